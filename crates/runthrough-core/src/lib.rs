@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The protocols of runthrough as deterministic state machines.
+//!
+//! This crate holds everything in runthrough that decides *what* happens, and nothing that decides
+//! *when* or *how bytes move*: there are no threads, sockets, clocks or random number generators in
+//! it. The `runthrough` crate drives these machines over real transports (threads of one process,
+//! TCP between processes) and `runthrough-sim` drives the very same machines under a seeded
+//! simulator.
+//!
+//! What is here:
+//! - [`RankState`], [`RankInfo`] and [`FailureView`]: the run-through stabilization model of the
+//!   MPI Forum's 2011 proposal (SPEC §2): per-rank states OK / FAILED / NULL with NEW / OLD
+//!   modifiers, and the local and global views L and G as immutable snapshots.
+//! - [`RankSet`]: a sparse sorted set of ranks, the representation of failed sets everywhere
+//!   (never a dense bitset of n bits: a million-rank job knows few failures).
+//! - [`matching`]: MPI receive matching with the failure rules of SPEC §3.1–3.2.
+//! - [`Error`]: the error classes of MPI and ULFM as one enum.
+//!
+//! ```
+//! use runthrough_core::{FailureView, RankSet, RankState};
+//! // A communicator of 8 ranks; rank 3 failed and is recognized in G.
+//! let g = FailureView::empty(8).updated(&RankSet::from_iter([3]), RankState::NULL);
+//! assert_eq!(g.num_failed(), 1);
+//! assert!(g.new_failures());
+//! assert_eq!(g.state_of(3), Some(RankState::NULL | RankState::NEW));
+//! assert_eq!(g.count(RankState::OK), 7);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+pub mod matching;
+mod rank_set;
+mod rank_state;
+mod view;
+
+pub use error::{Error, ErrorClass, Result};
+pub use rank_set::RankSet;
+pub use rank_state::{RankInfo, RankState};
+pub use view::FailureView;
+
+/// A rank: a process's number inside one communicator (or inside the job, for world ranks).
+pub type Rank = u32;
