@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Communicators and point-to-point communication (SPEC §3.1–3.2).
+
+use std::sync::Arc;
+
+use bytemuck::Pod;
+use runthrough_core::matching::{
+    unmatched_outcome, Envelope, PeerOutcome, SourceSelector, TagSelector,
+};
+use runthrough_core::{Error, FailureView, Rank, Result};
+
+use crate::engine::{Engine, Received, Slot};
+use crate::packet::{ContextId, Packet, Payload};
+use crate::process::Process;
+use crate::request::Request;
+
+/// The largest tag an application may use (`MPI_TAG_UB`).
+pub const TAG_UB: i32 = i32::MAX;
+
+/// Which sender a receive or probe accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Any sender (`MPI_ANY_SOURCE`).
+    Any,
+    /// One rank of the communicator.
+    Rank(Rank),
+}
+
+impl From<u32> for Source {
+    fn from(rank: u32) -> Self {
+        Source::Rank(rank)
+    }
+}
+
+impl From<i32> for Source {
+    /// A negative rank becomes an out-of-range one, which the call reports as `Error::Rank`.
+    fn from(rank: i32) -> Self {
+        Source::Rank(u32::try_from(rank).unwrap_or(u32::MAX))
+    }
+}
+
+/// Which tags a receive or probe accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tag {
+    /// Any tag (`MPI_ANY_TAG`).
+    Any,
+    /// One tag, `0..=TAG_UB`.
+    Value(i32),
+}
+
+impl From<i32> for Tag {
+    fn from(tag: i32) -> Self {
+        Tag::Value(tag)
+    }
+}
+
+/// What a completed receive or a probe tells about its message (`MPI_Status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Status {
+    /// The sender; `None` when the receive completed as `MPI_PROC_NULL` (a peer recognized as
+    /// failed, SPEC §3.1).
+    pub source: Option<Rank>,
+    /// The message's tag; `None` for `MPI_PROC_NULL` completions.
+    pub tag: Option<i32>,
+    /// Number of elements of the receive's type in the message (0 for `MPI_PROC_NULL`).
+    pub count: usize,
+}
+
+impl Status {
+    pub(crate) fn proc_null() -> Self {
+        Status {
+            source: None,
+            tag: None,
+            count: 0,
+        }
+    }
+}
+
+/// A communicator: a group of ranks that talk to each other, with its own failure views L and G.
+///
+/// Every call that communicates returns a [`Result`]. A communicator handle may be shared between
+/// the threads of its rank (`&Comm` is `Send`); update calls on one communicator are linearized.
+#[derive(Debug)]
+pub struct Comm {
+    pub(crate) process: Arc<Process>,
+    pub(crate) context: ContextId,
+    pub(crate) rank: Rank,
+    pub(crate) size: u32,
+}
+
+impl Comm {
+    /// This rank's number in the communicator (`MPI_Comm_rank`).
+    pub fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    /// The number of ranks in the communicator, failed ones included (`MPI_Comm_size`).
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn check_rank(&self, rank: Rank) -> Result<()> {
+        if rank < self.size {
+            Ok(())
+        } else {
+            Err(Error::Rank {
+                rank: rank.into(),
+                size: self.size,
+            })
+        }
+    }
+
+    fn check_tag(tag: i32) -> Result<()> {
+        if tag >= 0 {
+            Ok(())
+        } else {
+            Err(Error::Tag { tag: tag.into() })
+        }
+    }
+
+    fn selectors(&self, source: Source, tag: Tag) -> Result<(SourceSelector, TagSelector)> {
+        let source = match source {
+            Source::Any => SourceSelector::Any,
+            Source::Rank(r) => {
+                self.check_rank(r)?;
+                SourceSelector::Rank(r)
+            }
+        };
+        let tag = match tag {
+            Tag::Any => TagSelector::Any,
+            Tag::Value(t) => {
+                Self::check_tag(t)?;
+                TagSelector::Value(t)
+            }
+        };
+        Ok((source, tag))
+    }
+
+    /// Sends `buf` to `dest` with `tag` (`MPI_Send`, MPI-4.0 §3.2).
+    ///
+    /// The message is buffered at once (eager), so this returns without waiting for the receive.
+    ///
+    /// # Errors
+    /// `Error::ProcFailed` when `dest` is known to have failed and is not recognized in G; a send
+    /// to a rank recognized (NULL in G) completes at once and sends nothing (`MPI_PROC_NULL`).
+    /// `Error::Rank`, `Error::Tag`, `Error::Comm` for bad arguments.
+    pub fn send<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<()> {
+        self.process.enter()?;
+        self.send_bytes(bytemuck::cast_slice(buf), dest, tag)
+    }
+
+    pub(crate) fn send_bytes(&self, bytes: &[u8], dest: Rank, tag: i32) -> Result<()> {
+        self.check_rank(dest)?;
+        Self::check_tag(tag)?;
+        let world = {
+            let mut engine = self.process.endpoint.lock();
+            let comm = engine.comm(self.context)?;
+            match unmatched_outcome(
+                comm.global.is_failed(dest),
+                comm.known_failed.contains(dest),
+            ) {
+                PeerOutcome::ProcNull => return Ok(()),
+                PeerOutcome::Failed => return Err(Error::ProcFailed { rank: dest }),
+                PeerOutcome::Proceed => comm.members.world_of(dest),
+            }
+        };
+        let packet = Packet::Data {
+            context: self.context,
+            source: self.rank,
+            tag,
+            payload: bytes.to_vec(),
+        };
+        self.process
+            .transport
+            .send(self.process.world_rank(), world, packet);
+        Ok(())
+    }
+
+    /// Starts a send (`MPI_Isend`). Sends are eager, so the request is complete at once; `wait`
+    /// reports the outcome, with the errors of [`Comm::send`].
+    pub fn isend<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<Request<'_>> {
+        self.process.enter()?;
+        Ok(Request::completed(
+            self.send_bytes(bytemuck::cast_slice(buf), dest, tag)
+                .map(|()| Status {
+                    source: Some(dest),
+                    tag: Some(tag),
+                    count: buf.len(),
+                }),
+        ))
+    }
+
+    /// Receives a message into `buf` (`MPI_Recv`, MPI-4.0 §3.2.4).
+    ///
+    /// Buffered messages match first, whatever their sender's state (SPEC §3.1).
+    ///
+    /// # Errors
+    /// - `Error::ProcFailed` when `source` is known to have failed (now, or while waiting) and is
+    ///   not recognized in G, and no buffered message matches. A source recognized in G (NULL)
+    ///   completes at once with `Status { source: None, count: 0 }`, `buf` untouched.
+    /// - `Error::ProcFailedPending` for `Source::Any` while this rank's detector knows of a failure
+    ///   that `validate_local` has not acknowledged (SPEC §3.2); nothing is consumed.
+    /// - `Error::Truncated` when the message is longer than `buf` (the message is consumed and
+    ///   its first `buf.len()` elements written).
+    /// - `Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument` for bad arguments.
+    pub fn recv<T: Pod>(
+        &self,
+        buf: &mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Status> {
+        self.process.enter()?;
+        let element = element_size::<T>()?;
+        let received = self.receive(source.into(), tag.into())?;
+        deliver_into(received, bytemuck::cast_slice_mut(buf), element)
+    }
+
+    /// Receives a message of any length into a new vector (`MPI_Mprobe` + `MPI_Mrecv`), with
+    /// the errors of [`Comm::recv`] but never `Truncated`.
+    pub fn recv_vec<T: Pod>(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<(Vec<T>, Status)> {
+        self.process.enter()?;
+        let element = element_size::<T>()?;
+        let received = self.receive(source.into(), tag.into())?;
+        let Some(envelope) = received.envelope else {
+            return Ok((Vec::new(), Status::proc_null()));
+        };
+        let count = received.payload.len() / element;
+        let data: Vec<T> = bytemuck::pod_collect_to_vec(&received.payload[..count * element]);
+        Ok((
+            data,
+            Status {
+                source: Some(envelope.source),
+                tag: Some(envelope.tag),
+                count,
+            },
+        ))
+    }
+
+    /// The blocking receive: a matched message, a PROC_NULL completion, or the failure error.
+    fn receive(&self, source: Source, tag: Tag) -> Result<Received> {
+        let (source, tag) = self.selectors(source, tag)?;
+        let id = {
+            let mut engine = self.process.endpoint.lock();
+            match self.match_or_post(&mut engine, source, tag)? {
+                Posted::Done(received) => return received,
+                Posted::Waiting(id) => id,
+            }
+        };
+        let wildcard = source == SourceSelector::Any;
+        self.process
+            .wait_for(|engine| match self.poll_slot(engine, id, wildcard) {
+                SlotPoll::Pending => None,
+                SlotPoll::Complete(received) => Some(received),
+                SlotPoll::FailurePending => {
+                    self.cancel_receive(engine, id);
+                    Some(Err(Error::ProcFailedPending))
+                }
+            })
+    }
+
+    /// Matches a buffered message or decides from the peer's state; otherwise posts a receive.
+    pub(crate) fn match_or_post(
+        &self,
+        engine: &mut Engine,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Result<Posted> {
+        let comm = engine.comm(self.context)?;
+        if let Some((envelope, payload)) = comm.matcher.take(source, tag) {
+            return Ok(Posted::Done(Ok(Received {
+                envelope: Some(envelope),
+                payload,
+            })));
+        }
+        match source {
+            SourceSelector::Rank(r) => {
+                match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
+                    PeerOutcome::ProcNull => {
+                        return Ok(Posted::Done(Ok(Received {
+                            envelope: None,
+                            payload: Payload::new(),
+                        })))
+                    }
+                    PeerOutcome::Failed => {
+                        return Ok(Posted::Done(Err(Error::ProcFailed { rank: r })))
+                    }
+                    PeerOutcome::Proceed => {}
+                }
+            }
+            SourceSelector::Any => {
+                if comm.has_unacknowledged_failure() {
+                    return Ok(Posted::Done(Err(Error::ProcFailedPending)));
+                }
+            }
+        }
+        let id = engine.slots.insert(Slot::Pending) as u64;
+        let comm = engine.comm(self.context)?;
+        let matched = comm.matcher.post(id, source, tag);
+        debug_assert!(matched.is_none(), "take found nothing a moment ago");
+        Ok(Posted::Waiting(id))
+    }
+
+    /// Looks at a posted receive: complete (the slot is freed), still pending, or a wildcard
+    /// that must report `ProcFailedPending` now.
+    pub(crate) fn poll_slot(&self, engine: &mut Engine, id: u64, wildcard: bool) -> SlotPoll {
+        match engine.slots.get(id as usize) {
+            Some(Slot::Complete(_)) => match engine.slots.remove(id as usize) {
+                Slot::Complete(received) => SlotPoll::Complete(received),
+                Slot::Pending => unreachable!(),
+            },
+            Some(Slot::Pending) => {
+                if wildcard
+                    && engine
+                        .comm(self.context)
+                        .is_ok_and(|c| c.has_unacknowledged_failure())
+                {
+                    SlotPoll::FailurePending
+                } else if engine.comm(self.context).is_err() {
+                    engine.slots.remove(id as usize);
+                    SlotPoll::Complete(Err(Error::Comm))
+                } else {
+                    SlotPoll::Pending
+                }
+            }
+            None => SlotPoll::Complete(Err(Error::Request)),
+        }
+    }
+
+    /// Withdraws a posted receive and frees its slot.
+    pub(crate) fn cancel_receive(&self, engine: &mut Engine, id: u64) {
+        if let Some(comm) = engine.comms.get_mut(&self.context) {
+            comm.matcher.cancel(id);
+        }
+        if engine.slots.contains(id as usize) {
+            engine.slots.remove(id as usize);
+        }
+    }
+
+    /// Starts a receive into `buf` (`MPI_Irecv`). The request borrows `buf` until it completes.
+    /// The peer's state is evaluated when the request completes (SPEC §3.1); a wildcard request
+    /// reports `ProcFailedPending` from `wait`/`test` and stays pending (SPEC §3.2).
+    ///
+    /// # Errors
+    /// Bad arguments only (`Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument`); every
+    /// other outcome is reported by the request.
+    pub fn irecv<'a, T: Pod>(
+        &'a self,
+        buf: &'a mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'a>> {
+        self.process.enter()?;
+        let element = element_size::<T>()?;
+        let (source, tag) = self.selectors(source.into(), tag.into())?;
+        let buffer: &mut [u8] = bytemuck::cast_slice_mut(buf);
+        let mut engine = self.process.endpoint.lock();
+        Ok(match self.match_or_post(&mut engine, source, tag)? {
+            Posted::Done(received) => {
+                drop(engine);
+                Request::completed(received.and_then(|r| deliver_into(r, buffer, element)))
+            }
+            Posted::Waiting(id) => {
+                Request::receive(self, id, source == SourceSelector::Any, buffer, element)
+            }
+        })
+    }
+
+    /// Waits for a message that matches and describes it without receiving it (`MPI_Probe`),
+    /// with the failure rules of [`Comm::recv`]. `count` is in elements of `T`.
+    pub fn probe<T: Pod>(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
+        self.process.enter()?;
+        let element = element_size::<T>()?;
+        let (source, tag) = self.selectors(source.into(), tag.into())?;
+        self.process
+            .wait_for(|engine| self.probe_once(engine, source, tag, element).transpose())
+    }
+
+    /// Describes a matching message if one is buffered (`MPI_Iprobe`); `Ok(None)` if none is
+    /// and the peer may still send one.
+    pub fn iprobe<T: Pod>(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Option<Status>> {
+        self.process.enter()?;
+        let element = element_size::<T>()?;
+        let (source, tag) = self.selectors(source.into(), tag.into())?;
+        self.probe_once(&mut self.process.endpoint.lock(), source, tag, element)
+    }
+
+    fn probe_once(
+        &self,
+        engine: &mut Engine,
+        source: SourceSelector,
+        tag: TagSelector,
+        element: usize,
+    ) -> Result<Option<Status>> {
+        let comm = engine.comm(self.context)?;
+        if let Some((envelope, payload)) = comm.matcher.peek(source, tag) {
+            return Ok(Some(status_of(envelope, payload.len(), element)));
+        }
+        match source {
+            SourceSelector::Rank(r) => {
+                match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
+                    PeerOutcome::ProcNull => Ok(Some(Status::proc_null())),
+                    PeerOutcome::Failed => Err(Error::ProcFailed { rank: r }),
+                    PeerOutcome::Proceed => Ok(None),
+                }
+            }
+            SourceSelector::Any if comm.has_unacknowledged_failure() => {
+                Err(Error::ProcFailedPending)
+            }
+            SourceSelector::Any => Ok(None),
+        }
+    }
+
+    /// Updates the local view L from this rank's detector (`MPI_Comm_validate_local`, SPEC §2.1):
+    /// L := G ∪ {failures known now}; ranks entering L are `NEW`, the rest `OLD`. Local: never
+    /// waits for a peer. Acknowledges those failures for wildcard receives (SPEC §3.2).
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn validate_local(&self) -> Result<FailureView> {
+        self.process.check_alive();
+        let mut engine = self.process.endpoint.lock();
+        let comm = engine.comm(self.context)?;
+        comm.local = comm.local.validated_local(&comm.global, &comm.known_failed);
+        Ok(comm.local.clone())
+    }
+
+    /// The local view L as left by the last update call. Never changes L.
+    pub fn local_view(&self) -> Result<FailureView> {
+        Ok(self
+            .process
+            .endpoint
+            .lock()
+            .comm(self.context)?
+            .local
+            .clone())
+    }
+
+    /// The global view G as left by the last `validate_global`. Never changes G.
+    pub fn global_view(&self) -> Result<FailureView> {
+        Ok(self
+            .process
+            .endpoint
+            .lock()
+            .comm(self.context)?
+            .global
+            .clone())
+    }
+}
+
+/// The outcome of matching or posting a receive.
+pub(crate) enum Posted {
+    /// Finished at once.
+    Done(Result<Received>),
+    /// Posted as this slot.
+    Waiting(u64),
+}
+
+/// What a look at a posted receive found.
+pub(crate) enum SlotPoll {
+    Pending,
+    Complete(Result<Received>),
+    FailurePending,
+}
+
+fn element_size<T>() -> Result<usize> {
+    match std::mem::size_of::<T>() {
+        0 => Err(Error::Argument {
+            reason: "zero-sized element type".into(),
+        }),
+        n => Ok(n),
+    }
+}
+
+fn status_of(envelope: Envelope, bytes: usize, element: usize) -> Status {
+    Status {
+        source: Some(envelope.source),
+        tag: Some(envelope.tag),
+        count: bytes / element,
+    }
+}
+
+/// Copies a received message into the caller's buffer.
+pub(crate) fn deliver_into(
+    received: Received,
+    buffer: &mut [u8],
+    element: usize,
+) -> Result<Status> {
+    let Some(envelope) = received.envelope else {
+        return Ok(Status::proc_null());
+    };
+    let bytes = received.payload.len();
+    let fits = bytes.min(buffer.len());
+    buffer[..fits].copy_from_slice(&received.payload[..fits]);
+    if bytes > buffer.len() {
+        return Err(Error::Truncated {
+            needed: bytes.div_ceil(element),
+        });
+    }
+    Ok(status_of(envelope, bytes, element))
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! A rank's protocol state: its communicators, its detector's knowledge, its pending requests.
+//!
+//! The engine is driven from two sides: the rank's own threads (posting receives, validating) and
+//! whatever delivers traffic to the rank (another rank's thread in-process, a progress thread for
+//! sockets). Both lock the [`Endpoint`]'s engine, change it, collect the packets it wants sent,
+//! unlock, and only then hand those packets to the transport: no thread ever holds two engines.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use runthrough_core::matching::{Envelope, Matcher, ReceiveId};
+use runthrough_core::{Error, FailureView, Rank, RankSet, Result};
+use slab::Slab;
+
+use crate::packet::{ContextId, Outgoing, Packet, Payload, WORLD_CONTEXT};
+use crate::signal::Signal;
+
+/// A communicator's members: comm rank -> world rank.
+#[derive(Debug, Clone)]
+pub(crate) enum Members {
+    /// Comm rank r is world rank r.
+    Identity(u32),
+    /// An explicit list, with its inverse.
+    List {
+        world_of: Arc<[u32]>,
+        comm_of: Arc<BTreeMap<u32, Rank>>,
+    },
+}
+
+impl Members {
+    /// A list of world ranks, in comm-rank order.
+    #[allow(dead_code)]
+    pub(crate) fn list(world_of: Vec<u32>) -> Self {
+        let comm_of = world_of
+            .iter()
+            .enumerate()
+            .map(|(c, &w)| (w, c as Rank))
+            .collect();
+        Members::List {
+            world_of: Arc::from(world_of),
+            comm_of: Arc::new(comm_of),
+        }
+    }
+
+    pub(crate) fn size(&self) -> u32 {
+        match self {
+            Members::Identity(n) => *n,
+            Members::List { world_of, .. } => world_of.len() as u32,
+        }
+    }
+
+    pub(crate) fn world_of(&self, rank: Rank) -> u32 {
+        match self {
+            Members::Identity(_) => rank,
+            Members::List { world_of, .. } => world_of[rank as usize],
+        }
+    }
+
+    pub(crate) fn comm_of(&self, world: u32) -> Option<Rank> {
+        match self {
+            Members::Identity(n) => (world < *n).then_some(world),
+            Members::List { comm_of, .. } => comm_of.get(&world).copied(),
+        }
+    }
+}
+
+/// A received message (or the `MPI_PROC_NULL` outcome) waiting for its request's owner.
+#[derive(Debug)]
+pub(crate) struct Received {
+    /// `None` for `MPI_PROC_NULL` completions.
+    pub(crate) envelope: Option<Envelope>,
+    pub(crate) payload: Payload,
+}
+
+/// The state of one posted receive.
+#[derive(Debug)]
+pub(crate) enum Slot {
+    /// Posted, not yet matched.
+    Pending,
+    /// Finished: a message, `MPI_PROC_NULL`, or an error.
+    Complete(Result<Received>),
+}
+
+/// One communicator at one rank.
+#[derive(Debug)]
+pub(crate) struct CommState {
+    pub(crate) members: Members,
+    pub(crate) rank: Rank,
+    /// Comm ranks this rank's detector knows failed (a superset of L's failed ranks).
+    pub(crate) known_failed: RankSet,
+    pub(crate) local: FailureView,
+    pub(crate) global: FailureView,
+    pub(crate) matcher: Matcher<Payload>,
+    pub(crate) freed: bool,
+}
+
+impl CommState {
+    pub(crate) fn new(members: Members, rank: Rank, global: FailureView) -> Self {
+        CommState {
+            rank,
+            known_failed: global.failed_set(),
+            local: global.clone(),
+            global,
+            matcher: Matcher::default(),
+            freed: false,
+            members,
+        }
+    }
+
+    /// Whether the detector knows of a failure in this communicator that L does not hold:
+    /// the condition that makes wildcard receives report `ProcFailedPending` (SPEC §3.2).
+    pub(crate) fn has_unacknowledged_failure(&self) -> bool {
+        // L ⊆ known_failed always (validate_local copies from it, validate_global adds its
+        // decision to it), so a larger known set means an unacknowledged failure.
+        self.known_failed.len() > self.local.num_failed()
+    }
+}
+
+/// A rank's whole protocol state.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    pub(crate) comms: BTreeMap<ContextId, CommState>,
+    /// World ranks this rank's detector knows failed.
+    pub(crate) known_failed: RankSet,
+    pub(crate) slots: Slab<Slot>,
+}
+
+impl Engine {
+    fn new(world_size: u32) -> Self {
+        let mut comms = BTreeMap::new();
+        comms.insert(
+            WORLD_CONTEXT,
+            CommState::new(
+                Members::Identity(world_size),
+                0,
+                FailureView::empty(world_size),
+            ),
+        );
+        Engine {
+            comms,
+            known_failed: RankSet::new(),
+            slots: Slab::new(),
+        }
+    }
+
+    /// The communicator `context`, if it exists here and was not freed.
+    pub(crate) fn comm(&mut self, context: ContextId) -> Result<&mut CommState> {
+        match self.comms.get_mut(&context) {
+            Some(comm) if !comm.freed => Ok(comm),
+            _ => Err(Error::Comm),
+        }
+    }
+
+    fn complete(&mut self, id: ReceiveId, outcome: Result<Received>) {
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            *slot = Slot::Complete(outcome);
+        }
+    }
+
+    /// A packet from world rank `from` arrives.
+    fn deliver(&mut self, _from: u32, packet: Packet, _out: &mut Outgoing) {
+        match packet {
+            Packet::Data {
+                context,
+                source,
+                tag,
+                payload,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                if comm.freed {
+                    return;
+                }
+                let bytes = payload.len();
+                let envelope = Envelope { source, tag };
+                if let Some((id, envelope, payload)) = comm.matcher.arrive(envelope, payload, bytes)
+                {
+                    self.complete(
+                        id,
+                        Ok(Received {
+                            envelope: Some(envelope),
+                            payload,
+                        }),
+                    );
+                }
+            }
+        }
+    }
+
+    /// This rank's detector learns that world rank `world` failed.
+    fn peer_failed(&mut self, world: u32, _out: &mut Outgoing) {
+        if !self.known_failed.insert(world) {
+            return;
+        }
+        let mut failed_receives = Vec::new();
+        for comm in self.comms.values_mut() {
+            let Some(rank) = comm.members.comm_of(world) else {
+                continue;
+            };
+            comm.known_failed.insert(rank);
+            for id in comm.matcher.take_posted_from(rank) {
+                failed_receives.push((id, rank));
+            }
+        }
+        for (id, rank) in failed_receives {
+            self.complete(id, Err(Error::ProcFailed { rank }));
+        }
+    }
+}
+
+/// One rank: its engine, its wake-ups, and its fault-injection state.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub(crate) world_rank: u32,
+    pub(crate) world_size: u32,
+    engine: Mutex<Engine>,
+    pub(crate) signal: Signal,
+    killed: AtomicBool,
+    operations: AtomicU64,
+}
+
+impl Endpoint {
+    pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
+        let mut engine = Engine::new(world_size);
+        if let Some(world) = engine.comms.get_mut(&WORLD_CONTEXT) {
+            world.rank = world_rank;
+        }
+        Endpoint {
+            world_rank,
+            world_size,
+            engine: Mutex::new(engine),
+            signal: Signal::default(),
+            killed: AtomicBool::new(false),
+            operations: AtomicU64::new(0),
+        }
+    }
+
+    /// Locks the engine. A poisoned lock (a panic while holding it) is taken over: the engine's
+    /// methods leave it consistent between statements that can panic.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Engine> {
+        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Delivers a packet; returns what the engine wants sent in reply.
+    pub(crate) fn deliver(&self, from: u32, packet: Packet) -> Outgoing {
+        let mut out = Outgoing::new();
+        self.lock().deliver(from, packet, &mut out);
+        self.signal.notify();
+        out
+    }
+
+    /// Tells the detector that `world` failed; returns what the engine wants sent.
+    pub(crate) fn peer_failed(&self, world: u32) -> Outgoing {
+        let mut out = Outgoing::new();
+        self.lock().peer_failed(world, &mut out);
+        self.signal.notify();
+        out
+    }
+
+    pub(crate) fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn mark_killed(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.signal.notify();
+    }
+
+    /// Counts one more communication call; returns its number (1 for the first).
+    pub(crate) fn count_operation(&self) -> u64 {
+        self.operations.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}

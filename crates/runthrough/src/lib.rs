@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! runthrough: a fault-tolerant message-passing runtime in the MPI style.
+//!
+//! A job is n ranks that exchange messages and run collectives; when ranks die, the survivors
+//! keep running (*run-through stabilization*, from the MPI Forum's 2011 fault-tolerance
+//! proposal): they learn who failed, agree on it, and carry on with the ranks that are left.
+//!
+//! The contract is the project's SPEC: every call that communicates returns a [`Result`] whose
+//! errors are the MPI / ULFM error classes ([`Error`]); each communicator keeps a local failure
+//! view L ([`Comm::validate_local`]) and an agreed global view G, both immutable
+//! [`FailureView`] snapshots with the seed's accessors.
+//!
+//! ```
+//! use runthrough::{RankState, Source};
+//! // Four ranks; rank 3 dies at its first call. The others learn of it and validate.
+//! let outcomes = runthrough::local(4).kill_at_operation(3, 1).run(|world| {
+//!     if world.rank() == 3 {
+//!         world.send(&[1u8], 0, 0)?; // dies here
+//!     }
+//!     let mut buf = [0u8];
+//!     let err = world.recv(&mut buf, 3u32, 0).unwrap_err();
+//!     assert_eq!(err, runthrough::Error::ProcFailed { rank: 3 });
+//!     let local = world.validate_local()?;
+//!     assert_eq!(local.state_of(3), Some(RankState::FAILED | RankState::NEW));
+//!     Ok::<_, runthrough::Error>(local.num_failed())
+//! });
+//! assert!(outcomes[3].is_killed());
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod comm;
+mod engine;
+mod packet;
+mod process;
+mod request;
+mod signal;
+mod transport;
+mod universe;
+
+pub use comm::{Comm, Source, Status, Tag, TAG_UB};
+pub use request::{wait_all, wait_any, Request};
+pub use runthrough_core::{
+    Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,
+};
+pub use universe::{local, FaultHandle, LocalUniverse, RankOutcome};

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Transports: how packets move between ranks' engines.
+//!
+//! A transport takes packets that an engine produced and gets them to the destination rank's
+//! engine, in order per (sender, destination) pair, never to or from a rank that died. The
+//! in-process transport here delivers on the sending thread; the socket transports (a later
+//! addition) deliver from a progress thread. Everything above this trait is the same for both.
+
+use std::collections::VecDeque;
+use std::fmt::Debug;
+use std::sync::{Arc, RwLock};
+
+use crate::engine::Endpoint;
+use crate::packet::{Outgoing, Packet};
+
+/// What the runtime needs from a transport.
+pub(crate) trait Transport: Send + Sync + Debug {
+    /// Sends `packet` from world rank `from` to world rank `to`, and whatever the delivery makes
+    /// the receiver send in turn. Packets from or to a dead rank are dropped.
+    fn send(&self, from: u32, to: u32, packet: Packet);
+
+    /// Sends every packet of `out` from `from`, in order.
+    fn send_all(&self, from: u32, out: Outgoing) {
+        for (to, packet) in out {
+            self.send(from, to, packet);
+        }
+    }
+
+    /// Fault injection and failure: world rank `rank` dies now. Its peers' detectors learn of it.
+    fn kill(&self, rank: u32);
+
+    /// Whether `rank` is still alive as far as the transport knows.
+    fn is_alive(&self, rank: u32) -> bool;
+}
+
+/// The in-process transport: every rank is a thread of this process.
+///
+/// A send locks the destination's engine on the sending thread and delivers there, so a message
+/// costs one copy into a buffer and one lock. A rank's liveness is a read-write lock held for
+/// reading across each of its sends: [`Transport::kill`] takes it for writing, so a kill happens
+/// between two sends, never during one, and every peer's detector learns of the death after the
+/// last message the rank sent (SPEC §1: complete messages sent before a failure stay receivable).
+#[derive(Debug)]
+pub(crate) struct InProcess {
+    endpoints: Vec<Arc<Endpoint>>,
+    alive: Vec<RwLock<bool>>,
+}
+
+impl InProcess {
+    pub(crate) fn new(endpoints: Vec<Arc<Endpoint>>) -> Self {
+        let alive = endpoints.iter().map(|_| RwLock::new(true)).collect();
+        InProcess { endpoints, alive }
+    }
+
+    /// Delivers one packet if both ends are alive; returns what it caused.
+    fn deliver_one(&self, from: u32, to: u32, packet: Packet) -> Outgoing {
+        let Some(sender) = self.alive.get(from as usize) else {
+            return Outgoing::new();
+        };
+        let sender_alive = sender.read().unwrap_or_else(|e| e.into_inner());
+        if !*sender_alive || !self.is_alive(to) {
+            return Outgoing::new();
+        }
+        self.endpoints[to as usize].deliver(from, packet)
+    }
+
+    fn route(&self, mut queue: VecDeque<(u32, u32, Packet)>) {
+        while let Some((from, to, packet)) = queue.pop_front() {
+            let caused = self.deliver_one(from, to, packet);
+            queue.extend(caused.into_iter().map(|(next, p)| (to, next, p)));
+        }
+    }
+}
+
+impl Transport for InProcess {
+    fn send(&self, from: u32, to: u32, packet: Packet) {
+        let caused = self.deliver_one(from, to, packet);
+        if !caused.is_empty() {
+            self.route(caused.into_iter().map(|(next, p)| (to, next, p)).collect());
+        }
+    }
+
+    fn kill(&self, rank: u32) {
+        let Some(lock) = self.alive.get(rank as usize) else {
+            return;
+        };
+        {
+            let mut alive = lock.write().unwrap_or_else(|e| e.into_inner());
+            if !*alive {
+                return;
+            }
+            *alive = false;
+        }
+        self.endpoints[rank as usize].mark_killed();
+        let mut queue = VecDeque::new();
+        for (peer, endpoint) in self.endpoints.iter().enumerate() {
+            let peer = peer as u32;
+            if peer != rank && self.is_alive(peer) {
+                queue.extend(
+                    endpoint
+                        .peer_failed(rank)
+                        .into_iter()
+                        .map(|(to, p)| (peer, to, p)),
+                );
+            }
+        }
+        self.route(queue);
+    }
+
+    fn is_alive(&self, rank: u32) -> bool {
+        self.alive
+            .get(rank as usize)
+            .is_some_and(|lock| *lock.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The in-process universe: n ranks as threads of this process (SPEC §4, the embedded default).
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use runthrough_core::Rank;
+
+use crate::comm::Comm;
+use crate::engine::Endpoint;
+use crate::packet::WORLD_CONTEXT;
+use crate::process::{Killed, Process, RankFaults};
+use crate::transport::{InProcess, Transport};
+
+/// Starts building an in-process job of `n` ranks (`n >= 1`).
+///
+/// ```
+/// let outcomes = runthrough::local(4).run(|world| {
+///     let next = (world.rank() + 1) % world.size();
+///     world.send(&[world.rank()], next, 0)?;
+///     let mut got = [0u32];
+///     world.recv(&mut got, runthrough::Source::Any, 0)?;
+///     Ok::<u32, runthrough::Error>(got[0])
+/// });
+/// for (rank, outcome) in outcomes.into_iter().enumerate() {
+///     let from = outcome.returned().unwrap().unwrap();
+///     assert_eq!(from, (rank as u32 + 3) % 4);
+/// }
+/// ```
+pub fn local(n: u32) -> LocalUniverse {
+    LocalUniverse::new(n)
+}
+
+/// An in-process job being set up: its size and its fault plan.
+#[derive(Debug)]
+pub struct LocalUniverse {
+    size: u32,
+    transport: Arc<InProcess>,
+    endpoints: Vec<Arc<Endpoint>>,
+    faults: BTreeMap<Rank, RankFaults>,
+    timed_kills: Vec<(Duration, Rank)>,
+}
+
+/// What became of one rank of an in-process job.
+#[derive(Debug)]
+pub enum RankOutcome<T> {
+    /// The rank's function returned this value.
+    Returned(T),
+    /// The rank was killed by fault injection.
+    Killed,
+    /// The rank's function panicked (the rank counted as failed for its peers).
+    Panicked(String),
+}
+
+impl<T> RankOutcome<T> {
+    /// The returned value, if the rank returned.
+    pub fn returned(self) -> Option<T> {
+        match self {
+            RankOutcome::Returned(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Whether the rank was killed.
+    pub fn is_killed(&self) -> bool {
+        matches!(self, RankOutcome::Killed)
+    }
+}
+
+/// Kills ranks of a running in-process job on demand (from any thread, a rank's included).
+#[derive(Debug, Clone)]
+pub struct FaultHandle {
+    transport: Arc<InProcess>,
+}
+
+impl FaultHandle {
+    /// Kills `rank` now: it sends nothing more, its peers' detectors learn of it at once, and its
+    /// thread unwinds at its next call into runthrough (or at once if it is waiting in one).
+    pub fn kill(&self, rank: Rank) {
+        self.transport.kill(rank);
+    }
+}
+
+impl LocalUniverse {
+    fn new(size: u32) -> Self {
+        assert!(size >= 1, "a job has at least one rank");
+        let endpoints: Vec<Arc<Endpoint>> = (0..size)
+            .map(|r| Arc::new(Endpoint::new(r, size)))
+            .collect();
+        let transport = Arc::new(InProcess::new(endpoints.clone()));
+        LocalUniverse {
+            size,
+            transport,
+            endpoints,
+            faults: BTreeMap::new(),
+            timed_kills: Vec::new(),
+        }
+    }
+
+    /// Kills `rank` when it starts its `k`-th communication call (1 = the first); that call never
+    /// happens.
+    pub fn kill_at_operation(mut self, rank: Rank, k: u64) -> Self {
+        self.faults.entry(rank).or_default().kill_at_operation = Some(k);
+        self
+    }
+
+    /// Kills `rank` `delay` after the job starts.
+    pub fn kill_after(mut self, rank: Rank, delay: Duration) -> Self {
+        self.timed_kills.push((delay, rank));
+        self
+    }
+
+    /// A handle that kills ranks on demand while the job runs.
+    pub fn fault_handle(&self) -> FaultHandle {
+        FaultHandle {
+            transport: Arc::clone(&self.transport),
+        }
+    }
+
+    /// Runs `f` on every rank, each on its own thread with its world communicator, and returns
+    /// what became of each rank, in rank order. Returns when every rank's function has ended.
+    pub fn run<T, F>(self, f: F) -> Vec<RankOutcome<T>>
+    where
+        T: Send,
+        F: Fn(&Comm) -> T + Sync,
+    {
+        let transport: Arc<dyn Transport> = self.transport.clone();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let mut timed = self.timed_kills.clone();
+        timed.sort();
+        std::thread::scope(|scope| {
+            let killer = self.transport.clone();
+            let timer = (!timed.is_empty()).then(|| {
+                scope.spawn(move || {
+                    let start = Instant::now();
+                    for (delay, rank) in timed {
+                        let remaining = delay.saturating_sub(start.elapsed());
+                        match done_rx.recv_timeout(remaining) {
+                            Err(mpsc::RecvTimeoutError::Timeout) => killer.kill(rank),
+                            _ => return,
+                        }
+                    }
+                })
+            });
+            let handles: Vec<_> = self
+                .endpoints
+                .iter()
+                .map(|endpoint| {
+                    let process = Arc::new(Process {
+                        endpoint: Arc::clone(endpoint),
+                        transport: Arc::clone(&transport),
+                        faults: self
+                            .faults
+                            .get(&endpoint.world_rank)
+                            .cloned()
+                            .unwrap_or_default(),
+                    });
+                    let world = Comm {
+                        process,
+                        context: WORLD_CONTEXT,
+                        rank: endpoint.world_rank,
+                        size: self.size,
+                    };
+                    let f = &f;
+                    std::thread::Builder::new()
+                        .name(format!("rank-{}", endpoint.world_rank))
+                        .spawn_scoped(scope, move || run_rank(&world, f))
+                        .expect("spawning a rank thread")
+                })
+                .collect();
+            let outcomes = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(RankOutcome::Killed))
+                .collect();
+            drop(done_tx);
+            if let Some(timer) = timer {
+                let _ = timer.join();
+            }
+            outcomes
+        })
+    }
+}
+
+fn run_rank<T>(world: &Comm, f: &(impl Fn(&Comm) -> T + Sync)) -> RankOutcome<T> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| f(world))) {
+        Ok(value) => RankOutcome::Returned(value),
+        Err(payload) if payload.is::<Killed>() => RankOutcome::Killed,
+        Err(payload) => {
+            // A panicking rank is a crashed process: its peers must learn of it.
+            world.process.transport.kill(world.process.world_rank());
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            RankOutcome::Panicked(message)
+        }
+    }
+}
