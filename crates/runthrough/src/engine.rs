@@ -94,6 +94,18 @@ pub(crate) struct CommState {
     pub(crate) global: FailureView,
     pub(crate) matcher: Matcher<Payload>,
     pub(crate) freed: bool,
+    /// Collective traffic of the current epoch, matched by collective number (as the tag).
+    pub(crate) collective_matcher: Matcher<Payload>,
+    /// Collective traffic from senders already in the next epoch.
+    pub(crate) collective_early: Vec<(Envelope, Payload)>,
+    /// The collective epoch: starts at 0, one more after each `validate_global`.
+    pub(crate) epoch: u32,
+    /// Collectives begun in this epoch at this rank.
+    pub(crate) collective_sequence: u32,
+    /// Whether a collective call (validate_global included) is running on this communicator.
+    pub(crate) collective_active: bool,
+    /// The participants of collectives: the OK ranks of G, in order.
+    pub(crate) participants: Arc<[Rank]>,
 }
 
 impl CommState {
@@ -105,7 +117,55 @@ impl CommState {
             global,
             matcher: Matcher::default(),
             freed: false,
+            collective_matcher: Matcher::default(),
+            collective_early: Vec::new(),
+            epoch: 0,
+            collective_sequence: 0,
+            collective_active: false,
+            participants: Arc::from(Vec::new()),
             members,
+        }
+        .with_participants()
+    }
+
+    fn with_participants(mut self) -> Self {
+        self.participants = (0..self.members.size())
+            .filter(|&r| !self.global.is_failed(r))
+            .collect();
+        self
+    }
+
+    /// A participant of collectives that this rank knows failed but G does not recognize: while
+    /// there is one, collectives are disabled here (SPEC §3.3).
+    pub(crate) fn unrecognized_failure(&self) -> Option<Rank> {
+        if self.known_failed.len() == self.global.num_failed() {
+            return None; // G ⊆ known_failed, so equal sizes mean equal sets
+        }
+        self.known_failed
+            .iter()
+            .find(|&r| !self.global.is_failed(r))
+    }
+
+    /// Installs a new G (after an agreement): L := G, a new collective epoch whose participants
+    /// are the OK ranks of G; collective messages of older epochs are dropped (SPEC §2.1).
+    pub(crate) fn install_global(&mut self, global: FailureView) {
+        self.local = global.clone();
+        self.global = global;
+        self.participants = (0..self.members.size())
+            .filter(|&r| !self.global.is_failed(r))
+            .collect();
+        self.epoch = self.epoch.wrapping_add(1);
+        self.collective_sequence = 0;
+        let stale: Vec<ReceiveId> = self.collective_matcher.take_all_posted();
+        debug_assert!(
+            stale.is_empty(),
+            "no collective is running during validate_global"
+        );
+        self.collective_matcher = Matcher::default();
+        for (envelope, payload) in std::mem::take(&mut self.collective_early) {
+            let bytes = payload.len();
+            let matched = self.collective_matcher.arrive(envelope, payload, bytes);
+            debug_assert!(matched.is_none());
         }
     }
 
@@ -187,6 +247,43 @@ impl Engine {
                     );
                 }
             }
+            Packet::Collective {
+                context,
+                source,
+                epoch,
+                sequence,
+                payload,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                if comm.freed {
+                    return;
+                }
+                let envelope = Envelope {
+                    source,
+                    tag: sequence as i32,
+                };
+                if epoch == comm.epoch.wrapping_add(1) {
+                    comm.collective_early.push((envelope, payload));
+                    return;
+                }
+                if epoch != comm.epoch {
+                    return; // a collective of an older epoch: discarded
+                }
+                let bytes = payload.len();
+                if let Some((id, envelope, payload)) =
+                    comm.collective_matcher.arrive(envelope, payload, bytes)
+                {
+                    self.complete(
+                        id,
+                        Ok(Received {
+                            envelope: Some(envelope),
+                            payload,
+                        }),
+                    );
+                }
+            }
         }
     }
 
@@ -202,6 +299,9 @@ impl Engine {
             };
             comm.known_failed.insert(rank);
             for id in comm.matcher.take_posted_from(rank) {
+                failed_receives.push((id, rank));
+            }
+            for id in comm.collective_matcher.take_posted_from(rank) {
                 failed_receives.push((id, rank));
             }
         }

@@ -26,6 +26,20 @@ pub(crate) enum Packet {
         /// The bytes.
         payload: Payload,
     },
+    /// A message of a collective operation: matched apart from application traffic, by the
+    /// collective's number within its epoch; a message of an older epoch is discarded (SPEC §2.1).
+    Collective {
+        /// The communicator.
+        context: ContextId,
+        /// The sender, in the communicator's numbering.
+        source: Rank,
+        /// The collective epoch (the number of `validate_global` calls) at the sender.
+        epoch: u32,
+        /// The collective's number within the epoch.
+        sequence: u32,
+        /// The bytes.
+        payload: Payload,
+    },
 }
 
 /// Packets to send: (destination world rank, packet).

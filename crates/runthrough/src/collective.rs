@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The plumbing every collective operation runs on (SPEC §3.3).
+//!
+//! A [`CollectiveCall`] is one collective call at one rank: it checks that collectives are
+//! enabled (no unrecognized failure among the participants, not revoked, no other collective
+//! running on the communicator), numbers the call within the communicator's epoch, and gives the
+//! algorithm `send` / `recv` between participants on traffic that never mixes with the
+//! application's. A receive returns `Error::ProcFailed` as soon as this rank's detector knows of
+//! any failed participant that G does not recognize, so no collective stays blocked on a dead
+//! rank, directly or through the algorithm's tree.
+
+use std::sync::Arc;
+
+use runthrough_core::matching::{SourceSelector, TagSelector};
+use runthrough_core::{Error, Rank, Result};
+
+use crate::comm::{Comm, SlotPoll};
+use crate::engine::Slot;
+use crate::packet::{Packet, Payload};
+
+/// One collective call in progress at this rank.
+#[derive(Debug)]
+pub(crate) struct CollectiveCall<'a> {
+    comm: &'a Comm,
+    epoch: u32,
+    sequence: u32,
+    /// The participants: the OK ranks of G, in rank order.
+    pub(crate) participants: Arc<[Rank]>,
+    /// This rank's position among the participants.
+    pub(crate) index: usize,
+}
+
+impl<'a> CollectiveCall<'a> {
+    /// Starts a collective call on `comm`.
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective` if another collective runs on `comm`; `Error::ProcFailed`
+    /// while a failed participant is not recognized in G; `Error::Comm` on a freed communicator.
+    pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
+        comm.process.enter()?;
+        let mut engine = comm.process.endpoint.lock();
+        let state = engine.comm(comm.context)?;
+        if state.collective_active {
+            return Err(Error::ConcurrentCollective);
+        }
+        let sequence = state.collective_sequence;
+        state.collective_sequence = state.collective_sequence.wrapping_add(1) & 0x7fff_ffff;
+        if let Some(rank) = state.unrecognized_failure() {
+            return Err(Error::ProcFailed { rank });
+        }
+        let participants = Arc::clone(&state.participants);
+        let index = participants
+            .binary_search(&comm.rank)
+            .map_err(|_| Error::Internal {
+                reason: "a rank recognized as failed is running".into(),
+            })?;
+        state.collective_active = true;
+        Ok(CollectiveCall {
+            comm,
+            epoch: state.epoch,
+            sequence,
+            participants,
+            index,
+        })
+    }
+
+    /// Sends `bytes` to participant `rank` (a comm rank).
+    pub(crate) fn send(&self, rank: Rank, bytes: &[u8]) -> Result<()> {
+        let world = {
+            let mut engine = self.comm.process.endpoint.lock();
+            let state = engine.comm(self.comm.context)?;
+            if let Some(failed) = state.unrecognized_failure() {
+                return Err(Error::ProcFailed { rank: failed });
+            }
+            state.members.world_of(rank)
+        };
+        let packet = Packet::Collective {
+            context: self.comm.context,
+            source: self.comm.rank,
+            epoch: self.epoch,
+            sequence: self.sequence,
+            payload: bytes.to_vec(),
+        };
+        self.comm
+            .process
+            .transport
+            .send(self.comm.process.world_rank(), world, packet);
+        Ok(())
+    }
+
+    /// Receives this call's message from participant `rank`.
+    pub(crate) fn recv(&self, rank: Rank) -> Result<Payload> {
+        let source = SourceSelector::Rank(rank);
+        let tag = TagSelector::Value(self.sequence as i32);
+        let id = {
+            let mut engine = self.comm.process.endpoint.lock();
+            let state = engine.comm(self.comm.context)?;
+            if let Some((_, payload)) = state.collective_matcher.take(source, tag) {
+                return Ok(payload);
+            }
+            if let Some(failed) = state.unrecognized_failure() {
+                return Err(Error::ProcFailed { rank: failed });
+            }
+            let id = engine.slots.insert(Slot::Pending) as u64;
+            let state = engine.comm(self.comm.context)?;
+            let matched = state.collective_matcher.post(id, source, tag);
+            debug_assert!(matched.is_none());
+            id
+        };
+        self.comm.process.wait_for(|engine| {
+            if let Some(Slot::Complete(_)) = engine.slots.get(id as usize) {
+                return match self.comm.poll_slot(engine, id, false) {
+                    SlotPoll::Complete(received) => Some(received.map(|r| r.payload)),
+                    _ => unreachable!("the slot is complete"),
+                };
+            }
+            let failed = engine
+                .comm(self.comm.context)
+                .ok()?
+                .unrecognized_failure()?;
+            if let Some(state) = engine.comms.get_mut(&self.comm.context) {
+                state.collective_matcher.cancel(id);
+            }
+            engine.slots.remove(id as usize);
+            Some(Err(Error::ProcFailed { rank: failed }))
+        })
+    }
+}
+
+impl Drop for CollectiveCall<'_> {
+    fn drop(&mut self) {
+        if let Ok(state) = self.comm.process.endpoint.lock().comm(self.comm.context) {
+            state.collective_active = false;
+        }
+    }
+}
