@@ -28,12 +28,14 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod agreement;
 mod error;
 pub mod matching;
 mod rank_set;
 mod rank_state;
 mod view;
 
+pub use agreement::{Agreement, AgreementSeries, Contribution, Decision, Participants};
 pub use error::{Error, ErrorClass, Result};
 pub use rank_set::RankSet;
 pub use rank_state::{RankInfo, RankState};

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! One agreement: one call on one communicator, at one rank.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use super::message::Message;
+use super::participants::Participants;
+use super::tree::Tree;
+use super::value::{Contribution, Decision, Summary};
+use crate::{Rank, RankSet};
+
+/// One agreement (one call of `validate_global`, `agree` or `shrink` on one communicator) as seen
+/// by one rank: a pure state machine (see the [module docs](super) for the protocol and its
+/// correctness argument).
+///
+/// Methods come in the usual four kinds: getters ([`decision`](Self::decision),
+/// [`is_started`](Self::is_started), ...), events in ([`handle_message`](Self::handle_message),
+/// [`handle_failure`](Self::handle_failure)), the command [`start`](Self::start), and work out
+/// ([`poll_transmit`](Self::poll_transmit)). After any event or command, drain `poll_transmit`
+/// and deliver the messages in that order, then look at `decision`.
+///
+/// # Invariants
+/// - `ballot` never decreases; every participant index below `ballot` has failed.
+/// - `accepted` only moves to higher ballots, and is never set at a ballot below one this rank
+///   has promised (its `ballot` when it sent the promise).
+/// - `decided`, once set, never changes.
+/// - When this rank is the coordinator of its ballot (`my_index == ballot`), it proposes at most
+///   one value in it.
+#[derive(Debug)]
+pub struct Agreement {
+    me: Rank,
+    my_index: Option<u32>,
+    participants: Arc<Participants>,
+    /// Participant indices known failed: the detector's reports and this rank's contribution.
+    failed: RankSet,
+    /// The lowest participant index not in `failed`.
+    lowest_alive: u32,
+    /// This rank's contribution, restricted to participants, once it has started.
+    contribution: Option<Contribution>,
+    ballot: u32,
+    round: Round,
+    /// The value this rank accepted last, with its ballot.
+    accepted: Option<(u32, Decision)>,
+    decided: Option<Decision>,
+    /// Participant indices this rank sent a commit to or received one from.
+    commit_exchanged: RankSet,
+    outbox: VecDeque<(Rank, Message)>,
+}
+
+/// What this rank knows of its current ballot.
+#[derive(Debug, Default)]
+struct Round {
+    /// Promises of this ballot received, by sender index.
+    promises: BTreeMap<u32, Summary>,
+    /// Senders (indices) of `Accepted` for this ballot.
+    acks: RankSet,
+    /// This rank's complete gather for this ballot, once its effective children all promised.
+    gathered: Option<Summary>,
+    /// The value of this ballot, once this rank accepted it (or proposed it, as coordinator).
+    value: Option<Decision>,
+    /// The kind of down message last forwarded, and to which children (indices).
+    down: Option<(Down, RankSet)>,
+    /// The last up message sent: its kind and the parent (index) it went to.
+    up: Option<(Up, u32)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Down {
+    Prepare,
+    Accept,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Up {
+    Promise,
+    Accepted,
+}
+
+/// Outcome of walking the effective children of a rank for one phase.
+enum Walk {
+    /// Some live child has not replied yet.
+    Waiting,
+    /// Every subtree is covered: by the replies of these indices, or skipped as failed
+    /// (these indices, the non-contributors).
+    Complete {
+        covered: Vec<u32>,
+        skipped: Vec<u32>,
+    },
+}
+
+impl Agreement {
+    /// A new instance for rank `me` among `participants`. It may receive messages and failure
+    /// reports before [`start`](Self::start); it keeps them and acts on them once started.
+    pub fn new(me: Rank, participants: Arc<Participants>) -> Self {
+        let my_index = participants.index_of(me);
+        Agreement {
+            me,
+            my_index,
+            participants,
+            failed: RankSet::new(),
+            lowest_alive: 0,
+            contribution: None,
+            ballot: 0,
+            round: Round::default(),
+            accepted: None,
+            decided: None,
+            commit_exchanged: RankSet::new(),
+            outbox: VecDeque::new(),
+        }
+    }
+
+    // ----- getters -----
+
+    /// The decision, once this rank has started and may return from the call.
+    pub fn decision(&self) -> Option<&Decision> {
+        self.contribution.as_ref().and(self.decided.as_ref())
+    }
+
+    /// Whether [`start`](Self::start) was called.
+    pub fn is_started(&self) -> bool {
+        self.contribution.is_some()
+    }
+
+    /// This rank.
+    pub fn me(&self) -> Rank {
+        self.me
+    }
+
+    /// The participants.
+    pub fn participants(&self) -> &Arc<Participants> {
+        &self.participants
+    }
+
+    /// The current ballot (the participant index of the coordinator this rank follows).
+    pub fn ballot(&self) -> u32 {
+        self.ballot
+    }
+
+    // ----- command -----
+
+    /// This rank enters the call with `contribution`. Its `known_failed` also counts as failure
+    /// reports. Calling it twice keeps the first contribution.
+    pub fn start(&mut self, contribution: Contribution) {
+        if self.contribution.is_some() || self.my_index.is_none() {
+            return;
+        }
+        let participants = &self.participants;
+        let keep = |r: Rank| participants.contains(r) && r != self.me;
+        let contribution = Contribution {
+            known_failed: contribution
+                .known_failed
+                .iter()
+                .filter(|&r| keep(r))
+                .collect(),
+            acknowledged: contribution
+                .acknowledged
+                .iter()
+                .filter(|&r| participants.contains(r))
+                .collect(),
+            flag: contribution.flag,
+        };
+        for rank in &contribution.known_failed {
+            if let Some(index) = self.participants.index_of(rank) {
+                self.record_failure(index);
+            }
+        }
+        self.contribution = Some(contribution);
+        self.progress();
+    }
+
+    // ----- events -----
+
+    /// The detector reports that `rank` failed. Idempotent; non-participants (and this rank
+    /// itself) are ignored.
+    pub fn handle_failure(&mut self, rank: Rank) {
+        let Some(index) = self.participants.index_of(rank) else {
+            return;
+        };
+        if Some(index) != self.my_index && self.record_failure(index) {
+            self.progress();
+        }
+    }
+
+    /// A message of this call from `from`.
+    pub fn handle_message(&mut self, from: Rank, message: Message) {
+        let Some(from_index) = self.participants.index_of(from) else {
+            return;
+        };
+        if self.my_index.is_none() || Some(from_index) == self.my_index {
+            return;
+        }
+        if let Message::Commit { value } = message {
+            self.commit_exchanged.insert(from_index);
+            match &self.decided {
+                None => self.decided = Some(value),
+                Some(decided) => debug_assert_eq!(decided, &value, "two different decisions"),
+            }
+            self.progress();
+            return;
+        }
+        if self.failed.contains(from_index) {
+            return;
+        }
+        if let Some(value) = &self.decided {
+            // A late peer: answer with the decision.
+            if self.commit_exchanged.insert(from_index) {
+                let value = value.clone();
+                self.outbox.push_back((from, Message::Commit { value }));
+            }
+            return;
+        }
+        let ballot = message.ballot().unwrap_or(0);
+        if ballot < self.ballot {
+            return;
+        }
+        if ballot > self.ballot {
+            self.enter_ballot(ballot);
+        }
+        match message {
+            Message::Prepare { .. } => {}
+            Message::Promise { summary, .. } => {
+                self.round.promises.insert(from_index, summary);
+            }
+            Message::Accept { value, .. } => {
+                if self.round.value.is_none() {
+                    self.accepted = Some((ballot, value.clone()));
+                    self.round.value = Some(value);
+                }
+            }
+            Message::Accepted { .. } => {
+                self.round.acks.insert(from_index);
+            }
+            Message::Commit { .. } => unreachable!("handled above"),
+        }
+        self.progress();
+    }
+
+    // ----- work out -----
+
+    /// The next message to send, as `(destination, message)`, in order.
+    pub fn poll_transmit(&mut self) -> Option<(Rank, Message)> {
+        self.outbox.pop_front()
+    }
+
+    // ----- the protocol -----
+
+    /// Adds a failed index; returns whether it was new.
+    fn record_failure(&mut self, index: u32) -> bool {
+        if !self.failed.insert(index) {
+            return false;
+        }
+        while self.failed.contains(self.lowest_alive) {
+            self.lowest_alive += 1;
+        }
+        true
+    }
+
+    fn enter_ballot(&mut self, ballot: u32) {
+        debug_assert!(ballot > self.ballot);
+        self.ballot = ballot;
+        self.round = Round::default();
+    }
+
+    fn tree(&self) -> Tree {
+        Tree::new(self.ballot, self.participants.len() as u32)
+    }
+
+    /// Does everything that the current state allows: propose, forward, reply, decide.
+    fn progress(&mut self) {
+        let Some(my_index) = self.my_index else {
+            return;
+        };
+        if self.lowest_alive > self.ballot {
+            let ballot = self.lowest_alive;
+            self.enter_ballot(ballot);
+        }
+        if self.decided.is_none() {
+            let coordinator = my_index == self.ballot;
+            if self.round.gathered.is_none() && self.round.value.is_none() && self.is_started() {
+                self.round.gathered = self.gather();
+            }
+            if coordinator && self.round.value.is_none() {
+                if let Some(summary) = &self.round.gathered {
+                    let value = summary.proposal();
+                    self.accepted = Some((self.ballot, value.clone()));
+                    self.round.value = Some(value);
+                }
+            }
+            self.forward_down();
+            if self.round.value.is_some() {
+                if matches!(
+                    self.walk(|me, i| me.round.acks.contains(i)),
+                    Walk::Complete { .. }
+                ) {
+                    if coordinator {
+                        self.decided = self.round.value.clone();
+                    } else {
+                        self.send_up(Up::Accepted);
+                    }
+                }
+            } else if self.round.gathered.is_some() && !coordinator {
+                self.send_up(Up::Promise);
+            }
+        }
+        if self.decided.is_some() {
+            self.spread_commit();
+        }
+    }
+
+    /// This rank's gather for the current ballot, if complete.
+    fn gather(&self) -> Option<Summary> {
+        let Walk::Complete { covered, skipped } =
+            self.walk(|me, i| me.round.promises.contains_key(&i))
+        else {
+            return None;
+        };
+        let own = self.contribution.as_ref()?;
+        let mut summary = Summary {
+            known_failed: own.known_failed.clone(),
+            non_contributors: skipped
+                .iter()
+                .map(|&i| self.participants.rank_at(i))
+                .collect(),
+            acknowledged: own.acknowledged.clone(),
+            flag: own.flag,
+            accepted: self.accepted.clone(),
+        };
+        for index in covered {
+            summary.merge(&self.round.promises[&index]);
+        }
+        if self.my_index == Some(self.ballot) {
+            // The coordinator knows every index below its own failed.
+            let below: RankSet = (0..self.ballot)
+                .map(|i| self.participants.rank_at(i))
+                .collect();
+            summary.non_contributors.union_with(&below);
+        }
+        Some(summary)
+    }
+
+    /// Walks the static children of this rank in the current tree: a child that `replied`
+    /// covers its subtree; a failed child without reply is skipped and its children walked; any
+    /// other child is waited for.
+    fn walk(&self, replied: impl Fn(&Self, u32) -> bool) -> Walk {
+        let tree = self.tree();
+        let me = tree.virtual_of(self.my_index.expect("participant"));
+        let (mut covered, mut skipped) = (Vec::new(), Vec::new());
+        let mut pending: Vec<u32> = tree.children(me).collect();
+        while let Some(child) = pending.pop() {
+            let index = tree.index_of(child);
+            if replied(self, index) {
+                covered.push(index);
+            } else if self.failed.contains(index) {
+                skipped.push(index);
+                pending.extend(tree.children(child));
+            } else {
+                return Walk::Waiting;
+            }
+        }
+        Walk::Complete { covered, skipped }
+    }
+
+    /// The live nodes reached from this rank's static children through failed ones.
+    fn effective_children(&self) -> Vec<u32> {
+        let tree = self.tree();
+        let me = tree.virtual_of(self.my_index.expect("participant"));
+        let mut children = Vec::new();
+        let mut pending: Vec<u32> = tree.children(me).collect();
+        pending.reverse(); // pop largest subtree first
+        while let Some(child) = pending.pop() {
+            let index = tree.index_of(child);
+            if self.failed.contains(index) {
+                let mut grandchildren: Vec<u32> = tree.children(child).collect();
+                grandchildren.reverse();
+                pending.extend(grandchildren);
+            } else {
+                children.push(index);
+            }
+        }
+        children
+    }
+
+    /// The nearest ancestor not known failed (the root, the coordinator, is never known failed
+    /// at its own ballot), or `None` at the root.
+    fn effective_parent(&self) -> Option<u32> {
+        let tree = self.tree();
+        let mut v = tree.virtual_of(self.my_index.expect("participant"));
+        while let Some(parent) = Tree::parent(v) {
+            let index = tree.index_of(parent);
+            if parent == 0 || !self.failed.contains(index) {
+                return Some(index);
+            }
+            v = parent;
+        }
+        None
+    }
+
+    /// Sends the current down message (Accept, or Prepare above ballot 0) to the effective
+    /// children that have not had it.
+    fn forward_down(&mut self) {
+        let kind = match (&self.round.value, self.ballot) {
+            (Some(_), _) => Down::Accept,
+            (None, 0) => return,
+            (None, _) => Down::Prepare,
+        };
+        if self.round.down.as_ref().map(|(k, _)| *k) != Some(kind) {
+            self.round.down = Some((kind, RankSet::new()));
+        }
+        for child in self.effective_children() {
+            let (_, sent) = self.round.down.as_mut().expect("set above");
+            if sent.insert(child) {
+                let message = match kind {
+                    Down::Prepare => Message::Prepare {
+                        ballot: self.ballot,
+                    },
+                    Down::Accept => Message::Accept {
+                        ballot: self.ballot,
+                        value: self.round.value.clone().expect("accept phase"),
+                    },
+                };
+                self.outbox
+                    .push_back((self.participants.rank_at(child), message));
+            }
+        }
+    }
+
+    /// Sends the up message of `kind` to the effective parent unless it already has it.
+    fn send_up(&mut self, kind: Up) {
+        let Some(parent) = self.effective_parent() else {
+            return;
+        };
+        if self.round.up == Some((kind, parent)) {
+            return;
+        }
+        self.round.up = Some((kind, parent));
+        let message = match kind {
+            Up::Promise => Message::Promise {
+                ballot: self.ballot,
+                summary: self.round.gathered.clone().expect("gather complete"),
+            },
+            Up::Accepted => Message::Accepted {
+                ballot: self.ballot,
+            },
+        };
+        self.outbox
+            .push_back((self.participants.rank_at(parent), message));
+    }
+
+    /// A decided rank sends the decision to its effective parent and children in its current
+    /// tree, unless it already exchanged a commit with them.
+    fn spread_commit(&mut self) {
+        let value = self.decided.clone().expect("decided");
+        let mut neighbours = self.effective_children();
+        neighbours.extend(self.effective_parent());
+        for index in neighbours {
+            if self.commit_exchanged.insert(index) {
+                self.outbox.push_back((
+                    self.participants.rank_at(index),
+                    Message::Commit {
+                        value: value.clone(),
+                    },
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The fault-tolerant agreement behind `validate_global`, `agree` and `shrink` (SPEC §2.1, §3.5).
+//!
+//! All participants of one call agree on one [`Decision`]: a set of failed participants and a
+//! flag word, with the guarantees of SPEC §2.1 (uniform agreement, validity, termination) under
+//! the failure model of SPEC §1 (fail-stop; the detector is *accurate*: it reports only ranks
+//! that really failed or were fenced, and *eventually complete*: every failure is eventually
+//! reported to every survivor). [`Agreement`] is one call at one rank, a pure state machine:
+//! inputs are [`start`](Agreement::start), [`handle_message`](Agreement::handle_message) and
+//! [`handle_failure`](Agreement::handle_failure); outputs are
+//! [`poll_transmit`](Agreement::poll_transmit) and [`decision`](Agreement::decision).
+//! [`AgreementSeries`] numbers the successive calls of one communicator and keeps them apart.
+//! Messages have a compact binary form ([`Message::encode`], [`Message::decode`]).
+//!
+//! # The protocol
+//!
+//! It is Paxos in which a "quorum" is *every participant not known failed*, run over trees.
+//!
+//! - **Ballots.** Participants are numbered by index `0..n` ([`Participants`]). A ballot is the
+//!   index of its coordinator. A rank's current ballot is the maximum of the highest ballot it
+//!   has seen in a message and the lowest index it does not know failed; ballots only grow.
+//!   The coordinator of ballot `b` knows that every index below `b` failed; so does anyone who
+//!   sees ballot `b` (the detector is accurate), which is why ranks may adopt higher ballots
+//!   from any message.
+//! - **The tree of ballot `b`** is a binomial tree over virtual indices `v = i - b` for
+//!   `i in b..n`: `parent(v) = v & (v - 1)`, children `v + 2^j` for `2^j` below the lowest set
+//!   bit of `v`. Depth at most `log2 n`; computed on the fly, never stored. A rank's *effective
+//!   parent* is its nearest ancestor not known failed (the root, the coordinator, is never
+//!   known failed at its own ballot). Waiting for its children in a phase, a rank walks its
+//!   static children: one whose reply for this (ballot, phase) arrived covers its whole
+//!   subtree; one known failed without reply is skipped (in the gather: marked a
+//!   non-contributor) and its own children walked; any other is waited for. Replies from ranks
+//!   that are not (yet) its effective children are kept: they re-attached because their parent
+//!   died, which this rank will learn later.
+//! - **Phase 1, promise gather.** A started rank whose children all promised sends `Promise`
+//!   with the aggregate of its subtree ([`Summary`]: union of `known_failed`, the
+//!   non-contributors, intersection of `acknowledged`, AND of flags, and the highest-ballot
+//!   value accepted in the subtree) to its effective parent. Ballot 0 needs no `Prepare`;
+//!   ranks at a higher ballot forward `Prepare` down its tree to speed things up, but every
+//!   rank also promises on its own as soon as it computes a new ballot.
+//! - **Phase 2, accept.** The coordinator, with a complete gather, proposes the highest-ballot
+//!   accepted value if any, else a fresh value: `failed = known_failed ∪ non_contributors`
+//!   (where the coordinator adds every index below its own as a non-contributor). It sends
+//!   `Accept` down; a rank at that ballot or below accepts, forwards it down, and sends
+//!   `Accepted` up once its effective children have.
+//! - **Phase 3, commit.** The coordinator, with every `Accepted`, decides and sends `Commit`
+//!   down. A rank decides on a `Commit` from anyone at any ballot, and returns.
+//! - **Repairs.** When a rank's effective parent changes it sends its current up message again
+//!   to the new one; when its effective children change it forwards its current down message
+//!   to the new ones. A coordinator's failure makes the next lowest live index coordinate a
+//!   higher ballot over its own tree.
+//! - **Decided ranks** (kept alive by the series after they return) answer any other message
+//!   with `Commit`, and send `Commit` to their effective parent and children in their current
+//!   tree (recomputed as failures are learned), except to ranks they already exchanged a
+//!   commit with. Non-commit messages from ranks known failed, and messages of ballots below
+//!   the current one, are ignored.
+//!
+//! Failure-free this is four traversals of a tree of depth `log2 n` and `4 (n - 1)` messages.
+//!
+//! # Invariants
+//!
+//! 1. *Accuracy.* Every index in a rank's failed set, every non-contributor and every index
+//!    below a ballot some rank has seen has really failed.
+//! 2. *Promise.* Once a rank has sent or folded in a promise for ballot `b` it never accepts at
+//!    a ballot below `b` (its ballot never decreases and lower-ballot messages are ignored), and
+//!    the promise reports the highest-ballot value accepted in the subtree before it.
+//! 3. *One value per ballot.* Only the coordinator of `b` proposes at `b`, once.
+//! 4. *Coverage.* A complete gather at `b` covers every index: each participant of `b..n` by its
+//!    own contribution or as a non-contributor (skipped by the rank waiting for it, which knew it
+//!    failed with no reply from it, and ignores its messages from then on), and every index
+//!    below `b` as a non-contributor. Likewise a complete set of `Accepted` at `b` means every
+//!    participant not known failed by the rank waiting for it accepted `(b, V)`.
+//!
+//! # Why it is correct
+//!
+//! **Uniform agreement.** Say the coordinator of ballot `b` decides `V`. Take any ballot
+//! `c > b` whose coordinator proposes. That coordinator knows index `b` failed, so `b` died
+//! before `c` began its ballot, hence after deciding: `c` was alive when `b` decided, was not
+//! skipped (invariant 1), and so accepted `(b, V)` before the decision. It had not promised `c`
+//! then (invariant 2), so its own promise for `c`, part of its own gather, reports an accepted
+//! ballot `>= b`. The highest accepted ballot `c'` it sees is in `b..c`; by induction over
+//! ballots the value of every ballot in `b..c` that was proposed is `V` (invariant 3), so `c`
+//! proposes `V`. Every decision is a `Commit` of some coordinator's decided value, so every
+//! rank that decides, including one that decides and then dies, decides `V`.
+//!
+//! **Validity.** A value is proposed from a complete gather at some ballot `c`: `failed` is
+//! the union of contributed detector knowledge and non-contributors, all failed
+//! (invariant 1); every participant not in it contributed in `c`'s gather (invariant 4). A
+//! rank that decides was alive when the gather completed, so it was not a non-contributor: its
+//! contribution, with its failures known at entry, is in the value. The flag is the AND of the
+//! contributors' flags and `unacknowledged_failure` is computed from exactly the contributors'
+//! acknowledged sets, so `agree`'s `ProcFailed` rule holds.
+//!
+//! **Termination.** After the last failure the detectors converge (eventual completeness), and
+//! every live rank computes the same ballot, the lowest live index (a ballot seen in a message
+//! is never above it: its coordinator knew every index below it failed), and the same tree with
+//! the same effective edges, which connect all live ranks. If some live rank has decided, its
+//! commit floods that tree (decided ranks push it to every effective neighbour). Otherwise,
+//! every rank sends its current up message to its effective parent and its down message to its
+//! effective children (repairs resend after every change), a message of a higher ballot makes
+//! the receiver adopt it rather than drop it, and messages between live ranks are delivered:
+//! the gather completes bottom-up, the accept goes down and its acknowledgements up, and the
+//! coordinator decides and commits. Each repair costs O(log n) messages, each new coordinator
+//! one more pass of the four traversals: the delay is Δ + O(depth · δ) per failure (SPEC §1).
+//!
+//! # Bounded memory
+//!
+//! An instance holds its failed set, the replies of its effective children and O(log n)
+//! bookkeeping per ballot; [`Participants`] is shared. [`AgreementSeries`] keeps at most two
+//! instances per communicator.
+//!
+//! # Example
+//!
+//! Three ranks, failure-free, driven by a trivial in-memory network:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use runthrough_core::agreement::{Agreement, Contribution, Participants};
+//! use runthrough_core::RankSet;
+//!
+//! let participants = Arc::new(Participants::new(3, &RankSet::new()));
+//! let mut ranks: Vec<Agreement> =
+//!     (0..3).map(|r| Agreement::new(r, participants.clone())).collect();
+//! for r in 0..3 {
+//!     ranks[r].start(Contribution { flag: 0b110 | r as u32, ..Contribution::default() });
+//! }
+//! let mut messages = 0;
+//! loop {
+//!     let mut sent = Vec::new();
+//!     for r in 0..3 {
+//!         while let Some((to, message)) = ranks[r].poll_transmit() {
+//!             sent.push((r as u32, to, message));
+//!         }
+//!     }
+//!     if sent.is_empty() { break; }
+//!     messages += sent.len();
+//!     for (from, to, message) in sent {
+//!         ranks[to as usize].handle_message(from, message);
+//!     }
+//! }
+//! assert_eq!(messages, 4 * 2);
+//! for rank in &ranks {
+//!     let decision = rank.decision().unwrap();
+//!     assert!(decision.failed.is_empty());
+//!     assert_eq!(decision.flag, 0b110);
+//! }
+//! ```
+
+mod instance;
+mod message;
+mod participants;
+mod series;
+mod tree;
+mod value;
+
+pub use instance::Agreement;
+pub use message::{DecodeError, Message};
+pub use participants::Participants;
+pub use series::AgreementSeries;
+pub use value::{Contribution, Decision, Summary};
+
+#[cfg(test)]
+mod tests;

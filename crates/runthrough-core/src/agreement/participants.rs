@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The participants of one agreement: the ranks of a communicator minus its NULL ranks.
+
+use crate::{Rank, RankSet};
+
+/// The participants of an agreement: ranks `0..size` of a communicator minus a sparse excluded
+/// set (the NULL ranks of its G). The `i`-th participant rank has *index* `i`; the protocol's
+/// trees and ballots are built over indices.
+///
+/// It is shared as an `Arc<Participants>` by every instance that uses it, and holds only the
+/// excluded set: memory proportional to the failures, never to `size`.
+///
+/// # Invariants
+/// `excluded` holds only ranks below `size`; `len() == size - excluded.len()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Participants {
+    size: u32,
+    excluded: RankSet,
+}
+
+impl Participants {
+    /// The ranks `0..size` without `excluded` (ranks of `excluded` at or above `size` are ignored).
+    pub fn new(size: u32, excluded: &RankSet) -> Self {
+        let excluded = excluded.iter().filter(|&r| r < size).collect();
+        Participants { size, excluded }
+    }
+
+    /// Number of participants.
+    pub fn len(&self) -> usize {
+        self.size as usize - self.excluded.len()
+    }
+
+    /// Whether there is no participant.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Size of the communicator (participants and excluded ranks).
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// The excluded ranks.
+    pub fn excluded(&self) -> &RankSet {
+        &self.excluded
+    }
+
+    /// The rank of the participant with index `index` (`index < len()`; beyond that the result
+    /// is meaningless but the call does not panic).
+    pub fn rank_at(&self, index: u32) -> Rank {
+        // The k-th excluded rank e_k lies before participant `index` iff e_k - k <= index, and
+        // e_k - k is non-decreasing in k: binary search for how many excluded ranks precede it.
+        let excluded = self.excluded.as_slice();
+        let (mut low, mut high) = (0usize, excluded.len());
+        while low < high {
+            let middle = (low + high) / 2;
+            if excluded[middle] as u64 - middle as u64 <= index as u64 {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        index.saturating_add(low as u32)
+    }
+
+    /// The index of `rank`, or `None` when it is not a participant.
+    pub fn index_of(&self, rank: Rank) -> Option<u32> {
+        if rank >= self.size || self.excluded.contains(rank) {
+            return None;
+        }
+        Some(rank - self.excluded.count_below(rank) as u32)
+    }
+
+    /// Whether `rank` is a participant.
+    pub fn contains(&self, rank: Rank) -> bool {
+        rank < self.size && !self.excluded.contains(rank)
+    }
+
+    /// The participant ranks in increasing order.
+    pub fn ranks(&self) -> impl Iterator<Item = Rank> + '_ {
+        (0..self.size).filter(|&r| !self.excluded.contains(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn index_and_rank_are_inverse(size in 0u32..200, excluded in proptest::collection::vec(0u32..220, 0..40)) {
+            let p = Participants::new(size, &excluded.iter().copied().collect());
+            let ranks: Vec<Rank> = (0..size).filter(|r| !excluded.contains(r)).collect();
+            prop_assert_eq!(p.len(), ranks.len());
+            for (i, &r) in ranks.iter().enumerate() {
+                prop_assert_eq!(p.rank_at(i as u32), r);
+                prop_assert_eq!(p.index_of(r), Some(i as u32));
+                prop_assert!(p.contains(r));
+            }
+            for &e in &excluded {
+                prop_assert_eq!(p.index_of(e), None);
+                prop_assert!(!p.contains(e));
+            }
+            prop_assert_eq!(p.ranks().collect::<Vec<_>>(), ranks);
+        }
+    }
+}
