@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use runthrough_core::agreement::AgreementSeries;
 use runthrough_core::matching::{Envelope, Matcher, ReceiveId};
 use runthrough_core::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
@@ -106,6 +107,8 @@ pub(crate) struct CommState {
     pub(crate) collective_active: bool,
     /// The participants of collectives: the OK ranks of G, in order.
     pub(crate) participants: Arc<[Rank]>,
+    /// The agreements of this communicator (validate_global, agree, shrink, creation).
+    pub(crate) agreements: AgreementSeries,
 }
 
 impl CommState {
@@ -123,6 +126,7 @@ impl CommState {
             collective_sequence: 0,
             collective_active: false,
             participants: Arc::from(Vec::new()),
+            agreements: AgreementSeries::new(rank),
             members,
         }
         .with_participants()
@@ -144,6 +148,19 @@ impl CommState {
         self.known_failed
             .iter()
             .find(|&r| !self.global.is_failed(r))
+    }
+
+    /// Moves the agreement protocol's pending messages into `out`.
+    pub(crate) fn drain_agreements(&mut self, context: ContextId, out: &mut Outgoing) {
+        while let Some((to, seq, message)) = self.agreements.poll_transmit() {
+            let packet = Packet::Agreement {
+                context,
+                source: self.rank,
+                seq,
+                message,
+            };
+            out.push((self.members.world_of(to), packet));
+        }
     }
 
     /// Installs a new G (after an agreement): L := G, a new collective epoch whose participants
@@ -188,16 +205,11 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    fn new(world_size: u32) -> Self {
+    fn new(world_rank: u32, world_size: u32) -> Self {
         let mut comms = BTreeMap::new();
-        comms.insert(
-            WORLD_CONTEXT,
-            CommState::new(
-                Members::Identity(world_size),
-                0,
-                FailureView::empty(world_size),
-            ),
-        );
+        let members = Members::Identity(world_size);
+        let world = CommState::new(members, world_rank, FailureView::empty(world_size));
+        comms.insert(WORLD_CONTEXT, world);
         Engine {
             comms,
             known_failed: RankSet::new(),
@@ -220,7 +232,7 @@ impl Engine {
     }
 
     /// A packet from world rank `from` arrives.
-    fn deliver(&mut self, _from: u32, packet: Packet, _out: &mut Outgoing) {
+    fn deliver(&mut self, _from: u32, packet: Packet, out: &mut Outgoing) {
         match packet {
             Packet::Data {
                 context,
@@ -246,6 +258,18 @@ impl Engine {
                         }),
                     );
                 }
+            }
+            Packet::Agreement {
+                context,
+                source,
+                seq,
+                message,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                comm.agreements.handle_message(source, seq, message);
+                comm.drain_agreements(context, out);
             }
             Packet::Collective {
                 context,
@@ -288,7 +312,7 @@ impl Engine {
     }
 
     /// This rank's detector learns that world rank `world` failed.
-    fn peer_failed(&mut self, world: u32, _out: &mut Outgoing) {
+    pub(crate) fn peer_failed(&mut self, world: u32, out: &mut Outgoing) {
         if !self.known_failed.insert(world) {
             return;
         }
@@ -305,6 +329,12 @@ impl Engine {
                 failed_receives.push((id, rank));
             }
         }
+        for (&context, comm) in self.comms.iter_mut() {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.agreements.handle_failure(rank);
+                comm.drain_agreements(context, out);
+            }
+        }
         for (id, rank) in failed_receives {
             self.complete(id, Err(Error::ProcFailed { rank }));
         }
@@ -315,7 +345,6 @@ impl Engine {
 #[derive(Debug)]
 pub(crate) struct Endpoint {
     pub(crate) world_rank: u32,
-    pub(crate) world_size: u32,
     engine: Mutex<Engine>,
     pub(crate) signal: Signal,
     killed: AtomicBool,
@@ -324,13 +353,9 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
-        let mut engine = Engine::new(world_size);
-        if let Some(world) = engine.comms.get_mut(&WORLD_CONTEXT) {
-            world.rank = world_rank;
-        }
+        let engine = Engine::new(world_rank, world_size);
         Endpoint {
             world_rank,
-            world_size,
             engine: Mutex::new(engine),
             signal: Signal::default(),
             killed: AtomicBool::new(false),

@@ -39,6 +39,7 @@ mod request;
 mod signal;
 mod transport;
 mod universe;
+mod validate;
 
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
 pub use request::{wait_all, wait_any, Request};

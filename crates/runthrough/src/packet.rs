@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! What ranks send each other, whatever the transport.
 
+use runthrough_core::agreement::Message;
 use runthrough_core::Rank;
 
 /// Identifies a communicator in every rank that holds it; the same number everywhere.
@@ -39,6 +40,17 @@ pub(crate) enum Packet {
         sequence: u32,
         /// The bytes.
         payload: Payload,
+    },
+    /// A message of the agreement protocol (validate_global, agree, shrink, creation).
+    Agreement {
+        /// The communicator.
+        context: ContextId,
+        /// The sender, in the communicator's numbering.
+        source: Rank,
+        /// Which agreement of the communicator.
+        seq: u64,
+        /// The protocol message.
+        message: Message,
     },
 }
 
