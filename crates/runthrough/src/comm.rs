@@ -297,11 +297,21 @@ impl Comm {
                 }
             }
         }
+        self.post_receive(engine, source, tag).map(Posted::Waiting)
+    }
+
+    /// Posts a receive that no buffered message matches (the caller just looked).
+    fn post_receive(
+        &self,
+        engine: &mut Engine,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Result<u64> {
         let id = engine.slots.insert(Slot::Pending) as u64;
         let comm = engine.comm(self.context)?;
         let matched = comm.matcher.post(id, source, tag);
         debug_assert!(matched.is_none(), "take found nothing a moment ago");
-        Ok(Posted::Waiting(id))
+        Ok(id)
     }
 
     /// Looks at a posted receive: complete (the slot is freed), still pending, or a wildcard
@@ -359,6 +369,12 @@ impl Comm {
         let buffer: &mut [u8] = bytemuck::cast_slice_mut(buf);
         let mut engine = self.process.endpoint.lock();
         Ok(match self.match_or_post(&mut engine, source, tag)? {
+            // A non-blocking wildcard receive stays pending through ProcFailedPending (SPEC
+            // §3.2): post it anyway; its wait/test report the error until acknowledged.
+            Posted::Done(Err(Error::ProcFailedPending)) => {
+                let id = self.post_receive(&mut engine, source, tag)?;
+                Request::receive(self, id, true, buffer, element)
+            }
             Posted::Done(received) => {
                 drop(engine);
                 Request::completed(received.and_then(|r| deliver_into(r, buffer, element)))
