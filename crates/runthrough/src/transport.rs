@@ -57,11 +57,19 @@ impl InProcess {
         let Some(sender) = self.alive.get(from as usize) else {
             return Outgoing::new();
         };
+        let Some(receiver) = self.endpoints.get(to as usize) else {
+            return Outgoing::new();
+        };
         let sender_alive = sender.read().unwrap_or_else(|e| e.into_inner());
-        if !*sender_alive || !self.is_alive(to) {
+        // The receiver's liveness is read without its lock: holding two liveness locks at once
+        // deadlocks against kills (a waiting writer blocks new readers), e.g. a self-send while
+        // the rank is killed from another thread. A packet that reaches a rank in the middle of
+        // being killed is harmless: nothing reads it, and what it makes the dead rank send is
+        // dropped by the sender check above.
+        if !*sender_alive || receiver.is_killed() {
             return Outgoing::new();
         }
-        self.endpoints[to as usize].deliver(from, packet)
+        receiver.deliver(from, packet)
     }
 
     fn route(&self, mut queue: VecDeque<(u32, u32, Packet)>) {
