@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! One agreement: one call on one communicator, at one rank.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::message::Message;
@@ -51,8 +51,9 @@ pub struct Agreement {
 /// What this rank knows of its current ballot.
 #[derive(Debug, Default)]
 struct Round {
-    /// Promises of this ballot received, by sender index.
-    promises: BTreeMap<u32, Summary>,
+    /// Promises of this ballot received, sorted by sender index (a handful: the effective
+    /// children). Emptied once the gather is complete.
+    promises: Vec<(u32, Summary)>,
     /// Senders (indices) of `Accepted` for this ballot.
     acks: RankSet,
     /// This rank's complete gather for this ballot, once its effective children all promised.
@@ -220,7 +221,13 @@ impl Agreement {
         match message {
             Message::Prepare { .. } => {}
             Message::Promise { summary, .. } => {
-                self.round.promises.insert(from_index, summary);
+                if self.round.gathered.is_none() {
+                    let promises = &mut self.round.promises;
+                    match promises.binary_search_by_key(&from_index, |(i, _)| *i) {
+                        Ok(at) => promises[at].1 = summary,
+                        Err(at) => promises.insert(at, (from_index, summary)),
+                    }
+                }
             }
             Message::Accept { value, .. } => {
                 if self.round.value.is_none() {
@@ -279,6 +286,9 @@ impl Agreement {
             let coordinator = my_index == self.ballot;
             if self.round.gathered.is_none() && self.round.value.is_none() && self.is_started() {
                 self.round.gathered = self.gather();
+                if self.round.gathered.is_some() {
+                    self.round.promises = Vec::new();
+                }
             }
             if coordinator && self.round.value.is_none() {
                 if let Some(summary) = &self.round.gathered {
@@ -310,8 +320,7 @@ impl Agreement {
 
     /// This rank's gather for the current ballot, if complete.
     fn gather(&self) -> Option<Summary> {
-        let Walk::Complete { covered, skipped } =
-            self.walk(|me, i| me.round.promises.contains_key(&i))
+        let Walk::Complete { covered, skipped } = self.walk(|me, i| me.promise_of(i).is_some())
         else {
             return None;
         };
@@ -327,7 +336,7 @@ impl Agreement {
             accepted: self.accepted.clone(),
         };
         for index in covered {
-            summary.merge(&self.round.promises[&index]);
+            summary.merge(self.promise_of(index).expect("covered"));
         }
         if self.my_index == Some(self.ballot) {
             // The coordinator knows every index below its own failed.
@@ -337,6 +346,15 @@ impl Agreement {
             summary.non_contributors.union_with(&below);
         }
         Some(summary)
+    }
+
+    /// The promise received from `index` at this ballot.
+    fn promise_of(&self, index: u32) -> Option<&Summary> {
+        let promises = &self.round.promises;
+        promises
+            .binary_search_by_key(&index, |(i, _)| *i)
+            .ok()
+            .map(|at| &promises[at].1)
     }
 
     /// Walks the static children of this rank in the current tree: a child that `replied`

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The simulator's command line: `explore`, `replay`, `scripted`, `scale`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use runthrough_sim::scale::{peak_resident_bytes, run_scale, ScaleConfig};
+use runthrough_sim::{explore, replay, replay_command, run, scripted, DEFAULT_RANKS};
+
+#[derive(Parser)]
+#[command(
+    about = "Deterministic simulator for runthrough's agreement (validate_global, agree, shrink)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs N random schedules; exits non-zero at the first violation, printing its seed and
+    /// the command that replays it.
+    Explore {
+        /// Number of schedules.
+        #[arg(long, default_value_t = 10_000)]
+        schedules: u64,
+        /// Range of rank counts, inclusive: A..B.
+        #[arg(long, value_parser = parse_range, default_value = "1..64")]
+        ranks: (u32, u32),
+        /// Base seed (schedule i runs with a seed derived from it and i).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Prints the trace of the schedule of one seed (as printed by explore).
+    Replay {
+        /// The schedule's seed.
+        #[arg(long)]
+        seed: u64,
+        /// Range of rank counts the seed was explored with.
+        #[arg(long, value_parser = parse_range, default_value = "1..64")]
+        ranks: (u32, u32),
+    },
+    /// Runs the scripted scenarios (root dies mid-broadcast, parent dies with children
+    /// waiting, cascade of coordinators, ...).
+    Scripted {
+        /// Seed of the message delays.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print each scenario's trace.
+        #[arg(long)]
+        trace: bool,
+    },
+    /// One agreement over n = 2^10 .. max-ranks simulated ranks, failure-free and with k
+    /// random failures during the call, under a latency model.
+    Scale {
+        /// Largest n (rounded down to a power of two).
+        #[arg(long, default_value_t = 1 << 20)]
+        max_ranks: u32,
+        /// Smallest n (rounded down to a power of two).
+        #[arg(long, default_value_t = 1 << 10)]
+        min_ranks: u32,
+        /// Failures during the call in the second run of each size.
+        #[arg(long, default_value_t = 4)]
+        failures: u32,
+        /// Wire latency per message (simulated ns).
+        #[arg(long, default_value_t = 1_000)]
+        latency_ns: u64,
+        /// CPU overhead per message at the sender and at the receiver (simulated ns).
+        #[arg(long, default_value_t = 100)]
+        overhead_ns: u64,
+        /// From a crash to its report at the survivors (simulated ns).
+        #[arg(long, default_value_t = 10_000)]
+        detect_ns: u64,
+        /// Seed of the failures.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+fn parse_range(text: &str) -> Result<(u32, u32), String> {
+    let (a, b) = text
+        .split_once("..=")
+        .or_else(|| text.split_once(".."))
+        .ok_or_else(|| format!("expected A..B, got {text:?}"))?;
+    let a: u32 = a.trim().parse().map_err(|e| format!("{a:?}: {e}"))?;
+    let b: u32 = b.trim().parse().map_err(|e| format!("{b:?}: {e}"))?;
+    if a == 0 || a > b {
+        return Err(format!("need 1 <= A <= B, got {a}..{b}"));
+    }
+    Ok((a, b))
+}
+
+/// Wall-clock time of the host, for the rate only: never fed to the simulation.
+#[allow(clippy::disallowed_methods)]
+fn wall_clock() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Explore {
+            schedules,
+            ranks,
+            seed,
+        } => {
+            let started = wall_clock();
+            match explore(schedules, ranks, seed) {
+                Ok(totals) => {
+                    let elapsed = started.elapsed().max(Duration::from_micros(1));
+                    println!(
+                        "{} schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} events, {} messages, {} crashes)",
+                        totals.schedules,
+                        totals.schedules as f64 / elapsed.as_secs_f64(),
+                        ranks.0,
+                        ranks.1,
+                        totals.steps,
+                        totals.messages,
+                        totals.crashes
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(found) => {
+                    println!("VIOLATION {}", found.violation);
+                    println!("schedule: {:?}", found.schedule);
+                    println!("replay: {}", found.replay);
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Replay { seed, ranks } => {
+            let (schedule, result) = replay(seed, ranks);
+            println!("schedule: {schedule:?}");
+            match result {
+                Ok(outcome) => {
+                    for line in &outcome.trace {
+                        println!("{line}");
+                    }
+                    println!(
+                        "ok: {} events, {} messages, crashed {:?}, final G {:?}",
+                        outcome.steps,
+                        outcome.messages,
+                        outcome.crashed.as_slice(),
+                        outcome.final_g.as_slice()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err((violation, trace)) => {
+                    for line in &trace {
+                        println!("{line}");
+                    }
+                    println!("VIOLATION {violation}");
+                    println!("replay: {}", replay_command(seed, ranks));
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Scripted { seed, trace } => {
+            let mut failed = 0;
+            for scenario in scripted::scenarios(seed) {
+                let result = run(scenario.schedule.clone(), trace);
+                let verdict = match &result {
+                    Ok(outcome) => match &scenario.final_g {
+                        Some(g) if outcome.final_g.as_slice() != g.as_slice() => format!(
+                            "FAILED: final G {:?}, expected {g:?}",
+                            outcome.final_g.as_slice()
+                        ),
+                        _ => format!(
+                            "ok ({} events, {} messages, final G {:?})",
+                            outcome.steps,
+                            outcome.messages,
+                            outcome.final_g.as_slice()
+                        ),
+                    },
+                    Err((violation, _)) => format!("FAILED: {violation}"),
+                };
+                if trace {
+                    let lines = match &result {
+                        Ok(o) => &o.trace,
+                        Err((_, t)) => t,
+                    };
+                    for line in lines {
+                        println!("  {line}");
+                    }
+                }
+                if verdict.starts_with("FAILED") {
+                    failed += 1;
+                }
+                println!("{:<36} {verdict}", scenario.name);
+            }
+            if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Command::Scale {
+            max_ranks,
+            min_ranks,
+            failures,
+            latency_ns,
+            overhead_ns,
+            detect_ns,
+            seed,
+        } => scale_table(
+            min_ranks,
+            max_ranks,
+            failures,
+            ScaleConfig {
+                latency_ns,
+                overhead_ns,
+                detect_ns,
+                seed,
+            },
+        ),
+    }
+}
+
+fn scale_table(min_ranks: u32, max_ranks: u32, failures: u32, config: ScaleConfig) -> ExitCode {
+    let floor_log = |n: u32| 31 - n.max(2).leading_zeros();
+    let (low, high) = (floor_log(min_ranks), floor_log(max_ranks));
+    println!(
+        "latency {} ns/message, overhead {} ns/message at sender and receiver, detection {} ns",
+        config.latency_ns, config.overhead_ns, config.detect_ns
+    );
+    println!(
+        "{:>9} {:>8} {:>14} {:>7} {:>11} {:>7}",
+        "ranks", "failures", "time (us)", "depth", "messages", "|G'|"
+    );
+    let mut first: Option<(u64, u64)> = None;
+    let mut last = (0, 0);
+    for log in low..=high {
+        let n = 1u32 << log;
+        let free = match run_scale(n, 0, 0, config) {
+            Ok(row) => row,
+            Err(e) => {
+                println!("VIOLATION {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let faulty = match run_scale(n, failures, free.time_ns, config) {
+            Ok(row) => row,
+            Err(e) => {
+                println!("VIOLATION {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        for row in [&free, &faulty] {
+            println!(
+                "{:>9} {:>8} {:>14.1} {:>7} {:>11} {:>7}",
+                row.ranks,
+                row.failures,
+                row.time_ns as f64 / 1000.0,
+                row.depth,
+                row.messages,
+                row.agreed_failed
+            );
+        }
+        first.get_or_insert((free.time_ns, faulty.time_ns));
+        last = (free.time_ns, faulty.time_ns);
+    }
+    let first = first.unwrap_or((1, 1));
+    let ratio_free = last.0 as f64 / first.0.max(1) as f64;
+    let ratio_faulty = last.1 as f64 / first.1.max(1) as f64;
+    println!(
+        "time(2^{high}) / time(2^{low}): failure-free {ratio_free:.2}x, with {failures} failures {ratio_faulty:.2}x (log ratio {:.2}x)",
+        high as f64 / low as f64
+    );
+    if let Some(bytes) = peak_resident_bytes() {
+        println!(
+            "peak resident memory: {:.0} MiB",
+            bytes as f64 / (1 << 20) as f64
+        );
+    }
+    let _ = DEFAULT_RANKS;
+    if ratio_free > 2.5 {
+        println!("FAILED: failure-free time grows faster than 2.5x");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
