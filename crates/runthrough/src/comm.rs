@@ -143,9 +143,11 @@ impl Comm {
     /// # Errors
     /// `Error::ProcFailed` when `dest` is known to have failed and is not recognized in G; a send
     /// to a rank recognized (NULL in G) completes at once and sends nothing (`MPI_PROC_NULL`).
-    /// `Error::Rank`, `Error::Tag`, `Error::Comm` for bad arguments.
+    /// `Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument` (a zero-sized element type)
+    /// for bad arguments.
     pub fn send<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<()> {
         self.process.enter()?;
+        element_size::<T>()?;
         self.send_bytes(bytemuck::cast_slice(buf), dest, tag)
     }
 
@@ -177,9 +179,16 @@ impl Comm {
     }
 
     /// Starts a send (`MPI_Isend`). Sends are eager, so the request is complete at once; `wait`
-    /// reports the outcome, with the errors of [`Comm::send`].
+    /// reports the outcome, with the failure errors of [`Comm::send`].
+    ///
+    /// # Errors
+    /// Bad arguments, as [`Comm::irecv`] (`Error::Rank`, `Error::Tag`, `Error::Argument`); every
+    /// other outcome is reported by the request.
     pub fn isend<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<Request<'_>> {
         self.process.enter()?;
+        element_size::<T>()?;
+        self.check_rank(dest)?;
+        Self::check_tag(tag)?;
         Ok(Request::completed(
             self.send_bytes(bytemuck::cast_slice(buf), dest, tag)
                 .map(|()| Status {
