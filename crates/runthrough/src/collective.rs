@@ -64,6 +64,22 @@ impl<'a> CollectiveCall<'a> {
         })
     }
 
+    /// Ends the call with the algorithm's `outcome`: an `Ok` becomes `Error::ProcFailed` if this
+    /// rank's detector now knows of a failed participant that G does not recognize (SPEC §3.3:
+    /// such a failure disables every pending collective, even one whose last message was
+    /// already buffered).
+    pub(crate) fn finish<R>(self, outcome: Result<R>) -> Result<R> {
+        let value = outcome?;
+        let unrecognized = {
+            let mut engine = self.comm.process.endpoint.lock();
+            engine.comm(self.comm.context)?.unrecognized_failure()
+        }; // the lock is released before `self` is dropped (its drop locks too)
+        match unrecognized {
+            Some(rank) => Err(Error::ProcFailed { rank }),
+            None => Ok(value),
+        }
+    }
+
     /// Sends `bytes` to participant `rank` (a comm rank).
     pub(crate) fn send(&self, rank: Rank, bytes: &[u8]) -> Result<()> {
         let world = {

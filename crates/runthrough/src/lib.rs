@@ -29,8 +29,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[allow(dead_code)] // used by the collectives as they land
 mod collective;
+mod collectives;
 mod comm;
 mod engine;
 mod packet;
@@ -41,6 +41,7 @@ mod transport;
 mod universe;
 mod validate;
 
+pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
 pub use request::{wait_all, wait_any, Request};
 pub use runthrough_core::{

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Reduction operations: the predefined [`Op`]s over [`Reducible`] element types, and user
+//! closures ([`UserOp`]) (MPI-4.0 §6.9.2 predefined operations, §6.9.5 user-defined operations).
+
+use bytemuck::Pod;
+use runthrough_core::{Error, Result};
+
+/// A predefined reduction operation (MPI-4.0 §6.9.2: `MPI_SUM`, `MPI_PROD`, `MPI_MIN`, `MPI_MAX`,
+/// `MPI_LAND`, `MPI_LOR`, `MPI_LXOR`, `MPI_BAND`, `MPI_BOR`, `MPI_BXOR`).
+///
+/// Integer `Sum` and `Product` wrap on overflow. Logical operations treat a nonzero element as
+/// true and produce 1 or 0. Bitwise operations are defined on integer types only: on a float type
+/// the call returns `Error::Argument` (never a panic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Sum (`MPI_SUM`).
+    Sum,
+    /// Product (`MPI_PROD`).
+    Product,
+    /// Minimum (`MPI_MIN`).
+    Min,
+    /// Maximum (`MPI_MAX`).
+    Max,
+    /// Logical and (`MPI_LAND`).
+    LogicalAnd,
+    /// Logical or (`MPI_LOR`).
+    LogicalOr,
+    /// Logical exclusive or (`MPI_LXOR`).
+    LogicalXor,
+    /// Bitwise and (`MPI_BAND`).
+    BitAnd,
+    /// Bitwise or (`MPI_BOR`).
+    BitOr,
+    /// Bitwise exclusive or (`MPI_BXOR`).
+    BitXor,
+}
+
+impl Op {
+    fn is_bitwise(self) -> bool {
+        matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type the predefined [`Op`]s reduce: the primitive integers and floats.
+///
+/// Sealed: user element types reduce with a [`UserOp`] instead.
+pub trait Reducible: Pod + sealed::Sealed {
+    /// Whether `op` is defined on this type (bitwise operations are not defined on floats).
+    fn supports(op: Op) -> bool;
+
+    /// `inout[i] = input[i] op inout[i]` for every `i`. `op` must be supported and the slices of
+    /// equal length (callers check both first).
+    #[doc(hidden)]
+    fn combine(op: Op, input: &[Self], inout: &mut [Self]);
+}
+
+macro_rules! integer_reducible {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Reducible for $t {
+            fn supports(_: Op) -> bool {
+                true
+            }
+
+            fn combine(op: Op, input: &[Self], inout: &mut [Self]) {
+                let f: fn($t, $t) -> $t = match op {
+                    Op::Sum => <$t>::wrapping_add,
+                    Op::Product => <$t>::wrapping_mul,
+                    Op::Min => |a, b| a.min(b),
+                    Op::Max => |a, b| a.max(b),
+                    Op::LogicalAnd => |a, b| ((a != 0) && (b != 0)) as $t,
+                    Op::LogicalOr => |a, b| ((a != 0) || (b != 0)) as $t,
+                    Op::LogicalXor => |a, b| ((a != 0) != (b != 0)) as $t,
+                    Op::BitAnd => |a, b| a & b,
+                    Op::BitOr => |a, b| a | b,
+                    Op::BitXor => |a, b| a ^ b,
+                };
+                for (out, &a) in inout.iter_mut().zip(input) {
+                    *out = f(a, *out);
+                }
+            }
+        }
+    )*};
+}
+
+macro_rules! float_reducible {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Reducible for $t {
+            fn supports(op: Op) -> bool {
+                !op.is_bitwise()
+            }
+
+            fn combine(op: Op, input: &[Self], inout: &mut [Self]) {
+                let f: fn($t, $t) -> $t = match op {
+                    Op::Sum => |a, b| a + b,
+                    Op::Product => |a, b| a * b,
+                    Op::Min => <$t>::min,
+                    Op::Max => <$t>::max,
+                    Op::LogicalAnd => |a, b| u8::from(a != 0.0 && b != 0.0) as $t,
+                    Op::LogicalOr => |a, b| u8::from(a != 0.0 || b != 0.0) as $t,
+                    Op::LogicalXor => |a, b| u8::from((a != 0.0) != (b != 0.0)) as $t,
+                    Op::BitAnd | Op::BitOr | Op::BitXor => {
+                        debug_assert!(false, "bitwise operations on floats are rejected first");
+                        |_, b| b
+                    }
+                };
+                for (out, &a) in inout.iter_mut().zip(input) {
+                    *out = f(a, *out);
+                }
+            }
+        }
+    )*};
+}
+
+integer_reducible!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+float_reducible!(f32, f64);
+
+/// The combining function of a reduction: `inout = input ∘ inout`.
+type Function<'f, T> = dyn Fn(&[T], &mut [T]) + Sync + 'f;
+
+/// A user-defined reduction (`MPI_Op_create`, MPI-4.0 §6.9.5): a closure that combines two
+/// vectors elementwise, `inout[i] = input[i] ∘ inout[i]`, and whether `∘` is commutative.
+///
+/// `∘` must be associative. A non-commutative operation is applied in rank order: the result of
+/// a reduction is `a₀ ∘ a₁ ∘ … ∘ aₙ₋₁` over the participants' contributions in increasing rank.
+/// A commutative one may be applied in any order. The closure may be called any number of times
+/// with slices of any length (always the two of one length), from the rank's own thread.
+///
+/// ```
+/// // 2x2 integer matrix product: associative, not commutative.
+/// let matmul = runthrough::UserOp::new(
+///     |input: &[[u64; 4]], inout: &mut [[u64; 4]]| {
+///         for (b, a) in inout.iter_mut().zip(input) {
+///             *b = [
+///                 a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+///                 a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3],
+///             ];
+///         }
+///     },
+///     false,
+/// );
+/// assert!(!matmul.is_commutative());
+/// ```
+pub struct UserOp<'f, T> {
+    function: Box<Function<'f, T>>,
+    commutative: bool,
+}
+
+impl<'f, T> UserOp<'f, T> {
+    /// An operation from `function` (`inout = input ∘ inout`) and whether it commutes.
+    pub fn new(function: impl Fn(&[T], &mut [T]) + Sync + 'f, commutative: bool) -> Self {
+        UserOp {
+            function: Box::new(function),
+            commutative,
+        }
+    }
+
+    /// Whether the operation was declared commutative.
+    pub fn is_commutative(&self) -> bool {
+        self.commutative
+    }
+}
+
+impl<T> std::fmt::Debug for UserOp<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserOp")
+            .field("commutative", &self.commutative)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a reduction algorithm combines with: a predefined or a user operation.
+pub(crate) struct Combine<'a, T> {
+    function: &'a Function<'a, T>,
+    pub(crate) commutative: bool,
+}
+
+impl<'a, T: Pod> Combine<'a, T> {
+    /// A user operation.
+    pub(crate) fn user(op: &'a UserOp<'_, T>) -> Self {
+        Combine {
+            function: &*op.function,
+            commutative: op.commutative,
+        }
+    }
+
+    /// `inout = input ∘ inout`; slices of different lengths (ranks that passed different counts)
+    /// are not combined: the mismatch is reported as `Error::Count`.
+    pub(crate) fn apply(&self, input: &[T], inout: &mut [T]) -> Result<()> {
+        if input.len() != inout.len() {
+            return Err(Error::Count {
+                reason: format!(
+                    "ranks contributed {} and {} elements to one reduction",
+                    input.len(),
+                    inout.len()
+                ),
+            });
+        }
+        (self.function)(input, inout);
+        Ok(())
+    }
+
+    /// `acc = acc ∘ higher`, where `higher` comes from later ranks; stored in `acc`.
+    pub(crate) fn apply_lower(&self, acc: &mut Vec<T>, mut higher: Vec<T>) -> Result<()> {
+        self.apply(acc, &mut higher)?;
+        *acc = higher;
+        Ok(())
+    }
+}
+
+/// The function of a predefined operation on `T`.
+pub(crate) fn builtin<T: Reducible>(op: Op) -> Result<impl Fn(&[T], &mut [T]) + Sync> {
+    if !T::supports(op) {
+        return Err(Error::Argument {
+            reason: format!("{op:?} is not defined on {}", std::any::type_name::<T>()),
+        });
+    }
+    Ok(move |input: &[T], inout: &mut [T]| T::combine(op, input, inout))
+}
+
+impl<'a, T: Pod> Combine<'a, T> {
+    /// A predefined operation's function (from [`builtin`]); all are commutative.
+    pub(crate) fn predefined(function: &'a Function<'a, T>) -> Self {
+        Combine {
+            function,
+            commutative: true,
+        }
+    }
+}
