@@ -188,6 +188,9 @@ fn run_rank<T>(world: &Comm, f: &(impl Fn(&Comm) -> T + Sync)) -> RankOutcome<T>
     match std::panic::catch_unwind(AssertUnwindSafe(|| f(world))) {
         Ok(value) => RankOutcome::Returned(value),
         Err(payload) if payload.is::<Killed>() => RankOutcome::Killed,
+        // Killed while another of its threads was in a call: that thread unwound with `Killed`
+        // and `std::thread::scope` re-raised it as its own panic.
+        Err(_) if world.process.endpoint.is_killed() => RankOutcome::Killed,
         Err(payload) => {
             // A panicking rank is a crashed process: its peers must learn of it.
             world.process.transport.kill(world.process.world_rank());

@@ -628,3 +628,29 @@ fn bad_arguments_give_errors_never_panics() {
         outcomes(results, &[]);
     });
 }
+
+/// SPEC §4 fault injection (a killed rank is reported as killed): a rank killed while one of
+/// its helper threads waits in a call (the rank's main thread only waiting for it in
+/// `std::thread::scope`) is reported as `Killed`, not as a panic, and its peer learns of it.
+#[test]
+fn a_rank_killed_while_a_helper_thread_waits_is_reported_killed() {
+    bounded(|| {
+        let universe = runthrough::local(2);
+        let faults = universe.fault_handle();
+        let results = universe.run(|world| -> Result<()> {
+            if world.rank() == 1 {
+                std::thread::scope(|scope| {
+                    scope.spawn(|| {
+                        let mut buf = [0u8];
+                        world.recv(&mut buf, 0u32, NEVER)
+                    });
+                });
+                return Ok(());
+            }
+            faults.kill(1);
+            assert_eq!(world.send(&[0u8], 1, 0), Err(Error::ProcFailed { rank: 1 }));
+            Ok(())
+        });
+        outcomes(results, &[1]);
+    });
+}
