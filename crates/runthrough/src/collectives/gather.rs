@@ -107,7 +107,7 @@ impl Comm {
                 check_len(
                     "the gather receive buffer",
                     recv.len(),
-                    self.size() as usize * send.len(),
+                    (self.size() as usize).saturating_mul(send.len()),
                 )?;
                 Some(PartitionMut::contiguous(
                     recv,
@@ -169,7 +169,7 @@ impl Comm {
         check_len(
             "the all_gather receive buffer",
             recv.len(),
-            self.size() as usize * count,
+            (self.size() as usize).saturating_mul(count),
         )?;
         let call = CollectiveCall::begin(self)?;
         let outcome = bruck_all_gather(&call, bytemuck::cast_slice(send)).and_then(|held| {

@@ -16,8 +16,12 @@
 //! - A root out of range is `Error::Root`; a root recognized as failed is `Error::RootFailed`;
 //!   buffers of the wrong length are `Error::Count`; a predefined operation that is not defined
 //!   on the element type is `Error::Argument`. Argument errors are found before any message is
-//!   sent, except those that only the data reveal (ranks that passed different counts), which the
-//!   ranks that see them report as `Error::Count` while the algorithm still runs to its end.
+//!   sent (for fault injection such a call is no operation), except those that only the data reveal:
+//!   ranks that passed different counts (an erroneous program in MPI) get `Error::Count` where a
+//!   block of the wrong length arrives, and the algorithm still runs to its end so that nobody
+//!   waits for a message that is never sent. The one exception: all-reduce and all-to-all choose
+//!   their algorithm by message size, and ranks whose counts fall on different sides of the
+//!   threshold run different algorithms and may wait for each other.
 //! - Two collectives on one communicator at once (two threads) are `Error::ConcurrentCollective`.
 //!
 //! ```

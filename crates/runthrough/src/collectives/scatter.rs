@@ -68,7 +68,7 @@ impl Comm {
                 check_len(
                     "the scatter send buffer",
                     send.len(),
-                    self.size() as usize * recv.len(),
+                    (self.size() as usize).saturating_mul(recv.len()),
                 )?;
                 Some(Partition::contiguous(
                     send,
