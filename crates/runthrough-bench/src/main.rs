@@ -92,7 +92,10 @@ impl Bench {
             max_us,
             implementation: "runthrough",
         };
-        eprintln!("  {:<28} {:>3} ranks {:>8} B  median {:>10.3} us", row.op, ranks, bytes, median_us);
+        eprintln!(
+            "  {:<28} {:>3} ranks {:>8} B  median {:>10.3} us",
+            row.op, ranks, bytes, median_us
+        );
         self.rows.push(row);
     }
 }
@@ -118,7 +121,12 @@ fn timed(
 }
 
 /// One-way latency: half a ping-pong round trip between ranks 0 and 1.
-fn ping_pong(world: &Comm, repetitions: usize, bytes: usize, iterations: usize) -> Result<Vec<f64>, Error> {
+fn ping_pong(
+    world: &Comm,
+    repetitions: usize,
+    bytes: usize,
+    iterations: usize,
+) -> Result<Vec<f64>, Error> {
     let mut buf = vec![0u8; bytes];
     let rank = world.rank();
     let samples = timed(repetitions, iterations, || {
@@ -136,7 +144,12 @@ fn ping_pong(world: &Comm, repetitions: usize, bytes: usize, iterations: usize) 
 
 /// Bandwidth as time per message of a stream of `bytes`-sized messages from 0 to 1, acknowledged
 /// every `window` messages.
-fn stream(world: &Comm, repetitions: usize, bytes: usize, window: usize) -> Result<Vec<f64>, Error> {
+fn stream(
+    world: &Comm,
+    repetitions: usize,
+    bytes: usize,
+    window: usize,
+) -> Result<Vec<f64>, Error> {
     let mut buf = vec![0u8; bytes];
     let mut ack = [0u8; 1];
     let rank = world.rank();
@@ -160,13 +173,21 @@ fn stream(world: &Comm, repetitions: usize, bytes: usize, window: usize) -> Resu
 
 fn main() {
     let args = Args::parse();
-    let mut bench = Bench { repetitions: if args.quick { 5 } else { 21 }, rows: Vec::new(), only: args.only.clone() };
+    let mut bench = Bench {
+        repetitions: if args.quick { 5 } else { 21 },
+        rows: Vec::new(),
+        only: args.only.clone(),
+    };
     let started = Instant::now();
 
     bench.in_process("p2p_latency", 2, 8, |w, r| ping_pong(w, r, 8, 20_000));
-    bench.in_process("p2p_bandwidth", 2, 1 << 20, |w, r| stream(w, r, 1 << 20, 64));
+    bench.in_process("p2p_bandwidth", 2, 1 << 20, |w, r| {
+        stream(w, r, 1 << 20, 64)
+    });
 
-    println!("| op | ranks | transport | bytes | median (us) | min (us) | max (us) | extra | impl |");
+    println!(
+        "| op | ranks | transport | bytes | median (us) | min (us) | max (us) | extra | impl |"
+    );
     println!("|---|---:|---|---:|---:|---:|---:|---|---|");
     for row in &bench.rows {
         let extra = if row.op.contains("bandwidth") {
@@ -176,7 +197,15 @@ fn main() {
         };
         println!(
             "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} |",
-            row.op, row.ranks, row.transport, row.bytes, row.median_us, row.min_us, row.max_us, extra, row.implementation
+            row.op,
+            row.ranks,
+            row.transport,
+            row.bytes,
+            row.median_us,
+            row.min_us,
+            row.max_us,
+            extra,
+            row.implementation
         );
     }
     if let Some(path) = args.json {
@@ -185,5 +214,8 @@ fn main() {
             writeln!(file, "{}", row.json()).expect("writing the JSON file");
         }
     }
-    eprintln!("done in {:.1?}", Duration::from_secs_f64(started.elapsed().as_secs_f64()));
+    eprintln!(
+        "done in {:.1?}",
+        Duration::from_secs_f64(started.elapsed().as_secs_f64())
+    );
 }

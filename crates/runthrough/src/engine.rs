@@ -349,6 +349,26 @@ pub(crate) struct Endpoint {
     pub(crate) signal: Signal,
     killed: AtomicBool,
     operations: AtomicU64,
+    agreement_fault: Mutex<Option<AgreementFault>>,
+}
+
+/// A planned death inside an agreement: before sending the `message`-th agreement message
+/// (1 = the first) of agreement number `seq` (0 = the first) on the world communicator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AgreementFault {
+    pub(crate) seq: u64,
+    pub(crate) message: u64,
+    sent: u64,
+}
+
+impl AgreementFault {
+    pub(crate) fn new(seq: u64, message: u64) -> Self {
+        AgreementFault {
+            seq,
+            message,
+            sent: 0,
+        }
+    }
 }
 
 impl Endpoint {
@@ -360,6 +380,7 @@ impl Endpoint {
             signal: Signal::default(),
             killed: AtomicBool::new(false),
             operations: AtomicU64::new(0),
+            agreement_fault: Mutex::new(None),
         }
     }
 
@@ -392,6 +413,37 @@ impl Endpoint {
     pub(crate) fn mark_killed(&self) {
         self.killed.store(true, Ordering::SeqCst);
         self.signal.notify();
+    }
+
+    /// Plans a death inside an agreement (fault injection).
+    pub(crate) fn plan_agreement_fault(&self, fault: AgreementFault) {
+        *self
+            .agreement_fault
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(fault);
+    }
+
+    /// Whether sending `packet` is the moment a planned agreement fault kills this rank.
+    pub(crate) fn dies_before_sending(&self, packet: &Packet) -> bool {
+        let Packet::Agreement {
+            context: WORLD_CONTEXT,
+            seq,
+            ..
+        } = packet
+        else {
+            return false;
+        };
+        let mut fault = self
+            .agreement_fault
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match fault.as_mut() {
+            Some(f) if f.seq == *seq => {
+                f.sent += 1;
+                f.sent == f.message
+            }
+            _ => false,
+        }
     }
 
     /// Counts one more communication call; returns its number (1 for the first).

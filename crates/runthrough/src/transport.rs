@@ -57,6 +57,10 @@ impl InProcess {
         let Some(sender) = self.alive.get(from as usize) else {
             return Outgoing::new();
         };
+        if self.endpoints[from as usize].dies_before_sending(&packet) {
+            self.kill(from);
+            return Outgoing::new();
+        }
         let Some(receiver) = self.endpoints.get(to as usize) else {
             return Outgoing::new();
         };

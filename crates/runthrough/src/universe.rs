@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use runthrough_core::Rank;
 
 use crate::comm::Comm;
-use crate::engine::Endpoint;
+use crate::engine::{AgreementFault, Endpoint};
 use crate::packet::WORLD_CONTEXT;
 use crate::process::{Killed, Process, RankFaults};
 use crate::transport::{InProcess, Transport};
@@ -104,6 +104,18 @@ impl LocalUniverse {
     /// happens.
     pub fn kill_at_operation(mut self, rank: Rank, k: u64) -> Self {
         self.faults.entry(rank).or_default().kill_at_operation = Some(k);
+        self
+    }
+
+    /// Kills `rank` inside its `call`-th `validate_global` (or other agreement) on the world
+    /// communicator (1 = the first), just before it sends its `message`-th protocol message of
+    /// that call (1 = the first): a chosen point of the protocol. Failure-free, a leaf's first
+    /// message is its contribution and its second its acknowledgement of the proposal; the
+    /// root's first messages are the proposal to each child, then the commit to each child.
+    pub fn kill_in_agreement(self, rank: Rank, call: u64, message: u64) -> Self {
+        if let Some(endpoint) = self.endpoints.get(rank as usize) {
+            endpoint.plan_agreement_fault(AgreementFault::new(call.saturating_sub(1), message));
+        }
         self
     }
 
