@@ -419,6 +419,11 @@ impl Sim {
     }
 
     fn record_decisions(&mut self, rank: Rank) -> Result<(), Violation> {
+        // SPEC §2.1 bounded memory: a series keeps at most two calls.
+        let live = self.ranks[rank as usize].series.live_calls();
+        if live > 2 {
+            return Err(self.violation(format!("rank {rank} keeps {live} calls alive")));
+        }
         loop {
             let sim_rank = &self.ranks[rank as usize];
             let call = sim_rank.decided;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use runthrough_sim::scale::{peak_resident_bytes, run_scale, ScaleConfig};
-use runthrough_sim::{explore, replay, replay_command, run, scripted, DEFAULT_RANKS};
+use runthrough_sim::{explore, replay, replay_command, run, scripted};
 
 #[derive(Parser)]
 #[command(
@@ -75,6 +75,9 @@ enum Command {
         /// Seed of the failures.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Make rank 0, the first coordinator, one of the failures (a new ballot).
+        #[arg(long)]
+        root_fails: bool,
     },
 }
 
@@ -202,6 +205,7 @@ fn main() -> ExitCode {
             overhead_ns,
             detect_ns,
             seed,
+            root_fails,
         } => scale_table(
             min_ranks,
             max_ranks,
@@ -211,6 +215,7 @@ fn main() -> ExitCode {
                 overhead_ns,
                 detect_ns,
                 seed,
+                root_fails,
             },
         ),
     }
@@ -220,60 +225,82 @@ fn scale_table(min_ranks: u32, max_ranks: u32, failures: u32, config: ScaleConfi
     let floor_log = |n: u32| 31 - n.max(2).leading_zeros();
     let (low, high) = (floor_log(min_ranks), floor_log(max_ranks));
     println!(
-        "latency {} ns/message, overhead {} ns/message at sender and receiver, detection {} ns",
-        config.latency_ns, config.overhead_ns, config.detect_ns
+        "latency {} ns/message, overhead {} ns/message at sender and receiver, detection {} ns; \
+         failures crash at uniform random times during the call (seed {})",
+        config.latency_ns, config.overhead_ns, config.detect_ns, config.seed
     );
     println!(
-        "{:>9} {:>8} {:>14} {:>7} {:>11} {:>7}",
-        "ranks", "failures", "time (us)", "depth", "messages", "|G'|"
+        "{:>9} {:<22} {:>11} {:>6} {:>10} {:>5}",
+        "ranks", "case", "time (us)", "depth", "messages", "|G'|"
     );
-    let mut first: Option<(u64, u64)> = None;
-    let mut last = (0, 0);
+    // One column per case: failure-free, k random failures, the root and k-1 random ones.
+    let cases: Vec<(String, u32, bool)> = if failures == 0 || config.root_fails {
+        vec![
+            ("failure-free".into(), 0, false),
+            (format!("{failures} failures"), failures, config.root_fails),
+        ]
+    } else {
+        vec![
+            ("failure-free".into(), 0, false),
+            (format!("{failures} random failures"), failures, false),
+            (format!("root + {} random", failures - 1), failures, true),
+        ]
+    };
+    let mut first: Vec<u64> = Vec::new();
+    let mut last: Vec<u64> = vec![0; cases.len()];
     for log in low..=high {
         let n = 1u32 << log;
-        let free = match run_scale(n, 0, 0, config) {
-            Ok(row) => row,
-            Err(e) => {
-                println!("VIOLATION {e}");
-                return ExitCode::FAILURE;
+        let mut expected = 0;
+        for (column, (name, k, root_fails)) in cases.iter().enumerate() {
+            let row = match run_scale(
+                n,
+                *k,
+                expected,
+                ScaleConfig {
+                    root_fails: *root_fails,
+                    ..config
+                },
+            ) {
+                Ok(row) => row,
+                Err(e) => {
+                    println!("VIOLATION {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            if column == 0 {
+                expected = row.time_ns;
             }
-        };
-        let faulty = match run_scale(n, failures, free.time_ns, config) {
-            Ok(row) => row,
-            Err(e) => {
-                println!("VIOLATION {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        for row in [&free, &faulty] {
             println!(
-                "{:>9} {:>8} {:>14.1} {:>7} {:>11} {:>7}",
+                "{:>9} {:<22} {:>11.1} {:>6} {:>10} {:>5}",
                 row.ranks,
-                row.failures,
+                name,
                 row.time_ns as f64 / 1000.0,
                 row.depth,
                 row.messages,
                 row.agreed_failed
             );
+            if first.len() == column {
+                first.push(row.time_ns);
+            }
+            last[column] = row.time_ns;
         }
-        first.get_or_insert((free.time_ns, faulty.time_ns));
-        last = (free.time_ns, faulty.time_ns);
     }
-    let first = first.unwrap_or((1, 1));
-    let ratio_free = last.0 as f64 / first.0.max(1) as f64;
-    let ratio_faulty = last.1 as f64 / first.1.max(1) as f64;
-    println!(
-        "time(2^{high}) / time(2^{low}): failure-free {ratio_free:.2}x, with {failures} failures {ratio_faulty:.2}x (log ratio {:.2}x)",
-        high as f64 / low as f64
-    );
+    let ratios: Vec<f64> = first
+        .iter()
+        .zip(&last)
+        .map(|(&a, &b)| b as f64 / a.max(1) as f64)
+        .collect();
+    for ((name, _, _), ratio) in cases.iter().zip(&ratios) {
+        println!("time(2^{high}) / time(2^{low}), {name}: {ratio:.2}x");
+    }
+    println!("log2 ratio: {:.2}x", high as f64 / low as f64);
     if let Some(bytes) = peak_resident_bytes() {
         println!(
             "peak resident memory: {:.0} MiB",
             bytes as f64 / (1 << 20) as f64
         );
     }
-    let _ = DEFAULT_RANKS;
-    if ratio_free > 2.5 {
+    if ratios[0] > 2.5 {
         println!("FAILED: failure-free time grows faster than 2.5x");
         return ExitCode::FAILURE;
     }

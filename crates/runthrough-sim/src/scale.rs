@@ -27,6 +27,8 @@ pub struct ScaleConfig {
     pub detect_ns: u64,
     /// The seed choosing which ranks fail and when.
     pub seed: u64,
+    /// Whether rank 0 (the first coordinator) is among the failures.
+    pub root_fails: bool,
 }
 
 impl Default for ScaleConfig {
@@ -36,6 +38,7 @@ impl Default for ScaleConfig {
             overhead_ns: 100,
             detect_ns: 10_000,
             seed: 1,
+            root_fails: false,
         }
     }
 }
@@ -101,6 +104,8 @@ struct World {
     ranks: Vec<Agreement>,
     alive: Vec<bool>,
     busy_until: Vec<u64>,
+    /// Deepest message each rank has handled: what it sends next depends on all of them.
+    depth_seen: Vec<u32>,
     decided: Vec<bool>,
     undecided_alive: usize,
     queue: BinaryHeap<Timed>,
@@ -139,7 +144,8 @@ impl World {
         begin
     }
 
-    fn after(&mut self, rank: Rank, begin: u64, depth: u32) {
+    fn after(&mut self, rank: Rank, begin: u64) {
+        let depth = self.depth_seen[rank as usize];
         let done = self.flush(rank, begin, depth);
         self.busy_until[rank as usize] = done;
         if !self.decided[rank as usize] && self.ranks[rank as usize].decision().is_some() {
@@ -150,8 +156,10 @@ impl World {
     }
 }
 
-/// Runs one agreement over `n` ranks with `failures` random crashes during the call.
-/// `expected_ns` places the crashes: uniformly in `0..expected_ns`.
+/// Runs one agreement over `n` ranks with `failures` random crashes during the call (the
+/// first of them rank 0, the coordinator, when `config.root_fails`). `expected_ns` places the
+/// crashes: uniformly in `0..expected_ns`. The depth is the longest causal chain: a message
+/// is one deeper than the deepest message its sender had handled.
 ///
 /// # Errors
 /// A description when the survivors do not all decide, or decide differently, or the agreed
@@ -170,6 +178,7 @@ pub fn run_scale(
             .collect(),
         alive: vec![true; n as usize],
         busy_until: vec![0; n as usize],
+        depth_seen: vec![0; n as usize],
         decided: vec![false; n as usize],
         undecided_alive: n as usize,
         queue: BinaryHeap::new(),
@@ -180,6 +189,9 @@ pub fn run_scale(
     };
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ ((n as u64) << 32) ^ failures as u64);
     let mut victims = RankSet::new();
+    if config.root_fails && failures > 0 && n > 1 {
+        victims.insert(0);
+    }
     while (victims.len() as u32) < failures.min(n - 1) {
         victims.insert(rng.gen_range(0..n));
     }
@@ -192,7 +204,7 @@ pub fn run_scale(
             flag: u32::MAX,
             ..Contribution::default()
         });
-        world.after(rank, 0, 0);
+        world.after(rank, 0);
     }
     while world.undecided_alive > 0 {
         let Some(Timed { at, event, .. }) = world.queue.pop() else {
@@ -212,9 +224,11 @@ pub fn run_scale(
                     continue;
                 }
                 world.depth = world.depth.max(depth);
+                let seen = &mut world.depth_seen[to as usize];
+                *seen = (*seen).max(depth);
                 let begin = at.max(world.busy_until[to as usize]) + config.overhead_ns;
                 world.ranks[to as usize].handle_message(from, message);
-                world.after(to, begin, depth);
+                world.after(to, begin);
             }
             Event::Crash { rank } => {
                 world.alive[rank as usize] = false;
@@ -228,7 +242,7 @@ pub fn run_scale(
                     if world.alive[rank as usize] {
                         world.ranks[rank as usize].handle_failure(dead);
                         let begin = at.max(world.busy_until[rank as usize]);
-                        world.after(rank, begin, 0);
+                        world.after(rank, begin);
                     }
                 }
             }

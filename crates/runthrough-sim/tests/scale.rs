@@ -30,3 +30,16 @@ fn failures_during_the_call_terminate() {
         assert!(row.agreed_failed <= 8);
     }
 }
+
+#[test]
+fn root_failure_during_the_call_terminates() {
+    let config = ScaleConfig {
+        root_fails: true,
+        ..ScaleConfig::default()
+    };
+    let free = run_scale(1 << 12, 0, 0, config).unwrap();
+    for seed in 0..5 {
+        let row = run_scale(1 << 12, 3, free.time_ns, ScaleConfig { seed, ..config }).unwrap();
+        assert_eq!(row.failures, 3);
+    }
+}
