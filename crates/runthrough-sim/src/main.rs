@@ -100,6 +100,17 @@ fn wall_clock() -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// Prints a trace, stopping quietly when stdout is closed (`replay ... | head`).
+fn print_lines(lines: &[String]) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        if writeln!(out, "{line}").is_err() {
+            std::process::exit(0);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Explore {
@@ -136,9 +147,7 @@ fn main() -> ExitCode {
             println!("schedule: {schedule:?}");
             match result {
                 Ok(outcome) => {
-                    for line in &outcome.trace {
-                        println!("{line}");
-                    }
+                    print_lines(&outcome.trace);
                     println!(
                         "ok: {} events, {} messages, crashed {:?}, final G {:?}",
                         outcome.steps,
@@ -149,9 +158,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err((violation, trace)) => {
-                    for line in &trace {
-                        println!("{line}");
-                    }
+                    print_lines(&trace);
                     println!("VIOLATION {violation}");
                     println!("replay: {}", replay_command(seed, ranks));
                     ExitCode::FAILURE
