@@ -40,6 +40,8 @@ mod signal;
 mod transport;
 mod universe;
 mod validate;
+#[allow(dead_code)] // used by the TCP transport, next
+mod wire;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};

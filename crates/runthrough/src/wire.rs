@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The wire format of the socket transports: length-prefixed frames.
+//!
+//! A frame is a 4-byte little-endian body length, then the body: one kind byte and the kind's
+//! fields in order, integers little-endian. Every [`Packet`] variant has a kind, and so do the
+//! control frames of a connection (the authenticated handshake, heartbeats, failure notices).
+//!
+//! | kind | frame | fields after the kind byte |
+//! |---|---|---|
+//! | 1 | `Data` | context u64, source u32, tag i32, payload (the rest) |
+//! | 2 | `Collective` | context u64, source u32, epoch u32, sequence u32, payload (the rest) |
+//! | 3 | `Agreement` | context u64, source u32, seq u64, [`Message`] encoding (the rest) |
+//! | 16 | `Hello` | rank u32, nonce 32 bytes |
+//! | 17 | `Challenge` | rank u32, nonce 32 bytes, MAC 32 bytes |
+//! | 18 | `Proof` | MAC 32 bytes |
+//! | 19 | `Heartbeat` | nothing |
+//! | 20 | `FailureNotice` | rank u32 |
+//!
+//! # Invariants
+//! Decoding never panics and never allocates more than the bytes that have arrived (plus one
+//! bounded buffer): a body length of 0 or above the decoder's limit, an unknown kind, a body
+//! shorter or longer than its kind allows, and an agreement message that does not decode are
+//! all a [`WireError`], after which the connection is unusable (the transport closes it and
+//! fences the peer, SPEC §4).
+
+use std::io::{self, Read};
+
+use runthrough_core::agreement::Message;
+
+use crate::packet::Packet;
+
+/// Length of a MAC or a nonce in the handshake (HMAC-SHA256).
+pub(crate) const TOKEN: usize = 32;
+
+/// The largest frame body a decoder accepts by default: 1 GiB.
+pub(crate) const DEFAULT_MAX_FRAME: usize = 1 << 30;
+
+const KIND_DATA: u8 = 1;
+const KIND_COLLECTIVE: u8 = 2;
+const KIND_AGREEMENT: u8 = 3;
+const KIND_HELLO: u8 = 16;
+const KIND_CHALLENGE: u8 = 17;
+const KIND_PROOF: u8 = 18;
+const KIND_HEARTBEAT: u8 = 19;
+const KIND_FAILURE_NOTICE: u8 = 20;
+
+/// Bytes of a data frame's body before its payload (kind included).
+const DATA_HEAD: usize = 1 + 8 + 4 + 4;
+/// Bytes of a collective frame's body before its payload (kind included).
+const COLLECTIVE_HEAD: usize = 1 + 8 + 4 + 4 + 4;
+
+/// A payload frame longer than this is read straight into its payload buffer (no second copy).
+const DIRECT_READ_THRESHOLD: usize = 16 << 10;
+/// The decoder's buffer size.
+const BUFFER: usize = 64 << 10;
+
+/// One frame.
+#[derive(Debug)]
+pub(crate) enum Frame {
+    /// Traffic for the engine.
+    Packet(Packet),
+    /// Handshake, from the connecting rank: who it is and a fresh nonce.
+    Hello { rank: u32, nonce: [u8; TOKEN] },
+    /// Handshake, from the accepting rank: who it is, a fresh nonce, and its proof over the
+    /// hello's nonce.
+    Challenge {
+        rank: u32,
+        nonce: [u8; TOKEN],
+        mac: [u8; TOKEN],
+    },
+    /// Handshake, from the connecting rank: its proof over the challenge's nonce.
+    Proof { mac: [u8; TOKEN] },
+    /// Liveness, sent every heartbeat period whatever the traffic.
+    Heartbeat,
+    /// The sender knows that world rank `rank` failed (knowledge spreads, SPEC §1).
+    FailureNotice { rank: u32 },
+}
+
+/// Why bytes did not decode into a frame.
+#[derive(Debug)]
+pub(crate) enum WireError {
+    /// Reading failed, or the stream ended inside a frame.
+    Io(io::Error),
+    /// The stream ended cleanly between two frames.
+    Closed,
+    /// A body length of 0 or above the limit.
+    Oversized(usize),
+    /// An unknown kind byte.
+    UnknownKind(u8),
+    /// A body that does not fit its kind.
+    Malformed(&'static str),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Io(e) => write!(f, "read failed: {e}"),
+            WireError::Closed => write!(f, "connection closed"),
+            WireError::Oversized(n) => write!(f, "frame length {n} out of bounds"),
+            WireError::UnknownKind(k) => write!(f, "unknown frame kind {k}"),
+            WireError::Malformed(what) => write!(f, "malformed frame: {what}"),
+        }
+    }
+}
+
+fn begin(out: &mut Vec<u8>) -> usize {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    at
+}
+
+fn finish(out: &mut [u8], at: usize) {
+    let body = out.len() - at - 4;
+    let body = u32::try_from(body).expect("a frame body fits in 4 GiB");
+    out[at..at + 4].copy_from_slice(&body.to_le_bytes());
+}
+
+/// Appends the frame of `packet` to `out`.
+pub(crate) fn encode_packet(packet: &Packet, out: &mut Vec<u8>) {
+    let at = begin(out);
+    // Exhaustive on purpose: a new packet kind fails to compile until it has a wire encoding.
+    match packet {
+        Packet::Data {
+            context,
+            source,
+            tag,
+            payload,
+        } => {
+            out.push(KIND_DATA);
+            out.extend_from_slice(&context.to_le_bytes());
+            out.extend_from_slice(&source.to_le_bytes());
+            out.extend_from_slice(&tag.to_le_bytes());
+            out.extend_from_slice(payload);
+        }
+        Packet::Collective {
+            context,
+            source,
+            epoch,
+            sequence,
+            payload,
+        } => {
+            out.push(KIND_COLLECTIVE);
+            out.extend_from_slice(&context.to_le_bytes());
+            out.extend_from_slice(&source.to_le_bytes());
+            out.extend_from_slice(&epoch.to_le_bytes());
+            out.extend_from_slice(&sequence.to_le_bytes());
+            out.extend_from_slice(payload);
+        }
+        Packet::Agreement {
+            context,
+            source,
+            seq,
+            message,
+        } => {
+            out.push(KIND_AGREEMENT);
+            out.extend_from_slice(&context.to_le_bytes());
+            out.extend_from_slice(&source.to_le_bytes());
+            out.extend_from_slice(&seq.to_le_bytes());
+            message.encode(out);
+        }
+    }
+    finish(out, at);
+}
+
+/// Appends `frame` to `out`.
+pub(crate) fn encode(frame: &Frame, out: &mut Vec<u8>) {
+    if let Frame::Packet(packet) = frame {
+        return encode_packet(packet, out);
+    }
+    let at = begin(out);
+    match frame {
+        Frame::Packet(_) => unreachable!("encoded above"),
+        Frame::Hello { rank, nonce } => {
+            out.push(KIND_HELLO);
+            out.extend_from_slice(&rank.to_le_bytes());
+            out.extend_from_slice(nonce);
+        }
+        Frame::Challenge { rank, nonce, mac } => {
+            out.push(KIND_CHALLENGE);
+            out.extend_from_slice(&rank.to_le_bytes());
+            out.extend_from_slice(nonce);
+            out.extend_from_slice(mac);
+        }
+        Frame::Proof { mac } => {
+            out.push(KIND_PROOF);
+            out.extend_from_slice(mac);
+        }
+        Frame::Heartbeat => out.push(KIND_HEARTBEAT),
+        Frame::FailureNotice { rank } => {
+            out.push(KIND_FAILURE_NOTICE);
+            out.extend_from_slice(&rank.to_le_bytes());
+        }
+    }
+    finish(out, at);
+}
+
+/// Reads fixed-size fields from a body.
+struct Fields<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        if self.bytes.len() < n {
+            return Err(WireError::Malformed("body shorter than its kind"));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+    fn u32(&mut self) -> Result<u32, WireError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Result<u64, WireError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn token(&mut self) -> Result<[u8; TOKEN], WireError> {
+        let mut a = [0u8; TOKEN];
+        a.copy_from_slice(self.take(TOKEN)?);
+        Ok(a)
+    }
+    fn end(self) -> Result<(), WireError> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(WireError::Malformed("body longer than its kind"))
+        }
+    }
+}
+
+/// The fields of a payload frame before its payload.
+#[derive(Debug, Clone, Copy)]
+enum PayloadHead {
+    Data {
+        context: u64,
+        source: u32,
+        tag: i32,
+    },
+    Collective {
+        context: u64,
+        source: u32,
+        epoch: u32,
+        sequence: u32,
+    },
+}
+
+impl PayloadHead {
+    /// Parses the head of a data or collective body (`None` for other kinds).
+    fn parse(body: &[u8]) -> Result<Option<(PayloadHead, usize)>, WireError> {
+        let mut f = Fields { bytes: body };
+        let kind = f.take(1)?[0];
+        Ok(match kind {
+            KIND_DATA => Some((
+                PayloadHead::Data {
+                    context: f.u64()?,
+                    source: f.u32()?,
+                    tag: f.u32()? as i32,
+                },
+                DATA_HEAD,
+            )),
+            KIND_COLLECTIVE => Some((
+                PayloadHead::Collective {
+                    context: f.u64()?,
+                    source: f.u32()?,
+                    epoch: f.u32()?,
+                    sequence: f.u32()?,
+                },
+                COLLECTIVE_HEAD,
+            )),
+            _ => None,
+        })
+    }
+
+    fn with_payload(self, payload: Vec<u8>) -> Packet {
+        match self {
+            PayloadHead::Data {
+                context,
+                source,
+                tag,
+            } => Packet::Data {
+                context,
+                source,
+                tag,
+                payload,
+            },
+            PayloadHead::Collective {
+                context,
+                source,
+                epoch,
+                sequence,
+            } => Packet::Collective {
+                context,
+                source,
+                epoch,
+                sequence,
+                payload,
+            },
+        }
+    }
+}
+
+/// Decodes one frame body (the bytes after the length).
+pub(crate) fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
+    if let Some((head, at)) = PayloadHead::parse(body)? {
+        return Ok(Frame::Packet(head.with_payload(body[at..].to_vec())));
+    }
+    let mut f = Fields { bytes: body };
+    let frame = match f.take(1)?[0] {
+        KIND_AGREEMENT => {
+            let context = f.u64()?;
+            let source = f.u32()?;
+            let seq = f.u64()?;
+            let message = Message::decode(f.bytes)
+                .map_err(|_| WireError::Malformed("agreement message does not decode"))?;
+            return Ok(Frame::Packet(Packet::Agreement {
+                context,
+                source,
+                seq,
+                message,
+            }));
+        }
+        KIND_HELLO => Frame::Hello {
+            rank: f.u32()?,
+            nonce: f.token()?,
+        },
+        KIND_CHALLENGE => Frame::Challenge {
+            rank: f.u32()?,
+            nonce: f.token()?,
+            mac: f.token()?,
+        },
+        KIND_PROOF => Frame::Proof { mac: f.token()? },
+        KIND_HEARTBEAT => Frame::Heartbeat,
+        KIND_FAILURE_NOTICE => Frame::FailureNotice { rank: f.u32()? },
+        kind => return Err(WireError::UnknownKind(kind)),
+    };
+    f.end()?;
+    Ok(frame)
+}
+
+/// Decodes a whole buffer that must hold exactly one frame, length included.
+#[cfg(test)]
+pub(crate) fn decode(bytes: &[u8]) -> Result<Frame, WireError> {
+    let mut decoder = Decoder::new(DEFAULT_MAX_FRAME);
+    let mut input = bytes;
+    loop {
+        if let Some(frame) = decoder.next_frame()? {
+            return if input.is_empty() && decoder.is_idle() {
+                Ok(frame)
+            } else {
+                Err(WireError::Malformed("bytes after the frame"))
+            };
+        }
+        match decoder.read_from(&mut input).map_err(WireError::Io)? {
+            0 if decoder.is_idle() => return Err(WireError::Closed),
+            0 => return Err(WireError::Io(io::ErrorKind::UnexpectedEof.into())),
+            _ => {}
+        }
+    }
+}
+
+/// A payload frame being read straight into its payload.
+#[derive(Debug)]
+struct DirectRead {
+    head: PayloadHead,
+    payload: Vec<u8>,
+    filled: usize,
+}
+
+/// Turns a byte stream into frames, tolerant of reads that stop anywhere (time-outs included):
+/// call [`Decoder::read_from`] when [`Decoder::next_frame`] returns `None`.
+///
+/// Small frames are decoded from one reused buffer (their payload is copied once into its own
+/// vector); a large data or collective payload is read straight into its vector.
+#[derive(Debug)]
+pub(crate) struct Decoder {
+    buffer: Vec<u8>,
+    start: usize,
+    end: usize,
+    max_frame: usize,
+    direct: Option<DirectRead>,
+}
+
+impl Decoder {
+    /// A decoder that refuses bodies longer than `max_frame` bytes.
+    pub(crate) fn new(max_frame: usize) -> Self {
+        Decoder {
+            buffer: vec![0; BUFFER],
+            start: 0,
+            end: 0,
+            max_frame,
+            direct: None,
+        }
+    }
+
+    /// Whether no partial frame is held.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.direct.is_none() && self.start == self.end
+    }
+
+    /// Reads once from `source` into the decoder (`Ok(0)` at end of stream).
+    pub(crate) fn read_from(&mut self, source: &mut impl Read) -> io::Result<usize> {
+        if let Some(direct) = self.direct.as_mut() {
+            let n = source.read(&mut direct.payload[direct.filled..])?;
+            direct.filled += n;
+            return Ok(n);
+        }
+        if self.end == self.buffer.len() {
+            // next_frame compacts and grows before asking for more, so this is a full buffer
+            // of whole frames the caller did not take: make room anyway.
+            self.compact();
+            if self.end == self.buffer.len() {
+                let len = self.buffer.len() * 2;
+                self.buffer.resize(len, 0);
+            }
+        }
+        let n = source.read(&mut self.buffer[self.end..])?;
+        self.end += n;
+        Ok(n)
+    }
+
+    fn compact(&mut self) {
+        self.buffer.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+    }
+
+    /// The next complete frame, or `None` if more bytes are needed.
+    ///
+    /// # Errors
+    /// A [`WireError`] for input that is not a frame; the decoder is then unusable.
+    pub(crate) fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
+        if let Some(direct) = &self.direct {
+            if direct.filled < direct.payload.len() {
+                return Ok(None);
+            }
+            let direct = self.direct.take().expect("checked above");
+            return Ok(Some(Frame::Packet(
+                direct.head.with_payload(direct.payload),
+            )));
+        }
+        let held = self.end - self.start;
+        if held < 4 {
+            self.make_room(4);
+            return Ok(None);
+        }
+        let s = self.start;
+        let len = u32::from_le_bytes([
+            self.buffer[s],
+            self.buffer[s + 1],
+            self.buffer[s + 2],
+            self.buffer[s + 3],
+        ]) as usize;
+        if len == 0 || len > self.max_frame {
+            return Err(WireError::Oversized(len));
+        }
+        let available = held - 4;
+        if len > DIRECT_READ_THRESHOLD && available >= COLLECTIVE_HEAD.min(len) {
+            let body = &self.buffer[s + 4..s + 4 + available.min(len)];
+            if let Some((head, at)) = PayloadHead::parse(body)? {
+                let mut payload = vec![0u8; len - at];
+                let have = available.min(len) - at;
+                payload[..have].copy_from_slice(&body[at..at + have]);
+                self.start += 4 + at + have;
+                self.direct = Some(DirectRead {
+                    head,
+                    payload,
+                    filled: have,
+                });
+                return self.next_frame();
+            }
+        }
+        if available < len {
+            self.make_room(4 + len);
+            return Ok(None);
+        }
+        let frame = decode_body(&self.buffer[s + 4..s + 4 + len]);
+        self.start += 4 + len;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        frame.map(Some)
+    }
+
+    /// Makes sure a frame of `total` bytes (length included) fits after `start`.
+    fn make_room(&mut self, total: usize) {
+        if self.start + total > self.buffer.len() {
+            self.compact();
+        }
+        // Grow with what has arrived (at most doubling), never to a length only declared: a
+        // peer that announces a huge frame and sends nothing costs nothing.
+        let want = total.min((self.end - self.start).saturating_mul(2).max(BUFFER));
+        if want > self.buffer.len() {
+            self.buffer.resize(want, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use runthrough_core::agreement::{Decision, Summary};
+    use runthrough_core::RankSet;
+
+    fn rank_set() -> impl Strategy<Value = RankSet> {
+        proptest::collection::btree_set(0u32..10_000, 0..20)
+            .prop_map(|s| s.into_iter().collect::<RankSet>())
+    }
+
+    fn decision() -> impl Strategy<Value = Decision> {
+        (rank_set(), rank_set(), any::<u32>(), any::<bool>()).prop_map(|(f, n, flag, u)| Decision {
+            failed: f,
+            non_contributors: n,
+            flag,
+            unacknowledged_failure: u,
+        })
+    }
+
+    fn message() -> impl Strategy<Value = Message> {
+        prop_oneof![
+            any::<u32>().prop_map(|ballot| Message::Prepare { ballot }),
+            (
+                any::<u32>(),
+                rank_set(),
+                rank_set(),
+                rank_set(),
+                any::<u32>(),
+                proptest::option::of((any::<u32>(), decision()))
+            )
+                .prop_map(|(ballot, k, n, a, flag, accepted)| Message::Promise {
+                    ballot,
+                    summary: Summary {
+                        known_failed: k,
+                        non_contributors: n,
+                        acknowledged: a,
+                        flag,
+                        accepted,
+                    },
+                }),
+            (any::<u32>(), decision())
+                .prop_map(|(ballot, value)| Message::Accept { ballot, value }),
+            any::<u32>().prop_map(|ballot| Message::Accepted { ballot }),
+            decision().prop_map(|value| Message::Commit { value }),
+        ]
+    }
+
+    fn payload() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..64),
+            proptest::collection::vec(any::<u8>(), 16_000..70_000),
+        ]
+    }
+
+    fn frame() -> impl Strategy<Value = Frame> {
+        let token = proptest::array::uniform32(any::<u8>());
+        prop_oneof![
+            (any::<u64>(), any::<u32>(), any::<i32>(), payload()).prop_map(
+                |(context, source, tag, payload)| Frame::Packet(Packet::Data {
+                    context,
+                    source,
+                    tag,
+                    payload
+                })
+            ),
+            (
+                any::<u64>(),
+                any::<u32>(),
+                any::<u32>(),
+                any::<u32>(),
+                payload()
+            )
+                .prop_map(|(context, source, epoch, sequence, payload)| {
+                    Frame::Packet(Packet::Collective {
+                        context,
+                        source,
+                        epoch,
+                        sequence,
+                        payload,
+                    })
+                }),
+            (any::<u64>(), any::<u32>(), any::<u64>(), message()).prop_map(
+                |(context, source, seq, message)| Frame::Packet(Packet::Agreement {
+                    context,
+                    source,
+                    seq,
+                    message
+                })
+            ),
+            (any::<u32>(), token).prop_map(|(rank, nonce)| Frame::Hello { rank, nonce }),
+            (any::<u32>(), token, token)
+                .prop_map(|(rank, nonce, mac)| Frame::Challenge { rank, nonce, mac }),
+            token.prop_map(|mac| Frame::Proof { mac }),
+            Just(()).prop_map(|()| Frame::Heartbeat),
+            any::<u32>().prop_map(|rank| Frame::FailureNotice { rank }),
+        ]
+    }
+
+    fn bytes_of(frame: &Frame) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(frame, &mut out);
+        out
+    }
+
+    /// Feeds `input` to a decoder in reads of at most `chunk` bytes; returns the frames.
+    fn decode_stream(input: &[u8], chunk: usize) -> Result<Vec<Frame>, WireError> {
+        struct Chunked<'a>(&'a [u8], usize);
+        impl Read for Chunked<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = self.0.len().min(buf.len()).min(self.1);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut source = Chunked(input, chunk.max(1));
+        let mut decoder = Decoder::new(DEFAULT_MAX_FRAME);
+        let mut frames = Vec::new();
+        loop {
+            while let Some(frame) = decoder.next_frame()? {
+                frames.push(frame);
+            }
+            if decoder.read_from(&mut source).map_err(WireError::Io)? == 0 {
+                return if decoder.is_idle() {
+                    Ok(frames)
+                } else {
+                    Err(WireError::Io(io::ErrorKind::UnexpectedEof.into()))
+                };
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Every frame decodes to itself (compared through its encoding).
+        #[test]
+        fn roundtrip(frame in frame()) {
+            let bytes = bytes_of(&frame);
+            let back = decode(&bytes).expect("an encoded frame decodes");
+            prop_assert_eq!(bytes_of(&back), bytes);
+        }
+
+        /// A stream of frames cut into reads of any size gives back the same frames, in order.
+        #[test]
+        fn stream_roundtrip(frames in proptest::collection::vec(frame(), 1..6), chunk in 1usize..100_000) {
+            let mut bytes = Vec::new();
+            for f in &frames { encode(f, &mut bytes); }
+            let back = decode_stream(&bytes, chunk).expect("a stream of frames decodes");
+            prop_assert_eq!(back.len(), frames.len());
+            let mut again = Vec::new();
+            for f in &back { encode(f, &mut again); }
+            prop_assert_eq!(again, bytes);
+        }
+
+        /// Arbitrary bytes never panic the decoder.
+        #[test]
+        fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300), chunk in 1usize..64) {
+            let _ = decode(&bytes);
+            let _ = decode_stream(&bytes, chunk);
+        }
+
+        /// A frame with bytes flipped or cut short is an error or some frame, never a panic; a
+        /// truncated frame is never mistaken for a whole one.
+        #[test]
+        fn corrupted_frames(frame in frame(), flip in any::<(usize, u8)>(), cut in any::<usize>()) {
+            let mut bytes = bytes_of(&frame);
+            let cut = cut % bytes.len();
+            prop_assert!(decode(&bytes[..cut]).is_err());
+            let at = flip.0 % bytes.len();
+            bytes[at] ^= flip.1;
+            let _ = decode(&bytes);
+        }
+    }
+
+    #[test]
+    fn oversized_and_empty_lengths_are_refused_without_allocating() {
+        let mut decoder = Decoder::new(1024);
+        let mut input: &[u8] = &[0xff, 0xff, 0xff, 0x7f, KIND_DATA];
+        decoder.read_from(&mut input).unwrap();
+        assert!(matches!(decoder.next_frame(), Err(WireError::Oversized(_))));
+        assert!(matches!(
+            decode(&[0, 0, 0, 0]),
+            Err(WireError::Oversized(0))
+        ));
+    }
+
+    #[test]
+    fn a_huge_declared_payload_allocates_only_on_arrival_of_its_head() {
+        // 1 GiB declared, 5 bytes sent: the decoder waits for the head and holds 64 KiB.
+        let mut decoder = Decoder::new(DEFAULT_MAX_FRAME);
+        let mut input: &[u8] = &[0, 0, 0, 0x40, KIND_AGREEMENT];
+        decoder.read_from(&mut input).unwrap();
+        assert!(decoder.next_frame().unwrap().is_none());
+        assert_eq!(decoder.buffer.len(), BUFFER);
+    }
+}
