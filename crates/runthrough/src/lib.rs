@@ -33,6 +33,7 @@ mod collective;
 mod collectives;
 mod comm;
 mod engine;
+pub mod net;
 mod packet;
 mod process;
 mod request;
@@ -40,11 +41,11 @@ mod signal;
 mod transport;
 mod universe;
 mod validate;
-#[allow(dead_code)] // used by the TCP transport, next
 mod wire;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
+pub use net::{init, InitError, Universe};
 pub use request::{wait_all, wait_any, Request};
 pub use runthrough_core::{
     Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The launcher's check program: the scenarios that rtrun's integration tests and benchmarks run
+//! as multi-process jobs. Every scenario checks its own result and exits non-zero when it is
+//! wrong; survivors print `final failed=[...]`, the G they agreed on, so a test can compare them.
+//!
+//! `rtrun -n N target/release/rtrun-check SCENARIO [--rounds R] [--pause-ms P] [--count C]`
+//!
+//! - `ring`: each rank sends its rank to the next one and checks what the previous one sent.
+//! - `validate`: R rounds of (pause, `validate_global`).
+//! - `collective`: R rounds of (pause, all-reduce of 1 over the OK ranks of G); a round that
+//!   fails with `ProcFailed` is retried after a `validate_global`.
+//! - `stream`: rank 0 sends C numbered messages to rank 1, which checks they arrive exactly once
+//!   and in order; the other ranks pause (and are killed by the test meanwhile), then all validate.
+//! - `bench`: 8-byte ping-pong latency and 1 MiB bandwidth between ranks 0 and 1, validate_global
+//!   and all-reduce times over all ranks, and (with 3 ranks or more) the time from rank 2's death
+//!   to rank 1's `ProcFailed`.
+//! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use runthrough::{Comm, Error, Op, RankState};
+
+struct Options {
+    scenario: String,
+    rounds: u32,
+    pause: Duration,
+    count: u64,
+}
+
+fn parse() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let scenario = args.next().ok_or("usage: rtrun-check SCENARIO [options]")?;
+    let mut options = Options {
+        scenario,
+        rounds: 4,
+        pause: Duration::from_millis(100),
+        count: 10_000,
+    };
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        let number: u64 = value.parse().map_err(|_| format!("{flag} {value}"))?;
+        match flag.as_str() {
+            "--rounds" => options.rounds = number as u32,
+            "--pause-ms" => options.pause = Duration::from_millis(number),
+            "--count" => options.count = number,
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    Ok(options)
+}
+
+fn failed_list(world: &Comm) -> Result<Vec<u32>, Error> {
+    let g = world.validate_global()?;
+    Ok(g.ranks(RankState::NULL).map(|i| i.rank).collect())
+}
+
+fn ring(world: &Comm) -> Result<(), String> {
+    let (me, n) = (world.rank(), world.size());
+    world
+        .send(&[me], (me + 1) % n, 0)
+        .map_err(|e| e.to_string())?;
+    let mut got = [u32::MAX];
+    world
+        .recv(&mut got, (me + n - 1) % n, 0)
+        .map_err(|e| e.to_string())?;
+    if got[0] != (me + n - 1) % n {
+        return Err(format!("ring: got {} from the previous rank", got[0]));
+    }
+    println!("ring ok");
+    Ok(())
+}
+
+fn validate(world: &Comm, o: &Options) -> Result<(), String> {
+    for round in 0..o.rounds {
+        std::thread::sleep(o.pause);
+        let failed = failed_list(world).map_err(|e| e.to_string())?;
+        println!("round {round} failed={failed:?}");
+    }
+    Ok(())
+}
+
+fn collective(world: &Comm, o: &Options) -> Result<(), String> {
+    let mut round = 0;
+    let mut retries = 0;
+    while round < o.rounds {
+        std::thread::sleep(o.pause);
+        let mut sum = [0u64];
+        match world.all_reduce(&[1u64], &mut sum, Op::Sum) {
+            Ok(()) => {
+                let g = world.global_view().map_err(|e| e.to_string())?;
+                let ok = g.count(RankState::OK) as u64;
+                // A failure not yet in G may already have cut some contributions: only a round
+                // whose G is current is checked, the others are redone.
+                if sum[0] != ok {
+                    return Err(format!("round {round}: sum {} over {ok} OK ranks", sum[0]));
+                }
+                println!("round {round} sum={}", sum[0]);
+                round += 1;
+            }
+            Err(Error::ProcFailed { .. }) => {
+                retries += 1;
+                if retries > 100 {
+                    return Err("too many retries".into());
+                }
+                let failed = failed_list(world).map_err(|e| e.to_string())?;
+                println!("round {round} retried after validate_global failed={failed:?}");
+            }
+            Err(e) => return Err(format!("round {round}: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn stream(world: &Comm, o: &Options) -> Result<(), String> {
+    match world.rank() {
+        0 => {
+            for i in 0..o.count {
+                world
+                    .send(&[i], 1, 7)
+                    .map_err(|e| format!("send {i}: {e}"))?;
+            }
+        }
+        1 => {
+            for i in 0..o.count {
+                let mut got = [u64::MAX];
+                world
+                    .recv(&mut got, 0u32, 7)
+                    .map_err(|e| format!("recv {i}: {e}"))?;
+                if got[0] != i {
+                    return Err(format!("message {i} arrived as {}", got[0]));
+                }
+            }
+            let mut extra = [0u64];
+            if world
+                .iprobe::<u64>(0u32, 7)
+                .map_err(|e| e.to_string())?
+                .is_some()
+            {
+                world.recv(&mut extra, 0u32, 7).map_err(|e| e.to_string())?;
+                return Err(format!("an extra message {} arrived", extra[0]));
+            }
+            println!("received {} in order", o.count);
+        }
+        _ => std::thread::sleep(o.pause),
+    }
+    Ok(())
+}
+
+fn now_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn bench(world: &Comm, o: &Options) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let me = world.rank();
+    let rounds = o.rounds.max(1) as usize;
+    if me < 2 && world.size() >= 2 {
+        let peer = 1 - me;
+        // 8-byte ping-pong: half the round trip.
+        let mut samples = Vec::new();
+        for _ in 0..rounds {
+            let iterations = 2000;
+            let t = Instant::now();
+            let mut buf = [0u64];
+            for _ in 0..iterations {
+                if me == 0 {
+                    world.send(&buf, peer, 1).map_err(e)?;
+                    world.recv(&mut buf, peer, 1).map_err(e)?;
+                } else {
+                    world.recv(&mut buf, peer, 1).map_err(e)?;
+                    world.send(&buf, peer, 1).map_err(e)?;
+                }
+            }
+            samples.push(t.elapsed().as_secs_f64() * 1e6 / iterations as f64 / 2.0);
+        }
+        // 1 MiB stream, one acknowledgement per batch.
+        let message = vec![7u8; 1 << 20];
+        let mut into = vec![0u8; 1 << 20];
+        let mut rates = Vec::new();
+        for _ in 0..rounds {
+            let batch = 64;
+            let t = Instant::now();
+            if me == 0 {
+                for _ in 0..batch {
+                    world.send(&message, peer, 2).map_err(e)?;
+                }
+                world.recv(&mut [0u8], peer, 3).map_err(e)?;
+            } else {
+                for _ in 0..batch {
+                    world.recv(&mut into, peer, 2).map_err(e)?;
+                }
+                world.send(&[1u8], peer, 3).map_err(e)?;
+            }
+            rates.push(batch as f64 * (1 << 20) as f64 / t.elapsed().as_secs_f64() / 1e9);
+        }
+        if me == 0 {
+            println!("latency_8B_us={:.2}", median(samples));
+            println!("bandwidth_1MiB_GBps={:.2}", median(rates));
+        }
+    }
+    world.barrier().map_err(e)?;
+    for (name, is_validate) in [("validate_global", true), ("all_reduce_1", false)] {
+        let mut samples = Vec::new();
+        for _ in 0..rounds {
+            let iterations = 200;
+            world.barrier().map_err(e)?;
+            let t = Instant::now();
+            for _ in 0..iterations {
+                if is_validate {
+                    world.validate_global().map_err(e)?;
+                } else {
+                    let mut out = [0u64];
+                    world.all_reduce(&[1u64], &mut out, Op::Sum).map_err(e)?;
+                }
+            }
+            samples.push(t.elapsed().as_secs_f64() * 1e6 / iterations as f64);
+        }
+        if me == 0 {
+            println!("{name}_us={:.1} ranks={}", median(samples), world.size());
+        }
+    }
+    if world.size() >= 3 {
+        match me {
+            1 => {
+                let mut at = [0u64];
+                world.recv(&mut at, 2u32, 98).map_err(e)?;
+                let result = world.recv(&mut [0u8], 2u32, 99);
+                let seen = now_nanos();
+                if !matches!(result, Err(Error::ProcFailed { rank: 2 })) {
+                    return Err(format!("expected ProcFailed from rank 2, got {result:?}"));
+                }
+                println!(
+                    "detect_kill_to_procfailed_ms={:.3}",
+                    seen.saturating_sub(at[0]) as f64 / 1e6
+                );
+            }
+            2 => {
+                std::thread::sleep(Duration::from_millis(200));
+                world.send(&[now_nanos()], 1, 98).map_err(e)?;
+                let _ = rustix::process::kill_process(
+                    rustix::process::getpid(),
+                    rustix::process::Signal::KILL,
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let options = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("rtrun-check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let universe = match runthrough::init() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("rtrun-check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let world = universe.world();
+    let result = match options.scenario.as_str() {
+        "ring" => ring(world),
+        "validate" => validate(world, &options),
+        "collective" => collective(world, &options),
+        "stream" => stream(world, &options),
+        "bench" => bench(world, &options),
+        "idle" => {
+            std::thread::sleep(options.pause);
+            Ok(())
+        }
+        other => Err(format!("unknown scenario {other}")),
+    };
+    let result = result.and_then(|()| {
+        if options.scenario == "bench" {
+            return Ok(());
+        }
+        let failed = failed_list(world).map_err(|e| e.to_string())?;
+        println!("final failed={failed:?}");
+        Ok(())
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rtrun-check rank {}: {e}", world.rank());
+            ExitCode::FAILURE
+        }
+    }
+}

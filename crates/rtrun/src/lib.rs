@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! rtrun: the launcher of multi-process runthrough jobs on one host (SPEC §4).
+//!
+//! [`run`] starts `size` processes of one program, each with the environment of
+//! [`runthrough::net::launch`] (its rank, the job size, the control address, a fresh random job
+//! secret), runs the rendezvous (every rank registers its listener over an authenticated
+//! loopback control connection and gets the table of all addresses back), forwards the ranks'
+//! output line by line, and watches them: a rank's exit is a *confirmed* failure that rtrun
+//! tells every surviving rank at once. It injects faults on request ([`Kill`]), kills a rank
+//! that its peers fenced, stops the whole job at a time-out or on [`Job::stop`], and returns a
+//! [`Report`] of who failed, how and when.
+//!
+//! Every rank runs in its own process group, so a stop kills whatever the ranks started too,
+//! and a rank whose control connection closes halts: no process outlives its job.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! let mut job = rtrun::Job::new(4, "target/release/rtrun-check");
+//! job.args = vec!["validate".into()];
+//! job.kills.push("2@0.5".parse().unwrap());
+//! job.timeout = Some(Duration::from_secs(30));
+//! let report = rtrun::run(&job).unwrap();
+//! assert!(report.success(), "{}", report.summary());
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use runthrough::net::launch::{self, JobSecret, RankMessage};
+
+/// When an injected fault kills a rank.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KillAt {
+    /// SIGKILL from the launcher this long after the ranks were started.
+    After(Duration),
+    /// The rank kills its own process inside an operation: the value of
+    /// [`launch::ENV_FAULT`], e.g. `validate_global:2` or `call:5`.
+    Operation(String),
+}
+
+/// One injected fault: `RANK@SECS` or `RANK@OP:K[:M]` on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kill {
+    /// The rank to kill.
+    pub rank: u32,
+    /// When.
+    pub at: KillAt,
+}
+
+impl std::str::FromStr for Kill {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("{text:?}: expected RANK@SECONDS or RANK@OPERATION:K");
+        let (rank, at) = text.split_once('@').ok_or_else(bad)?;
+        let rank = rank.parse().map_err(|_| bad())?;
+        let at = if at.contains(':') {
+            KillAt::Operation(at.to_string())
+        } else {
+            let seconds: f64 = at.parse().map_err(|_| bad())?;
+            if !(seconds.is_finite() && seconds >= 0.0) {
+                return Err(bad());
+            }
+            KillAt::After(Duration::from_secs_f64(seconds))
+        };
+        Ok(Kill { rank, at })
+    }
+}
+
+/// A job to launch.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Number of ranks.
+    pub size: u32,
+    /// The program every rank runs.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Prefix every forwarded line with `[rank]`.
+    pub tag_output: bool,
+    /// Forward the ranks' output to this process's standard output and error.
+    pub forward_output: bool,
+    /// Keep the ranks' output lines in the report.
+    pub capture_output: bool,
+    /// Stop the job (killing every rank) after this long.
+    pub timeout: Option<Duration>,
+    /// Injected faults.
+    pub kills: Vec<Kill>,
+    /// Heartbeat period and timeout for the ranks (default: the runtime's).
+    pub heartbeat: Option<(Duration, Duration)>,
+    /// More environment for every rank.
+    pub env: Vec<(String, String)>,
+    /// Setting this stops the job (every rank killed), e.g. from a Ctrl-C handler.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Job {
+    /// A job of `size` ranks of `program`, output forwarded and captured, no time-out.
+    pub fn new(size: u32, program: impl Into<PathBuf>) -> Self {
+        Job {
+            size,
+            program: program.into(),
+            args: Vec::new(),
+            tag_output: true,
+            forward_output: false,
+            capture_output: true,
+            timeout: None,
+            kills: Vec::new(),
+            heartbeat: None,
+            env: Vec::new(),
+            stop: None,
+        }
+    }
+}
+
+/// How a rank's process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited with this status.
+    Exited(i32),
+    /// A signal killed it.
+    Signaled(i32),
+}
+
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(code) if *code == launch::EXIT_FENCED => {
+                write!(f, "halted as fenced (exit {code})")
+            }
+            Ending::Exited(code) => write!(f, "exited with status {code}"),
+            Ending::Signaled(signal) => {
+                write!(f, "killed by signal {signal}{}", signal_name(*signal))
+            }
+        }
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => " (SIGHUP)",
+        2 => " (SIGINT)",
+        6 => " (SIGABRT)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        15 => " (SIGTERM)",
+        _ => "",
+    }
+}
+
+/// What became of one rank.
+#[derive(Debug, Clone)]
+pub struct RankReport {
+    /// The rank.
+    pub rank: u32,
+    /// How it ended (`None` if it was never started).
+    pub ending: Option<Ending>,
+    /// When it ended, from the start of the job.
+    pub ended_at: Option<Duration>,
+    /// A fault was injected into it (and it died of it).
+    pub injected: bool,
+    /// The rank that fenced it, if rtrun killed it for that.
+    pub fenced_by: Option<u32>,
+}
+
+impl RankReport {
+    /// Whether the rank ended as expected: exit status 0, or killed by an injected fault or
+    /// for being fenced.
+    pub fn ok(&self) -> bool {
+        match self.ending {
+            Some(Ending::Exited(0)) => true,
+            Some(Ending::Signaled(9)) => self.injected || self.fenced_by.is_some(),
+            Some(Ending::Exited(code)) => code == launch::EXIT_FENCED && self.fenced_by.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Whether the rank failed (ended any other way than exit status 0).
+    pub fn failed(&self) -> bool {
+        self.ending != Some(Ending::Exited(0))
+    }
+}
+
+/// Which stream a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// What happened to a job.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Every rank, in order.
+    pub ranks: Vec<RankReport>,
+    /// The captured output lines, in arrival order (when [`Job::capture_output`]).
+    pub lines: Vec<(u32, Stream, String)>,
+    /// The job was stopped at its time-out.
+    pub timed_out: bool,
+    /// The job was stopped by [`Job::stop`].
+    pub interrupted: bool,
+    /// Control connections refused (a wrong or missing job secret).
+    pub refused_connections: u32,
+    /// How long the job ran.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// Whether the job succeeded: it was not stopped, and every rank that was not killed on
+    /// purpose (an injected fault, fencing) exited with status 0.
+    pub fn success(&self) -> bool {
+        !self.timed_out && !self.interrupted && self.ranks.iter().all(RankReport::ok)
+    }
+
+    /// The standard output lines of `rank`.
+    pub fn stdout_of(&self, rank: u32) -> Vec<&str> {
+        self.lines
+            .iter()
+            .filter(|(r, s, _)| *r == rank && *s == Stream::Stdout)
+            .map(|(_, _, line)| line.as_str())
+            .collect()
+    }
+
+    /// A human-readable account: who failed, how and when.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let exited_ok = self.ranks.iter().filter(|r| !r.failed()).count();
+        out.push_str(&format!(
+            "rtrun: {} ranks, {} exited 0, {:.3} s{}{}\n",
+            self.ranks.len(),
+            exited_ok,
+            self.elapsed.as_secs_f64(),
+            if self.timed_out { ", TIMED OUT" } else { "" },
+            if self.interrupted {
+                ", INTERRUPTED"
+            } else {
+                ""
+            },
+        ));
+        for rank in self.ranks.iter().filter(|r| r.failed()) {
+            let how = rank
+                .ending
+                .map_or("never started".to_string(), |e| e.to_string());
+            let why = match (rank.injected, rank.fenced_by) {
+                (true, _) => ", injected",
+                (false, Some(_)) => ", fenced",
+                _ => "",
+            };
+            let by = rank
+                .fenced_by
+                .map_or(String::new(), |q| format!(" by rank {q}"));
+            let at = rank
+                .ended_at
+                .map_or(String::new(), |t| format!(" at {:.3} s", t.as_secs_f64()));
+            out.push_str(&format!("rtrun: rank {}: {how}{why}{by}{at}\n", rank.rank));
+        }
+        if self.refused_connections > 0 {
+            out.push_str(&format!(
+                "rtrun: refused {} control connection(s) without the job secret\n",
+                self.refused_connections
+            ));
+        }
+        out
+    }
+}
+
+enum Event {
+    Registered(u32, String, TcpStream),
+    Refused,
+    Reported(RankReport),
+    Exited(u32, ExitStatus),
+}
+
+struct RankState {
+    pid: Option<rustix::process::Pid>,
+    control: Option<TcpStream>,
+    address: Option<String>,
+    report: RankReport,
+    kill_planned_in_operation: bool,
+}
+
+fn kill_group(pid: rustix::process::Pid) {
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+}
+
+fn ending_of(status: ExitStatus) -> Ending {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exited(code),
+        (None, Some(signal)) => Ending::Signaled(signal),
+        (None, None) => Ending::Exited(-1),
+    }
+}
+
+fn forward(
+    rank: u32,
+    stream: Stream,
+    source: impl Read + Send + 'static,
+    job: &Job,
+    lines: Arc<Mutex<Vec<(u32, Stream, String)>>>,
+) -> JoinHandle<()> {
+    let (tag, print, keep) = (job.tag_output, job.forward_output, job.capture_output);
+    std::thread::spawn(move || {
+        for line in BufReader::new(source).lines() {
+            let Ok(line) = line else { break };
+            if print {
+                let text = if tag {
+                    format!("[{rank}] {line}\n")
+                } else {
+                    format!("{line}\n")
+                };
+                let _ = match stream {
+                    Stream::Stdout => io::stdout().lock().write_all(text.as_bytes()),
+                    Stream::Stderr => io::stderr().lock().write_all(text.as_bytes()),
+                };
+            }
+            if keep {
+                lines
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((rank, stream, line));
+            }
+        }
+    })
+}
+
+/// The control side: accepts and authenticates registrations, then relays each rank's reports.
+fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mpsc::Sender<Event>) {
+    for incoming in listener.incoming() {
+        let Ok(mut stream) = incoming else { continue };
+        let (secret, events) = (secret.clone(), events.clone());
+        std::thread::spawn(move || {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let registration = launch::accept_registration(&mut stream, &secret, size);
+            let registration = match registration {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("rtrun: refused a control connection: {e}");
+                    let _ = events.send(Event::Refused);
+                    return;
+                }
+            };
+            let _ = stream.set_read_timeout(None);
+            let Ok(reader) = stream.try_clone() else {
+                return;
+            };
+            let rank = registration.rank;
+            if events
+                .send(Event::Registered(rank, registration.address, stream))
+                .is_err()
+            {
+                return;
+            }
+            for line in BufReader::new(reader).lines() {
+                let Ok(line) = line else { break };
+                if let Some(RankMessage::Suspect(peer)) = launch::parse_report(&line) {
+                    let report = RankReport {
+                        rank: peer,
+                        ending: None,
+                        ended_at: None,
+                        injected: false,
+                        fenced_by: Some(rank),
+                    };
+                    if events.send(Event::Reported(report)).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Runs `job` to its end and reports.
+///
+/// # Errors
+/// An I/O error when the control listener cannot be bound or the first rank cannot be started;
+/// ranks that fail later are reported, not errors.
+pub fn run(job: &Job) -> io::Result<Report> {
+    let size = job.size;
+    let secret = JobSecret::random();
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let control_address = listener.local_addr()?.to_string();
+    let (events_tx, events) = mpsc::channel();
+    {
+        let (secret, events_tx) = (secret.clone(), events_tx.clone());
+        std::thread::spawn(move || serve_control(listener, secret, size, events_tx));
+    }
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let mut forwarders = Vec::new();
+    let start = Instant::now();
+    let mut ranks: Vec<RankState> = (0..size)
+        .map(|rank| RankState {
+            pid: None,
+            control: None,
+            address: None,
+            report: RankReport {
+                rank,
+                ending: None,
+                ended_at: None,
+                injected: false,
+                fenced_by: None,
+            },
+            kill_planned_in_operation: false,
+        })
+        .collect();
+    let mut timed_kills: Vec<(Duration, u32)> = Vec::new();
+    let mut faults: BTreeMap<u32, String> = BTreeMap::new();
+    for kill in &job.kills {
+        match &kill.at {
+            KillAt::After(delay) => timed_kills.push((*delay, kill.rank)),
+            KillAt::Operation(op) => {
+                faults.insert(kill.rank, op.clone());
+            }
+        }
+    }
+    timed_kills.sort_by(|a, b| b.partial_cmp(a).expect("durations compare"));
+
+    let mut started_error = None;
+    for rank in 0..size {
+        let mut command = Command::new(&job.program);
+        command
+            .args(&job.args)
+            .env(launch::ENV_RANK, rank.to_string())
+            .env(launch::ENV_SIZE, size.to_string())
+            .env(launch::ENV_CONTROL, &control_address)
+            .env(launch::ENV_SECRET, secret.to_hex())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some((period, timeout)) = job.heartbeat {
+            command.env(
+                launch::ENV_HEARTBEAT,
+                format!("{}:{}", period.as_millis(), timeout.as_millis()),
+            );
+        }
+        if let Some(op) = faults.get(&rank) {
+            command.env(launch::ENV_FAULT, op);
+            ranks[rank as usize].kill_planned_in_operation = true;
+        }
+        for (key, value) in &job.env {
+            command.env(key, value);
+        }
+        match command.spawn() {
+            Ok(mut child) => {
+                let pid = rustix::process::Pid::from_child(&child);
+                ranks[rank as usize].pid = Some(pid);
+                if let Some(out) = child.stdout.take() {
+                    forwarders.push(forward(rank, Stream::Stdout, out, job, lines.clone()));
+                }
+                if let Some(err) = child.stderr.take() {
+                    forwarders.push(forward(rank, Stream::Stderr, err, job, lines.clone()));
+                }
+                let events_tx = events_tx.clone();
+                std::thread::spawn(move || {
+                    if let Ok(status) = child.wait() {
+                        let _ = events_tx.send(Event::Exited(rank, status));
+                    }
+                });
+            }
+            Err(e) => {
+                started_error = Some(e);
+                break;
+            }
+        }
+    }
+    drop(events_tx);
+
+    let mut table_sent = false;
+    let mut exited = 0u32;
+    let mut refused = 0u32;
+    let started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
+    let (mut timed_out, mut interrupted) = (false, false);
+    if started_error.is_some() {
+        for r in ranks.iter().filter_map(|r| r.pid) {
+            kill_group(r);
+        }
+    }
+    while exited < started {
+        match events.recv_timeout(Duration::from_millis(10)) {
+            Ok(Event::Registered(rank, address, stream)) => {
+                let state = &mut ranks[rank as usize];
+                if state.address.is_some() || state.report.ending.is_some() || table_sent {
+                    continue; // a duplicate or late registration: dropped
+                }
+                let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+                state.address = Some(address);
+                state.control = Some(stream);
+            }
+            Ok(Event::Refused) => refused += 1,
+            Ok(Event::Reported(report)) => {
+                let state = &mut ranks[report.rank as usize];
+                let fresh = state.report.fenced_by.is_none() && !state.report.injected;
+                if state.report.ending.is_none() && fresh {
+                    state.report.fenced_by = report.fenced_by;
+                    if let Some(pid) = state.pid {
+                        kill_group(pid);
+                    }
+                }
+            }
+            Ok(Event::Exited(rank, status)) => {
+                exited += 1;
+                let state = &mut ranks[rank as usize];
+                let ending = ending_of(status);
+                state.report.ending = Some(ending);
+                state.report.ended_at = Some(start.elapsed());
+                if state.kill_planned_in_operation && ending == Ending::Signaled(9) {
+                    state.report.injected = true;
+                }
+                state.control = None;
+                for other in ranks.iter_mut().filter(|r| r.report.ending.is_none()) {
+                    if let Some(control) = other.control.as_mut() {
+                        let _ = control.write_all(launch::failed_line(rank).as_bytes());
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if !table_sent
+            && ranks
+                .iter()
+                .all(|r| r.address.is_some() || r.report.ending.is_some())
+        {
+            table_sent = true;
+            let addresses: Vec<Option<String>> = ranks
+                .iter()
+                .map(|r| {
+                    r.report
+                        .ending
+                        .is_none()
+                        .then(|| r.address.clone())
+                        .flatten()
+                })
+                .collect();
+            let line = launch::table_line(&addresses);
+            for state in ranks.iter_mut() {
+                if let Some(control) = state.control.as_mut() {
+                    let _ = control.write_all(line.as_bytes());
+                }
+            }
+        }
+        let elapsed = start.elapsed();
+        while timed_kills.last().is_some_and(|(at, _)| *at <= elapsed) {
+            let (_, rank) = timed_kills.pop().expect("checked");
+            let state = &mut ranks[rank as usize];
+            if state.report.ending.is_none() {
+                state.report.injected = true;
+                if let Some(pid) = state.pid {
+                    kill_group(pid);
+                }
+            }
+        }
+        let stop = job.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+        let late = job.timeout.is_some_and(|t| elapsed >= t);
+        if (stop || late) && !(timed_out || interrupted) {
+            timed_out = late && !stop;
+            interrupted = stop;
+            for state in &ranks {
+                if state.report.ending.is_none() {
+                    if let Some(pid) = state.pid {
+                        kill_group(pid);
+                    }
+                }
+            }
+        }
+    }
+    // Whatever the ranks started in their groups goes too.
+    for pid in ranks.iter().filter_map(|r| r.pid) {
+        kill_group(pid);
+    }
+    for state in ranks.iter_mut() {
+        state.control = None;
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    for forwarder in forwarders {
+        while !forwarder.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if forwarder.is_finished() {
+            let _ = forwarder.join();
+        }
+    }
+    if let Some(e) = started_error {
+        if started == 0 {
+            return Err(e);
+        }
+        eprintln!("rtrun: could not start every rank: {e}");
+    }
+    let lines = std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(Report {
+        ranks: ranks.into_iter().map(|r| r.report).collect(),
+        lines,
+        timed_out,
+        interrupted,
+        refused_connections: refused,
+        elapsed: start.elapsed(),
+    })
+}

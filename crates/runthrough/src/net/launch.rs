@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The launcher protocol: what a launcher such as `rtrun` hands each rank, and the control
+//! connection between them.
+//!
+//! A launcher starts every rank with the environment variables below, listens on a loopback
+//! control address, and for each rank that connects there:
+//!
+//! 1. sends `challenge <nonce hex>\n`;
+//! 2. reads `register <rank> <listen address> <mac hex>\n`, where the MAC is HMAC-SHA256 of the
+//!    job secret over the nonce, the rank and the address ([`accept_registration`] checks it);
+//! 3. once every rank has registered or died, sends every rank `table <addr0> <addr1> ...\n`
+//!    ([`table_line`]; `-` for a rank that died before registering);
+//! 4. afterwards sends `failed <rank>\n` ([`failed_line`]) whenever a rank's process ends (a
+//!    *confirmed* failure, SPEC §1), and reads `suspect <rank>\n` lines ([`parse_report`]) from
+//!    ranks that fenced a peer: the launcher then kills that peer.
+//!
+//! A rank whose control connection closes halts (exit status [`EXIT_LAUNCHER_LOST`]), so a job
+//! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`].
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+
+use super::auth::{self, Role};
+
+/// The rank's number in the job, `0..size`.
+pub const ENV_RANK: &str = "RT_RANK";
+/// The number of ranks.
+pub const ENV_SIZE: &str = "RT_SIZE";
+/// The launcher's control address (`127.0.0.1:PORT`).
+pub const ENV_CONTROL: &str = "RT_CONTROL";
+/// The job secret, 64 hex digits.
+pub const ENV_SECRET: &str = "RT_SECRET";
+/// The address the rank's listener binds to (default `127.0.0.1`).
+pub const ENV_BIND: &str = "RT_BIND";
+/// Fault injection: `call:K` (die when starting the K-th communication call) or
+/// `validate_global:K[:M]` (die inside the K-th agreement on the world communicator, before
+/// sending its M-th protocol message, default 1).
+pub const ENV_FAULT: &str = "RT_FAULT";
+/// Heartbeats: `PERIOD_MS:TIMEOUT_MS` (default `500:5000`).
+pub const ENV_HEARTBEAT: &str = "RT_HEARTBEAT";
+/// Set to `1` for diagnostics on standard error (failures seen, connections).
+pub const ENV_VERBOSE: &str = "RT_VERBOSE";
+
+/// Exit status of a rank that learned it was fenced by its peers.
+pub const EXIT_FENCED: i32 = 86;
+/// Exit status of a rank whose launcher went away.
+pub const EXIT_LAUNCHER_LOST: i32 = 87;
+
+/// A job's secret: random, one per job, handed to its ranks by the launcher.
+#[derive(Clone, PartialEq, Eq)]
+pub struct JobSecret(pub(crate) auth::Secret);
+
+impl std::fmt::Debug for JobSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JobSecret(..)")
+    }
+}
+
+impl JobSecret {
+    /// A fresh random secret from the operating system's random source.
+    pub fn random() -> Self {
+        JobSecret(auth::random_token())
+    }
+
+    /// The secret as 64 hex digits (the value of [`ENV_SECRET`]).
+    pub fn to_hex(&self) -> String {
+        auth::hex(&self.0)
+    }
+
+    /// Parses 64 hex digits.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        auth::unhex(text).map(JobSecret)
+    }
+}
+
+/// A rank's registration with its launcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// The rank.
+    pub rank: u32,
+    /// Where its listener accepts its peers.
+    pub address: String,
+}
+
+/// The longest control line accepted.
+const MAX_LINE: usize = 4096;
+
+/// Reads one `\n`-terminated line, byte by byte (so nothing after it is consumed).
+pub(crate) fn read_line(stream: &mut impl Read) -> io::Result<String> {
+    let mut line = Vec::new();
+    let mut byte = [0u8];
+    loop {
+        if stream.read(&mut byte)? == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        if byte[0] == b'\n' {
+            break;
+        }
+        if line.len() == MAX_LINE {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "line too long"));
+        }
+        line.push(byte[0]);
+    }
+    String::from_utf8(line).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))
+}
+
+fn registration_context(rank: u32, address: &str) -> Vec<u8> {
+    let mut c = rank.to_le_bytes().to_vec();
+    c.extend_from_slice(address.as_bytes());
+    c
+}
+
+/// Launcher side of steps 1-2: challenges a new control connection and checks its
+/// registration (a rank below `size` that proves it holds the secret).
+///
+/// # Errors
+/// `InvalidData` for a malformed line or a wrong proof; any I/O error of the stream.
+pub fn accept_registration(
+    stream: &mut TcpStream,
+    secret: &JobSecret,
+    size: u32,
+) -> io::Result<Registration> {
+    let nonce = auth::random_token();
+    stream.write_all(format!("challenge {}\n", auth::hex(&nonce)).as_bytes())?;
+    let line = read_line(stream)?;
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+    let mut words = line.split(' ');
+    if words.next() != Some("register") {
+        return Err(bad("expected a registration"));
+    }
+    let rank: u32 = words
+        .next()
+        .and_then(|w| w.parse().ok())
+        .filter(|&r| r < size)
+        .ok_or_else(|| bad("bad rank"))?;
+    let address = words.next().ok_or_else(|| bad("no address"))?.to_string();
+    let mac = words
+        .next()
+        .and_then(auth::unhex::<{ crate::wire::TOKEN }>)
+        .ok_or_else(|| bad("no proof"))?;
+    if words.next().is_some() {
+        return Err(bad("trailing words"));
+    }
+    let context = registration_context(rank, &address);
+    if !auth::verify(&secret.0, Role::Registration, &nonce, &context, &mac) {
+        return Err(bad("wrong proof"));
+    }
+    Ok(Registration { rank, address })
+}
+
+/// Rank side of steps 1-2.
+pub(crate) fn register(
+    stream: &mut TcpStream,
+    secret: &JobSecret,
+    rank: u32,
+    address: &str,
+) -> io::Result<()> {
+    let line = read_line(stream)?;
+    let nonce = line
+        .strip_prefix("challenge ")
+        .and_then(auth::unhex::<{ crate::wire::TOKEN }>)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "expected a challenge"))?;
+    let mac = auth::prove(
+        &secret.0,
+        Role::Registration,
+        &nonce,
+        &registration_context(rank, address),
+    );
+    stream.write_all(format!("register {rank} {address} {}\n", auth::hex(&mac)).as_bytes())
+}
+
+/// The table of listener addresses (step 3); `None` for a rank that died before registering.
+pub fn table_line(addresses: &[Option<String>]) -> String {
+    let mut line = String::from("table");
+    for address in addresses {
+        line.push(' ');
+        line.push_str(address.as_deref().unwrap_or("-"));
+    }
+    line.push('\n');
+    line
+}
+
+/// Parses a table line of `size` entries.
+pub(crate) fn parse_table(line: &str, size: u32) -> Option<Vec<Option<String>>> {
+    let mut words = line.split(' ');
+    if words.next() != Some("table") {
+        return None;
+    }
+    let table: Vec<Option<String>> = words.map(|w| (w != "-").then(|| w.to_string())).collect();
+    (table.len() == size as usize).then_some(table)
+}
+
+/// The notice that `rank`'s process ended (step 4).
+pub fn failed_line(rank: u32) -> String {
+    format!("failed {rank}\n")
+}
+
+/// What a rank tells its launcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankMessage {
+    /// The rank fenced this peer (a lost connection, a missed heartbeat, bad input): kill it.
+    Suspect(u32),
+}
+
+/// Parses a line a rank sent its launcher.
+pub fn parse_report(line: &str) -> Option<RankMessage> {
+    let rank = line.strip_prefix("suspect ")?.trim().parse().ok()?;
+    Some(RankMessage::Suspect(rank))
+}
+
+pub(crate) fn suspect_line(rank: u32) -> String {
+    format!("suspect {rank}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn registration_succeeds_with_the_secret_and_fails_without() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let secret = JobSecret::random();
+        for (rank_secret, ok) in [(secret.clone(), true), (JobSecret::random(), false)] {
+            let client = std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                register(&mut s, &rank_secret, 3, "127.0.0.1:9").unwrap();
+            });
+            let (mut s, _) = listener.accept().unwrap();
+            let got = accept_registration(&mut s, &secret, 4);
+            client.join().unwrap();
+            assert_eq!(got.is_ok(), ok, "{got:?}");
+            if ok {
+                assert_eq!(
+                    got.unwrap(),
+                    Registration {
+                        rank: 3,
+                        address: "127.0.0.1:9".into()
+                    }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tables_and_reports_parse() {
+        let line = table_line(&[Some("a:1".into()), None]);
+        assert_eq!(
+            parse_table(line.trim_end(), 2),
+            Some(vec![Some("a:1".into()), None])
+        );
+        assert_eq!(parse_table("table a", 2), None);
+        assert_eq!(
+            parse_report(suspect_line(5).trim_end()),
+            Some(RankMessage::Suspect(5))
+        );
+        assert_eq!(parse_report("suspect x"), None);
+    }
+}

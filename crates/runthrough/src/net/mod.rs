@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Multi-process runs: ranks as processes joined by TCP (SPEC §4).
+//!
+//! [`init`] bootstraps a rank from the environment its launcher set (see [`launch`]): it
+//! registers its listener with the launcher, gets the table of every rank's address, connects to
+//! every peer (the lower rank connects, each connection authenticated with the job secret), and
+//! returns a [`Universe`] whose world communicator runs every operation of the in-process
+//! runtime unchanged over TCP.
+
+mod auth;
+mod init;
+pub mod launch;
+mod tcp;
+
+pub use init::{init, InitError, Universe};

@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The TCP transport: one process per rank, one authenticated connection per pair of ranks.
+//!
+//! # Progress
+//! Every connection has a reader thread: it decodes frames, delivers packets to this rank's
+//! [`Endpoint`] and sends what the delivery causes, so messages move and agreements advance
+//! whether or not the application calls in. It also sends this side's heartbeat every period and
+//! fences the peer when nothing arrived for the heartbeat timeout. Idle, it sleeps in `read`
+//! (woken at least once per period), never spins.
+//!
+//! # Writes
+//! A connection's writes happen under its writer lock. Application threads block on it; reader
+//! threads never do: they append their frames to the connection's backlog and write it only if
+//! the lock is free, and whoever holds the lock writes the backlog before and after its own
+//! frame. So a reader is never stuck behind a large application write, and frames keep their
+//! order per thread. Small frames are encoded into a reused buffer (no allocation per message);
+//! a large payload is written straight from the packet.
+//!
+//! # Failures (SPEC §1, §4)
+//! A connection that ends, fails, times out or carries a malformed frame makes this rank
+//! declare the peer failed: it drops the connection and ignores the peer from then on (fencing),
+//! tells its engine (`Endpoint::peer_failed`), tells every other peer (a failure notice) and
+//! asks the launcher to kill the peer. A notice from a peer or from the launcher ends the
+//! peer's connection for reading: what the peer sent before it died is still delivered, then the
+//! connection reads as closed and the peer is declared failed (complete messages sent before a
+//! failure stay receivable). A notice naming this rank means it was fenced: it halts.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+use crate::engine::Endpoint;
+use crate::packet::{Outgoing, Packet};
+use crate::transport::Transport;
+use crate::wire::{self, Decoder, Frame, WireError, TOKEN};
+
+use super::auth::{self, Role, Secret};
+use super::launch;
+
+/// Frames up to this size are handed to the kernel from the writer's buffer; a larger payload is
+/// written from the packet itself.
+const COPY_LIMIT: usize = 16 << 10;
+/// A writer's buffer larger than this after a write is given back.
+const KEEP_BUFFER: usize = 1 << 20;
+/// The longest frame a peer may send during the handshake.
+const HANDSHAKE_MAX_FRAME: usize = 256;
+
+/// Tunables of the transport.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// How often each side of a connection sends a heartbeat.
+    pub(crate) heartbeat_period: Duration,
+    /// A peer silent for this long is fenced. Also the write time-out.
+    pub(crate) heartbeat_timeout: Duration,
+    /// The longest frame accepted from a peer.
+    pub(crate) max_frame: usize,
+    /// How long a handshake may take.
+    pub(crate) handshake_timeout: Duration,
+    /// Diagnostics on standard error.
+    pub(crate) verbose: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            heartbeat_period: Duration::from_millis(500),
+            heartbeat_timeout: Duration::from_secs(5),
+            max_frame: wire::DEFAULT_MAX_FRAME,
+            handshake_timeout: Duration::from_secs(5),
+            verbose: false,
+        }
+    }
+}
+
+/// Why a peer was declared failed.
+#[derive(Debug)]
+pub(crate) enum Cause {
+    /// The connection ended.
+    Closed,
+    /// Reading or writing failed.
+    Io(io::Error),
+    /// The peer sent something that is not a valid frame at this point.
+    BadInput(String),
+    /// Nothing arrived for the heartbeat timeout.
+    Silent,
+    /// The peer could not be reached, or did not connect in time.
+    Unreachable(String),
+    /// The launcher or another peer said so.
+    Notice,
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cause::Closed => write!(f, "its connection closed"),
+            Cause::Io(e) => write!(f, "its connection failed: {e}"),
+            Cause::BadInput(why) => write!(f, "it sent bad input: {why}"),
+            Cause::Silent => write!(f, "no heartbeat for the timeout"),
+            Cause::Unreachable(why) => write!(f, "unreachable: {why}"),
+            Cause::Notice => write!(f, "the launcher or a peer said so"),
+        }
+    }
+}
+
+impl Cause {
+    /// Whether a process that may still live is fenced for it (logged even when not verbose).
+    fn is_suspicion(&self) -> bool {
+        matches!(
+            self,
+            Cause::BadInput(_) | Cause::Silent | Cause::Unreachable(_)
+        )
+    }
+
+    /// Whether this rank saw the failure itself (and so must spread the news).
+    fn seen_here(&self) -> bool {
+        !matches!(self, Cause::Notice)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// The writing side of a connection.
+#[derive(Debug)]
+struct Writer {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl Writer {
+    /// Writes `self.buffer`, then `tail`.
+    fn write_out(&mut self, tail: &[u8]) -> io::Result<()> {
+        self.stream.write_all(&self.buffer)?;
+        if !tail.is_empty() {
+            self.stream.write_all(tail)?;
+        }
+        self.buffer.clear();
+        if self.buffer.capacity() > KEEP_BUFFER {
+            self.buffer = Vec::with_capacity(COPY_LIMIT * 4);
+        }
+        Ok(())
+    }
+}
+
+/// This rank's view of one peer.
+#[derive(Debug, Default)]
+struct Peer {
+    /// Declared failed: never un-set; everything from or to the peer is dropped.
+    failed: AtomicBool,
+    /// A failure notice arrived while the connection was open: its end is not news.
+    noticed: AtomicBool,
+    /// Connected or failed (counted once in `settled`).
+    settled: AtomicBool,
+    /// `None` until connected, and after failing.
+    writer: Mutex<Option<Writer>>,
+    /// Encoded frames waiting for the writer lock (or for the connection).
+    backlog: Mutex<Vec<u8>>,
+    /// The connection, kept to shut it down.
+    stream: Mutex<Option<TcpStream>>,
+}
+
+impl Peer {
+    /// Writes `packet` and the backlog, blocking for the writer lock.
+    fn send_blocking(&self, packet: &Packet) -> io::Result<()> {
+        {
+            let mut guard = lock(&self.writer);
+            let Some(writer) = guard.as_mut() else {
+                drop(guard);
+                wire::encode_packet(packet, &mut lock(&self.backlog));
+                return Ok(());
+            };
+            {
+                let mut backlog = lock(&self.backlog);
+                if !backlog.is_empty() {
+                    std::mem::swap(&mut writer.buffer, &mut *backlog);
+                }
+            }
+            let tail = wire::encode_packet_split(packet, &mut writer.buffer, COPY_LIMIT);
+            writer.write_out(tail)?;
+        }
+        self.flush()
+    }
+
+    /// Queues an encoded frame and writes the backlog if nobody else is writing.
+    fn send_queued(&self, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        encode(&mut lock(&self.backlog));
+        self.flush()
+    }
+
+    /// Writes the backlog unless another thread holds the writer lock (that thread writes it
+    /// after its own frame) or the connection is not up yet.
+    fn flush(&self) -> io::Result<()> {
+        loop {
+            if lock(&self.backlog).is_empty() {
+                return Ok(());
+            }
+            let Some(mut guard) = try_lock(&self.writer) else {
+                return Ok(());
+            };
+            let Some(writer) = guard.as_mut() else {
+                return Ok(());
+            };
+            {
+                let mut backlog = lock(&self.backlog);
+                std::mem::swap(&mut writer.buffer, &mut *backlog);
+            }
+            writer.write_out(&[])?;
+        }
+    }
+
+    fn shutdown(&self, how: Shutdown) {
+        if let Some(stream) = lock(&self.stream).as_ref() {
+            let _ = stream.shutdown(how);
+        }
+    }
+}
+
+/// The TCP transport of one rank.
+#[derive(Debug)]
+pub(crate) struct Tcp {
+    me: u32,
+    endpoint: Arc<Endpoint>,
+    secret: Secret,
+    config: Config,
+    peers: Vec<Peer>,
+    /// Peers connected or failed, for `wait_settled`.
+    settled: Mutex<u32>,
+    settled_changed: Condvar,
+    /// The launcher's control connection (for `suspect` reports).
+    control: Mutex<Option<TcpStream>>,
+}
+
+impl Tcp {
+    pub(crate) fn new(
+        me: u32,
+        size: u32,
+        endpoint: Arc<Endpoint>,
+        secret: Secret,
+        config: Config,
+    ) -> Arc<Self> {
+        let peers = (0..size).map(|_| Peer::default()).collect();
+        let tcp = Tcp {
+            me,
+            endpoint,
+            secret,
+            config,
+            peers,
+            settled: Mutex::new(0),
+            settled_changed: Condvar::new(),
+            control: Mutex::new(None),
+        };
+        tcp.settle(me);
+        Arc::new(tcp)
+    }
+
+    fn size(&self) -> u32 {
+        self.peers.len() as u32
+    }
+
+    fn log(&self, message: std::fmt::Arguments<'_>) {
+        if self.config.verbose {
+            eprintln!("runthrough rank {}: {message}", self.me);
+        }
+    }
+
+    fn settle(&self, peer: u32) {
+        if !self.peers[peer as usize]
+            .settled
+            .swap(true, Ordering::SeqCst)
+        {
+            *lock(&self.settled) += 1;
+            self.settled_changed.notify_all();
+        }
+    }
+
+    /// Waits until every peer is connected or failed; after `deadline`, fences the rest.
+    pub(crate) fn wait_settled(&self, deadline: Duration) {
+        let until = Instant::now() + deadline;
+        let mut settled = lock(&self.settled);
+        while *settled < self.size() {
+            let now = Instant::now();
+            if now >= until {
+                drop(settled);
+                for peer in 0..self.size() {
+                    if !self.peers[peer as usize].settled.load(Ordering::SeqCst) {
+                        self.declare_failed(
+                            peer,
+                            Cause::Unreachable("did not connect in time".into()),
+                        );
+                    }
+                }
+                return;
+            }
+            settled = self
+                .settled_changed
+                .wait_timeout(settled, until - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Keeps the launcher's control connection for reports.
+    pub(crate) fn set_control(&self, stream: TcpStream) {
+        *lock(&self.control) = Some(stream);
+    }
+
+    fn tell_launcher(&self, line: &str) {
+        if let Some(stream) = lock(&self.control).as_mut() {
+            let _ = stream.write_all(line.as_bytes());
+        }
+    }
+
+    /// This rank dies now (fault injection): SIGKILL to its own process.
+    fn die(&self) -> ! {
+        self.log(format_args!("killing itself (fault injection)"));
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+        std::process::abort()
+    }
+
+    /// This rank learned it was fenced: it halts (SPEC §1).
+    fn halt_fenced(&self, by: &str) -> ! {
+        eprintln!(
+            "runthrough rank {}: fenced by {by}; halting (exit {})",
+            self.me,
+            launch::EXIT_FENCED
+        );
+        std::process::exit(launch::EXIT_FENCED)
+    }
+
+    /// The launcher's control connection closed: the job is over.
+    pub(crate) fn halt_launcher_lost(&self) -> ! {
+        eprintln!(
+            "runthrough rank {}: lost the launcher's control connection; halting",
+            self.me
+        );
+        std::process::exit(launch::EXIT_LAUNCHER_LOST)
+    }
+
+    /// Declares `peer` failed (once): fences it, tells the engine, spreads the news.
+    pub(crate) fn declare_failed(&self, peer: u32, cause: Cause) {
+        if peer == self.me || peer >= self.size() {
+            return;
+        }
+        let p = &self.peers[peer as usize];
+        if p.failed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let spread = cause.seen_here() && !p.noticed.load(Ordering::SeqCst);
+        if cause.is_suspicion() {
+            eprintln!("runthrough rank {}: fencing rank {peer}: {cause}", self.me);
+        } else {
+            self.log(format_args!("rank {peer} failed: {cause}"));
+        }
+        p.shutdown(Shutdown::Both);
+        lock(&p.backlog).clear();
+        self.settle(peer);
+        let out = self.endpoint.peer_failed(peer);
+        self.route(out, false);
+        if spread {
+            self.tell_launcher(&launch::suspect_line(peer));
+            for other in 0..self.size() {
+                if other != peer && other != self.me {
+                    self.send_frame(other, &Frame::FailureNotice { rank: peer });
+                }
+            }
+        }
+    }
+
+    /// Someone else (the launcher, or the peer `from`) says `rank` failed.
+    pub(crate) fn notice(&self, rank: u32, from: Option<u32>) {
+        if rank == self.me {
+            let by = from.map_or("the launcher".to_string(), |r| format!("rank {r}"));
+            self.halt_fenced(&by);
+        }
+        let Some(p) = self.peers.get(rank as usize) else {
+            return;
+        };
+        if p.failed.load(Ordering::SeqCst) {
+            return;
+        }
+        p.noticed.store(true, Ordering::SeqCst);
+        if lock(&p.stream).is_some() {
+            // Deliver what already arrived from it, then its reader sees the end.
+            p.shutdown(Shutdown::Read);
+        } else {
+            self.declare_failed(rank, Cause::Notice);
+        }
+    }
+
+    /// Sends a control frame from a progress thread (never blocks for the writer lock).
+    fn send_frame(&self, to: u32, frame: &Frame) {
+        let p = &self.peers[to as usize];
+        if p.failed.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Err(e) = p.send_queued(|out| wire::encode(frame, out)) {
+            self.declare_failed(to, Cause::Io(e));
+        }
+    }
+
+    fn send_to_peer(&self, to: u32, packet: &Packet, blocking: bool) {
+        let Some(p) = self.peers.get(to as usize) else {
+            return;
+        };
+        if p.failed.load(Ordering::SeqCst) {
+            return;
+        }
+        let sent = if blocking {
+            p.send_blocking(packet)
+        } else {
+            p.send_queued(|out| wire::encode_packet(packet, out))
+        };
+        if let Err(e) = sent {
+            self.declare_failed(to, Cause::Io(e));
+        }
+    }
+
+    /// Sends `out` (packets from this rank), delivering self-sends here, and whatever they cause.
+    fn route(&self, out: Outgoing, blocking: bool) {
+        if out.is_empty() {
+            return;
+        }
+        let mut queue: VecDeque<(u32, Packet)> = out.into();
+        while let Some((to, packet)) = queue.pop_front() {
+            self.send_one(to, packet, blocking, &mut queue);
+        }
+    }
+
+    fn send_one(
+        &self,
+        to: u32,
+        packet: Packet,
+        blocking: bool,
+        caused: &mut VecDeque<(u32, Packet)>,
+    ) {
+        if self.endpoint.dies_before_sending(&packet) {
+            self.die();
+        }
+        if to == self.me {
+            if !self.endpoint.is_killed() {
+                caused.extend(self.endpoint.deliver(self.me, packet));
+            }
+        } else {
+            self.send_to_peer(to, &packet, blocking);
+        }
+    }
+
+    /// Installs an authenticated connection to `peer` and starts its reader.
+    fn install(self: &Arc<Self>, peer: u32, stream: TcpStream, mut decoder: Decoder) {
+        let p = &self.peers[peer as usize];
+        let setup = (|| -> io::Result<(TcpStream, TcpStream)> {
+            stream.set_nodelay(true)?;
+            stream.set_read_timeout(Some(self.config.heartbeat_period))?;
+            stream.set_write_timeout(Some(self.config.heartbeat_timeout))?;
+            Ok((stream.try_clone()?, stream.try_clone()?))
+        })();
+        let (writer_stream, kept) = match setup {
+            Ok(streams) => streams,
+            Err(e) => return self.declare_failed(peer, Cause::Io(e)),
+        };
+        *lock(&p.stream) = Some(kept);
+        *lock(&p.writer) = Some(Writer {
+            stream: writer_stream,
+            buffer: Vec::with_capacity(COPY_LIMIT * 4),
+        });
+        if p.failed.load(Ordering::SeqCst) {
+            p.shutdown(Shutdown::Both);
+            return;
+        }
+        decoder.set_max_frame(self.config.max_frame);
+        let tcp = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name(format!("rt-reader-{peer}"))
+            .spawn(move || tcp.read_loop(peer, stream, decoder));
+        if let Err(e) = spawned {
+            return self.declare_failed(peer, Cause::Io(e));
+        }
+        self.log(format_args!("connected to rank {peer}"));
+        self.settle(peer);
+        if let Err(e) = p.flush() {
+            self.declare_failed(peer, Cause::Io(e));
+        }
+    }
+
+    /// A connection's progress loop: frames in, heartbeats out, silence detected.
+    fn read_loop(self: Arc<Self>, peer: u32, mut stream: TcpStream, mut decoder: Decoder) {
+        let p = &self.peers[peer as usize];
+        let period = self.config.heartbeat_period;
+        let timeout = self.config.heartbeat_timeout;
+        let mut last_heard = Instant::now();
+        let mut last_beat = Instant::now() - period;
+        let cause = loop {
+            if p.failed.load(Ordering::SeqCst) {
+                return;
+            }
+            match decoder.next_frame() {
+                Ok(Some(frame)) => {
+                    last_heard = Instant::now();
+                    if let Err(why) = self.handle(peer, frame) {
+                        break Cause::BadInput(why.to_string());
+                    }
+                }
+                Ok(None) => match decoder.read_from(&mut stream) {
+                    Ok(0) => break Cause::Closed,
+                    Ok(_) => last_heard = Instant::now(),
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock
+                                | io::ErrorKind::TimedOut
+                                | io::ErrorKind::Interrupted
+                        ) => {}
+                    Err(e) => break Cause::Io(e),
+                },
+                Err(WireError::Closed) => break Cause::Closed,
+                Err(WireError::Io(e)) => break Cause::Io(e),
+                Err(e) => break Cause::BadInput(e.to_string()),
+            }
+            let now = Instant::now();
+            if now.duration_since(last_beat) >= period {
+                last_beat = now;
+                self.send_frame(peer, &Frame::Heartbeat);
+            }
+            if now.duration_since(last_heard) >= timeout {
+                break Cause::Silent;
+            }
+        };
+        self.declare_failed(peer, cause);
+    }
+
+    fn handle(&self, peer: u32, frame: Frame) -> Result<(), &'static str> {
+        match frame {
+            Frame::Packet(packet) => {
+                if !self.peers[peer as usize].failed.load(Ordering::SeqCst)
+                    && !self.endpoint.is_killed()
+                {
+                    let out = self.endpoint.deliver(peer, packet);
+                    self.route(out, false);
+                }
+                Ok(())
+            }
+            Frame::Heartbeat => Ok(()),
+            Frame::FailureNotice { rank } => {
+                self.notice(rank, Some(peer));
+                Ok(())
+            }
+            Frame::Hello { .. } | Frame::Challenge { .. } | Frame::Proof { .. } => {
+                Err("a handshake frame on an established connection")
+            }
+        }
+    }
+
+    /// Accepts connections from lower ranks for the life of the process; anything that cannot
+    /// prove it belongs to the job is refused and logged.
+    pub(crate) fn accept_loop(self: Arc<Self>, listener: TcpListener) {
+        for incoming in listener.incoming() {
+            let Ok(stream) = incoming else { continue };
+            let tcp = Arc::clone(&self);
+            let _ = std::thread::Builder::new()
+                .name("rt-handshake".into())
+                .spawn(move || {
+                    let from = stream.peer_addr().ok();
+                    match tcp.handshake_accept(&stream) {
+                        Ok((peer, decoder)) => tcp.install(peer, stream, decoder),
+                        Err(why) => {
+                            eprintln!(
+                                "runthrough rank {}: refused a connection from {}: {why}",
+                                tcp.me,
+                                from.map_or("?".into(), |a| a.to_string())
+                            );
+                            let _ = stream.shutdown(Shutdown::Both);
+                        }
+                    }
+                });
+        }
+    }
+
+    fn read_frame(&self, stream: &TcpStream, decoder: &mut Decoder) -> Result<Frame, String> {
+        let mut reader = stream;
+        loop {
+            if let Some(frame) = decoder.next_frame().map_err(|e| e.to_string())? {
+                return Ok(frame);
+            }
+            match decoder.read_from(&mut reader) {
+                Ok(0) => return Err("closed during the handshake".into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("handshake: {e}")),
+            }
+        }
+    }
+
+    fn write_frame(stream: &TcpStream, frame: &Frame) -> Result<(), String> {
+        let mut bytes = Vec::new();
+        wire::encode(frame, &mut bytes);
+        let mut writer = stream;
+        writer
+            .write_all(&bytes)
+            .map_err(|e| format!("handshake: {e}"))
+    }
+
+    fn handshake_accept(&self, stream: &TcpStream) -> Result<(u32, Decoder), String> {
+        stream
+            .set_read_timeout(Some(self.config.handshake_timeout))
+            .map_err(|e| e.to_string())?;
+        stream
+            .set_write_timeout(Some(self.config.handshake_timeout))
+            .map_err(|e| e.to_string())?;
+        let mut decoder = Decoder::new(HANDSHAKE_MAX_FRAME);
+        let Frame::Hello { rank, nonce } = self.read_frame(stream, &mut decoder)? else {
+            return Err("expected a hello".into());
+        };
+        if rank >= self.me {
+            return Err(format!("rank {rank} may not connect to rank {}", self.me));
+        }
+        let context = auth::pair(rank, self.me);
+        let my_nonce = auth::random_token();
+        let mac = auth::prove(&self.secret, Role::Acceptor, &nonce, &context);
+        Self::write_frame(
+            stream,
+            &Frame::Challenge {
+                rank: self.me,
+                nonce: my_nonce,
+                mac,
+            },
+        )?;
+        let Frame::Proof { mac } = self.read_frame(stream, &mut decoder)? else {
+            return Err("expected a proof".into());
+        };
+        if !auth::verify(&self.secret, Role::Connector, &my_nonce, &context, &mac) {
+            return Err("wrong proof of the job secret".into());
+        }
+        let p = &self.peers[rank as usize];
+        if p.failed.load(Ordering::SeqCst) || lock(&p.stream).is_some() {
+            return Err(format!("rank {rank} is already connected or failed"));
+        }
+        Ok((rank, decoder))
+    }
+
+    /// Connects to `peer` (a higher rank) at `address` and authenticates; fences it on failure.
+    pub(crate) fn connect(self: &Arc<Self>, peer: u32, address: &str) {
+        match self.handshake_connect(peer, address) {
+            Ok((stream, decoder)) => self.install(peer, stream, decoder),
+            Err(why) => self.declare_failed(peer, Cause::Unreachable(why)),
+        }
+    }
+
+    fn handshake_connect(&self, peer: u32, address: &str) -> Result<(TcpStream, Decoder), String> {
+        let address: SocketAddr = address
+            .parse()
+            .map_err(|_| format!("bad address {address}"))?;
+        let stream = TcpStream::connect_timeout(&address, self.config.handshake_timeout)
+            .map_err(|e| format!("connecting to {address}: {e}"))?;
+        stream
+            .set_read_timeout(Some(self.config.handshake_timeout))
+            .map_err(|e| e.to_string())?;
+        stream
+            .set_write_timeout(Some(self.config.handshake_timeout))
+            .map_err(|e| e.to_string())?;
+        let nonce = auth::random_token();
+        Self::write_frame(
+            &stream,
+            &Frame::Hello {
+                rank: self.me,
+                nonce,
+            },
+        )?;
+        let mut decoder = Decoder::new(HANDSHAKE_MAX_FRAME);
+        let Frame::Challenge {
+            rank,
+            nonce: their_nonce,
+            mac,
+        } = self.read_frame(&stream, &mut decoder)?
+        else {
+            return Err("expected a challenge".into());
+        };
+        let context = auth::pair(self.me, peer);
+        if rank != peer || !auth::verify(&self.secret, Role::Acceptor, &nonce, &context, &mac) {
+            return Err(format!(
+                "{address} did not prove it is rank {peer} of this job"
+            ));
+        }
+        let mac: [u8; TOKEN] = auth::prove(&self.secret, Role::Connector, &their_nonce, &context);
+        Self::write_frame(&stream, &Frame::Proof { mac })?;
+        Ok((stream, decoder))
+    }
+}
+
+impl Transport for Tcp {
+    fn send(&self, from: u32, to: u32, packet: Packet) {
+        debug_assert_eq!(from, self.me);
+        // The application's threads come through here: they may block for the writer lock.
+        let mut caused = VecDeque::new();
+        self.send_one(to, packet, true, &mut caused);
+        while let Some((to, packet)) = caused.pop_front() {
+            self.send_one(to, packet, true, &mut caused);
+        }
+    }
+
+    fn kill(&self, rank: u32) {
+        if rank == self.me {
+            self.die();
+        }
+        self.declare_failed(rank, Cause::Notice);
+    }
+
+    fn is_alive(&self, rank: u32) -> bool {
+        rank == self.me
+            || self
+                .peers
+                .get(rank as usize)
+                .is_some_and(|p| !p.failed.load(Ordering::SeqCst))
+    }
+}
