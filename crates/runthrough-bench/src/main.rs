@@ -9,7 +9,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use runthrough::{Comm, Error};
+use runthrough::{Comm, Error, Op};
 
 #[derive(Parser, Debug)]
 #[command(about = "runthrough benchmarks: a markdown table, and JSON rows with --json")]
@@ -61,6 +61,22 @@ struct Bench {
 }
 
 impl Bench {
+    /// A row from samples measured outside [`Bench::in_process`].
+    fn push(&mut self, op: &str, ranks: u32, samples: Vec<f64>) {
+        let (median_us, min_us, max_us) = summarize(samples);
+        eprintln!("  {op:<28} {ranks:>3} ranks            median {median_us:>10.3} us");
+        self.rows.push(Row {
+            op: op.to_string(),
+            ranks,
+            transport: "in-process",
+            bytes: 0,
+            median_us,
+            min_us,
+            max_us,
+            implementation: "runthrough",
+        });
+    }
+
     fn wanted(&self, op: &str) -> bool {
         self.only.as_ref().is_none_or(|o| op.contains(o.as_str()))
     }
@@ -75,12 +91,13 @@ impl Bench {
         }
         let repetitions = self.repetitions;
         let outcomes = runthrough::local(ranks).run(|world| body(world, repetitions));
+        // The first rank that returned samples makes the row (rank 0 unless the body says).
         let samples = outcomes
             .into_iter()
-            .next()
-            .and_then(|o| o.returned())
-            .expect("rank 0 returns")
-            .expect("benchmark ran without error");
+            .filter_map(|o| o.returned())
+            .map(|r| r.expect("benchmark ran without error"))
+            .find(|s| !s.is_empty())
+            .expect("some rank returns samples");
         let (median_us, min_us, max_us) = summarize(samples);
         let row = Row {
             op: op.to_string(),
@@ -171,6 +188,106 @@ fn stream(
     .map(|s| s.into_iter().map(|us| us / window as f64).collect())
 }
 
+/// Iterations per repetition for a collective at `ranks` ranks (more ranks, fewer iterations:
+/// the 2 cores are shared by all of them).
+fn collective_iterations(ranks: u32) -> usize {
+    match ranks {
+        0..=4 => 2000,
+        5..=8 => 1000,
+        9..=16 => 300,
+        _ => 60,
+    }
+}
+
+/// Time from a kill to a survivor's blocked receive returning `ProcFailed` (rank 1 reports).
+fn detection(universe_ranks: u32, repetitions: usize) -> Vec<f64> {
+    let mut samples = Vec::new();
+    for _ in 0..repetitions {
+        let universe = runthrough::local(universe_ranks);
+        let faults = universe.fault_handle();
+        let killed_at = std::sync::Mutex::new(None::<Instant>);
+        let victim = universe_ranks - 1;
+        let outcomes = universe.run(|world| {
+            let mut buf = [0u8];
+            match world.rank() {
+                0 => {
+                    world.recv(&mut buf, 1u32, 0)?; // rank 1 is about to block
+                    *killed_at.lock().unwrap() = Some(Instant::now());
+                    faults.kill(victim);
+                    Ok(None)
+                }
+                1 => {
+                    world.send(&[1u8], 0, 0)?;
+                    let result = world.recv(&mut buf, victim, 0);
+                    let now = Instant::now();
+                    assert!(matches!(result, Err(Error::ProcFailed { .. })));
+                    let start = killed_at
+                        .lock()
+                        .unwrap()
+                        .expect("rank 0 killed after the go");
+                    Ok(Some(now.duration_since(start).as_secs_f64() * 1e6))
+                }
+                r if r == victim => {
+                    world.recv(&mut buf, 0u32, 99)?; // blocks until killed
+                    Ok(None)
+                }
+                _ => Ok(None),
+            }
+        });
+        for outcome in outcomes.into_iter().filter_map(|o| o.returned()) {
+            let sample: Result<Option<f64>, Error> = outcome;
+            if let Some(us) = sample.expect("detection run") {
+                samples.push(us);
+            }
+        }
+    }
+    samples
+}
+
+/// Time from a kill to `validate_global` done at rank 0 (the survivors agree on the failure).
+fn recovery(universe_ranks: u32, repetitions: usize) -> Vec<f64> {
+    let mut samples = Vec::new();
+    for _ in 0..repetitions {
+        let universe = runthrough::local(universe_ranks);
+        let faults = universe.fault_handle();
+        let victim = universe_ranks - 1;
+        let outcomes = universe.run(|world| {
+            // Everyone reports to rank 0 before the kill, so no rank is still inside a call
+            // that the kill would fail (a rank that left early would never validate).
+            let mut buf = [0u8];
+            if world.rank() == 0 {
+                for _ in 1..world.size() {
+                    world.recv(&mut buf, runthrough::Source::Any, 1)?;
+                }
+            } else {
+                world.send(&[1u8], 0, 1)?;
+            }
+            if world.rank() == victim {
+                world.recv(&mut buf, 0u32, 99)?; // blocks until killed
+            }
+            let start = Instant::now();
+            if world.rank() == 0 {
+                faults.kill(victim);
+            }
+            let g = world.validate_global()?;
+            assert!(g.num_failed() <= 1);
+            let g = if g.num_failed() == 0 {
+                world.validate_global()?
+            } else {
+                g
+            };
+            assert_eq!(g.num_failed(), 1);
+            Ok::<_, Error>((world.rank() == 0).then(|| start.elapsed().as_secs_f64() * 1e6))
+        });
+        for outcome in outcomes.into_iter().filter_map(|o| o.returned()) {
+            if let Some(us) = outcome.expect("recovery run") {
+                samples.push(us);
+            }
+        }
+    }
+    samples
+}
+
 fn main() {
     let args = Args::parse();
     let mut bench = Bench {
@@ -185,13 +302,64 @@ fn main() {
         stream(w, r, 1 << 20, 64)
     });
 
+    for ranks in [2u32, 4, 8, 16, 64] {
+        let iterations = collective_iterations(ranks);
+        bench.in_process("barrier", ranks, 0, |w, r| {
+            let s = timed(r, iterations, || w.barrier())?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+        bench.in_process("all_reduce", ranks, 8, |w, r| {
+            let mut out = [0u64];
+            let s = timed(r, iterations, || {
+                w.all_reduce(&[w.rank() as u64], &mut out, Op::Sum)
+            })?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+        bench.in_process("validate_global", ranks, 0, |w, r| {
+            let s = timed(r, iterations, || w.validate_global().map(|_| ()))?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+    }
+    for ranks in [2u32, 4, 8, 64] {
+        let iterations = if ranks > 8 { 4 } else { 20 };
+        bench.in_process("all_reduce", ranks, 1 << 20, |w, r| {
+            let send = vec![1.0f64; (1 << 20) / 8];
+            let mut out = vec![0.0f64; (1 << 20) / 8];
+            let s = timed(r, iterations, || w.all_reduce(&send, &mut out, Op::Sum))?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+    }
+    let fault_repetitions = if args.quick { 5 } else { 21 };
+    for ranks in [8u32, 64] {
+        if bench.wanted("detection") {
+            bench.push("detection", ranks, detection(ranks, fault_repetitions));
+        }
+        if bench.wanted("recovery") {
+            bench.push(
+                "recovery_validate_global",
+                ranks,
+                recovery(ranks, fault_repetitions),
+            );
+        }
+    }
+
     println!(
         "| op | ranks | transport | bytes | median (us) | min (us) | max (us) | extra | impl |"
     );
     println!("|---|---:|---|---:|---:|---:|---:|---|---|");
     for row in &bench.rows {
+        let all_reduce = bench.rows.iter().find(|r| {
+            r.op == "all_reduce"
+                && r.ranks == row.ranks
+                && r.bytes == 8
+                && r.transport == row.transport
+        });
         let extra = if row.op.contains("bandwidth") {
             format!("{:.2} GB/s", row.bytes as f64 / row.median_us / 1e3)
+        } else if row.op == "validate_global" {
+            all_reduce.map_or(String::new(), |a| {
+                format!("{:.2}x all_reduce(8 B)", row.median_us / a.median_us)
+            })
         } else {
             String::new()
         };
