@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! A master–worker bag of tasks that loses workers and still returns exactly the failure-free
+//! results.
+//!
+//! Rank 0 is the master; ranks `1..n` are workers. The master keeps up to `window` tasks in
+//! flight per worker and receives results on `Source::Any`. When a worker dies:
+//!
+//! 1. the master's wildcard receive returns `Error::ProcFailedPending` (SPEC §3.2), once no
+//!    buffered result matches (a send of a task to the dead worker that returns
+//!    `Error::ProcFailed` only stops the master from sending it more; the acknowledgement waits
+//!    for the wildcard receive, the one place where failures are handled);
+//! 2. the master acknowledges with `validate_local`, and looks the newly failed workers up in the
+//!    returned view (`RankState::FAILED | RankState::NEW`);
+//! 3. it puts their outstanding tasks back at the front of the queue and hands them to live
+//!    workers; wildcard receives work again at once.
+//!
+//! A result that a worker sent before it died is still received (complete messages from a dead
+//! rank stay receivable, SPEC §1); a task whose result arrives twice is counted once (results are
+//! deterministic, and the two must be equal). When no worker is left, the master computes the
+//! remaining tasks itself. The master is the single point of failure: it is never killed.
+//!
+//! ```
+//! use runthrough_examples::bag_of_tasks::{self, Config};
+//! let config = Config { ranks: 4, tasks: 40, work: 1_000, kills: vec![(2, 3)], ..Config::default() };
+//! let report = bag_of_tasks::run(&config).unwrap();
+//! assert_eq!(report.results, report.reference);
+//! assert_eq!(report.events[0].new_failed, vec![2]);
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use runthrough::{
+    Comm, Error, FailureView, FaultHandle, Rank, RankOutcome, RankState, Source, Tag,
+};
+
+use crate::checksum::fnv1a;
+
+const TAG_TASK: i32 = 1;
+const TAG_RESULT: i32 = 2;
+const TAG_STOP: i32 = 3;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Ranks: the master and `ranks - 1` workers.
+    pub ranks: u32,
+    /// Tasks in the bag.
+    pub tasks: u64,
+    /// Tasks in flight per worker.
+    pub window: usize,
+    /// Cost of one task (rounds of a mixing function).
+    pub work: u32,
+    /// Injected failures: `(worker, k)` kills the worker once the master has `k` results, just
+    /// before its next wildcard receive (`k = 0`: once the first tasks are out), wherever the
+    /// worker is then: computing, waiting for a task, or with a result in flight. Kills are by the job's fault handle, as a
+    /// launcher kills a process, so they strike at the same point of the master's progress
+    /// whatever the thread scheduling.
+    pub kills: Vec<(Rank, u64)>,
+    /// A progress line every this many results (0: none).
+    pub progress_every: u64,
+    /// Print progress and events while running.
+    pub verbose: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ranks: 8,
+            tasks: 400,
+            window: 2,
+            work: 200_000,
+            kills: Vec::new(),
+            progress_every: 50,
+            verbose: false,
+        }
+    }
+}
+
+/// One task's result: deterministic, so the failure-free results are known.
+pub fn task_result(task: u64, work: u32) -> u64 {
+    let mut x = task.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d;
+    for _ in 0..work {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+    }
+    x ^ (x >> 29)
+}
+
+/// The failure-free results, computed sequentially.
+pub fn reference(config: &Config) -> Vec<u64> {
+    (0..config.tasks)
+        .map(|t| task_result(t, config.work))
+        .collect()
+}
+
+/// One acknowledged failure, as the master handled it.
+#[derive(Debug, Clone)]
+pub struct FailureEvent {
+    /// Results the master had when its wildcard receive returned `ProcFailedPending`.
+    pub after_results: u64,
+    /// The ranks `validate_local` returned as `FAILED | NEW`.
+    pub new_failed: Vec<Rank>,
+    /// |L| after it.
+    pub failed_in_all: usize,
+    /// The dead workers' outstanding tasks, put back in the bag.
+    pub reissued: Vec<u64>,
+    /// From the `ProcFailedPending` to the re-issued tasks being handed out again (or queued,
+    /// when every live worker's window is full).
+    pub reissue_time: Duration,
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Every task's result, in task order.
+    pub results: Vec<u64>,
+    /// The failure-free results.
+    pub reference: Vec<u64>,
+    /// FNV-1a over `results`.
+    pub checksum: u64,
+    /// FNV-1a over `reference`.
+    pub reference_checksum: u64,
+    /// The failures the master handled, in order.
+    pub events: Vec<FailureEvent>,
+    /// Results counted per rank (the master's own included, as rank 0).
+    pub by_rank: BTreeMap<Rank, u64>,
+    /// Results received twice (a dead worker's buffered result and its re-issue).
+    pub duplicates: u64,
+    /// Ranks killed by injection.
+    pub killed: Vec<Rank>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// Whether the results equal the failure-free ones.
+    pub fn matches_reference(&self) -> bool {
+        self.results == self.reference
+    }
+}
+
+/// Why a run produced no results.
+#[derive(Debug, Clone)]
+pub enum BagError {
+    /// The configuration cannot run.
+    Config(String),
+    /// A runtime call failed in a way the application does not recover from.
+    Runtime {
+        /// The rank that saw it.
+        rank: Rank,
+        /// The error.
+        error: Error,
+    },
+    /// A rank's function panicked.
+    Panicked {
+        /// The rank.
+        rank: Rank,
+        /// The panic message.
+        message: String,
+    },
+    /// Two results of one task differ, or a message made no sense: a bug.
+    Inconsistent(String),
+}
+
+impl fmt::Display for BagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BagError::Config(reason) => write!(f, "bad configuration: {reason}"),
+            BagError::Runtime { rank, error } => write!(f, "rank {rank}: {error}"),
+            BagError::Panicked { rank, message } => write!(f, "rank {rank} panicked: {message}"),
+            BagError::Inconsistent(reason) => write!(f, "inconsistent run: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BagError {}
+
+/// Runs the bag on `config.ranks` in-process ranks with the injected failures.
+///
+/// # Errors
+/// See [`BagError`]. Results that differ from the reference are reported by
+/// [`Report::matches_reference`], not as an error.
+pub fn run(config: &Config) -> Result<Report, BagError> {
+    if config.ranks < 1 {
+        return Err(BagError::Config("at least one rank (the master)".into()));
+    }
+    if config.window == 0 {
+        return Err(BagError::Config("--window must be at least 1".into()));
+    }
+    if let Some((rank, _)) = config
+        .kills
+        .iter()
+        .find(|(r, _)| *r == 0 || *r >= config.ranks)
+    {
+        return Err(BagError::Config(format!(
+            "cannot kill rank {rank}: kills name workers 1..{} (the master is not fault tolerant)",
+            config.ranks
+        )));
+    }
+    let universe = runthrough::local(config.ranks);
+    let shared = Shared {
+        config,
+        faults: universe.fault_handle(),
+        started: Instant::now(),
+        lines: Mutex::new(()),
+    };
+    let outcomes = universe.run(|world| {
+        if world.rank() == 0 {
+            Master::new(world, &shared).run().map(Some)
+        } else {
+            worker(world, &shared).map(|_| None)
+        }
+    });
+    let elapsed = shared.started.elapsed();
+    let mut master = None;
+    let mut killed = Vec::new();
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let rank = rank as Rank;
+        match outcome {
+            RankOutcome::Returned(Ok(Some(done))) => master = Some(done),
+            RankOutcome::Returned(Ok(None)) => {}
+            RankOutcome::Returned(Err(error)) => return Err(error),
+            RankOutcome::Killed => killed.push(rank),
+            RankOutcome::Panicked(message) => return Err(BagError::Panicked { rank, message }),
+        }
+    }
+    let master =
+        master.ok_or_else(|| BagError::Inconsistent("the master did not return".into()))?;
+    let reference = reference(config);
+    Ok(Report {
+        checksum: fnv1a(master.results.iter().copied()),
+        reference_checksum: fnv1a(reference.iter().copied()),
+        results: master.results,
+        reference,
+        events: master.events,
+        by_rank: master.by_rank,
+        duplicates: master.duplicates,
+        killed,
+        elapsed,
+    })
+}
+
+struct Shared<'a> {
+    config: &'a Config,
+    faults: FaultHandle,
+    started: Instant,
+    lines: Mutex<()>,
+}
+
+impl Shared<'_> {
+    fn say(&self, line: fmt::Arguments<'_>) {
+        if self.config.verbose {
+            let _one_at_a_time = self.lines.lock();
+            println!("[{:>8.2?}] {line}", self.started.elapsed());
+        }
+    }
+}
+
+/// A worker: receive a task from the master, compute, send the result, until told to stop.
+fn worker(world: &Comm, shared: &Shared<'_>) -> Result<u64, BagError> {
+    let me = world.rank();
+    let runtime = |error| BagError::Runtime { rank: me, error };
+    let mut received = 0u64;
+    loop {
+        let mut task = [0u64];
+        let status = world.recv(&mut task, 0u32, Tag::Any).map_err(runtime)?;
+        match status.tag {
+            Some(TAG_TASK) => {}
+            Some(TAG_STOP) => return Ok(received),
+            other => {
+                return Err(BagError::Inconsistent(format!(
+                    "worker {me}: unexpected message from the master, tag {other:?}"
+                )))
+            }
+        }
+        received += 1;
+        let value = task_result(task[0], shared.config.work);
+        world
+            .send(&[task[0], value], 0, TAG_RESULT)
+            .map_err(runtime)?;
+    }
+}
+
+/// What the master returns.
+struct MasterResult {
+    results: Vec<u64>,
+    events: Vec<FailureEvent>,
+    by_rank: BTreeMap<Rank, u64>,
+    duplicates: u64,
+}
+
+struct Master<'a> {
+    world: &'a Comm,
+    shared: &'a Shared<'a>,
+    /// Tasks not handed out, re-issued ones first.
+    queue: VecDeque<u64>,
+    /// Live workers (as far as L knows) and their tasks in flight.
+    outstanding: BTreeMap<Rank, VecDeque<u64>>,
+    results: Vec<Option<u64>>,
+    done: u64,
+    /// L as of the last `validate_local`.
+    local: FailureView,
+    events: Vec<FailureEvent>,
+    /// The event whose re-issued tasks are waiting to be handed out, and when it was noticed.
+    reissuing: Option<(usize, Instant)>,
+    by_rank: BTreeMap<Rank, u64>,
+    duplicates: u64,
+    alone: bool,
+    /// Injected kills not yet done.
+    kills: Vec<(Rank, u64)>,
+    /// Workers a send found dead, not yet acknowledged: they get no more tasks.
+    unreachable: BTreeSet<Rank>,
+}
+
+impl<'a> Master<'a> {
+    fn new(world: &'a Comm, shared: &'a Shared<'a>) -> Self {
+        let tasks = shared.config.tasks;
+        Master {
+            world,
+            shared,
+            queue: (0..tasks).collect(),
+            outstanding: (1..world.size()).map(|w| (w, VecDeque::new())).collect(),
+            results: vec![None; tasks as usize],
+            done: 0,
+            local: FailureView::empty(world.size()),
+            events: Vec::new(),
+            reissuing: None,
+            by_rank: BTreeMap::new(),
+            duplicates: 0,
+            alone: false,
+            kills: shared.config.kills.clone(),
+            unreachable: BTreeSet::new(),
+        }
+    }
+
+    fn runtime(&self, error: Error) -> BagError {
+        BagError::Runtime { rank: 0, error }
+    }
+
+    fn run(mut self) -> Result<MasterResult, BagError> {
+        let config = self.shared.config;
+        self.shared.say(format_args!(
+            "master: {} tasks, {} workers, {} in flight per worker",
+            config.tasks,
+            self.outstanding.len(),
+            config.window
+        ));
+        while self.done < config.tasks {
+            self.dispatch()?;
+            if let Some((event, noticed)) = self.reissuing.take() {
+                let elapsed = noticed.elapsed();
+                self.events[event].reissue_time = elapsed;
+                self.shared.say(format_args!(
+                    "master: tasks {:?} back in flight {elapsed:.2?} after the notice",
+                    self.events[event].reissued
+                ));
+            }
+            if self.outstanding.is_empty() {
+                self.compute_one_locally()?;
+                continue;
+            }
+            self.inject_kills();
+            let mut message = [0u64; 2];
+            match self.world.recv(&mut message, Source::Any, TAG_RESULT) {
+                Ok(status) => {
+                    let worker = status.source.ok_or_else(|| {
+                        BagError::Inconsistent("a wildcard receive completed as PROC_NULL".into())
+                    })?;
+                    self.accept(worker, message[0], message[1])?;
+                }
+                Err(Error::ProcFailedPending) => self.acknowledge()?,
+                Err(error) => return Err(self.runtime(error)),
+            }
+        }
+        for &worker in self.outstanding.keys() {
+            // A worker that died since is no concern of ours any more.
+            let _ = self.world.send(&[0u64], worker, TAG_STOP);
+        }
+        self.shared.say(format_args!(
+            "master: all {} results in ({} duplicates ignored); results per rank {:?}",
+            self.done, self.duplicates, self.by_rank
+        ));
+        Ok(MasterResult {
+            results: self.results.into_iter().map(|r| r.unwrap_or(0)).collect(),
+            events: self.events,
+            by_rank: self.by_rank,
+            duplicates: self.duplicates,
+        })
+    }
+
+    /// Hands queued tasks to the least-loaded live workers, up to `window` each.
+    fn dispatch(&mut self) -> Result<(), BagError> {
+        let window = self.shared.config.window;
+        while let Some(&task) = self.queue.front() {
+            let Some(worker) = self
+                .outstanding
+                .iter()
+                .filter(|(w, tasks)| tasks.len() < window && !self.unreachable.contains(w))
+                .min_by_key(|(&w, tasks)| (tasks.len(), w))
+                .map(|(&w, _)| w)
+            else {
+                return Ok(());
+            };
+            match self.world.send(&[task], worker, TAG_TASK) {
+                Ok(()) => {
+                    self.queue.pop_front();
+                    self.outstanding
+                        .get_mut(&worker)
+                        .expect("live worker")
+                        .push_back(task);
+                }
+                Err(Error::ProcFailed { .. }) => {
+                    // Dead, but not acknowledged yet: send it nothing more; the wildcard receive
+                    // will report the failure and the task stays queued.
+                    self.shared.say(format_args!(
+                        "master: sending task {task} to worker {worker} returned ProcFailed after {} results; sending it nothing more",
+                        self.done
+                    ));
+                    self.unreachable.insert(worker);
+                }
+                Err(error) => return Err(self.runtime(error)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Kills the workers planned to die by now (just before the master's wildcard receive, so
+    /// that the receive is what usually notices).
+    fn inject_kills(&mut self) {
+        let done = self.done;
+        let (due, later): (Vec<_>, Vec<_>) = self.kills.iter().partition(|(_, at)| *at <= done);
+        self.kills = later;
+        for (worker, _) in due {
+            self.shared.say(format_args!(
+                "worker {worker} killed after {done} results (injected)"
+            ));
+            self.shared.faults.kill(worker);
+        }
+    }
+
+    /// A result from `worker`.
+    fn accept(&mut self, worker: Rank, task: u64, value: u64) -> Result<(), BagError> {
+        let slot = self.results.get_mut(task as usize).ok_or_else(|| {
+            BagError::Inconsistent(format!("worker {worker} returned unknown task {task}"))
+        })?;
+        if let Some(tasks) = self.outstanding.get_mut(&worker) {
+            tasks.retain(|&t| t != task);
+        }
+        match *slot {
+            Some(earlier) if earlier == value => self.duplicates += 1,
+            Some(earlier) => {
+                return Err(BagError::Inconsistent(format!(
+                    "task {task}: results {earlier:#x} and {value:#x} differ"
+                )))
+            }
+            None => {
+                *slot = Some(value);
+                self.done += 1;
+                *self.by_rank.entry(worker).or_insert(0) += 1;
+                // A dead worker's result that was still buffered: no need to redo the task.
+                self.queue.retain(|&t| t != task);
+                let every = self.shared.config.progress_every;
+                if every > 0 && self.done % every == 0 {
+                    self.shared.say(format_args!(
+                        "results {:>5}/{}: {} workers alive",
+                        self.done,
+                        self.shared.config.tasks,
+                        self.outstanding.len()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Acknowledges the failures the detector knows (`validate_local`) and re-issues the tasks
+    /// of the workers that are newly failed in the returned view.
+    fn acknowledge(&mut self) -> Result<(), BagError> {
+        let noticed = Instant::now();
+        self.shared.say(format_args!(
+            "master: receive on Source::Any returned ProcFailedPending after {} results",
+            self.done
+        ));
+        let view = self.world.validate_local().map_err(|e| self.runtime(e))?;
+        let new_failed: Vec<Rank> = view
+            .ranks(RankState::FAILED | RankState::NEW)
+            .map(|info| info.rank)
+            .collect();
+        let mut reissued = Vec::new();
+        for worker in &new_failed {
+            self.unreachable.remove(worker);
+            if let Some(tasks) = self.outstanding.remove(worker) {
+                reissued.extend(tasks);
+            }
+        }
+        for &task in reissued.iter().rev() {
+            self.queue.push_front(task);
+        }
+        self.shared.say(format_args!(
+            "master: validate_local: ranks {new_failed:?} are FAILED|NEW in L ({} failed in all); re-issuing their tasks {reissued:?}",
+            view.num_failed()
+        ));
+        self.local = view;
+        self.events.push(FailureEvent {
+            after_results: self.done,
+            new_failed,
+            failed_in_all: self.local.num_failed(),
+            reissued,
+            reissue_time: Duration::ZERO,
+        });
+        self.reissuing = Some((self.events.len() - 1, noticed));
+        Ok(())
+    }
+
+    /// No worker is left: the master works through the bag itself.
+    fn compute_one_locally(&mut self) -> Result<(), BagError> {
+        if !self.alone {
+            self.alone = true;
+            self.shared.say(format_args!(
+                "master: no worker left; computing the remaining {} tasks itself",
+                self.shared.config.tasks - self.done
+            ));
+        }
+        let task = self.queue.pop_front().ok_or_else(|| {
+            BagError::Inconsistent("no worker, no queued task, results missing".into())
+        })?;
+        let value = task_result(task, self.shared.config.work);
+        self.accept(0, task, value)
+    }
+}

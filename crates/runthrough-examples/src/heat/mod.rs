@@ -1,0 +1,935 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! A fault-tolerant 2D Jacobi heat solver, with the seed's pattern.
+//!
+//! The `n x n` interior is cut once into one block per initial rank ([`Decomposition`]); ranks
+//! own blocks ([`Placement`]) and exchange halos between owners (a rank that owns two
+//! neighbouring blocks copies the halo itself). Each pass of the main loop is either one Jacobi
+//! iteration or a checkpoint, and ends with `validate_global`:
+//!
+//! - **No new failure in G**: the pass counts. A step advances the iteration; a checkpoint is
+//!   committed. Every `checkpoint_every` iterations a checkpoint pass sends each block's cells to
+//!   its `buddies` holders (the next OK ranks in the ring after the owner); each rank keeps its
+//!   own blocks' copies and its buddies'. Because `validate_global` is a uniform agreement, every
+//!   survivor commits the same checkpoint or none does.
+//! - **New failures in G** (`RankState::NULL | RankState::NEW`): every survivor moves the dead
+//!   ranks' blocks to the first surviving holder of their committed copy, rolls every block back
+//!   to the committed iteration and, before going on, checkpoints again so that every block has
+//!   its copies on live ranks (the recovery is done when that checkpoint commits). A failure
+//!   during that recovery starts another one from the same committed checkpoint. A block whose
+//!   every copy was on a failed rank (a buddy pair died together) is lost: every survivor reports
+//!   [`HeatError::Unrecoverable`] at the same pass. With `buddies = 2` a block survives the loss
+//!   of any two ranks.
+//!
+//! - **The output pass**, after the last iteration: every owner sends its blocks to every
+//!   survivor, so that each holds the whole field; it counts only if its `validate_global` finds
+//!   no new failure (otherwise: recovery, and the iterations since the checkpoint are redone).
+//!   A field kept by one writer would be lost with it if it died after the last agreement.
+//!
+//! Iteration 0 needs no copies: anyone can regenerate it, so a failure in the first checkpoint
+//! interval moves blocks to the next OK rank and restarts from the initial field.
+//!
+//! Within a pass, every rank sends all it has to send before it receives (sends are eager), and
+//! goes on receiving after an error, so no live rank ever waits for a message that a live peer
+//! gave up sending; tags carry the pass number, so nothing from an abandoned pass is matched
+//! later. The final field is compared with the sequential [`reference`] bit for bit.
+//!
+//! ```
+//! use runthrough_examples::heat::{self, Config, KillPoint};
+//! let config = Config {
+//!     ranks: 4,
+//!     size: 24,
+//!     iterations: 12,
+//!     checkpoint_every: 4,
+//!     kills: vec![(2, KillPoint::Iteration(6))],
+//!     ..Config::default()
+//! };
+//! let report = heat::run(&config).unwrap();
+//! assert!(report.matches_reference());
+//! assert_eq!(report.recoveries[0].new_in_g, vec![2]);
+//! ```
+
+mod grid;
+mod placement;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use runthrough::{Comm, Error, FailureView, FaultHandle, Rank, RankOutcome, RankState};
+
+pub use grid::{initial_field, reference, stencil, Block, Decomposition, Side};
+pub use placement::{Committed, LostBlock, Move, Placement};
+
+use crate::checksum::{bitwise_equal, fnv1a_f64};
+
+/// Where an injected failure strikes a rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillPoint {
+    /// When the rank starts computing this iteration (`3@20`), the first time it gets there.
+    Iteration(u64),
+    /// In the `n`-th recovery (`5@r1`, 1 = the first): in the checkpoint pass that restores the
+    /// copies after the rollback, just after the rank's first message of that pass (a recovery
+    /// to the initial field needs no such pass, so there this point is never reached).
+    Recovery(u32),
+    /// Inside the rank's `call`-th `validate_global`, just before its `message`-th protocol
+    /// message (`2@v7.1`); see `LocalUniverse::kill_in_agreement`.
+    Agreement {
+        /// Which `validate_global` (1 = the first; pass k ends with call k).
+        call: u64,
+        /// Which protocol message of that call (1 = the first).
+        message: u64,
+    },
+}
+
+impl FromStr for KillPoint {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = |what: &str| format!("`{text}`: {what}");
+        if let Some(n) = text.strip_prefix('r') {
+            let n: u32 = n.parse().map_err(|_| bad("expected rN (N-th recovery)"))?;
+            if n == 0 {
+                return Err(bad("recoveries count from 1"));
+            }
+            Ok(KillPoint::Recovery(n))
+        } else if let Some(point) = text.strip_prefix('v') {
+            let (call, message) = point
+                .split_once('.')
+                .ok_or_else(|| bad("expected vCALL.MESSAGE"))?;
+            let call = call.parse().map_err(|_| bad("bad call number"))?;
+            let message = message.parse().map_err(|_| bad("bad message number"))?;
+            Ok(KillPoint::Agreement { call, message })
+        } else {
+            text.parse()
+                .map(KillPoint::Iteration)
+                .map_err(|_| bad("expected an iteration, rN or vCALL.MESSAGE"))
+        }
+    }
+}
+
+impl fmt::Display for KillPoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KillPoint::Iteration(i) => write!(f, "{i}"),
+            KillPoint::Recovery(n) => write!(f, "r{n}"),
+            KillPoint::Agreement { call, message } => write!(f, "v{call}.{message}"),
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Ranks (and blocks: one per initial rank).
+    pub ranks: u32,
+    /// The interior is `size x size` cells.
+    pub size: usize,
+    /// Jacobi iterations.
+    pub iterations: u64,
+    /// A checkpoint every this many iterations.
+    pub checkpoint_every: u64,
+    /// Copies of each block besides its owner's (1: one buddy; 2 survives any two failures).
+    pub buddies: usize,
+    /// Injected failures.
+    pub kills: Vec<(Rank, KillPoint)>,
+    /// A progress line every this many iterations (0: none).
+    pub progress_every: u64,
+    /// Print progress and events while running.
+    pub verbose: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ranks: 8,
+            size: 256,
+            iterations: 100,
+            checkpoint_every: 10,
+            buddies: 1,
+            kills: Vec::new(),
+            progress_every: 10,
+            verbose: false,
+        }
+    }
+}
+
+/// One recovery, as the reporting survivor saw it.
+#[derive(Debug, Clone)]
+pub struct RecoveryRecord {
+    /// 1 for the first recovery.
+    pub number: u32,
+    /// The iteration the interrupted pass was at.
+    pub at_iteration: u64,
+    /// The ranks that `validate_global` returned as `NULL | NEW`.
+    pub new_in_g: Vec<Rank>,
+    /// |G| after it.
+    pub failed_in_all: usize,
+    /// Blocks that changed owner.
+    pub moves: Vec<Move>,
+    /// The committed iteration everyone rolled back to.
+    pub rolled_back_to: u64,
+    /// Whether this failure struck while an earlier recovery was still in progress.
+    pub during_recovery: bool,
+    /// From the (first) injected kill among `new_in_g` to the `validate_global` that reported it,
+    /// when the kill time is known (kills at an iteration or in a recovery).
+    pub kill_to_agreement: Option<Duration>,
+    /// From that `validate_global` to the recovery checkpoint's commit (`None` when another
+    /// failure interrupted this recovery).
+    pub agreement_to_recovered: Option<Duration>,
+}
+
+/// The outcome of a run that finished.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The final field, boundary included, `(size + 2)^2` values.
+    pub field: Vec<f64>,
+    /// The failure-free field, computed sequentially.
+    pub reference: Vec<f64>,
+    /// FNV-1a over `field`'s bits.
+    pub checksum: u64,
+    /// FNV-1a over `reference`'s bits.
+    pub reference_checksum: u64,
+    /// The recoveries, as the lowest surviving rank saw them.
+    pub recoveries: Vec<RecoveryRecord>,
+    /// The ranks that returned.
+    pub survivors: Vec<Rank>,
+    /// The ranks killed by injection.
+    pub killed: Vec<Rank>,
+    /// How many `validate_global` calls each survivor made (passes).
+    pub passes: u64,
+    /// Wall time of the distributed run.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// Whether the final field equals the failure-free one bit for bit.
+    pub fn matches_reference(&self) -> bool {
+        bitwise_equal(&self.field, &self.reference)
+    }
+}
+
+/// Why a run did not produce a field.
+#[derive(Debug, Clone)]
+pub enum HeatError {
+    /// The configuration cannot run.
+    Config(String),
+    /// Every copy of a block was on a failed rank; reported by every survivor at the same pass.
+    Unrecoverable {
+        /// The lost block and its holders.
+        lost: LostBlock,
+        /// The iteration of the interrupted pass.
+        at_iteration: u64,
+        /// The checkpoint the copies were of.
+        checkpoint: u64,
+    },
+    /// A runtime call failed in a way the solver does not recover from.
+    Runtime {
+        /// The rank that saw it.
+        rank: Rank,
+        /// The error.
+        error: Error,
+    },
+    /// A rank's function panicked.
+    Panicked {
+        /// The rank.
+        rank: Rank,
+        /// The panic message.
+        message: String,
+    },
+    /// Survivors disagree, or a pass failed while `validate_global` saw no new failure: a bug.
+    Inconsistent(String),
+}
+
+impl fmt::Display for HeatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeatError::Config(reason) => write!(f, "bad configuration: {reason}"),
+            HeatError::Unrecoverable {
+                lost,
+                at_iteration,
+                checkpoint,
+            } => write!(
+                f,
+                "unrecoverable at iteration {at_iteration}: every copy of block {} (of checkpoint {checkpoint}) was on a failed rank {:?}",
+                lost.block, lost.holders
+            ),
+            HeatError::Runtime { rank, error } => write!(f, "rank {rank}: {error}"),
+            HeatError::Panicked { rank, message } => write!(f, "rank {rank} panicked: {message}"),
+            HeatError::Inconsistent(reason) => write!(f, "inconsistent run: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for HeatError {}
+
+/// Runs the solver on `config.ranks` in-process ranks with the injected failures, then checks
+/// the field against the sequential reference (see [`Report::matches_reference`]).
+///
+/// # Errors
+/// See [`HeatError`]; a run whose field differs from the reference is not an error here (the
+/// caller decides), but its report says so.
+pub fn run(config: &Config) -> Result<Report, HeatError> {
+    let decomposition =
+        Decomposition::new(config.size, config.ranks as usize).map_err(HeatError::Config)?;
+    if config.checkpoint_every == 0 {
+        return Err(HeatError::Config("--checkpoint must be at least 1".into()));
+    }
+    if let Some((rank, _)) = config.kills.iter().find(|(r, _)| *r >= config.ranks) {
+        return Err(HeatError::Config(format!(
+            "cannot kill rank {rank} of {}",
+            config.ranks
+        )));
+    }
+    let mut universe = runthrough::local(config.ranks);
+    for &(rank, point) in &config.kills {
+        if let KillPoint::Agreement { call, message } = point {
+            universe = universe.kill_in_agreement(rank, call, message);
+        }
+    }
+    let shared = Shared {
+        config,
+        decomposition: &decomposition,
+        faults: universe.fault_handle(),
+        kill_times: Mutex::new(Vec::new()),
+        started: Instant::now(),
+        tags: Tags::new(decomposition.blocks()),
+    };
+    let outcomes = universe.run(|world| Solver::new(world, &shared).run());
+    let elapsed = shared.started.elapsed();
+
+    let mut survivors = Vec::new();
+    let mut killed = Vec::new();
+    let mut results = Vec::new();
+    let mut unrecoverable = Vec::new();
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let rank = rank as Rank;
+        match outcome {
+            RankOutcome::Returned(Ok(result)) => {
+                survivors.push(rank);
+                results.push(result);
+            }
+            RankOutcome::Returned(Err(error @ HeatError::Unrecoverable { .. })) => {
+                survivors.push(rank);
+                unrecoverable.push(error);
+            }
+            RankOutcome::Returned(Err(error)) => return Err(error),
+            RankOutcome::Killed => killed.push(rank),
+            RankOutcome::Panicked(message) => return Err(HeatError::Panicked { rank, message }),
+        }
+    }
+    if let Some(first) = unrecoverable.first() {
+        if !results.is_empty() {
+            return Err(HeatError::Inconsistent(format!(
+                "{} survivors report `{first}`, {} finished",
+                unrecoverable.len(),
+                results.len()
+            )));
+        }
+        return Err(first.clone());
+    }
+    let first = results
+        .first()
+        .ok_or_else(|| HeatError::Inconsistent("no rank survived".into()))?;
+    if let Some(other) = results
+        .iter()
+        .position(|r| !bitwise_equal(&r.field, &first.field))
+    {
+        return Err(HeatError::Inconsistent(format!(
+            "survivors {} and {} assembled different fields",
+            survivors[0], survivors[other]
+        )));
+    }
+    let reference = reference(config.size, config.iterations);
+    Ok(Report {
+        checksum: fnv1a_f64(&first.field),
+        reference_checksum: fnv1a_f64(&reference),
+        field: first.field.clone(),
+        reference,
+        recoveries: first.recoveries.clone(),
+        passes: first.passes,
+        survivors,
+        killed,
+        elapsed,
+    })
+}
+
+/// What every rank's thread reads.
+struct Shared<'a> {
+    config: &'a Config,
+    decomposition: &'a Decomposition,
+    faults: FaultHandle,
+    kill_times: Mutex<Vec<(Rank, Instant)>>,
+    started: Instant,
+    tags: Tags,
+}
+
+/// Message tags: the pass number and what the message is (a halo for one side of one block,
+/// one block's checkpoint copy, or its final cells), so that nothing from an abandoned pass matches later.
+struct Tags {
+    blocks: u64,
+    codes: u64,
+    period: u64,
+}
+
+impl Tags {
+    fn new(blocks: usize) -> Self {
+        let codes = 6 * blocks as u64;
+        Tags {
+            blocks: blocks as u64,
+            codes,
+            period: ((runthrough::TAG_UB as u64 + 1) / codes).max(1),
+        }
+    }
+
+    fn tag(&self, pass: u64, code: u64) -> i32 {
+        ((pass % self.period) * self.codes + code) as i32
+    }
+
+    /// The halo that fills the ghosts on `side` of `block`.
+    fn halo(&self, pass: u64, block: usize, side: Side) -> i32 {
+        self.tag(pass, (block * 4 + side.index()) as u64)
+    }
+
+    /// A checkpoint copy of `block`.
+    fn checkpoint(&self, pass: u64, block: usize) -> i32 {
+        self.tag(pass, self.blocks * 4 + block as u64)
+    }
+
+    /// `block`'s final cells, sent to every survivor.
+    fn output(&self, pass: u64, block: usize) -> i32 {
+        self.tag(pass, self.blocks * 5 + block as u64)
+    }
+}
+
+/// What a surviving rank returns.
+struct RankResult {
+    /// The whole final field (every survivor assembles it in the output pass).
+    field: Vec<f64>,
+    recoveries: Vec<RecoveryRecord>,
+    passes: u64,
+}
+
+/// What a pass did, before `validate_global` says whether it counts.
+enum Pass {
+    /// One Jacobi iteration of every owned block.
+    Step,
+    /// Copies sent to and received from buddies.
+    Checkpoint(PendingCheckpoint),
+    /// The whole final field, assembled here.
+    Output(Vec<f64>),
+}
+
+/// A checkpoint pass's result before `validate_global` says whether it counts.
+struct PendingCheckpoint {
+    holders: Vec<Vec<Rank>>,
+    copies: BTreeMap<usize, Vec<f64>>,
+}
+
+/// One rank's solver.
+struct Solver<'a> {
+    world: &'a Comm,
+    shared: &'a Shared<'a>,
+    me: Rank,
+    /// The last G: placement and checkpoint holders are computed over its OK ranks.
+    g: FailureView,
+    placement: Placement,
+    committed: Committed,
+    /// The blocks this rank owns, at `iteration`.
+    blocks: BTreeMap<usize, Block>,
+    /// Committed checkpoint copies this rank holds (its own blocks' and its buddies').
+    store: BTreeMap<usize, Vec<f64>>,
+    iteration: u64,
+    pass: u64,
+    recoveries: Vec<RecoveryRecord>,
+    /// The `validate_global` return of the recovery in progress (not yet re-checkpointed).
+    recovering_since: Option<Instant>,
+    /// Whether this rank already sent a message in the current pass (for `KillPoint::Recovery`).
+    sent_in_pass: bool,
+    /// The first error of the current pass, and when it was seen.
+    pass_error: Option<Error>,
+}
+
+impl<'a> Solver<'a> {
+    fn new(world: &'a Comm, shared: &'a Shared<'a>) -> Self {
+        let me = world.rank();
+        Solver {
+            world,
+            shared,
+            me,
+            g: FailureView::empty(world.size()),
+            placement: Placement::one_per_rank(world.size()),
+            committed: Committed::Initial,
+            blocks: [(me as usize, shared.decomposition.initial_block(me as usize))].into(),
+            store: BTreeMap::new(),
+            iteration: 0,
+            pass: 0,
+            recoveries: Vec::new(),
+            recovering_since: None,
+            sent_in_pass: false,
+            pass_error: None,
+        }
+    }
+
+    fn config(&self) -> &Config {
+        self.shared.config
+    }
+
+    /// Whether this rank prints the job's lines: the lowest OK rank of `view`.
+    fn is_leader(&self, view: &FailureView) -> bool {
+        self.config().verbose && view.ranks(RankState::OK).next().map(|i| i.rank) == Some(self.me)
+    }
+
+    fn say(&self, line: std::fmt::Arguments<'_>) {
+        println!("[{:>8.2?}] {line}", self.shared.started.elapsed());
+    }
+
+    fn runtime(&self, error: Error) -> HeatError {
+        HeatError::Runtime {
+            rank: self.me,
+            error,
+        }
+    }
+
+    /// The main loop: passes (a step, a checkpoint, or the final output), each ended by
+    /// `validate_global`.
+    fn run(mut self) -> Result<RankResult, HeatError> {
+        let iterations = self.config().iterations;
+        let mut checkpoint_due = false;
+        loop {
+            self.pass += 1;
+            self.sent_in_pass = false;
+            self.pass_error = None;
+            let pass = if checkpoint_due {
+                Pass::Checkpoint(self.checkpoint_exchange())
+            } else if self.iteration < iterations {
+                self.kill_if_planned(KillPoint::Iteration(self.iteration));
+                self.step();
+                Pass::Step
+            } else {
+                Pass::Output(self.output_exchange())
+            };
+            // The seed's pattern: validate at the iteration boundary.
+            let after = self.world.validate_global().map_err(|e| self.runtime(e))?;
+            let agreed_at = Instant::now();
+            if after.new_failures() {
+                self.recover(&after, agreed_at)?;
+                checkpoint_due = self.committed != Committed::Initial;
+                if !checkpoint_due {
+                    self.recovered(agreed_at);
+                }
+                self.g = after;
+                continue;
+            }
+            if let Some(error) = self.pass_error.take() {
+                return Err(HeatError::Inconsistent(format!(
+                    "rank {}: `{error}` in pass {} at iteration {}, which validate_global found failure-free",
+                    self.me, self.pass, self.iteration
+                )));
+            }
+            match pass {
+                Pass::Checkpoint(pending) => {
+                    self.commit(pending, &after);
+                    checkpoint_due = false;
+                }
+                Pass::Step => {
+                    self.iteration += 1;
+                    self.progress(&after);
+                    let every = self.config().checkpoint_every;
+                    checkpoint_due = self.iteration % every == 0 && self.iteration < iterations;
+                }
+                Pass::Output(field) => {
+                    return Ok(RankResult {
+                        field,
+                        recoveries: self.recoveries,
+                        passes: self.pass,
+                    })
+                }
+            }
+            self.g = after;
+        }
+    }
+
+    /// The output pass: every owner sends its blocks to every other rank OK in G, and every
+    /// rank assembles the whole field, so that the result survives any one rank (a single
+    /// writer that died after the last agreement would take it along).
+    fn output_exchange(&mut self) -> Vec<f64> {
+        let decomposition = self.shared.decomposition;
+        let mut field = initial_field(decomposition.n());
+        let peers: Vec<Rank> = self
+            .g
+            .ranks(RankState::OK)
+            .map(|info| info.rank)
+            .filter(|&r| r != self.me)
+            .collect();
+        let owned: Vec<usize> = self.blocks.keys().copied().collect();
+        for &block in &owned {
+            decomposition.paste(block, self.blocks[&block].cells(), &mut field);
+            let tag = self.shared.tags.output(self.pass, block);
+            for &peer in &peers {
+                if let Err(e) = self.world.send(self.blocks[&block].cells(), peer, tag) {
+                    self.note(format_args!("final block {block} to rank {peer}"), e);
+                }
+            }
+        }
+        for block in 0..decomposition.blocks() {
+            let owner = self.placement.owner(block);
+            if owner == self.me {
+                continue;
+            }
+            let tag = self.shared.tags.output(self.pass, block);
+            match self.world.recv_vec::<f64>(owner, tag) {
+                Ok((cells, status))
+                    if status.source.is_some() && cells.len() == decomposition.cells_len(block) =>
+                {
+                    decomposition.paste(block, &cells, &mut field);
+                }
+                Ok((_, status)) => self.note(
+                    format_args!("final block {block} from rank {owner}"),
+                    Error::Internal {
+                        reason: format!("unexpected block {status:?}"),
+                    },
+                ),
+                Err(e) => self.note(format_args!("final block {block} from rank {owner}"), e),
+            }
+        }
+        field
+    }
+
+    /// Kills this rank if the plan says so at `point`.
+    fn kill_if_planned(&self, point: KillPoint) {
+        if self.config().kills.contains(&(self.me, point)) {
+            if self.config().verbose {
+                self.say(format_args!(
+                    "rank {} dies at iteration {}{} (injected)",
+                    self.me,
+                    self.iteration,
+                    match point {
+                        KillPoint::Recovery(n) => format!(", in recovery #{n}"),
+                        _ => String::new(),
+                    }
+                ));
+            }
+            self.shared
+                .kill_times
+                .lock()
+                .expect("kill log")
+                .push((self.me, Instant::now()));
+            self.shared.faults.kill(self.me);
+        }
+    }
+
+    /// Called after each send of a pass: a `KillPoint::Recovery` strikes after the first one.
+    fn after_send(&mut self) {
+        if !self.sent_in_pass {
+            self.sent_in_pass = true;
+            self.kill_in_recovery();
+        }
+    }
+
+    fn kill_in_recovery(&self) {
+        if self.recovering_since.is_some() {
+            self.kill_if_planned(KillPoint::Recovery(self.recoveries.len() as u32));
+        }
+    }
+
+    /// Records the first error of the pass and says so.
+    fn note(&mut self, what: std::fmt::Arguments<'_>, error: Error) {
+        if self.pass_error.is_none() {
+            if self.config().verbose {
+                self.say(format_args!(
+                    "rank {} iteration {}: {what} failed: {error}",
+                    self.me, self.iteration
+                ));
+            }
+            self.pass_error = Some(error);
+        }
+    }
+
+    /// One Jacobi iteration of every owned block: send every halo, copy the internal ones,
+    /// receive the others, then sweep. A missing halo leaves the blocks as they were (the pass
+    /// will be rolled back).
+    fn step(&mut self) {
+        let decomposition = self.shared.decomposition;
+        let mut internal = Vec::new();
+        let mut outgoing = Vec::new();
+        for (&block, state) in &self.blocks {
+            for side in Side::ALL {
+                let Some(neighbor) = decomposition.neighbor(block, side) else {
+                    continue;
+                };
+                let edge = state.edge(side);
+                let owner = self.placement.owner(neighbor);
+                if owner == self.me {
+                    internal.push((neighbor, side.opposite(), edge));
+                } else {
+                    outgoing.push((owner, neighbor, side.opposite(), edge));
+                }
+            }
+        }
+        for (owner, neighbor, side, edge) in outgoing {
+            let tag = self.shared.tags.halo(self.pass, neighbor, side);
+            if let Err(e) = self.world.send(&edge, owner, tag) {
+                self.note(format_args!("halo to rank {owner} (block {neighbor})"), e);
+            }
+            self.after_send();
+        }
+        if !self.sent_in_pass {
+            self.kill_in_recovery();
+        }
+        for (neighbor, side, edge) in internal {
+            self.blocks
+                .get_mut(&neighbor)
+                .expect("owned")
+                .set_ghost(side, &edge);
+        }
+        let owned: Vec<usize> = self.blocks.keys().copied().collect();
+        for block in owned {
+            for side in Side::ALL {
+                let Some(neighbor) = decomposition.neighbor(block, side) else {
+                    continue;
+                };
+                let owner = self.placement.owner(neighbor);
+                if owner == self.me {
+                    continue;
+                }
+                let mut edge = vec![0.0f64; self.blocks[&block].edge_len(side)];
+                let tag = self.shared.tags.halo(self.pass, block, side);
+                match self.world.recv(&mut edge, owner, tag) {
+                    Ok(status) if status.source.is_some() && status.count == edge.len() => {
+                        self.blocks
+                            .get_mut(&block)
+                            .expect("owned")
+                            .set_ghost(side, &edge);
+                    }
+                    Ok(status) => self.note(
+                        format_args!("halo from rank {owner} (block {neighbor})"),
+                        Error::Internal {
+                            reason: format!("unexpected halo {status:?}"),
+                        },
+                    ),
+                    Err(e) => {
+                        self.note(format_args!("halo from rank {owner} (block {neighbor})"), e)
+                    }
+                }
+            }
+        }
+        if self.pass_error.is_none() {
+            self.blocks.values_mut().for_each(Block::sweep);
+        }
+    }
+
+    /// A checkpoint pass: every owned block's cells to its buddies over the ranks OK in G, and
+    /// the buddies' cells from their owners. Counts only if `validate_global` then finds no new
+    /// failure.
+    fn checkpoint_exchange(&mut self) -> PendingCheckpoint {
+        let holders = self
+            .placement
+            .checkpoint_holders(&self.g, self.config().buddies);
+        let mut copies = BTreeMap::new();
+        let mut outgoing = Vec::new();
+        for (&block, state) in &self.blocks {
+            copies.insert(block, state.cells().to_vec());
+            for &buddy in &holders[block][1..] {
+                outgoing.push((block, buddy));
+            }
+        }
+        for (block, buddy) in outgoing {
+            let tag = self.shared.tags.checkpoint(self.pass, block);
+            if let Err(e) = self.world.send(self.blocks[&block].cells(), buddy, tag) {
+                self.note(
+                    format_args!("checkpoint copy to rank {buddy} (block {block})"),
+                    e,
+                );
+            }
+            self.after_send();
+        }
+        if !self.sent_in_pass {
+            self.kill_in_recovery();
+        }
+        for (block, block_holders) in holders.iter().enumerate() {
+            if !block_holders[1..].contains(&self.me) {
+                continue;
+            }
+            let owner = self.placement.owner(block);
+            let tag = self.shared.tags.checkpoint(self.pass, block);
+            let expected = self.shared.decomposition.cells_len(block);
+            match self.world.recv_vec::<f64>(owner, tag) {
+                Ok((cells, status)) if status.source.is_some() && cells.len() == expected => {
+                    copies.insert(block, cells);
+                }
+                Ok((_, status)) => self.note(
+                    format_args!("checkpoint copy from rank {owner} (block {block})"),
+                    Error::Internal {
+                        reason: format!("unexpected copy {status:?}"),
+                    },
+                ),
+                Err(e) => self.note(
+                    format_args!("checkpoint copy from rank {owner} (block {block})"),
+                    e,
+                ),
+            }
+        }
+        PendingCheckpoint { holders, copies }
+    }
+
+    /// Every survivor commits the same checkpoint (the pass's `validate_global` was uniform).
+    fn commit(&mut self, pending: PendingCheckpoint, after: &FailureView) {
+        let copies = pending.holders.first().map_or(0, Vec::len);
+        self.store = pending.copies;
+        self.committed = Committed::Stored {
+            iteration: self.iteration,
+            holders: pending.holders,
+        };
+        if self.is_leader(after) {
+            self.say(format_args!(
+                "checkpoint of iteration {} committed: each block on {copies} rank{}",
+                self.iteration,
+                if copies == 1 { " (no buddy left)" } else { "s" }
+            ));
+        }
+        if let Some(since) = self.recovering_since {
+            self.recovered(since);
+        }
+    }
+
+    /// The recovery in progress is complete: redundancy is back.
+    fn recovered(&mut self, since: Instant) {
+        self.recovering_since = None;
+        let elapsed = since.elapsed();
+        let leader = self.is_leader(&self.world.global_view().unwrap_or_else(|_| self.g.clone()));
+        let Some(record) = self.recoveries.last_mut() else {
+            return;
+        };
+        record.agreement_to_recovered = Some(elapsed);
+        if leader {
+            let record = record.clone();
+            self.say(format_args!(
+                "recovery #{} done: back at iteration {} on {} ranks; kill -> agreed {}, agreed -> recovered {:.2?}",
+                record.number,
+                record.rolled_back_to,
+                self.placement.load().len(),
+                record
+                    .kill_to_agreement
+                    .map_or("(unknown)".to_string(), |d| format!("{d:.2?}")),
+                elapsed
+            ));
+        }
+    }
+
+    /// New failures in G: move the dead ranks' blocks to surviving holders and roll back.
+    fn recover(&mut self, after: &FailureView, agreed_at: Instant) -> Result<(), HeatError> {
+        let new_in_g: Vec<Rank> = after
+            .ranks(RankState::NULL | RankState::NEW)
+            .map(|info| info.rank)
+            .collect();
+        let leader = self.is_leader(after);
+        if leader {
+            self.say(format_args!(
+                "iteration {}: validate_global: ranks {new_in_g:?} are NULL|NEW in G ({} failed in all, {} OK)",
+                self.iteration,
+                after.num_failed(),
+                after.count(RankState::OK)
+            ));
+        }
+        let checkpoint = self.committed.iteration();
+        let moves = self
+            .placement
+            .recover(after, &self.committed)
+            .map_err(|lost| {
+                if leader {
+                    self.say(format_args!(
+                        "UNRECOVERABLE: block {} of checkpoint {checkpoint} had its copies on ranks {:?}, all failed",
+                        lost.block, lost.holders
+                    ));
+                }
+                HeatError::Unrecoverable {
+                    lost,
+                    at_iteration: self.iteration,
+                    checkpoint,
+                }
+            })?;
+        let decomposition = self.shared.decomposition;
+        let mut blocks = BTreeMap::new();
+        for block in self.placement.blocks_of(self.me) {
+            let state = match &self.committed {
+                Committed::Initial => decomposition.initial_block(block),
+                Committed::Stored { .. } => {
+                    let cells = self.store.get(&block).cloned().ok_or_else(|| {
+                        HeatError::Inconsistent(format!(
+                            "rank {} owns block {block} but holds no copy of it",
+                            self.me
+                        ))
+                    })?;
+                    decomposition.block_from_cells(block, cells)
+                }
+            };
+            blocks.insert(block, state);
+        }
+        self.blocks = blocks;
+        let kill_to_agreement = {
+            let kills = self.shared.kill_times.lock().expect("kill log");
+            kills
+                .iter()
+                .filter(|(rank, _)| new_in_g.contains(rank))
+                .map(|(_, at)| *at)
+                .min()
+                .map(|at| agreed_at.saturating_duration_since(at))
+        };
+        let record = RecoveryRecord {
+            number: self.recoveries.len() as u32 + 1,
+            at_iteration: self.iteration,
+            new_in_g,
+            failed_in_all: after.num_failed(),
+            moves,
+            rolled_back_to: checkpoint,
+            during_recovery: self.recovering_since.is_some(),
+            kill_to_agreement,
+            agreement_to_recovered: None,
+        };
+        if leader {
+            let moves: Vec<String> = record
+                .moves
+                .iter()
+                .map(|m| format!("block {}: rank {} -> {}", m.block, m.from, m.to))
+                .collect();
+            self.say(format_args!(
+                "recovery #{}{}: {}; rolling back from iteration {} to {} ({})",
+                record.number,
+                if record.during_recovery {
+                    " (a failure during recovery)"
+                } else {
+                    ""
+                },
+                moves.join(", "),
+                self.iteration,
+                checkpoint,
+                if checkpoint == 0 {
+                    "the initial field, regenerated"
+                } else {
+                    "the committed checkpoint"
+                }
+            ));
+        }
+        self.recoveries.push(record);
+        self.recovering_since = Some(agreed_at);
+        self.iteration = checkpoint;
+        Ok(())
+    }
+
+    fn progress(&self, after: &FailureView) {
+        let every = self.config().progress_every;
+        if every == 0 || self.iteration % every != 0 || !self.is_leader(after) {
+            return;
+        }
+        let load = self.placement.load();
+        self.say(format_args!(
+            "iteration {:>5}/{}: {} ranks alive, at most {} block(s) per rank",
+            self.iteration,
+            self.config().iterations,
+            load.len(),
+            load.values().max().copied().unwrap_or(0)
+        ));
+    }
+}
