@@ -98,6 +98,8 @@ pub struct Job {
     pub timeout: Option<Duration>,
     /// Injected faults.
     pub kills: Vec<Kill>,
+    /// Ranks to SIGSTOP after a delay (hang injection: their peers must fence them).
+    pub stops: Vec<(u32, Duration)>,
     /// Heartbeat period and timeout for the ranks (default: the runtime's).
     pub heartbeat: Option<(Duration, Duration)>,
     /// More environment for every rank.
@@ -118,6 +120,7 @@ impl Job {
             capture_output: true,
             timeout: None,
             kills: Vec::new(),
+            stops: Vec::new(),
             heartbeat: None,
             env: Vec::new(),
             stop: None,
@@ -297,6 +300,10 @@ fn kill_group(pid: rustix::process::Pid) {
     let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
 }
 
+fn stop_group(pid: rustix::process::Pid) {
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::STOP);
+}
+
 fn ending_of(status: ExitStatus) -> Ending {
     match (status.code(), status.signal()) {
         (Some(code), _) => Ending::Exited(code),
@@ -426,7 +433,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
             }
         }
     }
-    timed_kills.sort_by(|a, b| b.partial_cmp(a).expect("durations compare"));
+    timed_kills.sort_by(|a, b| b.cmp(a));
+    let mut timed_stops: Vec<(Duration, u32)> = job.stops.iter().map(|&(r, d)| (d, r)).collect();
+    timed_stops.sort_by(|a, b| b.cmp(a));
 
     let mut started_error = None;
     for rank in 0..size {
@@ -562,6 +571,12 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 if let Some(pid) = state.pid {
                     kill_group(pid);
                 }
+            }
+        }
+        while timed_stops.last().is_some_and(|(at, _)| *at <= elapsed) {
+            let (_, rank) = timed_stops.pop().expect("checked");
+            if let Some(pid) = ranks[rank as usize].pid {
+                stop_group(pid);
             }
         }
         let stop = job.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));

@@ -31,6 +31,9 @@ struct Args {
     /// `call:K`, its K-th communication call). Repeatable.
     #[arg(long, value_name = "RANK@WHEN")]
     kill: Vec<rtrun::Kill>,
+    /// SIGSTOP RANK after SECS seconds (`RANK@SECS`), to test hang detection. Repeatable.
+    #[arg(long = "stop", value_name = "RANK@SECS")]
+    stops: Vec<rtrun::Kill>,
     /// Heartbeat period and timeout in milliseconds, `PERIOD:TIMEOUT` (default 500:5000).
     #[arg(long, value_name = "PERIOD:TIMEOUT")]
     heartbeat: Option<String>,
@@ -51,6 +54,13 @@ fn main() -> ExitCode {
     job.forward_output = true;
     job.capture_output = false;
     job.kills = args.kill;
+    for stop in args.stops {
+        let rtrun::KillAt::After(delay) = stop.at else {
+            eprintln!("rtrun: --stop takes RANK@SECS");
+            return ExitCode::from(2);
+        };
+        job.stops.push((stop.rank, delay));
+    }
     if let Some(t) = args.timeout {
         if !(t.is_finite() && t > 0.0) {
             eprintln!("rtrun: --timeout takes a positive number of seconds");

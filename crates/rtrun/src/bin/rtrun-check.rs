@@ -15,6 +15,8 @@
 //!   and all-reduce times over all ranks, and (with 3 ranks or more) the time from rank 2's death
 //!   to rank 1's `ProcFailed`.
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
+//! - `rogue`: rank 0 connects to the launcher's control port without the job secret (it must
+//!   be refused), then every rank runs `ring`.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -145,6 +147,34 @@ fn stream(world: &Comm, o: &Options) -> Result<(), String> {
         _ => std::thread::sleep(o.pause),
     }
     Ok(())
+}
+
+fn rogue(world: &Comm) -> Result<(), String> {
+    use std::io::{BufRead, BufReader, Write};
+    if world.rank() != 0 {
+        return Ok(());
+    }
+    let control = std::env::var(runthrough::net::launch::ENV_CONTROL).map_err(|e| e.to_string())?;
+    let mut stream = std::net::TcpStream::connect(control).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
+    let mut challenge = String::new();
+    reader
+        .read_line(&mut challenge)
+        .map_err(|e| e.to_string())?;
+    let forged = format!("register 1 127.0.0.1:9 {}\n", "00".repeat(32));
+    stream
+        .write_all(forged.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    match reader.read_line(&mut answer) {
+        Ok(0) | Err(_) => Ok(()),
+        Ok(_) => Err(format!(
+            "the launcher answered a forged registration: {answer:?}"
+        )),
+    }
 }
 
 fn now_nanos() -> u64 {
@@ -278,6 +308,7 @@ fn main() -> ExitCode {
         "collective" => collective(world, &options),
         "stream" => stream(world, &options),
         "bench" => bench(world, &options),
+        "rogue" => rogue(world).and_then(|()| ring(world)),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

@@ -120,6 +120,12 @@ impl Cause {
     }
 }
 
+/// Writes a line to standard error; a closed standard error (a launcher that went away) is no
+/// reason to panic a progress thread.
+pub(crate) fn stderr_line(message: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{message}");
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -271,7 +277,7 @@ impl Tcp {
 
     fn log(&self, message: std::fmt::Arguments<'_>) {
         if self.config.verbose {
-            eprintln!("runthrough rank {}: {message}", self.me);
+            stderr_line(format_args!("runthrough rank {}: {message}", self.me));
         }
     }
 
@@ -332,20 +338,20 @@ impl Tcp {
 
     /// This rank learned it was fenced: it halts (SPEC §1).
     fn halt_fenced(&self, by: &str) -> ! {
-        eprintln!(
+        stderr_line(format_args!(
             "runthrough rank {}: fenced by {by}; halting (exit {})",
             self.me,
             launch::EXIT_FENCED
-        );
+        ));
         std::process::exit(launch::EXIT_FENCED)
     }
 
     /// The launcher's control connection closed: the job is over.
     pub(crate) fn halt_launcher_lost(&self) -> ! {
-        eprintln!(
+        stderr_line(format_args!(
             "runthrough rank {}: lost the launcher's control connection; halting",
             self.me
-        );
+        ));
         std::process::exit(launch::EXIT_LAUNCHER_LOST)
     }
 
@@ -360,7 +366,10 @@ impl Tcp {
         }
         let spread = cause.seen_here() && !p.noticed.load(Ordering::SeqCst);
         if cause.is_suspicion() {
-            eprintln!("runthrough rank {}: fencing rank {peer}: {cause}", self.me);
+            stderr_line(format_args!(
+                "runthrough rank {}: fencing rank {peer}: {cause}",
+                self.me
+            ));
         } else {
             self.log(format_args!("rank {peer} failed: {cause}"));
         }
@@ -576,11 +585,11 @@ impl Tcp {
                     match tcp.handshake_accept(&stream) {
                         Ok((peer, decoder)) => tcp.install(peer, stream, decoder),
                         Err(why) => {
-                            eprintln!(
+                            stderr_line(format_args!(
                                 "runthrough rank {}: refused a connection from {}: {why}",
                                 tcp.me,
                                 from.map_or("?".into(), |a| a.to_string())
-                            );
+                            ));
                             let _ = stream.shutdown(Shutdown::Both);
                         }
                     }
@@ -723,5 +732,98 @@ impl Transport for Tcp {
                 .peers
                 .get(rank as usize)
                 .is_some_and(|p| !p.failed.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        Config {
+            handshake_timeout: Duration::from_secs(2),
+            ..Config::default()
+        }
+    }
+
+    /// Rank `me` of `size`, accepting on loopback.
+    fn rank(me: u32, size: u32, secret: Secret) -> (Arc<Tcp>, String) {
+        let endpoint = Arc::new(Endpoint::new(me, size));
+        let tcp = Tcp::new(me, size, endpoint, secret, config());
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let acceptor = Arc::clone(&tcp);
+        std::thread::spawn(move || acceptor.accept_loop(listener));
+        (tcp, address)
+    }
+
+    fn eventually(mut done: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    /// SPEC §4: two ranks of one job connect and authenticate each other.
+    #[test]
+    fn ranks_with_the_secret_connect() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        zero.connect(1, &address);
+        assert!(zero.is_alive(1));
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        assert!(one.is_alive(0));
+    }
+
+    /// SPEC §4: a process without the job secret is refused, and the rank it pretended to be is
+    /// not disturbed (neither connected nor failed).
+    #[test]
+    fn a_connection_without_the_secret_is_refused() {
+        let (one, address) = rank(1, 2, auth::random_token());
+        let (rogue, _) = rank(0, 2, auth::random_token());
+        rogue.connect(1, &address);
+        assert!(
+            !rogue.is_alive(1),
+            "the rogue could not verify rank 1 either"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!one.peers[0].settled.load(Ordering::SeqCst));
+        assert!(one.is_alive(0));
+        // A rogue that does not even speak the protocol.
+        let mut raw = TcpStream::connect(&address).unwrap();
+        raw.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!one.peers[0].settled.load(Ordering::SeqCst));
+        assert!(one.is_alive(0));
+    }
+
+    /// SPEC §4 bad input: a peer that completes the handshake and then sends garbage is fenced.
+    #[test]
+    fn garbage_after_the_handshake_fences_the_peer() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        let (mut stream, _) = zero.handshake_connect(1, &address).unwrap();
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        stream.write_all(&[0xff; 16]).unwrap();
+        assert!(eventually(|| !one.is_alive(0)));
+    }
+
+    /// SPEC §1: a closed connection is a failure at once; the peer's engine hears of it.
+    #[test]
+    fn a_closed_connection_is_a_failure() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        let (stream, _) = zero.handshake_connect(1, &address).unwrap();
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        drop(stream);
+        assert!(eventually(|| !one.is_alive(0)));
+        assert!(one.endpoint.lock().known_failed.contains(0));
     }
 }

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Multi-process jobs through rtrun as a library (SPEC §1, §4): every test launches real rank
+//! processes of `rtrun-check` on loopback, bounded by a job time-out, and kills only the
+//! processes it started. Jobs run one at a time so that timed faults land where intended.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rtrun::{Ending, Job, Kill, Report};
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+const RTRUN: &str = env!("CARGO_BIN_EXE_rtrun");
+const JOB_LIMIT: Duration = Duration::from_secs(60);
+
+fn job(size: u32, args: &[&str], kills: &[&str]) -> Job {
+    let mut job = Job::new(size, CHECK);
+    job.args = args.iter().map(Into::into).collect();
+    job.kills = kills.iter().map(|k| k.parse::<Kill>().unwrap()).collect();
+    job.timeout = Some(JOB_LIMIT);
+    job
+}
+
+fn run(job: &Job) -> Report {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    rtrun::run(job).expect("the job starts")
+}
+
+fn output(report: &Report) -> String {
+    report
+        .lines
+        .iter()
+        .map(|(rank, _, line)| format!("[{rank}] {line}\n"))
+        .collect()
+}
+
+/// Runs the job, checks it succeeded and that every survivor agreed on `failed` at the end
+/// (SPEC §2.1 uniform agreement, over processes), and that exactly `failed` died.
+fn agreed(job: &Job, failed: &[u32]) -> Report {
+    let report = run(job);
+    let text = output(&report);
+    assert!(report.success(), "{}{text}", report.summary());
+    let want = format!("final failed={failed:?}");
+    for rank in &report.ranks {
+        let dead = failed.contains(&rank.rank);
+        assert_eq!(
+            rank.failed(),
+            dead,
+            "rank {}\n{}{text}",
+            rank.rank,
+            report.summary()
+        );
+        if !dead {
+            let lines = report.stdout_of(rank.rank);
+            assert_eq!(
+                lines.last().copied(),
+                Some(want.as_str()),
+                "rank {}\n{text}",
+                rank.rank
+            );
+        }
+    }
+    report
+}
+
+/// SPEC §4: jobs of 4 and 8 processes wire up and complete.
+#[test]
+fn four_and_eight_processes_complete() {
+    for n in [4, 8] {
+        let report = agreed(&job(n, &["ring"], &[]), &[]);
+        for rank in 0..n {
+            assert!(report.stdout_of(rank).contains(&"ring ok"));
+        }
+    }
+}
+
+/// SPEC §1, §2.1: a rank killed before its first validate_global (at its first call) is agreed
+/// failed by all survivors, at 4 and 8 processes.
+#[test]
+fn kill_before_validate_global() {
+    agreed(&job(4, &["validate", "--rounds", "2"], &["2@call:1"]), &[2]);
+    agreed(&job(8, &["validate", "--rounds", "2"], &["5@call:1"]), &[5]);
+}
+
+/// SPEC §2.1 termination and uniform agreement: a rank dies inside validate_global at each of
+/// its protocol points (before its 1st, 2nd, 3rd message of the call), a leaf and the root.
+#[test]
+fn kill_during_validate_global_at_each_protocol_point() {
+    for (n, rank) in [(4u32, 3u32), (4, 0), (8, 0), (8, 6)] {
+        for message in 1..=3 {
+            let kill = format!("{rank}@validate_global:2:{message}");
+            let report = run(&job(
+                n,
+                &["validate", "--rounds", "3", "--pause-ms", "20"],
+                &[&kill],
+            ));
+            let text = output(&report);
+            assert!(report.success(), "{kill}: {}{text}", report.summary());
+            // A leaf sends fewer messages than 3 in a call: it may survive the plan.
+            let died = report.ranks[rank as usize].failed();
+            let want = if died {
+                format!("final failed=[{rank}]")
+            } else {
+                "final failed=[]".to_string()
+            };
+            for r in report.ranks.iter().filter(|r| !r.failed()) {
+                assert_eq!(
+                    report.stdout_of(r.rank).last().copied(),
+                    Some(want.as_str()),
+                    "{kill}, rank {}\n{text}",
+                    r.rank
+                );
+            }
+            assert!(
+                died || message > 1,
+                "{kill}: the first message always happens"
+            );
+        }
+    }
+}
+
+/// SPEC §2.1: a rank killed between validate_global calls (by time) shows up in the next G.
+#[test]
+fn kill_after_validate_global() {
+    let args = ["validate", "--rounds", "6", "--pause-ms", "100"];
+    agreed(&job(4, &args, &["1@0.25"]), &[1]);
+    agreed(&job(8, &args, &["1@0.25", "6@0.35"]), &[1, 6]);
+}
+
+/// SPEC §3.3: a rank killed during a collective: the survivors' all-reduce fails or completes,
+/// they validate, and go on with the collective over the new G.
+#[test]
+fn kill_during_a_collective() {
+    let args = ["collective", "--rounds", "6", "--pause-ms", "30"];
+    agreed(&job(4, &args, &["2@call:3"]), &[2]);
+    agreed(&job(8, &args, &["3@call:3", "7@0.1"]), &[3, 7]);
+}
+
+/// SPEC §1: 10,000 messages between two survivors arrive exactly once and in order while the
+/// other ranks die.
+#[test]
+fn ten_thousand_messages_arrive_once_in_order_while_others_die() {
+    let args = ["stream", "--count", "10000", "--pause-ms", "400"];
+    let report = agreed(
+        &job(5, &args, &["2@0.02", "3@0.05", "4@call:1"]),
+        &[2, 3, 4],
+    );
+    assert!(report.stdout_of(1).contains(&"received 10000 in order"));
+}
+
+/// SPEC §4: a connection to the launcher that cannot prove the job secret is refused and
+/// logged, and the job goes on unaffected.
+#[test]
+fn a_control_connection_without_the_secret_is_refused() {
+    let report = run(&job(3, &["rogue"], &[]));
+    let text = output(&report);
+    assert!(report.success(), "{}{text}", report.summary());
+    assert_eq!(report.refused_connections, 1, "{text}");
+}
+
+/// SPEC §4 detection of hung ranks: a SIGSTOPped rank is fenced within the heartbeat timeout
+/// plus a period, killed by the launcher, and the survivors agree without it.
+#[test]
+fn a_stopped_rank_is_fenced_and_killed() {
+    let mut job = job(4, &["validate", "--rounds", "8", "--pause-ms", "200"], &[]);
+    job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
+    job.stops = vec![(2, Duration::from_millis(300))];
+    let report = agreed(&job, &[2]);
+    let rank = &report.ranks[2];
+    assert_eq!(
+        rank.ending,
+        Some(Ending::Signaled(9)),
+        "{}",
+        report.summary()
+    );
+    assert!(rank.fenced_by.is_some(), "{}", report.summary());
+    let at = rank.ended_at.unwrap();
+    assert!(at < Duration::from_millis(300 + 800 + 100 + 1500), "{at:?}");
+}
+
+/// Processes whose environment holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let needle = format!("RTRUN_TEST_MARKER={marker}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) {
+            if environ.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Whether process `pid` has a thread named `name`.
+fn has_thread(pid: u32, name: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name)
+    })
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+/// `rtrun` stopped by Ctrl-C (SIGINT), or killed outright, leaves no rank process behind.
+#[test]
+fn ctrl_c_or_a_killed_launcher_leaves_no_process_behind() {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for signal in [rustix::process::Signal::INT, rustix::process::Signal::KILL] {
+        let marker = format!("{}-{:?}", std::process::id(), signal);
+        let mut launcher = std::process::Command::new(RTRUN)
+            .args([
+                "-n",
+                "4",
+                "--timeout",
+                "60",
+                CHECK,
+                "idle",
+                "--pause-ms",
+                "30000",
+            ])
+            .env("RTRUN_TEST_MARKER", &marker)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // rtrun and its 4 ranks, all past the rendezvous (their control thread runs).
+        let ready = || {
+            let found = processes_with(&marker);
+            let past_init = found.iter().filter(|&&p| has_thread(p, "rt-control"));
+            found.len() == 5 && past_init.count() == 4
+        };
+        assert!(
+            wait_until(Duration::from_secs(20), ready),
+            "{:?}",
+            processes_with(&marker)
+        );
+        let pid = rustix::process::Pid::from_child(&launcher);
+        rustix::process::kill_process(pid, signal).unwrap();
+        let status = launcher.wait().unwrap();
+        if signal == rustix::process::Signal::INT {
+            assert_eq!(status.code(), Some(130));
+        }
+        assert!(
+            wait_until(Duration::from_secs(10), || processes_with(&marker)
+                .is_empty()),
+            "left behind after {signal:?}: {:?}",
+            processes_with(&marker)
+        );
+    }
+}
