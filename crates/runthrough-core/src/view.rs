@@ -31,6 +31,24 @@ impl FailureView {
         }
     }
 
+    /// The view of a communicator of `size` ranks in which exactly the ranks of `failed` are
+    /// recognized and were so before: every one `NULL | OLD` (ranks `>= size` are ignored). It is
+    /// the G (and L) of a communicator made by `dup`, which keeps its parent's G (SPEC §3.4).
+    pub fn recognized(size: u32, failed: &RankSet) -> Self {
+        let entries: Vec<RankInfo> = failed
+            .iter()
+            .filter(|&rank| rank < size)
+            .map(|rank| RankInfo {
+                rank,
+                state: RankState::NULL | RankState::OLD,
+            })
+            .collect();
+        FailureView {
+            size,
+            failed: Arc::from(entries),
+        }
+    }
+
     /// The view that an update call makes from `self`: exactly the ranks of `failed`, each with the
     /// given state bit (`FAILED` or `NULL`), `NEW` when it was not failed in `self` and `OLD`
     /// otherwise. Ranks `>= size` are ignored.
@@ -233,6 +251,28 @@ mod tests {
         assert!(l2.new_failures());
         let l3 = l2.validated_local(&g, &set(&[2, 4]));
         assert!(!l3.new_failures());
+    }
+
+    #[test]
+    fn recognized_makes_every_failed_rank_null_and_old() {
+        // SPEC §3.4: dup keeps its parent's G, its ranks NULL|OLD in both views.
+        let v = FailureView::recognized(6, &set(&[1, 4, 9]));
+        assert_eq!(v.num_failed(), 2, "ranks >= size are ignored");
+        assert_eq!(v.state_of(1), Some(RankState::NULL | RankState::OLD));
+        assert_eq!(v.state_of(4), Some(RankState::NULL | RankState::OLD));
+        assert_eq!(v.state_of(0), Some(RankState::OK));
+        assert!(!v.new_failures());
+        assert_eq!(v.failed_set(), set(&[1, 4]));
+        // The next update marks only ranks that enter the view as NEW.
+        let next = v.updated(&set(&[1, 4, 5]), RankState::NULL);
+        assert_eq!(
+            next.new_since(&v)
+                .iter()
+                .map(|i| i.rank)
+                .collect::<Vec<_>>(),
+            vec![5]
+        );
+        assert_eq!(next.state_of(1), Some(RankState::NULL | RankState::OLD));
     }
 
     #[test]

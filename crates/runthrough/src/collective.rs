@@ -28,21 +28,37 @@ pub(crate) struct CollectiveCall<'a> {
     pub(crate) participants: Arc<[Rank]>,
     /// This rank's position among the participants.
     pub(crate) index: usize,
+    /// Whether this call set the communicator's `collective_active` (and clears it when done);
+    /// false when it runs inside another collective call that holds it (a creation's exchange).
+    owns_active: bool,
 }
 
 impl<'a> CollectiveCall<'a> {
     /// Starts a collective call on `comm`.
     ///
     /// # Errors
-    /// `Error::ConcurrentCollective` if another collective runs on `comm`; `Error::ProcFailed`
-    /// while a failed participant is not recognized in G; `Error::Comm` on a freed communicator.
+    /// `Error::ConcurrentCollective` if another collective runs on `comm`; `Error::Revoked` on a
+    /// revoked communicator; `Error::ProcFailed` while a failed participant is not recognized in
+    /// G; `Error::Comm` on a freed communicator.
     pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
         comm.process.enter()?;
+        Self::begin_inner(comm, true)
+    }
+
+    /// Starts a collective step inside a call that already holds `comm`'s
+    /// [`ActiveCall`](crate::validate::ActiveCall) (it neither checks nor clears the flag, and
+    /// counts no operation for fault injection), with the errors of [`CollectiveCall::begin`].
+    pub(crate) fn begin_within(comm: &'a Comm) -> Result<Self> {
+        Self::begin_inner(comm, false)
+    }
+
+    fn begin_inner(comm: &'a Comm, owns_active: bool) -> Result<Self> {
         let mut engine = comm.process.endpoint.lock();
         let state = engine.comm(comm.context)?;
-        if state.collective_active {
+        if owns_active && state.collective_active {
             return Err(Error::ConcurrentCollective);
         }
+        state.check_not_revoked()?;
         let sequence = state.collective_sequence;
         state.collective_sequence = state.collective_sequence.wrapping_add(1) & 0x7fff_ffff;
         if let Some(rank) = state.unrecognized_failure() {
@@ -54,13 +70,16 @@ impl<'a> CollectiveCall<'a> {
             .map_err(|_| Error::Internal {
                 reason: "a rank recognized as failed is running".into(),
             })?;
-        state.collective_active = true;
+        if owns_active {
+            state.collective_active = true;
+        }
         Ok(CollectiveCall {
             comm,
             epoch: state.epoch,
             sequence,
             participants,
             index,
+            owns_active,
         })
     }
 
@@ -85,6 +104,7 @@ impl<'a> CollectiveCall<'a> {
         let world = {
             let mut engine = self.comm.process.endpoint.lock();
             let state = engine.comm(self.comm.context)?;
+            state.check_not_revoked()?;
             if let Some(failed) = state.unrecognized_failure() {
                 return Err(Error::ProcFailed { rank: failed });
             }
@@ -111,6 +131,7 @@ impl<'a> CollectiveCall<'a> {
         let id = {
             let mut engine = self.comm.process.endpoint.lock();
             let state = engine.comm(self.comm.context)?;
+            state.check_not_revoked()?;
             if let Some((_, payload)) = state.collective_matcher.take(source, tag) {
                 return Ok(payload);
             }
@@ -145,6 +166,9 @@ impl<'a> CollectiveCall<'a> {
 
 impl Drop for CollectiveCall<'_> {
     fn drop(&mut self) {
+        if !self.owns_active {
+            return;
+        }
         if let Ok(state) = self.comm.process.endpoint.lock().comm(self.comm.context) {
             state.collective_active = false;
         }

@@ -143,8 +143,8 @@ impl Comm {
     /// # Errors
     /// `Error::ProcFailed` when `dest` is known to have failed and is not recognized in G; a send
     /// to a rank recognized (NULL in G) completes at once and sends nothing (`MPI_PROC_NULL`).
-    /// `Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument` (a zero-sized element type)
-    /// for bad arguments.
+    /// `Error::Revoked` on a revoked communicator (SPEC §3.5). `Error::Rank`, `Error::Tag`,
+    /// `Error::Comm`, `Error::Argument` (a zero-sized element type) for bad arguments.
     pub fn send<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<()> {
         self.process.enter()?;
         element_size::<T>()?;
@@ -157,6 +157,7 @@ impl Comm {
         let world = {
             let mut engine = self.process.endpoint.lock();
             let comm = engine.comm(self.context)?;
+            comm.check_not_revoked()?;
             match unmatched_outcome(
                 comm.global.is_failed(dest),
                 comm.known_failed.contains(dest),
@@ -211,6 +212,8 @@ impl Comm {
     ///   that `validate_local` has not acknowledged (SPEC §3.2); nothing is consumed.
     /// - `Error::Truncated` when the message is longer than `buf` (the message is consumed and
     ///   its first `buf.len()` elements written).
+    /// - `Error::Revoked` when the communicator is revoked, before the call or while it waits
+    ///   (SPEC §3.5).
     /// - `Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument` for bad arguments.
     pub fn recv<T: Pod>(
         &self,
@@ -279,6 +282,7 @@ impl Comm {
         tag: TagSelector,
     ) -> Result<Posted> {
         let comm = engine.comm(self.context)?;
+        comm.check_not_revoked()?;
         if let Some((envelope, payload)) = comm.matcher.take(source, tag) {
             return Ok(Posted::Done(Ok(Received {
                 envelope: Some(envelope),
@@ -364,8 +368,9 @@ impl Comm {
     /// reports `ProcFailedPending` from `wait`/`test` and stays pending (SPEC §3.2).
     ///
     /// # Errors
-    /// Bad arguments only (`Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument`); every
-    /// other outcome is reported by the request.
+    /// Bad arguments (`Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument`) and a
+    /// communicator revoked before the call (`Error::Revoked`); every other outcome, a revocation
+    /// while pending included, is reported by the request.
     pub fn irecv<'a, T: Pod>(
         &'a self,
         buf: &'a mut [T],
@@ -425,6 +430,7 @@ impl Comm {
         element: usize,
     ) -> Result<Option<Status>> {
         let comm = engine.comm(self.context)?;
+        comm.check_not_revoked()?;
         if let Some((envelope, payload)) = comm.matcher.peek(source, tag) {
             return Ok(Some(status_of(envelope, payload.len(), element)));
         }

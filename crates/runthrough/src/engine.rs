@@ -6,16 +6,16 @@
 //! sockets). Both lock the [`Endpoint`]'s engine, change it, collect the packets it wants sent,
 //! unlock, and only then hand those packets to the transport: no thread ever holds two engines.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use runthrough_core::agreement::AgreementSeries;
+use runthrough_core::agreement::{AgreementSeries, Contribution, Participants};
 use runthrough_core::matching::{Envelope, Matcher, ReceiveId};
 use runthrough_core::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
 
-use crate::packet::{ContextId, Outgoing, Packet, Payload, WORLD_CONTEXT};
+use crate::packet::{ContextId, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT};
 use crate::signal::Signal;
 
 /// A communicator's members: comm rank -> world rank.
@@ -107,8 +107,18 @@ pub(crate) struct CommState {
     pub(crate) collective_active: bool,
     /// The participants of collectives: the OK ranks of G, in order.
     pub(crate) participants: Arc<[Rank]>,
-    /// The agreements of this communicator (validate_global, agree, shrink, creation).
+    /// The agreements of this communicator's `validate_global`, `agree` and `shrink` calls.
     pub(crate) agreements: AgreementSeries,
+    /// The agreements of the communicator creations (`dup`, `split`, `create`) on this
+    /// communicator: a series of its own, so that a rank can take part in one without calling
+    /// it once the communicator is revoked (see `crate::communicators`).
+    pub(crate) creations: AgreementSeries,
+    /// Whether a creation call runs on this communicator at this rank.
+    pub(crate) creating: bool,
+    /// Whether this rank's latest contribution to the creation series said "revoked".
+    pub(crate) revoke_contributed: bool,
+    /// Whether the communicator has been revoked (SPEC §3.5).
+    pub(crate) revoked: bool,
 }
 
 impl CommState {
@@ -127,6 +137,10 @@ impl CommState {
             collective_active: false,
             participants: Arc::from(Vec::new()),
             agreements: AgreementSeries::new(rank),
+            creations: AgreementSeries::new(rank),
+            creating: false,
+            revoke_contributed: false,
+            revoked: false,
             members,
         }
         .with_participants()
@@ -150,7 +164,7 @@ impl CommState {
             .find(|&r| !self.global.is_failed(r))
     }
 
-    /// Moves the agreement protocol's pending messages into `out`.
+    /// Moves the agreement protocols' pending messages (both series) into `out`.
     pub(crate) fn drain_agreements(&mut self, context: ContextId, out: &mut Outgoing) {
         while let Some((to, seq, message)) = self.agreements.poll_transmit() {
             let packet = Packet::Agreement {
@@ -160,6 +174,49 @@ impl CommState {
                 message,
             };
             out.push((self.members.world_of(to), packet));
+        }
+        while let Some((to, seq, message)) = self.creations.poll_transmit() {
+            let packet = Packet::Agreement {
+                context,
+                source: self.rank,
+                seq: seq | CREATION_SERIES,
+                message,
+            };
+            out.push((self.members.world_of(to), packet));
+        }
+    }
+
+    /// Non-local operations other than agreements: `Error::Revoked` once revoked (SPEC §3.5).
+    pub(crate) fn check_not_revoked(&self) -> Result<()> {
+        if self.revoked {
+            Err(Error::Revoked)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// This rank enters the next call of the creation series with `flag`; returns its number.
+    /// The participants are all ranks of the communicator: ranks recognized as failed are
+    /// known failed to every detector and skipped, and a rank that joins without a creation call
+    /// (after a revocation) needs no agreed G to do so.
+    pub(crate) fn start_creation(&mut self, flag: u32) -> u64 {
+        let participants = Arc::new(Participants::new(self.members.size(), &Default::default()));
+        let contribution = Contribution {
+            known_failed: self.known_failed.clone(),
+            acknowledged: self.local.failed_set(),
+            flag,
+        };
+        self.revoke_contributed = flag & crate::communicators::NOT_REVOKED == 0;
+        self.creations.start(participants, contribution)
+    }
+
+    /// On a revoked communicator with no creation call running here: makes sure this rank has
+    /// contributed "revoked" to the creation series' current call, so that peers inside a
+    /// creation call that this rank will never make are released (with `Error::Revoked`).
+    pub(crate) fn settle_revoked_creations(&mut self, context: ContextId, out: &mut Outgoing) {
+        if self.revoked && !self.creating && !self.revoke_contributed {
+            self.start_creation(!crate::communicators::NOT_REVOKED);
+            self.drain_agreements(context, out);
         }
     }
 
@@ -202,6 +259,11 @@ pub(crate) struct Engine {
     /// World ranks this rank's detector knows failed.
     pub(crate) known_failed: RankSet,
     pub(crate) slots: Slab<Slot>,
+    /// Packets for communicators that do not exist here yet (a faster peer already uses a
+    /// communicator that this rank's creation call has not installed): replayed at installation.
+    pub(crate) early: BTreeMap<ContextId, Vec<(u32, Packet)>>,
+    /// Context ids that a creation call in progress here has claimed.
+    pub(crate) reserved: BTreeSet<ContextId>,
 }
 
 impl Engine {
@@ -214,6 +276,8 @@ impl Engine {
             comms,
             known_failed: RankSet::new(),
             slots: Slab::new(),
+            early: BTreeMap::new(),
+            reserved: BTreeSet::new(),
         }
     }
 
@@ -225,6 +289,66 @@ impl Engine {
         }
     }
 
+    /// Whether `context` is free for a new communicator here: not held (freed ones included),
+    /// not claimed by another creation call, no traffic waiting for it.
+    pub(crate) fn context_is_free(&self, context: ContextId) -> bool {
+        !self.comms.contains_key(&context)
+            && !self.reserved.contains(&context)
+            && !self.early.contains_key(&context)
+    }
+
+    /// Installs a new communicator: it learns the failures this rank's detector knows of its
+    /// members, and the traffic that arrived for it before it existed is delivered now.
+    pub(crate) fn install(&mut self, context: ContextId, mut comm: CommState, out: &mut Outgoing) {
+        self.reserved.remove(&context);
+        for world in &self.known_failed {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.known_failed.insert(rank);
+                comm.agreements.handle_failure(rank);
+                comm.creations.handle_failure(rank);
+            }
+        }
+        self.comms.insert(context, comm);
+        for (from, packet) in self.early.remove(&context).unwrap_or_default() {
+            self.deliver(from, packet, out);
+        }
+    }
+
+    /// The communicator `context` is revoked here (by this rank, or at the first receipt of a
+    /// `Revoke`): every pending receive on it completes with `Error::Revoked`, its buffered
+    /// traffic is dropped (nothing can receive it any more), and the revocation is forwarded to
+    /// every other member not known failed except `from`, the rank it came from. Every member
+    /// forwards once, so a revocation that reached one live member reaches all of them, whoever
+    /// dies meanwhile: n - 1 packets per member, O(n²) in all.
+    pub(crate) fn revoke(&mut self, context: ContextId, from: Option<u32>, out: &mut Outgoing) {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            self.early
+                .entry(context)
+                .or_default()
+                .push((from.unwrap_or(u32::MAX), Packet::Revoke { context }));
+            return;
+        };
+        if comm.revoked {
+            return;
+        }
+        comm.revoked = true;
+        let mut pending = comm.matcher.take_all_posted();
+        pending.extend(comm.collective_matcher.take_all_posted());
+        comm.matcher = Matcher::default();
+        comm.collective_matcher = Matcher::default();
+        comm.collective_early.clear();
+        for rank in 0..comm.members.size() {
+            let world = comm.members.world_of(rank);
+            if rank != comm.rank && !comm.known_failed.contains(rank) && Some(world) != from {
+                out.push((world, Packet::Revoke { context }));
+            }
+        }
+        comm.settle_revoked_creations(context, out);
+        for id in pending {
+            self.complete(id, Err(Error::Revoked));
+        }
+    }
+
     fn complete(&mut self, id: ReceiveId, outcome: Result<Received>) {
         if let Some(slot) = self.slots.get_mut(id as usize) {
             *slot = Slot::Complete(outcome);
@@ -232,8 +356,19 @@ impl Engine {
     }
 
     /// A packet from world rank `from` arrives.
-    fn deliver(&mut self, _from: u32, packet: Packet, out: &mut Outgoing) {
+    fn deliver(&mut self, from: u32, packet: Packet, out: &mut Outgoing) {
+        let context = match &packet {
+            Packet::Data { context, .. }
+            | Packet::Collective { context, .. }
+            | Packet::Agreement { context, .. }
+            | Packet::Revoke { context } => *context,
+        };
+        if !self.comms.contains_key(&context) {
+            self.early.entry(context).or_default().push((from, packet));
+            return;
+        }
         match packet {
+            Packet::Revoke { context } => self.revoke(context, Some(from), out),
             Packet::Data {
                 context,
                 source,
@@ -243,7 +378,7 @@ impl Engine {
                 let Some(comm) = self.comms.get_mut(&context) else {
                     return;
                 };
-                if comm.freed {
+                if comm.freed || comm.revoked {
                     return;
                 }
                 let bytes = payload.len();
@@ -268,7 +403,12 @@ impl Engine {
                 let Some(comm) = self.comms.get_mut(&context) else {
                     return;
                 };
-                comm.agreements.handle_message(source, seq, message);
+                if seq & CREATION_SERIES != 0 {
+                    comm.creations
+                        .handle_message(source, seq & !CREATION_SERIES, message);
+                } else {
+                    comm.agreements.handle_message(source, seq, message);
+                }
                 comm.drain_agreements(context, out);
             }
             Packet::Collective {
@@ -281,7 +421,7 @@ impl Engine {
                 let Some(comm) = self.comms.get_mut(&context) else {
                     return;
                 };
-                if comm.freed {
+                if comm.freed || comm.revoked {
                     return;
                 }
                 let envelope = Envelope {
@@ -332,6 +472,7 @@ impl Engine {
         for (&context, comm) in self.comms.iter_mut() {
             if let Some(rank) = comm.members.comm_of(world) {
                 comm.agreements.handle_failure(rank);
+                comm.creations.handle_failure(rank);
                 comm.drain_agreements(context, out);
             }
         }
@@ -350,6 +491,9 @@ pub(crate) struct Endpoint {
     killed: AtomicBool,
     operations: AtomicU64,
     agreement_fault: Mutex<Option<AgreementFault>>,
+    /// A planned death before sending the n-th `Revoke` packet (1 = the first); 0: none.
+    revoke_fault: AtomicU64,
+    revokes_sent: AtomicU64,
 }
 
 /// A planned death inside an agreement: before sending the `message`-th agreement message
@@ -381,6 +525,8 @@ impl Endpoint {
             killed: AtomicBool::new(false),
             operations: AtomicU64::new(0),
             agreement_fault: Mutex::new(None),
+            revoke_fault: AtomicU64::new(0),
+            revokes_sent: AtomicU64::new(0),
         }
     }
 
@@ -423,8 +569,18 @@ impl Endpoint {
             .unwrap_or_else(|e| e.into_inner()) = Some(fault);
     }
 
-    /// Whether sending `packet` is the moment a planned agreement fault kills this rank.
+    /// Plans a death before this rank sends its `message`-th `Revoke` packet (fault injection).
+    pub(crate) fn plan_revoke_fault(&self, message: u64) {
+        self.revoke_fault.store(message, Ordering::SeqCst);
+    }
+
+    /// Whether sending `packet` is the moment a planned agreement or revoke fault kills this
+    /// rank.
     pub(crate) fn dies_before_sending(&self, packet: &Packet) -> bool {
+        if let Packet::Revoke { .. } = packet {
+            let planned = self.revoke_fault.load(Ordering::SeqCst);
+            return planned != 0 && self.revokes_sent.fetch_add(1, Ordering::SeqCst) + 1 == planned;
+        }
         let Packet::Agreement {
             context: WORLD_CONTEXT,
             seq,

@@ -32,21 +32,25 @@
 mod collective;
 mod collectives;
 mod comm;
+mod communicators;
 mod engine;
+mod group;
 pub mod net;
 mod packet;
 mod process;
 mod request;
 mod signal;
 mod transport;
+mod ulfm;
 mod universe;
 mod validate;
 mod wire;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
+pub use group::{Group, GroupComparison};
 pub use net::{init, InitError, Universe};
-pub use request::{wait_all, wait_any, Request};
+pub use request::{wait_all, wait_any, AgreementRequest, Request};
 pub use runthrough_core::{
     Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,
 };

@@ -47,12 +47,24 @@ pub(crate) enum Packet {
         context: ContextId,
         /// The sender, in the communicator's numbering.
         source: Rank,
-        /// Which agreement of the communicator.
+        /// Which agreement of the communicator: the call number in the series of
+        /// `validate_global` / `agree` / `shrink`, or, with [`CREATION_SERIES`] set, in the
+        /// series of communicator creations.
         seq: u64,
         /// The protocol message.
         message: Message,
     },
+    /// The communicator has been revoked (SPEC §3.5): sent by the revoking rank to every other
+    /// member, and forwarded once by every member at its first receipt.
+    Revoke {
+        /// The communicator.
+        context: ContextId,
+    },
 }
+
+/// The bit of [`Packet::Agreement`]'s `seq` that marks an agreement of the creation series
+/// (`dup`, `split`, `create`) rather than of `validate_global` / `agree` / `shrink`.
+pub(crate) const CREATION_SERIES: u64 = 1 << 63;
 
 /// Packets to send: (destination world rank, packet).
 pub(crate) type Outgoing = Vec<(u32, Packet)>;

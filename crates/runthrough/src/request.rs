@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking requests: wait, test, wait_any, wait_all (MPI-4.0 §3.7).
 
+use runthrough_core::agreement::Decision;
 use runthrough_core::{Error, Result};
 
 use crate::comm::{deliver_into, Comm, SlotPoll, Status};
+use crate::validate::ActiveCall;
 
 /// A non-blocking operation in progress (`MPI_Request`), tied to the buffer it borrows.
 ///
@@ -165,4 +167,103 @@ pub fn wait_any(requests: &mut [Request<'_>]) -> Option<(usize, Result<Status>)>
 /// Waits for every request (`MPI_Waitall`) and returns each outcome, in order.
 pub fn wait_all(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
     requests.iter_mut().map(Request::wait).collect()
+}
+
+/// A non-blocking agreement in progress: [`Comm::ivalidate_global`] or [`Comm::iagree`]
+/// (`T` is what the blocking call returns).
+///
+/// While pending it holds the communicator's collective slot (another collective call on it is
+/// `Error::ConcurrentCollective`). `wait` or a successful `test` returns the outcome once; after
+/// that both return `Error::Request`. Dropping a pending request waits for it to complete: every
+/// live participant needs this rank's part in the agreement until the decision, and a
+/// `validate_global` must install the G its peers install.
+pub struct AgreementRequest<'a, T> {
+    comm: &'a Comm,
+    seq: u64,
+    active: Option<ActiveCall<'a>>,
+    finish: fn(&Comm, Decision) -> Result<T>,
+}
+
+impl<T> std::fmt::Debug for AgreementRequest<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgreementRequest")
+            .field("comm", &self.comm)
+            .field("seq", &self.seq)
+            .field("pending", &self.active.is_some())
+            .finish()
+    }
+}
+
+impl<'a, T> AgreementRequest<'a, T> {
+    pub(crate) fn new(
+        comm: &'a Comm,
+        seq: u64,
+        active: ActiveCall<'a>,
+        finish: fn(&Comm, Decision) -> Result<T>,
+    ) -> Self {
+        AgreementRequest {
+            comm,
+            seq,
+            active: Some(active),
+            finish,
+        }
+    }
+
+    /// Whether the request has already returned its outcome.
+    pub fn is_inactive(&self) -> bool {
+        self.active.is_none()
+    }
+
+    /// Completes the request if the agreement has decided here (`MPI_Test`): `Ok(Some(value))`
+    /// when it did, `Ok(None)` while it is pending.
+    ///
+    /// # Errors
+    /// The blocking call's errors (which complete the request); `Error::Request` once the
+    /// request has completed.
+    pub fn test(&mut self) -> Result<Option<T>> {
+        if self.active.is_none() {
+            return Err(Error::Request);
+        }
+        self.comm.process.check_alive();
+        let polled = self
+            .comm
+            .poll_agreement(&mut self.comm.process.endpoint.lock(), self.seq);
+        let polled = match polled {
+            Ok(None) => return Ok(None),
+            Ok(Some(polled)) => Ok(polled),
+            Err(error) => Err(error),
+        };
+        let active = self.active.take();
+        let outcome = polled.and_then(|p| (self.finish)(self.comm, self.comm.deliver_decision(p)));
+        drop(active);
+        outcome.map(Some)
+    }
+
+    /// Waits for the agreement to decide (`MPI_Wait`), with the errors of
+    /// [`AgreementRequest::test`].
+    pub fn wait(&mut self) -> Result<T> {
+        self.comm.process.enter()?;
+        self.wait_inner()
+    }
+
+    fn wait_inner(&mut self) -> Result<T> {
+        loop {
+            let seen = self.comm.process.endpoint.signal.current();
+            if let Some(value) = self.test()? {
+                return Ok(value);
+            }
+            self.comm.process.endpoint.signal.wait_past(seen);
+        }
+    }
+}
+
+impl<T> Drop for AgreementRequest<'_, T> {
+    fn drop(&mut self) {
+        if self.active.is_some()
+            && !std::thread::panicking()
+            && !self.comm.process.endpoint.is_killed()
+        {
+            let _ = self.wait_inner();
+        }
+    }
 }

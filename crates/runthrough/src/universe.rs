@@ -119,6 +119,16 @@ impl LocalUniverse {
         self
     }
 
+    /// Kills `rank` just before it sends its `message`-th revocation packet (1 = the first),
+    /// whether it revoked a communicator itself or forwards another rank's revocation: a death
+    /// in the middle of a revocation's propagation (SPEC §3.5).
+    pub fn kill_in_revoke(self, rank: Rank, message: u64) -> Self {
+        if let Some(endpoint) = self.endpoints.get(rank as usize) {
+            endpoint.plan_revoke_fault(message.max(1));
+        }
+        self
+    }
+
     /// Kills `rank` `delay` after the job starts.
     pub fn kill_after(mut self, rank: Rank, delay: Duration) -> Self {
         self.timed_kills.push((delay, rank));

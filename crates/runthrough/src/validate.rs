@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! `validate_global` and the agreement every fault-tolerant collective is built on (SPEC §2.1).
+//! `validate_global`, `agree` and the agreement every fault-tolerant collective is built on
+//! (SPEC §2.1, §3.5), blocking and non-blocking.
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use runthrough_core::{Error, FailureView, RankState, Result};
 
 use crate::comm::Comm;
 use crate::packet::Outgoing;
+use crate::request::AgreementRequest;
 
 /// Marks a communicator as running a collective call for as long as it lives.
 pub(crate) struct ActiveCall<'a> {
@@ -42,6 +44,16 @@ impl Comm {
     /// are then known to this rank's detector (knowledge spreads, SPEC §1). The caller holds the
     /// communicator's [`ActiveCall`].
     pub(crate) fn run_agreement(&self, flag: u32) -> Result<Decision> {
+        let seq = self.start_agreement(flag)?;
+        let polled = self
+            .process
+            .wait_for(|engine| self.poll_agreement(engine, seq).transpose())?;
+        Ok(self.deliver_decision(polled))
+    }
+
+    /// Enters the next agreement of this communicator with `flag`; returns its number. The
+    /// caller holds the communicator's [`ActiveCall`].
+    pub(crate) fn start_agreement(&self, flag: u32) -> Result<u64> {
         let context = self.context;
         let (seq, out) = {
             let mut engine = self.process.endpoint.lock();
@@ -58,21 +70,35 @@ impl Comm {
             (seq, out)
         };
         self.process.send_all(out);
-        let decision = self.process.wait_for(|engine| match engine.comm(context) {
-            Err(error) => Some(Err(error)),
-            Ok(comm) => comm.agreements.decision(seq).cloned().map(Ok),
-        })?;
+        Ok(seq)
+    }
+
+    /// The decision of agreement `seq` once this rank may return from it (`None` before). The
+    /// agreed failures are made known to this rank's detector; what that makes the engine send
+    /// is returned with it, for [`Comm::deliver_decision`] once the engine's lock is released.
+    pub(crate) fn poll_agreement(
+        &self,
+        engine: &mut crate::engine::Engine,
+        seq: u64,
+    ) -> Result<Option<(Decision, Outgoing)>> {
+        let comm = engine.comm(self.context)?;
+        let Some(decision) = comm.agreements.decision(seq).cloned() else {
+            return Ok(None);
+        };
+        let members = comm.members.clone();
         let mut out = Outgoing::new();
-        {
-            let mut engine = self.process.endpoint.lock();
-            let members = engine.comm(context)?.members.clone();
-            for rank in &decision.failed {
-                engine.peer_failed(members.world_of(rank), &mut out);
-            }
+        for rank in &decision.failed {
+            engine.peer_failed(members.world_of(rank), &mut out);
         }
+        Ok(Some((decision, out)))
+    }
+
+    /// Sends what learning a decision's failures produced and wakes this rank's other waiters
+    /// (call without the engine's lock).
+    pub(crate) fn deliver_decision(&self, (decision, out): (Decision, Outgoing)) -> Decision {
         self.process.endpoint.signal.notify();
         self.process.send_all(out);
-        Ok(decision)
+        decision
     }
 
     /// Agrees with every live rank on the set of failed ranks and records it as the new G
@@ -107,6 +133,11 @@ impl Comm {
         self.process.enter()?;
         let _active = ActiveCall::begin(self)?;
         let decision = self.run_agreement(u32::MAX)?;
+        self.install_decided_global(&decision)
+    }
+
+    /// G := G ∪ the decision's failures, L := G, a new collective epoch.
+    fn install_decided_global(&self, decision: &Decision) -> Result<FailureView> {
         let mut engine = self.process.endpoint.lock();
         let comm = engine.comm(self.context)?;
         let mut failed = comm.global.failed_set();
@@ -114,5 +145,78 @@ impl Comm {
         let global = comm.global.updated(&failed, RankState::NULL);
         comm.install_global(global.clone());
         Ok(global)
+    }
+
+    /// Starts [`Comm::validate_global`] without waiting (`MPI_Comm_ivalidate_global`): the
+    /// request's `wait` / `test` give what `validate_global` returns. This rank's contribution
+    /// (its detector's failures now) is made at once. While the request is pending it counts as
+    /// a collective call on the communicator (another one is `Error::ConcurrentCollective`), and
+    /// dropping it waits for it to complete, since every participant needs it to finish.
+    ///
+    /// # Errors
+    /// As [`Comm::validate_global`], at once.
+    pub fn ivalidate_global(&self) -> Result<AgreementRequest<'_, FailureView>> {
+        self.process.enter()?;
+        let active = ActiveCall::begin(self)?;
+        let seq = self.start_agreement(u32::MAX)?;
+        Ok(AgreementRequest::new(
+            self,
+            seq,
+            active,
+            |comm, decision| comm.install_decided_global(&decision),
+        ))
+    }
+
+    /// Agrees on the bitwise AND of `flag` over the participants that contribute
+    /// (`MPIX_Comm_agree`, SPEC §3.5): the same fault-tolerant uniform agreement as
+    /// `validate_global`, over the OK ranks of G, and it works on a revoked communicator.
+    /// Every returning rank gets the same outcome. It does not change L or G; afterwards every
+    /// participant that did not contribute is known failed to this rank's detector.
+    ///
+    /// ```
+    /// let outcomes = runthrough::local(4).run(|world| {
+    ///     let flag = if world.rank() == 2 { 0b01 } else { 0b11 };
+    ///     world.agree(flag)
+    /// });
+    /// for outcome in outcomes {
+    ///     assert_eq!(outcome.returned().unwrap(), Ok(0b01));
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// `Error::AgreeProcFailed { flag }`, with the agreed flag, at every returning rank if and
+    /// only if some participant failed before contributing and that failure was not in every
+    /// contributor's L when it entered (not acknowledged by all with `validate_local`);
+    /// `Error::ConcurrentCollective` if another collective runs on this communicator.
+    pub fn agree(&self, flag: u32) -> Result<u32> {
+        self.process.enter()?;
+        let _active = ActiveCall::begin(self)?;
+        agreed_flag(self.run_agreement(flag)?)
+    }
+
+    /// Starts [`Comm::agree`] without waiting (`MPIX_Comm_iagree`); the request's `wait` /
+    /// `test` give what `agree` returns. Pending, it counts as a collective call on the
+    /// communicator; dropping it waits for it to complete.
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective`, at once; the agreement's outcome from the request.
+    pub fn iagree(&self, flag: u32) -> Result<AgreementRequest<'_, u32>> {
+        self.process.enter()?;
+        let active = ActiveCall::begin(self)?;
+        let seq = self.start_agreement(flag)?;
+        Ok(AgreementRequest::new(self, seq, active, |_, decision| {
+            agreed_flag(decision)
+        }))
+    }
+}
+
+/// `agree`'s outcome from its decision (SPEC §3.5).
+fn agreed_flag(decision: Decision) -> Result<u32> {
+    if decision.unacknowledged_failure {
+        Err(Error::AgreeProcFailed {
+            flag: decision.flag,
+        })
+    } else {
+        Ok(decision.flag)
     }
 }

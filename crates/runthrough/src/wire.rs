@@ -10,6 +10,7 @@
 //! | 1 | `Data` | context u64, source u32, tag i32, payload (the rest) |
 //! | 2 | `Collective` | context u64, source u32, epoch u32, sequence u32, payload (the rest) |
 //! | 3 | `Agreement` | context u64, source u32, seq u64, [`Message`] encoding (the rest) |
+//! | 4 | `Revoke` | context u64 |
 //! | 16 | `Hello` | rank u32, nonce 32 bytes |
 //! | 17 | `Challenge` | rank u32, nonce 32 bytes, MAC 32 bytes |
 //! | 18 | `Proof` | MAC 32 bytes |
@@ -38,6 +39,7 @@ pub(crate) const DEFAULT_MAX_FRAME: usize = 1 << 30;
 const KIND_DATA: u8 = 1;
 const KIND_COLLECTIVE: u8 = 2;
 const KIND_AGREEMENT: u8 = 3;
+const KIND_REVOKE: u8 = 4;
 const KIND_HELLO: u8 = 16;
 const KIND_CHALLENGE: u8 = 17;
 const KIND_PROOF: u8 = 18;
@@ -171,6 +173,11 @@ pub(crate) fn encode_packet_split<'a>(
             out.extend_from_slice(&source.to_le_bytes());
             out.extend_from_slice(&seq.to_le_bytes());
             message.encode(out);
+            &[]
+        }
+        Packet::Revoke { context } => {
+            out.push(KIND_REVOKE);
+            out.extend_from_slice(&context.to_le_bytes());
             &[]
         }
     };
@@ -345,6 +352,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
                 message,
             }));
         }
+        KIND_REVOKE => Frame::Packet(Packet::Revoke { context: f.u64()? }),
         KIND_HELLO => Frame::Hello {
             rank: f.u32()?,
             nonce: f.token()?,
@@ -619,6 +627,7 @@ mod tests {
                     message
                 })
             ),
+            any::<u64>().prop_map(|context| Frame::Packet(Packet::Revoke { context })),
             (any::<u32>(), token).prop_map(|(rank, nonce)| Frame::Hello { rank, nonce }),
             (any::<u32>(), token, token).prop_map(|(rank, nonce, mac)| Frame::Challenge {
                 rank,

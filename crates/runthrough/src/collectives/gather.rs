@@ -242,7 +242,7 @@ fn binomial_gather(
 }
 
 /// Bruck's all-gather: block j of the result comes from participant index + j (modulo n).
-pub(super) fn bruck_all_gather(call: &CollectiveCall<'_>, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn bruck_all_gather(call: &CollectiveCall<'_>, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
     let n = call.participants.len();
     let me = call.index;
     let mut held = vec![mine.to_vec()];

@@ -48,6 +48,7 @@ mod scan;
 mod scatter;
 mod virtual_ranks;
 
+pub(crate) use gather::bruck_all_gather;
 pub use gather::PartitionMut;
 pub use op::{Op, Reducible, UserOp};
 pub use scatter::Partition;

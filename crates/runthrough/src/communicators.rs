@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Communicator creation and release (SPEC §3.4; MPI-4.0 §7.4): `dup`, `split`, `create`,
+//! `free`, and the process group of a communicator.
+//!
+//! # Contract
+//! - Creation is collective over the parent's participants (the OK ranks of its G) and embeds
+//!   one agreement: every returning participant gets the same communicator, or every one gets
+//!   the same error. It fails with `Error::ProcFailed` when a participant failed before
+//!   contributing, or when a participant knew at entry of a failed participant that G does not
+//!   hold; otherwise the new communicator may hold ranks that failed meanwhile (they show up in
+//!   its detector).
+//! - `dup` keeps the parent's size, numbering and G (its ranks `NULL | OLD` in both views);
+//!   `split` and `create` hold only participants (no NULL rank of the parent).
+//! - Each communicator has its own L, G, collective epochs and agreements; a failure is seen in
+//!   every communicator that holds the rank.
+//! - `free` (and dropping a handle) never blocks and never reports a failure; the freed
+//!   communicator keeps answering its peers' agreements.
+//!
+//! # The creation protocol
+//! 1. *Exchange* (`split` only): an all-gather of `(color, key)` over the participants, on the
+//!    collective plumbing, so an unrecognized failure makes it fail rather than block.
+//! 2. *Candidate context*: each rank that will be a member derives the new communicator's
+//!    context id from the parent's context, the creation's number in the parent's creation
+//!    series, the kind of call and the color ([`derive_context`]): the same number at every
+//!    member, with no message. It checks that this rank holds no communicator with that id
+//!    (freed ones included), that no other creation here has claimed it and that no traffic is
+//!    waiting for it, and claims it.
+//! 3. *Agreement* over the parent's creation series with a flag word: [`NOT_REVOKED`] (the
+//!    parent is not revoked here), [`EXCHANGE_OK`] (no unrecognized failure at entry, and the
+//!    exchange succeeded), [`ID_FREE`] (the candidate is free here). The decision, the same at
+//!    every rank, says what happens: without `NOT_REVOKED` everyone returns `Error::Revoked`;
+//!    without `EXCHANGE_OK`, or with a non-contributor that G does not hold, everyone returns
+//!    `Error::ProcFailed`; without `ID_FREE` everyone runs step 2-3 again (the next creation
+//!    number gives new candidates); otherwise every member installs the communicator. Since
+//!    every member checked its candidate, no rank ever holds two communicators with one id.
+//! 4. *Installation*: the new communicator learns the failures this rank knows of its members,
+//!    and the traffic that faster members already sent on it (buffered by the engine) is
+//!    delivered.
+//!
+//! Creations use a series of agreements of their own, apart from `validate_global`, `agree` and
+//! `shrink`, over all ranks of the parent (ranks recognized as failed are known failed and
+//! skipped), because of revocation: a rank that sees the parent revoked returns
+//! `Error::Revoked` from a creation without taking part, and may never call the creation its
+//! peers are blocked in. So when a rank learns of a revocation while no creation runs here, it
+//! contributes "revoked" to the next creation of the series on its own: peers blocked in that
+//! creation are released with `Error::Revoked`, uniformly, and the series stays aligned.
+//!
+//! ```
+//! let outcomes = runthrough::local(6).run(|world| {
+//!     // Even and odd ranks, numbered by decreasing world rank.
+//!     let half = world.split(Some(world.rank() % 2), -(world.rank() as i32))?.unwrap();
+//!     let mut sum = [0u32];
+//!     half.all_reduce(&[world.rank()], &mut sum, runthrough::Op::Sum)?;
+//!     Ok::<_, runthrough::Error>((half.rank(), half.size(), sum[0]))
+//! });
+//! let got: Vec<_> = outcomes.into_iter().map(|o| o.returned().unwrap().unwrap()).collect();
+//! assert_eq!(got, vec![(2, 3, 6), (2, 3, 9), (1, 3, 6), (1, 3, 9), (0, 3, 6), (0, 3, 9)]);
+//! ```
+
+use std::sync::Arc;
+
+use runthrough_core::agreement::Decision;
+use runthrough_core::{Error, FailureView, Rank, Result};
+
+use crate::collective::CollectiveCall;
+use crate::collectives::bruck_all_gather;
+use crate::comm::Comm;
+use crate::engine::{CommState, Engine, Members};
+use crate::group::Group;
+use crate::packet::{ContextId, Outgoing, WORLD_CONTEXT};
+use crate::validate::ActiveCall;
+
+/// Creation flag bit: the parent is not revoked at the contributing rank.
+pub(crate) const NOT_REVOKED: u32 = 1;
+/// Creation flag bit: no unrecognized failure at entry, and the exchange succeeded.
+pub(crate) const EXCHANGE_OK: u32 = 2;
+/// Creation (and shrink) flag bit: the candidate context id is free at the contributing rank.
+pub(crate) const ID_FREE: u32 = 4;
+
+/// Which call made a communicator: part of its context id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum Kind {
+    Dup = 1,
+    Create = 2,
+    Split = 3,
+    Shrink = 4,
+}
+
+/// The context id of a communicator made by call number `seq` of kind `kind` on `parent`, for
+/// `color` (`split`'s color; 0 otherwise).
+///
+/// The hash: SplitMix64's finalizer folded over the words `parent, kind, seq, color`
+/// (`h := mix(h ^ word)`, from `h = 0x9E37_79B9_7F4A_7C15`), with bit 63 set so that no
+/// derived id is the world's (0). Every member computes the same id without a message. Ids are
+/// not guaranteed distinct by the hash alone; the creation agreement's [`ID_FREE`] bit makes
+/// sure no rank ever holds two communicators with one id (a collision costs one more round).
+pub(crate) fn derive_context(parent: ContextId, kind: Kind, seq: u64, color: u64) -> ContextId {
+    let mut hash: u64 = 0x9E37_79B9_7F4A_7C15;
+    for word in [parent, kind as u64, seq, color] {
+        hash = mix(hash ^ word);
+    }
+    hash | 1 << 63
+}
+
+/// SplitMix64's output function.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// What this rank will hold if a creation succeeds.
+pub(crate) struct Plan {
+    /// The members, as world ranks in the new numbering.
+    pub(crate) members: Members,
+    /// The new communicator's G (and L).
+    pub(crate) global: FailureView,
+    /// Tells apart the communicators one call makes (`split`'s color).
+    pub(crate) color: u64,
+}
+
+/// What a creation's plan is computed from.
+pub(crate) struct Inputs<'a> {
+    pub(crate) members: &'a Members,
+    pub(crate) global: &'a FailureView,
+    /// `split`'s exchange: `[defined, color, key]` per parent rank (NULL ranks undefined).
+    pub(crate) table: &'a [[u32; 3]],
+}
+
+/// What a creation's decision means, the same at every participant (they share the decision
+/// and G).
+enum Verdict {
+    Revoked,
+    Failed(Error),
+    Retry,
+    Install,
+}
+
+fn verdict(decision: &Decision, global: &FailureView) -> Verdict {
+    if decision.flag & NOT_REVOKED == 0 {
+        return Verdict::Revoked;
+    }
+    let recognized = global.failed_set();
+    if decision.flag & EXCHANGE_OK == 0 {
+        return Verdict::Failed(
+            match decision.failed.difference(&recognized).iter().next() {
+                Some(rank) => Error::ProcFailed { rank },
+                None => Error::Internal {
+                    reason: "a creation's exchange failed without a failure".into(),
+                },
+            },
+        );
+    }
+    if let Some(rank) = decision
+        .non_contributors
+        .difference(&recognized)
+        .iter()
+        .next()
+    {
+        return Verdict::Failed(Error::ProcFailed { rank });
+    }
+    if decision.flag & ID_FREE == 0 {
+        return Verdict::Retry;
+    }
+    Verdict::Install
+}
+
+/// Marks a creation call as running on a communicator while it lives; at its end, on a revoked
+/// communicator, contributes "revoked" to the next creation if this rank has not (see the
+/// module docs).
+struct Creating<'a> {
+    comm: &'a Comm,
+}
+
+impl Drop for Creating<'_> {
+    fn drop(&mut self) {
+        let mut out = Outgoing::new();
+        {
+            let mut engine = self.comm.process.endpoint.lock();
+            if let Some(state) = engine.comms.get_mut(&self.comm.context) {
+                state.creating = false;
+                state.settle_revoked_creations(self.comm.context, &mut out);
+            }
+        }
+        self.comm.process.send_all(out);
+    }
+}
+
+impl Comm {
+    /// The processes of the communicator in rank order (`MPI_Comm_group`).
+    pub fn group(&self) -> Group {
+        let engine = self.process.endpoint.lock();
+        let members = match engine.comms.get(&self.context) {
+            Some(state) => (0..state.members.size())
+                .map(|r| state.members.world_of(r))
+                .collect(),
+            None => Vec::new(),
+        };
+        Group::new(members, self.process.world_rank())
+    }
+
+    /// A new communicator with the same ranks, numbering and G (`MPI_Comm_dup`, MPI-4.0
+    /// §7.4.2; SPEC §3.4): the failures recognized in the parent are `NULL | OLD` in both of
+    /// its views. Collective over the parent's participants, with an embedded agreement.
+    ///
+    /// # Errors
+    /// - `Error::ProcFailed` at every returning participant when a participant failed before
+    ///   contributing, or one knew at entry of a failed participant that G does not hold.
+    /// - `Error::Revoked` on a revoked parent (at every returning participant when the
+    ///   revocation came during the call).
+    /// - `Error::ConcurrentCollective`, `Error::Comm`.
+    pub fn dup(&self) -> Result<Comm> {
+        let made = self.make_communicator(Kind::Dup, None, &|inputs| {
+            Some(Plan {
+                members: inputs.members.clone(),
+                global: FailureView::recognized(inputs.global.size(), &inputs.global.failed_set()),
+                color: 0,
+            })
+        })?;
+        made.ok_or_else(|| Error::Internal {
+            reason: "a participant is not a member of its dup".into(),
+        })
+    }
+
+    /// Splits the participants by `color` into new communicators, each numbered by `key`, then
+    /// by rank in the parent (`MPI_Comm_split`, MPI-4.0 §7.4.2; SPEC §3.4). `None` as the color
+    /// (`MPI_UNDEFINED`) takes part in the call and gets `Ok(None)`. The new communicators hold
+    /// only participants (OK ranks of the parent's G) and start with empty views.
+    ///
+    /// # Errors
+    /// Those of [`Comm::dup`]; a failure during the exchange of colors and keys counts as a
+    /// participant that knew of a failure.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm>> {
+        let mine = [u32::from(color.is_some()), color.unwrap_or(0), key as u32];
+        let me = self.rank;
+        self.make_communicator(Kind::Split, Some(mine), &|inputs| {
+            let color = color?;
+            let mut chosen: Vec<(i32, Rank)> = inputs
+                .table
+                .iter()
+                .enumerate()
+                .filter(|(_, entry)| entry[0] == 1 && entry[1] == color)
+                .map(|(rank, entry)| (entry[2] as i32, rank as Rank))
+                .collect();
+            if !chosen.iter().any(|&(_, r)| r == me) {
+                return None; // cannot happen: this rank's own entry is in the table
+            }
+            chosen.sort_unstable();
+            let members: Vec<u32> = chosen
+                .iter()
+                .map(|&(_, r)| inputs.members.world_of(r))
+                .collect();
+            let size = members.len() as u32;
+            Some(Plan {
+                members: Members::list(members),
+                global: FailureView::empty(size),
+                color: color.into(),
+            })
+        })
+    }
+
+    /// A new communicator of the processes of `group` that are participants of this one (OK
+    /// ranks of its G), in the group's order (`MPI_Comm_create`, MPI-4.0 §7.4.2; SPEC §3.4).
+    /// Collective over the participants, which must all pass the same group; those that are
+    /// not in the group get `Ok(None)`. The new communicator starts with empty views.
+    ///
+    /// # Errors
+    /// `Error::Argument`, before anything is sent, when `group` holds a process that is not in
+    /// this communicator; otherwise those of [`Comm::dup`].
+    pub fn create(&self, group: &Group) -> Result<Option<Comm>> {
+        {
+            let engine = self.process.endpoint.lock();
+            let state = engine.comms.get(&self.context).ok_or(Error::Comm)?;
+            if let Some(&w) = group
+                .world_ranks()
+                .iter()
+                .find(|&&w| state.members.comm_of(w).is_none())
+            {
+                return Err(Error::Argument {
+                    reason: format!("world rank {w} of the group is not in the communicator"),
+                });
+            }
+        }
+        let me = self.process.world_rank();
+        self.make_communicator(Kind::Create, None, &|inputs| {
+            let members: Vec<u32> = group
+                .world_ranks()
+                .iter()
+                .copied()
+                .filter(|&w| {
+                    inputs
+                        .members
+                        .comm_of(w)
+                        .is_some_and(|r| !inputs.global.is_failed(r))
+                })
+                .collect();
+            if !members.contains(&me) {
+                return None;
+            }
+            let size = members.len() as u32;
+            Some(Plan {
+                members: Members::list(members),
+                global: FailureView::empty(size),
+                color: 0,
+            })
+        })
+    }
+
+    /// Releases the communicator (`MPI_Comm_free`, SPEC §3.4); dropping the handle does the same.
+    /// Local: it never waits for a peer and never reports a failure. Traffic that arrives for
+    /// it later is dropped, but its agreements keep answering peers still inside them.
+    ///
+    /// # Errors
+    /// None today; the `Result` is for the C interface's sake.
+    pub fn free(self) -> Result<()> {
+        self.release();
+        Ok(())
+    }
+
+    /// Marks the communicator freed (once): its matchers are cleared, its agreement series kept.
+    fn release(&self) {
+        if self.context == WORLD_CONTEXT {
+            return;
+        }
+        let mut engine = self.process.endpoint.lock();
+        if let Some(state) = engine.comms.get_mut(&self.context) {
+            if !state.freed {
+                state.freed = true;
+                state.matcher = Default::default();
+                state.collective_matcher = Default::default();
+                state.collective_early = Vec::new();
+            }
+        }
+    }
+
+    /// The creation protocol (module docs): `exchange` is `split`'s `(defined, color, key)`,
+    /// `plan` says what this rank holds if the call succeeds.
+    fn make_communicator(
+        &self,
+        kind: Kind,
+        exchange: Option<[u32; 3]>,
+        plan: &dyn Fn(&Inputs<'_>) -> Option<Plan>,
+    ) -> Result<Option<Comm>> {
+        self.process.enter()?;
+        let _active = ActiveCall::begin(self)?;
+        let (entry_ok, global, members) = {
+            let mut engine = self.process.endpoint.lock();
+            let state = engine.comm(self.context)?;
+            state.check_not_revoked()?;
+            state.creating = true;
+            (
+                state.unrecognized_failure().is_none(),
+                state.global.clone(),
+                state.members.clone(),
+            )
+        };
+        let _creating = Creating { comm: self };
+        let (exchange_ok, table) = match exchange {
+            None => (entry_ok, Vec::new()),
+            Some(mine) => match self.exchange(mine) {
+                Ok(table) => (entry_ok, table),
+                Err(_) => (false, Vec::new()),
+            },
+        };
+        let plan = if exchange_ok {
+            plan(&Inputs {
+                members: &members,
+                global: &global,
+                table: &table,
+            })
+        } else {
+            None
+        };
+        loop {
+            let (seq, candidate) = self.contribute_to_creation(kind, exchange_ok, plan.as_ref())?;
+            let polled = self
+                .process
+                .wait_for(|engine| self.poll_creation(engine, seq).transpose())?;
+            let decision = self.deliver_decision(polled);
+            let verdict = verdict(&decision, &global);
+            let mut out = Outgoing::new();
+            let mut engine = self.process.endpoint.lock();
+            if let (Some(context), false) = (candidate, matches!(verdict, Verdict::Install)) {
+                engine.reserved.remove(&context);
+            }
+            match verdict {
+                Verdict::Revoked => {
+                    engine.revoke(self.context, None, &mut out);
+                    drop(engine);
+                    self.process.endpoint.signal.notify();
+                    self.process.send_all(out);
+                    return Err(Error::Revoked);
+                }
+                Verdict::Failed(error) => return Err(error),
+                Verdict::Retry => continue,
+                Verdict::Install => {}
+            }
+            let (Some(plan), Some(context)) = (plan, candidate) else {
+                return Ok(None);
+            };
+            let comm = self.install(&mut engine, context, plan, &mut out);
+            drop(engine);
+            self.process.send_all(out);
+            return Ok(Some(comm));
+        }
+    }
+
+    /// Claims this rank's candidate context (when it is free) and enters the next creation
+    /// agreement; returns the agreement's number and the candidate.
+    fn contribute_to_creation(
+        &self,
+        kind: Kind,
+        exchange_ok: bool,
+        plan: Option<&Plan>,
+    ) -> Result<(u64, Option<ContextId>)> {
+        let mut out = Outgoing::new();
+        let (seq, candidate) = {
+            let mut engine = self.process.endpoint.lock();
+            let next = engine.comm(self.context)?.creations.next_seq();
+            let candidate = plan.map(|p| derive_context(self.context, kind, next, p.color));
+            let free = candidate.is_none_or(|c| engine.context_is_free(c));
+            if let (true, Some(c)) = (free, candidate) {
+                engine.reserved.insert(c);
+            }
+            let state = engine.comm(self.context)?;
+            let mut flag = 0;
+            if !state.revoked {
+                flag |= NOT_REVOKED;
+            }
+            if exchange_ok {
+                flag |= EXCHANGE_OK;
+            }
+            if free {
+                flag |= ID_FREE;
+            }
+            let seq = state.start_creation(flag);
+            debug_assert_eq!(seq, next);
+            state.drain_agreements(self.context, &mut out);
+            (seq, candidate)
+        };
+        self.process.send_all(out);
+        Ok((seq, candidate))
+    }
+
+    /// The decision of creation agreement `seq`, as [`Comm::poll_agreement`] for the main series.
+    fn poll_creation(&self, engine: &mut Engine, seq: u64) -> Result<Option<(Decision, Outgoing)>> {
+        let state = engine.comm(self.context)?;
+        let Some(decision) = state.creations.decision(seq).cloned() else {
+            return Ok(None);
+        };
+        let members = state.members.clone();
+        let mut out = Outgoing::new();
+        for rank in &decision.failed {
+            engine.peer_failed(members.world_of(rank), &mut out);
+        }
+        Ok(Some((decision, out)))
+    }
+
+    /// `split`'s exchange: an all-gather of `mine` over the participants, one entry per parent
+    /// rank (`[0; 3]`, undefined, for ranks recognized as failed).
+    fn exchange(&self, mine: [u32; 3]) -> Result<Vec<[u32; 3]>> {
+        let call = CollectiveCall::begin_within(self)?;
+        let held = bruck_all_gather(&call, bytemuck::cast_slice(&mine))?;
+        let n = call.participants.len();
+        let mut table = vec![[0u32; 3]; self.size as usize];
+        for (j, block) in held.iter().enumerate() {
+            let rank = call.participants[(call.index + j) % n] as usize;
+            if block.len() != 12 {
+                return Err(Error::Count {
+                    reason: "a split entry of the wrong length".into(),
+                });
+            }
+            let entry: Vec<u32> = bytemuck::pod_collect_to_vec(block);
+            table[rank] = [entry[0], entry[1], entry[2]];
+        }
+        Ok(table)
+    }
+
+    /// Installs the communicator `plan` describes under `context`; returns its handle.
+    pub(crate) fn install(
+        &self,
+        engine: &mut Engine,
+        context: ContextId,
+        plan: Plan,
+        out: &mut Outgoing,
+    ) -> Comm {
+        let rank = plan
+            .members
+            .comm_of(self.process.world_rank())
+            .expect("a plan holds this rank");
+        let size = plan.members.size();
+        let state = CommState::new(plan.members, rank, plan.global);
+        engine.install(context, state, out);
+        Comm {
+            process: Arc::clone(&self.process),
+            context,
+            rank,
+            size,
+        }
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_contexts_differ_by_every_input_and_are_never_the_world() {
+        let base = derive_context(0, Kind::Split, 3, 7);
+        assert_eq!(base, derive_context(0, Kind::Split, 3, 7), "deterministic");
+        assert_ne!(base, derive_context(1, Kind::Split, 3, 7));
+        assert_ne!(base, derive_context(0, Kind::Dup, 3, 7));
+        assert_ne!(base, derive_context(0, Kind::Split, 4, 7));
+        assert_ne!(base, derive_context(0, Kind::Split, 3, 8));
+        let mut seen = std::collections::BTreeSet::new();
+        for seq in 0..1000 {
+            for color in 0..10 {
+                let id = derive_context(base, Kind::Split, seq, color);
+                assert_ne!(id, WORLD_CONTEXT);
+                assert!(seen.insert(id));
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The ULFM operations (SPEC §3.5): `revoke`, `is_revoked` and `shrink`; `agree` and `iagree`
+//! are with the agreement in `validate.rs`.
+//!
+//! # Revocation
+//! `revoke` marks the communicator revoked here and sends a `Revoke` packet to every other
+//! member not known failed; a member marks it at its first receipt and forwards it the same way
+//! (to everyone but the rank it came from). So once one live member has it, every live member
+//! gets it, however many ranks die during the propagation: reliable flooding, at a cost of
+//! n - 1 packets per member, O(n²) for the whole communicator (a tree with repairs would do it
+//! in O(n log n); revocations are rare and this is the simplest thing that is robust). Marking
+//! completes every pending receive on the communicator, point-to-point and collective, with
+//! `Error::Revoked` and drops its buffered traffic; every later non-local call on it except
+//! `agree`, `shrink` and `validate_global` returns `Error::Revoked`.
+//!
+//! ```
+//! use runthrough::Error;
+//! let outcomes = runthrough::local(4).run(|world| {
+//!     if world.rank() == 0 {
+//!         world.revoke()?;
+//!     }
+//!     // Everyone else is blocked here until the revocation arrives.
+//!     let mut buf = [0u8];
+//!     assert_eq!(world.recv(&mut buf, (world.rank() + 1) % 4, 5), Err(Error::Revoked));
+//!     assert!(world.is_revoked());
+//!     let survivors = world.shrink()?; // works on a revoked communicator
+//!     survivors.barrier()?;
+//!     Ok::<_, Error>(survivors.size())
+//! });
+//! for outcome in outcomes {
+//!     assert_eq!(outcome.returned().unwrap(), Ok(4));
+//! }
+//! ```
+
+use runthrough_core::{FailureView, Rank, Result};
+
+use crate::comm::Comm;
+use crate::communicators::{derive_context, Kind, Plan, ID_FREE};
+use crate::engine::Members;
+use crate::packet::Outgoing;
+use crate::validate::ActiveCall;
+
+impl Comm {
+    /// Revokes the communicator at every member (`MPIX_Comm_revoke`, SPEC §3.5): every pending
+    /// and later non-local operation on it, at every rank, other than `agree`, `shrink` and
+    /// `validate_global`, returns `Error::Revoked`; local calls (`validate_local`, the
+    /// accessors, `is_revoked`, `free`) keep working. Not collective: it returns at once. The
+    /// revocation is propagated reliably even while ranks die (see the module docs). Revoking
+    /// a revoked communicator does nothing.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn revoke(&self) -> Result<()> {
+        self.process.enter()?;
+        let mut out = Outgoing::new();
+        {
+            let mut engine = self.process.endpoint.lock();
+            engine.comm(self.context)?;
+            engine.revoke(self.context, None, &mut out);
+        }
+        self.process.endpoint.signal.notify();
+        self.process.send_all(out);
+        Ok(())
+    }
+
+    /// Whether the communicator has been revoked, as far as this rank knows
+    /// (`MPIX_Comm_is_revoked`). Local.
+    pub fn is_revoked(&self) -> bool {
+        self.process
+            .endpoint
+            .lock()
+            .comms
+            .get(&self.context)
+            .is_some_and(|state| state.revoked)
+    }
+
+    /// A new communicator of the surviving participants, in their order here
+    /// (`MPIX_Comm_shrink`, SPEC §3.5). Collective over the OK ranks of G and fault-tolerant:
+    /// the participants agree (with the agreement of `validate_global`) on the failed ones,
+    /// and every returning rank gets the same communicator of the others, with empty L and G
+    /// (a rank that died after contributing may be in it: its failure shows up in the new
+    /// communicator's detector). Works on a revoked communicator; the parent's views are not
+    /// changed. Afterwards every agreed failure is known to this rank's detector.
+    ///
+    /// # Errors
+    /// Never `Error::Revoked` or `Error::ProcFailed`. `Error::ConcurrentCollective` if another
+    /// collective runs on this communicator; `Error::Comm` on a freed one.
+    pub fn shrink(&self) -> Result<Comm> {
+        self.process.enter()?;
+        let _active = ActiveCall::begin(self)?;
+        loop {
+            // The candidate context is claimed before the agreement starts; no other agreement
+            // of this series starts in between (this call holds the communicator's slot).
+            let (candidate, free) = {
+                let mut engine = self.process.endpoint.lock();
+                let next = engine.comm(self.context)?.agreements.next_seq();
+                let candidate = derive_context(self.context, Kind::Shrink, next, 0);
+                let free = engine.context_is_free(candidate);
+                if free {
+                    engine.reserved.insert(candidate);
+                }
+                (candidate, free)
+            };
+            let decision = self.run_agreement(if free { ID_FREE } else { 0 });
+            let mut engine = self.process.endpoint.lock();
+            let decision = match decision {
+                Ok(decision) if decision.flag & ID_FREE != 0 => decision,
+                other => {
+                    engine.reserved.remove(&candidate);
+                    other?;
+                    continue; // the candidate was taken somewhere: the next agreement, new id
+                }
+            };
+            let state = engine.comm(self.context)?;
+            let survivors: Vec<u32> = state
+                .participants
+                .iter()
+                .filter(|&&r| !decision.failed.contains(r))
+                .map(|&r: &Rank| state.members.world_of(r))
+                .collect();
+            let size = survivors.len() as u32;
+            let plan = Plan {
+                members: Members::list(survivors),
+                global: FailureView::empty(size),
+                color: 0,
+            };
+            let mut out = Outgoing::new();
+            let comm = self.install(&mut engine, candidate, plan, &mut out);
+            drop(engine);
+            self.process.send_all(out);
+            return Ok(comm);
+        }
+    }
+}
