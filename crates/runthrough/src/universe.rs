@@ -107,9 +107,10 @@ impl LocalUniverse {
         self
     }
 
-    /// Kills `rank` inside its `call`-th `validate_global` (or other agreement) on the world
-    /// communicator (1 = the first), just before it sends its `message`-th protocol message of
-    /// that call (1 = the first): a chosen point of the protocol. Failure-free, a leaf's first
+    /// Kills `rank` inside its `call`-th agreement on the world communicator (1 = the first;
+    /// `validate_global`, `agree` and `shrink` are counted together, communicator creations
+    /// have a series of their own and are not counted), just before it sends its `message`-th
+    /// protocol message of that call (1 = the first): a chosen point of the protocol. Failure-free, a leaf's first
     /// message is its contribution and its second its acknowledgement of the proposal; the
     /// root's first messages are the proposal to each child, then the commit to each child.
     pub fn kill_in_agreement(self, rank: Rank, call: u64, message: u64) -> Self {
