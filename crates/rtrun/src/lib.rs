@@ -354,11 +354,13 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
             let registration = launch::accept_registration(&mut stream, &secret, size);
             let registration = match registration {
                 Ok(r) => r,
-                Err(e) => {
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
                     eprintln!("rtrun: refused a control connection: {e}");
                     let _ = events.send(Event::Refused);
                     return;
                 }
+                // A rank that died while registering, or a port scan: nothing to report.
+                Err(_) => return,
             };
             let _ = stream.set_read_timeout(None);
             let Ok(reader) = stream.try_clone() else {
@@ -528,9 +530,19 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 state.report.ended_at = Some(start.elapsed());
                 if state.kill_planned_in_operation && ending == Ending::Signaled(9) {
                     state.report.injected = true;
+                    state.report.fenced_by = None; // peers reported the death it was planned to be
+                }
+                if !matches!(
+                    ending,
+                    Ending::Signaled(9) | Ending::Exited(launch::EXIT_FENCED)
+                ) {
+                    // It ended by itself before the kill asked for its fencing could land.
+                    state.report.fenced_by = None;
                 }
                 state.control = None;
-                for other in ranks.iter_mut().filter(|r| r.report.ending.is_none()) {
+                // Before the table, the table itself will say it is dead.
+                let live = ranks.iter_mut().filter(|r| r.report.ending.is_none());
+                for other in live.filter(|_| table_sent) {
                     if let Some(control) = other.control.as_mut() {
                         let _ = control.write_all(launch::failed_line(rank).as_bytes());
                     }

@@ -75,12 +75,14 @@ fn four_and_eight_processes_complete() {
     }
 }
 
-/// SPEC §1, §2.1: a rank killed before its first validate_global (at its first call) is agreed
-/// failed by all survivors, at 4 and 8 processes.
+/// SPEC §1, §2.1: a rank killed before its first validate_global (at its first call, or at
+/// once) is agreed failed by all survivors, at 4 and 8 processes.
 #[test]
 fn kill_before_validate_global() {
     agreed(&job(4, &["validate", "--rounds", "2"], &["2@call:1"]), &[2]);
     agreed(&job(8, &["validate", "--rounds", "2"], &["5@call:1"]), &[5]);
+    // Killed at once: possibly before it registered with the launcher.
+    agreed(&job(4, &["validate", "--rounds", "2"], &["1@0"]), &[1]);
 }
 
 /// SPEC §2.1 termination and uniform agreement: a rank dies inside validate_global at each of

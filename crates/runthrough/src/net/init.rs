@@ -27,10 +27,13 @@ const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 /// world.send(&[world.rank()], next, 0)?;
 /// # Ok::<(), runthrough::Error>(())
 /// ```
+///
+/// Dropping the universe finalizes this rank ([`Universe::finalize`]).
 #[derive(Debug)]
 pub struct Universe {
     world: Comm,
     _transport: Arc<Tcp>,
+    finalized: bool,
 }
 
 impl Universe {
@@ -38,6 +41,33 @@ impl Universe {
     /// launcher numbered them.
     pub fn world(&self) -> &Comm {
         &self.world
+    }
+
+    /// Ends this rank's part in the job (`MPI_Finalize`): waits until every live rank has
+    /// reached finalize too, through a fault-tolerant agreement on the world communicator (so it
+    /// never blocks on, or reports, a failed rank). A rank's process ending is how its peers
+    /// detect its failure; this keeps a rank that is done from being taken for a failed one by
+    /// peers still talking to it. The process may exit afterwards.
+    ///
+    /// Dropping the universe calls this, except while panicking: a rank that panics dies, and
+    /// its peers see it fail.
+    pub fn finalize(mut self) {
+        self.finalize_once();
+    }
+
+    fn finalize_once(&mut self) {
+        if !self.finalized {
+            self.finalized = true;
+            let _ = self.world.validate_global();
+        }
+    }
+}
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.finalize_once();
+        }
     }
 }
 
@@ -190,11 +220,18 @@ pub fn init() -> Result<Universe, InitError> {
         TcpStream::connect(&control).map_err(io("connecting to the launcher"))?;
     launch::register(&mut control_stream, &secret, rank, &address)
         .map_err(io("registering with the launcher"))?;
-    let line = launch::read_line(&mut control_stream).map_err(io("reading the table"))?;
-    let table = launch::parse_table(&line, size).ok_or(InitError::BadEnvironment {
-        variable: launch::ENV_CONTROL,
-        value: format!("launcher sent {line:?}"),
-    })?;
+    let mut died_early = Vec::new();
+    let table = loop {
+        let line = launch::read_line(&mut control_stream).map_err(io("reading the table"))?;
+        if let Some(r) = launch::parse_failed(&line) {
+            died_early.push(r);
+            continue;
+        }
+        break launch::parse_table(&line, size).ok_or(InitError::BadEnvironment {
+            variable: launch::ENV_CONTROL,
+            value: format!("launcher sent {line:?}"),
+        })?;
+    };
 
     let tcp = Tcp::new(rank, size, Arc::clone(&endpoint), secret.0, config);
     tcp.set_control(
@@ -203,7 +240,7 @@ pub fn init() -> Result<Universe, InitError> {
             .map_err(io("cloning the control connection"))?,
     );
     for (peer, address) in table.iter().enumerate() {
-        if address.is_none() {
+        if address.is_none() || died_early.contains(&(peer as u32)) {
             tcp.declare_failed(peer as u32, Cause::Notice);
         }
     }
@@ -213,7 +250,7 @@ pub fn init() -> Result<Universe, InitError> {
         .spawn(move || loop {
             match launch::read_line(&mut control_stream) {
                 Ok(line) => {
-                    if let Some(r) = line.strip_prefix("failed ").and_then(|r| r.parse().ok()) {
+                    if let Some(r) = launch::parse_failed(&line) {
                         control_tcp.notice(r, None);
                     }
                 }
@@ -247,5 +284,6 @@ pub fn init() -> Result<Universe, InitError> {
     Ok(Universe {
         world,
         _transport: tcp,
+        finalized: false,
     })
 }

@@ -195,6 +195,11 @@ pub fn failed_line(rank: u32) -> String {
     format!("failed {rank}\n")
 }
 
+/// Parses a `failed <rank>` line.
+pub(crate) fn parse_failed(line: &str) -> Option<u32> {
+    line.strip_prefix("failed ")?.trim().parse().ok()
+}
+
 /// What a rank tells its launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RankMessage {
