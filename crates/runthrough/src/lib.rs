@@ -27,7 +27,9 @@
 //! assert!(outcomes[3].is_killed());
 //! ```
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+// Denied, not forbidden: the one exception is taking the launcher's inherited PMI socket
+// (`net::pmi`), with its `// SAFETY:` argument and a test.
+#![deny(unsafe_code)]
 
 mod collective;
 mod collectives;

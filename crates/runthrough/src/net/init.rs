@@ -12,6 +12,7 @@ use crate::packet::WORLD_CONTEXT;
 use crate::process::{Process, RankFaults};
 
 use super::launch::{self, JobSecret};
+use super::pmi;
 use super::tcp::{Cause, Config, Tcp};
 
 /// How long `init` waits for every peer to connect before fencing the missing ones.
@@ -100,7 +101,10 @@ impl std::fmt::Display for InitError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             InitError::NotLaunched { variable } => {
-                write!(f, "{variable} is not set: start the program with rtrun")
+                write!(
+                    f,
+                    "{variable} is not set: start the program with rtrun (or a PMI launcher)"
+                )
             }
             InitError::BadEnvironment { variable, value } => {
                 write!(f, "{variable}={value:?} does not parse")
@@ -177,14 +181,76 @@ fn parse_config() -> Result<Config, InitError> {
     Ok(config)
 }
 
-/// Starts this process's rank of a multi-process job, from the environment its launcher set
-/// ([`launch`] lists the variables; `rtrun` sets them). Returns once this rank is connected to
-/// every peer that is alive (peers that died meanwhile are already known failed).
+/// The address a rank's listener binds to and publishes, from [`launch::ENV_BIND`]: an IP
+/// address (default `127.0.0.1`), or `route:HOST` for the address of the interface this host
+/// uses to reach HOST (one setting that names the right interface on every host of a
+/// multi-host job; no packet is sent).
+fn bind_address() -> Result<String, InitError> {
+    let spec = var(launch::ENV_BIND)?.unwrap_or_else(|| "127.0.0.1".into());
+    let Some(host) = spec.strip_prefix("route:") else {
+        return Ok(spec);
+    };
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").map_err(io("choosing the interface"))?;
+    let target = if host.contains(':') {
+        host.to_string()
+    } else {
+        format!("{host}:9")
+    };
+    socket
+        .connect(&target)
+        .map_err(io("finding the route to RT_BIND's host"))?;
+    Ok(socket
+        .local_addr()
+        .map_err(io("choosing the interface"))?
+        .ip()
+        .to_string())
+}
+
+fn fault_plan(endpoint: &Endpoint) -> Result<RankFaults, InitError> {
+    match var(launch::ENV_FAULT)? {
+        None => Ok(RankFaults::default()),
+        Some(value) => parse_fault(&value, endpoint).ok_or_else(|| InitError::BadEnvironment {
+            variable: launch::ENV_FAULT,
+            value: value.clone(),
+        }),
+    }
+}
+
+fn bind_listener() -> Result<(TcpListener, String), InitError> {
+    let bind = bind_address()?;
+    let listener = TcpListener::bind((bind.as_str(), 0)).map_err(io("binding the listener"))?;
+    let address = listener
+        .local_addr()
+        .map_err(io("reading the listener's address"))?
+        .to_string();
+    Ok((listener, address))
+}
+
+/// Starts this process's rank of a multi-process job, from the environment its launcher set.
+///
+/// - Under `rtrun` ([`launch`] lists the variables it sets), the rank registers with rtrun and
+///   gets the table of addresses and the job secret from it; rtrun confirms failures (a rank's
+///   process ended) and kills fenced ranks.
+/// - Under a PMI launcher (`PMI_FD` set and no `RT_RANK`: MPICH's Hydra `mpiexec`, Slurm's
+///   `srun --mpi=pmi2`), rank and size come from PMI ([`super::pmi`]); every rank puts its
+///   listener's address in the PMI key-value space, rank 0 also a fresh random job secret, and
+///   after the fence every rank gets them all and ends its PMI session (PMI is used for the
+///   bootstrap only). The secret is then only as secret as the PMI
+///   channel (the launcher's own connections, and who can read its key-value space), not a
+///   launcher-handed secret. Failures are found by closed connections and heartbeats only (no
+///   launcher confirms a process exit), and a fenced rank halts by itself when it learns it
+///   was fenced (nothing kills it for us).
+///
+/// Returns once this rank is connected to every peer that is alive (peers that died meanwhile
+/// are already known failed).
 ///
 /// # Errors
-/// [`InitError::NotLaunched`] when the launcher's variables are missing; the other variants
+/// [`InitError::NotLaunched`] when neither launcher's variables are present; the other variants
 /// when they are wrong or the launcher cannot be reached.
 pub fn init() -> Result<Universe, InitError> {
+    if var(launch::ENV_RANK)?.is_none() && pmi::detected() {
+        return init_pmi();
+    }
     let rank: u32 = parsed(launch::ENV_RANK, &required(launch::ENV_RANK)?)?;
     let size: u32 = parsed(launch::ENV_SIZE, &required(launch::ENV_SIZE)?)?;
     if size == 0 || rank >= size {
@@ -199,29 +265,17 @@ pub fn init() -> Result<Universe, InitError> {
         variable: launch::ENV_SECRET,
         value: "(not 64 hex digits)".into(),
     })?;
-    let bind = var(launch::ENV_BIND)?.unwrap_or_else(|| "127.0.0.1".into());
     let config = parse_config()?;
 
     let endpoint = Arc::new(Endpoint::new(rank, size));
-    let faults = match var(launch::ENV_FAULT)? {
-        None => RankFaults::default(),
-        Some(value) => parse_fault(&value, &endpoint).ok_or_else(|| InitError::BadEnvironment {
-            variable: launch::ENV_FAULT,
-            value: value.clone(),
-        })?,
-    };
-
-    let listener = TcpListener::bind((bind.as_str(), 0)).map_err(io("binding the listener"))?;
-    let address = listener
-        .local_addr()
-        .map_err(io("reading the listener's address"))?
-        .to_string();
+    let faults = fault_plan(&endpoint)?;
+    let (listener, address) = bind_listener()?;
     let mut control_stream =
         TcpStream::connect(&control).map_err(io("connecting to the launcher"))?;
     launch::register(&mut control_stream, &secret, rank, &address)
         .map_err(io("registering with the launcher"))?;
     let mut died_early = Vec::new();
-    let table = loop {
+    let mut table = loop {
         let line = launch::read_line(&mut control_stream).map_err(io("reading the table"))?;
         if let Some(r) = launch::parse_failed(&line) {
             died_early.push(r);
@@ -232,38 +286,142 @@ pub fn init() -> Result<Universe, InitError> {
             value: format!("launcher sent {line:?}"),
         })?;
     };
+    for r in died_early {
+        if let Some(entry) = table.get_mut(r as usize) {
+            *entry = None;
+        }
+    }
+    start(Started {
+        rank,
+        size,
+        endpoint,
+        faults,
+        secret,
+        config,
+        listener,
+        table,
+        control: Some(control_stream),
+    })
+}
 
-    let tcp = Tcp::new(rank, size, Arc::clone(&endpoint), secret.0, config);
-    tcp.set_control(
-        control_stream
-            .try_clone()
-            .map_err(io("cloning the control connection"))?,
-    );
-    for (peer, address) in table.iter().enumerate() {
-        if address.is_none() || died_early.contains(&(peer as u32)) {
+/// The PMI key of a rank's listener address.
+fn address_key(rank: u32) -> String {
+    format!("rt-addr-{rank}")
+}
+
+/// The PMI key of the job secret (put by rank 0).
+const SECRET_KEY: &str = "rt-secret";
+
+fn init_pmi() -> Result<Universe, InitError> {
+    let pmi_error = |doing: &'static str| {
+        move |e: pmi::PmiError| InitError::Io {
+            doing,
+            error: io::Error::other(e.to_string()),
+        }
+    };
+    let mut client = pmi::from_env().map_err(pmi_error("starting PMI"))?;
+    let (rank, size) = (client.rank(), client.size());
+    let config = parse_config()?;
+    let endpoint = Arc::new(Endpoint::new(rank, size));
+    let faults = fault_plan(&endpoint)?;
+    let (listener, address) = bind_listener()?;
+    client
+        .put(&address_key(rank), &address)
+        .map_err(pmi_error("putting the address in the PMI key-value space"))?;
+    if rank == 0 {
+        client
+            .put(SECRET_KEY, &JobSecret::random().to_hex())
+            .map_err(pmi_error("putting the job secret"))?;
+    }
+    client.fence().map_err(pmi_error("the PMI fence"))?;
+    let secret_hex = client
+        .get(SECRET_KEY)
+        .map_err(pmi_error("getting the job secret"))?;
+    let secret = JobSecret::from_hex(&secret_hex).ok_or(InitError::BadEnvironment {
+        variable: pmi::ENV_FD,
+        value: "(the PMI job secret is not 64 hex digits)".into(),
+    })?;
+    let mut table = Vec::with_capacity(size as usize);
+    for peer in 0..size {
+        table.push(if peer == rank {
+            Some(address.clone())
+        } else {
+            Some(
+                client
+                    .get(&address_key(peer))
+                    .map_err(pmi_error("getting a peer's address"))?,
+            )
+        });
+    }
+    // PMI is only the bootstrap: the session ends here, so that a rank that dies later is,
+    // to the launcher, a process that exits after finalize (Hydra aborts the whole job when a
+    // PMI connection closes before finalize, whatever the exit status).
+    client.finalize().map_err(pmi_error("PMI finalize"))?;
+    start(Started {
+        rank,
+        size,
+        endpoint,
+        faults,
+        secret,
+        config,
+        listener,
+        table,
+        control: None,
+    })
+}
+
+/// What a bootstrap learned, for [`start`].
+struct Started {
+    rank: u32,
+    size: u32,
+    endpoint: Arc<Endpoint>,
+    faults: RankFaults,
+    secret: JobSecret,
+    config: Config,
+    listener: TcpListener,
+    /// Every rank's listener address; `None` for a rank known dead.
+    table: Vec<Option<String>>,
+    /// rtrun's control connection.
+    control: Option<TcpStream>,
+}
+
+/// Connects to every peer of the table and returns the universe.
+fn start(s: Started) -> Result<Universe, InitError> {
+    let (rank, size) = (s.rank, s.size);
+    let tcp = Tcp::new(rank, size, Arc::clone(&s.endpoint), s.secret.0, s.config);
+    if let Some(mut control_stream) = s.control {
+        tcp.set_control(
+            control_stream
+                .try_clone()
+                .map_err(io("cloning the control connection"))?,
+        );
+        let control_tcp = Arc::clone(&tcp);
+        std::thread::Builder::new()
+            .name("rt-control".into())
+            .spawn(move || loop {
+                match launch::read_line(&mut control_stream) {
+                    Ok(line) => {
+                        if let Some(r) = launch::parse_failed(&line) {
+                            control_tcp.notice(r, None);
+                        }
+                    }
+                    Err(_) => control_tcp.halt_launcher_lost(),
+                }
+            })
+            .map_err(io("starting the control thread"))?;
+    }
+    for (peer, address) in s.table.iter().enumerate() {
+        if address.is_none() {
             tcp.declare_failed(peer as u32, Cause::Notice);
         }
     }
-    let control_tcp = Arc::clone(&tcp);
-    std::thread::Builder::new()
-        .name("rt-control".into())
-        .spawn(move || loop {
-            match launch::read_line(&mut control_stream) {
-                Ok(line) => {
-                    if let Some(r) = launch::parse_failed(&line) {
-                        control_tcp.notice(r, None);
-                    }
-                }
-                Err(_) => control_tcp.halt_launcher_lost(),
-            }
-        })
-        .map_err(io("starting the control thread"))?;
     let accept_tcp = Arc::clone(&tcp);
+    let listener = s.listener;
     std::thread::Builder::new()
         .name("rt-accept".into())
         .spawn(move || accept_tcp.accept_loop(listener))
         .map_err(io("starting the acceptor"))?;
-    for (peer, address) in table.iter().enumerate().skip(rank as usize + 1) {
+    for (peer, address) in s.table.iter().enumerate().skip(rank as usize + 1) {
         if let Some(address) = address {
             tcp.connect(peer as u32, address);
         }
@@ -271,9 +429,9 @@ pub fn init() -> Result<Universe, InitError> {
     tcp.wait_settled(CONNECT_DEADLINE);
 
     let process = Arc::new(Process {
-        endpoint,
+        endpoint: s.endpoint,
         transport: tcp.clone(),
-        faults,
+        faults: s.faults,
     });
     let world = Comm {
         process,

@@ -10,6 +10,7 @@
 mod auth;
 mod init;
 pub mod launch;
+pub mod pmi;
 mod tcp;
 
 pub use init::{init, InitError, Universe};
