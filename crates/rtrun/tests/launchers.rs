@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Jobs under the existing launchers (SPEC §4): MPICH's Hydra `mpiexec` (PMI-1) and Slurm's
+//! `srun --mpi=pmi2` (PMI-2) run `rtrun-check` to completion, and survive a rank's SIGKILL where
+//! the launcher allows it (under Hydra only with `rt-supervise`).
+//!
+//! Each test skips, with a message on standard error, when its launcher is absent (no Hydra
+//! `mpiexec` on `PATH`; no `srun` or no Slurm answering). With `RT_LAUNCHER_TESTS=require`
+//! (as `.ci/launchers.sh` sets) a missing launcher fails the test instead. Slurm is found through
+//! `SLURM_CONF`, else the configuration `.ci/slurm/start.sh` writes
+//! (`/tmp/runthrough-slurm/slurm.conf`). Every job is bounded by a time-out, runs on loopback,
+//! and only the process group this test started is signalled.
+
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+const SUPERVISE: &str = env!("CARGO_BIN_EXE_rt-supervise");
+const JOB_LIMIT: Duration = Duration::from_secs(60);
+const DEFAULT_SLURM_CONF: &str = "/tmp/runthrough-slurm/slurm.conf";
+
+/// Rank 2 SIGKILLs itself at its second communication call (`RT_FAULT=call:2`), the others
+/// run as they are: a launcher-neutral way to kill one rank (both launchers set `PMI_RANK`).
+const KILL_RANK_2: &str =
+    r#"if [ "$PMI_RANK" = 2 ]; then export RT_FAULT=call:2; fi; exec "$0" "$@""#;
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+struct Outcome {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    fn text(&self) -> String {
+        format!(
+            "status {:?}\n--- stdout\n{}--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+
+    /// The lines of `rank`, labelled `[r] ` (Hydra's `-prepend-rank`) or `r: ` (srun's `-l`).
+    fn lines_of(&self, rank: u32) -> Vec<&str> {
+        let (hydra, slurm) = (format!("[{rank}] "), format!("{rank}: "));
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&hydra).or_else(|| l.strip_prefix(&slurm)))
+            .collect()
+    }
+}
+
+/// Runs `command` in its own process group, bounded by [`JOB_LIMIT`]: at the limit the group
+/// gets SIGTERM, then SIGKILL.
+fn run(command: &mut Command) -> Outcome {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for variable in ["RT_RANK", "RT_SIZE", "RT_CONTROL", "RT_SECRET", "RT_FAULT"] {
+        command.env_remove(variable);
+    }
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the launcher starts");
+    let group = rustix::process::Pid::from_child(&child);
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let mut signalled = None;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let elapsed = start.elapsed();
+        if elapsed > JOB_LIMIT && signalled.is_none() {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
+            signalled = Some(Instant::now());
+        }
+        if signalled.is_some_and(|t| t.elapsed() > Duration::from_secs(5)) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let outcome = Outcome {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    assert!(
+        signalled.is_none(),
+        "the job ran past {JOB_LIMIT:?}\n{}",
+        outcome.text()
+    );
+    outcome
+}
+
+fn required() -> bool {
+    std::env::var("RT_LAUNCHER_TESTS").is_ok_and(|v| v == "require")
+}
+
+fn skip(what: &str) {
+    assert!(
+        !required(),
+        "{what}, and RT_LAUNCHER_TESTS=require: run .ci/launchers.sh"
+    );
+    // Straight to the standard error stream, past the test harness's capture, so the skip is
+    // seen in a plain `cargo test`.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED launcher test: {what} (install it, or run .ci/launchers.sh)"
+    );
+}
+
+/// Whether `mpiexec` is MPICH's Hydra.
+fn hydra() -> bool {
+    let found = Command::new("mpiexec")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("HYDRA"));
+    if !found {
+        skip("no MPICH Hydra mpiexec on PATH (apt-get install -y mpich)");
+    }
+    found
+}
+
+/// The Slurm configuration to use, when `srun` is installed and its controller answers.
+fn slurm() -> Option<String> {
+    let conf = std::env::var("SLURM_CONF").ok().or_else(|| {
+        Path::new(DEFAULT_SLURM_CONF)
+            .exists()
+            .then(|| DEFAULT_SLURM_CONF.to_string())
+    });
+    let answering = conf.as_ref().is_some_and(|conf| {
+        Command::new("timeout")
+            .args(["10", "sinfo", "-h", "-o", "%t"])
+            .env("SLURM_CONF", conf)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .is_ok_and(|o| {
+                let states = String::from_utf8_lossy(&o.stdout).to_string();
+                o.status.success()
+                    && ["idle", "mix", "alloc"]
+                        .iter()
+                        .any(|s| states.lines().any(|l| l.trim() == *s))
+            })
+    });
+    if !answering {
+        skip("no Slurm answering (apt-get install -y slurm-wlm munge; .ci/slurm/start.sh)");
+        return None;
+    }
+    conf
+}
+
+fn mpiexec(ranks: u32) -> Command {
+    let mut c = Command::new("mpiexec");
+    c.args(["-n", &ranks.to_string(), "-prepend-rank"]);
+    c
+}
+
+fn srun(conf: &str, ranks: u32) -> Command {
+    let mut c = Command::new("srun");
+    // -O: more tasks than CPUs; -l: label lines with the rank; -K0: a dead task does not take
+    // the others down (Slurm's default, said explicitly).
+    c.args(["-n", &ranks.to_string(), "-O", "-l", "--mpi=pmi2", "-K0"])
+        .args(["--time=2", "--job-name=runthrough-test"])
+        .env("SLURM_CONF", conf);
+    c
+}
+
+/// Every rank said `ring ok` and agreed that nobody failed; the launcher exited 0.
+fn check_ring(outcome: &Outcome, ranks: u32) {
+    assert!(outcome.status.success(), "{}", outcome.text());
+    for rank in 0..ranks {
+        let lines = outcome.lines_of(rank);
+        assert!(
+            lines.contains(&"ring ok"),
+            "rank {rank}\n{}",
+            outcome.text()
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some("final failed=[]"),
+            "rank {rank}\n{}",
+            outcome.text()
+        );
+    }
+}
+
+/// Rank 2 died; every other rank agreed on it at the end (and so exited 0: rtrun-check prints
+/// the line only on success, and exits non-zero on any wrong result).
+fn check_survived(outcome: &Outcome, ranks: u32) {
+    for rank in 0..ranks {
+        let lines = outcome.lines_of(rank);
+        if rank == 2 {
+            assert!(
+                !lines.iter().any(|l| l.starts_with("final")),
+                "rank 2 was to die\n{}",
+                outcome.text()
+            );
+        } else {
+            assert_eq!(
+                lines.last().copied(),
+                Some("final failed=[2]"),
+                "rank {rank}\n{}",
+                outcome.text()
+            );
+        }
+    }
+    // The launcher passes on the dead rank's status (128 + SIGKILL), not success.
+    assert_eq!(outcome.status.code(), Some(137), "{}", outcome.text());
+    assert!(
+        !outcome.stderr.contains("rtrun-check rank"),
+        "{}",
+        outcome.text()
+    );
+}
+
+fn killing_rank_2(launcher: &mut Command, supervised: bool) -> &mut Command {
+    if supervised {
+        launcher.arg(SUPERVISE);
+    }
+    launcher.args(["sh", "-c", KILL_RANK_2, CHECK]).args([
+        "validate",
+        "--rounds",
+        "4",
+        "--pause-ms",
+        "50",
+    ])
+}
+
+/// SPEC §4: a job of 4 ranks under Hydra (PMI-1) completes.
+#[test]
+fn hydra_mpiexec_runs_a_job_to_completion() {
+    if !hydra() {
+        return;
+    }
+    check_ring(&run(mpiexec(4).args([CHECK, "ring"])), 4);
+}
+
+/// Under Hydra a rank's SIGKILL is survived when each rank runs under `rt-supervise`: the
+/// survivors agree on the failure and finish.
+#[test]
+fn hydra_mpiexec_with_rt_supervise_survives_a_kill() {
+    if !hydra() {
+        return;
+    }
+    check_survived(&run(killing_rank_2(&mut mpiexec(4), true)), 4);
+}
+
+/// What Hydra allows: without a supervisor, a rank's death by a signal takes the whole job
+/// down, so the survivors never finish (this documents the launcher, and fails if Hydra
+/// changes).
+#[test]
+fn hydra_mpiexec_without_a_supervisor_aborts_on_a_kill() {
+    if !hydra() {
+        return;
+    }
+    let outcome = run(killing_rank_2(&mut mpiexec(4), false));
+    assert!(!outcome.status.success(), "{}", outcome.text());
+    let finished = (0..4)
+        .filter(|&r| outcome.lines_of(r).iter().any(|l| l.starts_with("final")))
+        .count();
+    assert_eq!(finished, 0, "{}", outcome.text());
+}
+
+/// SPEC §4: a job of 4 tasks under `srun --mpi=pmi2` (PMI-2) completes.
+#[test]
+fn srun_pmi2_runs_a_job_to_completion() {
+    let Some(conf) = slurm() else { return };
+    check_ring(&run(srun(&conf, 4).args([CHECK, "ring"])), 4);
+}
+
+/// srun leaves the other tasks running when one dies: the survivors agree and finish, no
+/// supervisor needed.
+#[test]
+fn srun_pmi2_survives_a_kill() {
+    let Some(conf) = slurm() else { return };
+    check_survived(&run(killing_rank_2(&mut srun(&conf, 4), false)), 4);
+}
