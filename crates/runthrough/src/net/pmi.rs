@@ -698,10 +698,7 @@ mod tests {
     type Frames = Vec<(&'static str, Vec<u8>)>;
 
     /// A scripted PMI-2 server: the handshake line, then frames.
-    fn server_v2(
-        init_reply: &'static str,
-        frames: Frames,
-    ) -> (UnixStream, thread::JoinHandle<()>) {
+    fn server_v2(init_reply: &'static str, frames: Frames) -> (UnixStream, thread::JoinHandle<()>) {
         let (client, server) = UnixStream::pair().unwrap();
         client
             .set_read_timeout(Some(Duration::from_secs(5)))
