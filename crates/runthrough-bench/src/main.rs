@@ -5,11 +5,15 @@
 //! minimum and maximum over repetitions. Each repetition times many iterations of an operation
 //! and divides, so a row's unit is microseconds per operation.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use runthrough::{Comm, Error, Op};
+
+mod compare;
+mod mp;
+mod table;
+mod ulfm;
 
 #[derive(Parser, Debug)]
 #[command(about = "runthrough benchmarks: a markdown table, and JSON rows with --json")]
@@ -23,6 +27,10 @@ struct Args {
     /// Only rows whose operation name contains this string.
     #[arg(long)]
     only: Option<String>,
+    /// Also run the multi-process rows (tcp) and Open MPI ULFM's (see `compare.rs`), with the
+    /// ratio runthrough / Open MPI per row.
+    #[arg(long)]
+    compare: bool,
 }
 
 /// One row of the table.
@@ -289,6 +297,7 @@ fn recovery(universe_ranks: u32, repetitions: usize) -> Vec<f64> {
 }
 
 fn main() {
+    mp::serve_worker_if_asked();
     let args = Args::parse();
     let mut bench = Bench {
         repetitions: if args.quick { 5 } else { 21 },
@@ -319,6 +328,7 @@ fn main() {
             let s = timed(r, iterations, || w.validate_global().map(|_| ()))?;
             Ok(if w.rank() == 0 { s } else { Vec::new() })
         });
+        ulfm::agree_and_shrink(&mut bench, ranks, iterations);
     }
     for ranks in [2u32, 4, 8, 64] {
         let iterations = if ranks > 8 { 4 } else { 20 };
@@ -343,44 +353,27 @@ fn main() {
         }
     }
 
-    println!(
-        "| op | ranks | transport | bytes | median (us) | min (us) | max (us) | extra | impl |"
-    );
-    println!("|---|---:|---|---:|---:|---:|---:|---|---|");
-    for row in &bench.rows {
-        let all_reduce = bench.rows.iter().find(|r| {
-            r.op == "all_reduce"
-                && r.ranks == row.ranks
-                && r.bytes == 8
-                && r.transport == row.transport
-        });
-        let extra = if row.op.contains("bandwidth") {
-            format!("{:.2} GB/s", row.bytes as f64 / row.median_us / 1e3)
-        } else if row.op == "validate_global" {
-            all_reduce.map_or(String::new(), |a| {
-                format!("{:.2}x all_reduce(8 B)", row.median_us / a.median_us)
-            })
-        } else {
-            String::new()
-        };
-        println!(
-            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} |",
-            row.op,
-            row.ranks,
-            row.transport,
-            row.bytes,
-            row.median_us,
-            row.min_us,
-            row.max_us,
-            extra,
-            row.implementation
-        );
-    }
-    if let Some(path) = args.json {
-        let mut file = std::fs::File::create(&path).expect("creating the JSON file");
-        for row in &bench.rows {
-            writeln!(file, "{}", row.json()).expect("writing the JSON file");
+    for ranks in [2u32, 4, 8, 64] {
+        if bench.wanted("shrink_after_failure") {
+            let samples = ulfm::shrink_after_failure(ranks, fault_repetitions);
+            bench.push("shrink_after_failure", ranks, samples);
         }
+    }
+    // Multi-process and Open MPI: repetitions calibrated to about this long each.
+    let target_us = if args.quick { 5_000.0 } else { 20_000.0 };
+    let mp_fault_repetitions = if args.quick { 3 } else { 11 };
+    mp::rows(&mut bench, target_us, mp_fault_repetitions);
+    if args.compare {
+        let wanted = |op: &str| bench.wanted(op);
+        match compare::rows(bench.repetitions, target_us, mp_fault_repetitions, wanted) {
+            Ok(rows) => bench.rows.extend(rows),
+            Err(why) => eprintln!("--compare: no Open MPI rows: {why}"),
+        }
+    }
+
+    table::print(&bench.rows);
+    if let Some(path) = &args.json {
+        table::write_json(path, &bench.rows);
     }
     eprintln!(
         "done in {:.1?}",
