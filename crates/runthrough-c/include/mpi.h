@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * mpi.h: the C interface of runthrough (SPEC §5).
+ *
+ * An MPI subset with the run-through stabilization calls of the MPI Forum's 2011
+ * fault-tolerance proposal (MPI_Comm_validate_*, MPI_Comm_get_state_*, MPI_Comm_get_num_state_*)
+ * and the ULFM calls (MPIX_Comm_revoke, _shrink, _agree, _failure_ack, _failure_get_acked),
+ * implemented by the Rust runtime (crate runthrough-c). Compile with `rtcc prog.c -o prog`,
+ * run with `rtrun -n 4 ./prog`.
+ *
+ * Conventions
+ * - Handles (MPI_Comm, MPI_Group, MPI_Request, MPI_Errhandler, MPI_Datatype, MPI_Op) are ints
+ *   indexing tables of the library; a handle is never reused after it is freed, so a stale handle
+ *   is reported (MPI_ERR_COMM, MPI_ERR_GROUP, MPI_ERR_REQUEST, ...), never misused.
+ * - Error codes are error classes: MPI_Error_class(code) == code.
+ * - Wrong use (a NULL pointer, a freed or unknown handle, a negative count) returns an error
+ *   class through the communicator's error handler; the library never crashes on it. As in MPI,
+ *   the default handler of MPI_COMM_WORLD is MPI_ERRORS_ARE_FATAL (it prints the error and exits
+ *   the process with status 1); fault-tolerant programs set MPI_ERRORS_RETURN. Errors on an
+ *   invalid communicator handle go to MPI_COMM_WORLD's handler. New communicators inherit the
+ *   parent's handler.
+ * - Calls before MPI_Init or after MPI_Finalize return MPI_ERR_OTHER.
+ *
+ * Run-through semantics (SPEC §2-3), where they differ from MPI / ULFM
+ * - Each communicator has a local failure view L (updated by MPI_Comm_validate_local and
+ *   MPIX_Comm_failure_ack) and an agreed global view G (MPI_Comm_validate_global). Ranks are never
+ *   renumbered (except by MPIX_Comm_shrink).
+ * - Point-to-point with a rank that failed and is not yet in G: MPIX_ERR_PROC_FAILED. With a
+ *   rank recognized in G (MPI_RANK_STATE_NULL): behaves as MPI_PROC_NULL (a send completes at
+ *   once, a receive completes at once with source MPI_PROC_NULL and count 0).
+ * - MPI_ANY_SOURCE receives return MPIX_ERR_PROC_FAILED_PENDING while a failure is known but
+ *   not acknowledged (not in L); a non-blocking one stays pending (the request is not freed).
+ * - Collectives run over the OK ranks of G; an unrecognized failure disables them
+ *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global. A NULL rank contributes nothing and
+ *   its slots in gather / scatter buffers are left untouched.
+ *
+ * Where the runtime has no exact counterpart (the closest sound reading)
+ * - MPI_Ssend / MPI_Issend: the runtime's sends are eager (the message is buffered by the
+ *   destination's runtime); they behave as MPI_Send / MPI_Isend and do not wait for the matching
+ *   receive. A program that is correct and deadlock-free with synchronous sends stays so; a
+ *   failure of the destination after the message left is reported by the failure views, not by
+ *   the send.
+ * - MPI_Ibarrier runs the barrier on a helper thread; the request completes when it returns.
+ *   A later collective call on the same communicator first waits for it (collectives are
+ *   ordered), so it never sees MPI_ERR_OTHER for two concurrent collectives.
+ * - MPI_Comm_create_group: the runtime's creation is collective over every participant of the
+ *   parent (the OK ranks of its G). The call is supported when the group holds every one of them
+ *   (the usual fault-tolerant use: the group of the survivors); a group that leaves out a
+ *   participant returns MPI_ERR_GROUP rather than wait for ranks that will not call it. The tag
+ *   is ignored.
+ * - MPI_Abort ends the calling process with the error code as exit status (at least 1); the
+ *   other ranks see it fail (run-through: they carry on). rtrun reports it.
+ * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
+ *   rank); calls after it return MPI_ERR_OTHER.
+ * - Datatypes are the basic contiguous ones; no derived datatypes, no MPI_MINLOC/MPI_MAXLOC.
+ * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|
+ *   (SPEC §2.1): incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m
+ *   entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
+ *   MPI_ERR_SIZE.
+ */
+#ifndef RUNTHROUGH_MPI_H
+#define RUNTHROUGH_MPI_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+
+typedef struct MPI_Status {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    int rt_count_bytes; /* read with MPI_Get_count */
+    int rt_cancelled;
+} MPI_Status;
+
+/* One rank and its state in a failure view: state = state bit | modifier bit (SPEC §2). */
+typedef struct MPI_Rank_info {
+    int rank;
+    int state;
+} MPI_Rank_info;
+
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+
+/* Error classes (the values of runthrough_core::ErrorClass). */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_ARG 12
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_SIZE 51
+#define MPIX_ERR_PROC_FAILED 75
+#define MPIX_ERR_PROC_FAILED_PENDING 76
+#define MPIX_ERR_REVOKED 77
+#define MPI_ERR_PROC_FAILED 75
+#define MPI_ERR_PROC_FAILED_PENDING 76
+#define MPI_ERR_REVOKED 77
+#define MPI_ERR_LASTCODE 100
+
+/* Rank states and modifiers: distinct nonzero bits (the values of runthrough::RankState). */
+#define MPI_RANK_STATE_OK 1
+#define MPI_RANK_STATE_FAILED 2
+#define MPI_RANK_STATE_NULL 4
+#define MPI_RANK_STATE_MOD_NEW 8
+#define MPI_RANK_STATE_MOD_OLD 16
+
+/* Predefined handles. */
+#define MPI_COMM_NULL 0
+#define MPI_COMM_WORLD 1
+#define MPI_GROUP_NULL 0
+#define MPI_GROUP_EMPTY 1
+#define MPI_REQUEST_NULL 0
+#define MPI_ERRHANDLER_NULL 0
+#define MPI_ERRORS_ARE_FATAL 1
+#define MPI_ERRORS_RETURN 2
+
+#define MPI_DATATYPE_NULL 0
+#define MPI_CHAR 1
+#define MPI_SIGNED_CHAR 2
+#define MPI_UNSIGNED_CHAR 3
+#define MPI_BYTE 4
+#define MPI_SHORT 5
+#define MPI_UNSIGNED_SHORT 6
+#define MPI_INT 7
+#define MPI_UNSIGNED 8
+#define MPI_LONG 9
+#define MPI_UNSIGNED_LONG 10
+#define MPI_LONG_LONG 11
+#define MPI_LONG_LONG_INT 11
+#define MPI_UNSIGNED_LONG_LONG 12
+#define MPI_FLOAT 13
+#define MPI_DOUBLE 14
+#define MPI_INT8_T 15
+#define MPI_INT16_T 16
+#define MPI_INT32_T 17
+#define MPI_INT64_T 18
+#define MPI_UINT8_T 19
+#define MPI_UINT16_T 20
+#define MPI_UINT32_T 21
+#define MPI_UINT64_T 22
+#define MPI_C_BOOL 23
+
+#define MPI_OP_NULL 0
+#define MPI_MAX 1
+#define MPI_MIN 2
+#define MPI_SUM 3
+#define MPI_PROD 4
+#define MPI_LAND 5
+#define MPI_BAND 6
+#define MPI_LOR 7
+#define MPI_BOR 8
+#define MPI_LXOR 9
+#define MPI_BXOR 10
+
+/* Special values. */
+#define MPI_PROC_NULL (-1)
+#define MPI_ANY_SOURCE (-2)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_TAG_UB_VALUE 2147483647
+#define MPI_MAX_ERROR_STRING 256
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_IN_PLACE ((void *)-1)
+
+/* Environment. */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Finalize(void);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char *name, int *resultlen);
+
+/* Error handling. */
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
+                               MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+
+/* Communicators. */
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+/* Groups. */
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Group_free(MPI_Group *group);
+
+/* Point-to-point. */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+             MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm, MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+
+/* Collectives. */
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/* Run-through stabilization (the seed's calls, SPEC §2, §5). */
+int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed);
+int MPI_Comm_validate_global(MPI_Comm comm, int *num_failed);
+int MPI_Comm_get_state_local(MPI_Comm comm, int type, int incount, int *outcount,
+                             MPI_Rank_info rank_infos[]);
+int MPI_Comm_get_state_global(MPI_Comm comm, int type, int incount, int *outcount,
+                              MPI_Rank_info rank_infos[]);
+int MPI_Comm_get_num_state_local(MPI_Comm comm, int type, int *count);
+int MPI_Comm_get_num_state_global(MPI_Comm comm, int type, int *count);
+/* The thread's two variants: a validate that returns whether the update brought new failures
+ * (any rank MOD_NEW), and one that returns the count of the given type in the new view. */
+int MPI_Comm_validate_local_flag(MPI_Comm comm, int *new_failures);
+int MPI_Comm_validate_global_flag(MPI_Comm comm, int *new_failures);
+int MPI_Comm_validate_local_count(MPI_Comm comm, int type, int *count);
+int MPI_Comm_validate_global_count(MPI_Comm comm, int type, int *count);
+
+/* ULFM (SPEC §3.5). */
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RUNTHROUGH_MPI_H */

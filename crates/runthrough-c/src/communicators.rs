@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Communicators and groups (SPEC §3.4; MPI-4.0 chapter 7).
+
+use std::os::raw::c_int;
+
+use runthrough::{Group, GroupComparison, Rank, RankState};
+
+use crate::constants::*;
+use crate::errors::{boundary, out, Failure};
+use crate::point_to_point::array;
+use crate::runtime::{collective_comm_of, comm_of, with_runtime};
+
+/// `MPI_Comm_rank`.
+///
+/// # Safety
+/// `rank` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let rank = unsafe { out(rank, "rank")? };
+        rank.write(comm_of(comm)?.get().rank() as c_int);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_size`: failed ranks included (ranks keep their numbers).
+///
+/// # Safety
+/// `size` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let size = unsafe { out(size, "size")? };
+        size.write(comm_of(comm)?.get().size() as c_int);
+        Ok(())
+    })
+}
+
+/// Registers `made` (a new communicator of parent `comm`, or none) and writes its handle.
+fn register(
+    comm: c_int,
+    made: Option<runthrough::Comm>,
+    newcomm: &crate::errors::Out<c_int>,
+) -> Result<(), Failure> {
+    let handle = match made {
+        Some(made) => with_runtime(|runtime| Ok(runtime.add_comm(made, comm)))?,
+        None => MPI_COMM_NULL,
+    };
+    newcomm.write(handle);
+    Ok(())
+}
+
+/// `MPI_Comm_dup`: same ranks and numbering, the parent's G (SPEC §3.4).
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let made = collective_comm_of(comm)?.get().dup()?;
+        register(comm, Some(made), &newcomm)
+    })
+}
+
+/// `MPI_Comm_split`: `color = MPI_UNDEFINED` gives `MPI_COMM_NULL`.
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split(
+    comm: c_int,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let color = match color {
+            MPI_UNDEFINED => None,
+            c => Some(
+                u32::try_from(c)
+                    .map_err(|_| Failure::new(MPI_ERR_ARG, format!("invalid color {c}")))?,
+            ),
+        };
+        let made = collective_comm_of(comm)?.get().split(color, key)?;
+        register(comm, made, &newcomm)
+    })
+}
+
+/// `MPI_Comm_create`: collective over the parent's participants.
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, newcomm: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let group = with_runtime(|runtime| runtime.group(group).cloned())?;
+        let made = collective_comm_of(comm)?.get().create(&group)?;
+        register(comm, made, &newcomm)
+    })
+}
+
+/// `MPI_Comm_create_group`: supported when `group` holds every participant of `comm` (every OK
+/// rank of its G), then as `MPI_Comm_create`; otherwise `MPI_ERR_GROUP` (see the header). The
+/// tag is ignored.
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: c_int,
+    group: c_int,
+    _tag: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let group = with_runtime(|runtime| runtime.group(group).cloned())?;
+        let comm_box = collective_comm_of(comm)?;
+        let parent = comm_box.get();
+        let global = parent.global_view()?;
+        let members = parent.group();
+        let left_out = (0..parent.size())
+            .filter(|&r| global.state_of(r) == Some(RankState::OK))
+            .find(|&r| {
+                group
+                    .rank_of_world(members.world_ranks()[r as usize])
+                    .is_none()
+            });
+        if let Some(rank) = left_out {
+            return Err(Failure::new(
+                MPI_ERR_GROUP,
+                format!(
+                    "MPI_Comm_create_group: the group leaves out participant {rank}; only groups \
+                     of every participant are supported"
+                ),
+            ));
+        }
+        let made = parent.create(&group)?;
+        register(comm, made, &newcomm)
+    })
+}
+
+/// `MPI_Comm_free`: local; sets the handle to `MPI_COMM_NULL`. Pending requests on it complete
+/// normally. `MPI_COMM_WORLD` cannot be freed (`MPI_ERR_COMM`).
+///
+/// # Safety
+/// `comm` is NULL or points at a readable and writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
+    // SAFETY: checked for NULL by `out`.
+    let slot = match unsafe { out(comm, "comm") } {
+        Ok(slot) => slot,
+        Err(failure) => return crate::errors::raise(MPI_COMM_WORLD, failure),
+    };
+    let handle = slot.read();
+    boundary(handle, || {
+        if handle == MPI_COMM_WORLD {
+            return Err(Failure::new(MPI_ERR_COMM, "MPI_COMM_WORLD cannot be freed"));
+        }
+        let entry = with_runtime(|runtime| {
+            runtime.comm(handle)?;
+            Ok(runtime.comms.remove(&handle))
+        })?;
+        // Released when its last request lets go of it (now, mostly): outside the lock.
+        drop(entry);
+        slot.write(MPI_COMM_NULL);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_group`.
+///
+/// # Safety
+/// `group` is NULL or points at a writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, group: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let group = unsafe { out(group, "group")? };
+        let made = comm_of(comm)?.get().group();
+        group.write(with_runtime(|runtime| Ok(runtime.add_group(made)))?);
+        Ok(())
+    })
+}
+
+/// `MPI_Group_size`.
+///
+/// # Safety
+/// `size` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_size(group: c_int, size: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let size = unsafe { out(size, "size")? };
+        size.write(with_runtime(|runtime| Ok(runtime.group(group)?.size()))? as c_int);
+        Ok(())
+    })
+}
+
+/// `MPI_Group_rank`: `MPI_UNDEFINED` when the caller is not a member.
+///
+/// # Safety
+/// `rank` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_rank(group: c_int, rank: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let rank = unsafe { out(rank, "rank")? };
+        let mine = with_runtime(|runtime| Ok(runtime.group(group)?.rank()))?;
+        rank.write(mine.map_or(MPI_UNDEFINED, |r| r as c_int));
+        Ok(())
+    })
+}
+
+/// Group ranks from C.
+///
+/// # Safety
+/// `ranks` is NULL or points at `n` readable ints.
+unsafe fn group_ranks(n: c_int, ranks: *const c_int) -> Result<Vec<Rank>, Failure> {
+    // SAFETY: forwarded contract; only read.
+    let ranks = unsafe { array(ranks.cast_mut(), n, "ranks")? };
+    ranks
+        .iter()
+        .map(|&r| {
+            Rank::try_from(r).map_err(|_| Failure::new(MPI_ERR_RANK, format!("invalid rank {r}")))
+        })
+        .collect()
+}
+
+/// Makes a group from one or two others and writes its handle.
+///
+/// # Safety
+/// `newgroup` is NULL or points at a writable `MPI_Group`.
+unsafe fn derive_group(
+    newgroup: *mut c_int,
+    make: impl FnOnce(&crate::runtime::Runtime) -> Result<Group, Failure>,
+) -> Result<(), Failure> {
+    // SAFETY: checked for NULL by `out`.
+    let newgroup = unsafe { out(newgroup, "newgroup")? };
+    let handle = with_runtime(|runtime| {
+        let made = make(runtime)?;
+        Ok(runtime.add_group(made))
+    })?;
+    newgroup.write(handle);
+    Ok(())
+}
+
+/// `MPI_Group_incl`.
+///
+/// # Safety
+/// `ranks` is NULL or points at `n` readable ints; `newgroup` is NULL or points at a writable
+/// `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_incl(
+    group: c_int,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: forwarded contract.
+        let ranks = unsafe { group_ranks(n, ranks)? };
+        // SAFETY: forwarded contract.
+        unsafe { derive_group(newgroup, |rt| Ok(rt.group(group)?.incl(&ranks)?)) }
+    })
+}
+
+/// `MPI_Group_excl`.
+///
+/// # Safety
+/// As `MPI_Group_incl`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_excl(
+    group: c_int,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: forwarded contract.
+        let ranks = unsafe { group_ranks(n, ranks)? };
+        // SAFETY: forwarded contract.
+        unsafe { derive_group(newgroup, |rt| Ok(rt.group(group)?.excl(&ranks)?)) }
+    })
+}
+
+/// `MPI_Group_union`.
+///
+/// # Safety
+/// `newgroup` is NULL or points at a writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_union(
+    group1: c_int,
+    group2: c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: forwarded contract.
+        unsafe {
+            derive_group(newgroup, |rt| {
+                Ok(rt.group(group1)?.union(rt.group(group2)?))
+            })
+        }
+    })
+}
+
+/// `MPI_Group_intersection`.
+///
+/// # Safety
+/// `newgroup` is NULL or points at a writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_intersection(
+    group1: c_int,
+    group2: c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: forwarded contract.
+        unsafe {
+            derive_group(newgroup, |rt| {
+                Ok(rt.group(group1)?.intersection(rt.group(group2)?))
+            })
+        }
+    })
+}
+
+/// `MPI_Group_difference`.
+///
+/// # Safety
+/// `newgroup` is NULL or points at a writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_difference(
+    group1: c_int,
+    group2: c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: forwarded contract.
+        unsafe {
+            derive_group(newgroup, |rt| {
+                Ok(rt.group(group1)?.difference(rt.group(group2)?))
+            })
+        }
+    })
+}
+
+/// `MPI_Group_translate_ranks`: `MPI_UNDEFINED` where the process is not in `group2`;
+/// `MPI_PROC_NULL` translates to itself.
+///
+/// # Safety
+/// `ranks1` is NULL or points at `n` readable ints; `ranks2` is NULL or points at `n` writable
+/// ints.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_translate_ranks(
+    group1: c_int,
+    n: c_int,
+    ranks1: *const c_int,
+    group2: c_int,
+    ranks2: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: forwarded contract; only read.
+        let input = unsafe { array(ranks1.cast_mut(), n, "ranks1")? }.to_vec();
+        // SAFETY: forwarded contract.
+        let output = unsafe { array(ranks2, n, "ranks2")? };
+        let translated = with_runtime(|runtime| {
+            let from = runtime.group(group1)?;
+            let to = runtime.group(group2)?;
+            input
+                .iter()
+                .map(|&r| {
+                    if r == MPI_PROC_NULL {
+                        return Ok(MPI_PROC_NULL);
+                    }
+                    match Rank::try_from(r) {
+                        Ok(rank) if rank < from.size() => Ok(from.translate_ranks(&[rank], to)[0]
+                            .map_or(MPI_UNDEFINED, |t| t as c_int)),
+                        _ => Err(Failure::new(
+                            MPI_ERR_RANK,
+                            format!("rank {r} is not in the group of size {}", from.size()),
+                        )),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        output.copy_from_slice(&translated);
+        Ok(())
+    })
+}
+
+/// `MPI_Group_compare`: `MPI_IDENT`, `MPI_SIMILAR` or `MPI_UNEQUAL`.
+///
+/// # Safety
+/// `result` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_compare(
+    group1: c_int,
+    group2: c_int,
+    result: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let result = unsafe { out(result, "result")? };
+        let comparison =
+            with_runtime(|runtime| Ok(runtime.group(group1)?.compare(runtime.group(group2)?)))?;
+        result.write(match comparison {
+            GroupComparison::Identical => MPI_IDENT,
+            GroupComparison::Similar => MPI_SIMILAR,
+            GroupComparison::Unequal => MPI_UNEQUAL,
+        });
+        Ok(())
+    })
+}
+
+/// `MPI_Group_free`: sets the handle to `MPI_GROUP_NULL`. `MPI_GROUP_EMPTY` cannot be freed.
+///
+/// # Safety
+/// `group` is NULL or points at a readable and writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(group, "group")? };
+        let handle = slot.read();
+        with_runtime(|runtime| {
+            if handle == MPI_GROUP_EMPTY {
+                return Err(Failure::new(
+                    MPI_ERR_GROUP,
+                    "MPI_GROUP_EMPTY cannot be freed",
+                ));
+            }
+            runtime.group(handle)?;
+            runtime.groups.remove(&handle);
+            Ok(())
+        })?;
+        slot.write(MPI_GROUP_NULL);
+        Ok(())
+    })
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The numeric constants of `include/mpi.h` and the two structs it declares.
+//!
+//! Error classes are those of [`runthrough::ErrorClass`] and rank states the bits of
+//! [`runthrough::RankState`]: the constants below are defined from them, and
+//! `tests/header.rs` checks that the header holds exactly the values of [`ALL`], so the header,
+//! this module and the Rust runtime cannot drift apart.
+#![allow(missing_docs)]
+
+use std::os::raw::c_int;
+
+use runthrough::{ErrorClass, RankState};
+
+/// `MPI_Status`: the source, tag and error of a completed receive, and its size in bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[allow(non_snake_case, non_camel_case_types)]
+pub struct MPI_Status {
+    pub MPI_SOURCE: c_int,
+    pub MPI_TAG: c_int,
+    pub MPI_ERROR: c_int,
+    pub rt_count_bytes: c_int,
+    pub rt_cancelled: c_int,
+}
+
+/// `MPI_Rank_info`: one rank and its state (state bit | modifier bit) in a failure view.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct MPI_Rank_info {
+    pub rank: c_int,
+    pub state: c_int,
+}
+
+/// The C interface's own classes, which no Rust error maps to.
+pub const ERR_UNKNOWN: c_int = 14;
+/// Some request of `MPI_Waitall` failed; see each status's `MPI_ERROR`.
+pub const ERR_IN_STATUS: c_int = 18;
+/// The largest error code.
+pub const ERR_LASTCODE: c_int = 100;
+
+pub const MPI_SUCCESS: c_int = ErrorClass::Success as c_int;
+pub const MPI_ERR_BUFFER: c_int = ErrorClass::Buffer as c_int;
+pub const MPI_ERR_COUNT: c_int = ErrorClass::Count as c_int;
+pub const MPI_ERR_TYPE: c_int = ErrorClass::Type as c_int;
+pub const MPI_ERR_TAG: c_int = ErrorClass::Tag as c_int;
+pub const MPI_ERR_COMM: c_int = ErrorClass::Comm as c_int;
+pub const MPI_ERR_RANK: c_int = ErrorClass::Rank as c_int;
+pub const MPI_ERR_REQUEST: c_int = ErrorClass::Request as c_int;
+pub const MPI_ERR_ROOT: c_int = ErrorClass::Root as c_int;
+pub const MPI_ERR_GROUP: c_int = ErrorClass::Group as c_int;
+pub const MPI_ERR_OP: c_int = ErrorClass::Op as c_int;
+pub const MPI_ERR_ARG: c_int = ErrorClass::Arg as c_int;
+pub const MPI_ERR_UNKNOWN: c_int = ERR_UNKNOWN;
+pub const MPI_ERR_TRUNCATE: c_int = ErrorClass::Truncate as c_int;
+pub const MPI_ERR_OTHER: c_int = ErrorClass::Other as c_int;
+pub const MPI_ERR_INTERN: c_int = ErrorClass::Intern as c_int;
+pub const MPI_ERR_IN_STATUS: c_int = ERR_IN_STATUS;
+pub const MPI_ERR_SIZE: c_int = ErrorClass::Size as c_int;
+pub const MPIX_ERR_PROC_FAILED: c_int = ErrorClass::ProcFailed as c_int;
+pub const MPIX_ERR_PROC_FAILED_PENDING: c_int = ErrorClass::ProcFailedPending as c_int;
+pub const MPIX_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
+pub const MPI_ERR_PROC_FAILED: c_int = ErrorClass::ProcFailed as c_int;
+pub const MPI_ERR_PROC_FAILED_PENDING: c_int = ErrorClass::ProcFailedPending as c_int;
+pub const MPI_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
+pub const MPI_ERR_LASTCODE: c_int = ERR_LASTCODE;
+pub const MPI_RANK_STATE_OK: c_int = RankState::OK.bits() as c_int;
+pub const MPI_RANK_STATE_FAILED: c_int = RankState::FAILED.bits() as c_int;
+pub const MPI_RANK_STATE_NULL: c_int = RankState::NULL.bits() as c_int;
+pub const MPI_RANK_STATE_MOD_NEW: c_int = RankState::NEW.bits() as c_int;
+pub const MPI_RANK_STATE_MOD_OLD: c_int = RankState::OLD.bits() as c_int;
+pub const MPI_COMM_NULL: c_int = 0;
+pub const MPI_COMM_WORLD: c_int = 1;
+pub const MPI_GROUP_NULL: c_int = 0;
+pub const MPI_GROUP_EMPTY: c_int = 1;
+pub const MPI_REQUEST_NULL: c_int = 0;
+pub const MPI_ERRHANDLER_NULL: c_int = 0;
+pub const MPI_ERRORS_ARE_FATAL: c_int = 1;
+pub const MPI_ERRORS_RETURN: c_int = 2;
+pub const MPI_DATATYPE_NULL: c_int = 0;
+pub const MPI_CHAR: c_int = 1;
+pub const MPI_SIGNED_CHAR: c_int = 2;
+pub const MPI_UNSIGNED_CHAR: c_int = 3;
+pub const MPI_BYTE: c_int = 4;
+pub const MPI_SHORT: c_int = 5;
+pub const MPI_UNSIGNED_SHORT: c_int = 6;
+pub const MPI_INT: c_int = 7;
+pub const MPI_UNSIGNED: c_int = 8;
+pub const MPI_LONG: c_int = 9;
+pub const MPI_UNSIGNED_LONG: c_int = 10;
+pub const MPI_LONG_LONG: c_int = 11;
+pub const MPI_LONG_LONG_INT: c_int = 11;
+pub const MPI_UNSIGNED_LONG_LONG: c_int = 12;
+pub const MPI_FLOAT: c_int = 13;
+pub const MPI_DOUBLE: c_int = 14;
+pub const MPI_INT8_T: c_int = 15;
+pub const MPI_INT16_T: c_int = 16;
+pub const MPI_INT32_T: c_int = 17;
+pub const MPI_INT64_T: c_int = 18;
+pub const MPI_UINT8_T: c_int = 19;
+pub const MPI_UINT16_T: c_int = 20;
+pub const MPI_UINT32_T: c_int = 21;
+pub const MPI_UINT64_T: c_int = 22;
+pub const MPI_C_BOOL: c_int = 23;
+pub const MPI_OP_NULL: c_int = 0;
+pub const MPI_MAX: c_int = 1;
+pub const MPI_MIN: c_int = 2;
+pub const MPI_SUM: c_int = 3;
+pub const MPI_PROD: c_int = 4;
+pub const MPI_LAND: c_int = 5;
+pub const MPI_BAND: c_int = 6;
+pub const MPI_LOR: c_int = 7;
+pub const MPI_BOR: c_int = 8;
+pub const MPI_LXOR: c_int = 9;
+pub const MPI_BXOR: c_int = 10;
+pub const MPI_PROC_NULL: c_int = -1;
+pub const MPI_ANY_SOURCE: c_int = -2;
+pub const MPI_ANY_TAG: c_int = -1;
+pub const MPI_UNDEFINED: c_int = -32766;
+pub const MPI_TAG_UB_VALUE: c_int = 2147483647;
+pub const MPI_MAX_ERROR_STRING: c_int = 256;
+pub const MPI_MAX_PROCESSOR_NAME: c_int = 256;
+pub const MPI_IDENT: c_int = 0;
+pub const MPI_CONGRUENT: c_int = 1;
+pub const MPI_SIMILAR: c_int = 2;
+pub const MPI_UNEQUAL: c_int = 3;
+pub const MPI_THREAD_SINGLE: c_int = 0;
+pub const MPI_THREAD_FUNNELED: c_int = 1;
+pub const MPI_THREAD_SERIALIZED: c_int = 2;
+pub const MPI_THREAD_MULTIPLE: c_int = 3;
+
+/// Every integer constant of `include/mpi.h`, by name.
+pub const ALL: &[(&str, c_int)] = &[
+    ("MPI_SUCCESS", MPI_SUCCESS),
+    ("MPI_ERR_BUFFER", MPI_ERR_BUFFER),
+    ("MPI_ERR_COUNT", MPI_ERR_COUNT),
+    ("MPI_ERR_TYPE", MPI_ERR_TYPE),
+    ("MPI_ERR_TAG", MPI_ERR_TAG),
+    ("MPI_ERR_COMM", MPI_ERR_COMM),
+    ("MPI_ERR_RANK", MPI_ERR_RANK),
+    ("MPI_ERR_REQUEST", MPI_ERR_REQUEST),
+    ("MPI_ERR_ROOT", MPI_ERR_ROOT),
+    ("MPI_ERR_GROUP", MPI_ERR_GROUP),
+    ("MPI_ERR_OP", MPI_ERR_OP),
+    ("MPI_ERR_ARG", MPI_ERR_ARG),
+    ("MPI_ERR_UNKNOWN", MPI_ERR_UNKNOWN),
+    ("MPI_ERR_TRUNCATE", MPI_ERR_TRUNCATE),
+    ("MPI_ERR_OTHER", MPI_ERR_OTHER),
+    ("MPI_ERR_INTERN", MPI_ERR_INTERN),
+    ("MPI_ERR_IN_STATUS", MPI_ERR_IN_STATUS),
+    ("MPI_ERR_SIZE", MPI_ERR_SIZE),
+    ("MPIX_ERR_PROC_FAILED", MPIX_ERR_PROC_FAILED),
+    ("MPIX_ERR_PROC_FAILED_PENDING", MPIX_ERR_PROC_FAILED_PENDING),
+    ("MPIX_ERR_REVOKED", MPIX_ERR_REVOKED),
+    ("MPI_ERR_PROC_FAILED", MPI_ERR_PROC_FAILED),
+    ("MPI_ERR_PROC_FAILED_PENDING", MPI_ERR_PROC_FAILED_PENDING),
+    ("MPI_ERR_REVOKED", MPI_ERR_REVOKED),
+    ("MPI_ERR_LASTCODE", MPI_ERR_LASTCODE),
+    ("MPI_RANK_STATE_OK", MPI_RANK_STATE_OK),
+    ("MPI_RANK_STATE_FAILED", MPI_RANK_STATE_FAILED),
+    ("MPI_RANK_STATE_NULL", MPI_RANK_STATE_NULL),
+    ("MPI_RANK_STATE_MOD_NEW", MPI_RANK_STATE_MOD_NEW),
+    ("MPI_RANK_STATE_MOD_OLD", MPI_RANK_STATE_MOD_OLD),
+    ("MPI_COMM_NULL", MPI_COMM_NULL),
+    ("MPI_COMM_WORLD", MPI_COMM_WORLD),
+    ("MPI_GROUP_NULL", MPI_GROUP_NULL),
+    ("MPI_GROUP_EMPTY", MPI_GROUP_EMPTY),
+    ("MPI_REQUEST_NULL", MPI_REQUEST_NULL),
+    ("MPI_ERRHANDLER_NULL", MPI_ERRHANDLER_NULL),
+    ("MPI_ERRORS_ARE_FATAL", MPI_ERRORS_ARE_FATAL),
+    ("MPI_ERRORS_RETURN", MPI_ERRORS_RETURN),
+    ("MPI_DATATYPE_NULL", MPI_DATATYPE_NULL),
+    ("MPI_CHAR", MPI_CHAR),
+    ("MPI_SIGNED_CHAR", MPI_SIGNED_CHAR),
+    ("MPI_UNSIGNED_CHAR", MPI_UNSIGNED_CHAR),
+    ("MPI_BYTE", MPI_BYTE),
+    ("MPI_SHORT", MPI_SHORT),
+    ("MPI_UNSIGNED_SHORT", MPI_UNSIGNED_SHORT),
+    ("MPI_INT", MPI_INT),
+    ("MPI_UNSIGNED", MPI_UNSIGNED),
+    ("MPI_LONG", MPI_LONG),
+    ("MPI_UNSIGNED_LONG", MPI_UNSIGNED_LONG),
+    ("MPI_LONG_LONG", MPI_LONG_LONG),
+    ("MPI_LONG_LONG_INT", MPI_LONG_LONG_INT),
+    ("MPI_UNSIGNED_LONG_LONG", MPI_UNSIGNED_LONG_LONG),
+    ("MPI_FLOAT", MPI_FLOAT),
+    ("MPI_DOUBLE", MPI_DOUBLE),
+    ("MPI_INT8_T", MPI_INT8_T),
+    ("MPI_INT16_T", MPI_INT16_T),
+    ("MPI_INT32_T", MPI_INT32_T),
+    ("MPI_INT64_T", MPI_INT64_T),
+    ("MPI_UINT8_T", MPI_UINT8_T),
+    ("MPI_UINT16_T", MPI_UINT16_T),
+    ("MPI_UINT32_T", MPI_UINT32_T),
+    ("MPI_UINT64_T", MPI_UINT64_T),
+    ("MPI_C_BOOL", MPI_C_BOOL),
+    ("MPI_OP_NULL", MPI_OP_NULL),
+    ("MPI_MAX", MPI_MAX),
+    ("MPI_MIN", MPI_MIN),
+    ("MPI_SUM", MPI_SUM),
+    ("MPI_PROD", MPI_PROD),
+    ("MPI_LAND", MPI_LAND),
+    ("MPI_BAND", MPI_BAND),
+    ("MPI_LOR", MPI_LOR),
+    ("MPI_BOR", MPI_BOR),
+    ("MPI_LXOR", MPI_LXOR),
+    ("MPI_BXOR", MPI_BXOR),
+    ("MPI_PROC_NULL", MPI_PROC_NULL),
+    ("MPI_ANY_SOURCE", MPI_ANY_SOURCE),
+    ("MPI_ANY_TAG", MPI_ANY_TAG),
+    ("MPI_UNDEFINED", MPI_UNDEFINED),
+    ("MPI_TAG_UB_VALUE", MPI_TAG_UB_VALUE),
+    ("MPI_MAX_ERROR_STRING", MPI_MAX_ERROR_STRING),
+    ("MPI_MAX_PROCESSOR_NAME", MPI_MAX_PROCESSOR_NAME),
+    ("MPI_IDENT", MPI_IDENT),
+    ("MPI_CONGRUENT", MPI_CONGRUENT),
+    ("MPI_SIMILAR", MPI_SIMILAR),
+    ("MPI_UNEQUAL", MPI_UNEQUAL),
+    ("MPI_THREAD_SINGLE", MPI_THREAD_SINGLE),
+    ("MPI_THREAD_FUNNELED", MPI_THREAD_FUNNELED),
+    ("MPI_THREAD_SERIALIZED", MPI_THREAD_SERIALIZED),
+    ("MPI_THREAD_MULTIPLE", MPI_THREAD_MULTIPLE),
+];

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Initialization, finalization, abort and the clock.
+
+use std::ffi::c_char;
+use std::os::raw::c_int;
+
+use crate::constants::*;
+use crate::errors::{boundary, out, stderr_line, Failure};
+use crate::runtime::{collective_comm_of, lock_state, Phase, Runtime};
+
+/// `MPI_Init`: bootstraps this rank from its launcher (`rtrun`, through `runthrough::init`).
+/// The arguments are not used and may be NULL.
+///
+/// # Errors
+/// `MPI_ERR_OTHER` when the library is already initialized or finalized, or the program was not
+/// started by a launcher (the reason is printed on standard error).
+#[no_mangle]
+pub extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+    boundary(MPI_COMM_NULL, initialize)
+}
+
+fn initialize() -> Result<(), Failure> {
+    let mut phase = lock_state();
+    if !matches!(*phase, Phase::Before) {
+        return Err(Failure::new(
+            MPI_ERR_OTHER,
+            "MPI_Init called twice, or after MPI_Finalize",
+        ));
+    }
+    let universe = runthrough::init().map_err(|error| {
+        stderr_line(format_args!("runthrough: MPI_Init: {error}"));
+        Failure::new(MPI_ERR_OTHER, format!("MPI_Init: {error}"))
+    })?;
+    // The universe lives as long as the process: its world is MPI_COMM_WORLD, and MPI_Finalize
+    // is the fault-tolerant agreement that ends the rank's part in the job.
+    let universe: &'static runthrough::Universe = Box::leak(Box::new(universe));
+    *phase = Phase::Running(Runtime::new(universe.world()));
+    Ok(())
+}
+
+/// `MPI_Init_thread`: as `MPI_Init`; the library is thread-safe, so it provides
+/// `MPI_THREAD_MULTIPLE`.
+///
+/// # Safety
+/// `provided` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    _required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_NULL, || {
+        // SAFETY: checked for NULL by `out`.
+        let provided = unsafe { out(provided, "provided")? };
+        initialize()?;
+        provided.write(MPI_THREAD_MULTIPLE);
+        Ok(())
+    })
+}
+
+/// `MPI_Initialized`.
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    boundary(MPI_COMM_NULL, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        flag.write(c_int::from(!matches!(*lock_state(), Phase::Before)));
+        Ok(())
+    })
+}
+
+/// `MPI_Finalized`.
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    boundary(MPI_COMM_NULL, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        flag.write(c_int::from(matches!(*lock_state(), Phase::Finalized)));
+        Ok(())
+    })
+}
+
+/// `MPI_Finalize`: a fault-tolerant agreement over `MPI_COMM_WORLD` (`validate_global`), so that
+/// every live rank has reached it before any leaves, and it never blocks on a failed rank. Then
+/// the tables are dropped (communicators freed, pending requests withdrawn).
+#[no_mangle]
+pub extern "C" fn MPI_Finalize() -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        let world = collective_comm_of(MPI_COMM_WORLD)?;
+        // Failures are its subject, not errors: it returns only ConcurrentCollective / Comm.
+        world.get().validate_global()?;
+        let old = std::mem::replace(&mut *lock_state(), Phase::Finalized);
+        drop(old);
+        Ok(())
+    })
+}
+
+/// `MPI_Abort`: ends this process with `errorcode` as its exit status (1 when it is not in
+/// 1..=255). The other ranks see it fail and, run-through, carry on; rtrun reports it.
+#[no_mangle]
+pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
+    let status = if (1..=255).contains(&errorcode) {
+        errorcode
+    } else {
+        1
+    };
+    stderr_line(format_args!("runthrough: MPI_Abort({errorcode}): exiting"));
+    std::process::exit(status)
+}
+
+/// `MPI_Wtime`: seconds since the Unix epoch (one clock for every rank of a host).
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `MPI_Wtick`.
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    1e-9
+}
+
+/// `MPI_Get_processor_name`: `localhost` (the ranks of a job run on one host).
+///
+/// # Safety
+/// `name` is NULL or points at `MPI_MAX_PROCESSOR_NAME` writable bytes; `resultlen` is NULL or
+/// points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        if name.is_null() {
+            return Err(Failure::null("name"));
+        }
+        // SAFETY: checked for NULL by `out`.
+        let resultlen = unsafe { out(resultlen, "resultlen")? };
+        let text = b"localhost";
+        // SAFETY: `name` is not NULL and holds MPI_MAX_PROCESSOR_NAME bytes by contract; we
+        // write 10.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), name.cast::<u8>(), text.len());
+            name.add(text.len()).write(0);
+        }
+        resultlen.write(text.len() as c_int);
+        Ok(())
+    })
+}

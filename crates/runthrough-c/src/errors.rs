@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Errors at the C boundary: the error class a call returns, the communicator's error handler
+//! that reports it, and the panic guard every exported function runs in.
+
+use std::ffi::c_char;
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use runthrough::Error;
+
+use crate::constants::*;
+use crate::runtime::{lock_state, with_runtime, Phase};
+
+/// A failed call: its error class and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub(crate) class: c_int,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(class: c_int, message: impl Into<String>) -> Self {
+        Failure {
+            class,
+            message: message.into(),
+        }
+    }
+
+    /// A NULL pointer where the call needs one.
+    pub(crate) fn null(what: &str) -> Self {
+        Failure::new(MPI_ERR_ARG, format!("{what} is NULL"))
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure {
+            class: error.class() as c_int,
+            message: error.to_string(),
+        }
+    }
+}
+
+/// `MPI_Comm_errhandler_function`.
+pub(crate) type UserHandler = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
+
+/// What an error handler does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Handler {
+    /// `MPI_ERRORS_ARE_FATAL`: print the error and end the process.
+    Fatal,
+    /// `MPI_ERRORS_RETURN`: return the error class.
+    Return,
+    /// A handler made by `MPI_Comm_create_errhandler`: called, then the class is returned.
+    User(UserHandler),
+}
+
+/// Runs the body of an exported function: catches a panic (reported as `MPI_ERR_INTERN`) and
+/// reports a failure through the error handler of communicator `comm`.
+pub(crate) fn boundary(comm: c_int, body: impl FnOnce() -> Result<(), Failure>) -> c_int {
+    boundary_on(|handler_comm| {
+        *handler_comm = comm;
+        body()
+    })
+}
+
+/// [`boundary`] for calls that learn on the way whose error handler reports them (a request's
+/// communicator): `body` sets it, `MPI_COMM_WORLD` until it does.
+pub(crate) fn boundary_on(body: impl FnOnce(&mut c_int) -> Result<(), Failure>) -> c_int {
+    let mut comm = MPI_COMM_WORLD;
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut comm))).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        Err(Failure::new(
+            MPI_ERR_INTERN,
+            format!("internal error: {what}"),
+        ))
+    });
+    match outcome {
+        Ok(()) => MPI_SUCCESS,
+        Err(failure) => raise(comm, failure),
+    }
+}
+
+/// Reports `failure` through the error handler of `comm` (of `MPI_COMM_WORLD` when `comm` is not
+/// a valid handle, or before initialization: `MPI_ERRORS_RETURN`) and returns its class.
+pub(crate) fn raise(comm: c_int, failure: Failure) -> c_int {
+    let (handler, handle, rank) = match &*lock_state() {
+        Phase::Running(runtime) => {
+            let (handle, entry) = match runtime.comms.get(&comm) {
+                Some(entry) => (comm, Some(entry)),
+                None => (MPI_COMM_WORLD, runtime.comms.get(&MPI_COMM_WORLD)),
+            };
+            (
+                entry.map_or(Handler::Fatal, |e| e.errhandler.1),
+                handle,
+                Some(runtime.world_rank),
+            )
+        }
+        Phase::Before | Phase::Finalized => (Handler::Return, comm, None),
+    };
+    match handler {
+        Handler::Return => failure.class,
+        Handler::Fatal => {
+            stderr_line(format_args!(
+                "runthrough rank {}: {} (error class {}); MPI_ERRORS_ARE_FATAL: exiting",
+                rank.map_or_else(|| "?".into(), |r| r.to_string()),
+                failure.message,
+                failure.class
+            ));
+            std::process::exit(1)
+        }
+        Handler::User(function) => {
+            let mut handle = handle;
+            let mut code = failure.class;
+            // SAFETY: `function` was given to MPI_Comm_create_errhandler as an
+            // `MPI_Comm_errhandler_function`; it is called as MPI calls it, with pointers to
+            // two live ints, and without the library's lock (it may call MPI functions).
+            unsafe { function(&mut handle, &mut code) };
+            failure.class
+        }
+    }
+}
+
+/// Writes a line on standard error; never panics (a closed stderr is ignored).
+pub(crate) fn stderr_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The description of an error class (`MPI_Error_string`).
+pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
+    Some(match class {
+        MPI_SUCCESS => "MPI_SUCCESS: no error",
+        MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",
+        MPI_ERR_COUNT => "MPI_ERR_COUNT: invalid count argument",
+        MPI_ERR_TYPE => "MPI_ERR_TYPE: invalid datatype",
+        MPI_ERR_TAG => "MPI_ERR_TAG: invalid tag",
+        MPI_ERR_COMM => "MPI_ERR_COMM: invalid or freed communicator",
+        MPI_ERR_RANK => "MPI_ERR_RANK: invalid rank",
+        MPI_ERR_REQUEST => "MPI_ERR_REQUEST: invalid request",
+        MPI_ERR_ROOT => "MPI_ERR_ROOT: invalid root",
+        MPI_ERR_GROUP => "MPI_ERR_GROUP: invalid group",
+        MPI_ERR_OP => "MPI_ERR_OP: invalid reduction operation",
+        MPI_ERR_ARG => "MPI_ERR_ARG: invalid argument",
+        MPI_ERR_UNKNOWN => "MPI_ERR_UNKNOWN: unknown error",
+        MPI_ERR_TRUNCATE => "MPI_ERR_TRUNCATE: message truncated",
+        MPI_ERR_OTHER => "MPI_ERR_OTHER: other error",
+        MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
+        MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in the status",
+        MPI_ERR_SIZE => "MPI_ERR_SIZE: the output array is smaller than the number of matches",
+        MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
+        MPIX_ERR_PROC_FAILED_PENDING => {
+            "MPIX_ERR_PROC_FAILED_PENDING: a wildcard receive may depend on an \
+             unacknowledged failure"
+        }
+        MPIX_ERR_REVOKED => "MPIX_ERR_REVOKED: the communicator has been revoked",
+        _ => return None,
+    })
+}
+
+/// `MPI_Error_class`: codes are classes.
+///
+/// # Safety
+/// `errorclass` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        if class_string(errorcode).is_none() {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("{errorcode} is not an error code"),
+            ));
+        }
+        // SAFETY: checked for NULL by `out`; the caller passes a writable int.
+        unsafe { out(errorclass, "errorclass")?.write(errorcode) };
+        Ok(())
+    })
+}
+
+/// `MPI_Error_string`: writes the class's description, NUL-terminated, at most
+/// `MPI_MAX_ERROR_STRING` bytes with the NUL.
+///
+/// # Safety
+/// `string` is NULL or points at `MPI_MAX_ERROR_STRING` writable bytes; `resultlen` is NULL or
+/// points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_string(
+    errorcode: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        let text = class_string(errorcode).ok_or_else(|| {
+            Failure::new(MPI_ERR_ARG, format!("{errorcode} is not an error code"))
+        })?;
+        if string.is_null() {
+            return Err(Failure::null("string"));
+        }
+        let bytes = text.as_bytes();
+        let len = bytes.len().min(MPI_MAX_ERROR_STRING as usize - 1);
+        // SAFETY: `string` is not NULL and, by MPI's contract, holds MPI_MAX_ERROR_STRING
+        // bytes; we write `len + 1 <= MPI_MAX_ERROR_STRING` of them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), string.cast::<u8>(), len);
+            string.add(len).write(0);
+        }
+        // SAFETY: checked for NULL by `out`.
+        unsafe { out(resultlen, "resultlen")?.write(len as c_int) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_set_errhandler`.
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: c_int) -> c_int {
+    boundary(comm, || {
+        with_runtime(|runtime| {
+            let handler = *runtime.errhandlers.get(&errhandler).ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    format!("invalid or freed error handler {errhandler}"),
+                )
+            })?;
+            runtime.comm_mut(comm)?.errhandler = (errhandler, handler);
+            Ok(())
+        })
+    })
+}
+
+/// `MPI_Comm_get_errhandler`.
+///
+/// # Safety
+/// `errhandler` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut c_int) -> c_int {
+    boundary(comm, || {
+        let handle = with_runtime(|runtime| Ok(runtime.comm(comm)?.errhandler.0))?;
+        // SAFETY: checked for NULL by `out`.
+        unsafe { out(errhandler, "errhandler")?.write(handle) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_create_errhandler`.
+///
+/// # Safety
+/// `function` is NULL or an `MPI_Comm_errhandler_function`; `errhandler` is NULL or points at a
+/// writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_errhandler(
+    function: Option<UserHandler>,
+    errhandler: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        let function = function.ok_or_else(|| Failure::null("function"))?;
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(errhandler, "errhandler")? };
+        let handle = with_runtime(|runtime| {
+            let handle = runtime.next_handle();
+            runtime.errhandlers.insert(handle, Handler::User(function));
+            Ok(handle)
+        })?;
+        slot.write(handle);
+        Ok(())
+    })
+}
+
+/// `MPI_Errhandler_free`: communicators that use the handler keep it.
+///
+/// # Safety
+/// `errhandler` is NULL or points at a readable and writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(errhandler, "errhandler")? };
+        let handle = slot.read();
+        with_runtime(|runtime| {
+            if handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN {
+                return Err(Failure::new(
+                    MPI_ERR_ARG,
+                    "a predefined error handler cannot be freed",
+                ));
+            }
+            runtime.errhandlers.remove(&handle).ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    format!("invalid or freed error handler {handle}"),
+                )
+            })
+        })?;
+        slot.write(MPI_ERRHANDLER_NULL);
+        Ok(())
+    })
+}
+
+/// An output argument: a pointer C passed, checked for NULL.
+pub(crate) struct Out<T>(*mut T);
+
+impl<T> Out<T> {
+    pub(crate) fn write(&self, value: T) {
+        // SAFETY: `out` checked that the pointer is not NULL; that it points at a writable `T`
+        // is the C caller's part of the contract (the argument's declared type).
+        unsafe { self.0.write_unaligned(value) }
+    }
+
+    pub(crate) fn read(&self) -> T {
+        // SAFETY: as `write`: not NULL, and by contract a readable `T`.
+        unsafe { self.0.read_unaligned() }
+    }
+}
+
+/// Checks an output pointer for NULL (`MPI_ERR_ARG`).
+///
+/// # Safety
+/// `pointer` is NULL or points at a `T` that may be written (and read) for as long as the
+/// returned `Out` is used.
+pub(crate) unsafe fn out<T>(pointer: *mut T, what: &str) -> Result<Out<T>, Failure> {
+    if pointer.is_null() {
+        Err(Failure::null(what))
+    } else {
+        Ok(Out(pointer))
+    }
+}
+
+#[allow(non_camel_case_types)]
+type MPI_Comm = c_int;

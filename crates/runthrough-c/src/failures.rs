@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The seed's calls (SPEC §2, §5): `MPI_Comm_validate_{local,global}`, the accessors, the
+//! thread's two variants, and the ULFM calls (SPEC §3.5).
+
+use std::os::raw::c_int;
+
+use runthrough::{Error, FailureView, RankState};
+
+use crate::constants::*;
+use crate::errors::{boundary, out, Failure};
+use crate::point_to_point::array;
+use crate::runtime::{collective_comm_of, comm_of, with_runtime};
+
+/// Which view a call reads or updates.
+#[derive(Clone, Copy)]
+enum Which {
+    Local,
+    Global,
+}
+
+/// Updates the view (`validate_local`: local; `validate_global`: collective, fault-tolerant).
+fn validate(comm: c_int, which: Which) -> Result<FailureView, Failure> {
+    Ok(match which {
+        Which::Local => comm_of(comm)?.get().validate_local()?,
+        Which::Global => collective_comm_of(comm)?.get().validate_global()?,
+    })
+}
+
+/// The view as left by the last update call (accessors never change it).
+fn view(comm: c_int, which: Which) -> Result<FailureView, Failure> {
+    let comm = comm_of(comm)?;
+    Ok(match which {
+        Which::Local => comm.get().local_view()?,
+        Which::Global => comm.get().global_view()?,
+    })
+}
+
+/// A query (`type`): an OR of `MPI_RANK_STATE_*` bits.
+fn query(kind: c_int) -> Result<RankState, Failure> {
+    u32::try_from(kind)
+        .ok()
+        .and_then(RankState::from_bits)
+        .ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_ARG,
+                format!("type {kind} is not an OR of MPI_RANK_STATE_* bits"),
+            )
+        })
+}
+
+fn count_of(view: &FailureView, kind: c_int) -> Result<c_int, Failure> {
+    Ok(view.count(query(kind)?) as c_int)
+}
+
+/// `MPI_Comm_validate_local` (SPEC §2.1): L := G ∪ {failures this rank's detector knows now};
+/// `num_failed = |L|`. Local. Acknowledges those failures for `MPI_ANY_SOURCE` receives.
+///
+/// # Safety
+/// `num_failed` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_validate_local(comm: c_int, num_failed: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let num_failed = unsafe { out(num_failed, "num_failed")? };
+        num_failed.write(validate(comm, Which::Local)?.num_failed() as c_int);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_validate_global` (SPEC §2.1): all live ranks agree on G; L := G;
+/// `num_failed = |G|`. Collective over the OK ranks of G, fault-tolerant.
+///
+/// # Safety
+/// `num_failed` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_validate_global(comm: c_int, num_failed: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let num_failed = unsafe { out(num_failed, "num_failed")? };
+        num_failed.write(validate(comm, Which::Global)?.num_failed() as c_int);
+        Ok(())
+    })
+}
+
+/// The thread's first variant: validate, and `new_failures` = whether any rank is `MOD_NEW` in
+/// the new L.
+///
+/// # Safety
+/// `new_failures` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_validate_local_flag(
+    comm: c_int,
+    new_failures: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(new_failures, "new_failures")? };
+        flag.write(c_int::from(validate(comm, Which::Local)?.new_failures()));
+        Ok(())
+    })
+}
+
+/// The thread's first variant, global: `new_failures` = whether any rank is `MOD_NEW` in the
+/// new G.
+///
+/// # Safety
+/// `new_failures` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_validate_global_flag(
+    comm: c_int,
+    new_failures: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(new_failures, "new_failures")? };
+        flag.write(c_int::from(validate(comm, Which::Global)?.new_failures()));
+        Ok(())
+    })
+}
+
+/// The thread's second variant ("combine validate and get_num_state"): validate, and `count` =
+/// the number of ranks of the new L that match `type`.
+///
+/// # Safety
+/// `count` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_validate_local_count(
+    comm: c_int,
+    kind: c_int,
+    count: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let count = unsafe { out(count, "count")? };
+        query(kind)?;
+        count.write(count_of(&validate(comm, Which::Local)?, kind)?);
+        Ok(())
+    })
+}
+
+/// The thread's second variant, global: `count` = the number of ranks of the new G that match
+/// `type`.
+///
+/// # Safety
+/// `count` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_validate_global_count(
+    comm: c_int,
+    kind: c_int,
+    count: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let count = unsafe { out(count, "count")? };
+        query(kind)?;
+        count.write(count_of(&validate(comm, Which::Global)?, kind)?);
+        Ok(())
+    })
+}
+
+/// The accessors `MPI_Comm_get_state_{local,global}` (SPEC §2.1).
+///
+/// # Safety
+/// `outcount` is NULL or points at a writable int; `rank_infos` is NULL or points at `incount`
+/// writable `MPI_Rank_info`s.
+unsafe fn get_state(
+    comm: c_int,
+    which: Which,
+    kind: c_int,
+    incount: c_int,
+    outcount: *mut c_int,
+    rank_infos: *mut MPI_Rank_info,
+) -> Result<(), Failure> {
+    // SAFETY: checked for NULL by `out`.
+    let outcount = unsafe { out(outcount, "outcount")? };
+    // SAFETY: forwarded contract (NULL allowed only with incount = 0).
+    let infos = unsafe { array(rank_infos, incount, "rank_infos")? };
+    let query = query(kind)?;
+    let view = view(comm, which)?;
+    let matches = view.count(query);
+    if infos.is_empty() {
+        outcount.write(matches as c_int);
+        return Ok(());
+    }
+    let mut written = 0;
+    for (slot, info) in infos.iter_mut().zip(view.ranks(query)) {
+        *slot = MPI_Rank_info {
+            rank: info.rank as c_int,
+            state: info.state.bits() as c_int,
+        };
+        written += 1;
+    }
+    outcount.write(written);
+    if infos.len() < matches {
+        return Err(Error::Size { needed: matches }.into());
+    }
+    Ok(())
+}
+
+/// `MPI_Comm_get_state_local`: the ranks of L that match `type`, in rank order (SPEC §2.1):
+/// `incount = 0` sets `outcount` to the number of matches m (`rank_infos` may be NULL);
+/// `incount >= m` writes m entries; `0 < incount < m` writes the first `incount`, sets
+/// `outcount = incount` and returns `MPI_ERR_SIZE`.
+///
+/// # Safety
+/// `outcount` is NULL or points at a writable int; `rank_infos` is NULL or points at `incount`
+/// writable `MPI_Rank_info`s.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_state_local(
+    comm: c_int,
+    kind: c_int,
+    incount: c_int,
+    outcount: *mut c_int,
+    rank_infos: *mut MPI_Rank_info,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    boundary(comm, || unsafe {
+        get_state(comm, Which::Local, kind, incount, outcount, rank_infos)
+    })
+}
+
+/// `MPI_Comm_get_state_global`: as `MPI_Comm_get_state_local`, on G.
+///
+/// # Safety
+/// As `MPI_Comm_get_state_local`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_state_global(
+    comm: c_int,
+    kind: c_int,
+    incount: c_int,
+    outcount: *mut c_int,
+    rank_infos: *mut MPI_Rank_info,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    boundary(comm, || unsafe {
+        get_state(comm, Which::Global, kind, incount, outcount, rank_infos)
+    })
+}
+
+/// `MPI_Comm_get_num_state_local`: how many ranks of L match `type`.
+///
+/// # Safety
+/// `count` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_num_state_local(
+    comm: c_int,
+    kind: c_int,
+    count: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let count = unsafe { out(count, "count")? };
+        count.write(count_of(&view(comm, Which::Local)?, kind)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_get_num_state_global`: how many ranks of G match `type`.
+///
+/// # Safety
+/// `count` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_num_state_global(
+    comm: c_int,
+    kind: c_int,
+    count: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let count = unsafe { out(count, "count")? };
+        count.write(count_of(&view(comm, Which::Global)?, kind)?);
+        Ok(())
+    })
+}
+
+/// `MPIX_Comm_revoke` (SPEC §3.5): not collective.
+#[no_mangle]
+pub extern "C" fn MPIX_Comm_revoke(comm: c_int) -> c_int {
+    boundary(comm, || Ok(comm_of(comm)?.get().revoke()?))
+}
+
+/// `MPIX_Comm_is_revoked`.
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_is_revoked(comm: c_int, flag: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        flag.write(c_int::from(comm_of(comm)?.get().is_revoked()));
+        Ok(())
+    })
+}
+
+/// `MPIX_Comm_shrink` (SPEC §3.5): a new communicator of the survivors, in their order, with
+/// empty views; it inherits the error handler.
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_shrink(comm: c_int, newcomm: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let made = collective_comm_of(comm)?.get().shrink()?;
+        newcomm.write(with_runtime(|runtime| Ok(runtime.add_comm(made, comm)))?);
+        Ok(())
+    })
+}
+
+/// `MPIX_Comm_agree` (SPEC §3.5): `*flag` becomes the bitwise AND over the contributors. With
+/// `MPIX_ERR_PROC_FAILED` (a participant failed before contributing and not every contributor
+/// had acknowledged it) `*flag` is still the agreed value.
+///
+/// # Safety
+/// `flag` is NULL or points at a readable and writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_agree(comm: c_int, flag: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        let mine = flag.read() as u32;
+        match collective_comm_of(comm)?.get().agree(mine) {
+            Ok(agreed) => {
+                flag.write(agreed as c_int);
+                Ok(())
+            }
+            Err(Error::AgreeProcFailed { flag: agreed }) => {
+                flag.write(agreed as c_int);
+                Err(Error::AgreeProcFailed { flag: agreed }.into())
+            }
+            Err(error) => Err(error.into()),
+        }
+    })
+}
+
+/// `MPIX_Comm_failure_ack`: acknowledges the failures this rank's detector knows
+/// (`validate_local`: L is updated), so `MPI_ANY_SOURCE` receives work again.
+#[no_mangle]
+pub extern "C" fn MPIX_Comm_failure_ack(comm: c_int) -> c_int {
+    boundary(comm, || validate(comm, Which::Local).map(drop))
+}
+
+/// `MPIX_Comm_failure_get_acked`: the group of the failed ranks of L (acknowledged by the last
+/// `MPIX_Comm_failure_ack`, `MPI_Comm_validate_local` or `_global`), in rank order.
+///
+/// # Safety
+/// `failedgrp` is NULL or points at a writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_failure_get_acked(comm: c_int, failedgrp: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let failedgrp = unsafe { out(failedgrp, "failedgrp")? };
+        let comm_box = comm_of(comm)?;
+        let local = comm_box.get().local_view()?;
+        let ranks: Vec<u32> = local.failed().iter().map(|info| info.rank).collect();
+        let group = comm_box.get().group().incl(&ranks)?;
+        failedgrp.write(with_runtime(|runtime| Ok(runtime.add_group(group)))?);
+        Ok(())
+    })
+}

@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Point-to-point communication and requests (SPEC §3.1-3.2; MPI-4.0 chapter 3).
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::time::Duration;
+
+use runthrough::{Comm, Error, Rank, Source, Status, Tag};
+
+use crate::constants::*;
+use crate::datatypes::{byte_len, input, output, Element};
+use crate::errors::{boundary, boundary_on, out, Failure, Out};
+use crate::runtime::{comm_of, with_runtime, Operation, PendingReceive, RequestEntry};
+
+/// A destination argument: `None` for `MPI_PROC_NULL`.
+pub(crate) fn destination(dest: c_int) -> Result<Option<Rank>, Failure> {
+    if dest == MPI_PROC_NULL {
+        return Ok(None);
+    }
+    Rank::try_from(dest)
+        .map(Some)
+        .map_err(|_| Failure::new(MPI_ERR_RANK, format!("invalid rank {dest}")))
+}
+
+/// A source argument: `None` for `MPI_PROC_NULL`.
+fn source(source: c_int) -> Result<Option<Source>, Failure> {
+    if source == MPI_ANY_SOURCE {
+        return Ok(Some(Source::Any));
+    }
+    Ok(destination(source)?.map(Source::Rank))
+}
+
+/// A receive's tag argument.
+fn receive_tag(tag: c_int) -> Result<Tag, Failure> {
+    match tag {
+        MPI_ANY_TAG => Ok(Tag::Any),
+        t if t >= 0 => Ok(Tag::Value(t)),
+        t => Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {t}"))),
+    }
+}
+
+/// The status of a completed receive (`count` in bytes: the receives move `u8`s).
+pub(crate) fn c_status(status: Status) -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: status.source.map_or(MPI_PROC_NULL, |s| s as c_int),
+        MPI_TAG: status.tag.unwrap_or(MPI_ANY_TAG),
+        MPI_ERROR: MPI_SUCCESS,
+        rt_count_bytes: c_int::try_from(status.count).unwrap_or(c_int::MAX),
+        rt_cancelled: 0,
+    }
+}
+
+/// The status of a `MPI_PROC_NULL` receive.
+fn proc_null_status() -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: MPI_PROC_NULL,
+        MPI_TAG: MPI_ANY_TAG,
+        ..MPI_Status::default()
+    }
+}
+
+/// The empty status of an inactive request.
+fn empty_status() -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: MPI_ANY_SOURCE,
+        MPI_TAG: MPI_ANY_TAG,
+        ..MPI_Status::default()
+    }
+}
+
+/// A status argument that may be `MPI_STATUS_IGNORE` (NULL).
+struct StatusOut(Option<Out<MPI_Status>>);
+
+impl StatusOut {
+    /// # Safety
+    /// `status` is NULL or points at a writable `MPI_Status`.
+    unsafe fn new(status: *mut MPI_Status) -> Self {
+        // SAFETY: forwarded contract; NULL is MPI_STATUS_IGNORE.
+        StatusOut(unsafe { out(status, "status") }.ok())
+    }
+
+    fn write(&self, status: MPI_Status) {
+        if let Some(out) = &self.0 {
+            out.write(status);
+        }
+    }
+}
+
+/// The send calls (`MPI_Send`, `MPI_Ssend`): sends are eager (see the header).
+///
+/// # Safety
+/// `buf` is NULL or points at `count` readable elements of `datatype`.
+unsafe fn send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> Result<Status, Failure> {
+    let len = byte_len(count, datatype)?;
+    // SAFETY: forwarded contract; the slice is used only during this call.
+    let data = unsafe { input(buf, len)? };
+    let comm = comm_of(comm)?;
+    if tag < 0 {
+        return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
+    }
+    let Some(dest) = destination(dest)? else {
+        return Ok(Status {
+            source: None,
+            tag: None,
+            count: 0,
+        });
+    };
+    comm.get().send(data, dest, tag)?;
+    Ok(Status {
+        source: Some(dest),
+        tag: Some(tag),
+        count: len,
+    })
+}
+
+/// `MPI_Send` (MPI-4.0 §3.2.1).
+///
+/// # Safety
+/// `buf` is NULL or points at `count` readable elements of `datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    boundary(comm, || {
+        unsafe { send(buf, count, datatype, dest, tag, comm) }.map(drop)
+    })
+}
+
+/// `MPI_Ssend`: as `MPI_Send` (sends are eager; see the header).
+///
+/// # Safety
+/// As `MPI_Send`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Send(buf, count, datatype, dest, tag, comm) }
+}
+
+/// `MPI_Isend`: the send is done at once (eager); the request reports its outcome.
+///
+/// # Safety
+/// `buf` as `MPI_Send`; `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        // Argument errors are reported at once; failures by the request (SPEC §3.1).
+        byte_len(count, datatype)?;
+        comm_of(comm)?;
+        destination(dest)?;
+        if tag < 0 {
+            return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
+        }
+        // SAFETY: forwarded contract.
+        let outcome = unsafe { send(buf, count, datatype, dest, tag, comm) };
+        if let Err(failure) = &outcome {
+            if !matches!(
+                failure.class,
+                MPIX_ERR_PROC_FAILED | MPIX_ERR_REVOKED | MPIX_ERR_PROC_FAILED_PENDING
+            ) {
+                return Err(failure.clone());
+            }
+        }
+        let operation = Operation::Complete(outcome.map(c_status));
+        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
+        request.write(handle);
+        Ok(())
+    })
+}
+
+/// `MPI_Issend`: as `MPI_Isend` (see the header).
+///
+/// # Safety
+/// As `MPI_Isend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Isend(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of SPEC §3.1-3.2.
+///
+/// # Safety
+/// `buf` is NULL or points at `count` writable elements of `datatype`; `status` is NULL
+/// (`MPI_STATUS_IGNORE`) or points at a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source_rank: c_int,
+    tag: c_int,
+    comm: c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary(comm, || {
+        let len = byte_len(count, datatype)?;
+        // SAFETY: forwarded contract; used only during this call.
+        let buffer = unsafe { output(buf, len)? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        let comm = comm_of(comm)?;
+        let tag = receive_tag(tag)?;
+        let Some(source) = source(source_rank)? else {
+            status.write(proc_null_status());
+            return Ok(());
+        };
+        let received = comm.get().recv(buffer, source, tag)?;
+        status.write(c_status(received));
+        Ok(())
+    })
+}
+
+/// `MPI_Irecv`: the request holds the buffer until it completes (MPI's rule: the buffer must
+/// stay valid and untouched until then). A wildcard receive that reports
+/// `MPIX_ERR_PROC_FAILED_PENDING` stays pending (SPEC §3.2).
+///
+/// # Safety
+/// `buf` is NULL or points at `count` writable elements of `datatype` that stay valid, and that
+/// the program does not access, until the request completes or is freed by `MPI_Finalize`;
+/// `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source_rank: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        let len = byte_len(count, datatype)?;
+        // SAFETY: forwarded contract: the buffer is valid and reserved to the request until it
+        // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
+        let buffer: &'static mut [u8] = unsafe { output(buf, len)? };
+        let comm_box = comm_of(comm)?;
+        let tag = receive_tag(tag)?;
+        let operation = match source(source_rank)? {
+            None => Operation::Complete(Ok(proc_null_status())),
+            Some(source) => {
+                // SAFETY: the communicator lives in the `Arc` that the same `PendingReceive`
+                // holds (never moved: it is on the heap) and drops after the request (field
+                // order), so the reference outlives every use the request makes of it.
+                let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+                let pending = comm_ref.irecv(buffer, source, tag)?;
+                Operation::Receive(PendingReceive {
+                    request: pending,
+                    comm: comm_box,
+                })
+            }
+        };
+        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
+        request.write(handle);
+        Ok(())
+    })
+}
+
+/// `MPI_Probe`.
+///
+/// # Safety
+/// `status` is NULL or points at a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(
+    source_rank: c_int,
+    tag: c_int,
+    comm: c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        let comm = comm_of(comm)?;
+        let tag = receive_tag(tag)?;
+        let Some(source) = source(source_rank)? else {
+            status.write(proc_null_status());
+            return Ok(());
+        };
+        status.write(c_status(comm.get().probe::<u8>(source, tag)?));
+        Ok(())
+    })
+}
+
+/// `MPI_Iprobe`.
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int; `status` is NULL or points at a writable
+/// `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iprobe(
+    source_rank: c_int,
+    tag: c_int,
+    comm: c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        let comm = comm_of(comm)?;
+        let tag = receive_tag(tag)?;
+        let Some(source) = source(source_rank)? else {
+            flag.write(1);
+            status.write(proc_null_status());
+            return Ok(());
+        };
+        match comm.get().iprobe::<u8>(source, tag)? {
+            Some(found) => {
+                flag.write(1);
+                status.write(c_status(found));
+            }
+            None => flag.write(0),
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Get_count`: `MPI_UNDEFINED` when the message is not a whole number of elements.
+///
+/// # Safety
+/// `status` is NULL or points at a readable `MPI_Status`; `count` is NULL or points at a
+/// writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count(
+    status: *const MPI_Status,
+    datatype: c_int,
+    count: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`; only read.
+        let status = unsafe { out(status.cast_mut(), "status")? }.read();
+        // SAFETY: checked for NULL by `out`.
+        let count = unsafe { out(count, "count")? };
+        let size = Element::of(datatype)?.size() as c_int;
+        count.write(if status.rt_count_bytes % size == 0 {
+            status.rt_count_bytes / size
+        } else {
+            MPI_UNDEFINED
+        });
+        Ok(())
+    })
+}
+
+/// `MPI_Type_size`.
+///
+/// # Safety
+/// `size` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let size = unsafe { out(size, "size")? };
+        size.write(Element::of(datatype)?.size() as c_int);
+        Ok(())
+    })
+}
+
+/// What became of a request looked at once.
+enum Progress {
+    /// Still running (the request stays in the table).
+    Pending,
+    /// Finished with this status and error (`None` for success); `kept` when the request stays
+    /// active nonetheless (a wildcard receive's `MPIX_ERR_PROC_FAILED_PENDING`).
+    Done {
+        status: MPI_Status,
+        error: Option<Failure>,
+        kept: bool,
+    },
+}
+
+/// Looks at request `handle` (waiting for it when `block`); `comm` is set to the communicator
+/// handle whose error handler reports it.
+fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Failure> {
+    if handle == MPI_REQUEST_NULL {
+        return Ok(Progress::Done {
+            status: empty_status(),
+            error: None,
+            kept: false,
+        });
+    }
+    let entry = with_runtime(|runtime| {
+        runtime.requests.remove(&handle).ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_REQUEST,
+                format!("invalid or completed request handle {handle}"),
+            )
+        })
+    })?;
+    *comm = entry.comm;
+    let RequestEntry {
+        operation,
+        comm: request_comm,
+    } = entry;
+    let put_back = |operation: Operation| {
+        with_runtime(|runtime| {
+            runtime.requests.insert(
+                handle,
+                RequestEntry {
+                    operation,
+                    comm: request_comm,
+                },
+            );
+            Ok(())
+        })
+    };
+    let finished = |outcome: Result<MPI_Status, Failure>| match outcome {
+        Ok(status) => Progress::Done {
+            status,
+            error: None,
+            kept: false,
+        },
+        Err(failure) => Progress::Done {
+            status: MPI_Status {
+                MPI_ERROR: failure.class,
+                ..empty_status()
+            },
+            error: Some(failure),
+            kept: false,
+        },
+    };
+    match operation {
+        Operation::Complete(outcome) => Ok(finished(outcome)),
+        Operation::Background(job) => {
+            let outcome = if block { Some(job.wait()) } else { job.poll() };
+            match outcome {
+                None => {
+                    put_back(Operation::Background(job))?;
+                    Ok(Progress::Pending)
+                }
+                Some(outcome) => Ok(finished(
+                    outcome.map(|()| empty_status()).map_err(Failure::from),
+                )),
+            }
+        }
+        Operation::Receive(mut pending) => {
+            let outcome = if block {
+                pending.request.wait().map(Some)
+            } else {
+                pending.request.test()
+            };
+            match outcome {
+                Ok(None) => {
+                    put_back(Operation::Receive(pending))?;
+                    Ok(Progress::Pending)
+                }
+                Err(Error::ProcFailedPending) => {
+                    put_back(Operation::Receive(pending))?;
+                    let failure = Failure::from(Error::ProcFailedPending);
+                    Ok(Progress::Done {
+                        status: MPI_Status {
+                            MPI_ERROR: failure.class,
+                            ..empty_status()
+                        },
+                        error: Some(failure),
+                        kept: true,
+                    })
+                }
+                Ok(Some(status)) => Ok(finished(Ok(c_status(status)))),
+                Err(error) => Ok(finished(Err(error.into()))),
+            }
+        }
+    }
+}
+
+/// `MPI_Wait`. A wildcard receive that reports `MPIX_ERR_PROC_FAILED_PENDING` keeps its handle
+/// (the request stays pending, SPEC §3.2); any other completion sets it to `MPI_REQUEST_NULL`.
+///
+/// # Safety
+/// `request` is NULL or points at a readable and writable `MPI_Request`; `status` is NULL or
+/// points at a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MPI_Status) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        match progress(request.read(), true, comm)? {
+            Progress::Pending => Err(Failure::new(MPI_ERR_INTERN, "a waited request is pending")),
+            Progress::Done {
+                status: done,
+                error,
+                kept,
+            } => {
+                if !kept {
+                    request.write(MPI_REQUEST_NULL);
+                }
+                status.write(done);
+                error.map_or(Ok(()), Err)
+            }
+        }
+    })
+}
+
+/// `MPI_Test`.
+///
+/// # Safety
+/// As `MPI_Wait`; `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        match progress(request.read(), false, comm)? {
+            Progress::Pending => {
+                flag.write(0);
+                Ok(())
+            }
+            Progress::Done {
+                status: done,
+                error,
+                kept,
+            } => {
+                flag.write(c_int::from(!kept));
+                if !kept {
+                    request.write(MPI_REQUEST_NULL);
+                }
+                status.write(done);
+                error.map_or(Ok(()), Err)
+            }
+        }
+    })
+}
+
+/// A C array of `count` elements (NULL allowed when `count` is 0).
+///
+/// # Safety
+/// `pointer` is NULL or points at `count` elements, valid and used by nothing else for `'a`.
+pub(crate) unsafe fn array<'a, T>(
+    pointer: *mut T,
+    count: c_int,
+    what: &str,
+) -> Result<&'a mut [T], Failure> {
+    let count = usize::try_from(count)
+        .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+    if count == 0 {
+        return Ok(&mut []);
+    }
+    if pointer.is_null() {
+        return Err(Failure::null(what));
+    }
+    // SAFETY: not NULL and, by the caller's contract, `count` valid elements for 'a.
+    Ok(unsafe { std::slice::from_raw_parts_mut(pointer, count) })
+}
+
+/// `MPI_Waitall`: waits for every request in order. When one fails, every status's `MPI_ERROR`
+/// tells its outcome and the call returns `MPI_ERR_IN_STATUS`.
+///
+/// # Safety
+/// `requests` is NULL or points at `count` readable and writable `MPI_Request`s; `statuses` is
+/// NULL (`MPI_STATUSES_IGNORE`) or points at `count` writable `MPI_Status`es.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    requests: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: forwarded contract.
+        let requests = unsafe { array(requests, count, "requests")? };
+        let mut statuses = if statuses.is_null() {
+            None
+        } else {
+            // SAFETY: forwarded contract; not NULL.
+            Some(unsafe { array(statuses, count, "statuses")? })
+        };
+        let mut first_error: Option<(c_int, Failure)> = None;
+        for (index, request) in requests.iter_mut().enumerate() {
+            let mut request_comm = MPI_COMM_WORLD;
+            let progress = progress(*request, true, &mut request_comm);
+            let (status, error, kept) = match progress {
+                Ok(Progress::Done {
+                    status,
+                    error,
+                    kept,
+                }) => (status, error, kept),
+                Ok(Progress::Pending) => {
+                    let failure = Failure::new(MPI_ERR_INTERN, "a waited request is pending");
+                    (empty_status(), Some(failure), true)
+                }
+                Err(failure) => (
+                    MPI_Status {
+                        MPI_ERROR: failure.class,
+                        ..empty_status()
+                    },
+                    Some(failure),
+                    true,
+                ),
+            };
+            if !kept {
+                *request = MPI_REQUEST_NULL;
+            }
+            if let Some(statuses) = statuses.as_deref_mut() {
+                statuses[index] = status;
+            }
+            if let (None, Some(error)) = (&first_error, error) {
+                first_error = Some((request_comm, error));
+            }
+        }
+        match first_error {
+            None => Ok(()),
+            Some((request_comm, failure)) => {
+                *comm = request_comm;
+                if statuses.is_some() {
+                    Err(Failure::new(
+                        MPI_ERR_IN_STATUS,
+                        format!("a request failed: {}", failure.message),
+                    ))
+                } else {
+                    Err(failure)
+                }
+            }
+        }
+    })
+}
+
+/// `MPI_Waitany`: `index = MPI_UNDEFINED` when every request is inactive.
+///
+/// # Safety
+/// As `MPI_Waitall` for `requests`; `index` is NULL or points at a writable int; `status` is
+/// NULL or points at a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    requests: *mut c_int,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: forwarded contract.
+        let requests = unsafe { array(requests, count, "requests")? };
+        // SAFETY: checked for NULL by `out`.
+        let index = unsafe { out(index, "index")? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        loop {
+            let mut any_active = false;
+            for (i, request) in requests.iter_mut().enumerate() {
+                if *request == MPI_REQUEST_NULL {
+                    continue;
+                }
+                any_active = true;
+                if let Progress::Done {
+                    status: done,
+                    error,
+                    kept,
+                } = progress(*request, false, comm)?
+                {
+                    if !kept {
+                        *request = MPI_REQUEST_NULL;
+                    }
+                    index.write(i as c_int);
+                    status.write(done);
+                    return error.map_or(Ok(()), Err);
+                }
+            }
+            if !any_active {
+                index.write(MPI_UNDEFINED);
+                status.write(empty_status());
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    })
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The library's process-global state: the tables that C handles index.
+//!
+//! # Invariants
+//! - Handles are never reused: every table takes its numbers from one counter that only grows,
+//!   past the predefined handles. A freed handle is simply absent from its table.
+//! - The lock is never held while a call waits for a peer: blocking calls clone what they need
+//!   (an `Arc` of the communicator) or take their request out of the table first.
+
+use std::collections::BTreeMap;
+use std::os::raw::c_int;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use runthrough::{Comm, Error, Group, Request};
+
+use crate::constants::*;
+use crate::errors::{Failure, Handler};
+
+/// A communicator as the tables hold it: the world (owned by the leaked universe) or one made
+/// by a creation call (released when the last `Arc` goes: its table entry and its requests).
+#[derive(Debug)]
+pub(crate) enum CommBox {
+    World(&'static Comm),
+    Owned(Comm),
+}
+
+impl CommBox {
+    pub(crate) fn get(&self) -> &Comm {
+        match self {
+            CommBox::World(comm) => comm,
+            CommBox::Owned(comm) => comm,
+        }
+    }
+}
+
+/// One communicator handle.
+#[derive(Debug)]
+pub(crate) struct CommEntry {
+    pub(crate) comm: Arc<CommBox>,
+    /// The handle of its error handler (reported by `MPI_Comm_get_errhandler`) and what it does.
+    pub(crate) errhandler: (c_int, Handler),
+    /// The latest non-blocking collective started on it (`MPI_Ibarrier`), which every later
+    /// collective call waits for first.
+    pub(crate) background: Option<Arc<Background>>,
+}
+
+/// A collective running on a helper thread, and its outcome once it has one.
+#[derive(Debug, Default)]
+pub(crate) struct Background {
+    outcome: Mutex<Option<Result<(), Error>>>,
+    done: Condvar,
+}
+
+impl Background {
+    pub(crate) fn finish(&self, outcome: Result<(), Error>) {
+        *lock(&self.outcome) = Some(outcome);
+        self.done.notify_all();
+    }
+
+    pub(crate) fn poll(&self) -> Option<Result<(), Error>> {
+        lock(&self.outcome).clone()
+    }
+
+    pub(crate) fn wait(&self) -> Result<(), Error> {
+        let mut outcome = lock(&self.outcome);
+        loop {
+            if let Some(outcome) = outcome.as_ref() {
+                return outcome.clone();
+            }
+            outcome = self
+                .done
+                .wait(outcome)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+}
+
+/// A receive in progress. Field order matters: `request` borrows from `comm` (and from the C
+/// caller's buffer) and is dropped first.
+pub(crate) struct PendingReceive {
+    pub(crate) request: Request<'static>,
+    /// Keeps the communicator that `request` borrows alive; never read.
+    #[allow(dead_code)]
+    pub(crate) comm: Arc<CommBox>,
+}
+
+impl std::fmt::Debug for PendingReceive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingReceive")
+            .field("request", &self.request)
+            .finish()
+    }
+}
+
+/// What a request handle stands for.
+#[derive(Debug)]
+pub(crate) enum Operation {
+    /// Finished when it was started (sends, `MPI_PROC_NULL`, errors found at once).
+    Complete(Result<MPI_Status, Failure>),
+    /// A posted receive.
+    Receive(PendingReceive),
+    /// A collective on a helper thread (`MPI_Ibarrier`).
+    Background(Arc<Background>),
+}
+
+/// One request handle: the operation and the communicator handle whose error handler reports it.
+#[derive(Debug)]
+pub(crate) struct RequestEntry {
+    pub(crate) operation: Operation,
+    pub(crate) comm: c_int,
+}
+
+/// The tables of an initialized library.
+#[derive(Debug)]
+pub(crate) struct Runtime {
+    pub(crate) world_rank: u32,
+    pub(crate) comms: BTreeMap<c_int, CommEntry>,
+    pub(crate) groups: BTreeMap<c_int, Group>,
+    pub(crate) requests: BTreeMap<c_int, RequestEntry>,
+    pub(crate) errhandlers: BTreeMap<c_int, Handler>,
+    next_handle: c_int,
+}
+
+/// Where the library is in its life.
+#[derive(Debug)]
+pub(crate) enum Phase {
+    Before,
+    Running(Runtime),
+    Finalized,
+}
+
+/// The state. Only `lock_state` touches it.
+static STATE: Mutex<Phase> = Mutex::new(Phase::Before);
+
+/// Locks a mutex, ignoring poisoning: every table update is a single insert or remove, so a
+/// panic (caught at the boundary) never leaves a table half-changed.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(crate) fn lock_state() -> MutexGuard<'static, Phase> {
+    lock(&STATE)
+}
+
+/// Runs `f` on the tables of the running library.
+///
+/// # Errors
+/// `MPI_ERR_OTHER` before `MPI_Init` and after `MPI_Finalize`; whatever `f` returns.
+pub(crate) fn with_runtime<R>(
+    f: impl FnOnce(&mut Runtime) -> Result<R, Failure>,
+) -> Result<R, Failure> {
+    match &mut *lock_state() {
+        Phase::Running(runtime) => f(runtime),
+        Phase::Before => Err(Failure::new(
+            MPI_ERR_OTHER,
+            "the MPI library is not initialized (call MPI_Init first)",
+        )),
+        Phase::Finalized => Err(Failure::new(
+            MPI_ERR_OTHER,
+            "the MPI library has been finalized",
+        )),
+    }
+}
+
+impl Runtime {
+    /// The tables of a library just initialized on `world`.
+    pub(crate) fn new(world: &'static Comm) -> Self {
+        let mut runtime = Runtime {
+            world_rank: world.rank(),
+            comms: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            requests: BTreeMap::new(),
+            errhandlers: BTreeMap::new(),
+            next_handle: 16,
+        };
+        runtime
+            .errhandlers
+            .insert(MPI_ERRORS_ARE_FATAL, Handler::Fatal);
+        runtime
+            .errhandlers
+            .insert(MPI_ERRORS_RETURN, Handler::Return);
+        runtime.comms.insert(
+            MPI_COMM_WORLD,
+            CommEntry {
+                comm: Arc::new(CommBox::World(world)),
+                errhandler: (MPI_ERRORS_ARE_FATAL, Handler::Fatal),
+                background: None,
+            },
+        );
+        if let Ok(empty) = world.group().incl(&[]) {
+            runtime.groups.insert(MPI_GROUP_EMPTY, empty);
+        }
+        runtime
+    }
+
+    /// A fresh handle, for any table.
+    pub(crate) fn next_handle(&mut self) -> c_int {
+        let handle = self.next_handle;
+        self.next_handle = self.next_handle.saturating_add(1);
+        handle
+    }
+
+    pub(crate) fn comm(&self, handle: c_int) -> Result<&CommEntry, Failure> {
+        self.comms.get(&handle).ok_or_else(|| invalid_comm(handle))
+    }
+
+    pub(crate) fn comm_mut(&mut self, handle: c_int) -> Result<&mut CommEntry, Failure> {
+        self.comms
+            .get_mut(&handle)
+            .ok_or_else(|| invalid_comm(handle))
+    }
+
+    pub(crate) fn group(&self, handle: c_int) -> Result<&Group, Failure> {
+        self.groups.get(&handle).ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_GROUP,
+                format!("invalid or freed group handle {handle}"),
+            )
+        })
+    }
+
+    /// Registers a new communicator made from `parent` (it inherits the parent's error handler).
+    pub(crate) fn add_comm(&mut self, comm: Comm, parent: c_int) -> c_int {
+        let errhandler = self
+            .comms
+            .get(&parent)
+            .map_or((MPI_ERRORS_ARE_FATAL, Handler::Fatal), |p| p.errhandler);
+        let handle = self.next_handle();
+        self.comms.insert(
+            handle,
+            CommEntry {
+                comm: Arc::new(CommBox::Owned(comm)),
+                errhandler,
+                background: None,
+            },
+        );
+        handle
+    }
+
+    pub(crate) fn add_group(&mut self, group: Group) -> c_int {
+        let handle = self.next_handle();
+        self.groups.insert(handle, group);
+        handle
+    }
+
+    pub(crate) fn add_request(&mut self, operation: Operation, comm: c_int) -> c_int {
+        let handle = self.next_handle();
+        self.requests
+            .insert(handle, RequestEntry { operation, comm });
+        handle
+    }
+}
+
+fn invalid_comm(handle: c_int) -> Failure {
+    Failure::new(
+        MPI_ERR_COMM,
+        format!("invalid or freed communicator handle {handle}"),
+    )
+}
+
+/// The communicator of `handle`, for a call that does not wait for other collectives.
+pub(crate) fn comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
+    with_runtime(|runtime| Ok(Arc::clone(&runtime.comm(handle)?.comm)))
+}
+
+/// The communicator of `handle` for a collective call: first waits (without the lock) for the
+/// non-blocking collective started on it last, since collectives on a communicator are ordered.
+pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
+    let (comm, background) = with_runtime(|runtime| {
+        let entry = runtime.comm(handle)?;
+        Ok((Arc::clone(&entry.comm), entry.background.clone()))
+    })?;
+    if let Some(background) = background {
+        // Its outcome belongs to its own request.
+        let _ = background.wait();
+    }
+    Ok(comm)
+}

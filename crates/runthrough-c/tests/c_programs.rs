@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The C interface end to end (SPEC §5): C programs from `tests/c/` compiled with `rtcc` and run
+//! under rtrun (as a library), each bounded by a job time-out; rtrun kills only the processes it
+//! started. Jobs run one at a time so that the machine's two cores are not oversubscribed.
+//!
+//! Each program checks its own results and exits non-zero when one is wrong; a test passes when
+//! exactly the expected ranks died, every other rank exited 0, and rank 0 printed `No Errors`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rtrun::{Ending, Job, Kill, Report};
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const RTCC: &str = env!("CARGO_BIN_EXE_rtcc");
+const JOB_LIMIT: Duration = Duration::from_secs(60);
+
+/// Compiles `tests/c/<name>.c` with rtcc into the test's scratch directory.
+fn compile(name: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join(name);
+    let output = Command::new(RTCC)
+        .arg("-Wall")
+        .arg("-Werror")
+        .arg("-g")
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .expect("rtcc runs");
+    assert!(
+        output.status.success(),
+        "rtcc {name}.c failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    program
+}
+
+fn output(report: &Report) -> String {
+    report
+        .lines
+        .iter()
+        .map(|(rank, _, line)| format!("[{rank}] {line}\n"))
+        .collect()
+}
+
+/// Runs `name` on `size` ranks with `args` and rtrun `kills`, and checks that exactly `dead`
+/// died, every other rank exited 0 and rank 0 printed `No Errors`.
+fn scenario_with(name: &str, size: u32, args: &[&str], kills: &[&str], dead: &[u32]) -> Report {
+    let _one = ONE_JOB_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let program = compile(name);
+    let mut job = Job::new(size, program);
+    job.args = args.iter().map(Into::into).collect();
+    job.kills = kills.iter().map(|k| k.parse::<Kill>().unwrap()).collect();
+    job.timeout = Some(JOB_LIMIT);
+    job.tag_output = false;
+    let report = rtrun::run(&job).expect("the job starts");
+    let text = output(&report);
+    assert!(
+        !report.timed_out,
+        "{name} timed out\n{}{text}",
+        report.summary()
+    );
+    for rank in &report.ranks {
+        if dead.contains(&rank.rank) {
+            assert!(
+                rank.failed(),
+                "{name}: rank {} should have died\n{}{text}",
+                rank.rank,
+                report.summary()
+            );
+        } else {
+            assert_eq!(
+                rank.ending,
+                Some(Ending::Exited(0)),
+                "{name}: rank {}\n{}{text}",
+                rank.rank,
+                report.summary()
+            );
+        }
+    }
+    assert!(
+        report.stdout_of(0).contains(&"No Errors"),
+        "{name}: rank 0 did not finish\n{text}"
+    );
+    report
+}
+
+/// A scenario whose victim (if any) kills itself in the program.
+fn scenario(name: &str, size: u32, dead: &[u32]) -> Report {
+    scenario_with(name, size, &[], &[], dead)
+}
+
+/// SPEC §2.2, §5: the seed's first snippet; rank 2 killed by rtrun inside its 6th call (an
+/// all-reduce of the work). Every survivor finds exactly rank 2 NULL|NEW in G.
+#[test]
+fn seed_snippet_with_counts_finds_the_rank_killed_during_work() {
+    let report = scenario_with("seed_count", 4, &["2"], &["2@call:6"], &[2]);
+    for rank in [0, 1, 3] {
+        assert!(report
+            .stdout_of(rank)
+            .contains(&"found failed rank 2 NULL|NEW"));
+    }
+}
+
+/// SPEC §2.2, §5: the seed's flag snippet; rank 1 killed by rtrun during the work (its 8th
+/// call). Every survivor finds exactly rank 1 NULL|NEW in G.
+#[test]
+fn seed_snippet_with_flag_finds_the_rank_killed_during_work() {
+    let report = scenario_with("seed_flag", 4, &["1"], &["1@call:8"], &[1]);
+    for rank in [0, 2, 3] {
+        assert!(report
+            .stdout_of(rank)
+            .contains(&"found failed rank 1 NULL|NEW"));
+    }
+}
+
+/// SPEC §2.2: the same snippet with the rank killed by time (SIGKILL from rtrun) during a work
+/// phase that lasts long enough for the kill to land in it.
+#[test]
+fn seed_snippet_with_a_timed_kill() {
+    scenario_with("seed_count", 4, &["3", "4"], &["3@1.5"], &[3]);
+}
+
+/// SPEC §5, `tests/c/die.c`: rank 1 dies; the survivors validate and finalize without blocking on it.
+#[test]
+fn die() {
+    scenario("die", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/sendalive.c`: sends between live ranks work after a failure.
+#[test]
+fn sendalive() {
+    scenario("sendalive", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/isendalive.c`: non-blocking sends between live ranks work after a failure.
+#[test]
+fn isendalive() {
+    scenario("isendalive", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/multi_isendalive.c`: rounds of isends: the dead rank's request fails (MPI_ERR_IN_STATUS), the others succeed; after validate_global all succeed.
+#[test]
+fn multi_isendalive() {
+    scenario("multi_isendalive", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/senddead.c`: a send to a dead, unrecognized rank is MPIX_ERR_PROC_FAILED; recognized, MPI_PROC_NULL.
+#[test]
+fn senddead() {
+    scenario("senddead", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/isenddead.c`: as senddead with MPI_Isend / MPI_Wait.
+#[test]
+fn isenddead() {
+    scenario("isenddead", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/recvdead.c`: a receive from a dead rank: its buffered message first, then MPIX_ERR_PROC_FAILED; recognized, MPI_PROC_NULL.
+#[test]
+fn recvdead() {
+    scenario("recvdead", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/irecvdead.c`: a posted receive from a rank that dies reports MPIX_ERR_PROC_FAILED at MPI_Wait.
+#[test]
+fn irecvdead() {
+    scenario("irecvdead", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/barrier.c`: an unrecognized failure disables MPI_Barrier; validate_global enables it again (and MPI_Ibarrier).
+#[test]
+fn barrier() {
+    scenario("barrier", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/gather.c`: the gather's root reports the failure; after validate_global the dead rank's slot is untouched.
+#[test]
+fn gather() {
+    scenario("gather", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/reduce.c`: after validate_global the dead rank contributes nothing to reductions.
+#[test]
+fn reduce() {
+    scenario("reduce", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/bcast.c`: a broadcast that succeeds has the right data; after validate_global every survivor gets it.
+#[test]
+fn bcast() {
+    scenario("bcast", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/scatter.c`: a scatter that succeeds has the right block; after validate_global every survivor gets its block.
+#[test]
+fn scatter() {
+    scenario("scatter", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/anysource.c`: MPI_ANY_SOURCE returns MPIX_ERR_PROC_FAILED_PENDING until validate_local acknowledges the failure.
+#[test]
+fn anysource() {
+    scenario("anysource", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/failure_ack.c`: MPIX_Comm_failure_ack / _get_acked, and a wildcard request kept through MPIX_ERR_PROC_FAILED_PENDING.
+#[test]
+fn failure_ack() {
+    scenario("failure_ack", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/revoke_nofail.c`: a revocation releases pending receives with MPIX_ERR_REVOKED; agree and shrink work on the revoked communicator.
+#[test]
+fn revoke_nofail() {
+    scenario("revoke_nofail", 4, &[]);
+}
+
+/// SPEC §5, `tests/c/shrink.c`: MPIX_Comm_shrink gives the survivors in their old order.
+#[test]
+fn shrink() {
+    scenario("shrink", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/agree.c`: MPIX_Comm_agree: the AND; MPIX_ERR_PROC_FAILED with the agreed flag until every survivor acknowledged.
+#[test]
+fn agree() {
+    scenario("agree", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/agree_shrink.c`: acknowledge, agree, shrink, agree on the shrunk communicator.
+#[test]
+fn agree_shrink() {
+    scenario("agree_shrink", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/revoke_shrink.c`: the rank that notices the failure revokes; everyone shrinks and goes on.
+#[test]
+fn revoke_shrink() {
+    scenario("revoke_shrink", 4, &[1]);
+}
+
+/// SPEC §5, `tests/c/arguments.c`: wrong use (NULL pointers, freed communicators, negative counts, bad handles) returns an error class; the accessors' incount rules; error handlers.
+#[test]
+fn arguments() {
+    scenario("arguments", 3, &[2]);
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The header check (SPEC §5): `include/mpi.h` holds exactly the integer constants of
+//! `runthrough_c::constants::ALL`, whose values come from the Rust runtime (the error classes of
+//! `runthrough::ErrorClass`, the bits of `runthrough::RankState`), and declares every function
+//! the library exports.
+
+use std::collections::BTreeMap;
+
+use runthrough::{Error, ErrorClass, RankState};
+use runthrough_c::constants::{self, ALL};
+
+const HEADER: &str = include_str!("../include/mpi.h");
+
+/// `#define NAME VALUE` lines whose value is an integer literal, possibly in parentheses.
+fn header_constants() -> BTreeMap<String, i64> {
+    let mut found = BTreeMap::new();
+    for line in HEADER.lines() {
+        let Some(rest) = line.strip_prefix("#define ") else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let (Some(name), Some(value), None) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let value = value.trim_start_matches('(').trim_end_matches(')');
+        if let Ok(value) = value.parse::<i64>() {
+            assert!(
+                found.insert(name.to_string(), value).is_none(),
+                "{name} defined twice"
+            );
+        }
+    }
+    found
+}
+
+#[test]
+fn header_constants_are_the_rust_values() {
+    let header = header_constants();
+    let rust: BTreeMap<String, i64> = ALL
+        .iter()
+        .map(|&(name, value)| (name.to_string(), i64::from(value)))
+        .collect();
+    assert_eq!(header, rust);
+}
+
+#[test]
+fn error_classes_and_rank_states_match_the_runtime() {
+    let classes = [
+        ("MPI_ERR_SIZE", ErrorClass::Size),
+        ("MPIX_ERR_PROC_FAILED", ErrorClass::ProcFailed),
+        (
+            "MPIX_ERR_PROC_FAILED_PENDING",
+            ErrorClass::ProcFailedPending,
+        ),
+        ("MPIX_ERR_REVOKED", ErrorClass::Revoked),
+        ("MPI_ERR_COMM", ErrorClass::Comm),
+        ("MPI_ERR_ARG", ErrorClass::Arg),
+        ("MPI_ERR_COUNT", ErrorClass::Count),
+        ("MPI_ERR_TRUNCATE", ErrorClass::Truncate),
+    ];
+    let header = header_constants();
+    for (name, class) in classes {
+        assert_eq!(header[name], class as i64, "{name}");
+    }
+    assert_eq!(
+        header["MPI_ERR_SIZE"],
+        Error::Size { needed: 1 }.class() as i64
+    );
+    let states = [
+        ("MPI_RANK_STATE_OK", RankState::OK),
+        ("MPI_RANK_STATE_FAILED", RankState::FAILED),
+        ("MPI_RANK_STATE_NULL", RankState::NULL),
+        ("MPI_RANK_STATE_MOD_NEW", RankState::NEW),
+        ("MPI_RANK_STATE_MOD_OLD", RankState::OLD),
+    ];
+    let mut seen = 0;
+    for (name, state) in states {
+        let value = header[name];
+        assert_eq!(value, i64::from(state.bits()), "{name}");
+        assert_eq!(value.count_ones(), 1, "{name} is one bit");
+        assert_eq!(seen & value, 0, "{name} is distinct");
+        seen |= value;
+    }
+    // The C-only classes do not collide with a runtime class.
+    for c_only in [
+        constants::ERR_UNKNOWN,
+        constants::ERR_IN_STATUS,
+        constants::ERR_LASTCODE,
+    ] {
+        assert!(!ALL
+            .iter()
+            .filter(|(name, _)| !matches!(
+                *name,
+                "MPI_ERR_UNKNOWN" | "MPI_ERR_IN_STATUS" | "MPI_ERR_LASTCODE"
+            ))
+            .filter(|(name, _)| name.starts_with("MPI_ERR") || name.starts_with("MPIX_ERR"))
+            .any(|&(_, v)| v == c_only));
+    }
+}
+
+/// Every function the library defines is declared in the header with the same name, and vice
+/// versa (the signatures themselves are checked by compiling the C programs with -Werror).
+#[test]
+fn header_declares_every_exported_function() {
+    let source_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut exported = Vec::new();
+    for entry in std::fs::read_dir(source_dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for line in text.lines() {
+                let line = line.trim_start();
+                let Some(rest) = line
+                    .strip_prefix("pub unsafe extern \"C\" fn ")
+                    .or_else(|| line.strip_prefix("pub extern \"C\" fn "))
+                else {
+                    continue;
+                };
+                exported.push(rest.split('(').next().unwrap().to_string());
+            }
+        }
+    }
+    exported.sort();
+    let mut declared: Vec<String> = HEADER
+        .lines()
+        .filter(|l| l.starts_with("int MP") || l.starts_with("double MP"))
+        .map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .split('(')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    declared.sort();
+    assert_eq!(exported, declared);
+}
