@@ -257,3 +257,10 @@ fn revoke_shrink() {
 fn arguments() {
     scenario("arguments", 3, &[2]);
 }
+
+/// SPEC §3.4, §5, `tests/c/communicators.c`: split, create, create_group, dup after a failure,
+/// group algebra, error handler inheritance, probe and waitany.
+#[test]
+fn communicators() {
+    scenario("communicators", 4, &[3]);
+}
