@@ -8,7 +8,8 @@
 //! library, found again at run time through the rpath) and `-lpthread -ldl -lm`.
 //!
 //! The library directory is the one rtcc lives in (`cargo build --release` puts `rtcc` and
-//! `librunthrough_c.so` both in `target/release/`). The header is looked for in
+//! `librunthrough_c.so` both in `target/release/`), else its `deps/` (where `cargo test` leaves
+//! the library). The header is looked for in
 //! `<that dir>/include/`, then `<that dir>/../include/`, then in the source tree rtcc was built
 //! from (`crates/runthrough-c/include/`). `rtcc --show` prints the command instead of running it.
 
@@ -26,6 +27,14 @@ fn include_dir(bin_dir: &Path) -> PathBuf {
         .find(|dir| dir.join("mpi.h").is_file())
         .cloned()
         .unwrap_or_else(|| candidates[2].clone())
+}
+
+/// Where the shared library is: next to rtcc (after `cargo build`), or in `deps/` next to it
+/// (after `cargo test`, which builds the library as a dependency and does not copy it up).
+fn library_dir(bin_dir: &Path) -> Option<PathBuf> {
+    [bin_dir.to_path_buf(), bin_dir.join("deps")]
+        .into_iter()
+        .find(|dir| dir.join("librunthrough_c.so").is_file())
 }
 
 fn main() -> ExitCode {
@@ -50,16 +59,16 @@ fn main() -> ExitCode {
     command.arg(format!("-I{}", include_dir(&bin_dir).display()));
     command.args(&args);
     if link {
-        if !bin_dir.join("librunthrough_c.so").is_file() {
+        let Some(lib_dir) = library_dir(&bin_dir) else {
             eprintln!(
-                "rtcc: {} not found: build it with `cargo build --release -p runthrough-c`",
-                bin_dir.join("librunthrough_c.so").display()
+                "rtcc: librunthrough_c.so is not in {}: build it with `cargo build --release`",
+                bin_dir.display()
             );
             return ExitCode::from(2);
-        }
-        command.arg(format!("-L{}", bin_dir.display()));
+        };
+        command.arg(format!("-L{}", lib_dir.display()));
         command.arg("-lrunthrough_c");
-        command.arg(format!("-Wl,-rpath,{}", bin_dir.display()));
+        command.arg(format!("-Wl,-rpath,{}", lib_dir.display()));
         command.args(["-lpthread", "-ldl", "-lm"]);
     }
     if show {
