@@ -491,6 +491,8 @@ pub(crate) struct Endpoint {
     killed: AtomicBool,
     operations: AtomicU64,
     agreement_fault: Mutex<Option<AgreementFault>>,
+    /// Whether `agreement_fault` was ever set: spares every agreement packet the lock.
+    agreement_fault_planned: AtomicBool,
     /// A planned death before sending the n-th `Revoke` packet (1 = the first); 0: none.
     revoke_fault: AtomicU64,
     revokes_sent: AtomicU64,
@@ -525,6 +527,7 @@ impl Endpoint {
             killed: AtomicBool::new(false),
             operations: AtomicU64::new(0),
             agreement_fault: Mutex::new(None),
+            agreement_fault_planned: AtomicBool::new(false),
             revoke_fault: AtomicU64::new(0),
             revokes_sent: AtomicU64::new(0),
         }
@@ -567,6 +570,7 @@ impl Endpoint {
             .agreement_fault
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(fault);
+        self.agreement_fault_planned.store(true, Ordering::SeqCst);
     }
 
     /// Plans a death before this rank sends its `message`-th `Revoke` packet (fault injection).
@@ -589,6 +593,9 @@ impl Endpoint {
         else {
             return false;
         };
+        if !self.agreement_fault_planned.load(Ordering::SeqCst) {
+            return false;
+        }
         let mut fault = self
             .agreement_fault
             .lock()
