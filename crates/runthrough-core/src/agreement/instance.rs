@@ -94,6 +94,16 @@ impl Agreement {
     /// A new instance for rank `me` among `participants`. It may receive messages and failure
     /// reports before [`start`](Self::start); it keeps them and acts on them once started.
     pub fn new(me: Rank, participants: Arc<Participants>) -> Self {
+        Self::with_outbox(me, participants, VecDeque::new())
+    }
+
+    /// [`Agreement::new`], reusing `outbox`'s allocation (it is cleared).
+    pub(crate) fn with_outbox(
+        me: Rank,
+        participants: Arc<Participants>,
+        mut outbox: VecDeque<(Rank, Message)>,
+    ) -> Self {
+        outbox.clear();
         let my_index = participants.index_of(me);
         Agreement {
             me,
@@ -107,7 +117,7 @@ impl Agreement {
             accepted: None,
             decided: None,
             commit_exchanged: RankSet::new(),
-            outbox: VecDeque::new(),
+            outbox,
         }
     }
 
@@ -250,6 +260,11 @@ impl Agreement {
         self.outbox.pop_front()
     }
 
+    /// Ends this instance, giving back its outbox's allocation for the next one.
+    pub(crate) fn into_outbox(self) -> VecDeque<(Rank, Message)> {
+        self.outbox
+    }
+
     // ----- the protocol -----
 
     /// Adds a failed index; returns whether it was new.
@@ -299,11 +314,12 @@ impl Agreement {
             }
             self.forward_down();
             if self.round.value.is_some() {
-                if matches!(
-                    self.walk(|me, i| me.round.acks.contains(i)),
-                    Walk::Complete { .. }
-                ) {
-                    if coordinator {
+                if self.all_replied(|me, i| me.round.acks.contains(i)) {
+                    if coordinator || self.coordinator_is_the_only_other() {
+                        // Every participant not known failed has accepted the value: the
+                        // coordinator, which proposed it, and this rank. So it is chosen, and
+                        // this rank decides at once; its Commit tells the coordinator, in place
+                        // of Accepted (3 messages instead of 4 when two ranks are left).
                         self.decided = self.round.value.clone();
                     } else {
                         self.send_up(Up::Accepted);
@@ -318,8 +334,18 @@ impl Agreement {
         }
     }
 
+    /// Whether the coordinator of the current ballot is the only participant other than this
+    /// one that is not known failed.
+    fn coordinator_is_the_only_other(&self) -> bool {
+        let live = self.participants.len() - self.failed.len();
+        live == 2 && Some(self.ballot) != self.my_index && !self.failed.contains(self.ballot)
+    }
+
     /// This rank's gather for the current ballot, if complete.
     fn gather(&self) -> Option<Summary> {
+        if !self.all_replied(|me, i| me.promise_of(i).is_some()) {
+            return None;
+        }
         let Walk::Complete { covered, skipped } = self.walk(|me, i| me.promise_of(i).is_some())
         else {
             return None;
@@ -357,11 +383,41 @@ impl Agreement {
             .map(|at| &promises[at].1)
     }
 
+    /// Whether every effective child has replied (or, failed, is covered by its own effective
+    /// children): [`Agreement::walk`] without building the lists, allocation-free when no
+    /// participant is known failed.
+    fn all_replied(&self, replied: impl Fn(&Self, u32) -> bool) -> bool {
+        if self.failed.is_empty() {
+            let tree = self.tree();
+            let me = tree.virtual_of(self.my_index.expect("participant"));
+            tree.children(me)
+                .all(|child| replied(self, tree.index_of(child)))
+        } else {
+            matches!(self.walk(replied), Walk::Complete { .. })
+        }
+    }
+
     /// Walks the static children of this rank in the current tree: a child that `replied`
     /// covers its subtree; a failed child without reply is skipped and its children walked; any
     /// other child is waited for.
     fn walk(&self, replied: impl Fn(&Self, u32) -> bool) -> Walk {
         let tree = self.tree();
+        if self.failed.is_empty() {
+            // Failure-free: the effective children are the tree's children; one allocation.
+            let me = tree.virtual_of(self.my_index.expect("participant"));
+            let mut covered = Vec::new();
+            for child in tree.children(me) {
+                let index = tree.index_of(child);
+                if !replied(self, index) {
+                    return Walk::Waiting;
+                }
+                covered.push(index);
+            }
+            return Walk::Complete {
+                covered,
+                skipped: Vec::new(),
+            };
+        }
         let me = tree.virtual_of(self.my_index.expect("participant"));
         let (mut covered, mut skipped) = (Vec::new(), Vec::new());
         let mut pending: Vec<u32> = tree.children(me).collect();
@@ -425,7 +481,20 @@ impl Agreement {
         if self.round.down.as_ref().map(|(k, _)| *k) != Some(kind) {
             self.round.down = Some((kind, RankSet::new()));
         }
-        for child in self.effective_children() {
+        let tree = self.tree();
+        let me = tree.virtual_of(self.my_index.expect("participant"));
+        // Failure-free, the effective children are the tree's own: no list is built.
+        let failure_free = self.failed.is_empty();
+        let repaired = if failure_free {
+            Vec::new()
+        } else {
+            self.effective_children()
+        };
+        let direct = tree
+            .children(me)
+            .filter(move |_| failure_free)
+            .map(|child| tree.index_of(child));
+        for child in repaired.into_iter().chain(direct) {
             let (_, sent) = self.round.down.as_mut().expect("set above");
             if sent.insert(child) {
                 let message = match kind {
@@ -469,9 +538,20 @@ impl Agreement {
     /// tree, unless it already exchanged a commit with them.
     fn spread_commit(&mut self) {
         let value = self.decided.clone().expect("decided");
-        let mut neighbours = self.effective_children();
-        neighbours.extend(self.effective_parent());
-        for index in neighbours {
+        let tree = self.tree();
+        let me = tree.virtual_of(self.my_index.expect("participant"));
+        let failure_free = self.failed.is_empty();
+        let repaired = if failure_free {
+            Vec::new()
+        } else {
+            self.effective_children()
+        };
+        let direct = tree
+            .children(me)
+            .filter(move |_| failure_free)
+            .map(|child| tree.index_of(child));
+        let parent = self.effective_parent();
+        for index in repaired.into_iter().chain(direct).chain(parent) {
             if self.commit_exchanged.insert(index) {
                 self.outbox.push_back((
                     self.participants.rank_at(index),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The successive agreements of one communicator at one rank.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::instance::Agreement;
@@ -29,10 +29,14 @@ use crate::{Rank, RankSet};
 pub struct AgreementSeries {
     me: Rank,
     next_seq: u64,
-    calls: BTreeMap<u64, Agreement>,
+    /// The live instances, oldest first (at most two; a vector, not a map: no node allocation
+    /// per call).
+    calls: Vec<(u64, Agreement)>,
     early: Vec<(Rank, Message)>,
     failed: RankSet,
     outbox: VecDeque<(Rank, u64, Message)>,
+    /// The outbox of the last dropped instance, reused by the next one (no allocation per call).
+    spare: VecDeque<(Rank, Message)>,
 }
 
 impl AgreementSeries {
@@ -41,10 +45,11 @@ impl AgreementSeries {
         AgreementSeries {
             me,
             next_seq: 0,
-            calls: BTreeMap::new(),
+            calls: Vec::with_capacity(2),
             early: Vec::new(),
             failed: RankSet::new(),
             outbox: VecDeque::new(),
+            spare: VecDeque::new(),
         }
     }
 
@@ -53,22 +58,23 @@ impl AgreementSeries {
     pub fn start(&mut self, participants: Arc<Participants>, contribution: Contribution) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let mut agreement = Agreement::new(self.me, participants);
+        let spare = std::mem::take(&mut self.spare);
+        let mut agreement = Agreement::with_outbox(self.me, participants, spare);
         for rank in &self.failed {
             agreement.handle_failure(rank);
         }
         agreement.start(contribution);
-        for (from, message) in std::mem::take(&mut self.early) {
+        for (from, message) in self.early.drain(..) {
             agreement.handle_message(from, message);
         }
-        self.calls.insert(seq, agreement);
+        self.calls.push((seq, agreement));
         self.settle();
         seq
     }
 
     /// A message of call `seq` from `from`.
     pub fn handle_message(&mut self, from: Rank, seq: u64, message: Message) {
-        if let Some(agreement) = self.calls.get_mut(&seq) {
+        if let Some(agreement) = self.get_mut(seq) {
             agreement.handle_message(from, message);
             self.settle();
         } else if seq == self.next_seq {
@@ -83,7 +89,7 @@ impl AgreementSeries {
         if !self.failed.insert(rank) {
             return;
         }
-        for agreement in self.calls.values_mut() {
+        for (_, agreement) in self.calls.iter_mut() {
             agreement.handle_failure(rank);
         }
         self.settle();
@@ -97,12 +103,22 @@ impl AgreementSeries {
     /// The decision of call `seq`, once this rank may return from it (and until the call is
     /// dropped, once the following call has decided here).
     pub fn decision(&self, seq: u64) -> Option<&Decision> {
-        self.calls.get(&seq).and_then(Agreement::decision)
+        self.call(seq).and_then(Agreement::decision)
     }
 
     /// The instance of call `seq`, while it is live.
     pub fn call(&self, seq: u64) -> Option<&Agreement> {
-        self.calls.get(&seq)
+        self.calls
+            .iter()
+            .find(|(s, _)| *s == seq)
+            .map(|(_, agreement)| agreement)
+    }
+
+    fn get_mut(&mut self, seq: u64) -> Option<&mut Agreement> {
+        self.calls
+            .iter_mut()
+            .find(|(s, _)| *s == seq)
+            .map(|(_, agreement)| agreement)
     }
 
     /// Number of live instances (at most two).
@@ -117,7 +133,8 @@ impl AgreementSeries {
 
     /// Collects the instances' messages and drops calls whose successor has decided.
     fn settle(&mut self) {
-        for (&seq, agreement) in self.calls.iter_mut() {
+        for (seq, agreement) in self.calls.iter_mut() {
+            let seq = *seq;
             while let Some((to, message)) = agreement.poll_transmit() {
                 self.outbox.push_back((to, seq, message));
             }
@@ -127,9 +144,12 @@ impl AgreementSeries {
             .iter()
             .rev()
             .find(|(_, agreement)| agreement.decision().is_some())
-            .map(|(&seq, _)| seq);
+            .map(|(seq, _)| *seq);
         if let Some(newest) = newest_decided {
-            self.calls.retain(|&seq, _| seq >= newest);
+            while self.calls.first().is_some_and(|(seq, _)| *seq < newest) {
+                let (_, old) = self.calls.remove(0);
+                self.spare = old.into_outbox();
+            }
         }
     }
 }
