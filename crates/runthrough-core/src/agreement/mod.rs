@@ -44,7 +44,10 @@
 //!   `Accept` down; a rank at that ballot or below accepts, forwards it down, and sends
 //!   `Accepted` up once its effective children have.
 //! - **Phase 3, commit.** The coordinator, with every `Accepted`, decides and sends `Commit`
-//!   down. A rank decides on a `Commit` from anyone at any ballot, and returns.
+//!   down. A rank decides on a `Commit` from anyone at any ballot, and returns. A rank that
+//!   accepts at ballot `b` when the coordinator of `b` is the only other participant it does
+//!   not know failed decides at once (both have accepted `(b, V)`: the value is chosen, as in
+//!   invariant 4 below) and sends `Commit` up instead of `Accepted`.
 //! - **Repairs.** When a rank's effective parent changes it sends its current up message again
 //!   to the new one; when its effective children change it forwards its current down message
 //!   to the new ones. A coordinator's failure makes the next lowest live index coordinate a
@@ -55,7 +58,8 @@
 //!   commit with. Non-commit messages from ranks known failed, and messages of ballots below
 //!   the current one, are ignored.
 //!
-//! Failure-free this is four traversals of a tree of depth `log2 n` and `4 (n - 1)` messages.
+//! Failure-free this is four traversals of a tree of depth `log2 n` and `4 (n - 1)` messages
+//! (three messages at two ranks).
 //!
 //! # Invariants
 //!
