@@ -143,6 +143,12 @@ impl std::fmt::Display for Ending {
             Ending::Exited(code) if *code == launch::EXIT_FENCED => {
                 write!(f, "halted as fenced (exit {code})")
             }
+            Ending::Exited(code) if *code == launch::EXIT_INJECTED => {
+                write!(
+                    f,
+                    "ended itself by its program's fault injection (exit {code})"
+                )
+            }
             Ending::Exited(code) => write!(f, "exited with status {code}"),
             Ending::Signaled(signal) => {
                 write!(f, "killed by signal {signal}{}", signal_name(*signal))
@@ -179,12 +185,13 @@ pub struct RankReport {
 }
 
 impl RankReport {
-    /// Whether the rank ended as expected: exit status 0, or killed by an injected fault or
-    /// for being fenced.
+    /// Whether the rank ended as expected: exit status 0, killed by an injected fault or for
+    /// being fenced, or ended by its own program's fault injection ([`launch::EXIT_INJECTED`]).
     pub fn ok(&self) -> bool {
         match self.ending {
             Some(Ending::Exited(0)) => true,
             Some(Ending::Signaled(9)) => self.injected || self.fenced_by.is_some(),
+            Some(Ending::Exited(launch::EXIT_INJECTED)) => self.injected,
             Some(Ending::Exited(code)) => code == launch::EXIT_FENCED && self.fenced_by.is_some(),
             _ => false,
         }
@@ -528,7 +535,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 let ending = ending_of(status);
                 state.report.ending = Some(ending);
                 state.report.ended_at = Some(start.elapsed());
-                if state.kill_planned_in_operation && ending == Ending::Signaled(9) {
+                let planned = (state.kill_planned_in_operation && ending == Ending::Signaled(9))
+                    || ending == Ending::Exited(launch::EXIT_INJECTED);
+                if planned {
                     state.report.injected = true;
                     state.report.fenced_by = None; // peers reported the death it was planned to be
                 }

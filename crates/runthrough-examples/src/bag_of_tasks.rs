@@ -32,15 +32,18 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use runthrough::{
-    Comm, Error, FailureView, FaultHandle, Rank, RankOutcome, RankState, Source, Tag,
-};
+use runthrough::{Comm, Error, FailureView, Rank, RankOutcome, RankState, Source};
 
 use crate::checksum::fnv1a;
+use crate::kills::{die_now, Death};
 
+/// A task for a worker (one `u64`), or, empty, the order to stop (after every task: messages
+/// from one sender on one tag are not overtaken).
 const TAG_TASK: i32 = 1;
 const TAG_RESULT: i32 = 2;
-const TAG_STOP: i32 = 3;
+/// Multi-process only: `[1]` tells a worker's process to die now (an injected kill), `[0]`
+/// that no kill is coming.
+const TAG_KILL: i32 = 3;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -55,9 +58,12 @@ pub struct Config {
     pub work: u32,
     /// Injected failures: `(worker, k)` kills the worker once the master has `k` results, just
     /// before its next wildcard receive (`k = 0`: once the first tasks are out), wherever the
-    /// worker is then: computing, waiting for a task, or with a result in flight. Kills are by the job's fault handle, as a
-    /// launcher kills a process, so they strike at the same point of the master's progress
-    /// whatever the thread scheduling.
+    /// worker is then: computing, waiting for a task, or with a result in flight. In-process,
+    /// kills are by the job's fault handle, as a launcher kills a process, so they strike at
+    /// the same point of the master's progress whatever the thread scheduling; in a
+    /// multi-process job ([`run_rank`]) the master sends the worker an order to die, which a
+    /// thread of the worker's process obeys at once (so a little later, in the master's
+    /// progress, than in-process).
     pub kills: Vec<(Rank, u64)>,
     /// A progress line every this many results (0: none).
     pub progress_every: u64,
@@ -185,26 +191,11 @@ impl std::error::Error for BagError {}
 /// See [`BagError`]. Results that differ from the reference are reported by
 /// [`Report::matches_reference`], not as an error.
 pub fn run(config: &Config) -> Result<Report, BagError> {
-    if config.ranks < 1 {
-        return Err(BagError::Config("at least one rank (the master)".into()));
-    }
-    if config.window == 0 {
-        return Err(BagError::Config("--window must be at least 1".into()));
-    }
-    if let Some((rank, _)) = config
-        .kills
-        .iter()
-        .find(|(r, _)| *r == 0 || *r >= config.ranks)
-    {
-        return Err(BagError::Config(format!(
-            "cannot kill rank {rank}: kills name workers 1..{} (the master is not fault tolerant)",
-            config.ranks
-        )));
-    }
+    check(config)?;
     let universe = runthrough::local(config.ranks);
     let shared = Shared {
         config,
-        faults: universe.fault_handle(),
+        death: Death::Thread(universe.fault_handle()),
         started: Instant::now(),
         lines: Mutex::new(()),
     };
@@ -244,9 +235,118 @@ pub fn run(config: &Config) -> Result<Report, BagError> {
     })
 }
 
+fn check(config: &Config) -> Result<(), BagError> {
+    if config.ranks < 1 {
+        return Err(BagError::Config("at least one rank (the master)".into()));
+    }
+    if config.window == 0 {
+        return Err(BagError::Config("--window must be at least 1".into()));
+    }
+    if let Some((rank, _)) = config
+        .kills
+        .iter()
+        .find(|(r, _)| *r == 0 || *r >= config.ranks)
+    {
+        return Err(BagError::Config(format!(
+            "cannot kill rank {rank}: kills name workers 1..{} (the master is not fault tolerant)",
+            config.ranks
+        )));
+    }
+    Ok(())
+}
+
+/// Runs one rank of the bag on `world`, whichever way the world was obtained: the body that
+/// [`run`] gives each in-process rank, and what each process of a multi-process job
+/// (`runthrough::init()`, under rtrun) runs. `config.ranks` must be `world.size()`. The master
+/// (rank 0) returns its results, to be compared with [`reference()`] by the caller; a worker
+/// returns `None` once told to stop.
+///
+/// With [`Death::Process`], each worker's process also runs a thread that waits for the
+/// master's order to die (the master's planned kills), and ends the process at once when it
+/// comes; the master releases those threads at the end.
+///
+/// # Errors
+/// See [`BagError`].
+pub fn run_rank(
+    world: &Comm,
+    config: &Config,
+    death: Death,
+) -> Result<Option<MasterRun>, BagError> {
+    if config.ranks != world.size() {
+        return Err(BagError::Config(format!(
+            "the configuration is for {} ranks, the job has {}",
+            config.ranks,
+            world.size()
+        )));
+    }
+    check(config)?;
+    let by_message = matches!(death, Death::Process);
+    let shared = Shared {
+        config,
+        death,
+        started: Instant::now(),
+        lines: Mutex::new(()),
+    };
+    if world.rank() == 0 {
+        let done = Master::new(world, &shared).run()?;
+        return Ok(Some(MasterRun {
+            checksum: fnv1a(done.results.iter().copied()),
+            results: done.results,
+            events: done.events,
+            by_rank: done.by_rank,
+            duplicates: done.duplicates,
+            // Every failure known by now (some may have struck after the last result).
+            failed: world
+                .validate_local()
+                .unwrap_or(done.local)
+                .ranks(RankState::FAILED | RankState::NULL)
+                .map(|i| i.rank)
+                .collect(),
+            elapsed: shared.started.elapsed(),
+        }));
+    }
+    if !by_message {
+        return worker(world, &shared).map(|_| None);
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(|| obey_kill_orders(world));
+        worker(world, &shared).map(|_| None)
+    })
+}
+
+/// What the master of [`run_rank`] ends with.
+#[derive(Debug, Clone)]
+pub struct MasterRun {
+    /// Every task's result, in task order.
+    pub results: Vec<u64>,
+    /// FNV-1a over `results`.
+    pub checksum: u64,
+    /// The failures the master handled, in order.
+    pub events: Vec<FailureEvent>,
+    /// Results counted per rank (the master's own included, as rank 0).
+    pub by_rank: BTreeMap<Rank, u64>,
+    /// Results received twice.
+    pub duplicates: u64,
+    /// The failed ranks the master knew of at the end (its L after a last `validate_local`).
+    pub failed: Vec<Rank>,
+    /// Wall time of the master's run.
+    pub elapsed: Duration,
+}
+
+/// A worker process's thread that waits for the master's order: `[1]` ends the process (an
+/// injected death), `[0]` (or an error: the master is gone) ends the thread.
+fn obey_kill_orders(world: &Comm) {
+    let mut order = [0u64];
+    if let Ok(status) = world.recv(&mut order, 0u32, TAG_KILL) {
+        if status.source.is_some() && order[0] == 1 {
+            die_now();
+        }
+    }
+}
+
 struct Shared<'a> {
     config: &'a Config,
-    faults: FaultHandle,
+    death: Death,
     started: Instant,
     lines: Mutex<()>,
 }
@@ -267,13 +367,13 @@ fn worker(world: &Comm, shared: &Shared<'_>) -> Result<u64, BagError> {
     let mut received = 0u64;
     loop {
         let mut task = [0u64];
-        let status = world.recv(&mut task, 0u32, Tag::Any).map_err(runtime)?;
-        match status.tag {
-            Some(TAG_TASK) => {}
-            Some(TAG_STOP) => return Ok(received),
-            other => {
+        let status = world.recv(&mut task, 0u32, TAG_TASK).map_err(runtime)?;
+        match (status.source, status.count) {
+            (Some(_), 1) => {}
+            (Some(_), 0) => return Ok(received),
+            _ => {
                 return Err(BagError::Inconsistent(format!(
-                    "worker {me}: unexpected message from the master, tag {other:?}"
+                    "worker {me}: unexpected message from the master: {status:?}"
                 )))
             }
         }
@@ -291,6 +391,8 @@ struct MasterResult {
     events: Vec<FailureEvent>,
     by_rank: BTreeMap<Rank, u64>,
     duplicates: u64,
+    /// L at the end.
+    local: FailureView,
 }
 
 struct Master<'a> {
@@ -376,9 +478,13 @@ impl<'a> Master<'a> {
                 Err(error) => return Err(self.runtime(error)),
             }
         }
+        let release = matches!(self.shared.death, Death::Process);
         for &worker in self.outstanding.keys() {
             // A worker that died since is no concern of ours any more.
-            let _ = self.world.send(&[0u64], worker, TAG_STOP);
+            let _ = self.world.send::<u64>(&[], worker, TAG_TASK);
+            if release {
+                let _ = self.world.send(&[0u64], worker, TAG_KILL);
+            }
         }
         self.shared.say(format_args!(
             "master: all {} results in ({} duplicates ignored); results per rank {:?}",
@@ -389,6 +495,7 @@ impl<'a> Master<'a> {
             events: self.events,
             by_rank: self.by_rank,
             duplicates: self.duplicates,
+            local: self.local,
         })
     }
 
@@ -435,10 +542,21 @@ impl<'a> Master<'a> {
         let (due, later): (Vec<_>, Vec<_>) = self.kills.iter().partition(|(_, at)| *at <= done);
         self.kills = later;
         for (worker, _) in due {
-            self.shared.say(format_args!(
-                "worker {worker} killed after {done} results (injected)"
-            ));
-            self.shared.faults.kill(worker);
+            match &self.shared.death {
+                Death::Thread(_) => {
+                    self.shared.say(format_args!(
+                        "worker {worker} killed after {done} results (injected)"
+                    ));
+                    self.shared.death.strike(worker);
+                }
+                Death::Process => {
+                    self.shared.say(format_args!(
+                        "worker {worker} told to die after {done} results (injected)"
+                    ));
+                    // A worker that is dead already needs no telling.
+                    let _ = self.world.send(&[1u64], worker, TAG_KILL);
+                }
+            }
         }
     }
 

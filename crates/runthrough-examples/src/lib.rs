@@ -9,8 +9,15 @@
 //!   learns of dead workers through `ProcFailedPending`, acknowledges them with
 //!   `validate_local`, re-issues their tasks, and gets exactly the failure-free results.
 //!
-//! The binaries `heat` and `bag_of_tasks` are thin command lines over [`heat::run`] and
-//! [`bag_of_tasks::run`]; both exit non-zero when the result is wrong.
+//! Each application's per-rank body takes the world `&Comm`, however it was obtained:
+//! [`heat::run`] and [`bag_of_tasks::run`] run it on in-process ranks (`runthrough::local`),
+//! and [`heat::run_rank`] and [`bag_of_tasks::run_rank`] run one rank of a multi-process job
+//! (`runthrough::init()` under rtrun, one process per rank). Only how a planned kill strikes
+//! differs ([`kills::Death`]).
+//!
+//! The binaries `heat` and `bag_of_tasks` are thin command lines over them: in-process by
+//! default, one rank per process when started by rtrun; both exit non-zero when the result is
+//! wrong.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -2,25 +2,40 @@
 //! A master–worker bag of tasks that survives worker failures (see
 //! `runthrough_examples::bag_of_tasks`).
 //!
-//! `cargo run --release -p runthrough-examples --bin bag_of_tasks -- --ranks 8 --tasks 400
-//! --kill 3@5,5@20`
+//! In-process (the default): `cargo run --release -p runthrough-examples --bin bag_of_tasks --
+//! --ranks 8 --tasks 400 --kill 3@5,5@20`
+//!
+//! Multi-process: started by rtrun (or a PMI launcher), each process runs one rank:
+//! `target/release/rtrun -n 8 --tag-output target/release/bag_of_tasks --kill 3@5,5@120`
 //!
 //! Exit status: 0 when the results equal the failure-free ones, 1 when they differ, 2 for a bad
-//! command line, 4 for any other error.
+//! command line, 4 for any other error. Under rtrun the master (rank 0) checks the results and
+//! exits so, the workers exit 0 once told to stop, a worker killed by `--kill` ends its process
+//! at once with status 85 (which rtrun counts as an injected death), and rtrun's own status is 0
+//! only when every other rank exited 0.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use runthrough::Rank;
-use runthrough_examples::bag_of_tasks::{self, BagError, Config};
-use runthrough_examples::kills::parse_kills;
+use runthrough_examples::bag_of_tasks::{self, BagError, Config, FailureEvent};
+use runthrough_examples::kills::{launched_as_a_rank, parse_kills, Death};
 
 #[derive(Parser, Debug)]
-#[command(about = "Master-worker with wildcard receives that survives worker failures")]
+#[command(
+    about = "Master-worker with wildcard receives that survives worker failures",
+    after_help = "Runs its ranks as threads of this process, unless it was started as one rank of \
+a multi-process job: under rtrun (RT_RANK is set) or a PMI launcher (PMI_FD), each process runs \
+one rank through runthrough::init(), e.g. `rtrun -n 8 --tag-output bag_of_tasks --kill 3@5`. \
+Then the master (rank 0) prints the job's lines and checks the results, and a worker named by \
+--kill is told by the master to die, and ends its process at once with status 85 (rtrun counts \
+it as injected); rtrun's own --kill works too."
+)]
 struct Args {
-    /// In-process ranks: the master (rank 0) and RANKS - 1 workers.
-    #[arg(long, default_value_t = 8)]
-    ranks: u32,
+    /// Ranks: the master (rank 0) and RANKS - 1 workers [in-process default: 8; under a
+    /// launcher: the job's size].
+    #[arg(long)]
+    ranks: Option<u32>,
     /// Tasks in the bag.
     #[arg(long, default_value_t = 400)]
     tasks: u64,
@@ -52,7 +67,7 @@ fn main() -> ExitCode {
         }
     };
     let config = Config {
-        ranks: args.ranks,
+        ranks: args.ranks.unwrap_or(8),
         tasks: args.tasks,
         window: args.window,
         work: args.work,
@@ -60,13 +75,21 @@ fn main() -> ExitCode {
         progress_every: args.progress,
         verbose: !args.quiet,
     };
+    if launched_as_a_rank() {
+        run_as_a_rank(config, args.ranks)
+    } else {
+        run_in_process(config)
+    }
+}
+
+fn header(config: &Config, how: &str) -> String {
     let kills: Vec<String> = config
         .kills
         .iter()
         .map(|(r, k)| format!("{r}@{k}"))
         .collect();
-    println!(
-        "bag_of_tasks: {} in-process ranks (master 0, {} workers), {} tasks, window {}; kills: {}",
+    format!(
+        "bag_of_tasks: {} {how} (master 0, {} workers), {} tasks, window {}; kills: {}",
         config.ranks,
         config.ranks.saturating_sub(1),
         config.tasks,
@@ -76,26 +99,36 @@ fn main() -> ExitCode {
         } else {
             kills.join(", ")
         }
+    )
+}
+
+fn print_events(events: &[FailureEvent]) {
+    for e in events {
+        println!(
+            "failure after {} results: ProcFailedPending, validate_local returned FAILED|NEW {:?} ({} failed in all); re-issued tasks {:?}; back in flight after {:.2?}",
+            e.after_results, e.new_failed, e.failed_in_all, e.reissued, e.reissue_time
+        );
+    }
+}
+
+fn print_checksum(checksum: u64, reference: u64, equal: bool) {
+    println!(
+        "checksum {checksum:#018x}, failure-free {reference:#018x}: {}",
+        if equal { "equal" } else { "DIFFERENT" }
     );
+}
+
+fn run_in_process(config: Config) -> ExitCode {
+    println!("{}", header(&config, "in-process ranks"));
     match bag_of_tasks::run(&config) {
         Ok(report) => {
-            for e in &report.events {
-                println!(
-                    "failure after {} results: ProcFailedPending, validate_local returned FAILED|NEW {:?} ({} failed in all); re-issued tasks {:?}; back in flight after {:.2?}",
-                    e.after_results, e.new_failed, e.failed_in_all, e.reissued, e.reissue_time
-                );
-            }
+            print_events(&report.events);
             println!(
                 "killed {:?}; results per rank {:?}; {} duplicate results ignored; {:.2?}",
                 report.killed, report.by_rank, report.duplicates, report.elapsed
             );
             let equal = report.matches_reference();
-            println!(
-                "checksum {:#018x}, failure-free {:#018x}: {}",
-                report.checksum,
-                report.reference_checksum,
-                if equal { "equal" } else { "DIFFERENT" }
-            );
+            print_checksum(report.checksum, report.reference_checksum, equal);
             if equal {
                 ExitCode::SUCCESS
             } else {
@@ -109,6 +142,68 @@ fn main() -> ExitCode {
         Err(error) => {
             println!("bag_of_tasks: FAILED: {error}");
             ExitCode::from(4)
+        }
+    }
+}
+
+/// One rank of a multi-process job: the master checks the results.
+fn run_as_a_rank(mut config: Config, ranks: Option<u32>) -> ExitCode {
+    let universe = match runthrough::init() {
+        Ok(universe) => universe,
+        Err(error) => {
+            eprintln!("bag_of_tasks: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let world = universe.world();
+    let me = world.rank();
+    if let Some(ranks) = ranks.filter(|&r| r != world.size()) {
+        if me == 0 {
+            eprintln!(
+                "bag_of_tasks: --ranks {ranks}, but the job has {} ranks (leave --ranks out under a launcher)",
+                world.size()
+            );
+        }
+        return ExitCode::from(2);
+    }
+    config.ranks = world.size();
+    if me == 0 {
+        println!("{}", header(&config, "ranks, one process each"));
+    }
+    match bag_of_tasks::run_rank(world, &config, Death::Process) {
+        Ok(Some(master)) => {
+            let reference = bag_of_tasks::reference(&config);
+            let reference_checksum =
+                runthrough_examples::checksum::fnv1a(reference.iter().copied());
+            let equal = master.results == reference;
+            print_events(&master.events);
+            println!(
+                "failed {:?}; results per rank {:?}; {} duplicate results ignored; {:.2?}",
+                master.failed, master.by_rank, master.duplicates, master.elapsed
+            );
+            print_checksum(master.checksum, reference_checksum, equal);
+            universe.finalize();
+            if equal {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Ok(None) => {
+            universe.finalize();
+            ExitCode::SUCCESS
+        }
+        Err(error @ BagError::Config(_)) => {
+            if me == 0 {
+                eprintln!("bag_of_tasks: {error}");
+            }
+            ExitCode::from(2)
+        }
+        Err(error) => {
+            // Without finalizing: to its peers this rank fails.
+            println!("bag_of_tasks: rank {me} FAILED: {error}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(4)
         }
     }
 }

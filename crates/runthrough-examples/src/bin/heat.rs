@@ -1,28 +1,44 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The fault-tolerant 2D Jacobi heat solver (see `runthrough_examples::heat`).
 //!
-//! `cargo run --release -p runthrough-examples --bin heat -- --ranks 8 --size 256 --iterations 100
-//! --checkpoint 10 --kill 3@25,5@47`
+//! In-process (the default): `cargo run --release -p runthrough-examples --bin heat --
+//! --ranks 8 --size 256 --iterations 100 --checkpoint 10 --kill 3@25,5@47`
+//!
+//! Multi-process: started by rtrun (or a PMI launcher), each process runs one rank:
+//! `target/release/rtrun -n 8 --tag-output target/release/heat --size 256 --kill 3@25,5@47`
 //!
 //! Exit status: 0 when the final field equals the failure-free one bit for bit, 1 when it
 //! differs, 2 for a bad command line, 3 when a block was lost (every copy on a failed rank),
-//! 4 for any other error.
+//! 4 for any other error. Under rtrun each surviving rank exits so (every survivor compares the
+//! field it assembled with the sequential reference it computes), a rank killed by `--kill`
+//! exits at once with status 85 (which rtrun counts as an injected death), and rtrun's own
+//! status is 0 only when every other rank exited 0.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use runthrough::Rank;
-use runthrough_examples::heat::{self, Config, Decomposition, HeatError, KillPoint};
-use runthrough_examples::kills::parse_kills;
+use runthrough::{Rank, RankState};
+use runthrough_examples::heat::{
+    self, Config, Decomposition, HeatError, KillPoint, RecoveryRecord,
+};
+use runthrough_examples::kills::{launched_as_a_rank, parse_kills, Death};
 
 #[derive(Parser, Debug)]
 #[command(
-    about = "A 2D Jacobi heat solver that survives rank failures (buddy checkpoints, rollback)"
+    about = "A 2D Jacobi heat solver that survives rank failures (buddy checkpoints, rollback)",
+    after_help = "Runs its ranks as threads of this process, unless it was started as one rank of \
+a multi-process job: under rtrun (RT_RANK is set) or a PMI launcher (PMI_FD), each process runs \
+one rank through runthrough::init(), e.g. `rtrun -n 8 --tag-output heat --kill 3@25`. Then the \
+lowest surviving rank prints the job's lines, every survivor checks the field it assembled \
+against the failure-free one, a rank killed by --kill ends its process at once with status 85 \
+(rtrun counts it as injected), and kills inside validate_global come from rtrun \
+(--kill RANK@validate_global:CALL[:MESSAGE]) rather than from RANK@vCALL.MESSAGE."
 )]
 struct Args {
-    /// In-process ranks; the grid is cut into one block per rank.
-    #[arg(long, default_value_t = 8)]
-    ranks: u32,
+    /// Ranks, and blocks: the grid is cut into one block per rank [in-process default: 8;
+    /// under a launcher: the job's size].
+    #[arg(long)]
+    ranks: Option<u32>,
     /// The interior is SIZE x SIZE cells.
     #[arg(long, default_value_t = 256)]
     size: usize,
@@ -36,7 +52,8 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     buddies: usize,
     /// Failures to inject: RANK@ITERATION (when it starts that iteration), RANK@rN (in the N-th
-    /// recovery), RANK@vCALL.MESSAGE (inside its CALL-th validate_global), comma-separated.
+    /// recovery), RANK@vCALL.MESSAGE (inside its CALL-th validate_global; in-process only),
+    /// comma-separated.
     #[arg(long, default_value = "")]
     kill: String,
     /// A progress line every this many iterations (0: none).
@@ -57,7 +74,7 @@ fn main() -> ExitCode {
         }
     };
     let config = Config {
-        ranks: args.ranks,
+        ranks: args.ranks.unwrap_or(8),
         size: args.size,
         iterations: args.iterations,
         checkpoint_every: args.checkpoint,
@@ -66,11 +83,20 @@ fn main() -> ExitCode {
         progress_every: args.progress,
         verbose: !args.quiet,
     };
+    if launched_as_a_rank() {
+        run_as_a_rank(config, args.ranks)
+    } else {
+        run_in_process(config)
+    }
+}
+
+/// The first line: what runs.
+fn header(config: &Config, how: &str) -> Option<String> {
     let shape = match Decomposition::new(config.size, config.ranks as usize) {
         Ok(d) => d.shape(),
         Err(reason) => {
             eprintln!("heat: {reason}");
-            return ExitCode::from(2);
+            return None;
         }
     };
     let kills: Vec<String> = config
@@ -78,8 +104,8 @@ fn main() -> ExitCode {
         .iter()
         .map(|(r, p)| format!("{r}@{p}"))
         .collect();
-    println!(
-        "heat: {} in-process ranks, {n} x {n} interior as {} blocks ({} x {}), {} iterations, \
+    Some(format!(
+        "heat: {} {how}, {n} x {n} interior as {} blocks ({} x {}), {} iterations, \
          checkpoint every {}, {} buddy cop{} per block; kills: {}",
         config.ranks,
         config.ranks,
@@ -95,45 +121,58 @@ fn main() -> ExitCode {
             kills.join(", ")
         },
         n = config.size,
+    ))
+}
+
+fn print_recoveries(recoveries: &[RecoveryRecord]) {
+    for r in recoveries {
+        let moves: Vec<String> = r
+            .moves
+            .iter()
+            .map(|m| format!("block {}: rank {} -> {}", m.block, m.from, m.to))
+            .collect();
+        println!(
+            "recovery #{}: at iteration {}, validate_global returned NULL|NEW {:?} ({} failed in all){}; {}; rolled back to {}; kill -> agreed {}; agreed -> recovered {}",
+            r.number,
+            r.at_iteration,
+            r.new_in_g,
+            r.failed_in_all,
+            if r.during_recovery { ", during recovery" } else { "" },
+            moves.join(", "),
+            r.rolled_back_to,
+            r.kill_to_agreement
+                .map_or("(not timed)".into(), |d| format!("{d:.2?}")),
+            r.agreement_to_recovered
+                .map_or("(interrupted by the next failure)".into(), |d| format!("{d:.2?}")),
+        );
+    }
+}
+
+fn print_checksum(checksum: u64, reference: u64, equal: bool) {
+    println!(
+        "checksum {checksum:#018x}, failure-free {reference:#018x}: {}",
+        if equal {
+            "equal bit for bit"
+        } else {
+            "DIFFERENT"
+        }
     );
+}
+
+fn run_in_process(config: Config) -> ExitCode {
+    let Some(header) = header(&config, "in-process ranks") else {
+        return ExitCode::from(2);
+    };
+    println!("{header}");
     match heat::run(&config) {
         Ok(report) => {
-            for r in &report.recoveries {
-                let moves: Vec<String> = r
-                    .moves
-                    .iter()
-                    .map(|m| format!("block {}: rank {} -> {}", m.block, m.from, m.to))
-                    .collect();
-                println!(
-                    "recovery #{}: at iteration {}, validate_global returned NULL|NEW {:?} ({} failed in all){}; {}; rolled back to {}; kill -> agreed {}; agreed -> recovered {}",
-                    r.number,
-                    r.at_iteration,
-                    r.new_in_g,
-                    r.failed_in_all,
-                    if r.during_recovery { ", during recovery" } else { "" },
-                    moves.join(", "),
-                    r.rolled_back_to,
-                    r.kill_to_agreement
-                        .map_or("(not timed)".into(), |d| format!("{d:.2?}")),
-                    r.agreement_to_recovered
-                        .map_or("(interrupted by the next failure)".into(), |d| format!("{d:.2?}")),
-                );
-            }
+            print_recoveries(&report.recoveries);
             println!(
                 "survivors {:?}, killed {:?}; {} passes (validate_global calls) in {:.2?}",
                 report.survivors, report.killed, report.passes, report.elapsed
             );
             let equal = report.matches_reference();
-            println!(
-                "checksum {:#018x}, failure-free {:#018x}: {}",
-                report.checksum,
-                report.reference_checksum,
-                if equal {
-                    "equal bit for bit"
-                } else {
-                    "DIFFERENT"
-                }
-            );
+            print_checksum(report.checksum, report.reference_checksum, equal);
             if equal {
                 ExitCode::SUCCESS
             } else {
@@ -152,6 +191,90 @@ fn main() -> ExitCode {
         Err(error) => {
             println!("heat: FAILED: {error}");
             ExitCode::from(4)
+        }
+    }
+}
+
+/// One rank of a multi-process job: this process's part of the run, then its own check of the
+/// field against the sequential reference.
+fn run_as_a_rank(mut config: Config, ranks: Option<u32>) -> ExitCode {
+    let universe = match runthrough::init() {
+        Ok(universe) => universe,
+        Err(error) => {
+            eprintln!("heat: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let world = universe.world();
+    let me = world.rank();
+    if let Some(ranks) = ranks.filter(|&r| r != world.size()) {
+        if me == 0 {
+            eprintln!(
+                "heat: --ranks {ranks}, but the job has {} ranks (leave --ranks out under a launcher)",
+                world.size()
+            );
+        }
+        return ExitCode::from(2);
+    }
+    config.ranks = world.size();
+    if me == 0 {
+        match header(&config, "ranks, one process each") {
+            Some(header) => println!("{header}"),
+            None => return ExitCode::from(2),
+        }
+    }
+    let lowest_ok = |world: &runthrough::Comm| {
+        world
+            .global_view()
+            .ok()
+            .and_then(|g| g.ranks(RankState::OK).next())
+            .map(|i| i.rank)
+    };
+    match heat::run_rank(world, &config, Death::Process) {
+        Ok(run) => {
+            let reference = heat::reference(config.size, config.iterations);
+            let reference_checksum = runthrough_examples::checksum::fnv1a_f64(&reference);
+            let equal = run.matches(&reference);
+            if run.is_lowest_survivor(me) {
+                print_recoveries(&run.recoveries);
+                let ok: Vec<Rank> = run.final_g.ranks(RankState::OK).map(|i| i.rank).collect();
+                let failed: Vec<Rank> =
+                    run.final_g.ranks(RankState::NULL).map(|i| i.rank).collect();
+                println!(
+                    "survivors {ok:?}, failed {failed:?}; {} passes (validate_global calls) in {:.2?}",
+                    run.passes, run.elapsed
+                );
+                print_checksum(run.checksum, reference_checksum, equal);
+            } else if !equal {
+                print!("rank {me}: ");
+                print_checksum(run.checksum, reference_checksum, equal);
+            }
+            universe.finalize();
+            if equal {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error @ HeatError::Unrecoverable { .. }) => {
+            if lowest_ok(world) == Some(me) {
+                println!("heat: {error}");
+                println!("heat: use --buddies 2 to survive the loss of a buddy pair");
+            }
+            universe.finalize();
+            ExitCode::from(3)
+        }
+        Err(error @ HeatError::Config(_)) => {
+            if me == 0 {
+                eprintln!("heat: {error}");
+            }
+            ExitCode::from(2)
+        }
+        Err(error) => {
+            // Without finalizing: to its peers this rank fails, and they go on without it.
+            println!("heat: rank {me} FAILED: {error}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(4)
         }
     }
 }

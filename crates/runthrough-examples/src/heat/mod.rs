@@ -31,7 +31,10 @@
 //! Within a pass, every rank sends all it has to send before it receives (sends are eager), and
 //! goes on receiving after an error, so no live rank ever waits for a message that a live peer
 //! gave up sending; tags carry the pass number, so nothing from an abandoned pass is matched
-//! later. The final field is compared with the sequential [`reference`] bit for bit.
+//! later. The final field is compared with the sequential [`reference()`] bit for bit.
+//!
+//! [`run`] runs every rank in-process; [`run_rank`] is the same solver as one rank of a
+//! multi-process job (each survivor then compares the field it assembled with the reference).
 //!
 //! ```
 //! use runthrough_examples::heat::{self, Config, KillPoint};
@@ -57,12 +60,13 @@ use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use runthrough::{Comm, Error, FailureView, FaultHandle, Rank, RankOutcome, RankState};
+use runthrough::{Comm, Error, FailureView, Rank, RankOutcome, RankState};
 
 pub use grid::{initial_field, reference, stencil, Block, Decomposition, Side};
 pub use placement::{Committed, LostBlock, Move, Placement};
 
 use crate::checksum::{bitwise_equal, fnv1a_f64};
+use crate::kills::Death;
 
 /// Where an injected failure strikes a rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,17 +275,7 @@ impl std::error::Error for HeatError {}
 /// See [`HeatError`]; a run whose field differs from the reference is not an error here (the
 /// caller decides), but its report says so.
 pub fn run(config: &Config) -> Result<Report, HeatError> {
-    let decomposition =
-        Decomposition::new(config.size, config.ranks as usize).map_err(HeatError::Config)?;
-    if config.checkpoint_every == 0 {
-        return Err(HeatError::Config("--checkpoint must be at least 1".into()));
-    }
-    if let Some((rank, _)) = config.kills.iter().find(|(r, _)| *r >= config.ranks) {
-        return Err(HeatError::Config(format!(
-            "cannot kill rank {rank} of {}",
-            config.ranks
-        )));
-    }
+    let decomposition = check(config)?;
     let mut universe = runthrough::local(config.ranks);
     for &(rank, point) in &config.kills {
         if let KillPoint::Agreement { call, message } = point {
@@ -291,7 +285,7 @@ pub fn run(config: &Config) -> Result<Report, HeatError> {
     let shared = Shared {
         config,
         decomposition: &decomposition,
-        faults: universe.fault_handle(),
+        death: Death::Thread(universe.fault_handle()),
         kill_times: Mutex::new(Vec::new()),
         started: Instant::now(),
         tags: Tags::new(decomposition.blocks()),
@@ -355,11 +349,110 @@ pub fn run(config: &Config) -> Result<Report, HeatError> {
     })
 }
 
+/// The decomposition of a configuration that can run.
+fn check(config: &Config) -> Result<Decomposition, HeatError> {
+    let decomposition =
+        Decomposition::new(config.size, config.ranks as usize).map_err(HeatError::Config)?;
+    if config.checkpoint_every == 0 {
+        return Err(HeatError::Config("--checkpoint must be at least 1".into()));
+    }
+    if let Some((rank, _)) = config.kills.iter().find(|(r, _)| *r >= config.ranks) {
+        return Err(HeatError::Config(format!(
+            "cannot kill rank {rank} of {}",
+            config.ranks
+        )));
+    }
+    Ok(decomposition)
+}
+
+/// Runs one rank of the solver on `world`, whichever way the world was obtained: this is the
+/// body that [`run`] gives each in-process rank, and what each process of a multi-process job
+/// (`runthrough::init()`, under rtrun) runs. `config.ranks` must be `world.size()`; `death`
+/// says how the planned kills of this rank strike. Kills inside `validate_global`
+/// ([`KillPoint::Agreement`]) are the runtime's to inject: in-process [`run`] plans them; a
+/// multi-process job gets them from its launcher (`rtrun --kill R@validate_global:C:M`), so
+/// here they are a configuration error.
+///
+/// Every survivor returns the whole final field; comparing it with [`reference()`] is the
+/// caller's (see [`RankRun`]).
+///
+/// # Errors
+/// As [`run`]: [`HeatError::Unrecoverable`] at every survivor at the same pass, the others
+/// at the rank that saw them.
+pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, HeatError> {
+    if config.ranks != world.size() {
+        return Err(HeatError::Config(format!(
+            "the configuration is for {} ranks, the job has {}",
+            config.ranks,
+            world.size()
+        )));
+    }
+    let decomposition = check(config)?;
+    if let Some((rank, point)) = config
+        .kills
+        .iter()
+        .find(|(_, p)| matches!(p, KillPoint::Agreement { .. }))
+    {
+        return Err(HeatError::Config(format!(
+            "kill {rank}@{point}: a kill inside validate_global is injected by the launcher here \
+             (rtrun --kill RANK@validate_global:CALL:MESSAGE)"
+        )));
+    }
+    let shared = Shared {
+        config,
+        decomposition: &decomposition,
+        death,
+        kill_times: Mutex::new(Vec::new()),
+        started: Instant::now(),
+        tags: Tags::new(decomposition.blocks()),
+    };
+    let result = Solver::new(world, &shared).run()?;
+    Ok(RankRun {
+        checksum: fnv1a_f64(&result.field),
+        field: result.field,
+        recoveries: result.recoveries,
+        passes: result.passes,
+        final_g: result.final_g,
+        elapsed: shared.started.elapsed(),
+    })
+}
+
+/// What one surviving rank of [`run_rank`] ends with.
+#[derive(Debug, Clone)]
+pub struct RankRun {
+    /// The whole final field, boundary included (every survivor assembles it).
+    pub field: Vec<f64>,
+    /// FNV-1a over `field`'s bits.
+    pub checksum: u64,
+    /// The recoveries, as this rank saw them (the same at every survivor but for the times;
+    /// the kill times are not known across processes, so `kill_to_agreement` is `None` for
+    /// kills of other processes).
+    pub recoveries: Vec<RecoveryRecord>,
+    /// The `validate_global` calls this rank made (passes).
+    pub passes: u64,
+    /// G after the output pass: the survivors are its OK ranks, the failed ranks its NULL ones.
+    pub final_g: FailureView,
+    /// Wall time of this rank's run.
+    pub elapsed: Duration,
+}
+
+impl RankRun {
+    /// Whether the final field equals `reference` bit for bit.
+    pub fn matches(&self, reference: &[f64]) -> bool {
+        bitwise_equal(&self.field, reference)
+    }
+
+    /// Whether this rank is the lowest survivor (the one that reports the job).
+    pub fn is_lowest_survivor(&self, me: Rank) -> bool {
+        self.final_g.ranks(RankState::OK).next().map(|i| i.rank) == Some(me)
+    }
+}
+
 /// What every rank's thread reads.
 struct Shared<'a> {
     config: &'a Config,
     decomposition: &'a Decomposition,
-    faults: FaultHandle,
+    death: Death,
     kill_times: Mutex<Vec<(Rank, Instant)>>,
     started: Instant,
     tags: Tags,
@@ -409,6 +502,8 @@ struct RankResult {
     field: Vec<f64>,
     recoveries: Vec<RecoveryRecord>,
     passes: u64,
+    /// G after the output pass.
+    final_g: FailureView,
 }
 
 /// What a pass did, before `validate_global` says whether it counts.
@@ -544,6 +639,7 @@ impl<'a> Solver<'a> {
                         field,
                         recoveries: self.recoveries,
                         passes: self.pass,
+                        final_g: after,
                     })
                 }
             }
@@ -616,7 +712,7 @@ impl<'a> Solver<'a> {
                 .lock()
                 .expect("kill log")
                 .push((self.me, Instant::now()));
-            self.shared.faults.kill(self.me);
+            self.shared.death.strike(self.me);
         }
     }
 

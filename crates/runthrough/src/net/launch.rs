@@ -15,7 +15,8 @@
 //!    ranks that fenced a peer: the launcher then kills that peer.
 //!
 //! A rank whose control connection closes halts (exit status [`EXIT_LAUNCHER_LOST`]), so a job
-//! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`].
+//! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`]. A
+//! program that kills one of its ranks on purpose ends that process with [`EXIT_INJECTED`].
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -45,6 +46,10 @@ pub const ENV_VERBOSE: &str = "RT_VERBOSE";
 pub const EXIT_FENCED: i32 = 86;
 /// Exit status of a rank whose launcher went away.
 pub const EXIT_LAUNCHER_LOST: i32 = 87;
+/// Exit status of a rank that ended itself on purpose, by its program's own fault injection
+/// (e.g. "die at iteration 25"): a fail-stop death that was planned, which the launcher counts
+/// as injected, like one of its own kills, rather than as a failed rank.
+pub const EXIT_INJECTED: i32 = 85;
 
 /// A job's secret: random, one per job, handed to its ranks by the launcher.
 #[derive(Clone, PartialEq, Eq)]
