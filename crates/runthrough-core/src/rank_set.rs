@@ -26,6 +26,11 @@ impl RankSet {
         self.ranks.len()
     }
 
+    /// Empties the set, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.ranks.clear();
+    }
+
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.ranks.is_empty()

@@ -107,6 +107,8 @@ pub(crate) struct CommState {
     pub(crate) collective_active: bool,
     /// The participants of collectives: the OK ranks of G, in order.
     pub(crate) participants: Arc<[Rank]>,
+    /// The same, as the agreement protocol takes them (rebuilt only when G changes).
+    pub(crate) agreement_participants: Arc<Participants>,
     /// The agreements of this communicator's `validate_global`, `agree` and `shrink` calls.
     pub(crate) agreements: AgreementSeries,
     /// The agreements of the communicator creations (`dup`, `split`, `create`) on this
@@ -136,6 +138,7 @@ impl CommState {
             collective_sequence: 0,
             collective_active: false,
             participants: Arc::from(Vec::new()),
+            agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
             agreements: AgreementSeries::new(rank),
             creations: AgreementSeries::new(rank),
             creating: false,
@@ -147,10 +150,19 @@ impl CommState {
     }
 
     fn with_participants(mut self) -> Self {
+        self.rebuild_participants();
+        self
+    }
+
+    /// The participants of collectives and agreements from G.
+    fn rebuild_participants(&mut self) {
         self.participants = (0..self.members.size())
             .filter(|&r| !self.global.is_failed(r))
             .collect();
-        self
+        self.agreement_participants = Arc::new(Participants::new(
+            self.members.size(),
+            &self.global.failed_set(),
+        ));
     }
 
     /// A participant of collectives that this rank knows failed but G does not recognize: while
@@ -223,11 +235,12 @@ impl CommState {
     /// Installs a new G (after an agreement): L := G, a new collective epoch whose participants
     /// are the OK ranks of G; collective messages of older epochs are dropped (SPEC §2.1).
     pub(crate) fn install_global(&mut self, global: FailureView) {
+        let same_failed = global.num_failed() == self.global.num_failed(); // G only grows
         self.local = global.clone();
         self.global = global;
-        self.participants = (0..self.members.size())
-            .filter(|&r| !self.global.is_failed(r))
-            .collect();
+        if !same_failed {
+            self.rebuild_participants();
+        }
         self.epoch = self.epoch.wrapping_add(1);
         self.collective_sequence = 0;
         let stale: Vec<ReceiveId> = self.collective_matcher.take_all_posted();
@@ -235,8 +248,10 @@ impl CommState {
             stale.is_empty(),
             "no collective is running during validate_global"
         );
-        self.collective_matcher = Matcher::default();
-        for (envelope, payload) in std::mem::take(&mut self.collective_early) {
+        if self.collective_matcher.unexpected_len() > 0 {
+            self.collective_matcher = Matcher::default(); // the old epoch's messages
+        }
+        for (envelope, payload) in self.collective_early.drain(..) {
             let bytes = payload.len();
             let matched = self.collective_matcher.arrive(envelope, payload, bytes);
             debug_assert!(matched.is_none());

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use runthrough_core::agreement::{Contribution, Decision, Participants};
+use runthrough_core::agreement::{Contribution, Decision};
 use runthrough_core::{Error, FailureView, RankState, Result};
 
 use crate::comm::Comm;
@@ -58,7 +58,8 @@ impl Comm {
         let (seq, out) = {
             let mut engine = self.process.endpoint.lock();
             let comm = engine.comm(context)?;
-            let participants = Arc::new(Participants::new(self.size, &comm.global.failed_set()));
+            let participants = Arc::clone(&comm.agreement_participants);
+            debug_assert_eq!(participants.size(), self.size);
             let contribution = Contribution {
                 known_failed: comm.known_failed.clone(),
                 acknowledged: comm.local.failed_set(),
@@ -140,9 +141,15 @@ impl Comm {
     fn install_decided_global(&self, decision: &Decision) -> Result<FailureView> {
         let mut engine = self.process.endpoint.lock();
         let comm = engine.comm(self.context)?;
-        let mut failed = comm.global.failed_set();
-        failed.union_with(&decision.failed);
-        let global = comm.global.updated(&failed, RankState::NULL);
+        let unchanged = !comm.global.new_failures()
+            && decision.failed.iter().all(|r| comm.global.is_failed(r));
+        let global = if unchanged {
+            comm.global.clone() // no NEW rank and nothing added: the same G
+        } else {
+            let mut failed = comm.global.failed_set();
+            failed.union_with(&decision.failed);
+            comm.global.updated(&failed, RankState::NULL)
+        };
         comm.install_global(global.clone());
         Ok(global)
     }

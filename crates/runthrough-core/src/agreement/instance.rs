@@ -66,6 +66,18 @@ struct Round {
     up: Option<(Up, u32)>,
 }
 
+impl Round {
+    /// A fresh round, keeping the allocations of the promise list and the acknowledgements.
+    fn reset(&mut self) {
+        self.promises.clear();
+        self.acks.clear();
+        self.gathered = None;
+        self.value = None;
+        self.down = None;
+        self.up = None;
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Down {
     Prepare,
@@ -94,16 +106,6 @@ impl Agreement {
     /// A new instance for rank `me` among `participants`. It may receive messages and failure
     /// reports before [`start`](Self::start); it keeps them and acts on them once started.
     pub fn new(me: Rank, participants: Arc<Participants>) -> Self {
-        Self::with_outbox(me, participants, VecDeque::new())
-    }
-
-    /// [`Agreement::new`], reusing `outbox`'s allocation (it is cleared).
-    pub(crate) fn with_outbox(
-        me: Rank,
-        participants: Arc<Participants>,
-        mut outbox: VecDeque<(Rank, Message)>,
-    ) -> Self {
-        outbox.clear();
         let my_index = participants.index_of(me);
         Agreement {
             me,
@@ -117,8 +119,26 @@ impl Agreement {
             accepted: None,
             decided: None,
             commit_exchanged: RankSet::new(),
-            outbox,
+            outbox: VecDeque::new(),
         }
+    }
+
+    /// Makes this instance a fresh [`Agreement::new`] of rank `me` over `participants`, in place,
+    /// keeping its allocations (the series reuses one instance per call: no allocation and no
+    /// copy of the instance per call).
+    pub(crate) fn reset(&mut self, me: Rank, participants: Arc<Participants>) {
+        self.me = me;
+        self.my_index = participants.index_of(me);
+        self.participants = participants;
+        self.failed.clear();
+        self.lowest_alive = 0;
+        self.contribution = None;
+        self.ballot = 0;
+        self.round.reset();
+        self.accepted = None;
+        self.decided = None;
+        self.commit_exchanged.clear();
+        self.outbox.clear();
     }
 
     // ----- getters -----
@@ -260,10 +280,6 @@ impl Agreement {
         self.outbox.pop_front()
     }
 
-    /// Ends this instance, giving back its outbox's allocation for the next one.
-    pub(crate) fn into_outbox(self) -> VecDeque<(Rank, Message)> {
-        self.outbox
-    }
 
     // ----- the protocol -----
 

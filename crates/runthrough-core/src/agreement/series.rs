@@ -31,12 +31,12 @@ pub struct AgreementSeries {
     next_seq: u64,
     /// The live instances, oldest first (at most two; a vector, not a map: no node allocation
     /// per call).
-    calls: Vec<(u64, Agreement)>,
+    calls: Vec<(u64, Box<Agreement>)>,
     early: Vec<(Rank, Message)>,
     failed: RankSet,
     outbox: VecDeque<(Rank, u64, Message)>,
-    /// The outbox of the last dropped instance, reused by the next one (no allocation per call).
-    spare: VecDeque<(Rank, Message)>,
+    /// The last dropped instance, reset in place for the next call (no allocation per call).
+    spare: Option<Box<Agreement>>,
 }
 
 impl AgreementSeries {
@@ -49,7 +49,7 @@ impl AgreementSeries {
             early: Vec::new(),
             failed: RankSet::new(),
             outbox: VecDeque::new(),
-            spare: VecDeque::new(),
+            spare: None,
         }
     }
 
@@ -58,8 +58,13 @@ impl AgreementSeries {
     pub fn start(&mut self, participants: Arc<Participants>, contribution: Contribution) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let spare = std::mem::take(&mut self.spare);
-        let mut agreement = Agreement::with_outbox(self.me, participants, spare);
+        let mut agreement = match self.spare.take() {
+            Some(mut spare) => {
+                spare.reset(self.me, participants);
+                spare
+            }
+            None => Box::new(Agreement::new(self.me, participants)),
+        };
         for rank in &self.failed {
             agreement.handle_failure(rank);
         }
@@ -111,14 +116,14 @@ impl AgreementSeries {
         self.calls
             .iter()
             .find(|(s, _)| *s == seq)
-            .map(|(_, agreement)| agreement)
+            .map(|(_, agreement)| &**agreement)
     }
 
     fn get_mut(&mut self, seq: u64) -> Option<&mut Agreement> {
         self.calls
             .iter_mut()
             .find(|(s, _)| *s == seq)
-            .map(|(_, agreement)| agreement)
+            .map(|(_, agreement)| &mut **agreement)
     }
 
     /// Number of live instances (at most two).
@@ -148,7 +153,7 @@ impl AgreementSeries {
         if let Some(newest) = newest_decided {
             while self.calls.first().is_some_and(|(seq, _)| *seq < newest) {
                 let (_, old) = self.calls.remove(0);
-                self.spare = old.into_outbox();
+                self.spare = Some(old);
             }
         }
     }

@@ -1,0 +1,33 @@
+//! Runs one operation many times on 2 in-process ranks, for instruction counting under
+//! `valgrind --tool=callgrind` (repeatable where wall-clock times are not):
+//! `cargo run --release -p runthrough --example op_cost -- validate_global 10000`.
+use runthrough::Op;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let op = args.next().unwrap_or_else(|| "validate_global".into());
+    let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let ranks: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let outcomes = runthrough::local(ranks).run(move |world| {
+        for _ in 0..n {
+            match op.as_str() {
+                "validate_global" => {
+                    world.validate_global()?;
+                }
+                "agree" => {
+                    world.agree(1)?;
+                }
+                "all_reduce" => {
+                    let mut out = [0u64];
+                    world.all_reduce(&[1u64], &mut out, Op::Sum)?;
+                }
+                "barrier" => world.barrier()?,
+                other => panic!("unknown operation {other}"),
+            }
+        }
+        Ok::<_, runthrough::Error>(())
+    });
+    for outcome in outcomes {
+        outcome.returned().expect("rank returned").expect("no error");
+    }
+}
