@@ -36,6 +36,9 @@ mod collectives;
 mod comm;
 mod communicators;
 mod engine;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod group;
 pub mod net;
 mod packet;

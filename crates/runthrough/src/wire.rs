@@ -432,9 +432,15 @@ impl Decoder {
     }
 
     /// Whether no partial frame is held.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn is_idle(&self) -> bool {
         self.direct.is_none() && self.start == self.end
+    }
+
+    /// The bytes held allocated: the buffer, and a payload being read straight into its vector.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn allocated(&self) -> usize {
+        self.buffer.len() + self.direct.as_ref().map_or(0, |d| d.payload.len())
     }
 
     /// Reads once from `source` into the decoder (`Ok(0)` at end of stream).
