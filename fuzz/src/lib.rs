@@ -429,7 +429,7 @@ pub fn payload(u: &mut Unstructured) -> AResult<Vec<u8>> {
 /// A frame of any kind.
 pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
     let token = |u: &mut Unstructured| -> AResult<[u8; TOKEN]> { u.arbitrary() };
-    Ok(match u.int_in_range(0..=8)? {
+    Ok(match u.int_in_range(0..=9)? {
         0 => Frame::Data {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
@@ -463,7 +463,10 @@ pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
         },
         6 => Frame::Proof { mac: token(u)? },
         7 => Frame::Heartbeat,
-        _ => Frame::FailureNotice {
+        8 => Frame::FailureNotice {
+            rank: u.arbitrary()?,
+        },
+        _ => Frame::Suspect {
             rank: u.arbitrary()?,
         },
     })

@@ -7,8 +7,13 @@
 //! loopback control connection and gets the table of all addresses back), forwards the ranks'
 //! output line by line, and watches them: a rank's exit is a *confirmed* failure that rtrun
 //! tells every surviving rank at once. It injects faults on request ([`Kill`]), kills a rank
-//! that its peers fenced, stops the whole job at a time-out or on [`Job::stop`], and returns a
-//! [`Report`] of who failed, how and when.
+//! that its peers suspect (fenced: SPEC §1; the kill makes the failure a confirmed one, and a
+//! report from a rank that is itself fenced or gone is not acted on), stops the whole job at a
+//! time-out or on [`Job::stop`], and returns a [`Report`] of who failed, how and when.
+//!
+//! Ranks may run under a command prefix ([`Job::rank_wrapper`], e.g. `ip netns exec NS` to put
+//! one in another network namespace, or a debugger), and bind their listeners, and rtrun its
+//! control listener, to the address [`Job::bind`] names instead of loopback.
 //!
 //! Every rank runs in its own process group, so a stop kills whatever the ranks started too,
 //! and a rank whose control connection closes halts: no process outlives its job.
@@ -106,6 +111,17 @@ pub struct Job {
     pub env: Vec<(String, String)>,
     /// Setting this stops the job (every rank killed), e.g. from a Ctrl-C handler.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Where the ranks' listeners and rtrun's control listener bind: an IP address,
+    /// `route:HOST` or an interface name ([`runthrough::net::bind_address`]); `None`: loopback.
+    /// Each rank resolves it in its own network namespace.
+    pub bind: Option<String>,
+    /// Command prefixes: rank `r` runs `wrapper... PROGRAM ARGS` (see [`Job::rank_wrapper`]).
+    pub wrappers: BTreeMap<u32, Vec<OsString>>,
+    /// Kill a rank its peers suspect (the default): that is how a suspicion becomes a
+    /// confirmed failure under rtrun. Off, rtrun acts as a launcher without a kill channel
+    /// (Hydra, srun): a suspect is only fenced by its peers and must halt by itself, and it
+    /// fails in the survivors' detectors once a majority fenced it (tests of SPEC §1's rule).
+    pub kill_suspects: bool,
 }
 
 impl Job {
@@ -124,7 +140,28 @@ impl Job {
             heartbeat: None,
             env: Vec::new(),
             stop: None,
+            bind: None,
+            wrappers: BTreeMap::new(),
+            kill_suspects: true,
         }
+    }
+
+    /// Runs `rank` as `wrapper[0] wrapper[1..] PROGRAM ARGS`, e.g.
+    /// `job.rank_wrapper(3, ["ip", "netns", "exec", "host-b"])`. The wrapper must end by
+    /// running the program in its place (`exec`), as `ip netns exec`, `nice` or `taskset` do:
+    /// rtrun watches the process it started.
+    pub fn rank_wrapper<S: Into<OsString>>(
+        &mut self,
+        rank: u32,
+        wrapper: impl IntoIterator<Item = S>,
+    ) -> &mut Self {
+        let wrapper: Vec<OsString> = wrapper.into_iter().map(Into::into).collect();
+        if wrapper.is_empty() {
+            self.wrappers.remove(&rank);
+        } else {
+            self.wrappers.insert(rank, wrapper);
+        }
+        self
     }
 }
 
@@ -149,12 +186,20 @@ impl std::fmt::Display for Ending {
                     "ended itself by its program's fault injection (exit {code})"
                 )
             }
+            Ending::Exited(code) if *code == launch::EXIT_NO_MAJORITY => {
+                write!(f, "halted without a majority of its peers (exit {code})")
+            }
             Ending::Exited(code) => write!(f, "exited with status {code}"),
             Ending::Signaled(signal) => {
                 write!(f, "killed by signal {signal}{}", signal_name(*signal))
             }
         }
     }
+}
+
+/// Whether `code` is the exit status of a rank that halted by the fencing rule (SPEC §1).
+fn halted(code: i32) -> bool {
+    code == launch::EXIT_FENCED || code == launch::EXIT_NO_MAJORITY
 }
 
 fn signal_name(signal: i32) -> &'static str {
@@ -186,13 +231,14 @@ pub struct RankReport {
 
 impl RankReport {
     /// Whether the rank ended as expected: exit status 0, killed by an injected fault or for
-    /// being fenced, or ended by its own program's fault injection ([`launch::EXIT_INJECTED`]).
+    /// being fenced, ended by its own program's fault injection ([`launch::EXIT_INJECTED`]), or
+    /// halted (as fenced, or without a majority) while its peers suspected it.
     pub fn ok(&self) -> bool {
         match self.ending {
             Some(Ending::Exited(0)) => true,
             Some(Ending::Signaled(9)) => self.injected || self.fenced_by.is_some(),
             Some(Ending::Exited(launch::EXIT_INJECTED)) => self.injected,
-            Some(Ending::Exited(code)) => code == launch::EXIT_FENCED && self.fenced_by.is_some(),
+            Some(Ending::Exited(code)) => halted(code) && self.fenced_by.is_some(),
             _ => false,
         }
     }
@@ -407,7 +453,11 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
 pub fn run(job: &Job) -> io::Result<Report> {
     let size = job.size;
     let secret = JobSecret::random();
-    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let control_ip = match &job.bind {
+        Some(spec) => runthrough::net::bind_address(spec)?,
+        None => std::net::Ipv4Addr::LOCALHOST.into(),
+    };
+    let listener = TcpListener::bind((control_ip, 0))?;
     let control_address = listener.local_addr()?.to_string();
     let (events_tx, events) = mpsc::channel();
     {
@@ -448,7 +498,14 @@ pub fn run(job: &Job) -> io::Result<Report> {
 
     let mut started_error = None;
     for rank in 0..size {
-        let mut command = Command::new(&job.program);
+        let mut command = match job.wrappers.get(&rank) {
+            Some(wrapper) => {
+                let mut command = Command::new(&wrapper[0]);
+                command.args(&wrapper[1..]).arg(&job.program);
+                command
+            }
+            None => Command::new(&job.program),
+        };
         command
             .args(&job.args)
             .env(launch::ENV_RANK, rank.to_string())
@@ -464,6 +521,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 launch::ENV_HEARTBEAT,
                 format!("{}:{}", period.as_millis(), timeout.as_millis()),
             );
+        }
+        if let Some(bind) = &job.bind {
+            command.env(launch::ENV_BIND, bind);
         }
         if let Some(op) = faults.get(&rank) {
             command.env(launch::ENV_FAULT, op);
@@ -519,16 +579,20 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 state.control = Some(stream);
             }
             Ok(Event::Refused) => refused += 1,
-            Ok(Event::Reported(report)) => {
+            Ok(Event::Reported(report)) if report.rank < size => {
+                // A rank that is itself fenced or gone is not listened to (SPEC §1).
+                let reporter = report.fenced_by.map(|r| &ranks[r as usize].report);
+                let heeded = !reporter.is_some_and(|r| r.fenced_by.is_some() || r.ending.is_some());
                 let state = &mut ranks[report.rank as usize];
                 let fresh = state.report.fenced_by.is_none() && !state.report.injected;
-                if state.report.ending.is_none() && fresh {
+                if heeded && state.report.ending.is_none() && fresh {
                     state.report.fenced_by = report.fenced_by;
-                    if let Some(pid) = state.pid {
+                    if let Some(pid) = state.pid.filter(|_| job.kill_suspects) {
                         kill_group(pid);
                     }
                 }
             }
+            Ok(Event::Reported(_)) => {} // a rank outside the job
             Ok(Event::Exited(rank, status)) => {
                 exited += 1;
                 let state = &mut ranks[rank as usize];
@@ -541,10 +605,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
                     state.report.injected = true;
                     state.report.fenced_by = None; // peers reported the death it was planned to be
                 }
-                if !matches!(
-                    ending,
-                    Ending::Signaled(9) | Ending::Exited(launch::EXIT_FENCED)
-                ) {
+                if !matches!(ending, Ending::Signaled(9))
+                    && !matches!(ending, Ending::Exited(code) if halted(code))
+                {
                     // It ended by itself before the kill asked for its fencing could land.
                     state.report.fenced_by = None;
                 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! `rtrun -n N [--tag-output] [--timeout SECS] [--kill RANK@SECS|RANK@OP:K]... PROGRAM [ARGS]`
+//! `rtrun -n N [--tag-output] [--timeout SECS] [--kill RANK@SECS|RANK@OP:K]... [--bind WHERE]
+//! [--wrap RANKS=COMMAND]... [--no-kill-suspects] PROGRAM [ARGS]`
 //!
 //! Starts N ranks of PROGRAM as one runthrough job, forwards their output, injects the faults
 //! asked for, prints who failed, how and when, and exits 0 iff every rank that was not killed on
@@ -38,6 +39,19 @@ struct Args {
     /// Heartbeat period and timeout in milliseconds, `PERIOD:TIMEOUT` (default 500:5000).
     #[arg(long, value_name = "PERIOD:TIMEOUT")]
     heartbeat: Option<String>,
+    /// Bind the ranks' listeners and rtrun's control listener to ADDR, to the address of
+    /// interface IFACE, or to the address this host uses to reach HOST (`route:HOST`), instead
+    /// of loopback. Each rank resolves it where it runs.
+    #[arg(long, value_name = "ADDR|IFACE|route:HOST")]
+    bind: Option<String>,
+    /// Run RANKS (`3`, `0,2`, `4-7`) under COMMAND, a command prefix that runs the program in
+    /// its place, e.g. `--wrap '3=ip netns exec host-b'` or `--wrap '0=nice -n 5'`. Repeatable.
+    #[arg(long = "wrap", value_name = "RANKS=COMMAND")]
+    wraps: Vec<String>,
+    /// Do not kill ranks that their peers suspect (as a launcher without a kill channel):
+    /// a suspect is only fenced and must halt by itself (SPEC §1).
+    #[arg(long)]
+    no_kill_suspects: bool,
     /// The program and its arguments.
     #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
     command: Vec<OsString>,
@@ -83,6 +97,17 @@ fn main() -> ExitCode {
             Duration::from_millis(timeout),
         ));
     }
+    job.bind = args.bind;
+    job.kill_suspects = !args.no_kill_suspects;
+    for wrap in &args.wraps {
+        let Some((ranks, wrapper)) = parse_wrap(wrap, args.ranks) else {
+            eprintln!("rtrun: --wrap RANKS=COMMAND, RANKS like 3, 0,2 or 4-7 below -n: {wrap:?}");
+            return ExitCode::from(2);
+        };
+        for rank in ranks {
+            job.rank_wrapper(rank, wrapper.clone());
+        }
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -112,4 +137,25 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// `RANKS=COMMAND`: the ranks (each below `size`) and the command's words.
+fn parse_wrap(text: &str, size: u32) -> Option<(Vec<u32>, Vec<String>)> {
+    let (ranks, command) = text.split_once('=')?;
+    let mut list = Vec::new();
+    for part in ranks.split(',') {
+        let (low, high) = match part.split_once('-') {
+            Some((low, high)) => (low.trim().parse().ok()?, high.trim().parse().ok()?),
+            None => {
+                let rank: u32 = part.trim().parse().ok()?;
+                (rank, rank)
+            }
+        };
+        if low > high || high >= size {
+            return None;
+        }
+        list.extend(low..=high);
+    }
+    let words: Vec<String> = command.split_whitespace().map(String::from).collect();
+    (!words.is_empty()).then_some((list, words))
 }

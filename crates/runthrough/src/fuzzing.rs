@@ -61,6 +61,9 @@ pub enum Frame {
     FailureNotice {
         rank: u32,
     },
+    Suspect {
+        rank: u32,
+    },
 }
 
 impl From<wire::Frame> for Frame {
@@ -107,6 +110,7 @@ impl From<wire::Frame> for Frame {
             wire::Frame::Proof { mac } => Frame::Proof { mac },
             wire::Frame::Heartbeat => Frame::Heartbeat,
             wire::Frame::FailureNotice { rank } => Frame::FailureNotice { rank },
+            wire::Frame::Suspect { rank } => Frame::Suspect { rank },
         }
     }
 }
@@ -155,6 +159,7 @@ impl From<Frame> for wire::Frame {
             Frame::Proof { mac } => wire::Frame::Proof { mac },
             Frame::Heartbeat => wire::Frame::Heartbeat,
             Frame::FailureNotice { rank } => wire::Frame::FailureNotice { rank },
+            Frame::Suspect { rank } => wire::Frame::Suspect { rank },
         }
     }
 }

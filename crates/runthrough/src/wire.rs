@@ -16,6 +16,7 @@
 //! | 18 | `Proof` | MAC 32 bytes |
 //! | 19 | `Heartbeat` | nothing |
 //! | 20 | `FailureNotice` | rank u32 |
+//! | 21 | `Suspect` | rank u32 |
 //!
 //! # Invariants
 //! Decoding never panics and never allocates more than the bytes that have arrived (plus one
@@ -45,6 +46,7 @@ const KIND_CHALLENGE: u8 = 17;
 const KIND_PROOF: u8 = 18;
 const KIND_HEARTBEAT: u8 = 19;
 const KIND_FAILURE_NOTICE: u8 = 20;
+const KIND_SUSPECT: u8 = 21;
 
 /// Bytes of a data frame's body before its payload (kind included).
 const DATA_HEAD: usize = 1 + 8 + 4 + 4;
@@ -74,8 +76,11 @@ pub(crate) enum Frame {
     Proof { mac: [u8; TOKEN] },
     /// Liveness, sent every heartbeat period whatever the traffic.
     Heartbeat,
-    /// The sender knows that world rank `rank` failed (knowledge spreads, SPEC §1).
+    /// World rank `rank` is in the sender's detector output: its failure was confirmed, or it
+    /// was fenced by a majority (knowledge spreads, SPEC §1).
     FailureNotice { rank: u32 },
+    /// The sender fenced world rank `rank`: its vote that `rank` failed (SPEC §1).
+    Suspect { rank: u32 },
 }
 
 /// Why bytes did not decode into a frame.
@@ -217,6 +222,10 @@ pub(crate) fn encode(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Heartbeat => out.push(KIND_HEARTBEAT),
         Frame::FailureNotice { rank } => {
             out.push(KIND_FAILURE_NOTICE);
+            out.extend_from_slice(&rank.to_le_bytes());
+        }
+        Frame::Suspect { rank } => {
+            out.push(KIND_SUSPECT);
             out.extend_from_slice(&rank.to_le_bytes());
         }
     }
@@ -365,6 +374,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
         KIND_PROOF => Frame::Proof { mac: f.token()? },
         KIND_HEARTBEAT => Frame::Heartbeat,
         KIND_FAILURE_NOTICE => Frame::FailureNotice { rank: f.u32()? },
+        KIND_SUSPECT => Frame::Suspect { rank: f.u32()? },
         kind => return Err(WireError::UnknownKind(kind)),
     };
     f.end()?;
@@ -643,6 +653,7 @@ mod tests {
             token.prop_map(|mac| Frame::Proof { mac }),
             Just(()).prop_map(|()| Frame::Heartbeat),
             any::<u32>().prop_map(|rank| Frame::FailureNotice { rank }),
+            any::<u32>().prop_map(|rank| Frame::Suspect { rank }),
         ]
     }
 
@@ -744,6 +755,31 @@ mod tests {
             decode(&[0, 0, 0, 0]),
             Err(WireError::Oversized(0))
         ));
+    }
+
+    /// A suspicion vote: its exact bytes, and bodies too short or too long for it.
+    #[test]
+    fn suspect_frames_encode_exactly_and_refuse_malformed_bodies() {
+        let bytes = bytes_of(&Frame::Suspect { rank: 0x0102_0304 });
+        assert_eq!(bytes, [5, 0, 0, 0, KIND_SUSPECT, 4, 3, 2, 1]);
+        assert!(matches!(
+            decode(&bytes),
+            Ok(Frame::Suspect { rank: 0x0102_0304 })
+        ));
+        for body in [
+            &[KIND_SUSPECT][..],
+            &[KIND_SUSPECT, 1, 2, 3],
+            &[KIND_SUSPECT, 1, 2, 3, 4, 5],
+        ] {
+            let mut frame = (body.len() as u32).to_le_bytes().to_vec();
+            frame.extend_from_slice(body);
+            assert!(
+                matches!(decode(&frame), Err(WireError::Malformed(_))),
+                "{body:?}"
+            );
+        }
+        // Cut short inside the frame: never a whole frame.
+        assert!(decode(&bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

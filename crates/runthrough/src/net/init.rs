@@ -33,7 +33,7 @@ const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct Universe {
     world: Comm,
-    _transport: Arc<Tcp>,
+    transport: Arc<Tcp>,
     finalized: bool,
 }
 
@@ -60,6 +60,8 @@ impl Universe {
         if !self.finalized {
             self.finalized = true;
             let _ = self.world.validate_global();
+            // Peers exit from here on: neither their ends nor a lost majority halt this rank.
+            self.transport.finish();
         }
     }
 }
@@ -181,29 +183,14 @@ fn parse_config() -> Result<Config, InitError> {
     Ok(config)
 }
 
-/// The address a rank's listener binds to and publishes, from [`launch::ENV_BIND`]: an IP
-/// address (default `127.0.0.1`), or `route:HOST` for the address of the interface this host
-/// uses to reach HOST (one setting that names the right interface on every host of a
-/// multi-host job; no packet is sent).
+/// The address a rank's listener binds to and publishes, from [`launch::ENV_BIND`]
+/// (default `127.0.0.1`): an IP address, `route:HOST` or an interface name, as
+/// [`super::bind_address`] reads them.
 fn bind_address() -> Result<String, InitError> {
     let spec = var(launch::ENV_BIND)?.unwrap_or_else(|| "127.0.0.1".into());
-    let Some(host) = spec.strip_prefix("route:") else {
-        return Ok(spec);
-    };
-    let socket = std::net::UdpSocket::bind("0.0.0.0:0").map_err(io("choosing the interface"))?;
-    let target = if host.contains(':') {
-        host.to_string()
-    } else {
-        format!("{host}:9")
-    };
-    socket
-        .connect(&target)
-        .map_err(io("finding the route to RT_BIND's host"))?;
-    Ok(socket
-        .local_addr()
-        .map_err(io("choosing the interface"))?
-        .ip()
-        .to_string())
+    super::bind_address(&spec)
+        .map(|ip| ip.to_string())
+        .map_err(io("choosing the address RT_BIND names"))
 }
 
 fn fault_plan(endpoint: &Endpoint) -> Result<RankFaults, InitError> {
@@ -238,8 +225,9 @@ fn bind_listener() -> Result<(TcpListener, String), InitError> {
 ///   bootstrap only). The secret is then only as secret as the PMI
 ///   channel (the launcher's own connections, and who can read its key-value space), not a
 ///   launcher-handed secret. Failures are found by closed connections and heartbeats only (no
-///   launcher confirms a process exit), and a fenced rank halts by itself when it learns it
-///   was fenced (nothing kills it for us).
+///   launcher confirms a process exit), so a rank enters the detectors only once a majority of
+///   the ranks believed alive fenced it, and a fenced rank halts by itself when it learns it
+///   was fenced or loses its majority (nothing kills it for us).
 ///
 /// Returns once this rank is connected to every peer that is alive (peers that died meanwhile
 /// are already known failed).
@@ -427,6 +415,8 @@ fn start(s: Started) -> Result<Universe, InitError> {
         }
     }
     tcp.wait_settled(CONNECT_DEADLINE);
+    tcp.watch_majority()
+        .map_err(io("starting the majority watch"))?;
 
     let process = Arc::new(Process {
         endpoint: s.endpoint,
@@ -441,7 +431,7 @@ fn start(s: Started) -> Result<Universe, InitError> {
     };
     Ok(Universe {
         world,
-        _transport: tcp,
+        transport: tcp,
         finalized: false,
     })
 }

@@ -31,7 +31,8 @@ pub const ENV_SIZE: &str = "RT_SIZE";
 pub const ENV_CONTROL: &str = "RT_CONTROL";
 /// The job secret, 64 hex digits.
 pub const ENV_SECRET: &str = "RT_SECRET";
-/// The address the rank's listener binds to (default `127.0.0.1`).
+/// Where the rank's listener binds (default `127.0.0.1`): an IP address, `route:HOST` or an
+/// interface name ([`crate::net::bind_address`]).
 pub const ENV_BIND: &str = "RT_BIND";
 /// Fault injection: `call:K` (die when starting the K-th communication call) or
 /// `validate_global:K[:M]` (die inside the K-th agreement on the world communicator, before
@@ -44,6 +45,9 @@ pub const ENV_VERBOSE: &str = "RT_VERBOSE";
 
 /// Exit status of a rank that learned it was fenced by its peers.
 pub const EXIT_FENCED: i32 = 86;
+/// Exit status of a rank that could not reach a majority of the ranks it believes alive for
+/// longer than the heartbeat timeout (SPEC §1: it is on the small side of a partition).
+pub const EXIT_NO_MAJORITY: i32 = 88;
 /// Exit status of a rank whose launcher went away.
 pub const EXIT_LAUNCHER_LOST: i32 = 87;
 /// Exit status of a rank that ended itself on purpose, by its program's own fault injection

@@ -8,9 +8,12 @@
 //! runtime unchanged over TCP.
 
 mod auth;
+mod bind;
+mod fence;
 mod init;
 pub mod launch;
 pub mod pmi;
 mod tcp;
 
+pub use bind::bind_address;
 pub use init::{init, InitError, Universe};

@@ -17,13 +17,36 @@
 //! a large payload is written straight from the packet.
 //!
 //! # Failures (SPEC §1, §4)
-//! A connection that ends, fails, times out or carries a malformed frame makes this rank
-//! declare the peer failed: it drops the connection and ignores the peer from then on (fencing),
-//! tells its engine (`Endpoint::peer_failed`), tells every other peer (a failure notice) and
-//! asks the launcher to kill the peer. A notice from a peer or from the launcher ends the
-//! peer's connection for reading: what the peer sent before it died is still delivered, then the
-//! connection reads as closed and the peer is declared failed (complete messages sent before a
-//! failure stay receivable). A notice naming this rank means it was fenced: it halts.
+//! Suspicion and failure are apart ([`super::fence`] holds the rule and its state):
+//! - **Suspected**: a connection that ends, fails, times out (no heartbeat for the timeout, or a
+//!   write stuck that long) or carries a malformed frame, and a peer that does not connect in
+//!   time. This rank *fences* the peer at once: it drops the connection and ignores the peer
+//!   from then on, and sends every other peer its vote (`Suspect`); a peer that receives the
+//!   vote fences the suspect too and votes in turn. A suspicion of a live process (silence, a
+//!   stuck write, bad input, no connection) is also reported to the launcher, which kills the
+//!   suspect where it can (rtrun does; that kill is then a confirmation). A lost connection is
+//!   not reported: the launcher sees the exit itself when the process died.
+//! - **Failed** (the detector output, `Endpoint::peer_failed`): the failure is *confirmed* (a
+//!   launcher's `failed` line: it saw the process end or killed it), or the peer is fenced by a
+//!   majority of the ranks this rank believes alive (counted as [`super::fence`] says), or a
+//!   peer says it has the rank in its output (`FailureNotice`, sent by a rank that decided by
+//!   majority). A closed connection is not a confirmation, even on one host: a peer that fenced
+//!   this rank closes its connection too, and this rank must not take that for a death and go on
+//!   alone. So under launchers without a control channel (Hydra, srun) only the majority rule
+//!   puts ranks in the output: a job of 2 cannot survive the death of one rank there, nor one
+//!   of 2k ranks the loss of k at once.
+//! - **Draining**: when a peer is fenced from another thread (a vote, a launcher notice), its
+//!   reader first delivers what had already arrived on the connection (the kernel's buffer,
+//!   up to a heartbeat period), and the engine hears of the failure only after that: complete
+//!   messages a rank sent before it died stay receivable whoever learned of the death first.
+//! - **Halting**: a vote or a notice naming this rank means it was fenced: it halts
+//!   ([`launch::EXIT_FENCED`]). A rank that has not reached a majority of the ranks it
+//!   believes alive (itself and the ones it has not fenced) for longer than the heartbeat
+//!   timeout halts ([`launch::EXIT_NO_MAJORITY`]); since silent peers are fenced after the
+//!   timeout, a rank cut off from the majority halts within about twice the heartbeat timeout
+//!   (plus a period) of the cut. Confirmed failures leave the ranks believed alive, so a rank
+//!   whose peers all died for certain keeps going, alone if need be. After
+//!   [`Tcp::finish`] (the rank finalized) nothing halts it any more.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -38,6 +61,7 @@ use crate::transport::Transport;
 use crate::wire::{self, Decoder, Frame, WireError, TOKEN};
 
 use super::auth::{self, Role, Secret};
+use super::fence::{Change, Fence, Reason};
 use super::launch;
 
 /// Frames up to this size are handed to the kernel from the writer's buffer; a larger payload is
@@ -61,6 +85,8 @@ pub(crate) struct Config {
     pub(crate) handshake_timeout: Duration,
     /// Diagnostics on standard error.
     pub(crate) verbose: bool,
+    /// Halting ends the process (tests turn it off and look at [`Tcp::halted`]).
+    pub(crate) exit_on_halt: bool,
 }
 
 impl Default for Config {
@@ -71,6 +97,7 @@ impl Default for Config {
             max_frame: wire::DEFAULT_MAX_FRAME,
             handshake_timeout: Duration::from_secs(5),
             verbose: false,
+            exit_on_halt: true,
         }
     }
 }
@@ -88,7 +115,9 @@ pub(crate) enum Cause {
     Silent,
     /// The peer could not be reached, or did not connect in time.
     Unreachable(String),
-    /// The launcher or another peer said so.
+    /// Rank `by` suspects it (this rank learned of the suspicion).
+    Suspected { by: u32 },
+    /// A confirmed failure: the launcher said so (or it was dead before the table).
     Notice,
 }
 
@@ -100,23 +129,29 @@ impl std::fmt::Display for Cause {
             Cause::BadInput(why) => write!(f, "it sent bad input: {why}"),
             Cause::Silent => write!(f, "no heartbeat for the timeout"),
             Cause::Unreachable(why) => write!(f, "unreachable: {why}"),
-            Cause::Notice => write!(f, "the launcher or a peer said so"),
+            Cause::Suspected { by } => write!(f, "rank {by} suspects it"),
+            Cause::Notice => write!(f, "the launcher said so"),
         }
     }
 }
 
 impl Cause {
-    /// Whether a process that may still live is fenced for it (logged even when not verbose).
+    /// Whether a process that may still live is suspected for it: logged even when not
+    /// verbose, and reported to the launcher, which kills the suspect. A lost connection is not
+    /// (when the process died, the launcher sees its exit; when the peer fenced this rank, it
+    /// reported this rank itself), nor a suspicion heard from a peer (the peer reported it).
     fn is_suspicion(&self) -> bool {
-        matches!(
-            self,
-            Cause::BadInput(_) | Cause::Silent | Cause::Unreachable(_)
-        )
-    }
-
-    /// Whether this rank saw the failure itself (and so must spread the news).
-    fn seen_here(&self) -> bool {
-        !matches!(self, Cause::Notice)
+        match self {
+            Cause::BadInput(_) | Cause::Silent | Cause::Unreachable(_) => true,
+            Cause::Io(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::UnexpectedEof
+            ),
+            Cause::Closed | Cause::Suspected { .. } | Cause::Notice => false,
+        }
     }
 }
 
@@ -163,10 +198,15 @@ impl Writer {
 /// This rank's view of one peer.
 #[derive(Debug, Default)]
 struct Peer {
-    /// Declared failed: never un-set; everything from or to the peer is dropped.
+    /// Fenced (or failed): never un-set; nothing more is sent to the peer, and what it sends
+    /// is ignored once its reader has drained what had arrived.
     failed: AtomicBool,
-    /// A failure notice arrived while the connection was open: its end is not news.
-    noticed: AtomicBool,
+    /// A reader thread runs on the connection (the engine hears of a failure after it ends).
+    reading: AtomicBool,
+    /// In the detector output; the engine is told once no reader runs.
+    out_pending: AtomicBool,
+    /// The engine was told (`Endpoint::peer_failed`).
+    in_engine: AtomicBool,
     /// Connected or failed (counted once in `settled`).
     settled: AtomicBool,
     /// `None` until connected, and after failing.
@@ -246,6 +286,14 @@ pub(crate) struct Tcp {
     settled_changed: Condvar,
     /// The launcher's control connection (for `suspect` reports).
     control: Mutex<Option<TcpStream>>,
+    /// Who is fenced and who failed (SPEC §1's rule).
+    fence: Mutex<Fence>,
+    /// Signalled when `fence` changes (for the majority watch).
+    fence_changed: Condvar,
+    /// The rank finalized: nothing halts it any more.
+    finished: AtomicBool,
+    /// Why this rank halted, when halting does not exit (tests).
+    halted: Mutex<Option<i32>>,
 }
 
 impl Tcp {
@@ -266,6 +314,10 @@ impl Tcp {
             settled: Mutex::new(0),
             settled_changed: Condvar::new(),
             control: Mutex::new(None),
+            fence: Mutex::new(Fence::new(me, size)),
+            fence_changed: Condvar::new(),
+            finished: AtomicBool::new(false),
+            halted: Mutex::new(None),
         };
         tcp.settle(me);
         Arc::new(tcp)
@@ -336,14 +388,38 @@ impl Tcp {
         std::process::abort()
     }
 
-    /// This rank learned it was fenced: it halts (SPEC §1).
-    fn halt_fenced(&self, by: &str) -> ! {
+    /// Halts this rank with `code` (SPEC §1), unless it finalized already.
+    fn halt(&self, code: i32, why: std::fmt::Arguments<'_>) {
+        if self.finished.load(Ordering::SeqCst) {
+            self.log(format_args!("after finalize, not halting: {why}"));
+            return;
+        }
         stderr_line(format_args!(
-            "runthrough rank {}: fenced by {by}; halting (exit {})",
-            self.me,
-            launch::EXIT_FENCED
+            "runthrough rank {}: {why}; halting (exit {code})",
+            self.me
         ));
-        std::process::exit(launch::EXIT_FENCED)
+        if self.config.exit_on_halt {
+            std::process::exit(code);
+        }
+        // As if the process ended: no more engine, every connection closed.
+        lock(&self.halted).get_or_insert(code);
+        self.endpoint.mark_killed();
+        for p in &self.peers {
+            p.failed.store(true, Ordering::SeqCst);
+            p.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// This rank learned it was fenced (`by`: the rank that said so; `None`: the launcher).
+    fn halt_fenced(&self, by: Option<u32>) {
+        let by = by.map_or("the launcher".to_string(), |r| format!("rank {r}"));
+        self.halt(launch::EXIT_FENCED, format_args!("fenced by {by}"));
+    }
+
+    /// The exit status this rank halted with, when halting does not exit the process.
+    #[cfg(test)]
+    pub(crate) fn halted(&self) -> Option<i32> {
+        *lock(&self.halted)
     }
 
     /// The launcher's control connection closed: the job is over.
@@ -355,57 +431,168 @@ impl Tcp {
         std::process::exit(launch::EXIT_LAUNCHER_LOST)
     }
 
-    /// Declares `peer` failed (once): fences it, tells the engine, spreads the news.
+    /// This rank finalized: from now on neither a fence nor a lost majority halts it (its
+    /// peers exiting is no failure).
+    pub(crate) fn finish(&self) {
+        self.finished.store(true, Ordering::SeqCst);
+        self.fence_changed.notify_all();
+    }
+
+    /// Watches that this rank reaches a majority of the ranks it believes alive, and halts it
+    /// after the heartbeat timeout without one (SPEC §1). Wakes once per heartbeat period.
+    pub(crate) fn watch_majority(self: &Arc<Self>) -> io::Result<()> {
+        let tcp = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("rt-majority".into())
+            .spawn(move || tcp.majority_loop())
+            .map(drop)
+    }
+
+    fn majority_loop(&self) {
+        let (period, timeout) = (self.config.heartbeat_period, self.config.heartbeat_timeout);
+        let mut lost_since: Option<Instant> = None;
+        let mut fence = lock(&self.fence);
+        loop {
+            if self.finished.load(Ordering::SeqCst) || lock(&self.halted).is_some() {
+                return;
+            }
+            if fence.has_majority() {
+                lost_since = None;
+            } else {
+                let since = *lost_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > timeout {
+                    let (reached, alive) = (fence.reachable(), fence.alive());
+                    drop(fence);
+                    self.halt(
+                        launch::EXIT_NO_MAJORITY,
+                        format_args!(
+                            "reached {reached} of the {alive} ranks it believes alive, no \
+                             majority, for longer than the heartbeat timeout"
+                        ),
+                    );
+                    return;
+                }
+            }
+            fence = self
+                .fence_changed
+                .wait_timeout(fence, period)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// This rank suspects `peer` (for `cause`), or, for [`Cause::Notice`], knows that it
+    /// failed for certain: fences it, votes, and moves whoever that decides into the output.
     pub(crate) fn declare_failed(&self, peer: u32, cause: Cause) {
         if peer == self.me || peer >= self.size() {
             return;
         }
+        let change = match cause {
+            Cause::Notice => lock(&self.fence).confirm(peer),
+            _ => lock(&self.fence).suspect(peer),
+        };
+        self.act(change, &cause);
+    }
+
+    /// The launcher (`from == None`: a confirmed failure) or the peer `from` (a
+    /// `FailureNotice`: `rank` is in its output) says `rank` failed.
+    pub(crate) fn notice(&self, rank: u32, from: Option<u32>) {
+        let change = match from {
+            None => lock(&self.fence).confirm(rank),
+            Some(by) => lock(&self.fence).decided_by_peer(by, rank),
+        };
+        self.act(change, &Cause::Notice);
+    }
+
+    /// The peer `voter` says it fenced `rank`.
+    fn vote(&self, voter: u32, rank: u32) {
+        let change = lock(&self.fence).vote(voter, rank);
+        self.act(change, &Cause::Suspected { by: voter });
+    }
+
+    /// Carries out what a fencing event decided (with no lock held: sending may fence more).
+    fn act(&self, change: Change, cause: &Cause) {
+        if let Some(by) = change.fenced_here {
+            self.halt_fenced(by);
+        }
+        if let Some(peer) = change.fenced {
+            if cause.is_suspicion() {
+                stderr_line(format_args!(
+                    "runthrough rank {}: fencing rank {peer}: {cause}",
+                    self.me
+                ));
+                self.tell_launcher(&launch::suspect_line(peer));
+            } else {
+                self.log(format_args!("fencing rank {peer}: {cause}"));
+            }
+            // The vote goes out before the suspect sees its connection close (and, if it lives,
+            // suspects this rank in turn).
+            for other in 0..self.size() {
+                if other != peer && other != self.me {
+                    self.send_frame(other, &Frame::Suspect { rank: peer });
+                }
+            }
+            self.tell_suspect(peer);
+            self.drop_peer(peer);
+        }
+        for &(rank, reason) in &change.entered {
+            self.log(format_args!("rank {rank} failed: {reason}"));
+            self.drop_peer(rank);
+            let p = &self.peers[rank as usize];
+            p.out_pending.store(true, Ordering::SeqCst);
+            self.tell_engine(rank);
+            if matches!(reason, Reason::Majority { .. }) {
+                for other in 0..self.size() {
+                    if other != rank && other != self.me {
+                        self.send_frame(other, &Frame::FailureNotice { rank });
+                    }
+                }
+            }
+        }
+        if change.fenced.is_some() || !change.entered.is_empty() {
+            self.fence_changed.notify_all();
+        }
+    }
+
+    /// Tells `peer` it was fenced (after its backlog), if that cannot block: a suspect may be
+    /// hung with a full buffer. Only when no other thread is writing to it, in one send that
+    /// does not wait (`MSG_DONTWAIT`; cut short, the connection closes right after anyway);
+    /// otherwise the suspect learns from its closed connections and its lost majority.
+    fn tell_suspect(&self, peer: u32) {
+        let p = &self.peers[peer as usize];
+        if p.failed.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(guard) = try_lock(&p.writer) else {
+            return;
+        };
+        if let Some(writer) = guard.as_ref() {
+            let mut bytes = std::mem::take(&mut *lock(&p.backlog));
+            wire::encode(&Frame::Suspect { rank: peer }, &mut bytes);
+            let _ = rustix::net::send(&writer.stream, &bytes, rustix::net::SendFlags::DONTWAIT);
+        }
+    }
+
+    /// Fences `peer` here (once): nothing more to or from it; its reader drains and stops.
+    fn drop_peer(&self, peer: u32) {
         let p = &self.peers[peer as usize];
         if p.failed.swap(true, Ordering::SeqCst) {
             return;
         }
-        let spread = cause.seen_here() && !p.noticed.load(Ordering::SeqCst);
-        if cause.is_suspicion() {
-            stderr_line(format_args!(
-                "runthrough rank {}: fencing rank {peer}: {cause}",
-                self.me
-            ));
-        } else {
-            self.log(format_args!("rank {peer} failed: {cause}"));
-        }
         p.shutdown(Shutdown::Both);
         lock(&p.backlog).clear();
         self.settle(peer);
-        let out = self.endpoint.peer_failed(peer);
-        self.route(out, false);
-        if spread {
-            self.tell_launcher(&launch::suspect_line(peer));
-            for other in 0..self.size() {
-                if other != peer && other != self.me {
-                    self.send_frame(other, &Frame::FailureNotice { rank: peer });
-                }
-            }
-        }
     }
 
-    /// Someone else (the launcher, or the peer `from`) says `rank` failed.
-    pub(crate) fn notice(&self, rank: u32, from: Option<u32>) {
-        if rank == self.me {
-            let by = from.map_or("the launcher".to_string(), |r| format!("rank {r}"));
-            self.halt_fenced(&by);
-        }
-        let Some(p) = self.peers.get(rank as usize) else {
-            return;
-        };
-        if p.failed.load(Ordering::SeqCst) {
-            return;
-        }
-        p.noticed.store(true, Ordering::SeqCst);
-        if lock(&p.stream).is_some() {
-            // Deliver what already arrived from it, then its reader sees the end.
-            p.shutdown(Shutdown::Read);
-        } else {
-            self.declare_failed(rank, Cause::Notice);
+    /// Tells the engine that `peer` failed, once it is in the output and no reader runs.
+    fn tell_engine(&self, peer: u32) {
+        let p = &self.peers[peer as usize];
+        if p.out_pending.load(Ordering::SeqCst)
+            && !p.reading.load(Ordering::SeqCst)
+            && !p.in_engine.swap(true, Ordering::SeqCst)
+        {
+            let out = self.endpoint.peer_failed(peer);
+            self.route(out, false);
         }
     }
 
@@ -485,8 +672,11 @@ impl Tcp {
             stream: writer_stream,
             buffer: Vec::with_capacity(COPY_LIMIT * 4),
         });
+        p.reading.store(true, Ordering::SeqCst);
         if p.failed.load(Ordering::SeqCst) {
             p.shutdown(Shutdown::Both);
+            p.reading.store(false, Ordering::SeqCst);
+            self.tell_engine(peer);
             return;
         }
         decoder.set_max_frame(self.config.max_frame);
@@ -495,6 +685,7 @@ impl Tcp {
             .name(format!("rt-reader-{peer}"))
             .spawn(move || tcp.read_loop(peer, stream, decoder));
         if let Err(e) = spawned {
+            p.reading.store(false, Ordering::SeqCst);
             return self.declare_failed(peer, Cause::Io(e));
         }
         self.log(format_args!("connected to rank {peer}"));
@@ -504,8 +695,41 @@ impl Tcp {
         }
     }
 
-    /// A connection's progress loop: frames in, heartbeats out, silence detected.
+    /// A connection's progress loop: frames in, heartbeats out, silence detected. Once the
+    /// peer is fenced it drains the connection, and then the engine may hear of the failure.
     fn read_loop(self: Arc<Self>, peer: u32, mut stream: TcpStream, mut decoder: Decoder) {
+        self.read_until_fenced(peer, &mut stream, &mut decoder);
+        self.peers[peer as usize]
+            .reading
+            .store(false, Ordering::SeqCst);
+        self.tell_engine(peer);
+    }
+
+    /// Delivers the packets that had arrived from a fenced peer (the kernel's buffer and the
+    /// decoder's), for at most a heartbeat period; its control frames are ignored.
+    fn drain(&self, peer: u32, stream: &mut TcpStream, decoder: &mut Decoder) {
+        let until = Instant::now() + self.config.heartbeat_period;
+        while Instant::now() < until {
+            match decoder.next_frame() {
+                Ok(Some(Frame::Packet(packet))) => {
+                    if !self.endpoint.is_killed() {
+                        let out = self.endpoint.deliver(peer, packet);
+                        self.route(out, false);
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => match decoder.read_from(stream) {
+                    Ok(0) => return,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                },
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn read_until_fenced(&self, peer: u32, stream: &mut TcpStream, decoder: &mut Decoder) {
         let p = &self.peers[peer as usize];
         let period = self.config.heartbeat_period;
         let timeout = self.config.heartbeat_timeout;
@@ -513,7 +737,7 @@ impl Tcp {
         let mut last_beat = Instant::now() - period;
         let cause = loop {
             if p.failed.load(Ordering::SeqCst) {
-                return;
+                return self.drain(peer, stream, decoder);
             }
             match decoder.next_frame() {
                 Ok(Some(frame)) => {
@@ -522,7 +746,7 @@ impl Tcp {
                         break Cause::BadInput(why.to_string());
                     }
                 }
-                Ok(None) => match decoder.read_from(&mut stream) {
+                Ok(None) => match decoder.read_from(stream) {
                     Ok(0) => break Cause::Closed,
                     Ok(_) => last_heard = Instant::now(),
                     Err(e)
@@ -553,18 +777,24 @@ impl Tcp {
     fn handle(&self, peer: u32, frame: Frame) -> Result<(), &'static str> {
         match frame {
             Frame::Packet(packet) => {
-                if !self.peers[peer as usize].failed.load(Ordering::SeqCst)
-                    && !self.endpoint.is_killed()
-                {
+                // Even if the peer was fenced since this frame was read: it had arrived.
+                if !self.endpoint.is_killed() {
                     let out = self.endpoint.deliver(peer, packet);
                     self.route(out, false);
                 }
                 Ok(())
             }
             Frame::Heartbeat => Ok(()),
-            Frame::FailureNotice { rank } => {
+            Frame::FailureNotice { rank } if rank < self.size() => {
                 self.notice(rank, Some(peer));
                 Ok(())
+            }
+            Frame::Suspect { rank } if rank < self.size() => {
+                self.vote(peer, rank);
+                Ok(())
+            }
+            Frame::FailureNotice { .. } | Frame::Suspect { .. } => {
+                Err("a failure notice or a suspicion of a rank outside the job")
             }
             Frame::Hello { .. } | Frame::Challenge { .. } | Frame::Proof { .. } => {
                 Err("a handshake frame on an established connection")
@@ -742,14 +972,19 @@ mod tests {
     fn config() -> Config {
         Config {
             handshake_timeout: Duration::from_secs(2),
+            exit_on_halt: false,
             ..Config::default()
         }
     }
 
     /// Rank `me` of `size`, accepting on loopback.
     fn rank(me: u32, size: u32, secret: Secret) -> (Arc<Tcp>, String) {
+        rank_with(me, size, secret, config())
+    }
+
+    fn rank_with(me: u32, size: u32, secret: Secret, config: Config) -> (Arc<Tcp>, String) {
         let endpoint = Arc::new(Endpoint::new(me, size));
-        let tcp = Tcp::new(me, size, endpoint, secret, config());
+        let tcp = Tcp::new(me, size, endpoint, secret, config);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         let acceptor = Arc::clone(&tcp);
@@ -814,9 +1049,33 @@ mod tests {
         assert!(eventually(|| !one.is_alive(0)));
     }
 
-    /// SPEC §1: a closed connection is a failure at once; the peer's engine hears of it.
+    fn knows_failed(tcp: &Tcp, rank: u32) -> bool {
+        tcp.endpoint.lock().known_failed.contains(rank)
+    }
+
+    /// `size` ranks on loopback, every pair connected.
+    fn job(size: u32, config: Config) -> Vec<Arc<Tcp>> {
+        let secret = auth::random_token();
+        let ranks: Vec<(Arc<Tcp>, String)> = (0..size)
+            .map(|r| rank_with(r, size, secret, config.clone()))
+            .collect();
+        for (low, (tcp, _)) in ranks.iter().enumerate() {
+            for (high, (_, address)) in ranks.iter().enumerate().skip(low + 1) {
+                tcp.connect(high as u32, address);
+            }
+        }
+        let ranks: Vec<Arc<Tcp>> = ranks.into_iter().map(|(t, _)| t).collect();
+        for tcp in &ranks {
+            tcp.wait_settled(Duration::from_secs(5));
+        }
+        assert!(ranks.iter().all(|t| (0..size).all(|r| t.is_alive(r))));
+        ranks
+    }
+
+    /// SPEC §1: a closed connection fences the peer at once, but is no confirmation: the
+    /// engine hears of the failure when the launcher confirms it (or a majority fences it).
     #[test]
-    fn a_closed_connection_is_a_failure() {
+    fn a_closed_connection_fences_and_a_confirmation_fails() {
         let secret = auth::random_token();
         let (one, address) = rank(1, 2, secret);
         let (zero, _) = rank(0, 2, secret);
@@ -824,6 +1083,97 @@ mod tests {
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         drop(stream);
         assert!(eventually(|| !one.is_alive(0)));
-        assert!(one.endpoint.lock().known_failed.contains(0));
+        assert!(!knows_failed(&one, 0), "1 of 2 is no majority");
+        one.notice(0, None);
+        assert!(knows_failed(&one, 0));
+        assert_eq!(one.halted(), None);
+    }
+
+    fn quick() -> Config {
+        Config {
+            heartbeat_period: Duration::from_millis(30),
+            heartbeat_timeout: Duration::from_millis(300),
+            ..config()
+        }
+    }
+
+    /// A rank halted as the fencing rule says: told it was fenced, or left without a majority
+    /// (when the frame telling it could not be sent without waiting).
+    fn halted_as_fenced(tcp: &Tcp) -> bool {
+        matches!(
+            tcp.halted(),
+            Some(launch::EXIT_FENCED | launch::EXIT_NO_MAJORITY)
+        )
+    }
+
+    /// SPEC §1: one rank's suspicion fences the suspect everywhere (the vote spreads), the
+    /// suspect halts, and a majority (2 of 3) puts it in the output.
+    #[test]
+    fn a_suspicion_spreads_and_a_majority_fails_the_suspect() {
+        let ranks = job(3, quick());
+        for tcp in &ranks {
+            tcp.watch_majority().unwrap();
+        }
+        ranks[1].declare_failed(2, Cause::Silent);
+        assert!(!ranks[1].is_alive(2));
+        assert!(eventually(|| !ranks[0].is_alive(2)), "rank 0 learned of it");
+        assert!(eventually(
+            || knows_failed(&ranks[0], 2) && knows_failed(&ranks[1], 2)
+        ));
+        assert!(eventually(|| halted_as_fenced(&ranks[2])));
+        assert_eq!(ranks[0].halted(), None);
+        assert_eq!(ranks[1].halted(), None);
+        assert!(ranks[0].is_alive(1) && ranks[1].is_alive(0));
+    }
+
+    /// SPEC §1 halting: a rank that reaches no majority of the ranks it believes alive (a
+    /// confirmed death shrinks them, a suspicion does not) halts after the heartbeat timeout.
+    /// No sockets: the peers are silent from the start, so nothing else happens meanwhile.
+    #[test]
+    fn a_rank_without_a_majority_halts_after_the_timeout() {
+        let config = quick();
+        let timeout = config.heartbeat_timeout;
+        let endpoint = Arc::new(Endpoint::new(0, 4));
+        let tcp = Tcp::new(0, 4, endpoint, auth::random_token(), config);
+        tcp.watch_majority().unwrap();
+        tcp.notice(3, None); // dead for certain: 3 ranks believed alive
+        tcp.declare_failed(1, Cause::Silent);
+        assert!(knows_failed(&tcp, 3) && !knows_failed(&tcp, 1));
+        assert!(lock(&tcp.fence).has_majority(), "ranks 0 and 2 of 3");
+        let start = Instant::now();
+        tcp.declare_failed(2, Cause::Silent);
+        assert!(!lock(&tcp.fence).has_majority(), "rank 0 of 3");
+        assert!(eventually(|| tcp.halted() == Some(launch::EXIT_NO_MAJORITY)));
+        assert!(start.elapsed() >= timeout);
+        assert!(!knows_failed(&tcp, 1) && !knows_failed(&tcp, 2));
+    }
+
+    /// SPEC §1: a rank alone after confirmed failures of all the others keeps its majority.
+    #[test]
+    fn a_rank_alone_after_confirmed_failures_keeps_its_majority() {
+        let endpoint = Arc::new(Endpoint::new(1, 3));
+        let tcp = Tcp::new(1, 3, endpoint, auth::random_token(), quick());
+        tcp.declare_failed(0, Cause::Silent);
+        tcp.declare_failed(2, Cause::Silent);
+        assert!(!lock(&tcp.fence).has_majority(), "suspicions alone: 1 of 3");
+        tcp.notice(0, None);
+        tcp.notice(2, None);
+        assert!(knows_failed(&tcp, 0) && knows_failed(&tcp, 2));
+        assert!(lock(&tcp.fence).has_majority(), "1 of 1");
+    }
+
+    /// A vote naming a rank outside the job is bad input: the sender is fenced.
+    #[test]
+    fn a_suspicion_of_a_rank_outside_the_job_fences_the_sender() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        let (mut stream, _) = zero.handshake_connect(1, &address).unwrap();
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        let mut bytes = Vec::new();
+        wire::encode(&Frame::Suspect { rank: 7 }, &mut bytes);
+        stream.write_all(&bytes).unwrap();
+        assert!(eventually(|| !one.is_alive(0)));
+        assert_eq!(one.halted(), None);
     }
 }

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! SPEC §1's fencing rule across a cut link: two hosts, as two network namespaces joined by a
+//! veth pair, a 4-rank job split between them, and the link cut while the ranks are in their
+//! loop (once every rank has printed its first round). The side with a majority agrees on the
+//! other side's failure and finishes; the cut-off side never decides alone: it halts (or is
+//! killed by rtrun, which fences it).
+//!
+//! rtrun runs in namespace A (`ip netns exec`), every rank binds to the address of `veth0`
+//! where it runs (`--bind veth0`), and the ranks of host B run under `--wrap R=ip netns exec B`.
+//! Heartbeats every 100 ms, timeout 1 s; every job is bounded by rtrun's `--timeout` and a
+//! deadline here. The namespaces are deleted, and whatever still runs in them killed by PID,
+//! when a test ends, pass or fail.
+//!
+//! Needs root and `ip` (iproute2) with network namespaces and veth; without them each test
+//! skips with a message on standard error, unless `RT_NETNS_TESTS=require` (as
+//! `.ci/netns.sh` sets), which makes that a failure.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+const RTRUN: &str = env!("CARGO_BIN_EXE_rtrun");
+/// Exit statuses of `runthrough::net::launch` (a test crate sees only rtrun's dependencies).
+const EXIT_NO_MAJORITY: i32 = runthrough::net::launch::EXIT_NO_MAJORITY;
+const JOB_LIMIT: Duration = Duration::from_secs(60);
+const SIZE: u32 = 4;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn required() -> bool {
+    std::env::var("RT_NETNS_TESTS").is_ok_and(|v| v == "require")
+}
+
+fn skip(what: &str) {
+    assert!(
+        !required(),
+        "{what}, and RT_NETNS_TESTS=require: run .ci/netns.sh"
+    );
+    eprintln!("netns test skipped: {what} (RT_NETNS_TESTS=require makes this a failure)");
+}
+
+/// Runs `ip ARGS`; the error says what failed.
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run ip (iproute2): {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Two namespaces, `A` (10.200.0.1) and `B` (10.200.0.2), joined by `veth0` in each.
+struct Hosts {
+    a: String,
+    b: String,
+}
+
+impl Hosts {
+    fn create(tag: &str) -> Result<Hosts, String> {
+        let base = format!("rt-{}-{tag}", std::process::id());
+        let hosts = Hosts {
+            a: format!("{base}-a"),
+            b: format!("{base}-b"),
+        };
+        // Dropping `hosts` on an error deletes whatever was made.
+        ip(&["netns", "add", &hosts.a])?;
+        ip(&["netns", "add", &hosts.b])?;
+        ip(&[
+            "link", "add", "veth0", "netns", &hosts.a, "type", "veth", "peer", "name", "veth0",
+            "netns", &hosts.b,
+        ])?;
+        for (ns, address) in [(&hosts.a, "10.200.0.1/30"), (&hosts.b, "10.200.0.2/30")] {
+            ip(&["-n", ns, "addr", "add", address, "dev", "veth0"])?;
+            ip(&["-n", ns, "link", "set", "veth0", "up"])?;
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        Ok(hosts)
+    }
+
+    /// Cuts the link: host B's end goes down (A's loses its carrier).
+    fn cut(&self) {
+        ip(&["-n", &self.b, "link", "set", "veth0", "down"]).expect("the link is cut");
+    }
+
+    /// Processes still in our namespaces (all started by this test).
+    fn pids(&self) -> Vec<i32> {
+        [&self.a, &self.b]
+            .iter()
+            .filter_map(|ns| Command::new("ip").args(["netns", "pids", ns]).output().ok())
+            .flat_map(|out| {
+                String::from_utf8_lossy(&out.stdout)
+                    .split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect::<Vec<i32>>()
+            })
+            .collect()
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// The rtrun process: killed (its group) if the test ends before it does.
+struct Launcher(Child);
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let pid = rustix::process::Pid::from_child(&self.0);
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+struct Outcome {
+    status: std::process::ExitStatus,
+    /// `(rank, line)` of the ranks' standard output, in arrival order.
+    lines: Vec<(u32, String)>,
+    /// rtrun's standard error: the ranks' standard error (tagged) and its summary.
+    stderr: String,
+}
+
+impl Outcome {
+    fn stdout_of(&self, rank: u32) -> Vec<&str> {
+        self.lines
+            .iter()
+            .filter(|(r, _)| *r == rank)
+            .map(|(_, l)| l.as_str())
+            .collect()
+    }
+
+    fn stderr_of(&self, rank: u32) -> Vec<&str> {
+        let tag = format!("[{rank}] ");
+        self.stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix(&tag))
+            .collect()
+    }
+
+    /// rtrun's summary line for `rank` (`rtrun: rank R: ...`), if it failed.
+    fn summary_of(&self, rank: u32) -> Option<&str> {
+        let tag = format!("rtrun: rank {rank}: ");
+        self.stderr.lines().find(|l| l.starts_with(&tag))
+    }
+
+    fn text(&self) -> String {
+        let mut text = format!("status {:?}\n--- stdout\n", self.status);
+        for (rank, line) in &self.lines {
+            text.push_str(&format!("[{rank}] {line}\n"));
+        }
+        text.push_str("--- stderr\n");
+        text.push_str(&self.stderr);
+        text
+    }
+
+    /// The failures that `rank` decided on (validate_global results), in order.
+    fn decisions_of(&self, rank: u32) -> Vec<&str> {
+        self.stdout_of(rank)
+            .into_iter()
+            .filter_map(|l| l.split_once("failed=").map(|(_, f)| f))
+            .collect()
+    }
+}
+
+enum Line {
+    Out(u32, String),
+    Err(String),
+}
+
+/// Runs 4 ranks of `rtrun-check validate` with the ranks `on_b` on host B, and cuts the link
+/// once every rank has printed its first round.
+fn run_cut(hosts: &Hosts, on_b: &str, kill_suspects: bool) -> Outcome {
+    let wrap = format!("{on_b}=ip netns exec {}", hosts.b);
+    let mut command = Command::new("ip");
+    command.args(["netns", "exec", &hosts.a, RTRUN]);
+    command.args(["-n", &SIZE.to_string(), "--tag-output", "--timeout", "60"]);
+    command.args([
+        "--bind",
+        "veth0",
+        "--heartbeat",
+        "100:1000",
+        "--wrap",
+        &wrap,
+    ]);
+    if !kill_suspects {
+        command.arg("--no-kill-suspects");
+    }
+    command.args([CHECK, "validate", "--rounds", "8", "--pause-ms", "100"]);
+    for variable in [
+        "RT_RANK",
+        "RT_SIZE",
+        "RT_CONTROL",
+        "RT_SECRET",
+        "RT_FAULT",
+        "RT_BIND",
+    ] {
+        command.env_remove(variable);
+    }
+    let mut child = command
+        .env("RT_VERBOSE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("ip netns exec rtrun starts");
+    let (tx, lines) = mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let mut launcher = Launcher(child);
+    let out_tx = tx.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let parsed = line
+                .strip_prefix('[')
+                .and_then(|l| l.split_once("] "))
+                .and_then(|(r, l)| Some((r.parse().ok()?, l.to_string())));
+            let line = parsed.map_or(Line::Err(line), |(r, l)| Line::Out(r, l));
+            if out_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(Line::Err(line)).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + JOB_LIMIT;
+    let mut outcome_lines = Vec::new();
+    let mut stderr = String::new();
+    let mut in_loop = [false; SIZE as usize];
+    let mut cut = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(Line::Out(rank, line)) => {
+                if line == "round 0 failed=[]" {
+                    if let Some(seen) = in_loop.get_mut(rank as usize) {
+                        *seen = true;
+                    }
+                }
+                outcome_lines.push((rank, line));
+            }
+            Ok(Line::Err(line)) => {
+                stderr.push_str(&line);
+                stderr.push('\n');
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the job outlived {JOB_LIMIT:?}\n{stderr}")
+            }
+        }
+        if !cut && in_loop.iter().all(|&s| s) {
+            hosts.cut();
+            cut = true;
+        }
+    }
+    let status = launcher.0.wait().expect("rtrun ends");
+    let outcome = Outcome {
+        status,
+        lines: outcome_lines,
+        stderr,
+    };
+    assert!(
+        cut,
+        "the ranks never all reached their loop\n{}",
+        outcome.text()
+    );
+    outcome
+}
+
+fn hosts(tag: &str) -> Option<Hosts> {
+    match Hosts::create(tag) {
+        Ok(hosts) => Some(hosts),
+        Err(why) => {
+            skip(&format!("no network namespaces here: {why}"));
+            None
+        }
+    }
+}
+
+/// The three ranks on host A agree that rank 3 failed and finish; rank 3 decides nothing.
+fn assert_majority_goes_on(outcome: &Outcome) {
+    let text = outcome.text();
+    assert_eq!(outcome.status.code(), Some(0), "{text}");
+    for rank in 0..3 {
+        assert_eq!(
+            outcome.stdout_of(rank).last().copied(),
+            Some("final failed=[3]"),
+            "rank {rank}\n{text}"
+        );
+        assert_eq!(
+            outcome.summary_of(rank),
+            None,
+            "rank {rank} exited 0\n{text}"
+        );
+    }
+    assert!(
+        outcome.decisions_of(3).iter().all(|&d| d == "[]"),
+        "rank 3 decided alone\n{text}"
+    );
+    assert!(
+        !outcome.stdout_of(3).iter().any(|l| l.starts_with("final")),
+        "{text}"
+    );
+}
+
+/// SPEC §1 under a launcher without a kill channel (rtrun's `--no-kill-suspects`): 3 ranks on
+/// host A, rank 3 on host B. The survivors put rank 3 in their detectors because a majority
+/// (3 of 4) fenced it, not because anyone confirmed it, and go on; rank 3, alone, halts for
+/// want of a majority.
+#[test]
+fn a_cut_link_three_against_one_the_majority_goes_on_and_the_minority_halts() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(hosts) = hosts("3v1") else { return };
+    let outcome = run_cut(&hosts, "3", false);
+    let text = outcome.text();
+    assert_majority_goes_on(&outcome);
+    let rank3 = outcome.summary_of(3).unwrap_or_default();
+    assert!(
+        rank3.contains(&format!(
+            "halted without a majority of its peers (exit {EXIT_NO_MAJORITY})"
+        )),
+        "{text}"
+    );
+    let by_majority = (0..3).any(|r| {
+        outcome
+            .stderr_of(r)
+            .iter()
+            .any(|l| l.contains("rank 3 failed: fenced by a majority (3 of the 4"))
+    });
+    assert!(by_majority, "{text}");
+    for rank in 0..3 {
+        assert!(
+            !outcome
+                .stderr_of(rank)
+                .iter()
+                .any(|l| l.contains("rank 3 failed: confirmed")),
+            "rank {rank} needed the launcher's confirmation\n{text}"
+        );
+    }
+}
+
+/// The same cut under rtrun's default: the survivors' suspicion makes rtrun kill rank 3 (a
+/// confirmation), the report says it was fenced, and the survivors go on.
+#[test]
+fn a_cut_link_under_rtrun_the_suspect_is_fenced_and_killed() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(hosts) = hosts("kill") else { return };
+    let outcome = run_cut(&hosts, "3", true);
+    let text = outcome.text();
+    assert_majority_goes_on(&outcome);
+    let rank3 = outcome.summary_of(3).unwrap_or_default();
+    assert!(
+        rank3.contains("killed by signal 9 (SIGKILL), fenced by rank"),
+        "{text}"
+    );
+}
+
+/// 2 against 2, no kill channel: no side has a majority, so neither decides the other failed
+/// on its own. A side may go on only once the other side's processes have ended (rtrun
+/// confirms exits): never both.
+#[test]
+fn a_cut_link_two_against_two_no_side_decides_alone() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(hosts) = hosts("2v2") else { return };
+    let outcome = run_cut(&hosts, "2,3", false);
+    let text = outcome.text();
+    let decided = |rank: u32| outcome.decisions_of(rank).iter().any(|&d| d != "[]");
+    let side_a = decided(0) || decided(1);
+    let side_b = decided(2) || decided(3);
+    assert!(!(side_a && side_b), "both sides went on\n{text}");
+    for rank in 0..SIZE {
+        let side_went_on = if rank < 2 { side_a } else { side_b };
+        if side_went_on {
+            let other = if rank < 2 { "[2, 3]" } else { "[0, 1]" };
+            assert_eq!(
+                outcome.stdout_of(rank).last().copied(),
+                Some(format!("final failed={other}").as_str()),
+                "rank {rank}\n{text}"
+            );
+        } else {
+            let summary = outcome.summary_of(rank).unwrap_or_default();
+            assert!(
+                summary.contains(&format!("(exit {EXIT_NO_MAJORITY})")),
+                "rank {rank} halted without a majority\n{text}"
+            );
+        }
+    }
+}

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The fencing rule of SPEC §1 as one rank's state, with no sockets: who this rank has fenced,
+//! who has told it of a suspicion, and which ranks are in its detector output.
+//!
+//! # The rule
+//! - A rank is *fenced* here when this rank suspects it (silence, bad input, a lost
+//!   connection), or when a peer tells it of a suspicion (a [`Fence::vote`]): the transport then
+//!   drops the rank's connection and ignores it. Fencing is this rank's vote against the suspect,
+//!   and the transport sends the vote to every peer it still talks to, once per suspect.
+//! - A rank enters the *detector output* (the failures the engine is told of) when its failure
+//!   is *confirmed* (a launcher saw its process end or killed it, [`Fence::confirm`]), when a peer
+//!   says it entered that peer's output ([`Fence::decided_by_peer`]), or when it is fenced by a
+//!   majority: `2 × voters > alive`, where
+//!   - `alive` (the denominator) is the number of ranks *not* in this rank's output: this rank,
+//!     every rank fenced but not yet in the output, **and the suspect itself**. Leaving fenced
+//!     ranks or the suspect out would let both halves of a job split in two equal halves count a
+//!     majority and go on apart;
+//!   - `voters` is the number of distinct ranks whose vote against the suspect this rank holds
+//!     (its own included) and that are still in `alive`: a voter that enters the output meanwhile
+//!     stops counting (as it stops counting in `alive`); a rank never counts as a voter against
+//!     itself; a vote from a rank this rank had fenced is not received (the transport ignores
+//!     fenced ranks), though one that arrived before the fence still counts while the voter is
+//!     believed alive.
+//! - Entering the output shrinks `alive` (a confirmed failure too), so every change re-evaluates
+//!   every pending suspect until nothing more enters: cascades, and several suspects entering
+//!   together (each against the same `alive`).
+//! - This rank *has a majority* when it reaches more than half of `alive`: itself and the ranks
+//!   of `alive` it has not fenced. The transport halts a rank that has had no majority for
+//!   longer than the heartbeat timeout. Confirmed failures leave `alive`, so a rank whose peers
+//!   all died for certain keeps its majority, alone if need be.
+//! - A vote or a decision naming this rank means it was fenced: the transport halts.
+//!
+//! Memory: two flags per rank, and one voter set per pending suspect (dropped when the suspect
+//! enters the output).
+
+use std::collections::BTreeMap;
+
+use runthrough_core::RankSet;
+
+/// Why a rank entered the detector output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// A launcher saw its process end, or killed it.
+    Confirmed,
+    /// Fenced by `voters` of the `alive` ranks believed alive (a majority).
+    Majority { voters: u32, alive: u32 },
+    /// Rank `by` said it entered its own output.
+    Peer { by: u32 },
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Confirmed => write!(f, "confirmed"),
+            Reason::Majority { voters, alive } => write!(
+                f,
+                "fenced by a majority ({voters} of the {alive} ranks believed alive)"
+            ),
+            Reason::Peer { by } => write!(f, "rank {by} has it in its detector output"),
+        }
+    }
+}
+
+/// What one event changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Change {
+    /// This rank fenced this rank just now: drop its connection and send the vote.
+    pub(crate) fenced: Option<u32>,
+    /// These ranks entered the detector output, in this order.
+    pub(crate) entered: Vec<(u32, Reason)>,
+    /// This rank learned that it was fenced, from this rank (`None`: from its launcher).
+    pub(crate) fenced_here: Option<Option<u32>>,
+}
+
+/// One rank's fencing state.
+#[derive(Debug)]
+pub(crate) struct Fence {
+    me: u32,
+    /// Fenced by this rank (a superset of `output`).
+    fenced: Vec<bool>,
+    /// In the detector output.
+    output: Vec<bool>,
+    /// Ranks not in `output`.
+    alive: u32,
+    /// Votes held against each fenced rank not yet in the output.
+    votes: BTreeMap<u32, RankSet>,
+}
+
+impl Fence {
+    pub(crate) fn new(me: u32, size: u32) -> Self {
+        Fence {
+            me,
+            fenced: vec![false; size as usize],
+            output: vec![false; size as usize],
+            alive: size,
+            votes: BTreeMap::new(),
+        }
+    }
+
+    fn size(&self) -> u32 {
+        self.output.len() as u32
+    }
+
+    fn valid(&self, rank: u32) -> bool {
+        rank < self.size()
+    }
+
+    /// Whether this rank fenced `rank` (or has it in its output).
+    #[cfg(test)]
+    pub(crate) fn is_fenced(&self, rank: u32) -> bool {
+        self.fenced.get(rank as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether `rank` is in the detector output.
+    #[cfg(test)]
+    pub(crate) fn in_output(&self, rank: u32) -> bool {
+        self.output.get(rank as usize).copied().unwrap_or(false)
+    }
+
+    /// The number of ranks believed alive (not in the output), this one included.
+    pub(crate) fn alive(&self) -> u32 {
+        self.alive
+    }
+
+    /// The ranks of `alive` this rank still talks to: itself and the ones it has not fenced.
+    pub(crate) fn reachable(&self) -> u32 {
+        self.fenced.iter().filter(|&&f| !f).count() as u32
+    }
+
+    /// Whether this rank reaches a majority of the ranks it believes alive.
+    pub(crate) fn has_majority(&self) -> bool {
+        2 * self.reachable() > self.alive
+    }
+
+    /// This rank suspects `rank` itself.
+    pub(crate) fn suspect(&mut self, rank: u32) -> Change {
+        let mut change = Change::default();
+        if rank == self.me || !self.valid(rank) || self.output[rank as usize] {
+            return change;
+        }
+        self.fence(rank, &mut change);
+        self.settle(&mut change);
+        change
+    }
+
+    /// Rank `voter` says it fenced `rank`. Unless it has already, this rank fences `rank` too
+    /// (it learned of the suspicion): that is its own vote.
+    pub(crate) fn vote(&mut self, voter: u32, rank: u32) -> Change {
+        let mut change = Change::default();
+        if !self.valid(voter) || !self.valid(rank) || voter == self.me || voter == rank {
+            return change;
+        }
+        if self.fenced[voter as usize] {
+            return change; // a fenced rank is not listened to
+        }
+        if rank == self.me {
+            change.fenced_here = Some(Some(voter));
+            return change;
+        }
+        if self.output[rank as usize] {
+            return change;
+        }
+        self.votes.entry(rank).or_default().insert(voter);
+        self.fence(rank, &mut change);
+        self.settle(&mut change);
+        change
+    }
+
+    /// A launcher confirmed that `rank`'s process ended.
+    pub(crate) fn confirm(&mut self, rank: u32) -> Change {
+        let mut change = Change::default();
+        if !self.valid(rank) {
+            return change;
+        }
+        if rank == self.me {
+            change.fenced_here = Some(None);
+            return change;
+        }
+        if !self.output[rank as usize] {
+            self.enter(rank, Reason::Confirmed, &mut change);
+            self.settle(&mut change);
+        }
+        change
+    }
+
+    /// Rank `by` says `rank` entered its detector output.
+    pub(crate) fn decided_by_peer(&mut self, by: u32, rank: u32) -> Change {
+        let mut change = Change::default();
+        if !self.valid(by) || !self.valid(rank) || by == self.me || self.fenced[by as usize] {
+            return change;
+        }
+        if rank == self.me {
+            change.fenced_here = Some(Some(by));
+            return change;
+        }
+        if !self.output[rank as usize] {
+            self.enter(rank, Reason::Peer { by }, &mut change);
+            self.settle(&mut change);
+        }
+        change
+    }
+
+    fn fence(&mut self, rank: u32, change: &mut Change) {
+        if !self.fenced[rank as usize] {
+            self.fenced[rank as usize] = true;
+            change.fenced = Some(rank);
+        }
+        self.votes.entry(rank).or_default().insert(self.me);
+    }
+
+    fn enter(&mut self, rank: u32, reason: Reason, change: &mut Change) {
+        self.fenced[rank as usize] = true;
+        self.output[rank as usize] = true;
+        self.alive -= 1;
+        self.votes.remove(&rank);
+        change.entered.push((rank, reason));
+    }
+
+    /// Voters against `rank` that still count.
+    fn live_voters(&self, rank: u32, voters: &RankSet) -> u32 {
+        voters
+            .iter()
+            .filter(|&v| v != rank && !self.output[v as usize])
+            .count() as u32
+    }
+
+    /// Moves every suspect fenced by a majority into the output, until none is left.
+    fn settle(&mut self, change: &mut Change) {
+        loop {
+            let alive = self.alive;
+            let ready: Vec<(u32, u32)> = self
+                .votes
+                .iter()
+                .map(|(&rank, voters)| (rank, self.live_voters(rank, voters)))
+                .filter(|&(_, voters)| 2 * voters > alive)
+                .collect();
+            if ready.is_empty() {
+                return;
+            }
+            for (rank, voters) in ready {
+                self.enter(rank, Reason::Majority { voters, alive }, change);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entered(change: &Change) -> Vec<u32> {
+        change.entered.iter().map(|&(r, _)| r).collect()
+    }
+
+    /// 3 against 1: the three that lost rank 3 fence it by a majority (3 of 4).
+    #[test]
+    fn a_majority_of_votes_puts_the_suspect_in_the_output() {
+        let mut f = Fence::new(0, 4);
+        let c = f.suspect(3);
+        assert_eq!(c.fenced, Some(3));
+        assert!(c.entered.is_empty(), "1 of 4 is no majority");
+        assert!(f.is_fenced(3) && !f.in_output(3));
+        assert!(f.vote(1, 3).entered.is_empty(), "2 of 4 is no majority");
+        let c = f.vote(2, 3);
+        assert_eq!(
+            c.entered,
+            vec![(
+                3,
+                Reason::Majority {
+                    voters: 3,
+                    alive: 4
+                }
+            )]
+        );
+        assert_eq!(c.fenced, None, "already fenced");
+        assert!(f.in_output(3));
+        assert_eq!(f.alive(), 3);
+        assert!(f.has_majority());
+        // Late and repeated votes change nothing.
+        assert_eq!(f.vote(1, 3), Change::default());
+    }
+
+    /// Hearsay fences: a rank that learns of a suspicion fences the suspect and votes.
+    #[test]
+    fn learning_of_a_suspicion_fences_and_votes() {
+        let mut f = Fence::new(1, 3);
+        let c = f.vote(0, 2);
+        assert_eq!(c.fenced, Some(2));
+        assert_eq!(entered(&c), vec![2], "rank 0 and this rank: 2 of 3");
+    }
+
+    /// The cut-off side of 3 against 1: its votes never reach a majority, and it loses its own.
+    #[test]
+    fn the_minority_side_decides_nothing_and_loses_its_majority() {
+        let mut f = Fence::new(3, 4);
+        for r in 0..3 {
+            assert!(f.suspect(r).entered.is_empty());
+        }
+        assert_eq!(f.alive(), 4);
+        assert_eq!(f.reachable(), 1);
+        assert!(!f.has_majority());
+    }
+
+    /// 2 against 2: neither half reaches a majority; the suspect counts in the denominator.
+    #[test]
+    fn equal_halves_neither_decide() {
+        let mut f = Fence::new(0, 4);
+        assert!(f.suspect(2).entered.is_empty());
+        assert!(f.suspect(3).entered.is_empty());
+        assert!(f.vote(1, 2).entered.is_empty(), "2 of 4");
+        assert!(f.vote(1, 3).entered.is_empty(), "2 of 4");
+        assert!(!f.in_output(2) && !f.in_output(3));
+        assert_eq!(f.reachable(), 2);
+        assert!(!f.has_majority());
+    }
+
+    /// A minority suspicion stays out of the output; it enters once more ranks agree.
+    #[test]
+    fn a_minority_suspicion_does_not_enter_the_output() {
+        let mut f = Fence::new(0, 5);
+        f.suspect(4);
+        assert!(f.vote(1, 4).entered.is_empty(), "2 of 5");
+        assert!(f.is_fenced(4) && !f.in_output(4));
+        assert!(f.has_majority(), "4 of 5 still reached");
+        assert_eq!(entered(&f.vote(2, 4)), vec![4], "3 of 5");
+    }
+
+    /// A rank's vote against itself, a vote about this rank, and votes from fenced ranks.
+    #[test]
+    fn the_suspects_own_vote_and_fenced_voters_are_ignored() {
+        let mut f = Fence::new(0, 4);
+        // A rank does not vote against itself.
+        assert_eq!(f.vote(3, 3), Change::default());
+        assert!(!f.is_fenced(3));
+        // Once fenced, rank 3 is not listened to: its vote against 2 is not received.
+        f.suspect(3);
+        assert_eq!(f.vote(3, 2), Change::default());
+        assert!(!f.is_fenced(2));
+        // A vote against this rank: it was fenced.
+        assert_eq!(f.vote(1, 0).fenced_here, Some(Some(1)));
+        assert_eq!(f.confirm(0).fenced_here, Some(None));
+        // Out of range: ignored.
+        assert_eq!(f.vote(9, 1), Change::default());
+        assert_eq!(f.vote(1, 9), Change::default());
+    }
+
+    /// Two ranks that accuse each other (a broken link between them): the accusation this rank
+    /// hears first fences the accused, whose own accusation is then not listened to.
+    #[test]
+    fn of_two_mutual_accusations_the_first_heard_wins() {
+        let mut f = Fence::new(1, 5);
+        assert_eq!(f.vote(2, 0).fenced, Some(0)); // 2 of 5: pending
+        assert_eq!(f.vote(0, 2), Change::default(), "0 is fenced here");
+        assert!(!f.is_fenced(2));
+        assert_eq!(entered(&f.vote(3, 0)), vec![0], "3 of 5");
+        assert!(f.has_majority());
+    }
+
+    /// A voter that fails meanwhile stops counting (and so does its place in the denominator).
+    #[test]
+    fn a_voter_that_fails_meanwhile_stops_counting() {
+        let mut f = Fence::new(0, 5);
+        f.suspect(4);
+        f.vote(1, 4); // 2 of 5
+        assert_eq!(entered(&f.confirm(1)), vec![1], "rank 1 confirmed dead");
+        assert_eq!(f.alive(), 4);
+        assert!(!f.in_output(4), "1 live voter of 4");
+        assert!(f.vote(2, 4).entered.is_empty(), "2 of 4 is no majority");
+        assert_eq!(entered(&f.vote(3, 4)), vec![4], "3 of 4");
+    }
+
+    /// Confirmed failures shrink the denominator: a pending suspect can enter without a new
+    /// vote (a cascade), and a rank whose peers all died for certain keeps its majority, alone.
+    #[test]
+    fn confirmations_cascade_and_a_lone_survivor_keeps_its_majority() {
+        let mut f = Fence::new(0, 4);
+        f.suspect(3);
+        f.vote(1, 3); // 2 of 4: pending
+        assert!(!f.in_output(3));
+        let c = f.confirm(2);
+        assert_eq!(
+            c.entered,
+            vec![
+                (2, Reason::Confirmed),
+                (
+                    3,
+                    Reason::Majority {
+                        voters: 2,
+                        alive: 3
+                    }
+                )
+            ]
+        );
+        assert_eq!(f.alive(), 2);
+        assert!(f.has_majority());
+        // The last peer dies for certain: this rank is alone, and keeps going.
+        assert_eq!(entered(&f.confirm(1)), vec![1]);
+        assert_eq!((f.alive(), f.reachable()), (1, 1));
+        assert!(f.has_majority());
+        // A suspicion alone would not do: a lost peer still counts as alive.
+        let mut g = Fence::new(0, 2);
+        g.suspect(1);
+        assert!(!g.in_output(1) && !g.has_majority());
+        assert_eq!(entered(&g.confirm(1)), vec![1]);
+        assert!(g.has_majority());
+    }
+
+    /// Several suspects that enter together are each counted against the same denominator.
+    #[test]
+    fn suspects_pending_together_enter_together() {
+        let mut f = Fence::new(0, 7);
+        for suspect in [5, 6] {
+            f.suspect(suspect);
+            f.vote(1, suspect);
+            f.vote(2, suspect); // 3 of 7
+        }
+        f.confirm(3); // 3 of 6: no majority
+        assert!(!f.in_output(5) && !f.in_output(6));
+        let c = f.confirm(4);
+        let majority = Reason::Majority {
+            voters: 3,
+            alive: 5,
+        };
+        assert_eq!(
+            c.entered,
+            vec![(4, Reason::Confirmed), (5, majority), (6, majority)]
+        );
+    }
+
+    /// Several suspects cut off together enter together, each counted against the same
+    /// denominator; decisions of peers are taken as they are.
+    #[test]
+    fn suspects_cut_off_together_and_peer_decisions() {
+        let mut f = Fence::new(0, 5);
+        f.suspect(3);
+        f.suspect(4);
+        f.vote(1, 3);
+        f.vote(1, 4);
+        let c = f.vote(2, 4);
+        assert_eq!(entered(&c), vec![4]);
+        let c = f.vote(2, 3);
+        assert_eq!(entered(&c), vec![3]);
+        let mut g = Fence::new(0, 3);
+        assert_eq!(
+            g.decided_by_peer(1, 2).entered,
+            vec![(2, Reason::Peer { by: 1 })]
+        );
+        assert_eq!(g.decided_by_peer(1, 0).fenced_here, Some(Some(1)));
+        g.suspect(1);
+        assert_eq!(g.decided_by_peer(1, 2), Change::default(), "a fenced rank");
+    }
+}
