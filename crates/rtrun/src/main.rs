@@ -29,8 +29,11 @@ struct Args {
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
     /// Kill RANK: `RANK@SECS` (SIGKILL after SECS seconds) or `RANK@OP:K` (the rank dies
-    /// inside its K-th OP: `validate_global:K[:M]`, before its M-th protocol message, or
-    /// `call:K`, its K-th communication call). Repeatable.
+    /// inside its K-th OP: `validate_global:K[:M]`, before its M-th protocol message of its K-th
+    /// agreement on the world communicator; a collective such as `all_reduce:K[:M]` (also
+    /// `barrier`, `bcast`, `reduce`, `gather`, `all_gather`, `scatter`, `all_to_all`, `scan`,
+    /// `exscan`; `allreduce` etc. accepted), at entry or before its M-th message of that call;
+    /// or `call:K`, its K-th communication call). Repeatable.
     #[arg(long, value_name = "RANK@WHEN")]
     kill: Vec<rtrun::Kill>,
     /// SIGSTOP RANK after SECS seconds (`RANK@SECS`), to test hang detection. Repeatable.

@@ -139,6 +139,20 @@ fn kill_during_a_collective() {
     agreed(&job(8, &args, &["3@call:3", "7@0.1"]), &[3, 7]);
 }
 
+/// `--kill RANK@OP:K[:M]` for a collective: the rank dies inside its K-th all-reduce, at entry
+/// or just before its M-th message of that call (`allreduce` is accepted for `all_reduce`);
+/// the survivors' all-reduce fails or completes, they validate and go on.
+#[test]
+fn kill_inside_a_collective_at_a_chosen_message() {
+    let args = ["collective", "--rounds", "6", "--pause-ms", "20"];
+    agreed(&job(4, &args, &["2@all_reduce:3:1"]), &[2]);
+    agreed(&job(4, &args, &["1@allreduce:2"]), &[1]);
+    agreed(
+        &job(8, &args, &["5@all_reduce:4:2", "0@all_reduce:5:1"]),
+        &[0, 5],
+    );
+}
+
 /// SPEC §1: 10,000 messages between two survivors arrive exactly once and in order while the
 /// other ranks die.
 #[test]

@@ -28,6 +28,9 @@ fn main() {
         Ok::<_, runthrough::Error>(())
     });
     for outcome in outcomes {
-        outcome.returned().expect("rank returned").expect("no error");
+        outcome
+            .returned()
+            .expect("rank returned")
+            .expect("no error");
     }
 }

@@ -511,6 +511,9 @@ pub(crate) struct Endpoint {
     /// A planned death before sending the n-th `Revoke` packet (1 = the first); 0: none.
     revoke_fault: AtomicU64,
     revokes_sent: AtomicU64,
+    collective_fault: Mutex<Option<CollectiveFault>>,
+    /// Whether `collective_fault` was ever set: spares every collective the lock.
+    collective_fault_planned: AtomicBool,
 }
 
 /// A planned death inside an agreement: before sending the `message`-th agreement message
@@ -532,6 +535,52 @@ impl AgreementFault {
     }
 }
 
+/// The collective operations a fault can name, as `--kill RANK@OPERATION:K[:M]` spells them,
+/// with the spellings MPI users type (`allreduce`, `bcast`, ...) taken as well.
+pub(crate) fn collective_operation(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "barrier" => "barrier",
+        "broadcast" | "bcast" => "broadcast",
+        "reduce" => "reduce",
+        "all_reduce" | "allreduce" => "all_reduce",
+        "gather" => "gather",
+        "all_gather" | "allgather" => "all_gather",
+        "scatter" => "scatter",
+        "all_to_all" | "alltoall" => "all_to_all",
+        "scan" => "scan",
+        "exscan" => "exscan",
+        _ => return None,
+    })
+}
+
+/// A planned death inside a collective operation: in this rank's `call`-th call (1 = the
+/// first) of `operation` (counted over every communicator), just before it sends that call's
+/// `message`-th message (1 = the first), or as soon as it enters the call when `message` is 0.
+/// A call that sends fewer messages is survived, and the fault is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CollectiveFault {
+    operation: &'static str,
+    call: u64,
+    message: u64,
+    calls: u64,
+    /// The communicator of the targeted call while it runs.
+    armed: Option<ContextId>,
+    sent: u64,
+}
+
+impl CollectiveFault {
+    pub(crate) fn new(operation: &'static str, call: u64, message: u64) -> Self {
+        CollectiveFault {
+            operation,
+            call,
+            message,
+            calls: 0,
+            armed: None,
+            sent: 0,
+        }
+    }
+}
+
 impl Endpoint {
     pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
         let engine = Engine::new(world_rank, world_size);
@@ -545,6 +594,8 @@ impl Endpoint {
             agreement_fault_planned: AtomicBool::new(false),
             revoke_fault: AtomicU64::new(0),
             revokes_sent: AtomicU64::new(0),
+            collective_fault: Mutex::new(None),
+            collective_fault_planned: AtomicBool::new(false),
         }
     }
 
@@ -596,6 +647,22 @@ impl Endpoint {
     /// Whether sending `packet` is the moment a planned agreement or revoke fault kills this
     /// rank.
     pub(crate) fn dies_before_sending(&self, packet: &Packet) -> bool {
+        if let Packet::Collective { context, .. } = packet {
+            if !self.collective_fault_planned.load(Ordering::SeqCst) {
+                return false;
+            }
+            let mut fault = self
+                .collective_fault
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            return match fault.as_mut() {
+                Some(f) if f.armed == Some(*context) => {
+                    f.sent += 1;
+                    f.sent == f.message
+                }
+                _ => false,
+            };
+        }
         if let Packet::Revoke { .. } = packet {
             let planned = self.revoke_fault.load(Ordering::SeqCst);
             return planned != 0 && self.revokes_sent.fetch_add(1, Ordering::SeqCst) + 1 == planned;
@@ -622,6 +689,40 @@ impl Endpoint {
             }
             _ => false,
         }
+    }
+
+    pub(crate) fn plan_collective_fault(&self, fault: CollectiveFault) {
+        *self
+            .collective_fault
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(fault);
+        self.collective_fault_planned.store(true, Ordering::SeqCst);
+    }
+
+    /// This rank enters a call of the collective `operation` on communicator `context`; true
+    /// when a planned fault makes it die now, at entry. Arms the fault for the targeted call
+    /// (and disarms it when the next collective starts).
+    pub(crate) fn collective_started(&self, operation: &'static str, context: ContextId) -> bool {
+        if !self.collective_fault_planned.load(Ordering::SeqCst) {
+            return false;
+        }
+        let mut fault = self
+            .collective_fault
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some(f) = fault.as_mut() else {
+            return false;
+        };
+        f.armed = None;
+        if f.operation == operation {
+            f.calls += 1;
+            if f.calls == f.call {
+                f.armed = Some(context);
+                f.sent = 0;
+                return f.message == 0;
+            }
+        }
+        false
     }
 
     /// Counts one more communication call; returns its number (1 for the first).

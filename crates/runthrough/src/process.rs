@@ -6,7 +6,7 @@ use std::sync::Arc;
 use runthrough_core::Result;
 
 use crate::engine::{Endpoint, Engine};
-use crate::packet::Outgoing;
+use crate::packet::{ContextId, Outgoing};
 use crate::transport::Transport;
 
 /// The payload a killed rank's thread unwinds with (never seen by the application: the universe
@@ -42,6 +42,14 @@ impl Process {
             self.die();
         }
         Ok(())
+    }
+
+    /// Starts a call of the collective `operation` on communicator `context`: dies here when a
+    /// planned fault says so (`Endpoint::collective_started`).
+    pub(crate) fn enter_collective(&self, operation: &'static str, context: ContextId) {
+        if self.endpoint.collective_started(operation, context) {
+            self.die();
+        }
     }
 
     /// Unwinds the calling thread if this rank was killed.

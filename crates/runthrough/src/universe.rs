@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use runthrough_core::Rank;
 
 use crate::comm::Comm;
-use crate::engine::{AgreementFault, Endpoint};
+use crate::engine::{collective_operation, AgreementFault, CollectiveFault, Endpoint};
 use crate::packet::WORLD_CONTEXT;
 use crate::process::{Killed, Process, RankFaults};
 use crate::transport::{InProcess, Transport};
@@ -126,6 +126,26 @@ impl LocalUniverse {
     pub fn kill_in_revoke(self, rank: Rank, message: u64) -> Self {
         if let Some(endpoint) = self.endpoints.get(rank as usize) {
             endpoint.plan_revoke_fault(message.max(1));
+        }
+        self
+    }
+
+    /// Kills `rank` inside its `call`-th call (1 = the first, counted over every communicator)
+    /// of the collective `operation` (`barrier`, `broadcast`/`bcast`, `reduce`,
+    /// `all_reduce`/`allreduce`, `gather`, `all_gather`, `scatter`, `all_to_all`, `scan`,
+    /// `exscan`), just before it sends that call's `message`-th message (1 = the first), or as
+    /// soon as it enters the call with `message` 0. A call that sends fewer messages is
+    /// survived. Only one such fault per rank (a later one replaces it).
+    ///
+    /// # Panics
+    /// On an operation name not in the list: a test that names a fault that cannot happen
+    /// should not pass quietly.
+    pub fn kill_in_collective(self, rank: Rank, operation: &str, call: u64, message: u64) -> Self {
+        let Some(operation) = collective_operation(operation) else {
+            panic!("kill_in_collective: {operation:?} is not a collective operation");
+        };
+        if let Some(endpoint) = self.endpoints.get(rank as usize) {
+            endpoint.plan_collective_fault(CollectiveFault::new(operation, call.max(1), message));
         }
         self
     }

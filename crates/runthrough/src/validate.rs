@@ -141,8 +141,8 @@ impl Comm {
     fn install_decided_global(&self, decision: &Decision) -> Result<FailureView> {
         let mut engine = self.process.endpoint.lock();
         let comm = engine.comm(self.context)?;
-        let unchanged = !comm.global.new_failures()
-            && decision.failed.iter().all(|r| comm.global.is_failed(r));
+        let unchanged =
+            !comm.global.new_failures() && decision.failed.iter().all(|r| comm.global.is_failed(r));
         let global = if unchanged {
             comm.global.clone() // no NEW rank and nothing added: the same G
         } else {

@@ -88,27 +88,37 @@ fn collective(world: &Comm, o: &Options) -> Result<(), String> {
     while round < o.rounds {
         std::thread::sleep(o.pause);
         let mut sum = [0u64];
-        match world.all_reduce(&[1u64], &mut sum, Op::Sum) {
+        let mine = match world.all_reduce(&[1u64], &mut sum, Op::Sum) {
             Ok(()) => {
                 let g = world.global_view().map_err(|e| e.to_string())?;
                 let ok = g.count(RankState::OK) as u64;
-                // A failure not yet in G may already have cut some contributions: only a round
-                // whose G is current is checked, the others are redone.
+                // Contributions reach the sum only from ranks that G counts: a rank that died
+                // inside the call contributed before it died, or the call failed here.
                 if sum[0] != ok {
                     return Err(format!("round {round}: sum {} over {ok} OK ranks", sum[0]));
                 }
-                println!("round {round} sum={}", sum[0]);
-                round += 1;
+                true
             }
-            Err(Error::ProcFailed { .. }) => {
-                retries += 1;
-                if retries > 100 {
-                    return Err("too many retries".into());
-                }
-                let failed = failed_list(world).map_err(|e| e.to_string())?;
-                println!("round {round} retried after validate_global failed={failed:?}");
-            }
+            Err(Error::ProcFailed { .. }) => false,
             Err(e) => return Err(format!("round {round}: {e}")),
+        };
+        // A death inside the call may leave some ranks with Ok and others with ProcFailed
+        // (SPEC §3.3): the round counts only if every survivor agrees it succeeded.
+        let everyone = match world.agree(u32::from(mine)) {
+            Ok(flag) => flag == 1,
+            Err(Error::AgreeProcFailed { .. }) => false,
+            Err(e) => return Err(format!("round {round}: agree: {e}")),
+        };
+        if everyone {
+            println!("round {round} sum={}", sum[0]);
+            round += 1;
+        } else {
+            retries += 1;
+            if retries > 100 {
+                return Err("too many retries".into());
+            }
+            let failed = failed_list(world).map_err(|e| e.to_string())?;
+            println!("round {round} retried after validate_global failed={failed:?}");
         }
     }
     Ok(())

@@ -280,7 +280,6 @@ impl Agreement {
         self.outbox.pop_front()
     }
 
-
     // ----- the protocol -----
 
     /// Adds a failed index; returns whether it was new.

@@ -46,6 +46,7 @@ impl Comm {
             )));
         }
         let count = send.len() / size;
+        self.process.enter_collective("all_to_all", self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = if std::mem::size_of_val(&send[..count]) <= BRUCK_MAX_BLOCK_BYTES {
             bruck(&call, send, recv, count)

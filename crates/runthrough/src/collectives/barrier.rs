@@ -20,6 +20,7 @@ impl Comm {
     /// `Error::ConcurrentCollective` when another collective runs on this communicator;
     /// `Error::Comm` on a freed communicator.
     pub fn barrier(&self) -> Result<()> {
+        self.process.enter_collective("barrier", self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = dissemination(&call);
         call.finish(outcome)

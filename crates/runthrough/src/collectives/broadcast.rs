@@ -27,6 +27,7 @@ impl Comm {
     pub fn broadcast<T: Pod>(&self, buf: &mut [T], root: Rank) -> Result<()> {
         check_element::<T>()?;
         check_root(self, root)?;
+        self.process.enter_collective("broadcast", self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = binomial_broadcast(&call, buf, root);
         call.finish(outcome)

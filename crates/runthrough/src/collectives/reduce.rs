@@ -119,6 +119,7 @@ impl Comm {
         } else {
             None
         };
+        self.process.enter_collective("reduce", self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = binomial_reduce(&call, send, combine, root).map(|result| {
             if let (Some(result), Some(recv)) = (result, recv) {
@@ -136,6 +137,7 @@ impl Comm {
     ) -> Result<()> {
         check_element::<T>()?;
         check_len("the all_reduce receive buffer", recv.len(), send.len())?;
+        self.process.enter_collective("all_reduce", self.context);
         let call = CollectiveCall::begin(self)?;
         let n = call.participants.len();
         let outcome = if combine.commutative

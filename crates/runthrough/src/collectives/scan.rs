@@ -75,6 +75,8 @@ impl Comm {
     ) -> Result<()> {
         check_element::<T>()?;
         check_len("the scan receive buffer", recv.len(), send.len())?;
+        self.process
+            .enter_collective(if exclusive { "exscan" } else { "scan" }, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = recursive_doubling(&call, send, combine, exclusive).map(|prefix| {
             if let Some(prefix) = prefix {

@@ -119,6 +119,7 @@ impl Comm {
         recv: &mut [T],
         root: Rank,
     ) -> Result<()> {
+        self.process.enter_collective("scatter", self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = root_index(&call, root).and_then(|root_at| {
             let ranks = VirtualRanks::new(&call, root_at);

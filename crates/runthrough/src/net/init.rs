@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::comm::Comm;
-use crate::engine::{AgreementFault, Endpoint};
+use crate::engine::{collective_operation, AgreementFault, CollectiveFault, Endpoint};
 use crate::packet::WORLD_CONTEXT;
 use crate::process::{Process, RankFaults};
 
@@ -157,6 +157,14 @@ fn parse_fault(value: &str, endpoint: &Endpoint) -> Option<RankFaults> {
         }
         ("validate_global" | "agreement", [k, m]) if *k >= 1 && *m >= 1 => {
             endpoint.plan_agreement_fault(AgreementFault::new(k - 1, *m))
+        }
+        (name, [k]) if *k >= 1 => {
+            let operation = collective_operation(name)?;
+            endpoint.plan_collective_fault(CollectiveFault::new(operation, *k, 0));
+        }
+        (name, [k, m]) if *k >= 1 => {
+            let operation = collective_operation(name)?;
+            endpoint.plan_collective_fault(CollectiveFault::new(operation, *k, *m));
         }
         _ => return None,
     }
