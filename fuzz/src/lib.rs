@@ -333,15 +333,21 @@ pub fn describe_decoder_input(data: &[u8]) -> String {
         then: LIMITS[usize::from(c0 >> 5)],
     };
     let out = run_decoder(stream, Chunking::Whole, limits);
-    let kinds: Vec<String> = out
-        .frames
-        .iter()
-        .map(|(f, _)| {
-            format!("{f:?}")
-                .chars()
-                .take_while(|c| c.is_alphanumeric())
-                .collect()
-        })
+    // Frame kinds, runs of one kind counted: "Data x200 Agreement".
+    let mut runs: Vec<(String, usize)> = Vec::new();
+    for (f, _) in &out.frames {
+        let kind: String = format!("{f:?}")
+            .chars()
+            .take_while(|c| c.is_alphanumeric())
+            .collect();
+        match runs.last_mut() {
+            Some((k, n)) if *k == kind => *n += 1,
+            _ => runs.push((kind, 1)),
+        }
+    }
+    let kinds: Vec<String> = runs
+        .into_iter()
+        .map(|(k, n)| if n == 1 { k } else { format!("{k} x{n}") })
         .collect();
     format!("[{}] then {:?}", kinds.join(" "), out.end)
 }

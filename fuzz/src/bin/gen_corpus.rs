@@ -142,6 +142,7 @@ fn kinds() -> Vec<(String, Frame)> {
             "failure-notice".to_string(),
             Frame::FailureNotice { rank: 3 },
         ),
+        ("suspect".to_string(), Frame::Suspect { rank: 2 }),
     ]);
     frames
 }
@@ -194,6 +195,7 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
         find("agreement-promise"),
         find("collective"),
         find("failure-notice"),
+        find("suspect"),
         find("revoke"),
     ];
     // A connection as the connecting rank sees it: the challenge under the handshake limit,
@@ -220,8 +222,11 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
         with_control(big, PAGE_READS_STALLING, &bytes_of(&all)),
     ));
 
-    // Large frames: a payload read straight into its vector, and an agreement frame longer
-    // than the decoder's buffer (a rank set of 66,000 ranks, one byte each).
+    // Large frames and long streams: a payload read straight into its vector; small frames,
+    // then an agreement frame longer than the decoder's buffer (a rank set of 66,000 ranks, one
+    // byte each: the buffer is compacted, then grows); 70 KB of small frames (the buffer is
+    // compacted when a frame reaches past its end). Both in reads as large as can be: smaller
+    // reads often end on a frame boundary, which empties the buffer.
     let mut rng = Rng::new(1);
     let direct = Frame::Data {
         context: 1,
@@ -248,13 +253,24 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
             },
         },
     };
+    let small = |i: usize| Frame::Data {
+        context: 0,
+        source: i as u32,
+        tag: 0,
+        payload: vec![i as u8; i % 23],
+    };
+    let smalls: Vec<Frame> = (0..200).map(small).collect();
+    let mut stream: Vec<&Frame> = smalls.iter().collect();
+    stream.extend([&long, &Frame::Heartbeat]);
     seeds.push((
-        "agreement-66k".into(),
-        with_control(
-            big,
-            PAGE_READS_STALLING,
-            &bytes_of(&[&long, &Frame::Heartbeat]),
-        ),
+        "frames-then-agreement-66k".into(),
+        with_control(big, WHOLE, &bytes_of(&stream)),
+    ));
+    let smalls: Vec<Frame> = (0..2400).map(small).collect();
+    let stream: Vec<&Frame> = smalls.iter().collect();
+    seeds.push((
+        "small-frames-70k".into(),
+        with_control(big, WHOLE, &bytes_of(&stream)),
     ));
 
     // Malformed input.
@@ -325,10 +341,11 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
 
 fn roundtrip_seeds() -> Vec<(String, Vec<u8>)> {
     // The input is read by arbitrary::Unstructured: byte 0 picks how many frames (1 + b % 4),
-    // the next one each frame's kind (b % 9); the rest fills the fields.
+    // the next one each frame's kind (b % 10, in the order of `runthrough_fuzz::frame`); the
+    // rest fills the fields.
     let mut seeds = Vec::new();
     let mut rng = Rng::new(7);
-    for kind in 0..9u8 {
+    for kind in 0..10u8 {
         for (variant, len) in [("short", 48), ("long", 400)] {
             let mut bytes = vec![0, kind];
             bytes.extend((0..len).map(|_| rng.next_u64() as u8));
