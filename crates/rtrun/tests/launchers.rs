@@ -27,6 +27,12 @@ const DEFAULT_SLURM_CONF: &str = "/tmp/runthrough-slurm/slurm.conf";
 const KILL_RANK_2: &str =
     r#"if [ "$PMI_RANK" = 2 ]; then export RT_FAULT=call:2; fi; exec "$0" "$@""#;
 
+/// Ranks 1 and 2 of 3 die at their second call: rank 0 is left alone, with no majority to fence
+/// them by, so it goes on only if it confirms their deaths (same host: it sees their processes
+/// end, `net/local.rs`).
+const KILL_RANKS_1_AND_2: &str =
+    r#"case "$PMI_RANK" in 1|2) export RT_FAULT=call:2;; esac; exec "$0" "$@""#;
+
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 struct Outcome {
@@ -278,6 +284,47 @@ fn hydra_mpiexec_without_a_supervisor_aborts_on_a_kill() {
     assert_eq!(finished, 0, "{}", outcome.text());
 }
 
+/// Ranks 1 and 2 died; rank 0, the last one, agreed on both and finished.
+fn check_last_survivor(outcome: &Outcome) {
+    assert_eq!(
+        outcome.lines_of(0).last().copied(),
+        Some("final failed=[1, 2]"),
+        "{}",
+        outcome.text()
+    );
+    for rank in [1, 2] {
+        assert!(
+            !outcome
+                .lines_of(rank)
+                .iter()
+                .any(|l| l.starts_with("final")),
+            "rank {rank} was to die\n{}",
+            outcome.text()
+        );
+    }
+    assert_eq!(outcome.status.code(), Some(137), "{}", outcome.text());
+}
+
+fn killing_ranks_1_and_2(launcher: &mut Command, supervised: bool) -> &mut Command {
+    if supervised {
+        launcher.arg(SUPERVISE);
+    }
+    launcher
+        .args(["sh", "-c", KILL_RANKS_1_AND_2, CHECK])
+        .args(["validate", "--rounds", "4", "--pause-ms", "50"])
+}
+
+/// SPEC §1 under a launcher that tells nobody of deaths: two of three ranks die, and the
+/// survivor, with no majority left to vote, confirms both deaths by seeing their processes end
+/// on its host, agrees, and finishes alone (all but one rank may fail).
+#[test]
+fn hydra_mpiexec_last_survivor_of_three_goes_on() {
+    if !hydra() {
+        return;
+    }
+    check_last_survivor(&run(killing_ranks_1_and_2(&mut mpiexec(3), true)));
+}
+
 /// SPEC §4: a job of 4 tasks under `srun --mpi=pmi2` (PMI-2) completes.
 #[test]
 fn srun_pmi2_runs_a_job_to_completion() {
@@ -291,4 +338,11 @@ fn srun_pmi2_runs_a_job_to_completion() {
 fn srun_pmi2_survives_a_kill() {
     let Some(conf) = slurm() else { return };
     check_survived(&run(killing_rank_2(&mut srun(&conf, 4), false)), 4);
+}
+
+/// As under Hydra: the last of three tasks confirms the two deaths on its host and finishes.
+#[test]
+fn srun_pmi2_last_survivor_of_three_goes_on() {
+    let Some(conf) = slurm() else { return };
+    check_last_survivor(&run(killing_ranks_1_and_2(&mut srun(&conf, 3), false)));
 }

@@ -12,6 +12,7 @@ use crate::packet::WORLD_CONTEXT;
 use crate::process::{Process, RankFaults};
 
 use super::launch::{self, JobSecret};
+use super::local;
 use super::pmi;
 use super::tcp::{Cause, Config, Tcp};
 
@@ -297,12 +298,18 @@ pub fn init() -> Result<Universe, InitError> {
         listener,
         table,
         control: Some(control_stream),
+        local_pids: Vec::new(),
     })
 }
 
 /// The PMI key of a rank's listener address.
 fn address_key(rank: u32) -> String {
     format!("rt-addr-{rank}")
+}
+
+/// The PMI key of a rank's host and process record ([`local::record`]).
+fn host_key(rank: u32) -> String {
+    format!("rt-host-{rank}")
 }
 
 /// The PMI key of the job secret (put by rank 0).
@@ -324,6 +331,11 @@ fn init_pmi() -> Result<Universe, InitError> {
     client
         .put(&address_key(rank), &address)
         .map_err(pmi_error("putting the address in the PMI key-value space"))?;
+    client
+        .put(&host_key(rank), &local::record())
+        .map_err(pmi_error(
+            "putting the host record in the PMI key-value space",
+        ))?;
     if rank == 0 {
         client
             .put(SECRET_KEY, &JobSecret::random().to_hex())
@@ -349,6 +361,18 @@ fn init_pmi() -> Result<Universe, InitError> {
             )
         });
     }
+    let here = local::host_identity();
+    let mut local_pids = Vec::with_capacity(size as usize);
+    for peer in 0..size {
+        local_pids.push(if peer == rank {
+            None
+        } else {
+            let record = client
+                .get(&host_key(peer))
+                .map_err(pmi_error("getting a peer's host record"))?;
+            local::local_pid(&record, here.as_deref())
+        });
+    }
     // PMI is only the bootstrap: the session ends here, so that a rank that dies later is,
     // to the launcher, a process that exits after finalize (Hydra aborts the whole job when a
     // PMI connection closes before finalize, whatever the exit status).
@@ -363,6 +387,7 @@ fn init_pmi() -> Result<Universe, InitError> {
         listener,
         table,
         control: None,
+        local_pids,
     })
 }
 
@@ -379,12 +404,16 @@ struct Started {
     table: Vec<Option<String>>,
     /// rtrun's control connection.
     control: Option<TcpStream>,
+    /// The PIDs of the peers that run on this host (empty: none known), for confirming their
+    /// deaths ([`super::local`]).
+    local_pids: Vec<Option<u32>>,
 }
 
 /// Connects to every peer of the table and returns the universe.
 fn start(s: Started) -> Result<Universe, InitError> {
     let (rank, size) = (s.rank, s.size);
     let tcp = Tcp::new(rank, size, Arc::clone(&s.endpoint), s.secret.0, s.config);
+    tcp.set_local_pids(s.local_pids);
     if let Some(mut control_stream) = s.control {
         tcp.set_control(
             control_stream

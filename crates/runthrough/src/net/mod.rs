@@ -12,6 +12,7 @@ mod bind;
 mod fence;
 mod init;
 pub mod launch;
+mod local;
 pub mod pmi;
 mod tcp;
 

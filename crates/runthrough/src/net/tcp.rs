@@ -294,6 +294,9 @@ pub(crate) struct Tcp {
     finished: AtomicBool,
     /// Why this rank halted, when halting does not exit (tests).
     halted: Mutex<Option<i32>>,
+    /// The PIDs of the peers on this host and in this PID namespace (from the PMI bootstrap):
+    /// their process ending confirms their failure (`super::local`).
+    local_pids: Mutex<Vec<Option<u32>>>,
 }
 
 impl Tcp {
@@ -318,6 +321,7 @@ impl Tcp {
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
             halted: Mutex::new(None),
+            local_pids: Mutex::new(Vec::new()),
         };
         tcp.settle(me);
         Arc::new(tcp)
@@ -325,6 +329,27 @@ impl Tcp {
 
     fn size(&self) -> u32 {
         self.peers.len() as u32
+    }
+
+    /// Records the PIDs of the peers that run on this host (`None` for the others).
+    pub(crate) fn set_local_pids(&self, pids: Vec<Option<u32>>) {
+        *lock(&self.local_pids) = pids;
+    }
+
+    /// After `peer`'s connection ended: if it runs on this host, waits (up to a heartbeat
+    /// period) for its process to end, and confirms its failure when it has (SPEC §1).
+    fn confirm_if_ended(&self, peer: u32) {
+        let pid = lock(&self.local_pids).get(peer as usize).copied().flatten();
+        let Some(pid) = pid else {
+            return;
+        };
+        if super::local::has_ended(pid, self.config.heartbeat_period) {
+            self.log(format_args!(
+                "rank {peer}'s process {pid} ended (same host): confirmed"
+            ));
+            let change = lock(&self.fence).confirm(peer);
+            self.act(change, &Cause::Notice);
+        }
     }
 
     fn log(&self, message: std::fmt::Arguments<'_>) {
@@ -771,7 +796,11 @@ impl Tcp {
                 break Cause::Silent;
             }
         };
+        let ended = matches!(cause, Cause::Closed | Cause::Io(_));
         self.declare_failed(peer, cause);
+        if ended {
+            self.confirm_if_ended(peer);
+        }
     }
 
     fn handle(&self, peer: u32, frame: Frame) -> Result<(), &'static str> {

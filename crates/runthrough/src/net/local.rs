@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Confirming a peer's death on the same host (SPEC §1: a failure is *confirmed* once the rank's
+//! process is seen to end).
+//!
+//! Under rtrun the launcher sees every rank's exit and says so. Under a PMI launcher (Hydra,
+//! srun) nobody does, and a closed connection alone is only a suspicion (a peer that fenced
+//! this rank closes its connections too), so without more a death would need a majority of
+//! votes: the survivor of a two-rank job could never go on. So each rank publishes, next to its
+//! address, the identity of its host and process: the boot id, the PID namespace and its PID.
+//! When a connection from a peer in the same host *and* the same PID namespace ends, this rank
+//! watches that PID through a pidfd for up to a heartbeat period: the process ending is the
+//! confirmation. A PID that is gone already also confirms (it cannot be this peer's while the
+//! peer lives); a reused PID, a peer in another PID namespace or on another host, or one still
+//! running after the period give no confirmation, and the majority rule decides as before: every
+//! doubt falls on the side of not confirming.
+
+use std::time::Duration;
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::process::{pidfd_open, Pid, PidfdFlags};
+
+/// This host and PID namespace, as the kernel names them (`boot_id/pid:[inode]`), if readable.
+pub(crate) fn host_identity() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let boot = boot.trim();
+    let namespace = namespace.to_str()?;
+    let odd = |text: &str| {
+        text.chars()
+            .any(|c| c.is_whitespace() || c == ',' || c == '=')
+    };
+    if boot.is_empty() || odd(boot) || odd(namespace) {
+        return None;
+    }
+    Some(format!("{boot}/{namespace}"))
+}
+
+/// The record this rank publishes: `HOST,PID` (`-` when the host cannot be named). No
+/// whitespace: it travels as a PMI value.
+pub(crate) fn record() -> String {
+    match host_identity() {
+        Some(host) => format!("{host},{}", std::process::id()),
+        None => "-".into(),
+    }
+}
+
+/// The PID of a peer's record when the peer runs on this host, in this PID namespace.
+pub(crate) fn local_pid(record: &str, here: Option<&str>) -> Option<u32> {
+    let here = here?;
+    let (host, pid) = record.trim().rsplit_once(',')?;
+    let pid: u32 = pid.parse().ok()?;
+    (host == here && pid > 1 && pid != std::process::id()).then_some(pid)
+}
+
+/// Whether process `pid` has ended, waiting up to `limit` for it to (a pidfd: no polling loop).
+pub(crate) fn has_ended(pid: u32, limit: Duration) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return false;
+    };
+    let fd = match pidfd_open(pid, PidfdFlags::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::SRCH) => return true, // gone (and reaped) already
+        Err(_) => return false,          // no pidfds here: no confirmation
+    };
+    let timeout = Timespec {
+        tv_sec: limit.as_secs() as _,
+        tv_nsec: limit.subsec_nanos() as _,
+    };
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    loop {
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(ready) => return ready > 0,
+            Err(Errno::INTR) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_names_this_host_and_process() {
+        let here = host_identity().expect("/proc is readable here");
+        let mine = record();
+        assert_eq!(mine, format!("{here},{}", std::process::id()));
+        assert!(!mine.contains(char::is_whitespace), "a PMI value: {mine:?}");
+        // Our own record is not a peer's; another PID on this host is; other hosts are not.
+        assert_eq!(local_pid(&mine, Some(&here)), None);
+        assert_eq!(local_pid(&format!("{here},4242"), Some(&here)), Some(4242));
+        assert_eq!(local_pid("other-boot/pid:[1],4242", Some(&here)), None);
+        assert_eq!(local_pid("-", Some(&here)), None);
+        assert_eq!(local_pid(&format!("{here},x"), Some(&here)), None);
+        assert_eq!(local_pid(&format!("{here},4242"), None), None);
+    }
+
+    #[test]
+    fn a_running_process_has_not_ended_and_a_killed_one_has() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id();
+        assert!(!has_ended(pid, Duration::from_millis(20)));
+        child.kill().expect("kill the child");
+        // Not reaped yet: a zombie has ended too.
+        assert!(has_ended(pid, Duration::from_secs(10)));
+        child.wait().expect("reap");
+        assert!(has_ended(pid, Duration::from_millis(1)));
+    }
+}
