@@ -30,11 +30,13 @@
 //!   launcher's `failed` line: it saw the process end or killed it), or the peer is fenced by a
 //!   majority of the ranks this rank believes alive (counted as [`super::fence`] says), or a
 //!   peer says it has the rank in its output (`FailureNotice`, sent by a rank that decided by
-//!   majority). A closed connection is not a confirmation, even on one host: a peer that fenced
-//!   this rank closes its connection too, and this rank must not take that for a death and go on
-//!   alone. So under launchers without a control channel (Hydra, srun) only the majority rule
-//!   puts ranks in the output: a job of 2 cannot survive the death of one rank there, nor one
-//!   of 2k ranks the loss of k at once.
+//!   majority). A closed connection alone is not a confirmation, even on one host: a peer that
+//!   fenced this rank closes its connection too, and this rank must not take that for a death
+//!   and go on alone. But when the peer runs on this host (PID known from the PMI bootstrap),
+//!   its process seen to end after its connection ended is a confirmation ([`super::local`]).
+//!   So under launchers without a control channel (Hydra, srun) a job on one host survives all
+//!   but one rank; across hosts only the majority rule puts ranks in the output there: a job of
+//!   2 cannot survive the death of one rank, nor one of 2k ranks the loss of k at once.
 //! - **Draining**: when a peer is fenced from another thread (a vote, a launcher notice), its
 //!   reader first delivers what had already arrived on the connection (the kernel's buffer,
 //!   up to a heartbeat period), and the engine hears of the failure only after that: complete
