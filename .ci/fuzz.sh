@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Short, bounded fuzzing of the wire decoder (fuzz/README.md): installs cargo-fuzz if missing,
-# builds the targets, runs each from its seed corpus for FUZZ_SECONDS (default 30) and fails,
+# builds the targets, runs each from its seed corpus for FUZZ_SECONDS (default 20) and fails,
 # with the crashing input's path and the command that replays it, if one crashes or hangs.
 #
 # On stable Rust: cargo fuzz needs nightly-only compiler flags, which RUSTC_BOOTSTRAP=1 lets
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECONDS_EACH=${FUZZ_SECONDS:-30}
+SECONDS_EACH=${FUZZ_SECONDS:-20}
 TARGETS=${FUZZ_TARGETS:-"frame_decoder frame_roundtrip"}
 FLAGS=(-O -a -s none)
 export RUSTC_BOOTSTRAP=1
