@@ -212,6 +212,16 @@ impl<P> Matcher<P> {
         self.posted.drain(..).map(|p| p.id).collect()
     }
 
+    /// Removes and returns every unexpected message, in arrival order (for revoke, free, or the
+    /// end of an epoch: the caller accounts for what it drops).
+    pub fn take_all_unexpected(&mut self) -> Vec<(Envelope, P)> {
+        self.unexpected_bytes = 0;
+        self.unexpected
+            .drain(..)
+            .map(|m| (m.envelope, m.payload))
+            .collect()
+    }
+
     /// Bytes held in unexpected messages.
     pub fn unexpected_bytes(&self) -> usize {
         self.unexpected_bytes
@@ -305,6 +315,24 @@ mod tests {
                 prop_assert_eq!(m.unexpected_bytes(), ref_unexpected.len());
             }
         }
+    }
+
+    #[test]
+    fn taking_every_unexpected_message_keeps_order_and_empties_the_count() {
+        let mut m: Matcher<u8> = Matcher::default();
+        m.arrive(Envelope { source: 2, tag: 0 }, 20, 5);
+        m.arrive(Envelope { source: 1, tag: 3 }, 10, 7);
+        m.post(9, SourceSelector::Rank(4), TagSelector::Any);
+        let taken = m.take_all_unexpected();
+        assert_eq!(
+            taken,
+            vec![
+                (Envelope { source: 2, tag: 0 }, 20),
+                (Envelope { source: 1, tag: 3 }, 10)
+            ]
+        );
+        assert_eq!((m.unexpected_bytes(), m.unexpected_len()), (0, 0));
+        assert_eq!(m.posted_len(), 1, "posted receives stay");
     }
 
     #[test]

@@ -16,7 +16,8 @@ use runthrough_core::{Error, Rank, Result};
 
 use crate::comm::{Comm, SlotPoll};
 use crate::engine::Slot;
-use crate::packet::{Packet, Payload};
+use crate::flow;
+use crate::packet::{Lane, Packet, Payload};
 
 /// One collective call in progress at this rank.
 #[derive(Debug)]
@@ -99,29 +100,75 @@ impl<'a> CollectiveCall<'a> {
         }
     }
 
-    /// Sends `bytes` to participant `rank` (a comm rank).
+    /// Sends `bytes` to participant `rank` (a comm rank). Waits while the collective lane to
+    /// `rank` has no credit (`crate::flow`), and then returns `Error::ProcFailed` as soon as a
+    /// participant fails unrecognized, `Error::Revoked` on revocation.
     pub(crate) fn send(&self, rank: Rank, bytes: &[u8]) -> Result<()> {
-        let world = {
-            let mut engine = self.comm.process.endpoint.lock();
+        let charge = flow::charge(bytes.len());
+        let process = &self.comm.process;
+        let mut queued = None;
+        loop {
+            let mut engine = process.endpoint.lock();
             let state = engine.comm(self.comm.context)?;
             state.check_not_revoked()?;
             if let Some(failed) = state.unrecognized_failure() {
                 return Err(Error::ProcFailed { rank: failed });
             }
-            state.members.world_of(rank)
-        };
-        let packet = Packet::Collective {
+            let world = state.members.world_of(rank);
+            if engine.flow.try_admit(world, Lane::Collective, charge) {
+                drop(engine);
+                let packet = queued.unwrap_or_else(|| self.packet(bytes));
+                process.transport.send(process.world_rank(), world, packet);
+                return Ok(());
+            }
+            let Some(packet) = queued.take() else {
+                // The slow path: copy the message without the lock, then look again.
+                drop(engine);
+                queued = Some(self.packet(bytes));
+                continue;
+            };
+            let context = self.comm.context;
+            let slot = engine
+                .flow
+                .enqueue(world, Lane::Collective, context, rank, packet, charge);
+            let due = engine.flow.take_due();
+            drop(engine);
+            process.endpoint.signal.notify(); // for threads watching the statistics
+            process.send_all(due);
+            break self.wait_queued(slot);
+        }
+    }
+
+    fn packet(&self, bytes: &[u8]) -> Packet {
+        Packet::Collective {
             context: self.comm.context,
             source: self.comm.rank,
             epoch: self.epoch,
             sequence: self.sequence,
             payload: bytes.to_vec(),
-        };
-        self.comm
-            .process
-            .transport
-            .send(self.comm.process.world_rank(), world, packet);
-        Ok(())
+        }
+    }
+
+    /// Waits for a message queued for credit; gives up with the collective's errors.
+    fn wait_queued(&self, slot: usize) -> Result<()> {
+        let process = &self.comm.process;
+        process.wait_for(|engine| {
+            if let Some(outcome) = engine.flow.outcome(slot) {
+                return Some(outcome);
+            }
+            let stop = match engine.comm(self.comm.context) {
+                Err(error) => Err(error),
+                Ok(state) => match state.check_not_revoked() {
+                    Err(error) => Err(error),
+                    Ok(()) => match state.unrecognized_failure() {
+                        Some(failed) => Err(Error::ProcFailed { rank: failed }),
+                        None => return None,
+                    },
+                },
+            };
+            // Withdrawn; unless it went out meanwhile, then that is the outcome.
+            Some(engine.flow.cancel(slot).unwrap_or(stop))
+        })
     }
 
     /// Receives this call's message from participant `rank`.
@@ -133,6 +180,13 @@ impl<'a> CollectiveCall<'a> {
             let state = engine.comm(self.comm.context)?;
             state.check_not_revoked()?;
             if let Some((_, payload)) = state.collective_matcher.take(source, tag) {
+                let world = state.members.world_of(rank);
+                engine
+                    .flow
+                    .release_held(world, Lane::Collective, flow::charge(payload.len()));
+                let credits = engine.take_flow_due();
+                drop(engine);
+                self.comm.process.send_all(credits);
                 return Ok(payload);
             }
             if let Some(failed) = state.unrecognized_failure() {

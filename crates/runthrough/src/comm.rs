@@ -10,7 +10,8 @@ use runthrough_core::matching::{
 use runthrough_core::{Error, FailureView, Rank, Result};
 
 use crate::engine::{Engine, Received, Slot};
-use crate::packet::{ContextId, Packet, Payload};
+use crate::flow::{self, FlowStats};
+use crate::packet::{ContextId, Lane, Packet, Payload};
 use crate::process::Process;
 use crate::request::Request;
 
@@ -138,49 +139,108 @@ impl Comm {
 
     /// Sends `buf` to `dest` with `tag` (`MPI_Send`, MPI-4.0 §3.2).
     ///
-    /// The message is buffered at once (eager), so this returns without waiting for the receive.
+    /// The message is sent at once (eager) while this rank's earlier messages to `dest` that
+    /// are still unreceived fit in its share of `dest`'s buffer; otherwise this waits until
+    /// enough of them are received (flow control, SPEC §6: see the crate's `flow` module). It
+    /// never waits for this message itself to be received.
     ///
     /// # Errors
-    /// `Error::ProcFailed` when `dest` is known to have failed and is not recognized in G; a send
-    /// to a rank recognized (NULL in G) completes at once and sends nothing (`MPI_PROC_NULL`).
-    /// `Error::Revoked` on a revoked communicator (SPEC §3.5). `Error::Rank`, `Error::Tag`,
+    /// `Error::ProcFailed` when `dest` is known to have failed and is not recognized in G (at
+    /// the call, or while the send waits for credit); a send to a rank recognized (NULL in G)
+    /// completes at once and sends nothing (`MPI_PROC_NULL`). `Error::Revoked` on a revoked
+    /// communicator, before the call or while it waits (SPEC §3.5). `Error::Rank`, `Error::Tag`,
     /// `Error::Comm`, `Error::Argument` (a zero-sized element type) for bad arguments.
     pub fn send<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<()> {
         self.process.enter()?;
         element_size::<T>()?;
-        self.send_bytes(bytemuck::cast_slice(buf), dest, tag)
+        match self.start_send(bytemuck::cast_slice(buf), dest, tag)? {
+            Started::Done => Ok(()),
+            Started::Queued(slot) => self.wait_send(slot),
+        }
     }
 
-    pub(crate) fn send_bytes(&self, bytes: &[u8], dest: Rank, tag: i32) -> Result<()> {
+    /// Sends `bytes`, or queues them for credit (`crate::flow`).
+    pub(crate) fn start_send(&self, bytes: &[u8], dest: Rank, tag: i32) -> Result<Started> {
         self.check_rank(dest)?;
         Self::check_tag(tag)?;
+        let charge = flow::charge(bytes.len());
         let world = {
             let mut engine = self.process.endpoint.lock();
-            let comm = engine.comm(self.context)?;
-            comm.check_not_revoked()?;
-            match unmatched_outcome(
-                comm.global.is_failed(dest),
-                comm.known_failed.contains(dest),
-            ) {
-                PeerOutcome::ProcNull => return Ok(()),
-                PeerOutcome::Failed => return Err(Error::ProcFailed { rank: dest }),
-                PeerOutcome::Proceed => comm.members.world_of(dest),
+            let Some(world) = self.send_check(&mut engine, dest)? else {
+                return Ok(Started::Done);
+            };
+            if !engine.flow.try_admit(world, Lane::Point, charge) {
+                drop(engine);
+                return self.queue_send(bytes, dest, tag, charge);
             }
+            world
         };
-        let packet = Packet::Data {
+        let packet = self.data_packet(bytes, tag);
+        self.process
+            .transport
+            .send(self.process.world_rank(), world, packet);
+        Ok(Started::Done)
+    }
+
+    /// The world rank to send to, `None` for `MPI_PROC_NULL`, or the send's error (SPEC §3.1).
+    fn send_check(&self, engine: &mut Engine, dest: Rank) -> Result<Option<u32>> {
+        let comm = engine.comm(self.context)?;
+        comm.check_not_revoked()?;
+        match unmatched_outcome(
+            comm.global.is_failed(dest),
+            comm.known_failed.contains(dest),
+        ) {
+            PeerOutcome::ProcNull => Ok(None),
+            PeerOutcome::Failed => Err(Error::ProcFailed { rank: dest }),
+            PeerOutcome::Proceed => Ok(Some(comm.members.world_of(dest))),
+        }
+    }
+
+    fn data_packet(&self, bytes: &[u8], tag: i32) -> Packet {
+        Packet::Data {
             context: self.context,
             source: self.rank,
             tag,
             payload: bytes.to_vec(),
-        };
-        self.process
-            .transport
-            .send(self.process.world_rank(), world, packet);
-        Ok(())
+        }
     }
 
-    /// Starts a send (`MPI_Isend`). Sends are eager, so the request is complete at once; `wait`
-    /// reports the outcome, with the failure errors of [`Comm::send`].
+    /// The slow path of [`Comm::start_send`]: the message is copied without the lock, then
+    /// queued (or sent, if credit came back meanwhile).
+    fn queue_send(&self, bytes: &[u8], dest: Rank, tag: i32, charge: u64) -> Result<Started> {
+        let packet = self.data_packet(bytes, tag);
+        let mut engine = self.process.endpoint.lock();
+        let Some(world) = self.send_check(&mut engine, dest)? else {
+            return Ok(Started::Done);
+        };
+        if engine.flow.try_admit(world, Lane::Point, charge) {
+            drop(engine);
+            self.process
+                .transport
+                .send(self.process.world_rank(), world, packet);
+            return Ok(Started::Done);
+        }
+        let context = self.context;
+        let slot = engine
+            .flow
+            .enqueue(world, Lane::Point, context, dest, packet, charge);
+        let due = engine.flow.take_due();
+        drop(engine);
+        self.process.endpoint.signal.notify(); // for threads watching the statistics
+        self.process.send_all(due);
+        Ok(Started::Queued(slot))
+    }
+
+    /// Waits for a send that waits for credit: transmitted, or failed.
+    pub(crate) fn wait_send(&self, slot: usize) -> Result<()> {
+        self.process.wait_for(|engine| engine.flow.outcome(slot))
+    }
+
+    /// Starts a send (`MPI_Isend`). The message is sent at once when flow control allows (as
+    /// for [`Comm::send`]), and the request is complete; otherwise the request stays pending
+    /// until the message goes, which happens while a thread of this rank waits in the library
+    /// (`wait`, `test`, a blocking call). `wait` reports the outcome, with the failure errors of
+    /// [`Comm::send`]. The buffer is copied: it may be reused at once.
     ///
     /// # Errors
     /// Bad arguments, as [`Comm::irecv`] (`Error::Rank`, `Error::Tag`, `Error::Argument`); every
@@ -190,14 +250,34 @@ impl Comm {
         element_size::<T>()?;
         self.check_rank(dest)?;
         Self::check_tag(tag)?;
-        Ok(Request::completed(
-            self.send_bytes(bytemuck::cast_slice(buf), dest, tag)
-                .map(|()| Status {
-                    source: Some(dest),
-                    tag: Some(tag),
-                    count: buf.len(),
-                }),
-        ))
+        let status = Status {
+            source: Some(dest),
+            tag: Some(tag),
+            count: buf.len(),
+        };
+        Ok(
+            match self.start_send(bytemuck::cast_slice(buf), dest, tag) {
+                Ok(Started::Done) => Request::completed(Ok(status)),
+                Ok(Started::Queued(slot)) => Request::send(self, slot, status),
+                Err(error) => Request::completed(Err(error)),
+            },
+        )
+    }
+
+    /// What flow control has seen at this rank (for tests and diagnostics; not a stable API).
+    #[doc(hidden)]
+    pub fn flow_stats(&self) -> FlowStats {
+        self.process.endpoint.lock().flow.stats()
+    }
+
+    /// Waits until this rank's flow-control statistics satisfy `until`, and returns them (for
+    /// tests: "until the sender is blocked"; not a stable API). Blocks like any other wait.
+    #[doc(hidden)]
+    pub fn wait_flow_stats(&self, until: impl Fn(&FlowStats) -> bool) -> FlowStats {
+        self.process.wait_for(|engine| {
+            let stats = engine.flow.stats();
+            until(&stats).then_some(stats)
+        })
     }
 
     /// Receives a message into `buf` (`MPI_Recv`, MPI-4.0 §3.2.4).
@@ -255,12 +335,15 @@ impl Comm {
     /// The blocking receive: a matched message, a PROC_NULL completion, or the failure error.
     fn receive(&self, source: Source, tag: Tag) -> Result<Received> {
         let (source, tag) = self.selectors(source, tag)?;
-        let id = {
+        let (posted, credits) = {
             let mut engine = self.process.endpoint.lock();
-            match self.match_or_post(&mut engine, source, tag)? {
-                Posted::Done(received) => return received,
-                Posted::Waiting(id) => id,
-            }
+            let posted = self.match_or_post(&mut engine, source, tag)?;
+            (posted, engine.take_flow_due())
+        };
+        self.process.send_all(credits);
+        let id = match posted {
+            Posted::Done(received) => return received,
+            Posted::Waiting(id) => id,
         };
         let wildcard = source == SourceSelector::Any;
         self.process
@@ -284,6 +367,10 @@ impl Comm {
         let comm = engine.comm(self.context)?;
         comm.check_not_revoked()?;
         if let Some((envelope, payload)) = comm.matcher.take(source, tag) {
+            if let Some(world) = comm.members.try_world_of(envelope.source) {
+                let charge = flow::charge(payload.len());
+                engine.flow.release_held(world, Lane::Point, charge);
+            }
             return Ok(Posted::Done(Ok(Received {
                 envelope: Some(envelope),
                 payload,
@@ -382,19 +469,24 @@ impl Comm {
         let (source, tag) = self.selectors(source.into(), tag.into())?;
         let buffer: &mut [u8] = bytemuck::cast_slice_mut(buf);
         let mut engine = self.process.endpoint.lock();
-        Ok(match self.match_or_post(&mut engine, source, tag)? {
+        let posted = match self.match_or_post(&mut engine, source, tag)? {
             // A non-blocking wildcard receive stays pending through ProcFailedPending (SPEC
             // §3.2): post it anyway; its wait/test report the error until acknowledged.
             Posted::Done(Err(Error::ProcFailedPending)) => {
-                let id = self.post_receive(&mut engine, source, tag)?;
-                Request::receive(self, id, true, buffer, element)
+                Posted::Waiting(self.post_receive(&mut engine, source, tag)?)
             }
+            posted => posted,
+        };
+        let credits = engine.take_flow_due();
+        drop(engine);
+        self.process.send_all(credits);
+        Ok(match posted {
             Posted::Done(received) => {
-                drop(engine);
                 Request::completed(received.and_then(|r| deliver_into(r, buffer, element)))
             }
             Posted::Waiting(id) => {
-                Request::receive(self, id, source == SourceSelector::Any, buffer, element)
+                let wildcard = source == SourceSelector::Any;
+                Request::receive(self, id, wildcard, buffer, element)
             }
         })
     }
@@ -484,6 +576,14 @@ impl Comm {
             .global
             .clone())
     }
+}
+
+/// How a send started.
+pub(crate) enum Started {
+    /// Transmitted, or complete without traffic (`MPI_PROC_NULL`).
+    Done,
+    /// Waiting for credit, in this send slot of the engine's flow control.
+    Queued(usize),
 }
 
 /// The outcome of matching or posting a receive.

@@ -328,11 +328,17 @@ impl Comm {
         if let Some(state) = engine.comms.get_mut(&self.context) {
             if !state.freed {
                 state.freed = true;
-                state.matcher = Default::default();
-                state.collective_matcher = Default::default();
-                state.collective_early = Vec::new();
+                engine.drop_buffered(self.context); // and give the senders their credit back
+                if let Some(state) = engine.comms.get_mut(&self.context) {
+                    state.matcher = Default::default();
+                    state.collective_matcher = Default::default();
+                    state.collective_early = Vec::new();
+                }
             }
         }
+        let credits = engine.flow.take_due();
+        drop(engine);
+        self.process.send_all(credits);
     }
 
     /// The creation protocol (module docs): `exchange` is `split`'s `(defined, color, key)`,

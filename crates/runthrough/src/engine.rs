@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use runthrough_core::agreement::{AgreementSeries, Contribution, Participants};
-use runthrough_core::matching::{Envelope, Matcher, ReceiveId};
+use runthrough_core::matching::{unmatched_outcome, Envelope, Matcher, PeerOutcome, ReceiveId};
 use runthrough_core::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
 
-use crate::packet::{ContextId, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT};
+use crate::flow::{self, Flow};
+use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT};
 use crate::signal::Signal;
 
 /// A communicator's members: comm rank -> world rank.
@@ -63,6 +64,14 @@ impl Members {
         match self {
             Members::Identity(n) => (world < *n).then_some(world),
             Members::List { comm_of, .. } => comm_of.get(&world).copied(),
+        }
+    }
+
+    /// The world rank of comm rank `rank`, if it is one.
+    pub(crate) fn try_world_of(&self, rank: Rank) -> Option<u32> {
+        match self {
+            Members::Identity(n) => (rank < *n).then_some(rank),
+            Members::List { world_of, .. } => world_of.get(rank as usize).copied(),
         }
     }
 }
@@ -279,6 +288,8 @@ pub(crate) struct Engine {
     pub(crate) early: BTreeMap<ContextId, Vec<(u32, Packet)>>,
     /// Context ids that a creation call in progress here has claimed.
     pub(crate) reserved: BTreeSet<ContextId>,
+    /// Flow control of eager traffic, to and from every peer (`crate::flow`).
+    pub(crate) flow: Flow,
 }
 
 impl Engine {
@@ -293,6 +304,7 @@ impl Engine {
             slots: Slab::new(),
             early: BTreeMap::new(),
             reserved: BTreeSet::new(),
+            flow: Flow::new(world_size),
         }
     }
 
@@ -325,7 +337,64 @@ impl Engine {
         }
         self.comms.insert(context, comm);
         for (from, packet) in self.early.remove(&context).unwrap_or_default() {
+            if let Some((lane, charge)) = flow_charge(&packet) {
+                self.flow.unhold(lane, charge); // held while it waited; counted again now
+            }
             self.deliver(from, packet, out);
+        }
+        self.flush_flow(out);
+    }
+
+    /// Drops the traffic buffered on `context` (revoked or freed: nothing can receive it any
+    /// more) and gives its charges back to the senders.
+    pub(crate) fn drop_buffered(&mut self, context: ContextId) {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
+        let point = comm.matcher.take_all_unexpected();
+        let mut collective = comm.collective_matcher.take_all_unexpected();
+        collective.append(&mut comm.collective_early);
+        let members = comm.members.clone();
+        for (lane, messages) in [(Lane::Point, point), (Lane::Collective, collective)] {
+            for (envelope, payload) in messages {
+                if let Some(world) = members.try_world_of(envelope.source) {
+                    self.flow
+                        .release_held(world, lane, flow::charge(payload.len()));
+                }
+            }
+        }
+    }
+
+    /// Installs a new G on `context` ([`CommState::install_global`]): the collective messages
+    /// of the old epoch still buffered are dropped and their charges given back.
+    pub(crate) fn install_global(&mut self, context: ContextId, global: FailureView) {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
+        let stale = comm.collective_matcher.take_all_unexpected();
+        comm.install_global(global);
+        let members = comm.members.clone();
+        for (envelope, payload) in stale {
+            if let Some(world) = members.try_world_of(envelope.source) {
+                self.flow
+                    .release_held(world, Lane::Collective, flow::charge(payload.len()));
+            }
+        }
+    }
+
+    /// Moves the flow-control packets waiting to be sent into `out`.
+    pub(crate) fn flush_flow(&mut self, out: &mut Outgoing) {
+        if self.flow.has_due() {
+            out.extend(self.flow.take_due());
+        }
+    }
+
+    /// The flow-control packets waiting to be sent (nothing allocated when there are none).
+    pub(crate) fn take_flow_due(&mut self) -> Outgoing {
+        if self.flow.has_due() {
+            self.flow.take_due()
+        } else {
+            Outgoing::new()
         }
     }
 
@@ -349,6 +418,12 @@ impl Engine {
         comm.revoked = true;
         let mut pending = comm.matcher.take_all_posted();
         pending.extend(comm.collective_matcher.take_all_posted());
+        self.drop_buffered(context);
+        self.flow.fail_context(context, &Err(Error::Revoked));
+        self.flush_flow(out);
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
         comm.matcher = Matcher::default();
         comm.collective_matcher = Matcher::default();
         comm.collective_early.clear();
@@ -377,12 +452,20 @@ impl Engine {
             | Packet::Collective { context, .. }
             | Packet::Agreement { context, .. }
             | Packet::Revoke { context } => *context,
+            Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
+            Packet::CreditWanted { lane } => return self.flow.credit_wanted(from, *lane),
         };
         if !self.comms.contains_key(&context) {
+            if let Some((lane, charge)) = flow_charge(&packet) {
+                self.flow.hold(lane, charge);
+            }
             self.early.entry(context).or_default().push((from, packet));
             return;
         }
         match packet {
+            Packet::Credit { .. } | Packet::CreditWanted { .. } => {
+                unreachable!("flow control is handled above")
+            }
             Packet::Revoke { context } => self.revoke(context, Some(from), out),
             Packet::Data {
                 context,
@@ -393,13 +476,18 @@ impl Engine {
                 let Some(comm) = self.comms.get_mut(&context) else {
                     return;
                 };
-                if comm.freed || comm.revoked {
-                    return;
-                }
                 let bytes = payload.len();
+                let charge = flow::charge(bytes);
+                if comm.freed || comm.revoked || comm.members.try_world_of(source) != Some(from) {
+                    return self.flow.release(from, Lane::Point, charge);
+                }
                 let envelope = Envelope { source, tag };
-                if let Some((id, envelope, payload)) = comm.matcher.arrive(envelope, payload, bytes)
-                {
+                let arrived = comm.matcher.arrive(envelope, payload, bytes);
+                if arrived.is_none() {
+                    return self.flow.hold(Lane::Point, charge);
+                }
+                self.flow.release(from, Lane::Point, charge);
+                if let Some((id, envelope, payload)) = arrived {
                     self.complete(
                         id,
                         Ok(Received {
@@ -436,8 +524,10 @@ impl Engine {
                 let Some(comm) = self.comms.get_mut(&context) else {
                     return;
                 };
-                if comm.freed || comm.revoked {
-                    return;
+                let bytes = payload.len();
+                let charge = flow::charge(bytes);
+                if comm.freed || comm.revoked || comm.members.try_world_of(source) != Some(from) {
+                    return self.flow.release(from, Lane::Collective, charge);
                 }
                 let envelope = Envelope {
                     source,
@@ -445,15 +535,18 @@ impl Engine {
                 };
                 if epoch == comm.epoch.wrapping_add(1) {
                     comm.collective_early.push((envelope, payload));
-                    return;
+                    return self.flow.hold(Lane::Collective, charge);
                 }
                 if epoch != comm.epoch {
-                    return; // a collective of an older epoch: discarded
+                    // A collective of an older epoch: discarded.
+                    return self.flow.release(from, Lane::Collective, charge);
                 }
-                let bytes = payload.len();
-                if let Some((id, envelope, payload)) =
-                    comm.collective_matcher.arrive(envelope, payload, bytes)
-                {
+                let arrived = comm.collective_matcher.arrive(envelope, payload, bytes);
+                if arrived.is_none() {
+                    return self.flow.hold(Lane::Collective, charge);
+                }
+                self.flow.release(from, Lane::Collective, charge);
+                if let Some((id, envelope, payload)) = arrived {
                     self.complete(
                         id,
                         Ok(Received {
@@ -494,6 +587,26 @@ impl Engine {
         for (id, rank) in failed_receives {
             self.complete(id, Err(Error::ProcFailed { rank }));
         }
+        // Sends waiting for credit from it: the outcome of SPEC §3.1 for their communicator.
+        let comms = &self.comms;
+        self.flow.peer_failed(world, |context, dest| {
+            let Some(comm) = comms.get(&context) else {
+                return Err(Error::ProcFailed { rank: dest });
+            };
+            match unmatched_outcome(comm.global.is_failed(dest), true) {
+                PeerOutcome::ProcNull => Ok(()),
+                _ => Err(Error::ProcFailed { rank: dest }),
+            }
+        });
+    }
+}
+
+/// The lane and charge of a flow-controlled packet.
+fn flow_charge(packet: &Packet) -> Option<(Lane, u64)> {
+    match packet {
+        Packet::Data { payload, .. } => Some((Lane::Point, flow::charge(payload.len()))),
+        Packet::Collective { payload, .. } => Some((Lane::Collective, flow::charge(payload.len()))),
+        _ => None,
     }
 }
 
@@ -514,6 +627,8 @@ pub(crate) struct Endpoint {
     collective_fault: Mutex<Option<CollectiveFault>>,
     /// Whether `collective_fault` was ever set: spares every collective the lock.
     collective_fault_planned: AtomicBool,
+    /// The engine's flow-control hint: a message waiting for credit may be sendable now.
+    transmit_ready: Arc<AtomicBool>,
 }
 
 /// A planned death inside an agreement: before sending the `message`-th agreement message
@@ -584,7 +699,9 @@ impl CollectiveFault {
 impl Endpoint {
     pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
         let engine = Engine::new(world_rank, world_size);
+        let transmit_ready = engine.flow.ready_flag();
         Endpoint {
+            transmit_ready,
             world_rank,
             engine: Mutex::new(engine),
             signal: Signal::default(),
@@ -608,7 +725,11 @@ impl Endpoint {
     /// Delivers a packet; returns what the engine wants sent in reply.
     pub(crate) fn deliver(&self, from: u32, packet: Packet) -> Outgoing {
         let mut out = Outgoing::new();
-        self.lock().deliver(from, packet, &mut out);
+        {
+            let mut engine = self.lock();
+            engine.deliver(from, packet, &mut out);
+            engine.flush_flow(&mut out);
+        }
         self.signal.notify();
         out
     }
@@ -616,9 +737,23 @@ impl Endpoint {
     /// Tells the detector that `world` failed; returns what the engine wants sent.
     pub(crate) fn peer_failed(&self, world: u32) -> Outgoing {
         let mut out = Outgoing::new();
-        self.lock().peer_failed(world, &mut out);
+        {
+            let mut engine = self.lock();
+            engine.peer_failed(world, &mut out);
+            engine.flush_flow(&mut out);
+        }
         self.signal.notify();
         out
+    }
+
+    /// Whether a message waiting for credit may be sendable now (without the engine's lock).
+    pub(crate) fn transmit_ready(&self) -> bool {
+        self.transmit_ready.load(Ordering::SeqCst)
+    }
+
+    /// Sets the cap on unexpected bytes (`crate::flow`), before any traffic.
+    pub(crate) fn set_unexpected_cap(&self, cap: usize, world_size: u32) {
+        self.lock().flow.set_cap(cap, world_size);
     }
 
     pub(crate) fn is_killed(&self) -> bool {

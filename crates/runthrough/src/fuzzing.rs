@@ -10,7 +10,7 @@ use std::io::{self, Read};
 
 use runthrough_core::agreement::Message;
 
-use crate::packet::Packet;
+use crate::packet::{Lane, Packet};
 use crate::wire;
 
 /// The largest body the transport's decoder accepts once a connection is established.
@@ -44,6 +44,15 @@ pub enum Frame {
     },
     Revoke {
         context: u64,
+    },
+    /// Flow-control credit; `collective` names the lane (false: point-to-point).
+    Credit {
+        collective: bool,
+        bytes: u64,
+    },
+    /// A request for flow-control credit on a lane.
+    CreditWanted {
+        collective: bool,
     },
     Hello {
         rank: u32,
@@ -105,6 +114,13 @@ impl From<wire::Frame> for Frame {
                 message,
             },
             wire::Frame::Packet(Packet::Revoke { context }) => Frame::Revoke { context },
+            wire::Frame::Packet(Packet::Credit { lane, bytes }) => Frame::Credit {
+                collective: lane == Lane::Collective,
+                bytes,
+            },
+            wire::Frame::Packet(Packet::CreditWanted { lane }) => Frame::CreditWanted {
+                collective: lane == Lane::Collective,
+            },
             wire::Frame::Hello { rank, nonce } => Frame::Hello { rank, nonce },
             wire::Frame::Challenge { rank, nonce, mac } => Frame::Challenge { rank, nonce, mac },
             wire::Frame::Proof { mac } => Frame::Proof { mac },
@@ -154,6 +170,13 @@ impl From<Frame> for wire::Frame {
                 message,
             }),
             Frame::Revoke { context } => wire::Frame::Packet(Packet::Revoke { context }),
+            Frame::Credit { collective, bytes } => wire::Frame::Packet(Packet::Credit {
+                lane: lane(collective),
+                bytes,
+            }),
+            Frame::CreditWanted { collective } => wire::Frame::Packet(Packet::CreditWanted {
+                lane: lane(collective),
+            }),
             Frame::Hello { rank, nonce } => wire::Frame::Hello { rank, nonce },
             Frame::Challenge { rank, nonce, mac } => wire::Frame::Challenge { rank, nonce, mac },
             Frame::Proof { mac } => wire::Frame::Proof { mac },
@@ -161,6 +184,14 @@ impl From<Frame> for wire::Frame {
             Frame::FailureNotice { rank } => wire::Frame::FailureNotice { rank },
             Frame::Suspect { rank } => wire::Frame::Suspect { rank },
         }
+    }
+}
+
+fn lane(collective: bool) -> Lane {
+    if collective {
+        Lane::Collective
+    } else {
+        Lane::Point
     }
 }
 

@@ -36,6 +36,7 @@ mod collectives;
 mod comm;
 mod communicators;
 mod engine;
+mod flow;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -53,6 +54,7 @@ mod wire;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
+pub use flow::{FlowStats, DEFAULT_UNEXPECTED_CAP, ENV_UNEXPECTED_CAP};
 pub use group::{Group, GroupComparison};
 pub use net::{init, InitError, Universe};
 pub use request::{wait_all, wait_any, AgreementRequest, Request};

@@ -60,6 +60,48 @@ pub(crate) enum Packet {
         /// The communicator.
         context: ContextId,
     },
+    /// Flow control, receiver to sender: `bytes` of the sender's charges on `lane` have left the
+    /// receiver's buffers (see `crate::flow`).
+    Credit {
+        /// Which traffic the credit is for.
+        lane: Lane,
+        /// How many charged bytes are given back.
+        bytes: u64,
+    },
+    /// Flow control, sender to receiver: the sender has messages on `lane` waiting for credit.
+    CreditWanted {
+        /// Which traffic waits.
+        lane: Lane,
+    },
+}
+
+/// The two kinds of eager traffic that flow control keeps apart (`crate::flow`): a flood of one
+/// never holds up the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// Point-to-point messages ([`Packet::Data`]).
+    Point = 0,
+    /// Collective messages ([`Packet::Collective`]).
+    Collective = 1,
+}
+
+impl Lane {
+    /// Both lanes, in index order.
+    pub(crate) const ALL: [Lane; 2] = [Lane::Point, Lane::Collective];
+
+    /// The lane's index in per-lane arrays (and its wire byte).
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The lane of a wire byte.
+    pub(crate) fn from_index(index: u8) -> Option<Lane> {
+        match index {
+            0 => Some(Lane::Point),
+            1 => Some(Lane::Collective),
+            _ => None,
+        }
+    }
 }
 
 /// The bit of [`Packet::Agreement`]'s `seq` that marks an agreement of the creation series

@@ -74,14 +74,39 @@ impl Process {
 
     /// Waits until `check` returns `Some`, re-checking after every event at this rank. Spins
     /// briefly, then blocks (see [`crate::signal::Signal`]). Unwinds if the rank is killed.
+    /// Transmits this rank's messages that waited for credit meanwhile ([`Process::progress`]).
     pub(crate) fn wait_for<R>(&self, mut check: impl FnMut(&mut Engine) -> Option<R>) -> R {
         loop {
             let seen = self.endpoint.signal.current();
             self.check_alive();
+            self.progress();
             if let Some(result) = check(&mut self.endpoint.lock()) {
                 return result;
             }
             self.endpoint.signal.wait_past(seen);
+        }
+    }
+
+    /// Transmits the messages of this rank that waited for credit and may go now (`crate::flow`),
+    /// in order per destination, on the calling thread. Called by every thread that waits in
+    /// the library; costs one atomic load when nothing waits.
+    pub(crate) fn progress(&self) {
+        if !self.endpoint.transmit_ready() {
+            return;
+        }
+        let mut transmit = self.endpoint.lock().flow.poll_transmit();
+        while !transmit.is_empty() {
+            let packets = std::mem::take(&mut transmit.packets);
+            self.send_all(packets);
+            // Their senders may be other threads of this rank, waiting for the outcome.
+            self.endpoint.signal.notify();
+            let mut engine = self.endpoint.lock();
+            engine.flow.end_transmit(&transmit);
+            transmit = if self.endpoint.transmit_ready() {
+                engine.flow.poll_transmit()
+            } else {
+                Default::default()
+            };
         }
     }
 }

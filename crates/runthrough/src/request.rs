@@ -13,7 +13,9 @@ use crate::validate::ActiveCall;
 /// request inactive (like `MPI_REQUEST_NULL`: waiting again returns an empty status at once).
 /// The exception is a receive from any source that reports `Error::ProcFailedPending`: it stays
 /// pending, and after `validate_local` acknowledges the failure it can still complete
-/// (SPEC §3.2). Dropping a pending request withdraws its receive.
+/// (SPEC §3.2). Dropping a pending receive request withdraws its receive; dropping a pending
+/// send request (one whose message waits for flow-control credit) waits, as a blocking send
+/// would, until the message is transmitted or the send fails, so that no message is lost.
 #[derive(Debug)]
 pub struct Request<'a> {
     state: State<'a>,
@@ -22,6 +24,12 @@ pub struct Request<'a> {
 #[derive(Debug)]
 enum State<'a> {
     Complete(Result<Status>),
+    /// A send waiting for credit (`crate::flow`), in this send slot.
+    Send {
+        comm: &'a Comm,
+        slot: usize,
+        status: Status,
+    },
     Receive {
         comm: &'a Comm,
         slot: u64,
@@ -36,6 +44,12 @@ impl<'a> Request<'a> {
     pub(crate) fn completed(outcome: Result<Status>) -> Self {
         Request {
             state: State::Complete(outcome),
+        }
+    }
+
+    pub(crate) fn send(comm: &'a Comm, slot: usize, status: Status) -> Self {
+        Request {
+            state: State::Send { comm, slot, status },
         }
     }
 
@@ -75,6 +89,16 @@ impl<'a> Request<'a> {
                 State::Complete(outcome) => outcome.map(Some),
                 _ => unreachable!(),
             },
+            State::Send { comm, slot, status } => {
+                let (comm, slot, status) = (*comm, *slot, *status);
+                comm.process.check_alive();
+                comm.process.progress();
+                let Some(outcome) = comm.process.endpoint.lock().flow.outcome(slot) else {
+                    return Ok(None);
+                };
+                self.state = State::Inactive;
+                outcome.map(|()| Some(status))
+            }
             State::Receive {
                 comm,
                 slot,
@@ -83,6 +107,7 @@ impl<'a> Request<'a> {
             } => {
                 let (comm, slot, wildcard) = (*comm, *slot, *wildcard);
                 comm.process.check_alive();
+                comm.process.progress();
                 let poll = comm.poll_slot(&mut comm.process.endpoint.lock(), slot, wildcard);
                 match poll {
                     SlotPoll::Pending => Ok(None),
@@ -106,10 +131,14 @@ impl<'a> Request<'a> {
     /// Waits for the request to complete (`MPI_Wait`), with the errors of [`Request::test`].
     pub fn wait(&mut self) -> Result<Status> {
         let comm = match &self.state {
-            State::Receive { comm, .. } => *comm,
+            State::Receive { comm, .. } | State::Send { comm, .. } => *comm,
             _ => return self.test().map(|s| s.unwrap_or_else(Status::proc_null)),
         };
         comm.process.enter()?;
+        self.wait_inner(comm)
+    }
+
+    fn wait_inner(&mut self, comm: &Comm) -> Result<Status> {
         loop {
             let seen = comm.process.endpoint.signal.current();
             if let Some(status) = self.test()? {
@@ -121,7 +150,7 @@ impl<'a> Request<'a> {
 
     fn comm(&self) -> Option<&'a Comm> {
         match &self.state {
-            State::Receive { comm, .. } => Some(*comm),
+            State::Receive { comm, .. } | State::Send { comm, .. } => Some(*comm),
             _ => None,
         }
     }
@@ -129,8 +158,19 @@ impl<'a> Request<'a> {
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Receive { comm, slot, .. } = &self.state {
-            comm.cancel_receive(&mut comm.process.endpoint.lock(), *slot);
+        match &self.state {
+            State::Receive { comm, slot, .. } => {
+                comm.cancel_receive(&mut comm.process.endpoint.lock(), *slot);
+            }
+            State::Send { comm, slot, .. } => {
+                let (comm, slot) = (*comm, *slot);
+                if std::thread::panicking() || comm.process.endpoint.is_killed() {
+                    comm.process.endpoint.lock().flow.cancel(slot);
+                } else {
+                    let _ = self.wait_inner(comm);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -225,6 +265,7 @@ impl<'a, T> AgreementRequest<'a, T> {
             return Err(Error::Request);
         }
         self.comm.process.check_alive();
+        self.comm.process.progress();
         let polled = self
             .comm
             .poll_agreement(&mut self.comm.process.endpoint.lock(), self.seq);

@@ -150,6 +150,39 @@ impl LocalUniverse {
         self
     }
 
+    /// Caps the bytes of unexpected messages (arrived before a receive wanted them) that each
+    /// rank buffers, all senders together (default [`crate::DEFAULT_UNEXPECTED_CAP`], 64 MiB).
+    /// Each sender's share at a receiver is `cap / n`; a sender that has that much unreceived
+    /// at a receiver waits (a blocking send) or leaves its request pending (`isend`) until the
+    /// receiver takes some (flow control, SPEC §6). A message larger than the share travels
+    /// alone. At least one byte.
+    ///
+    /// ```
+    /// // A window of 4 KiB per sender: 1,000 messages of 100 bytes cannot all be buffered.
+    /// let outcomes = runthrough::local(2).unexpected_cap(8 << 10).run(|world| {
+    ///     if world.rank() == 0 {
+    ///         for i in 0..1000u32 {
+    ///             world.send(&[i; 25], 1, 0)?; // waits while rank 1 holds 4 KiB of them
+    ///         }
+    ///     } else {
+    ///         for i in 0..1000u32 {
+    ///             let mut got = [0u32; 25];
+    ///             world.recv(&mut got, 0u32, 0)?;
+    ///             assert_eq!(got, [i; 25]);
+    ///         }
+    ///         assert!(world.flow_stats().peak_unexpected_bytes <= 4 << 10);
+    ///     }
+    ///     Ok::<_, runthrough::Error>(())
+    /// });
+    /// assert!(outcomes.into_iter().all(|o| o.returned().unwrap().is_ok()));
+    /// ```
+    pub fn unexpected_cap(self, cap: usize) -> Self {
+        for endpoint in &self.endpoints {
+            endpoint.set_unexpected_cap(cap, self.size);
+        }
+        self
+    }
+
     /// Kills `rank` `delay` after the job starts.
     pub fn kill_after(mut self, rank: Rank, delay: Duration) -> Self {
         self.timed_kills.push((delay, rank));

@@ -150,7 +150,11 @@ impl Comm {
             failed.union_with(&decision.failed);
             comm.global.updated(&failed, RankState::NULL)
         };
-        comm.install_global(global.clone());
+        engine.install_global(self.context, global.clone());
+        // Credit for the old epoch's collective messages that the new epoch dropped.
+        let credits = engine.take_flow_due();
+        drop(engine);
+        self.process.send_all(credits);
         Ok(global)
     }
 

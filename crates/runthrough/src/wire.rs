@@ -11,6 +11,8 @@
 //! | 2 | `Collective` | context u64, source u32, epoch u32, sequence u32, payload (the rest) |
 //! | 3 | `Agreement` | context u64, source u32, seq u64, [`Message`] encoding (the rest) |
 //! | 4 | `Revoke` | context u64 |
+//! | 5 | `Credit` | lane u8 (0 point-to-point, 1 collective), bytes u64 |
+//! | 6 | `CreditWanted` | lane u8 |
 //! | 16 | `Hello` | rank u32, nonce 32 bytes |
 //! | 17 | `Challenge` | rank u32, nonce 32 bytes, MAC 32 bytes |
 //! | 18 | `Proof` | MAC 32 bytes |
@@ -29,7 +31,7 @@ use std::io::{self, Read};
 
 use runthrough_core::agreement::Message;
 
-use crate::packet::Packet;
+use crate::packet::{Lane, Packet};
 
 /// Length of a MAC or a nonce in the handshake (HMAC-SHA256).
 pub(crate) const TOKEN: usize = 32;
@@ -41,6 +43,8 @@ const KIND_DATA: u8 = 1;
 const KIND_COLLECTIVE: u8 = 2;
 const KIND_AGREEMENT: u8 = 3;
 const KIND_REVOKE: u8 = 4;
+const KIND_CREDIT: u8 = 5;
+const KIND_CREDIT_WANTED: u8 = 6;
 const KIND_HELLO: u8 = 16;
 const KIND_CHALLENGE: u8 = 17;
 const KIND_PROOF: u8 = 18;
@@ -185,6 +189,17 @@ pub(crate) fn encode_packet_split<'a>(
             out.extend_from_slice(&context.to_le_bytes());
             &[]
         }
+        Packet::Credit { lane, bytes } => {
+            out.push(KIND_CREDIT);
+            out.push(lane.index() as u8);
+            out.extend_from_slice(&bytes.to_le_bytes());
+            &[]
+        }
+        Packet::CreditWanted { lane } => {
+            out.push(KIND_CREDIT_WANTED);
+            out.push(lane.index() as u8);
+            &[]
+        }
     };
     if payload.len() < split_at {
         out.extend_from_slice(payload);
@@ -255,6 +270,9 @@ impl<'a> Fields<'a> {
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_le_bytes(a))
+    }
+    fn lane(&mut self) -> Result<Lane, WireError> {
+        Lane::from_index(self.take(1)?[0]).ok_or(WireError::Malformed("unknown lane"))
     }
     fn token(&mut self) -> Result<[u8; TOKEN], WireError> {
         let mut a = [0u8; TOKEN];
@@ -362,6 +380,11 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
             }));
         }
         KIND_REVOKE => Frame::Packet(Packet::Revoke { context: f.u64()? }),
+        KIND_CREDIT => Frame::Packet(Packet::Credit {
+            lane: f.lane()?,
+            bytes: f.u64()?,
+        }),
+        KIND_CREDIT_WANTED => Frame::Packet(Packet::CreditWanted { lane: f.lane()? }),
         KIND_HELLO => Frame::Hello {
             rank: f.u32()?,
             nonce: f.token()?,
@@ -644,6 +667,22 @@ mod tests {
                 })
             ),
             any::<u64>().prop_map(|context| Frame::Packet(Packet::Revoke { context })),
+            (any::<bool>(), any::<u64>()).prop_map(|(collective, bytes)| {
+                let lane = if collective {
+                    Lane::Collective
+                } else {
+                    Lane::Point
+                };
+                Frame::Packet(Packet::Credit { lane, bytes })
+            }),
+            any::<bool>().prop_map(|collective| {
+                let lane = if collective {
+                    Lane::Collective
+                } else {
+                    Lane::Point
+                };
+                Frame::Packet(Packet::CreditWanted { lane })
+            }),
             (any::<u32>(), token).prop_map(|(rank, nonce)| Frame::Hello { rank, nonce }),
             (any::<u32>(), token, token).prop_map(|(rank, nonce, mac)| Frame::Challenge {
                 rank,

@@ -192,6 +192,18 @@ fn parse_config() -> Result<Config, InitError> {
     Ok(config)
 }
 
+/// The cap on unexpected bytes from [`crate::ENV_UNEXPECTED_CAP`], if it is set.
+fn unexpected_cap() -> Result<Option<usize>, InitError> {
+    let variable = crate::ENV_UNEXPECTED_CAP;
+    let Some(value) = var(variable)? else {
+        return Ok(None);
+    };
+    match crate::flow::parse_cap(&value) {
+        Some(cap) => Ok(Some(cap)),
+        None => Err(InitError::BadEnvironment { variable, value }),
+    }
+}
+
 /// The address a rank's listener binds to and publishes, from [`launch::ENV_BIND`]
 /// (default `127.0.0.1`): an IP address, `route:HOST` or an interface name, as
 /// [`super::bind_address`] reads them.
@@ -412,6 +424,9 @@ struct Started {
 /// Connects to every peer of the table and returns the universe.
 fn start(s: Started) -> Result<Universe, InitError> {
     let (rank, size) = (s.rank, s.size);
+    if let Some(cap) = unexpected_cap()? {
+        s.endpoint.set_unexpected_cap(cap, size);
+    }
     let tcp = Tcp::new(rank, size, Arc::clone(&s.endpoint), s.secret.0, s.config);
     tcp.set_local_pids(s.local_pids);
     if let Some(mut control_stream) = s.control {
