@@ -14,6 +14,12 @@
 //! - `bench`: 8-byte ping-pong latency and 1 MiB bandwidth between ranks 0 and 1, validate_global
 //!   and all-reduce times over all ranks, and (with 3 ranks or more) the time from rank 2's death
 //!   to rank 1's `ProcFailed`.
+//! - `flood` (flow control, SPEC §6; run with a small `RT_UNEXPECTED_CAP`): rank 0 sends C
+//!   messages of 1 MiB to rank 1, which receives only once rank 0 waits for credit, checks they
+//!   arrive once and in order and that it never held more than rank 0's window; then ranks 0
+//!   and 1 flood each other with 200 isends of 64 KiB, receive everything, and wait.
+//! - `flood_kill` (with `--kill 1@call:1`): rank 0 floods rank 1, which dies at its first call,
+//!   made once rank 0 waits for credit; rank 0's blocked send must return `ProcFailed`.
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
 //! - `rogue`: rank 0 connects to the launcher's control port without the job secret (it must
 //!   be refused), then every rank runs `ring`.
@@ -155,6 +161,110 @@ fn stream(world: &Comm, o: &Options) -> Result<(), String> {
             println!("received {} in order", o.count);
         }
         _ => std::thread::sleep(o.pause),
+    }
+    Ok(())
+}
+
+/// Marks a flood message as number `i` (three words: cheap to check at 1 MiB).
+fn stamp(buf: &mut [u32], i: u32) {
+    let (mid, last) = (buf.len() / 2, buf.len() - 1);
+    buf[0] = i;
+    buf[mid] = i ^ 0x5a5a_5a5a;
+    buf[last] = !i;
+}
+
+fn check_stamp(buf: &[u32], want: u32) -> Result<(), String> {
+    let (mid, last) = (buf.len() / 2, buf.len() - 1);
+    if buf[0] != want || buf[mid] != want ^ 0x5a5a_5a5a || buf[last] != !want {
+        return Err(format!("message {want} arrived as {} (or torn)", buf[0]));
+    }
+    Ok(())
+}
+
+fn flood(world: &Comm, o: &Options) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    const TAG: i32 = 11;
+    let count = o.count as u32;
+    let words = (1 << 20) / 4;
+    let mut buf = vec![0u32; words];
+    match world.rank() {
+        0 => {
+            for i in 0..count {
+                stamp(&mut buf, i);
+                world.send(&buf, 1, TAG).map_err(e)?;
+            }
+            let stats = world.flow_stats();
+            if stats.delayed_sends == 0 {
+                return Err(format!("rank 0 never waited for credit: {stats:?}"));
+            }
+            println!("flood sent {count} delayed={}", stats.delayed_sends);
+        }
+        1 => {
+            let blocked = world.wait_flow_stats(|s| s.credit_requests > 0);
+            for i in 0..count {
+                world.recv(&mut buf, 0u32, TAG).map_err(e)?;
+                check_stamp(&buf, i)?;
+            }
+            if world.iprobe::<u8>(0u32, TAG).map_err(e)?.is_some() {
+                return Err("a message more than was sent".into());
+            }
+            let stats = world.flow_stats();
+            if stats.peak_unexpected_bytes > stats.window || stats.window > stats.cap {
+                return Err(format!("held more than the window: {stats:?}"));
+            }
+            println!(
+                "flood received {count} in order held_when_blocked={} peak={} window={} cap={}",
+                blocked.unexpected_bytes, stats.peak_unexpected_bytes, stats.window, stats.cap
+            );
+        }
+        _ => {}
+    }
+    if world.rank() < 2 {
+        let peer = 1 - world.rank();
+        let words = (64 << 10) / 4;
+        let mut buf = vec![0u32; words];
+        let mut requests = Vec::new();
+        for i in 0..200 {
+            stamp(&mut buf, i);
+            requests.push(world.isend(&buf, peer, TAG + 1).map_err(e)?);
+        }
+        for i in 0..200 {
+            world.recv(&mut buf, peer, TAG + 1).map_err(e)?;
+            check_stamp(&buf, i)?;
+        }
+        for outcome in runthrough::wait_all(&mut requests) {
+            outcome.map_err(e)?;
+        }
+        println!(
+            "cross flood ok delayed={}",
+            world.flow_stats().delayed_sends
+        );
+    }
+    Ok(())
+}
+
+fn flood_kill(world: &Comm) -> Result<(), String> {
+    let buf = vec![0u8; 64 << 10];
+    match world.rank() {
+        0 => {
+            let error = loop {
+                if let Err(error) = world.send(&buf, 1, 11) {
+                    break error;
+                }
+            };
+            if error != (Error::ProcFailed { rank: 1 }) || world.flow_stats().delayed_sends == 0 {
+                return Err(format!("expected a blocked send to fail, got {error:?}"));
+            }
+            println!("blocked sender got {error}");
+        }
+        1 => {
+            // Run with `--kill 1@call:1`: rank 1 dies at its first counted call, this probe,
+            // once rank 0 waits for credit.
+            world.wait_flow_stats(|s| s.credit_requests > 0);
+            world.iprobe::<u8>(0u32, 11).map_err(|e| e.to_string())?;
+            return Err("rank 1 should have been killed at its first call".into());
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -318,6 +428,8 @@ fn main() -> ExitCode {
         "collective" => collective(world, &options),
         "stream" => stream(world, &options),
         "bench" => bench(world, &options),
+        "flood" => flood(world, &options),
+        "flood_kill" => flood_kill(world),
         "rogue" => rogue(world).and_then(|()| ring(world)),
         "idle" => {
             std::thread::sleep(options.pause);
