@@ -184,9 +184,7 @@ impl<'a> CollectiveCall<'a> {
                 engine
                     .flow
                     .release_held(world, Lane::Collective, flow::charge(payload.len()));
-                let credits = engine.take_flow_due();
-                drop(engine);
-                self.comm.process.send_all(credits);
+                self.comm.process.unlock_and_send_credits(engine);
                 return Ok(payload);
             }
             if let Some(failed) = state.unrecognized_failure() {

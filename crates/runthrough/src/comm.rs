@@ -335,15 +335,15 @@ impl Comm {
     /// The blocking receive: a matched message, a PROC_NULL completion, or the failure error.
     fn receive(&self, source: Source, tag: Tag) -> Result<Received> {
         let (source, tag) = self.selectors(source, tag)?;
-        let (posted, credits) = {
+        let id = {
             let mut engine = self.process.endpoint.lock();
-            let posted = self.match_or_post(&mut engine, source, tag)?;
-            (posted, engine.take_flow_due())
-        };
-        self.process.send_all(credits);
-        let id = match posted {
-            Posted::Done(received) => return received,
-            Posted::Waiting(id) => id,
+            match self.match_or_post(&mut engine, source, tag)? {
+                Posted::Done(received) => {
+                    self.process.unlock_and_send_credits(engine);
+                    return received;
+                }
+                Posted::Waiting(id) => id,
+            }
         };
         let wildcard = source == SourceSelector::Any;
         self.process
@@ -469,24 +469,19 @@ impl Comm {
         let (source, tag) = self.selectors(source.into(), tag.into())?;
         let buffer: &mut [u8] = bytemuck::cast_slice_mut(buf);
         let mut engine = self.process.endpoint.lock();
-        let posted = match self.match_or_post(&mut engine, source, tag)? {
+        Ok(match self.match_or_post(&mut engine, source, tag)? {
             // A non-blocking wildcard receive stays pending through ProcFailedPending (SPEC
             // §3.2): post it anyway; its wait/test report the error until acknowledged.
             Posted::Done(Err(Error::ProcFailedPending)) => {
-                Posted::Waiting(self.post_receive(&mut engine, source, tag)?)
+                let id = self.post_receive(&mut engine, source, tag)?;
+                Request::receive(self, id, true, buffer, element)
             }
-            posted => posted,
-        };
-        let credits = engine.take_flow_due();
-        drop(engine);
-        self.process.send_all(credits);
-        Ok(match posted {
             Posted::Done(received) => {
+                self.process.unlock_and_send_credits(engine);
                 Request::completed(received.and_then(|r| deliver_into(r, buffer, element)))
             }
             Posted::Waiting(id) => {
-                let wildcard = source == SourceSelector::Any;
-                Request::receive(self, id, wildcard, buffer, element)
+                Request::receive(self, id, source == SourceSelector::Any, buffer, element)
             }
         })
     }

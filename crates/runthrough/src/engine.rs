@@ -389,15 +389,6 @@ impl Engine {
         }
     }
 
-    /// The flow-control packets waiting to be sent (nothing allocated when there are none).
-    pub(crate) fn take_flow_due(&mut self) -> Outgoing {
-        if self.flow.has_due() {
-            self.flow.take_due()
-        } else {
-            Outgoing::new()
-        }
-    }
-
     /// The communicator `context` is revoked here (by this rank, or at the first receipt of a
     /// `Revoke`): every pending receive on it completes with `Error::Revoked`, its buffered
     /// traffic is dropped (nothing can receive it any more), and the revocation is forwarded to
@@ -482,19 +473,16 @@ impl Engine {
                     return self.flow.release(from, Lane::Point, charge);
                 }
                 let envelope = Envelope { source, tag };
-                let arrived = comm.matcher.arrive(envelope, payload, bytes);
-                if arrived.is_none() {
-                    return self.flow.hold(Lane::Point, charge);
-                }
-                self.flow.release(from, Lane::Point, charge);
-                if let Some((id, envelope, payload)) = arrived {
-                    self.complete(
-                        id,
-                        Ok(Received {
+                match comm.matcher.arrive(envelope, payload, bytes) {
+                    None => self.flow.hold(Lane::Point, charge),
+                    Some((id, envelope, payload)) => {
+                        self.flow.release(from, Lane::Point, charge);
+                        let received = Received {
                             envelope: Some(envelope),
                             payload,
-                        }),
-                    );
+                        };
+                        self.complete(id, Ok(received));
+                    }
                 }
             }
             Packet::Agreement {
@@ -541,19 +529,16 @@ impl Engine {
                     // A collective of an older epoch: discarded.
                     return self.flow.release(from, Lane::Collective, charge);
                 }
-                let arrived = comm.collective_matcher.arrive(envelope, payload, bytes);
-                if arrived.is_none() {
-                    return self.flow.hold(Lane::Collective, charge);
-                }
-                self.flow.release(from, Lane::Collective, charge);
-                if let Some((id, envelope, payload)) = arrived {
-                    self.complete(
-                        id,
-                        Ok(Received {
+                match comm.collective_matcher.arrive(envelope, payload, bytes) {
+                    None => self.flow.hold(Lane::Collective, charge),
+                    Some((id, envelope, payload)) => {
+                        self.flow.release(from, Lane::Collective, charge);
+                        let received = Received {
                             envelope: Some(envelope),
                             payload,
-                        }),
-                    );
+                        };
+                        self.complete(id, Ok(received));
+                    }
                 }
             }
         }
@@ -747,6 +732,7 @@ impl Endpoint {
     }
 
     /// Whether a message waiting for credit may be sendable now (without the engine's lock).
+    #[inline]
     pub(crate) fn transmit_ready(&self) -> bool {
         self.transmit_ready.load(Ordering::SeqCst)
     }

@@ -194,7 +194,7 @@ struct PeerFlow {
 struct Peers(Vec<PeerFlow>);
 
 impl Peers {
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, rank: u32) -> &mut PeerFlow {
         let at = rank as usize;
         if at >= self.0.len() {
@@ -324,7 +324,7 @@ impl Flow {
     // ---- Sender side ----
 
     /// Whether a message of `charge` to `to` may be transmitted now; if so it is charged.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_admit(&mut self, to: u32, lane: Lane, charge: u64) -> bool {
         let out = &mut self.peers.entry(to).out[lane.index()];
         if out.queue.is_empty() && !out.transmitting && Self::fits(self.window, out, charge) {
@@ -548,7 +548,7 @@ impl Flow {
 
     /// A message of `charge` is held here (buffered as unexpected). Only the totals are kept
     /// here: each sender keeps its own charges within its window.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn hold(&mut self, lane: Lane, charge: u64) {
         let total = &mut self.held[lane.index()];
         *total += charge;
@@ -558,14 +558,14 @@ impl Flow {
 
     /// A held message is no longer held, without being released (it is delivered again, as
     /// traffic that waited for its communicator to exist).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn unhold(&mut self, lane: Lane, charge: u64) {
         let total = &mut self.held[lane.index()];
         *total = total.saturating_sub(charge);
     }
 
     /// A held message left (received or dropped): its charge goes back to `from`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release_held(&mut self, from: u32, lane: Lane, charge: u64) {
         self.unhold(lane, charge);
         self.release(from, lane, charge);
@@ -573,7 +573,7 @@ impl Flow {
 
     /// A message that was never held (matched at arrival, or dropped at arrival) is done with:
     /// its charge goes back to `from`, at once if `from` asked for credit, else in a batch.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release(&mut self, from: u32, lane: Lane, charge: u64) {
         let report_at = self.report_at;
         let inbound = &mut self.peers.entry(from).inbound[lane.index()];
@@ -614,6 +614,7 @@ impl Flow {
     }
 
     /// Whether flow-control packets wait to be sent.
+    #[inline]
     pub(crate) fn has_due(&self) -> bool {
         !self.due.is_empty()
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! A rank as its own threads see it: its endpoint, its transport, its fault plan.
 
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 use runthrough_core::Result;
 
@@ -65,6 +65,17 @@ impl Process {
         std::panic::resume_unwind(Box::new(Killed));
     }
 
+    /// Releases the engine's lock, then sends the flow-control packets it had waiting (credits
+    /// for buffered messages that a receive took).
+    #[inline]
+    pub(crate) fn unlock_and_send_credits(&self, mut engine: MutexGuard<'_, Engine>) {
+        if engine.flow.has_due() {
+            let credits = engine.flow.take_due();
+            drop(engine);
+            self.send_all(credits);
+        }
+    }
+
     /// Sends what the engine produced.
     pub(crate) fn send_all(&self, out: Outgoing) {
         if !out.is_empty() {
@@ -90,10 +101,15 @@ impl Process {
     /// Transmits the messages of this rank that waited for credit and may go now (`crate::flow`),
     /// in order per destination, on the calling thread. Called by every thread that waits in
     /// the library; costs one atomic load when nothing waits.
+    #[inline]
     pub(crate) fn progress(&self) {
-        if !self.endpoint.transmit_ready() {
-            return;
+        if self.endpoint.transmit_ready() {
+            self.transmit_queued();
         }
+    }
+
+    #[inline(never)]
+    fn transmit_queued(&self) {
         let mut transmit = self.endpoint.lock().flow.poll_transmit();
         while !transmit.is_empty() {
             let packets = std::mem::take(&mut transmit.packets);

@@ -152,9 +152,7 @@ impl Comm {
         };
         engine.install_global(self.context, global.clone());
         // Credit for the old epoch's collective messages that the new epoch dropped.
-        let credits = engine.take_flow_due();
-        drop(engine);
-        self.process.send_all(credits);
+        self.process.unlock_and_send_credits(engine);
         Ok(global)
     }
 

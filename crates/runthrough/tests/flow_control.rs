@@ -312,6 +312,42 @@ fn isend_beyond_the_credit_completes_after_the_receiver_drains() {
     assert!(pending < COUNT, "the first ones fit");
 }
 
+/// Dropping a send request that waits for credit does not lose its message: the drop waits, as
+/// a blocking send would, until the message is transmitted (here: until the receiver drains).
+#[test]
+fn dropping_a_pending_send_request_still_delivers_its_message() {
+    const COUNT: u32 = 40;
+    let values = bounded(|| {
+        outcomes(
+            runthrough::local(2).unexpected_cap(MIB).run(|world| {
+                let words = 64 * KIB / 4;
+                if world.rank() == 0 {
+                    let mut buf = vec![0u32; words];
+                    let mut requests = Vec::new();
+                    for i in 0..COUNT {
+                        stamp(&mut buf, i);
+                        requests.push(world.isend(&buf, 1, FLOOD)?);
+                    }
+                    let queued = world.flow_stats().queued_sends;
+                    drop(requests); // returns once rank 1 has taken enough
+                    let after = world.flow_stats();
+                    assert_eq!(after.queued_sends, 0);
+                    Ok::<_, Error>(queued)
+                } else {
+                    world.wait_flow_stats(|s| s.credit_requests > 0);
+                    receive_in_order(world, 0, COUNT, words)?;
+                    Ok(0)
+                }
+            }),
+            &[],
+        )
+    });
+    assert!(
+        values[0].unwrap() > 0,
+        "some sends were queued when dropped"
+    );
+}
+
 /// Two ranks flood each other with isends far beyond their windows, then receive everything,
 /// then wait for their sends: both complete (the receives' waits move the pending sends).
 #[test]
