@@ -401,6 +401,8 @@ fn forward(
 fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mpsc::Sender<Event>) {
     for incoming in listener.incoming() {
         let Ok(mut stream) = incoming else { continue };
+        // Failure notices are small writes that must not wait for a delayed ACK (Nagle).
+        let _ = stream.set_nodelay(true);
         let (secret, events) = (secret.clone(), events.clone());
         std::thread::spawn(move || {
             let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));

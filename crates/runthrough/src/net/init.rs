@@ -281,6 +281,10 @@ pub fn init() -> Result<Universe, InitError> {
     let (listener, address) = bind_listener()?;
     let mut control_stream =
         TcpStream::connect(&control).map_err(io("connecting to the launcher"))?;
+    // The launcher's failure notices are small writes: no Nagle delay (40 ms with delayed ACKs).
+    control_stream
+        .set_nodelay(true)
+        .map_err(io("configuring the launcher's connection"))?;
     launch::register(&mut control_stream, &secret, rank, &address)
         .map_err(io("registering with the launcher"))?;
     let mut died_early = Vec::new();
