@@ -435,7 +435,7 @@ pub fn payload(u: &mut Unstructured) -> AResult<Vec<u8>> {
 /// A frame of any kind.
 pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
     let token = |u: &mut Unstructured| -> AResult<[u8; TOKEN]> { u.arbitrary() };
-    Ok(match u.int_in_range(0..=9)? {
+    Ok(match u.int_in_range(0..=11)? {
         0 => Frame::Data {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
@@ -472,8 +472,15 @@ pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
         8 => Frame::FailureNotice {
             rank: u.arbitrary()?,
         },
-        _ => Frame::Suspect {
+        9 => Frame::Suspect {
             rank: u.arbitrary()?,
+        },
+        10 => Frame::Credit {
+            collective: u.arbitrary()?,
+            bytes: u.arbitrary()?,
+        },
+        _ => Frame::CreditWanted {
+            collective: u.arbitrary()?,
         },
     })
 }

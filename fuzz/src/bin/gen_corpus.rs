@@ -122,6 +122,17 @@ fn kinds() -> Vec<(String, Frame)> {
     frames.extend([
         ("revoke".to_string(), Frame::Revoke { context: 12 }),
         (
+            "credit".to_string(),
+            Frame::Credit {
+                collective: true,
+                bytes: 1 << 22,
+            },
+        ),
+        (
+            "credit-wanted".to_string(),
+            Frame::CreditWanted { collective: false },
+        ),
+        (
             "hello".to_string(),
             Frame::Hello {
                 rank: 1,
@@ -197,6 +208,8 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
         find("failure-notice"),
         find("suspect"),
         find("revoke"),
+        find("credit"),
+        find("credit-wanted"),
     ];
     // A connection as the connecting rank sees it: the challenge under the handshake limit,
     // then traffic; and as the accepting rank sees it: hello, proof, traffic.
@@ -292,6 +305,9 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
         ("bad-heartbeat-long", big, raw(19, &[0])),
         ("bad-data-short", big, raw(1, &[0; 10])),
         ("bad-revoke-short", big, raw(4, &[1, 2])),
+        ("bad-credit-lane", big, raw(5, &[2, 0, 0, 1, 0, 0, 0, 0, 0])),
+        ("bad-credit-short", big, raw(5, &[0, 1, 2, 3])),
+        ("bad-credit-wanted-long", big, raw(6, &[1, 0])),
         ("bad-agreement-trailing", big, raw_agreement(&[1, 5, 0])),
         ("bad-agreement-tag", big, raw_agreement(&[9])),
         ("bad-agreement-empty", big, raw_agreement(&[])),
@@ -341,11 +357,11 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
 
 fn roundtrip_seeds() -> Vec<(String, Vec<u8>)> {
     // The input is read by arbitrary::Unstructured: byte 0 picks how many frames (1 + b % 4),
-    // the next one each frame's kind (b % 10, in the order of `runthrough_fuzz::frame`); the
+    // the next one each frame's kind (b % 12, in the order of `runthrough_fuzz::frame`); the
     // rest fills the fields.
     let mut seeds = Vec::new();
     let mut rng = Rng::new(7);
-    for kind in 0..10u8 {
+    for kind in 0..12u8 {
         for (variant, len) in [("short", 48), ("long", 400)] {
             let mut bytes = vec![0, kind];
             bytes.extend((0..len).map(|_| rng.next_u64() as u8));
