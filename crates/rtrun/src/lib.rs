@@ -15,6 +15,10 @@
 //! one in another network namespace, or a debugger), and bind their listeners, and rtrun its
 //! control listener, to the address [`Job::bind`] names instead of loopback.
 //!
+//! The ranks' Unix-domain sockets (SPEC §4: ranks of one host connect through them unless
+//! `RT_TRANSPORT=tcp`) live in a private directory rtrun creates for the job
+//! ([`launch::ENV_SOCKET_DIR`]) and removes when the job ends ([`Report::socket_dir`]).
+//!
 //! Every rank runs in its own process group, so a stop kills whatever the ranks started too,
 //! and a rank whose control connection closes halts: no process outlives its job.
 //!
@@ -273,6 +277,8 @@ pub struct Report {
     pub refused_connections: u32,
     /// How long the job ran.
     pub elapsed: Duration,
+    /// The directory of the ranks' Unix sockets ([`launch::ENV_SOCKET_DIR`]), removed by now.
+    pub socket_dir: Option<PathBuf>,
 }
 
 impl Report {
@@ -461,6 +467,8 @@ pub fn run(job: &Job) -> io::Result<Report> {
     };
     let listener = TcpListener::bind((control_ip, 0))?;
     let control_address = listener.local_addr()?.to_string();
+    // The ranks' Unix sockets (without it they make directories of their own).
+    let socket_dir = launch::create_socket_dir().ok();
     let (events_tx, events) = mpsc::channel();
     {
         let (secret, events_tx) = (secret.clone(), events_tx.clone());
@@ -514,6 +522,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
             .env(launch::ENV_SIZE, size.to_string())
             .env(launch::ENV_CONTROL, &control_address)
             .env(launch::ENV_SECRET, secret.to_hex())
+            .envs(socket_dir.iter().map(|dir| (launch::ENV_SOCKET_DIR, dir)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -683,6 +692,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
     for pid in ranks.iter().filter_map(|r| r.pid) {
         kill_group(pid);
     }
+    if let Some(dir) = &socket_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     for state in ranks.iter_mut() {
         state.control = None;
     }
@@ -709,5 +721,6 @@ pub fn run(job: &Job) -> io::Result<Report> {
         interrupted,
         refused_connections: refused,
         elapsed: start.elapsed(),
+        socket_dir,
     })
 }

@@ -14,6 +14,7 @@ use crate::process::{Process, RankFaults};
 use super::launch::{self, JobSecret};
 use super::local;
 use super::pmi;
+use super::stream::{self, Address, Listener, UnixSocket};
 use super::tcp::{Cause, Config, Tcp};
 
 /// How long `init` waits for every peer to connect before fencing the missing ones.
@@ -36,6 +37,8 @@ pub struct Universe {
     world: Comm,
     transport: Arc<Tcp>,
     finalized: bool,
+    /// This rank's Unix socket, removed at finalize.
+    socket: Option<UnixSocket>,
 }
 
 impl Universe {
@@ -63,6 +66,8 @@ impl Universe {
             let _ = self.world.validate_global();
             // Peers exit from here on: neither their ends nor a lost majority halt this rank.
             self.transport.finish();
+            // Every live peer is connected (or failed) by now: nobody needs the path.
+            self.socket = None;
         }
     }
 }
@@ -189,6 +194,16 @@ fn parse_config() -> Result<Config, InitError> {
         config.heartbeat_timeout = Duration::from_millis(timeout);
     }
     config.verbose = var(launch::ENV_VERBOSE)?.is_some_and(|v| v == "1");
+    config.local_identity = match var(launch::ENV_TRANSPORT)?.as_deref() {
+        None | Some("" | "auto") => stream::local_identity(),
+        Some("tcp") => None,
+        Some(other) => {
+            return Err(InitError::BadEnvironment {
+                variable: launch::ENV_TRANSPORT,
+                value: other.to_string(),
+            })
+        }
+    };
     Ok(config)
 }
 
@@ -224,14 +239,46 @@ fn fault_plan(endpoint: &Endpoint) -> Result<RankFaults, InitError> {
     }
 }
 
-fn bind_listener() -> Result<(TcpListener, String), InitError> {
+/// This rank's listeners and the address word it publishes.
+struct Listeners {
+    tcp: TcpListener,
+    unix: Option<(Listener, UnixSocket)>,
+    address: String,
+}
+
+/// Binds the TCP listener and, unless Unix sockets are off, a Unix one in the launcher's socket
+/// directory ([`launch::ENV_SOCKET_DIR`]) or a private one of this rank's. A Unix socket that
+/// cannot be bound is left out (peers use TCP), with a diagnostic when verbose.
+fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
     let bind = bind_address()?;
-    let listener = TcpListener::bind((bind.as_str(), 0)).map_err(io("binding the listener"))?;
-    let address = listener
+    let tcp = TcpListener::bind((bind.as_str(), 0)).map_err(io("binding the listener"))?;
+    let tcp_address = tcp
         .local_addr()
         .map_err(io("reading the listener's address"))?
         .to_string();
-    Ok((listener, address))
+    let mut address = Address {
+        tcp: tcp_address,
+        unix: None,
+    };
+    let mut unix = None;
+    if let Some(host) = &config.local_identity {
+        let dir = var(launch::ENV_SOCKET_DIR)?.map(std::path::PathBuf::from);
+        match UnixSocket::bind(dir.as_deref(), &rank.to_string()) {
+            Ok((listener, socket)) => {
+                address.unix = Some((socket.path.clone(), host.clone()));
+                unix = Some((Listener::Unix(listener), socket));
+            }
+            Err(e) if config.verbose => super::tcp::stderr_line(format_args!(
+                "runthrough rank {rank}: no unix socket ({e}): peers connect over tcp"
+            )),
+            Err(_) => {}
+        }
+    }
+    Ok(Listeners {
+        tcp,
+        unix,
+        address: address.word(),
+    })
 }
 
 /// Starts this process's rank of a multi-process job, from the environment its launcher set.
@@ -278,7 +325,8 @@ pub fn init() -> Result<Universe, InitError> {
 
     let endpoint = Arc::new(Endpoint::new(rank, size));
     let faults = fault_plan(&endpoint)?;
-    let (listener, address) = bind_listener()?;
+    let listeners = bind_listeners(rank, &config)?;
+    let address = listeners.address.clone();
     let mut control_stream =
         TcpStream::connect(&control).map_err(io("connecting to the launcher"))?;
     // The launcher's failure notices are small writes: no Nagle delay (40 ms with delayed ACKs).
@@ -311,7 +359,7 @@ pub fn init() -> Result<Universe, InitError> {
         faults,
         secret,
         config,
-        listener,
+        listeners,
         table,
         control: Some(control_stream),
         local_pids: Vec::new(),
@@ -343,7 +391,8 @@ fn init_pmi() -> Result<Universe, InitError> {
     let config = parse_config()?;
     let endpoint = Arc::new(Endpoint::new(rank, size));
     let faults = fault_plan(&endpoint)?;
-    let (listener, address) = bind_listener()?;
+    let listeners = bind_listeners(rank, &config)?;
+    let address = listeners.address.clone();
     client
         .put(&address_key(rank), &address)
         .map_err(pmi_error("putting the address in the PMI key-value space"))?;
@@ -400,7 +449,7 @@ fn init_pmi() -> Result<Universe, InitError> {
         faults,
         secret,
         config,
-        listener,
+        listeners,
         table,
         control: None,
         local_pids,
@@ -415,7 +464,7 @@ struct Started {
     faults: RankFaults,
     secret: JobSecret,
     config: Config,
-    listener: TcpListener,
+    listeners: Listeners,
     /// Every rank's listener address; `None` for a rank known dead.
     table: Vec<Option<String>>,
     /// rtrun's control connection.
@@ -459,12 +508,19 @@ fn start(s: Started) -> Result<Universe, InitError> {
             tcp.declare_failed(peer as u32, Cause::Notice);
         }
     }
-    let accept_tcp = Arc::clone(&tcp);
-    let listener = s.listener;
-    std::thread::Builder::new()
-        .name("rt-accept".into())
-        .spawn(move || accept_tcp.accept_loop(listener))
-        .map_err(io("starting the acceptor"))?;
+    let Listeners {
+        tcp: tcp_listener,
+        unix,
+        ..
+    } = s.listeners;
+    let (unix_listener, socket) = unix.unzip();
+    for listener in std::iter::once(Listener::Tcp(tcp_listener)).chain(unix_listener) {
+        let accept_tcp = Arc::clone(&tcp);
+        std::thread::Builder::new()
+            .name("rt-accept".into())
+            .spawn(move || accept_tcp.accept_loop(listener))
+            .map_err(io("starting the acceptor"))?;
+    }
     for (peer, address) in s.table.iter().enumerate().skip(rank as usize + 1) {
         if let Some(address) = address {
             tcp.connect(peer as u32, address);
@@ -489,5 +545,6 @@ fn start(s: Started) -> Result<Universe, InitError> {
         world,
         transport: tcp,
         finalized: false,
+        socket,
     })
 }

@@ -42,6 +42,14 @@ pub const ENV_FAULT: &str = "RT_FAULT";
 pub const ENV_HEARTBEAT: &str = "RT_HEARTBEAT";
 /// Set to `1` for diagnostics on standard error (failures seen, connections).
 pub const ENV_VERBOSE: &str = "RT_VERBOSE";
+/// Which connections ranks use: `auto` (the default: a Unix-domain socket to a peer on the
+/// same host, in the same network and mount namespaces, TCP to the others) or `tcp` (TCP for
+/// every pair). Read by every rank; the launcher passes it through.
+pub const ENV_TRANSPORT: &str = "RT_TRANSPORT";
+/// The private directory (mode 0700) where ranks bind their Unix sockets, created by the
+/// launcher for the job and removed by it when the job ends ([`create_socket_dir`]). Without
+/// it, each rank makes a directory of its own.
+pub const ENV_SOCKET_DIR: &str = "RT_SOCKET_DIR";
 
 /// Exit status of a rank that learned it was fenced by its peers.
 pub const EXIT_FENCED: i32 = 86;
@@ -91,8 +99,19 @@ pub struct Registration {
     pub address: String,
 }
 
-/// The longest control line accepted.
-const MAX_LINE: usize = 4096;
+/// The longest control line accepted (a table line holds every rank's address word, up to
+/// about 180 bytes each with a Unix socket).
+const MAX_LINE: usize = 1 << 20;
+
+/// Creates a fresh private directory (mode 0700) for a job's Unix sockets under
+/// `$XDG_RUNTIME_DIR` (or the temporary directory), for [`ENV_SOCKET_DIR`]. The launcher
+/// removes it when the job ends.
+///
+/// # Errors
+/// When no directory can be created there.
+pub fn create_socket_dir() -> io::Result<std::path::PathBuf> {
+    super::stream::create_private_dir(&super::stream::socket_parent(), "rtrun-")
+}
 
 /// Reads one `\n`-terminated line, byte by byte (so nothing after it is consumed).
 pub(crate) fn read_line(stream: &mut impl Read) -> io::Result<String> {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Multi-process runs: ranks as processes joined by TCP (SPEC §4).
+//! Multi-process runs: ranks as processes joined by TCP, or Unix-domain sockets on one host
+//! (SPEC §4).
 //!
 //! [`init`] bootstraps a rank from the environment its launcher set (see [`launch`]): it
 //! registers its listener with the launcher, gets the table of every rank's address, connects to
@@ -14,6 +15,7 @@ mod init;
 pub mod launch;
 mod local;
 pub mod pmi;
+mod stream;
 mod tcp;
 
 pub use bind::bind_address;

@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The TCP transport: one process per rank, one authenticated connection per pair of ranks.
 //!
+//! # Connections
+//! A connection is a [`Stream`]: TCP, or a Unix-domain stream socket when both ranks run on one
+//! host in the same network and mount namespaces and neither has Unix sockets off
+//! ([`super::stream`] says how a rank publishes its socket and how a peer decides; TCP when the
+//! Unix connect fails; [`launch::ENV_TRANSPORT`]` = tcp` for TCP everywhere). Nothing below
+//! depends on the kind: the same handshake authenticates a Unix connection (a socket in a
+//! private directory is not trusted by itself), the same heartbeats run over it, and its end of
+//! file or reset is the same suspicion as TCP's.
+//!
 //! # Progress
 //! Every connection has a reader thread: it decodes frames, delivers packets to this rank's
 //! [`Endpoint`] and sends what the delivery causes, so messages move and agreements advance
@@ -52,7 +61,8 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
@@ -65,6 +75,7 @@ use crate::wire::{self, Decoder, Frame, WireError, TOKEN};
 use super::auth::{self, Role, Secret};
 use super::fence::{Change, Fence, Reason};
 use super::launch;
+use super::stream::{Address, Listener, Stream};
 
 /// Frames up to this size are handed to the kernel from the writer's buffer; a larger payload is
 /// written from the packet itself.
@@ -89,6 +100,9 @@ pub(crate) struct Config {
     pub(crate) verbose: bool,
     /// Halting ends the process (tests turn it off and look at [`Tcp::halted`]).
     pub(crate) exit_on_halt: bool,
+    /// Where this rank runs ([`super::stream::local_identity`]): peers that publish a Unix
+    /// socket with the same identity are reached through it. `None`: TCP only.
+    pub(crate) local_identity: Option<String>,
 }
 
 impl Default for Config {
@@ -100,6 +114,7 @@ impl Default for Config {
             handshake_timeout: Duration::from_secs(5),
             verbose: false,
             exit_on_halt: true,
+            local_identity: None,
         }
     }
 }
@@ -178,7 +193,7 @@ fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
 /// The writing side of a connection.
 #[derive(Debug)]
 struct Writer {
-    stream: TcpStream,
+    stream: Stream,
     buffer: Vec<u8>,
 }
 
@@ -216,7 +231,7 @@ struct Peer {
     /// Encoded frames waiting for the writer lock (or for the connection).
     backlog: Mutex<Vec<u8>>,
     /// The connection, kept to shut it down.
-    stream: Mutex<Option<TcpStream>>,
+    stream: Mutex<Option<Stream>>,
 }
 
 impl Peer {
@@ -682,10 +697,11 @@ impl Tcp {
     }
 
     /// Installs an authenticated connection to `peer` and starts its reader.
-    fn install(self: &Arc<Self>, peer: u32, stream: TcpStream, mut decoder: Decoder) {
+    fn install(self: &Arc<Self>, peer: u32, stream: Stream, mut decoder: Decoder) {
         let p = &self.peers[peer as usize];
-        let setup = (|| -> io::Result<(TcpStream, TcpStream)> {
-            stream.set_nodelay(true)?;
+        let kind = stream.kind();
+        let setup = (|| -> io::Result<(Stream, Stream)> {
+            stream.tune()?;
             stream.set_read_timeout(Some(self.config.heartbeat_period))?;
             stream.set_write_timeout(Some(self.config.heartbeat_timeout))?;
             Ok((stream.try_clone()?, stream.try_clone()?))
@@ -715,7 +731,7 @@ impl Tcp {
             p.reading.store(false, Ordering::SeqCst);
             return self.declare_failed(peer, Cause::Io(e));
         }
-        self.log(format_args!("connected to rank {peer}"));
+        self.log(format_args!("connected to rank {peer} over {}", kind));
         self.settle(peer);
         if let Err(e) = p.flush() {
             self.declare_failed(peer, Cause::Io(e));
@@ -724,7 +740,7 @@ impl Tcp {
 
     /// A connection's progress loop: frames in, heartbeats out, silence detected. Once the
     /// peer is fenced it drains the connection, and then the engine may hear of the failure.
-    fn read_loop(self: Arc<Self>, peer: u32, mut stream: TcpStream, mut decoder: Decoder) {
+    fn read_loop(self: Arc<Self>, peer: u32, mut stream: Stream, mut decoder: Decoder) {
         self.read_until_fenced(peer, &mut stream, &mut decoder);
         self.peers[peer as usize]
             .reading
@@ -734,7 +750,7 @@ impl Tcp {
 
     /// Delivers the packets that had arrived from a fenced peer (the kernel's buffer and the
     /// decoder's), for at most a heartbeat period; its control frames are ignored.
-    fn drain(&self, peer: u32, stream: &mut TcpStream, decoder: &mut Decoder) {
+    fn drain(&self, peer: u32, stream: &mut Stream, decoder: &mut Decoder) {
         let until = Instant::now() + self.config.heartbeat_period;
         while Instant::now() < until {
             match decoder.next_frame() {
@@ -756,7 +772,7 @@ impl Tcp {
         }
     }
 
-    fn read_until_fenced(&self, peer: u32, stream: &mut TcpStream, decoder: &mut Decoder) {
+    fn read_until_fenced(&self, peer: u32, stream: &mut Stream, decoder: &mut Decoder) {
         let p = &self.peers[peer as usize];
         let period = self.config.heartbeat_period;
         let timeout = self.config.heartbeat_timeout;
@@ -835,30 +851,28 @@ impl Tcp {
 
     /// Accepts connections from lower ranks for the life of the process; anything that cannot
     /// prove it belongs to the job is refused and logged.
-    pub(crate) fn accept_loop(self: Arc<Self>, listener: TcpListener) {
-        for incoming in listener.incoming() {
-            let Ok(stream) = incoming else { continue };
+    pub(crate) fn accept_loop(self: Arc<Self>, listener: Listener) {
+        loop {
+            let Ok((stream, from)) = listener.accept() else {
+                continue;
+            };
             let tcp = Arc::clone(&self);
             let _ = std::thread::Builder::new()
                 .name("rt-handshake".into())
-                .spawn(move || {
-                    let from = stream.peer_addr().ok();
-                    match tcp.handshake_accept(&stream) {
-                        Ok((peer, decoder)) => tcp.install(peer, stream, decoder),
-                        Err(why) => {
-                            stderr_line(format_args!(
-                                "runthrough rank {}: refused a connection from {}: {why}",
-                                tcp.me,
-                                from.map_or("?".into(), |a| a.to_string())
-                            ));
-                            let _ = stream.shutdown(Shutdown::Both);
-                        }
+                .spawn(move || match tcp.handshake_accept(&stream) {
+                    Ok((peer, decoder)) => tcp.install(peer, stream, decoder),
+                    Err(why) => {
+                        stderr_line(format_args!(
+                            "runthrough rank {}: refused a connection from {from}: {why}",
+                            tcp.me,
+                        ));
+                        let _ = stream.shutdown(Shutdown::Both);
                     }
                 });
         }
     }
 
-    fn read_frame(&self, stream: &TcpStream, decoder: &mut Decoder) -> Result<Frame, String> {
+    fn read_frame(&self, stream: &Stream, decoder: &mut Decoder) -> Result<Frame, String> {
         let mut reader = stream;
         loop {
             if let Some(frame) = decoder.next_frame().map_err(|e| e.to_string())? {
@@ -873,7 +887,7 @@ impl Tcp {
         }
     }
 
-    fn write_frame(stream: &TcpStream, frame: &Frame) -> Result<(), String> {
+    fn write_frame(stream: &Stream, frame: &Frame) -> Result<(), String> {
         let mut bytes = Vec::new();
         wire::encode(frame, &mut bytes);
         let mut writer = stream;
@@ -882,7 +896,7 @@ impl Tcp {
             .map_err(|e| format!("handshake: {e}"))
     }
 
-    fn handshake_accept(&self, stream: &TcpStream) -> Result<(u32, Decoder), String> {
+    fn handshake_accept(&self, stream: &Stream) -> Result<(u32, Decoder), String> {
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
             .map_err(|e| e.to_string())?;
@@ -928,12 +942,32 @@ impl Tcp {
         }
     }
 
-    fn handshake_connect(&self, peer: u32, address: &str) -> Result<(TcpStream, Decoder), String> {
-        let address: SocketAddr = address
+    /// Opens a connection to `address` (a published word): over its Unix socket when the path
+    /// is valid here (same boot, network and mount namespace) and Unix sockets are on, else (or
+    /// when that connect fails) over TCP.
+    fn open(&self, address: &str) -> Result<Stream, String> {
+        let address = Address::parse(address);
+        if let Some(path) = address.unix_path_from(self.config.local_identity.as_deref()) {
+            match UnixStream::connect(path) {
+                Ok(stream) => return Ok(Stream::Unix(stream)),
+                Err(e) => self.log(format_args!(
+                    "connecting to {}: {e}; trying {}",
+                    path.display(),
+                    address.tcp
+                )),
+            }
+        }
+        let tcp: SocketAddr = address
+            .tcp
             .parse()
-            .map_err(|_| format!("bad address {address}"))?;
-        let stream = TcpStream::connect_timeout(&address, self.config.handshake_timeout)
-            .map_err(|e| format!("connecting to {address}: {e}"))?;
+            .map_err(|_| format!("bad address {}", address.tcp))?;
+        TcpStream::connect_timeout(&tcp, self.config.handshake_timeout)
+            .map(Stream::Tcp)
+            .map_err(|e| format!("connecting to {tcp}: {e}"))
+    }
+
+    fn handshake_connect(&self, peer: u32, address: &str) -> Result<(Stream, Decoder), String> {
+        let stream = self.open(address)?;
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
             .map_err(|e| e.to_string())?;
@@ -960,7 +994,8 @@ impl Tcp {
         let context = auth::pair(self.me, peer);
         if rank != peer || !auth::verify(&self.secret, Role::Acceptor, &nonce, &context, &mac) {
             return Err(format!(
-                "{address} did not prove it is rank {peer} of this job"
+                "{address} ({}) did not prove it is rank {peer} of this job",
+                stream.kind()
             ));
         }
         let mac: [u8; TOKEN] = auth::prove(&self.secret, Role::Connector, &their_nonce, &context);
@@ -998,7 +1033,9 @@ impl Transport for Tcp {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stream::{self, UnixSocket};
     use super::*;
+    use std::net::TcpListener;
 
     fn config() -> Config {
         Config {
@@ -1019,7 +1056,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         let acceptor = Arc::clone(&tcp);
-        std::thread::spawn(move || acceptor.accept_loop(listener));
+        std::thread::spawn(move || acceptor.accept_loop(Listener::Tcp(listener)));
         (tcp, address)
     }
 
@@ -1078,6 +1115,91 @@ mod tests {
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         stream.write_all(&[0xff; 16]).unwrap();
         assert!(eventually(|| !one.is_alive(0)));
+    }
+
+    /// Rank `me` of `size`, accepting on loopback and on a Unix socket of its own directory
+    /// (removed with the returned socket).
+    fn rank_unix(me: u32, size: u32, secret: Secret) -> (Arc<Tcp>, String, UnixSocket) {
+        let here = stream::local_identity().expect("/proc is readable here");
+        let config = Config {
+            local_identity: Some(here.clone()),
+            ..config()
+        };
+        let (tcp, tcp_address) = rank_with(me, size, secret, config);
+        let (listener, socket) = UnixSocket::bind(None, &me.to_string()).unwrap();
+        let address = Address {
+            tcp: tcp_address,
+            unix: Some((socket.path.clone(), here)),
+        };
+        let acceptor = Arc::clone(&tcp);
+        std::thread::spawn(move || acceptor.accept_loop(Listener::Unix(listener)));
+        (tcp, address.word(), socket)
+    }
+
+    fn kind_to(tcp: &Tcp, peer: u32) -> Option<&'static str> {
+        lock(&tcp.peers[peer as usize].stream)
+            .as_ref()
+            .map(Stream::kind)
+    }
+
+    /// Two ranks of one host and namespaces connect over the Unix socket, authenticated as over
+    /// TCP; a closed Unix connection fences like a closed TCP one.
+    #[test]
+    fn ranks_of_one_host_connect_over_unix_and_a_close_fences() {
+        let secret = auth::random_token();
+        let (one, address, _socket) = rank_unix(1, 2, secret);
+        let (zero, _, _zero_socket) = rank_unix(0, 2, secret);
+        zero.connect(1, &address);
+        assert!(zero.is_alive(1));
+        assert_eq!(kind_to(&zero, 1), Some("unix"));
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        assert_eq!(kind_to(&one, 0), Some("unix"));
+        lock(&zero.peers[1].stream)
+            .as_ref()
+            .unwrap()
+            .shutdown(Shutdown::Both)
+            .unwrap();
+        assert!(eventually(|| !one.is_alive(0)));
+        assert!(!knows_failed(&one, 0), "a close is no confirmation");
+    }
+
+    /// A rank with Unix sockets off, or whose Unix connect fails, uses TCP.
+    #[test]
+    fn tcp_only_ranks_and_broken_paths_use_tcp() {
+        let secret = auth::random_token();
+        let (one, address_one, _one_socket) = rank_unix(1, 3, secret);
+        let (two, address_two, _two_socket) = rank_unix(2, 3, secret);
+        let (zero, _) = rank(0, 3, secret); // Unix sockets off here
+        zero.connect(1, &address_one);
+        assert_eq!(kind_to(&zero, 1), Some("tcp"));
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        let mut broken = Address::parse(&address_two);
+        broken.unix = broken
+            .unix
+            .map(|(path, host)| (path.with_file_name("gone"), host));
+        let (zero_unix, _, _zero_socket) = rank_unix(0, 3, secret);
+        zero_unix.connect(2, &broken.word());
+        assert_eq!(kind_to(&zero_unix, 2), Some("tcp"));
+        assert!(eventually(|| two.peers[0].settled.load(Ordering::SeqCst)));
+    }
+
+    /// SPEC §4: over a Unix socket too, a process without the job secret is refused and the
+    /// rank it pretended to be is neither connected nor failed.
+    #[test]
+    fn a_unix_connection_without_the_secret_is_refused() {
+        let (one, address, socket) = rank_unix(1, 2, auth::random_token());
+        let (rogue, _, _rogue_socket) = rank_unix(0, 2, auth::random_token());
+        rogue.connect(1, &address);
+        assert!(!rogue.is_alive(1), "the rogue could not verify rank 1");
+        // A rogue that does not speak the protocol: refused, the socket closed on it.
+        let mut raw = UnixStream::connect(&socket.path).unwrap();
+        raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        raw.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut raw, &mut rest);
+        assert!(rest.is_empty(), "no challenge for a bad hello");
+        assert!(!one.peers[0].settled.load(Ordering::SeqCst));
+        assert!(one.is_alive(0));
     }
 
     fn knows_failed(tcp: &Tcp, rank: u32) -> bool {

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Which connections a job's ranks use (SPEC §4): Unix-domain sockets between ranks of one host
+//! (the default), TCP for every pair with `RT_TRANSPORT=tcp`, and the same failure handling on
+//! both. Every test runs real `rtrun-check` processes through rtrun as a library, bounded by a
+//! job time-out; jobs run one at a time.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rtrun::{Job, Kill, Report, Stream};
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+const JOB_LIMIT: Duration = Duration::from_secs(60);
+
+/// A verbose job of `size` ranks with `RT_TRANSPORT=transport`, killing rank 2 in its second
+/// validate_global (before its first message of the call).
+fn job_killing_rank_2(size: u32, transport: &str) -> Job {
+    let mut job = Job::new(size, CHECK);
+    job.args = ["validate", "--rounds", "3"]
+        .iter()
+        .map(Into::into)
+        .collect();
+    job.kills = vec!["2@validate_global:2:1".parse::<Kill>().unwrap()];
+    job.timeout = Some(JOB_LIMIT);
+    job.env = vec![
+        ("RT_TRANSPORT".into(), transport.into()),
+        ("RT_VERBOSE".into(), "1".into()),
+    ];
+    job
+}
+
+fn run(job: &Job) -> Report {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    rtrun::run(job).expect("the job starts")
+}
+
+fn output(report: &Report) -> String {
+    report
+        .lines
+        .iter()
+        .map(|(rank, _, line)| format!("[{rank}] {line}\n"))
+        .collect()
+}
+
+/// The kinds of connection the ranks' diagnostics name ("connected to rank R over KIND").
+fn connections(report: &Report) -> Vec<(u32, u32, String)> {
+    report
+        .lines
+        .iter()
+        .filter(|(_, stream, _)| *stream == Stream::Stderr)
+        .filter_map(|(rank, _, line)| {
+            let rest = line.split_once("connected to rank ")?.1;
+            let (peer, kind) = rest.split_once(" over ")?;
+            Some((*rank, peer.parse().ok()?, kind.to_string()))
+        })
+        .collect()
+}
+
+/// The job succeeded, rank 2 died and every survivor agreed on it; returns the connections.
+fn survived_the_kill(report: &Report, size: u32) -> Vec<(u32, u32, String)> {
+    let text = output(report);
+    assert!(report.success(), "{}{text}", report.summary());
+    for rank in &report.ranks {
+        assert_eq!(rank.failed(), rank.rank == 2, "rank {}\n{text}", rank.rank);
+        if rank.rank != 2 {
+            assert_eq!(
+                report.stdout_of(rank.rank).last().copied(),
+                Some("final failed=[2]"),
+                "rank {}\n{text}",
+                rank.rank
+            );
+        }
+    }
+    let seen = connections(report);
+    // Every pair of survivors connected, from both sides (rank 2 may die before its own lines).
+    for a in (0..size).filter(|&r| r != 2) {
+        for b in (0..size).filter(|&r| r != 2 && r != a) {
+            assert!(
+                seen.iter().any(|(r, p, _)| (*r, *p) == (a, b)),
+                "rank {a} to {b}\n{text}"
+            );
+        }
+    }
+    seen
+}
+
+/// SPEC §4: by default every pair of ranks of one host talks over a Unix socket, the job
+/// completes through a kill (EOF on the dead rank's sockets, rtrun's confirmation), and the
+/// socket directory is gone after the job.
+#[test]
+fn a_job_over_unix_sockets_survives_a_kill_and_leaves_no_directory() {
+    let report = run(&job_killing_rank_2(4, "auto"));
+    let seen = survived_the_kill(&report, 4);
+    assert!(
+        seen.iter().all(|(_, _, kind)| kind == "unix"),
+        "{seen:?}\n{}",
+        output(&report)
+    );
+    let dir = report
+        .socket_dir
+        .as_ref()
+        .expect("rtrun made a socket directory");
+    assert!(!dir.exists(), "{} is left behind", dir.display());
+}
+
+/// `RT_TRANSPORT=tcp` puts every pair on TCP, and the same job survives the same kill.
+#[test]
+fn a_forced_tcp_job_survives_a_kill() {
+    let report = run(&job_killing_rank_2(4, "tcp"));
+    let seen = survived_the_kill(&report, 4);
+    assert!(
+        seen.iter().all(|(_, _, kind)| kind == "tcp"),
+        "{seen:?}\n{}",
+        output(&report)
+    );
+    let dir = report
+        .socket_dir
+        .as_ref()
+        .expect("rtrun made a socket directory");
+    assert!(!dir.exists(), "{} is left behind", dir.display());
+}
+
+/// A transport that does not exist stops every rank at init, with the variable named.
+#[test]
+fn an_unknown_transport_is_an_init_error() {
+    let mut job = job_killing_rank_2(2, "carrier-pigeon");
+    job.kills.clear();
+    let report = run(&job);
+    assert!(!report.success(), "{}", report.summary());
+    assert!(
+        output(&report).contains("RT_TRANSPORT"),
+        "{}",
+        output(&report)
+    );
+}

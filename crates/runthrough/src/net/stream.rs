@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The two kinds of connection between ranks: TCP, and Unix-domain stream sockets between ranks
+//! that share a host, a network namespace and a mount namespace.
+//!
+//! The transport ([`super::tcp`]) sees one [`Stream`] type whatever the kind; everything above
+//! the socket (framing, the handshake, heartbeats, fencing, draining) is the same for both.
+//!
+//! # Addresses
+//! A rank publishes one word: its TCP address, optionally followed by `,unix:PATH,host:ID`
+//! ([`Address`]). `ID` names where the path means something ([`local_identity`]): the boot, the
+//! network namespace and the mount namespace. A peer with the same `ID` connects to `PATH`; any
+//! other peer, or a peer whose Unix connect fails, uses the TCP address. The network namespace
+//! is part of `ID` because a filesystem socket crosses network namespaces, and a job spread over
+//! namespaces on purpose (a cut link between them) must not be joined again through the
+//! filesystem. A Unix socket is not trusted by itself: the HMAC handshake runs on it as on TCP.
+//!
+//! # The socket directory
+//! The listener's socket lives in a private directory (mode 0700): the one rtrun creates per
+//! job and names in [`super::launch::ENV_SOCKET_DIR`] (rtrun removes it when the job ends), or,
+//! without it, one this rank creates for itself under `$XDG_RUNTIME_DIR` (or the temporary
+//! directory) and removes when it finalizes. [`super::launch::ENV_TRANSPORT`]` = tcp` turns Unix
+//! sockets off.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+/// The longest path a `sockaddr_un` holds (108 bytes with its terminating zero on Linux).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// The send buffer a Unix connection asks for.
+const UNIX_SEND_BUFFER: usize = 4 << 20;
+
+/// A connection to a peer.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    /// `"tcp"` or `"unix"`, for diagnostics.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Stream::Tcp(_) => "tcp",
+            Stream::Unix(_) => "unix",
+        }
+    }
+
+    pub(crate) fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+
+    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.shutdown(how),
+            Stream::Unix(s) => s.shutdown(how),
+        }
+    }
+
+    pub(crate) fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
+            Stream::Unix(s) => s.set_read_timeout(timeout),
+        }
+    }
+
+    pub(crate) fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(timeout),
+            Stream::Unix(s) => s.set_write_timeout(timeout),
+        }
+    }
+
+    /// No Nagle delay on TCP (Unix sockets have none); a Unix socket asks for a send buffer
+    /// like the one TCP grows to on loopback (the kernel caps it at `net.core.wmem_max`), so
+    /// that a large message does not go through in 200 KiB steps.
+    pub(crate) fn tune(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nodelay(true),
+            Stream::Unix(s) => {
+                let _ = rustix::net::sockopt::set_socket_send_buffer_size(s, UNIX_SEND_BUFFER);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl AsFd for Stream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Stream::Tcp(s) => s.as_fd(),
+            Stream::Unix(s) => s.as_fd(),
+        }
+    }
+}
+
+impl Read for &Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).read(buf),
+            Stream::Unix(s) => (&*s).read(buf),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self).read(buf)
+    }
+}
+
+impl Write for &Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).write(buf),
+            Stream::Unix(s) => (&*s).write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).write_vectored(bufs),
+            Stream::Unix(s) => (&*s).write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self).write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        (&*self).write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A listener of either kind.
+#[derive(Debug)]
+pub(crate) enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl Listener {
+    /// The next connection and a description of where it came from.
+    pub(crate) fn accept(&self) -> io::Result<(Stream, String)> {
+        match self {
+            Listener::Tcp(l) => {
+                let (s, from) = l.accept()?;
+                Ok((Stream::Tcp(s), from.to_string()))
+            }
+            Listener::Unix(l) => {
+                let (s, _) = l.accept()?;
+                Ok((Stream::Unix(s), "a unix socket".into()))
+            }
+        }
+    }
+}
+
+/// Where a rank accepts its peers, as it publishes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Address {
+    /// `IP:PORT`.
+    pub(crate) tcp: String,
+    /// The Unix socket and the identity of the place where its path is valid.
+    pub(crate) unix: Option<(PathBuf, String)>,
+}
+
+impl Address {
+    /// Reads a published address word (a bare TCP address is one).
+    pub(crate) fn parse(word: &str) -> Address {
+        let mut parts = word.split(',');
+        let tcp = parts.next().unwrap_or_default().to_string();
+        let (mut path, mut host) = (None, None);
+        for part in parts {
+            if let Some(p) = part.strip_prefix("unix:") {
+                path = Some(PathBuf::from(p));
+            } else if let Some(h) = part.strip_prefix("host:") {
+                host = Some(h.to_string());
+            }
+        }
+        let unix = path.zip(host);
+        Address { tcp, unix }
+    }
+
+    /// The published word; the Unix part only when its path can be written in it.
+    pub(crate) fn word(&self) -> String {
+        match &self.unix {
+            Some((path, host)) => match path.to_str().filter(|p| publishable(p)) {
+                Some(p) => format!("{},unix:{p},host:{host}", self.tcp),
+                None => self.tcp.clone(),
+            },
+            None => self.tcp.clone(),
+        }
+    }
+
+    /// The Unix path to use from a rank whose identity is `here` (`None`: Unix sockets off).
+    pub(crate) fn unix_path_from(&self, here: Option<&str>) -> Option<&Path> {
+        let here = here?;
+        let (path, host) = self.unix.as_ref()?;
+        (host == here).then_some(path.as_path())
+    }
+}
+
+/// Whether a path fits in an address word and a `sockaddr_un`.
+fn publishable(path: &str) -> bool {
+    path.len() <= MAX_SOCKET_PATH && !path.contains([',', ' ', '\n'])
+}
+
+/// Where a filesystem Unix socket path reaches the same socket: the boot, the network namespace
+/// and the mount namespace, hashed (16 hex digits). `None` when `/proc` does not say.
+pub(crate) fn local_identity() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let net = std::fs::read_link("/proc/self/ns/net").ok()?;
+    let mnt = std::fs::read_link("/proc/self/ns/mnt").ok()?;
+    let mut hash = Sha256::new();
+    hash.update(boot.trim().as_bytes());
+    hash.update(b"\0");
+    hash.update(net.as_os_str().as_encoded_bytes());
+    hash.update(b"\0");
+    hash.update(mnt.as_os_str().as_encoded_bytes());
+    let digest = hash.finalize();
+    Some(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A private directory for sockets (mode 0700, owned by this user), created here.
+pub(crate) fn create_private_dir(parent: &Path, prefix: &str) -> io::Result<PathBuf> {
+    for _ in 0..16 {
+        let nonce = super::auth::random_token();
+        let name: String = nonce[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let dir = parent.join(format!("{prefix}{name}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name for a socket directory",
+    ))
+}
+
+/// The parent of per-job socket directories: `$XDG_RUNTIME_DIR` when set and absolute, else
+/// the temporary directory.
+pub fn socket_parent() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() && dir.is_dir() => dir,
+        _ => std::env::temp_dir(),
+    }
+}
+
+/// Whether `dir` is a directory of this user that nobody else may enter (a directory named by
+/// the launcher is checked before a socket is bound in it).
+pub(crate) fn is_private_dir(dir: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0
+}
+
+/// A bound Unix listener; its socket file (and the directory, when this rank created it) goes
+/// when it is dropped.
+#[derive(Debug)]
+pub(crate) struct UnixSocket {
+    pub(crate) path: PathBuf,
+    /// The directory, when this rank created it (no launcher's directory).
+    own_dir: Option<PathBuf>,
+}
+
+impl UnixSocket {
+    /// Binds `NAME` in the launcher's directory `dir` (checked private), or in a directory of
+    /// this rank's own when there is none.
+    pub(crate) fn bind(dir: Option<&Path>, name: &str) -> io::Result<(UnixListener, UnixSocket)> {
+        let (dir, own_dir) = match dir {
+            Some(dir) => {
+                if !is_private_dir(dir) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("{} is not a private directory", dir.display()),
+                    ));
+                }
+                (dir.to_path_buf(), None)
+            }
+            None => {
+                let dir = create_private_dir(&socket_parent(), "runthrough-")?;
+                (dir.clone(), Some(dir))
+            }
+        };
+        let socket = UnixSocket {
+            path: dir.join(name),
+            own_dir,
+        };
+        let listener = UnixListener::bind(&socket.path)?;
+        Ok((listener, socket))
+    }
+}
+
+impl Drop for UnixSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        if let Some(dir) = &self.own_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_round_trip_and_name_where_their_path_is_valid() {
+        let plain = Address::parse("127.0.0.1:5");
+        assert_eq!(plain.tcp, "127.0.0.1:5");
+        assert_eq!(plain.unix, None);
+        assert_eq!(plain.word(), "127.0.0.1:5");
+        let both = Address {
+            tcp: "127.0.0.1:5".into(),
+            unix: Some(("/run/x/0".into(), "abcd".into())),
+        };
+        let word = both.word();
+        assert_eq!(word, "127.0.0.1:5,unix:/run/x/0,host:abcd");
+        assert_eq!(Address::parse(&word), both);
+        assert_eq!(
+            both.unix_path_from(Some("abcd")),
+            Some(Path::new("/run/x/0"))
+        );
+        assert_eq!(both.unix_path_from(Some("other")), None);
+        assert_eq!(both.unix_path_from(None), None);
+        // A path that cannot be written in the word is left out.
+        let spaced = Address {
+            tcp: "127.0.0.1:5".into(),
+            unix: Some(("/run/a b/0".into(), "abcd".into())),
+        };
+        assert_eq!(spaced.word(), "127.0.0.1:5");
+    }
+
+    #[test]
+    fn the_identity_is_stable_and_short() {
+        let here = local_identity().expect("/proc is readable here");
+        assert_eq!(here.len(), 16);
+        assert_eq!(local_identity(), Some(here));
+    }
+
+    #[test]
+    fn a_socket_and_its_own_directory_go_when_dropped() {
+        let (listener, socket) = UnixSocket::bind(None, "0").unwrap();
+        let dir = socket.path.parent().unwrap().to_path_buf();
+        assert!(is_private_dir(&dir));
+        assert!(UnixStream::connect(&socket.path).is_ok());
+        drop(listener);
+        drop(socket);
+        assert!(!dir.exists());
+    }
+}
