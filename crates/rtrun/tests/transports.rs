@@ -135,3 +135,60 @@ fn an_unknown_transport_is_an_init_error() {
         output(&report)
     );
 }
+
+fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+/// A launcher that is SIGKILLed cannot remove the socket directory: its ranks, which halt
+/// when they lose it, remove their sockets and the emptied directory.
+#[test]
+fn the_ranks_of_a_killed_launcher_remove_the_socket_directory() {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let runtime = std::env::temp_dir().join(format!("rt-transports-{}", std::process::id()));
+    std::fs::create_dir(&runtime).unwrap();
+    let mut launcher = std::process::Command::new(env!("CARGO_BIN_EXE_rtrun"))
+        .args([
+            "-n",
+            "3",
+            "--timeout",
+            "60",
+            CHECK,
+            "idle",
+            "--pause-ms",
+            "30000",
+        ])
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("RT_TRANSPORT", "auto")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // rtrun's directory, with the 3 ranks' sockets in it.
+    let bound = || {
+        let dirs = entries(&runtime);
+        dirs.len() == 1 && entries(&dirs[0]).len() == 3
+    };
+    let ready = wait_until(Duration::from_secs(20), bound);
+    let pid = rustix::process::Pid::from_child(&launcher);
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    launcher.wait().unwrap();
+    let cleaned = wait_until(Duration::from_secs(10), || entries(&runtime).is_empty());
+    let left = entries(&runtime);
+    let _ = std::fs::remove_dir_all(&runtime);
+    assert!(ready, "the ranks never bound their sockets");
+    assert!(cleaned, "left behind: {left:?}");
+}

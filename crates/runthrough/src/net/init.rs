@@ -37,8 +37,6 @@ pub struct Universe {
     world: Comm,
     transport: Arc<Tcp>,
     finalized: bool,
-    /// This rank's Unix socket, removed at finalize.
-    socket: Option<UnixSocket>,
 }
 
 impl Universe {
@@ -65,9 +63,8 @@ impl Universe {
             self.finalized = true;
             let _ = self.world.validate_global();
             // Peers exit from here on: neither their ends nor a lost majority halt this rank.
+            // It also removes this rank's Unix socket: every live peer is connected by now.
             self.transport.finish();
-            // Every live peer is connected (or failed) by now: nobody needs the path.
-            self.socket = None;
         }
     }
 }
@@ -514,6 +511,7 @@ fn start(s: Started) -> Result<Universe, InitError> {
         ..
     } = s.listeners;
     let (unix_listener, socket) = unix.unzip();
+    tcp.set_socket(socket);
     for listener in std::iter::once(Listener::Tcp(tcp_listener)).chain(unix_listener) {
         let accept_tcp = Arc::clone(&tcp);
         std::thread::Builder::new()
@@ -545,6 +543,5 @@ fn start(s: Started) -> Result<Universe, InitError> {
         world,
         transport: tcp,
         finalized: false,
-        socket,
     })
 }

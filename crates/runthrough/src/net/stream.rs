@@ -278,8 +278,9 @@ pub(crate) fn is_private_dir(dir: &Path) -> bool {
     meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0
 }
 
-/// A bound Unix listener; its socket file (and the directory, when this rank created it) goes
-/// when it is dropped.
+/// A bound Unix listener; its socket file goes when it is dropped, and so does the directory
+/// when this rank created it, or when it is the launcher's and now empty (the launcher removes
+/// it anyway; a rank that halts because its launcher died cleans up after it).
 #[derive(Debug)]
 pub(crate) struct UnixSocket {
     pub(crate) path: PathBuf,
@@ -318,8 +319,8 @@ impl UnixSocket {
 impl Drop for UnixSocket {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-        if let Some(dir) = &self.own_dir {
-            let _ = std::fs::remove_dir(dir);
+        if let Some(dir) = self.own_dir.as_deref().or(self.path.parent()) {
+            let _ = std::fs::remove_dir(dir); // fails while other ranks' sockets are there
         }
     }
 }

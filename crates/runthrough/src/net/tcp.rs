@@ -75,7 +75,7 @@ use crate::wire::{self, Decoder, Frame, WireError, TOKEN};
 use super::auth::{self, Role, Secret};
 use super::fence::{Change, Fence, Reason};
 use super::launch;
-use super::stream::{Address, Listener, Stream};
+use super::stream::{Address, Listener, Stream, UnixSocket};
 
 /// Frames up to this size are handed to the kernel from the writer's buffer; a larger payload is
 /// written from the packet itself.
@@ -311,6 +311,8 @@ pub(crate) struct Tcp {
     finished: AtomicBool,
     /// Why this rank halted, when halting does not exit (tests).
     halted: Mutex<Option<i32>>,
+    /// This rank's Unix socket, removed when it finishes or halts.
+    socket: Mutex<Option<UnixSocket>>,
     /// The PIDs of the peers on this host and in this PID namespace (from the PMI bootstrap):
     /// their process ending confirms their failure (`super::local`).
     local_pids: Mutex<Vec<Option<u32>>>,
@@ -338,6 +340,7 @@ impl Tcp {
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
             halted: Mutex::new(None),
+            socket: Mutex::new(None),
             local_pids: Mutex::new(Vec::new()),
         };
         tcp.settle(me);
@@ -440,6 +443,7 @@ impl Tcp {
             "runthrough rank {}: {why}; halting (exit {code})",
             self.me
         ));
+        self.remove_socket();
         if self.config.exit_on_halt {
             std::process::exit(code);
         }
@@ -470,7 +474,18 @@ impl Tcp {
             "runthrough rank {}: lost the launcher's control connection; halting",
             self.me
         ));
+        self.remove_socket();
         std::process::exit(launch::EXIT_LAUNCHER_LOST)
+    }
+
+    /// Keeps this rank's Unix socket, to remove it when the rank finishes or halts.
+    pub(crate) fn set_socket(&self, socket: Option<UnixSocket>) {
+        *lock(&self.socket) = socket;
+    }
+
+    /// Removes this rank's Unix socket file (every live peer is connected or failed by now).
+    fn remove_socket(&self) {
+        drop(lock(&self.socket).take());
     }
 
     /// This rank finalized: from now on neither a fence nor a lost majority halts it (its
@@ -478,6 +493,7 @@ impl Tcp {
     pub(crate) fn finish(&self) {
         self.finished.store(true, Ordering::SeqCst);
         self.fence_changed.notify_all();
+        self.remove_socket();
     }
 
     /// Watches that this rank reaches a majority of the ranks it believes alive, and halts it
