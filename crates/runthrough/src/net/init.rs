@@ -244,7 +244,7 @@ struct Listeners {
 }
 
 /// Binds the TCP listener and, unless Unix sockets are off, a Unix one in the launcher's socket
-/// directory ([`launch::ENV_SOCKET_DIR`]) or a private one of this rank's. A Unix socket that
+/// directory ([`launch::ENV_SOCKET_DIR`]) or an abstract one without it. A Unix socket that
 /// cannot be bound is left out (peers use TCP), with a diagnostic when verbose.
 fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
     let bind = bind_address()?;

@@ -48,7 +48,7 @@ pub const ENV_VERBOSE: &str = "RT_VERBOSE";
 pub const ENV_TRANSPORT: &str = "RT_TRANSPORT";
 /// The private directory (mode 0700) where ranks bind their Unix sockets, created by the
 /// launcher for the job and removed by it when the job ends ([`create_socket_dir`]). Without
-/// it, each rank makes a directory of its own.
+/// it, each rank binds an abstract socket (no file).
 pub const ENV_SOCKET_DIR: &str = "RT_SOCKET_DIR";
 
 /// Exit status of a rank that learned it was fenced by its peers.

@@ -15,17 +15,18 @@
 //! filesystem. A Unix socket is not trusted by itself: the HMAC handshake runs on it as on TCP.
 //!
 //! # The socket directory
-//! The listener's socket lives in a private directory (mode 0700): the one rtrun creates per
-//! job and names in [`super::launch::ENV_SOCKET_DIR`] (rtrun removes it when the job ends), or,
-//! without it, one this rank creates for itself under `$XDG_RUNTIME_DIR` (or the temporary
-//! directory) and removes when it finalizes. [`super::launch::ENV_TRANSPORT`]` = tcp` turns Unix
+//! Under rtrun the listener's socket lives in the private directory (mode 0700) rtrun creates
+//! per job and names in [`super::launch::ENV_SOCKET_DIR`]; rtrun removes it when the job ends
+//! (and the ranks, when they halt because rtrun died). Without it (Hydra, srun), the socket is
+//! an abstract one of a random name, which vanishes with the process however it ends. [`super::launch::ENV_TRANSPORT`]` = tcp` turns Unix
 //! sockets off.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
+use std::os::linux::net::SocketAddrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -278,49 +279,74 @@ pub(crate) fn is_private_dir(dir: &Path) -> bool {
     meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0
 }
 
-/// A bound Unix listener; its socket file goes when it is dropped, and so does the directory
-/// when this rank created it, or when it is the launcher's and now empty (the launcher removes
-/// it anyway; a rank that halts because its launcher died cleans up after it).
+/// A bound Unix listener. A socket file goes when it is dropped, and so does the launcher's
+/// directory once it is empty (the launcher removes it anyway; a rank that halts because its
+/// launcher died cleans up after it); an abstract socket leaves nothing behind.
 #[derive(Debug)]
 pub(crate) struct UnixSocket {
+    /// The socket's path, or `@NAME` for an abstract socket.
     pub(crate) path: PathBuf,
-    /// The directory, when this rank created it (no launcher's directory).
-    own_dir: Option<PathBuf>,
+    in_filesystem: bool,
 }
 
 impl UnixSocket {
-    /// Binds `NAME` in the launcher's directory `dir` (checked private), or in a directory of
-    /// this rank's own when there is none.
+    /// Binds `NAME` in the launcher's directory `dir` (checked private and absolute), or,
+    /// without one, an abstract socket of a random name: no launcher would remove a file of a
+    /// rank killed under Hydra or srun. An abstract name is visible to every process of the
+    /// network namespace, as a loopback port is; the handshake refuses whoever is not of the
+    /// job, and the network namespace is part of [`local_identity`].
     pub(crate) fn bind(dir: Option<&Path>, name: &str) -> io::Result<(UnixListener, UnixSocket)> {
-        let (dir, own_dir) = match dir {
+        match dir {
             Some(dir) => {
-                if !is_private_dir(dir) {
+                if !dir.is_absolute() || !is_private_dir(dir) {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
-                        format!("{} is not a private directory", dir.display()),
+                        format!("{} is not an absolute private directory", dir.display()),
                     ));
                 }
-                (dir.to_path_buf(), None)
+                let path = dir.join(name);
+                let listener = UnixListener::bind(&path)?;
+                Ok((
+                    listener,
+                    UnixSocket {
+                        path,
+                        in_filesystem: true,
+                    },
+                ))
             }
             None => {
-                let dir = create_private_dir(&socket_parent(), "runthrough-")?;
-                (dir.clone(), Some(dir))
+                let nonce = super::auth::random_token();
+                let random: String = nonce[..8].iter().map(|b| format!("{b:02x}")).collect();
+                let abstract_name = format!("runthrough-{random}-{name}");
+                let address = SocketAddr::from_abstract_name(abstract_name.as_bytes())?;
+                let listener = UnixListener::bind_addr(&address)?;
+                Ok((
+                    listener,
+                    UnixSocket {
+                        path: PathBuf::from(format!("@{abstract_name}")),
+                        in_filesystem: false,
+                    },
+                ))
             }
-        };
-        let socket = UnixSocket {
-            path: dir.join(name),
-            own_dir,
-        };
-        let listener = UnixListener::bind(&socket.path)?;
-        Ok((listener, socket))
+        }
+    }
+}
+
+/// Connects to a published Unix socket: a path, or `@NAME` for an abstract socket.
+pub(crate) fn connect_unix(path: &Path) -> io::Result<UnixStream> {
+    match path.to_str().and_then(|p| p.strip_prefix('@')) {
+        Some(name) => UnixStream::connect_addr(&SocketAddr::from_abstract_name(name.as_bytes())?),
+        None => UnixStream::connect(path),
     }
 }
 
 impl Drop for UnixSocket {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        if let Some(dir) = self.own_dir.as_deref().or(self.path.parent()) {
-            let _ = std::fs::remove_dir(dir); // fails while other ranks' sockets are there
+        if self.in_filesystem {
+            let _ = std::fs::remove_file(&self.path);
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::remove_dir(dir); // fails while other ranks' sockets are there
+            }
         }
     }
 }
@@ -364,13 +390,27 @@ mod tests {
     }
 
     #[test]
-    fn a_socket_and_its_own_directory_go_when_dropped() {
-        let (listener, socket) = UnixSocket::bind(None, "0").unwrap();
-        let dir = socket.path.parent().unwrap().to_path_buf();
+    fn sockets_go_when_dropped_and_their_directory_once_empty() {
+        let dir = create_private_dir(&std::env::temp_dir(), "runthrough-test-").unwrap();
         assert!(is_private_dir(&dir));
-        assert!(UnixStream::connect(&socket.path).is_ok());
-        drop(listener);
-        drop(socket);
+        let (zero, zero_socket) = UnixSocket::bind(Some(&dir), "0").unwrap();
+        let (one, one_socket) = UnixSocket::bind(Some(&dir), "1").unwrap();
+        assert!(connect_unix(&zero_socket.path).is_ok());
+        drop((zero, zero_socket));
+        assert!(dir.exists(), "rank 1's socket is still there");
+        assert!(connect_unix(&one_socket.path).is_ok());
+        drop((one, one_socket));
         assert!(!dir.exists());
+        assert!(UnixSocket::bind(Some(Path::new("relative")), "0").is_err());
+    }
+
+    #[test]
+    fn without_a_directory_the_socket_is_abstract() {
+        let (listener, socket) = UnixSocket::bind(None, "0").unwrap();
+        let path = socket.path.to_str().unwrap().to_string();
+        assert!(path.starts_with("@runthrough-"), "{path}");
+        assert!(connect_unix(&socket.path).is_ok());
+        drop((listener, socket));
+        assert!(connect_unix(Path::new(&path)).is_err());
     }
 }

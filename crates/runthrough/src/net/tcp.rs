@@ -62,7 +62,6 @@
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
@@ -964,7 +963,7 @@ impl Tcp {
     fn open(&self, address: &str) -> Result<Stream, String> {
         let address = Address::parse(address);
         if let Some(path) = address.unix_path_from(self.config.local_identity.as_deref()) {
-            match UnixStream::connect(path) {
+            match super::stream::connect_unix(path) {
                 Ok(stream) => return Ok(Stream::Unix(stream)),
                 Err(e) => self.log(format_args!(
                     "connecting to {}: {e}; trying {}",
@@ -1133,8 +1132,8 @@ mod tests {
         assert!(eventually(|| !one.is_alive(0)));
     }
 
-    /// Rank `me` of `size`, accepting on loopback and on a Unix socket of its own directory
-    /// (removed with the returned socket).
+    /// Rank `me` of `size`, accepting on loopback and on an abstract Unix socket (whose
+    /// listener, like the TCP one, lives as long as the test process).
     fn rank_unix(me: u32, size: u32, secret: Secret) -> (Arc<Tcp>, String, UnixSocket) {
         let here = stream::local_identity().expect("/proc is readable here");
         let config = Config {
@@ -1208,7 +1207,7 @@ mod tests {
         rogue.connect(1, &address);
         assert!(!rogue.is_alive(1), "the rogue could not verify rank 1");
         // A rogue that does not speak the protocol: refused, the socket closed on it.
-        let mut raw = UnixStream::connect(&socket.path).unwrap();
+        let mut raw = stream::connect_unix(&socket.path).unwrap();
         raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         raw.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
         let mut rest = Vec::new();
