@@ -40,6 +40,12 @@
  *   receive. A program that is correct and deadlock-free with synchronous sends stays so; a
  *   failure of the destination after the message left is reported by the failure views, not by
  *   the send.
+ * - Flow control: each sender may have a share of the destination's buffer for unexpected
+ *   messages (RT_UNEXPECTED_CAP, default 64 MiB, divided among the ranks) in flight; beyond it
+ *   MPI_Send waits until the destination has received earlier messages, and an MPI_Isend
+ *   request stays pending until its message goes (while the rank waits in MPI_Wait, MPI_Test or
+ *   another blocking call). A send waiting so on a rank that fails returns
+ *   MPIX_ERR_PROC_FAILED.
  * - MPI_Ibarrier runs the barrier on a helper thread; the request completes when it returns.
  *   A later collective call on the same communicator first waits for it (collectives are
  *   ordered), so it never sees MPI_ERR_OTHER for two concurrent collectives.

@@ -156,7 +156,10 @@ pub unsafe extern "C" fn MPI_Ssend(
     unsafe { MPI_Send(buf, count, datatype, dest, tag, comm) }
 }
 
-/// `MPI_Isend`: the send is done at once (eager); the request reports its outcome.
+/// `MPI_Isend`: the message is sent at once when the runtime's flow control allows (the
+/// request is then complete); otherwise the request stays pending until the message goes, which
+/// happens while this rank waits in the library (`MPI_Wait`, `MPI_Test`, blocking calls). The
+/// buffer is copied by the call. The request reports the outcome.
 ///
 /// # Safety
 /// `buf` as `MPI_Send`; `request` is NULL or points at a writable `MPI_Request`.
@@ -174,23 +177,44 @@ pub unsafe extern "C" fn MPI_Isend(
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
         // Argument errors are reported at once; failures by the request (SPEC §3.1).
-        byte_len(count, datatype)?;
-        comm_of(comm)?;
-        destination(dest)?;
+        let len = byte_len(count, datatype)?;
+        // SAFETY: forwarded contract; the slice is used only during this call (copied).
+        let data = unsafe { input(buf, len)? };
+        let comm_box = comm_of(comm)?;
+        let dest = destination(dest)?;
         if tag < 0 {
             return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
         }
-        // SAFETY: forwarded contract.
-        let outcome = unsafe { send(buf, count, datatype, dest, tag, comm) };
-        if let Err(failure) = &outcome {
-            if !matches!(
-                failure.class,
-                MPIX_ERR_PROC_FAILED | MPIX_ERR_REVOKED | MPIX_ERR_PROC_FAILED_PENDING
-            ) {
-                return Err(failure.clone());
+        let operation = match dest {
+            None => Operation::Complete(Ok(c_status(Status {
+                source: None,
+                tag: None,
+                count: 0,
+            }))),
+            Some(dest) => {
+                // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
+                // `PendingReceive` holds and drops after the request.
+                let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+                let mut pending = comm_ref.isend(data, dest, tag)?;
+                match pending.test() {
+                    Ok(None) => Operation::Receive(PendingReceive {
+                        request: pending,
+                        comm: comm_box,
+                    }),
+                    Ok(Some(status)) => Operation::Complete(Ok(c_status(status))),
+                    Err(error) => {
+                        let failure = Failure::from(error);
+                        if !matches!(
+                            failure.class,
+                            MPIX_ERR_PROC_FAILED | MPIX_ERR_REVOKED | MPIX_ERR_PROC_FAILED_PENDING
+                        ) {
+                            return Err(failure);
+                        }
+                        Operation::Complete(Err(failure))
+                    }
+                }
             }
-        }
-        let operation = Operation::Complete(outcome.map(c_status));
+        };
         let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
         request.write(handle);
         Ok(())

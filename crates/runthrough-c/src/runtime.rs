@@ -75,8 +75,9 @@ impl Background {
     }
 }
 
-/// A receive in progress. Field order matters: `request` borrows from `comm` (and from the C
-/// caller's buffer) and is dropped first.
+/// A receive in progress, or a send waiting for flow-control credit. Field order matters:
+/// `request` borrows from `comm` (and, for a receive, from the C caller's buffer) and is dropped
+/// first.
 pub(crate) struct PendingReceive {
     pub(crate) request: Request<'static>,
     /// Keeps the communicator that `request` borrows alive; never read.
@@ -97,7 +98,7 @@ impl std::fmt::Debug for PendingReceive {
 pub(crate) enum Operation {
     /// Finished when it was started (sends, `MPI_PROC_NULL`, errors found at once).
     Complete(Result<MPI_Status, Failure>),
-    /// A posted receive.
+    /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
     /// A collective on a helper thread (`MPI_Ibarrier`).
     Background(Arc<Background>),
