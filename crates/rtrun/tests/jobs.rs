@@ -165,37 +165,41 @@ fn ten_thousand_messages_arrive_once_in_order_while_others_die() {
     assert!(report.stdout_of(1).contains(&"received 10000 in order"));
 }
 
-/// SPEC §6 over TCP: with an 8 MiB cap (a 4 MiB window per sender in a 2-rank job), 256 MiB
-/// sent to a rank that receives only once its sender waits for credit arrive once and in order,
-/// the receiver never holding more than the window; then two ranks flooding each other with
-/// isends both complete. No heartbeat is missed meanwhile (nobody is fenced).
+/// SPEC §6 between processes: with a 12 MiB cap (a 4 MiB window per sender in a 3-rank job),
+/// 256 MiB sent to a rank that receives only once its sender waits for credit arrive once and
+/// in order, the receiver never holding more than the window; then two ranks flooding each
+/// other with isends both complete. No heartbeat is missed meanwhile (nobody is fenced). Over
+/// the default transport (Unix sockets on one host) and over TCP.
 #[test]
-fn a_flood_over_tcp_is_held_to_the_cap() {
-    let mut job = job(3, &["flood", "--count", "256"], &[]);
-    job.env
-        .push((runthrough::ENV_UNEXPECTED_CAP.into(), "12M".into()));
-    let report = agreed(&job, &[]);
-    let received = report.stdout_of(1);
-    let line = received
-        .iter()
-        .find(|l| l.starts_with("flood received 256 in order"))
-        .unwrap_or_else(|| panic!("{}", output(&report)));
-    assert!(line.ends_with("window=4194304 cap=12582912"), "{line}");
-    assert!(report
-        .stdout_of(0)
-        .iter()
-        .any(|l| l.starts_with("flood sent 256")));
-    for rank in [0, 1] {
-        let lines = report.stdout_of(rank);
-        assert!(
-            lines.iter().any(|l| l.starts_with("cross flood ok")),
-            "{lines:?}"
-        );
+fn a_flood_between_processes_is_held_to_the_cap() {
+    for transport in ["auto", "tcp"] {
+        let mut job = job(3, &["flood", "--count", "256"], &[]);
+        job.env
+            .push((runthrough::ENV_UNEXPECTED_CAP.into(), "12M".into()));
+        job.env.push(("RT_TRANSPORT".into(), transport.into()));
+        let report = agreed(&job, &[]);
+        let received = report.stdout_of(1);
+        let line = received
+            .iter()
+            .find(|l| l.starts_with("flood received 256 in order"))
+            .unwrap_or_else(|| panic!("{transport}: {}", output(&report)));
+        assert!(line.ends_with("window=4194304 cap=12582912"), "{line}");
+        assert!(report
+            .stdout_of(0)
+            .iter()
+            .any(|l| l.starts_with("flood sent 256")));
+        for rank in [0, 1] {
+            let lines = report.stdout_of(rank);
+            assert!(
+                lines.iter().any(|l| l.starts_with("cross flood ok")),
+                "{transport}: {lines:?}"
+            );
+        }
     }
 }
 
-/// SPEC §1, §3.1 over TCP: a send blocked for credit from a receiver whose process dies returns
-/// `ProcFailed`.
+/// SPEC §1, §3.1 between processes: a send blocked for credit from a receiver whose process
+/// dies returns `ProcFailed`.
 #[test]
 fn a_send_blocked_for_credit_fails_when_its_receiver_dies() {
     let mut job = job(2, &["flood_kill"], &["1@call:1"]);
