@@ -613,7 +613,9 @@ impl Tcp {
 
     /// Tells `peer` it was fenced (after its backlog), if that cannot block: a suspect may be
     /// hung with a full buffer. Only when no other thread is writing to it, in one send that
-    /// does not wait (`MSG_DONTWAIT`; cut short, the connection closes right after anyway);
+    /// does not wait (`MSG_DONTWAIT`; cut short, the connection closes right after anyway) and
+    /// raises no SIGPIPE if the suspect is gone (`MSG_NOSIGNAL`: a C program keeps the default
+    /// SIGPIPE action, which would kill it);
     /// otherwise the suspect learns from its closed connections and its lost majority.
     fn tell_suspect(&self, peer: u32) {
         let p = &self.peers[peer as usize];
@@ -626,7 +628,11 @@ impl Tcp {
         if let Some(writer) = guard.as_ref() {
             let mut bytes = std::mem::take(&mut *lock(&p.backlog));
             wire::encode(&Frame::Suspect { rank: peer }, &mut bytes);
-            let _ = rustix::net::send(&writer.stream, &bytes, rustix::net::SendFlags::DONTWAIT);
+            let _ = rustix::net::send(
+                &writer.stream,
+                &bytes,
+                rustix::net::SendFlags::DONTWAIT | rustix::net::SendFlags::NOSIGNAL,
+            );
         }
     }
 
