@@ -31,12 +31,14 @@
 //! # Who waits
 //! Only the sender's application threads. A receiver accepts everything that arrives (the
 //! window guarantees it fits), so the paths that deliver traffic (another rank's thread
-//! in-process, a connection's reader thread over TCP, which also carries heartbeats,
+//! in-process, a connection's reader thread between processes, which also carries heartbeats,
 //! agreements and failure notices) never wait on flow control, and agreements, revocations,
-//! heartbeats and failure notices are never flow controlled. Over TCP, data is written by
-//! application threads only; reader threads write small control frames (credits among them),
-//! so a connection's backlog never holds data, and two ranks flooding each other cannot
-//! deadlock their writers: each side's reader keeps reading.
+//! heartbeats and failure notices are never flow controlled (an agreement's messages are
+//! bounded by its protocol, and no rank runs ahead of the others' agreements). Between
+//! processes (TCP or Unix sockets), data is written by application threads only; reader
+//! threads write small control frames (credits among them), so a connection's backlog never
+//! holds more data than one window, and two ranks flooding each other cannot deadlock their
+//! writers: each side's reader keeps reading.
 //!
 //! Queued messages are transmitted by the sender's own application threads, whenever one of
 //! them is inside a call that can wait (a blocking send or receive, `wait`, `test`, `wait_any`,
