@@ -21,8 +21,13 @@
 //! | 21 | `Suspect` | rank u32 |
 //!
 //! # Invariants
-//! Decoding never panics and never allocates more than the bytes that have arrived (plus one
-//! bounded buffer): a body length of 0 or above the decoder's limit, an unknown kind, a body
+//! Decoding never panics. Its buffer grows only with the bytes that have arrived (at most
+//! doubling), never to a length only declared; one exception: a data or collective frame over
+//! `DIRECT_READ_THRESHOLD` gets a vector of its whole declared payload (up to the decoder's limit)
+//! as soon as its head has arrived, so that the payload is read straight into it. That vector is
+//! zero-filled by the allocator (`vec![0; n]`: fresh pages from the kernel), so resident memory
+//! still grows only as bytes arrive, but the address space is taken at once (the fuzz target
+//! checks this bound). A body length of 0 or above the decoder's limit, an unknown kind, a body
 //! shorter or longer than its kind allows, and an agreement message that does not decode are
 //! all a [`WireError`], after which the connection is unusable (the transport closes it and
 //! fences the peer, SPEC §4).
