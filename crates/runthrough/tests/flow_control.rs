@@ -364,6 +364,8 @@ fn two_ranks_flooding_each_other_with_isend_then_draining_both_complete() {
                     stamp(&mut buf, i);
                     requests.push(world.isend(&buf, peer, FLOOD)?);
                 }
+                // Both ends are beyond their windows before either drains.
+                world.wait_flow_stats(|s| s.credit_requests > 0);
                 receive_in_order(world, peer, COUNT, words)?;
                 for outcome in wait_all(&mut requests) {
                     outcome?;
@@ -429,6 +431,65 @@ fn any_source_receives_keep_each_senders_order_under_flow_control() {
     for sender in &values[1..] {
         assert!(sender.unwrap().delayed_sends > 0);
     }
+}
+
+/// Several threads of one rank sending to one receiver through one small window, mixing
+/// blocking sends and isends: each thread's messages arrive in the order that thread sent them
+/// (MPI orders messages of one thread; the queue and the transmitting thread keep it so).
+#[test]
+fn each_threads_messages_keep_their_order_through_a_shared_window() {
+    const THREADS: u32 = 3;
+    const COUNT: u32 = 400;
+    bounded(|| {
+        outcomes(
+            runthrough::local(2).unexpected_cap(64 * KIB).run(|world| {
+                let words = KIB / 4;
+                if world.rank() == 0 {
+                    std::thread::scope(|scope| {
+                        let senders: Vec<_> = (0..THREADS)
+                            .map(|thread| {
+                                scope.spawn(move || -> Result<()> {
+                                    let mut buf = vec![0u32; words];
+                                    let mut requests = Vec::new();
+                                    for i in 0..COUNT {
+                                        stamp(&mut buf, i);
+                                        let tag = thread as i32;
+                                        if i % 2 == 0 {
+                                            requests.push(world.isend(&buf, 1, tag)?);
+                                        } else {
+                                            world.send(&buf, 1, tag)?;
+                                        }
+                                    }
+                                    wait_all(&mut requests)
+                                        .into_iter()
+                                        .collect::<Result<Vec<_>>>()?;
+                                    Ok(())
+                                })
+                            })
+                            .collect();
+                        for sender in senders {
+                            sender.join().expect("a sender thread")?;
+                        }
+                        assert!(world.flow_stats().delayed_sends > 0);
+                        Ok::<_, Error>(())
+                    })
+                } else {
+                    world.wait_flow_stats(|s| s.credit_requests > 0);
+                    let mut buf = vec![0u32; words];
+                    let mut next = [0u32; THREADS as usize];
+                    for _ in 0..THREADS * COUNT {
+                        let status = world.recv(&mut buf, 0u32, Tag::Any)?;
+                        let thread = status.tag.unwrap() as usize;
+                        assert_eq!(stamp_of(&buf), next[thread], "thread {thread}");
+                        next[thread] += 1;
+                    }
+                    assert!(world.flow_stats().peak_unexpected_bytes <= 32 * KIB as u64);
+                    Ok(())
+                }
+            }),
+            &[],
+        )
+    });
 }
 
 /// Collectives and `validate_global` work while a point-to-point flood is blocked: one thread
