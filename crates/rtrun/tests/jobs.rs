@@ -166,9 +166,10 @@ fn ten_thousand_messages_arrive_once_in_order_while_others_die() {
 }
 
 /// SPEC §6 between processes: with a 12 MiB cap (a 4 MiB window per sender in a 3-rank job),
-/// 256 MiB sent to a rank that receives only once its sender waits for credit arrive once and
-/// in order, the receiver never holding more than the window; then two ranks flooding each
-/// other with isends both complete. No heartbeat is missed meanwhile (nobody is fenced). Over
+/// 256 MiB sent to a rank that receives only once its sender waits for credit (after a barrier,
+/// an all-reduce and a `validate_global` that go through meanwhile) arrive once and in order,
+/// the receiver never holding more than the window; then two ranks flooding each other with
+/// isends both complete. No heartbeat is missed meanwhile (nobody is fenced). Over
 /// the default transport (Unix sockets on one host) and over TCP.
 #[test]
 fn a_flood_between_processes_is_held_to_the_cap() {

@@ -14,10 +14,11 @@
 //! - `bench`: 8-byte ping-pong latency and 1 MiB bandwidth between ranks 0 and 1, validate_global
 //!   and all-reduce times over all ranks, and (with 3 ranks or more) the time from rank 2's death
 //!   to rank 1's `ProcFailed`.
-//! - `flood` (flow control, SPEC §6; run with a small `RT_UNEXPECTED_CAP`): rank 0 sends C
-//!   messages of 1 MiB to rank 1, which receives only once rank 0 waits for credit, checks they
-//!   arrive once and in order and that it never held more than rank 0's window; then ranks 0
-//!   and 1 flood each other with 200 isends of 64 KiB, receive everything, and wait.
+//! - `flood` (flow control, SPEC §6; run with a small `RT_UNEXPECTED_CAP`): a thread of rank 0
+//!   sends C messages of 1 MiB to rank 1; once it waits for credit, every rank runs a barrier,
+//!   an all-reduce and `validate_global`; then rank 1 receives, checks the messages arrive once
+//!   and in order and that it never held more than rank 0's window; then ranks 0 and 1 flood
+//!   each other with 200 isends of 64 KiB, receive everything, and wait.
 //! - `flood_kill` (with `--kill 1@call:1`): rank 0 floods rank 1, which dies at its first call,
 //!   made once rank 0 waits for credit; rank 0's blocked send must return `ProcFailed`.
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
@@ -181,6 +182,22 @@ fn check_stamp(buf: &[u32], want: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// A barrier, an all-reduce and a `validate_global` over every rank (while a flood waits).
+fn collectives_during_flood(world: &Comm) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    world.barrier().map_err(e)?;
+    let mut sum = [0u64];
+    world.all_reduce(&[1u64], &mut sum, Op::Sum).map_err(e)?;
+    if sum[0] != u64::from(world.size()) {
+        return Err(format!("all-reduce during the flood: {}", sum[0]));
+    }
+    let g = world.validate_global().map_err(e)?;
+    if g.num_failed() != 0 {
+        return Err("validate_global during the flood found failures".into());
+    }
+    Ok(())
+}
+
 fn flood(world: &Comm, o: &Options) -> Result<(), String> {
     let e = |e: Error| e.to_string();
     const TAG: i32 = 11;
@@ -188,19 +205,28 @@ fn flood(world: &Comm, o: &Options) -> Result<(), String> {
     let words = (1 << 20) / 4;
     let mut buf = vec![0u32; words];
     match world.rank() {
-        0 => {
-            for i in 0..count {
-                stamp(&mut buf, i);
-                world.send(&buf, 1, TAG).map_err(e)?;
-            }
+        0 => std::thread::scope(|scope| -> Result<(), String> {
+            let flood = scope.spawn(move || -> Result<(), String> {
+                for i in 0..count {
+                    stamp(&mut buf, i);
+                    world.send(&buf, 1, TAG).map_err(e)?;
+                }
+                Ok(())
+            });
+            // Collective traffic and agreements go through while the flood waits for credit.
+            world.wait_flow_stats(|s| s.queued_sends > 0);
+            collectives_during_flood(world)?;
+            flood.join().map_err(|_| "the flood thread panicked")??;
             let stats = world.flow_stats();
             if stats.delayed_sends == 0 {
                 return Err(format!("rank 0 never waited for credit: {stats:?}"));
             }
             println!("flood sent {count} delayed={}", stats.delayed_sends);
-        }
+            Ok(())
+        })?,
         1 => {
             let blocked = world.wait_flow_stats(|s| s.credit_requests > 0);
+            collectives_during_flood(world)?;
             for i in 0..count {
                 world.recv(&mut buf, 0u32, TAG).map_err(e)?;
                 check_stamp(&buf, i)?;
@@ -217,7 +243,7 @@ fn flood(world: &Comm, o: &Options) -> Result<(), String> {
                 blocked.unexpected_bytes, stats.peak_unexpected_bytes, stats.window, stats.cap
             );
         }
-        _ => {}
+        _ => collectives_during_flood(world)?,
     }
     if world.rank() < 2 {
         let peer = 1 - world.rank();
