@@ -119,6 +119,9 @@ impl<'a> CollectiveCall<'a> {
                 drop(engine);
                 let packet = queued.unwrap_or_else(|| self.packet(bytes));
                 process.transport.send(process.world_rank(), world, packet);
+                // A fault planned at this message killed the rank: it stops here, rather than
+                // finish the call with messages already buffered.
+                process.check_alive();
                 return Ok(());
             }
             let Some(packet) = queued.take() else {
@@ -135,7 +138,9 @@ impl<'a> CollectiveCall<'a> {
             drop(engine);
             process.endpoint.signal.notify(); // for threads watching the statistics
             process.send_all(due);
-            break self.wait_queued(slot);
+            let sent = self.wait_queued(slot);
+            process.check_alive();
+            break sent;
         }
     }
 
