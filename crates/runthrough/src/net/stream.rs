@@ -120,19 +120,13 @@ impl Read for Stream {
     }
 }
 
+/// Writes go through `send(MSG_NOSIGNAL)` for both kinds: a peer that has gone makes the write
+/// fail with `EPIPE`, never raise SIGPIPE (std writes a `UnixStream`, and any vectored write,
+/// with plain `write`/`writev`, and a C program linking the library keeps SIGPIPE's default
+/// action, which kills the process).
 impl Write for &Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => (&*s).write(buf),
-            Stream::Unix(s) => (&*s).write(buf),
-        }
-    }
-
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => (&*s).write_vectored(bufs),
-            Stream::Unix(s) => (&*s).write_vectored(bufs),
-        }
+        Ok(rustix::net::send(self.as_fd(), buf, rustix::net::SendFlags::NOSIGNAL)?)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -143,10 +137,6 @@ impl Write for &Stream {
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         (&*self).write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        (&*self).write_vectored(bufs)
     }
 
     fn flush(&mut self) -> io::Result<()> {
