@@ -126,7 +126,11 @@ impl Read for Stream {
 /// action, which kills the process).
 impl Write for &Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(rustix::net::send(self.as_fd(), buf, rustix::net::SendFlags::NOSIGNAL)?)
+        Ok(rustix::net::send(
+            self.as_fd(),
+            buf,
+            rustix::net::SendFlags::NOSIGNAL,
+        )?)
     }
 
     fn flush(&mut self) -> io::Result<()> {
