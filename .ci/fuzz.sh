@@ -19,14 +19,14 @@ start=$(date +%s)
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "cargo-fuzz missing: installing it (about 2 minutes on 2 cores)"
   t=$(date +%s)
-  timeout 600 cargo install cargo-fuzz --locked --quiet
+  timeout 300 cargo install cargo-fuzz --locked --quiet
   echo "installed $(cargo fuzz --version) in $(($(date +%s) - t)) s"
 fi
 
 echo "building the fuzz targets: $TARGETS"
 t=$(date +%s)
 for target in $TARGETS; do
-  timeout 900 cargo fuzz build "${FLAGS[@]}" "$target"
+  timeout 300 cargo fuzz build "${FLAGS[@]}" "$target"
 done
 echo "built in $(($(date +%s) - t)) s"
 
