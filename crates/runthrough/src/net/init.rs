@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::comm::Comm;
 use crate::engine::{collective_operation, AgreementFault, CollectiveFault, Endpoint};
-use crate::packet::WORLD_CONTEXT;
 use crate::process::{Process, RankFaults};
+use runthrough_core::packet::WORLD_CONTEXT;
 
 use super::launch::{self, JobSecret};
 use super::local;
@@ -210,7 +210,7 @@ fn unexpected_cap() -> Result<Option<usize>, InitError> {
     let Some(value) = var(variable)? else {
         return Ok(None);
     };
-    match crate::flow::parse_cap(&value) {
+    match runthrough_core::flow::parse_cap(&value) {
         Some(cap) => Ok(Some(cap)),
         None => Err(InitError::BadEnvironment { variable, value }),
     }
