@@ -75,7 +75,7 @@ nsenter --net="/run/netns/$head" unshare --uts --fork --kill-child=TERM sh -c \
 echo $! > "$RUN/head.pid"
 # Each slurmd is the first process of a PID namespace of its own, as on a host of its own: a
 # rank sees the processes of its host only, so no rank can watch another host's processes end
-# (net/local.rs confirms deaths that way on one host). It runs in the foreground under
+# (runthrough-net's local.rs confirms deaths that way on one host). It runs in the foreground under
 # `unshare --kill-child=TERM`, whose PID (in our namespace) goes to RUN/host.hN.pid: ending it
 # ends the slurmd and, with it, every process of that host (down.sh).
 for i in 1 2 3; do

@@ -5,7 +5,7 @@
 //! Starts N ranks of PROGRAM as one runthrough job, forwards their output, injects the faults
 //! asked for, prints who failed, how and when, and exits 0 iff every rank that was not killed on
 //! purpose exited 0 (130 when interrupted, 124 at the time-out). A rank that exits with status
-//! 85 (`runthrough::net::launch::EXIT_INJECTED`) was killed on purpose by its own program.
+//! 85 (`runthrough_net::launch::EXIT_INJECTED`) was killed on purpose by its own program.
 
 use std::ffi::OsString;
 use std::process::ExitCode;

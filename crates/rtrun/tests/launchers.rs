@@ -32,7 +32,7 @@ const KILL_RANK_2: &str =
 
 /// Ranks 1 and 2 of 3 die at their second call: rank 0 is left alone, with no majority to fence
 /// them by, so it goes on only if it confirms their deaths (same host: it sees their processes
-/// end, `net/local.rs`).
+/// end, `runthrough_net::local`).
 const KILL_RANKS_1_AND_2: &str =
     r#"case "$PMI_RANK" in 1|2) export RT_FAULT=call:2;; esac; exec "$0" "$@""#;
 

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 use support::{ip, namespace_pids, Job, Labels, Outcome, Stream};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
-const EXIT_NO_MAJORITY: i32 = runthrough::net::launch::EXIT_NO_MAJORITY;
+const EXIT_NO_MAJORITY: i32 = runthrough_net::launch::EXIT_NO_MAJORITY;
 /// srun's own bound (`timeout`), and the test's deadline a little later.
 const SRUN_LIMIT_SECONDS: u64 = 90;
 const JOB_LIMIT: Duration = Duration::from_secs(SRUN_LIMIT_SECONDS + 15);

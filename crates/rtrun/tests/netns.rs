@@ -25,8 +25,8 @@ use support::{ip, namespace_pids, Job, Labels, Outcome, Stream};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
 const RTRUN: &str = env!("CARGO_BIN_EXE_rtrun");
-/// Exit statuses of `runthrough::net::launch` (a test crate sees only rtrun's dependencies).
-const EXIT_NO_MAJORITY: i32 = runthrough::net::launch::EXIT_NO_MAJORITY;
+/// Exit statuses of `runthrough_net::launch` (a test crate sees only rtrun's dependencies).
+const EXIT_NO_MAJORITY: i32 = runthrough_net::launch::EXIT_NO_MAJORITY;
 const JOB_LIMIT: Duration = Duration::from_secs(60);
 const SIZE: u32 = 4;
 
