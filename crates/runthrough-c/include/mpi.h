@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * mpi.h: the C interface of runthrough (SPEC §5).
+ * mpi.h: the C interface of runthrough (see the project's README, "C quick start").
  *
  * An MPI subset with the run-through stabilization calls of the MPI Forum's 2011
  * fault-tolerance proposal (MPI_Comm_validate_*, MPI_Comm_get_state_*, MPI_Comm_get_num_state_*)
- * and the ULFM calls (MPIX_Comm_revoke, _shrink, _agree, _failure_ack, _failure_get_acked),
- * implemented by the Rust runtime (crate runthrough-c). Compile with `rtcc prog.c -o prog`,
- * run with `rtrun -n 4 ./prog`.
+ * and the ULFM calls, declared in <mpi-ext.h> as Open MPI ships them (this header includes it,
+ * so programs that include only <mpi.h> see them too), implemented by the Rust runtime (crate
+ * runthrough-c). Compile with `rtcc prog.c -o prog`, run with `rtrun -n 4 ./prog`.
  *
  * Conventions
  * - Handles (MPI_Comm, MPI_Group, MPI_Request, MPI_Errhandler, MPI_Datatype, MPI_Op) are ints
@@ -21,7 +21,7 @@
  *   parent's handler.
  * - Calls before MPI_Init or after MPI_Finalize return MPI_ERR_OTHER.
  *
- * Run-through semantics (SPEC §2-3), where they differ from MPI / ULFM
+ * Run-through semantics, where they differ from MPI / ULFM
  * - Each communicator has a local failure view L (updated by MPI_Comm_validate_local and
  *   MPIX_Comm_failure_ack) and an agreed global view G (MPI_Comm_validate_global). Ranks are never
  *   renumbered (except by MPIX_Comm_shrink).
@@ -59,9 +59,8 @@
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes are the basic contiguous ones; no derived datatypes, no MPI_MINLOC/MPI_MAXLOC.
- * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|
- *   (SPEC §2.1): incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m
- *   entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
+ * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
+ *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
  */
 #ifndef RUNTHROUGH_MPI_H
@@ -77,6 +76,7 @@ typedef int MPI_Request;
 typedef int MPI_Errhandler;
 typedef int MPI_Datatype;
 typedef int MPI_Op;
+typedef int MPI_Info;
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -86,7 +86,7 @@ typedef struct MPI_Status {
     int rt_cancelled;
 } MPI_Status;
 
-/* One rank and its state in a failure view: state = state bit | modifier bit (SPEC §2). */
+/* One rank and its state in a failure view: state = state bit | modifier bit. */
 typedef struct MPI_Rank_info {
     int rank;
     int state;
@@ -113,9 +113,6 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ERR_INTERN 17
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_SIZE 51
-#define MPIX_ERR_PROC_FAILED 75
-#define MPIX_ERR_PROC_FAILED_PENDING 76
-#define MPIX_ERR_REVOKED 77
 #define MPI_ERR_PROC_FAILED 75
 #define MPI_ERR_PROC_FAILED_PENDING 76
 #define MPI_ERR_REVOKED 77
@@ -131,6 +128,9 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 /* Predefined handles. */
 #define MPI_COMM_NULL 0
 #define MPI_COMM_WORLD 1
+/* MPI_COMM_SELF: a communicator of this rank alone. */
+#define MPI_COMM_SELF 2
+#define MPI_INFO_NULL 0
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 #define MPI_REQUEST_NULL 0
@@ -163,6 +163,10 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_UINT32_T 21
 #define MPI_UINT64_T 22
 #define MPI_C_BOOL 23
+/* The C names of Fortran types, as C programs use them (INTEGER is int, REAL float). */
+#define MPI_INTEGER 24
+#define MPI_REAL 25
+#define MPI_DOUBLE_PRECISION 26
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1
@@ -192,10 +196,16 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_THREAD_FUNNELED 1
 #define MPI_THREAD_SERIALIZED 2
 #define MPI_THREAD_MULTIPLE 3
+#define MPI_VERSION 4
+#define MPI_SUBVERSION 0
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
 #define MPI_IN_PLACE ((void *)-1)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
 
 /* Environment. */
 int MPI_Init(int *argc, char ***argv);
@@ -207,6 +217,8 @@ int MPI_Abort(MPI_Comm comm, int errorcode);
 double MPI_Wtime(void);
 double MPI_Wtick(void);
 int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
 
 /* Error handling. */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
@@ -253,6 +265,11 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                MPI_Comm comm, MPI_Request *request);
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
@@ -275,7 +292,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 
-/* Run-through stabilization (the seed's calls, SPEC §2, §5). */
+/* Run-through stabilization (the calls of the MPI Forum's 2011 proposal). */
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed);
 int MPI_Comm_validate_global(MPI_Comm comm, int *num_failed);
 int MPI_Comm_get_state_local(MPI_Comm comm, int type, int incount, int *outcount,
@@ -291,16 +308,12 @@ int MPI_Comm_validate_global_flag(MPI_Comm comm, int *new_failures);
 int MPI_Comm_validate_local_count(MPI_Comm comm, int type, int *count);
 int MPI_Comm_validate_global_count(MPI_Comm comm, int type, int *count);
 
-/* ULFM (SPEC §3.5). */
-int MPIX_Comm_revoke(MPI_Comm comm);
-int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
-int MPIX_Comm_agree(MPI_Comm comm, int *flag);
-int MPIX_Comm_failure_ack(MPI_Comm comm);
-int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 
 #ifdef __cplusplus
 }
 #endif
+
+/* The ULFM names (MPIX_*), for programs that include only <mpi.h>. */
+#include "mpi-ext.h"
 
 #endif /* RUNTHROUGH_MPI_H */

@@ -150,7 +150,7 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
 }
 
 /// `MPI_Comm_free`: local; sets the handle to `MPI_COMM_NULL`. Pending requests on it complete
-/// normally. `MPI_COMM_WORLD` cannot be freed (`MPI_ERR_COMM`).
+/// normally. `MPI_COMM_WORLD` and `MPI_COMM_SELF` cannot be freed (`MPI_ERR_COMM`).
 ///
 /// # Safety
 /// `comm` is NULL or points at a readable and writable `MPI_Comm`.
@@ -163,8 +163,11 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     };
     let handle = slot.read();
     boundary(handle, || {
-        if handle == MPI_COMM_WORLD {
-            return Err(Failure::new(MPI_ERR_COMM, "MPI_COMM_WORLD cannot be freed"));
+        if handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF {
+            return Err(Failure::new(
+                MPI_ERR_COMM,
+                "a predefined communicator (MPI_COMM_WORLD, MPI_COMM_SELF) cannot be freed",
+            ));
         }
         let entry = with_runtime(|runtime| {
             runtime.comm(handle)?;

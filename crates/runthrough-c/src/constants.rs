@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The numeric constants of `include/mpi.h` and the two structs it declares.
+//! The numeric constants of `include/mpi.h` and `include/mpi-ext.h`, and the two structs
+//! `mpi.h` declares.
 //!
 //! Error classes are those of [`runthrough::ErrorClass`] and rank states the bits of
 //! [`runthrough::RankState`]: the constants below are defined from them, and
@@ -60,6 +61,7 @@ pub const MPI_ERR_SIZE: c_int = ErrorClass::Size as c_int;
 pub const MPIX_ERR_PROC_FAILED: c_int = ErrorClass::ProcFailed as c_int;
 pub const MPIX_ERR_PROC_FAILED_PENDING: c_int = ErrorClass::ProcFailedPending as c_int;
 pub const MPIX_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
+pub const MPIX_FT: c_int = 1;
 pub const MPI_ERR_PROC_FAILED: c_int = ErrorClass::ProcFailed as c_int;
 pub const MPI_ERR_PROC_FAILED_PENDING: c_int = ErrorClass::ProcFailedPending as c_int;
 pub const MPI_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
@@ -71,6 +73,8 @@ pub const MPI_RANK_STATE_MOD_NEW: c_int = RankState::NEW.bits() as c_int;
 pub const MPI_RANK_STATE_MOD_OLD: c_int = RankState::OLD.bits() as c_int;
 pub const MPI_COMM_NULL: c_int = 0;
 pub const MPI_COMM_WORLD: c_int = 1;
+pub const MPI_COMM_SELF: c_int = 2;
+pub const MPI_INFO_NULL: c_int = 0;
 pub const MPI_GROUP_NULL: c_int = 0;
 pub const MPI_GROUP_EMPTY: c_int = 1;
 pub const MPI_REQUEST_NULL: c_int = 0;
@@ -102,6 +106,9 @@ pub const MPI_UINT16_T: c_int = 20;
 pub const MPI_UINT32_T: c_int = 21;
 pub const MPI_UINT64_T: c_int = 22;
 pub const MPI_C_BOOL: c_int = 23;
+pub const MPI_INTEGER: c_int = 24;
+pub const MPI_REAL: c_int = 25;
+pub const MPI_DOUBLE_PRECISION: c_int = 26;
 pub const MPI_OP_NULL: c_int = 0;
 pub const MPI_MAX: c_int = 1;
 pub const MPI_MIN: c_int = 2;
@@ -128,8 +135,11 @@ pub const MPI_THREAD_SINGLE: c_int = 0;
 pub const MPI_THREAD_FUNNELED: c_int = 1;
 pub const MPI_THREAD_SERIALIZED: c_int = 2;
 pub const MPI_THREAD_MULTIPLE: c_int = 3;
+pub const MPI_VERSION: c_int = 4;
+pub const MPI_SUBVERSION: c_int = 0;
+pub const MPI_MAX_LIBRARY_VERSION_STRING: c_int = 256;
 
-/// Every integer constant of `include/mpi.h`, by name.
+/// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
     ("MPI_SUCCESS", MPI_SUCCESS),
     ("MPI_ERR_BUFFER", MPI_ERR_BUFFER),
@@ -152,6 +162,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPIX_ERR_PROC_FAILED", MPIX_ERR_PROC_FAILED),
     ("MPIX_ERR_PROC_FAILED_PENDING", MPIX_ERR_PROC_FAILED_PENDING),
     ("MPIX_ERR_REVOKED", MPIX_ERR_REVOKED),
+    ("MPIX_FT", MPIX_FT),
     ("MPI_ERR_PROC_FAILED", MPI_ERR_PROC_FAILED),
     ("MPI_ERR_PROC_FAILED_PENDING", MPI_ERR_PROC_FAILED_PENDING),
     ("MPI_ERR_REVOKED", MPI_ERR_REVOKED),
@@ -163,6 +174,8 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_RANK_STATE_MOD_OLD", MPI_RANK_STATE_MOD_OLD),
     ("MPI_COMM_NULL", MPI_COMM_NULL),
     ("MPI_COMM_WORLD", MPI_COMM_WORLD),
+    ("MPI_COMM_SELF", MPI_COMM_SELF),
+    ("MPI_INFO_NULL", MPI_INFO_NULL),
     ("MPI_GROUP_NULL", MPI_GROUP_NULL),
     ("MPI_GROUP_EMPTY", MPI_GROUP_EMPTY),
     ("MPI_REQUEST_NULL", MPI_REQUEST_NULL),
@@ -194,6 +207,9 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_UINT32_T", MPI_UINT32_T),
     ("MPI_UINT64_T", MPI_UINT64_T),
     ("MPI_C_BOOL", MPI_C_BOOL),
+    ("MPI_INTEGER", MPI_INTEGER),
+    ("MPI_REAL", MPI_REAL),
+    ("MPI_DOUBLE_PRECISION", MPI_DOUBLE_PRECISION),
     ("MPI_OP_NULL", MPI_OP_NULL),
     ("MPI_MAX", MPI_MAX),
     ("MPI_MIN", MPI_MIN),
@@ -220,4 +236,10 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_THREAD_FUNNELED", MPI_THREAD_FUNNELED),
     ("MPI_THREAD_SERIALIZED", MPI_THREAD_SERIALIZED),
     ("MPI_THREAD_MULTIPLE", MPI_THREAD_MULTIPLE),
+    ("MPI_VERSION", MPI_VERSION),
+    ("MPI_SUBVERSION", MPI_SUBVERSION),
+    (
+        "MPI_MAX_LIBRARY_VERSION_STRING",
+        MPI_MAX_LIBRARY_VERSION_STRING,
+    ),
 ];

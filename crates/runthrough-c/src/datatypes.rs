@@ -36,14 +36,14 @@ impl Element {
             MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL => Element::U8,
             MPI_SHORT | MPI_INT16_T => Element::I16,
             MPI_UNSIGNED_SHORT | MPI_UINT16_T => Element::U16,
-            MPI_INT | MPI_INT32_T => Element::I32,
+            MPI_INT | MPI_INT32_T | MPI_INTEGER => Element::I32,
             MPI_UNSIGNED | MPI_UINT32_T => Element::U32,
             MPI_LONG => Element::Long,
             MPI_UNSIGNED_LONG => Element::UnsignedLong,
             MPI_LONG_LONG | MPI_INT64_T => Element::I64,
             MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => Element::U64,
-            MPI_FLOAT => Element::F32,
-            MPI_DOUBLE => Element::F64,
+            MPI_FLOAT | MPI_REAL => Element::F32,
+            MPI_DOUBLE | MPI_DOUBLE_PRECISION => Element::F64,
             _ => {
                 return Err(Failure::new(
                     MPI_ERR_TYPE,

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use std::os::raw::c_int;
 
 use crate::constants::*;
-use crate::errors::{boundary, out, stderr_line, Failure};
+use crate::errors::{boundary, out, stderr_line, write_string, Failure};
 use crate::runtime::{collective_comm_of, lock_state, Phase, Runtime};
 
 /// `MPI_Init`: bootstraps this rank from its launcher (`rtrun`, through `runthrough::init`).
@@ -115,6 +115,53 @@ pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
     std::process::exit(status)
 }
 
+/// `MPI_Get_version` (MPI-4.0 §9.1.1): the version of the standard the library follows
+/// (`MPI_VERSION`.`MPI_SUBVERSION`; it implements a subset, listed in the README). May be
+/// called before `MPI_Init` and after `MPI_Finalize`.
+///
+/// # Safety
+/// `version` and `subversion` are NULL or point at writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    boundary(MPI_COMM_NULL, || {
+        // SAFETY: checked for NULL by `out`.
+        let version = unsafe { out(version, "version")? };
+        // SAFETY: checked for NULL by `out`.
+        let subversion = unsafe { out(subversion, "subversion")? };
+        version.write(MPI_VERSION);
+        subversion.write(MPI_SUBVERSION);
+        Ok(())
+    })
+}
+
+/// The text of `MPI_Get_library_version`.
+fn library_version() -> String {
+    format!(
+        "runthrough {} (run-through stabilization and ULFM fault tolerance; MPI {MPI_VERSION}.{MPI_SUBVERSION} subset)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// `MPI_Get_library_version` (MPI-4.0 §9.1.1): the library's name and version, NUL-terminated,
+/// at most `MPI_MAX_LIBRARY_VERSION_STRING` bytes with the NUL. May be called before
+/// `MPI_Init` and after `MPI_Finalize`.
+///
+/// # Safety
+/// `version` is NULL or points at `MPI_MAX_LIBRARY_VERSION_STRING` writable bytes; `resultlen`
+/// is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_library_version(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_NULL, || {
+        let text = library_version();
+        let capacity = MPI_MAX_LIBRARY_VERSION_STRING;
+        // SAFETY: forwarded contract.
+        unsafe { write_string(version, capacity, &text, resultlen, "version") }
+    })
+}
+
 /// `MPI_Wtime`: seconds since the Unix epoch (one clock for every rank of a host).
 #[no_mangle]
 pub extern "C" fn MPI_Wtime() -> f64 {
@@ -137,19 +184,7 @@ pub extern "C" fn MPI_Wtick() -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     boundary(MPI_COMM_WORLD, || {
-        if name.is_null() {
-            return Err(Failure::null("name"));
-        }
-        // SAFETY: checked for NULL by `out`.
-        let resultlen = unsafe { out(resultlen, "resultlen")? };
-        let text = b"localhost";
-        // SAFETY: `name` is not NULL and holds MPI_MAX_PROCESSOR_NAME bytes by contract; we
-        // write 10.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr(), name.cast::<u8>(), text.len());
-            name.add(text.len()).write(0);
-        }
-        resultlen.write(text.len() as c_int);
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { write_string(name, MPI_MAX_PROCESSOR_NAME, "localhost", resultlen, "name") }
     })
 }

@@ -197,21 +197,39 @@ pub unsafe extern "C" fn MPI_Error_string(
         let text = class_string(errorcode).ok_or_else(|| {
             Failure::new(MPI_ERR_ARG, format!("{errorcode} is not an error code"))
         })?;
-        if string.is_null() {
-            return Err(Failure::null("string"));
-        }
-        let bytes = text.as_bytes();
-        let len = bytes.len().min(MPI_MAX_ERROR_STRING as usize - 1);
-        // SAFETY: `string` is not NULL and, by MPI's contract, holds MPI_MAX_ERROR_STRING
-        // bytes; we write `len + 1 <= MPI_MAX_ERROR_STRING` of them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), string.cast::<u8>(), len);
-            string.add(len).write(0);
-        }
-        // SAFETY: checked for NULL by `out`.
-        unsafe { out(resultlen, "resultlen")?.write(len as c_int) };
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { write_string(string, MPI_MAX_ERROR_STRING, text, resultlen, "string") }
     })
+}
+
+/// Writes `text` as a NUL-terminated C string of at most `capacity` bytes with the NUL
+/// (truncated to fit) and its length without the NUL in `*resultlen`: MPI's string outputs.
+///
+/// # Safety
+/// `string` is NULL or points at `capacity` writable bytes; `resultlen` is NULL or points at a
+/// writable int.
+pub(crate) unsafe fn write_string(
+    string: *mut c_char,
+    capacity: c_int,
+    text: &str,
+    resultlen: *mut c_int,
+    what: &str,
+) -> Result<(), Failure> {
+    if string.is_null() {
+        return Err(Failure::null(what));
+    }
+    // SAFETY: checked for NULL by `out`.
+    let resultlen = unsafe { out(resultlen, "resultlen")? };
+    let bytes = text.as_bytes();
+    let len = bytes.len().min(capacity.max(1) as usize - 1);
+    // SAFETY: `string` is not NULL and, by the caller's contract, holds `capacity` bytes; we
+    // write `len + 1 <= capacity` of them.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), string.cast::<u8>(), len);
+        string.add(len).write(0);
+    }
+    resultlen.write(len as c_int);
+    Ok(())
 }
 
 /// `MPI_Comm_set_errhandler`.

@@ -9,7 +9,7 @@ use runthrough::{Error, FailureView, RankState};
 use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
-use crate::runtime::{collective_comm_of, comm_of, with_runtime};
+use crate::runtime::{collective_comm_of, comm_of, with_runtime, Operation, PendingAgreement};
 
 /// Which view a call reads or updates.
 #[derive(Clone, Copy)]
@@ -335,6 +335,48 @@ pub unsafe extern "C" fn MPIX_Comm_agree(comm: c_int, flag: *mut c_int) -> c_int
     })
 }
 
+/// `MPIX_Comm_iagree`: `MPIX_Comm_agree` as a request, progressed by the library; `*flag` is
+/// written when the request completes (with `MPIX_ERR_PROC_FAILED` too, as the blocking call).
+/// A later collective call on `comm` completes it first (collectives are ordered).
+///
+/// # Safety
+/// `flag` is NULL or points at an int that stays valid, and that the program does not access,
+/// until the request completes; `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_iagree(
+    comm: c_int,
+    flag: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        if flag.is_null() {
+            return Err(Failure::null("flag"));
+        }
+        // SAFETY: not NULL; by the contract above the int is reserved to the request until it
+        // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
+        let flag: &'static mut c_int = unsafe { &mut *flag };
+        let comm_box = collective_comm_of(comm)?;
+        // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
+        // `PendingAgreement` holds and drops after the request (field order).
+        let comm_ref: &'static runthrough::Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+        let pending = comm_ref.iagree(*flag as u32)?;
+        let operation = Operation::Agreement(PendingAgreement {
+            request: pending,
+            flag,
+            comm: comm_box,
+        });
+        let handle = with_runtime(|runtime| {
+            let handle = runtime.add_request(operation, comm);
+            runtime.comm_mut(comm)?.agreements.push(handle);
+            Ok(handle)
+        })?;
+        request.write(handle);
+        Ok(())
+    })
+}
+
 /// `MPIX_Comm_failure_ack`: acknowledges the failures this rank's detector knows
 /// (`validate_local`: L is updated), so `MPI_ANY_SOURCE` receives work again.
 #[no_mangle]
@@ -349,14 +391,69 @@ pub extern "C" fn MPIX_Comm_failure_ack(comm: c_int) -> c_int {
 /// `failedgrp` is NULL or points at a writable `MPI_Group`.
 #[no_mangle]
 pub unsafe extern "C" fn MPIX_Comm_failure_get_acked(comm: c_int, failedgrp: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        group_of_failures(comm, failedgrp, |comm| {
+            Ok(comm
+                .local_view()?
+                .failed()
+                .iter()
+                .map(|info| info.rank)
+                .collect())
+        })
+    }
+}
+
+/// Writes in `*failedgrp` a new group of the communicator's ranks that `ranks` lists, in its
+/// order.
+///
+/// # Safety
+/// `failedgrp` is NULL or points at a writable `MPI_Group`.
+unsafe fn group_of_failures(
+    comm: c_int,
+    failedgrp: *mut c_int,
+    ranks: impl FnOnce(&runthrough::Comm) -> Result<Vec<u32>, Error>,
+) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let failedgrp = unsafe { out(failedgrp, "failedgrp")? };
         let comm_box = comm_of(comm)?;
-        let local = comm_box.get().local_view()?;
-        let ranks: Vec<u32> = local.failed().iter().map(|info| info.rank).collect();
-        let group = comm_box.get().group().incl(&ranks)?;
+        let group = comm_box.get().group().incl(&ranks(comm_box.get())?)?;
         failedgrp.write(with_runtime(|runtime| Ok(runtime.add_group(group)))?);
+        Ok(())
+    })
+}
+
+/// `MPIX_Comm_get_failed` (MPI-5 FT chapter): the group of the failures this rank knows in the
+/// communicator, in the order it learned of them (append-only from call to call).
+///
+/// # Safety
+/// `failedgrp` is NULL or points at a writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_get_failed(comm: c_int, failedgrp: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { group_of_failures(comm, failedgrp, runthrough::Comm::detected_failures) }
+}
+
+/// `MPIX_Comm_ack_failed` (MPI-5 FT chapter): acknowledges the first `num_to_ack` failures of
+/// `MPIX_Comm_get_failed`'s group (puts them in L); `num_acked` becomes the number of
+/// acknowledged failures (|L|). Local.
+///
+/// # Safety
+/// `num_acked` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_ack_failed(
+    comm: c_int,
+    num_to_ack: c_int,
+    num_acked: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let num_acked = unsafe { out(num_acked, "num_acked")? };
+        let count = usize::try_from(num_to_ack)
+            .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative num_to_ack {num_to_ack}")))?;
+        let local = comm_of(comm)?.get().acknowledge_failures(count)?;
+        num_acked.write(local.num_failed() as c_int);
         Ok(())
     })
 }

@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::time::Duration;
 
-use runthrough::{Comm, Error, Rank, Source, Status, Tag};
+use runthrough::{AgreementRequest, Comm, Error, Rank, Request, Source, Status, Tag};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, output, Element};
@@ -433,6 +433,32 @@ enum Progress {
     },
 }
 
+/// A runtime request that a C request holds, looked at once.
+trait Look {
+    type Outcome;
+    /// Waits for the request when `block`, else tests it: `Ok(None)` while it is pending.
+    fn look(&mut self, block: bool) -> Result<Option<Self::Outcome>, Error>;
+}
+
+/// `Look` for a runtime request type whose `wait` and `test` give `Outcome`.
+macro_rules! look_by_wait_or_test {
+    ($request:ty, $outcome:ty) => {
+        impl Look for $request {
+            type Outcome = $outcome;
+            fn look(&mut self, block: bool) -> Result<Option<$outcome>, Error> {
+                if block {
+                    self.wait().map(Some)
+                } else {
+                    self.test()
+                }
+            }
+        }
+    };
+}
+
+look_by_wait_or_test!(Request<'_>, Status);
+look_by_wait_or_test!(AgreementRequest<'_, u32>, u32);
+
 /// Looks at request `handle` (waiting for it when `block`); `comm` is set to the communicator
 /// handle whose error handler reports it.
 fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Failure> {
@@ -497,12 +523,21 @@ fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Fa
                 )),
             }
         }
+        Operation::Agreement(mut pending) => match pending.request.look(block) {
+            Ok(None) => put_back(Operation::Agreement(pending)).map(|()| Progress::Pending),
+            Ok(Some(agreed)) => {
+                *pending.flag = agreed as c_int;
+                Ok(finished(Ok(empty_status())))
+            }
+            Err(error) => {
+                if let Error::AgreeProcFailed { flag: agreed } = error {
+                    *pending.flag = agreed as c_int;
+                }
+                Ok(finished(Err(error.into())))
+            }
+        },
         Operation::Receive(mut pending) => {
-            let outcome = if block {
-                pending.request.wait().map(Some)
-            } else {
-                pending.request.test()
-            };
+            let outcome = pending.request.look(block);
             match outcome {
                 Ok(None) => {
                     put_back(Operation::Receive(pending))?;
@@ -524,6 +559,28 @@ fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Fa
                 Err(error) => Ok(finished(Err(error.into()))),
             }
         }
+    }
+}
+
+/// Waits for request `handle` if it is still pending and leaves its outcome in the table, for
+/// the program's own `MPI_Wait` / `MPI_Test` (a later collective completes the non-blocking
+/// ones started before it so). Does nothing for a handle already completed by the program.
+pub(crate) fn complete_in_place(handle: c_int) {
+    let mut comm = MPI_COMM_WORLD;
+    if let Ok(Progress::Done {
+        status,
+        error,
+        kept: false,
+    }) = progress(handle, true, &mut comm)
+    {
+        let outcome = error.map_or(Ok(status), Err);
+        let _ = with_runtime(|runtime| {
+            let operation = Operation::Complete(outcome);
+            runtime
+                .requests
+                .insert(handle, RequestEntry { operation, comm });
+            Ok(())
+        });
     }
 }
 
@@ -735,4 +792,150 @@ pub unsafe extern "C" fn MPI_Waitany(
             std::thread::sleep(Duration::from_micros(50));
         }
     })
+}
+
+/// `MPI_Sendrecv` (MPI-4.0 §3.10): a send and a receive in one call, with the failure rules of
+/// each (SPEC §3.1-3.2); `MPI_PROC_NULL` on either side skips that side.
+///
+/// # Safety
+/// `sendbuf` is NULL or points at `sendcount` readable elements of `sendtype`; `recvbuf` is
+/// NULL or points at `recvcount` writable elements of `recvtype`, not overlapping `sendbuf`;
+/// `status` is NULL (`MPI_STATUS_IGNORE`) or points at a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    source_rank: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary(comm, || {
+        let send_len = byte_len(sendcount, sendtype)?;
+        let receive_len = byte_len(recvcount, recvtype)?;
+        // SAFETY: forwarded contract; used only during this call (the send copies it).
+        let data = unsafe { input(sendbuf, send_len)? };
+        // SAFETY: forwarded contract; used only during this call, and disjoint from `data`.
+        let buffer = unsafe { output(recvbuf, receive_len)? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        let exchange = Exchange::new(comm, dest, sendtag, source_rank, recvtag)?;
+        let received = exchange.run(data, || Ok(buffer))?;
+        status.write(received);
+        Ok(())
+    })
+}
+
+/// `MPI_Sendrecv_replace` (MPI-4.0 §3.10): as `MPI_Sendrecv`, the message received replacing
+/// the one sent in `buf`. On an error `buf` holds the data sent, or part of a message received.
+///
+/// # Safety
+/// `buf` is NULL or points at `count` readable and writable elements of `datatype`; `status`
+/// is NULL or points at a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    source_rank: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary(comm, || {
+        let len = byte_len(count, datatype)?;
+        // SAFETY: forwarded contract; copied at once (the receive then writes the same memory).
+        let data = unsafe { input(buf, len)? }.to_vec();
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        let exchange = Exchange::new(comm, dest, sendtag, source_rank, recvtag)?;
+        // SAFETY: forwarded contract; used only during this call.
+        let receive = || unsafe { output(buf, len) };
+        let received = exchange.run(&data, receive)?;
+        status.write(received);
+        Ok(())
+    })
+}
+
+/// The arguments of the two `MPI_Sendrecv` calls besides the buffers, checked before
+/// anything is sent.
+struct Exchange {
+    comm: std::sync::Arc<crate::runtime::CommBox>,
+    /// `None` for `MPI_PROC_NULL`.
+    dest: Option<Rank>,
+    send_tag: c_int,
+    /// `None` for `MPI_PROC_NULL`.
+    source: Option<Source>,
+    receive_tag: Tag,
+}
+
+impl Exchange {
+    fn new(
+        comm: c_int,
+        dest: c_int,
+        send_tag: c_int,
+        source_rank: c_int,
+        receive_tag_value: c_int,
+    ) -> Result<Self, Failure> {
+        let comm = comm_of(comm)?;
+        if send_tag < 0 {
+            return Err(Failure::new(
+                MPI_ERR_TAG,
+                format!("invalid send tag {send_tag}"),
+            ));
+        }
+        Ok(Exchange {
+            comm,
+            dest: destination(dest)?,
+            send_tag,
+            receive_tag: receive_tag(receive_tag_value)?,
+            source: source(source_rank)?,
+        })
+    }
+
+    /// Sends `data` (copied by the call) and then receives into the buffer that `receive` gives
+    /// (called once the data is copied, so the two may be the same memory). The send starts
+    /// first and its failure is reported before the receive is posted, so a send to a failed
+    /// rank consumes no message; the receive is posted before this waits for the send's
+    /// flow-control credit, so two ranks exchanging messages larger than their credit do not
+    /// wait for each other. A peer recognized as failed acts as `MPI_PROC_NULL` (SPEC §3.1),
+    /// through the runtime.
+    ///
+    /// # Errors
+    /// The send's failure (before anything is received), else the receive's, else the send's
+    /// later failure (a send that waited for credit).
+    fn run<'a>(
+        &'a self,
+        data: &[u8],
+        receive: impl FnOnce() -> Result<&'a mut [u8], Failure>,
+    ) -> Result<MPI_Status, Failure> {
+        let comm = self.comm.get();
+        let mut send = match self.dest {
+            None => None,
+            Some(dest) => {
+                let mut request = comm.isend(data, dest, self.send_tag)?;
+                match request.test()? {
+                    Some(_) => None,
+                    None => Some(request),
+                }
+            }
+        };
+        let buffer = receive()?;
+        let status = match self.source {
+            None => proc_null_status(),
+            Some(source) => c_status(comm.irecv(buffer, source, self.receive_tag)?.wait()?),
+        };
+        if let Some(send) = send.as_mut() {
+            send.wait()?;
+        }
+        Ok(status)
+    }
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::os::raw::c_int;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use runthrough::{Comm, Error, Group, Request};
+use runthrough::{AgreementRequest, Comm, Error, Group, Request};
 
 use crate::constants::*;
 use crate::errors::{Failure, Handler};
@@ -42,6 +42,20 @@ pub(crate) struct CommEntry {
     /// The latest non-blocking collective started on it (`MPI_Ibarrier`), which every later
     /// collective call waits for first.
     pub(crate) background: Option<Arc<Background>>,
+    /// The `MPIX_Comm_iagree` requests started on it and perhaps still pending, which every
+    /// later collective call completes first.
+    pub(crate) agreements: Vec<c_int>,
+}
+
+impl CommEntry {
+    fn new(comm: CommBox, errhandler: (c_int, Handler)) -> Self {
+        CommEntry {
+            comm: Arc::new(comm),
+            errhandler,
+            background: None,
+            agreements: Vec::new(),
+        }
+    }
 }
 
 /// A collective running on a helper thread, and its outcome once it has one.
@@ -93,6 +107,19 @@ impl std::fmt::Debug for PendingReceive {
     }
 }
 
+/// A non-blocking agreement (`MPIX_Comm_iagree`). Field order matters: `request` borrows
+/// from `comm` and is dropped first.
+#[derive(Debug)]
+pub(crate) struct PendingAgreement {
+    pub(crate) request: AgreementRequest<'static, u32>,
+    /// The caller's flag, written when the agreement completes (MPI's rule: it stays valid and
+    /// untouched until then).
+    pub(crate) flag: &'static mut c_int,
+    /// Keeps the communicator that `request` borrows alive; never read.
+    #[allow(dead_code)]
+    pub(crate) comm: Arc<CommBox>,
+}
+
 /// What a request handle stands for.
 #[derive(Debug)]
 pub(crate) enum Operation {
@@ -102,6 +129,8 @@ pub(crate) enum Operation {
     Receive(PendingReceive),
     /// A collective on a helper thread (`MPI_Ibarrier`).
     Background(Arc<Background>),
+    /// An agreement progressed by the library (`MPIX_Comm_iagree`).
+    Agreement(PendingAgreement),
 }
 
 /// One request handle: the operation and the communicator handle whose error handler reports it.
@@ -166,7 +195,8 @@ pub(crate) fn with_runtime<R>(
 }
 
 impl Runtime {
-    /// The tables of a library just initialized on `world`.
+    /// The tables of a library just initialized on `world`: `MPI_COMM_WORLD`, `MPI_COMM_SELF`
+    /// (a communicator of this rank alone), `MPI_GROUP_EMPTY` and the predefined handlers.
     pub(crate) fn new(world: &'static Comm) -> Self {
         let mut runtime = Runtime {
             world_rank: world.rank(),
@@ -182,14 +212,13 @@ impl Runtime {
         runtime
             .errhandlers
             .insert(MPI_ERRORS_RETURN, Handler::Return);
-        runtime.comms.insert(
-            MPI_COMM_WORLD,
-            CommEntry {
-                comm: Arc::new(CommBox::World(world)),
-                errhandler: (MPI_ERRORS_ARE_FATAL, Handler::Fatal),
-                background: None,
-            },
-        );
+        let fatal = (MPI_ERRORS_ARE_FATAL, Handler::Fatal);
+        let world_entry = CommEntry::new(CommBox::World(world), fatal);
+        runtime.comms.insert(MPI_COMM_WORLD, world_entry);
+        if let Ok(me) = world.self_communicator() {
+            let self_entry = CommEntry::new(CommBox::Owned(me), fatal);
+            runtime.comms.insert(MPI_COMM_SELF, self_entry);
+        }
         if let Ok(empty) = world.group().incl(&[]) {
             runtime.groups.insert(MPI_GROUP_EMPTY, empty);
         }
@@ -229,14 +258,8 @@ impl Runtime {
             .get(&parent)
             .map_or((MPI_ERRORS_ARE_FATAL, Handler::Fatal), |p| p.errhandler);
         let handle = self.next_handle();
-        self.comms.insert(
-            handle,
-            CommEntry {
-                comm: Arc::new(CommBox::Owned(comm)),
-                errhandler,
-                background: None,
-            },
-        );
+        let entry = CommEntry::new(CommBox::Owned(comm), errhandler);
+        self.comms.insert(handle, entry);
         handle
     }
 
@@ -267,15 +290,23 @@ pub(crate) fn comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
 }
 
 /// The communicator of `handle` for a collective call: first waits (without the lock) for the
-/// non-blocking collective started on it last, since collectives on a communicator are ordered.
+/// non-blocking collectives started on it (`MPI_Ibarrier`, `MPIX_Comm_iagree`), since
+/// collectives on a communicator are ordered. Their outcomes stay with their requests.
 pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    let (comm, background) = with_runtime(|runtime| {
-        let entry = runtime.comm(handle)?;
-        Ok((Arc::clone(&entry.comm), entry.background.clone()))
+    let (comm, background, agreements) = with_runtime(|runtime| {
+        let entry = runtime.comm_mut(handle)?;
+        let agreements = std::mem::take(&mut entry.agreements);
+        Ok((
+            Arc::clone(&entry.comm),
+            entry.background.clone(),
+            agreements,
+        ))
     })?;
     if let Some(background) = background {
-        // Its outcome belongs to its own request.
         let _ = background.wait();
+    }
+    for request in agreements {
+        crate::point_to_point::complete_in_place(request);
     }
     Ok(comm)
 }

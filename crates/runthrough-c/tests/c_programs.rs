@@ -20,13 +20,22 @@ const JOB_LIMIT: Duration = Duration::from_secs(60);
 
 /// Compiles `tests/c/<name>.c` with rtcc into the test's scratch directory.
 fn compile(name: &str) -> PathBuf {
+    compile_with(name, "c", None)
+}
+
+/// Compiles `tests/c/<name>.<extension>` with rtcc, with `RTCC_CC=compiler` when given.
+fn compile_with(name: &str, extension: &str, compiler: Option<&str>) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
-        .join(format!("{name}.c"));
+        .join(format!("{name}.{extension}"));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
     std::fs::create_dir_all(&dir).unwrap();
     let program = dir.join(name);
-    let output = Command::new(RTCC)
+    let mut command = Command::new(RTCC);
+    if let Some(compiler) = compiler {
+        command.env("RTCC_CC", compiler);
+    }
+    let output = command
         .arg("-Wall")
         .arg("-Werror")
         .arg("-g")
@@ -37,7 +46,7 @@ fn compile(name: &str) -> PathBuf {
         .expect("rtcc runs");
     assert!(
         output.status.success(),
-        "rtcc {name}.c failed:\n{}{}",
+        "rtcc {name}.{extension} failed:\n{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
@@ -58,7 +67,18 @@ fn scenario_with(name: &str, size: u32, args: &[&str], kills: &[&str], dead: &[u
     let _one = ONE_JOB_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let program = compile(name);
+    run_checked(name, compile(name), size, args, kills, dead)
+}
+
+/// [`scenario_with`] for a program already compiled (the caller holds the one-job lock).
+fn run_checked(
+    name: &str,
+    program: PathBuf,
+    size: u32,
+    args: &[&str],
+    kills: &[&str],
+    dead: &[u32],
+) -> Report {
     let mut job = Job::new(size, program);
     job.args = args.iter().map(Into::into).collect();
     job.kills = kills.iter().map(|k| k.parse::<Kill>().unwrap()).collect();
@@ -263,4 +283,64 @@ fn arguments() {
 #[test]
 fn communicators() {
     scenario("communicators", 4, &[3]);
+}
+
+/// `tests/c/sendrecv.c`: MPI_Sendrecv / MPI_Sendrecv_replace: ring shifts, wildcards,
+/// MPI_PROC_NULL ends, a block around the ring, oneself; bad input gives its error class and
+/// leaves nothing behind; truncation.
+#[test]
+fn sendrecv() {
+    scenario("sendrecv", 4, &[]);
+}
+
+/// `tests/c/sendrecv_dead.c`: a peer dead before the call, on either side or both:
+/// MPIX_ERR_PROC_FAILED, no live sender's message consumed, the replace buffer untouched;
+/// recognized in G, the peer acts as MPI_PROC_NULL.
+#[test]
+fn sendrecv_dead() {
+    scenario("sendrecv_dead", 4, &[1]);
+}
+
+/// `tests/c/sendrecv_kill.c`: rtrun kills rank 1 during a loop of exchanges with rank 0:
+/// rank 0's MPI_Sendrecv returns MPIX_ERR_PROC_FAILED, never hangs; the other pair finishes.
+#[test]
+fn sendrecv_kill() {
+    let report = scenario_with("sendrecv_kill", 4, &[], &["1@call:301"], &[1]);
+    assert!(report
+        .stdout_of(0)
+        .iter()
+        .any(|line| line.starts_with("rank 1 failed during round")));
+}
+
+/// `tests/c/comm_self.c`: MPI_COMM_SELF is a communicator of one rank; point-to-point,
+/// collectives, dup and group on it; bad input; it keeps working while MPI_COMM_WORLD has an
+/// unhandled failure.
+#[test]
+fn comm_self() {
+    scenario("comm_self", 3, &[2]);
+}
+
+/// `tests/c/environment.c`: versions before MPI_Init and after MPI_Finalize, the Fortran type
+/// names, MPI_INFO_NULL / MPI_ERRCODES_IGNORE / MPI_ARGV_NULL.
+#[test]
+fn environment() {
+    scenario("environment", 3, &[]);
+}
+
+/// `tests/c/ulfm_ext.c`: <mpi-ext.h> as ULFM programs use it: MPIX_FT, MPIX_Comm_iagree (overlap,
+/// MPI_Test, ordered after a collective, MPIX_ERR_PROC_FAILED with an unacknowledged death),
+/// MPIX_Comm_get_failed in detection order, MPIX_Comm_ack_failed of a prefix; bad input.
+#[test]
+fn ulfm_ext() {
+    scenario("ulfm_ext", 5, &[1, 3]);
+}
+
+/// `tests/c/cxx_ring.cpp`: a C++ program builds against the headers (extern "C") and runs.
+#[test]
+fn cxx_program() {
+    let _one = ONE_JOB_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let program = compile_with("cxx_ring", "cpp", Some("c++"));
+    run_checked("cxx_ring", program, 3, &[], &[], &[]);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The header check (SPEC §5): `include/mpi.h` holds exactly the integer constants of
+//! The header check (SPEC §5): `include/mpi.h` and `include/mpi-ext.h` (the ULFM names) hold
+//! exactly the integer constants of
 //! `runthrough_c::constants::ALL`, whose values come from the Rust runtime (the error classes of
 //! `runthrough::ErrorClass`, the bits of `runthrough::RankState`), and declares every function
 //! the library exports.
@@ -9,7 +10,10 @@ use std::collections::BTreeMap;
 use runthrough::{Error, ErrorClass, RankState};
 use runthrough_c::constants::{self, ALL};
 
-const HEADER: &str = include_str!("../include/mpi.h");
+const HEADER: &str = concat!(
+    include_str!("../include/mpi.h"),
+    include_str!("../include/mpi-ext.h")
+);
 
 /// `#define NAME VALUE` lines whose value is an integer literal, possibly in parentheses.
 fn header_constants() -> BTreeMap<String, i64> {

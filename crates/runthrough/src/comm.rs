@@ -550,6 +550,42 @@ impl Comm {
         Ok(comm.local.clone())
     }
 
+    /// The failures this rank's detector knows in the communicator, in the order it learned
+    /// of them (`MPIX_Comm_get_failed`, MPI-5 FT chapter): those of the communicator's initial
+    /// G first, in rank order. Local; a later call returns the same list with more at its end.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn detected_failures(&self) -> Result<Vec<Rank>> {
+        Ok(self
+            .process
+            .endpoint
+            .lock()
+            .comm(self.context)?
+            .detected
+            .clone())
+    }
+
+    /// Acknowledges the first `count` failures of [`Comm::detected_failures`]
+    /// (`MPIX_Comm_ack_failed`): L := L ∪ G ∪ those ranks, the ranks entering L `NEW`, the rest
+    /// `OLD`; acknowledgements are never taken back (a `count` smaller than an earlier one
+    /// acknowledges nothing new). [`Comm::validate_local`] is the same with every known failure.
+    /// Local: never waits for a peer.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn acknowledge_failures(&self, count: usize) -> Result<FailureView> {
+        self.process.check_alive();
+        let mut engine = self.process.endpoint.lock();
+        let comm = engine.comm(self.context)?;
+        let mut acknowledged = comm.local.failed_set();
+        for &rank in comm.detected.iter().take(count) {
+            acknowledged.insert(rank);
+        }
+        comm.local = comm.local.validated_local(&comm.global, &acknowledged);
+        Ok(comm.local.clone())
+    }
+
     /// The local view L as left by the last update call. Never changes L.
     pub fn local_view(&self) -> Result<FailureView> {
         Ok(self

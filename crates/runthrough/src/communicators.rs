@@ -85,6 +85,7 @@ pub(crate) enum Kind {
     Create = 2,
     Split = 3,
     Shrink = 4,
+    SelfOnly = 5,
 }
 
 /// The context id of a communicator made by call number `seq` of kind `kind` on `parent`, for
@@ -306,6 +307,46 @@ impl Comm {
                 color: 0,
             })
         })
+    }
+
+    /// A communicator of this rank alone (`MPI_COMM_SELF`, MPI-4.0 §7.2.3): size 1, rank 0,
+    /// empty views. Local: no message, no agreement (its only member is this rank). Each call
+    /// makes a new one, with a context id that no communicator here holds; a creation that
+    /// would give a peer's communicator the same id finds it taken here and picks another.
+    ///
+    /// ```
+    /// let outcomes = runthrough::local(3).run(|world| {
+    ///     let me = world.self_communicator()?;
+    ///     let mut sum = [0u32];
+    ///     me.all_reduce(&[world.rank()], &mut sum, runthrough::Op::Sum)?;
+    ///     Ok::<_, runthrough::Error>((me.rank(), me.size(), sum[0]))
+    /// });
+    /// for (rank, outcome) in outcomes.into_iter().enumerate() {
+    ///     assert_eq!(outcome.returned().unwrap(), Ok((0, 1, rank as u32)));
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn self_communicator(&self) -> Result<Comm> {
+        self.process.check_alive();
+        let mut out = Outgoing::new();
+        let mut engine = self.process.endpoint.lock();
+        engine.comm(self.context)?;
+        let me = self.process.world_rank();
+        let context = (0..)
+            .map(|seq| derive_context(self.context, Kind::SelfOnly, seq, me.into()))
+            .find(|&c| engine.context_is_free(c))
+            .expect("an unbounded series has a free id");
+        let plan = Plan {
+            members: Members::list(vec![me]),
+            global: FailureView::empty(1),
+            color: 0,
+        };
+        let comm = self.install(&mut engine, context, plan, &mut out);
+        drop(engine);
+        self.process.send_all(out);
+        Ok(comm)
     }
 
     /// Releases the communicator (`MPI_Comm_free`, SPEC §3.4); dropping the handle does the same.

@@ -102,6 +102,9 @@ pub(crate) struct CommState {
     pub(crate) rank: Rank,
     /// Comm ranks this rank's detector knows failed (a superset of L's failed ranks).
     pub(crate) known_failed: RankSet,
+    /// The same ranks in the order this rank learned of them (those of the initial G first, in
+    /// rank order); only appended to.
+    pub(crate) detected: Vec<Rank>,
     pub(crate) local: FailureView,
     pub(crate) global: FailureView,
     pub(crate) matcher: Matcher<Payload>,
@@ -139,6 +142,7 @@ impl CommState {
         CommState {
             rank,
             known_failed: global.failed_set(),
+            detected: global.failed_set().iter().collect(),
             local: global.clone(),
             global,
             matcher: Matcher::default(),
@@ -269,6 +273,13 @@ impl CommState {
         }
     }
 
+    /// This rank's detector learns that comm rank `rank` failed.
+    fn learn_failure(&mut self, rank: Rank) {
+        if self.known_failed.insert(rank) {
+            self.detected.push(rank);
+        }
+    }
+
     /// Whether the detector knows of a failure in this communicator that L does not hold:
     /// the condition that makes wildcard receives report `ProcFailedPending` (SPEC §3.2).
     pub(crate) fn has_unacknowledged_failure(&self) -> bool {
@@ -332,7 +343,7 @@ impl Engine {
         self.reserved.remove(&context);
         for world in &self.known_failed {
             if let Some(rank) = comm.members.comm_of(world) {
-                comm.known_failed.insert(rank);
+                comm.learn_failure(rank);
                 comm.agreements.handle_failure(rank);
                 comm.creations.handle_failure(rank);
             }
@@ -556,7 +567,7 @@ impl Engine {
             let Some(rank) = comm.members.comm_of(world) else {
                 continue;
             };
-            comm.known_failed.insert(rank);
+            comm.learn_failure(rank);
             for id in comm.matcher.take_posted_from(rank) {
                 failed_receives.push((id, rank));
             }

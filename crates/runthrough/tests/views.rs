@@ -368,3 +368,60 @@ fn concurrent_validate_local_calls_are_linearized() {
         outcomes(results, &kill_order);
     });
 }
+
+/// SPEC §5 (`MPIX_Comm_get_failed` / `MPIX_Comm_ack_failed`): `detected_failures` lists the
+/// failures in the order this rank's detector learned of them (4, then 1: not rank order), only
+/// ever appended to; `acknowledge_failures(k)` puts the first k in L (FAILED | NEW), never takes
+/// one back, and with every known failure acknowledged a wildcard receive no longer reports
+/// `ProcFailedPending`.
+#[test]
+fn failures_are_listed_in_detection_order_and_acknowledged_by_prefix() {
+    bounded(|| {
+        let universe = runthrough::local(5);
+        let faults = universe.fault_handle();
+        let results = universe.run(|world| -> Result<()> {
+            if world.rank() != 0 {
+                if [1, 4].contains(&world.rank()) {
+                    wait_to_be_killed(world)?;
+                }
+                return Ok(());
+            }
+            assert_eq!(world.detected_failures()?, Vec::<Rank>::new());
+            faults.kill(4);
+            assert_eq!(world.detected_failures()?, vec![4]);
+            faults.kill(1);
+            assert_eq!(world.detected_failures()?, vec![4, 1]);
+            let none = world.acknowledge_failures(0)?;
+            assert_eq!(none.num_failed(), 0);
+            let first = world.acknowledge_failures(1)?;
+            assert_eq!(
+                first.failed(),
+                &[info(4, RankState::FAILED | RankState::NEW)]
+            );
+            let mut buf = [0u8];
+            assert_eq!(
+                world.iprobe::<u8>(runthrough::Source::Any, 0),
+                Err(Error::ProcFailedPending)
+            );
+            let again = world.acknowledge_failures(0)?;
+            assert_eq!(ranks(&again, RankState::FAILED), vec![4], "not taken back");
+            let both = world.acknowledge_failures(10)?;
+            assert_eq!(
+                both.failed(),
+                &[
+                    info(1, RankState::FAILED | RankState::NEW),
+                    info(4, RankState::FAILED | RankState::OLD),
+                ]
+            );
+            assert_eq!(world.iprobe::<u8>(runthrough::Source::Any, 0), Ok(None));
+            world.send(&[7u8], 0, 0)?;
+            assert_eq!(
+                world.recv(&mut buf, runthrough::Source::Any, 0)?.source,
+                Some(0)
+            );
+            assert_eq!(world.detected_failures()?, vec![4, 1]);
+            Ok(())
+        });
+        outcomes(results, &[1, 4]);
+    });
+}

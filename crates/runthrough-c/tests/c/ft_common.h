@@ -6,6 +6,9 @@
 #define FT_COMMON_H
 
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* Open MPI keeps the ULFM names there */
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * mpi-ext.h: the ULFM fault-tolerance names of runthrough, where Open MPI programs with ULFM
+ * look for them (`#include <mpi-ext.h>` after <mpi.h>; <mpi.h> includes this header too).
+ * MPIX_FT is defined, so a program can test `#ifdef MPIX_FT`.
+ *
+ * Semantics (as Open MPI's ULFM, with run-through's rules once a program calls the
+ * MPI_Comm_validate_* calls of <mpi.h>; the project's README describes both):
+ * - A failed peer: MPIX_ERR_PROC_FAILED. A revoked communicator: MPIX_ERR_REVOKED for every
+ *   non-local call on it except MPIX_Comm_agree, _iagree, _shrink and MPI_Comm_validate_global.
+ * - MPIX_Comm_get_failed: the group of the failures this rank knows in the communicator, in the
+ *   order this rank learned of them (a later call only appends to it).
+ *   MPIX_Comm_ack_failed(comm, k, &acked) acknowledges the first k of them (puts them in the
+ *   local view L, so MPI_ANY_SOURCE receives no longer report them) and sets acked to the
+ *   number of acknowledged failures; acknowledgements are never taken back.
+ *   MPIX_Comm_failure_ack acknowledges every failure known now; MPIX_Comm_failure_get_acked is
+ *   the group of the acknowledged ones, in rank order.
+ * - MPIX_Comm_agree / MPIX_Comm_iagree: the bitwise AND of the flags over the contributors, the
+ *   same at every rank that returns; MPIX_ERR_PROC_FAILED (with the agreed flag written) when a
+ *   participant failed before contributing and not every contributor had acknowledged it. An
+ *   MPIX_Comm_iagree request is progressed by the library (no helper thread); the flag is
+ *   written when the request completes (MPI_Wait, MPI_Test). While it is pending, a later
+ *   collective call on the communicator waits for it first (collectives are ordered).
+ * - MPIX_Comm_shrink: a new communicator of the survivors, in their old order.
+ *   MPIX_Comm_ishrink is not provided: the runtime has no non-blocking shrink yet.
+ */
+#ifndef RUNTHROUGH_MPI_EXT_H
+#define RUNTHROUGH_MPI_EXT_H
+
+#include "mpi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPIX_FT 1
+
+#define MPIX_ERR_PROC_FAILED 75
+#define MPIX_ERR_PROC_FAILED_PENDING 76
+#define MPIX_ERR_REVOKED 77
+
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RUNTHROUGH_MPI_EXT_H */
