@@ -6,7 +6,11 @@
  * fault-tolerance proposal (MPI_Comm_validate_*, MPI_Comm_get_state_*, MPI_Comm_get_num_state_*)
  * and the ULFM calls, declared in <mpi-ext.h> as Open MPI ships them (this header includes it,
  * so programs that include only <mpi.h> see them too), implemented by the Rust runtime (crate
- * runthrough-c). Compile with `rtcc prog.c -o prog`, run with `rtrun -n 4 ./prog`.
+ * runthrough-c). Compile with `rtcc prog.c -o prog`, run with `rtrun -n 4 ./prog` (or under
+ * Hydra's mpiexec or srun); started without a launcher, a program runs as a singleton (a world
+ * of one rank). MPI_Init that cannot bootstrap (a launcher's variables or an RT_* setting that
+ * do not parse, a launcher that cannot be reached) prints one line and exits with status 1,
+ * as under MPI_ERRORS_ARE_FATAL.
  *
  * Conventions
  * - Handles (MPI_Comm, MPI_Group, MPI_Request, MPI_Errhandler, MPI_Datatype, MPI_Op) are ints
@@ -19,7 +23,8 @@
  *   the process with status 1); fault-tolerant programs set MPI_ERRORS_RETURN. Errors on an
  *   invalid communicator handle go to MPI_COMM_WORLD's handler. New communicators inherit the
  *   parent's handler.
- * - Calls before MPI_Init or after MPI_Finalize return MPI_ERR_OTHER.
+ * - Calls before MPI_Init or after MPI_Finalize return MPI_ERR_OTHER (but MPI_Get_version,
+ *   MPI_Get_library_version, MPI_Initialized and MPI_Finalized work then).
  *
  * Run-through semantics, where they differ from MPI / ULFM
  * - Each communicator has a local failure view L (updated by MPI_Comm_validate_local and
@@ -28,8 +33,11 @@
  * - Point-to-point with a rank that failed and is not yet in G: MPIX_ERR_PROC_FAILED. With a
  *   rank recognized in G (MPI_RANK_STATE_NULL): behaves as MPI_PROC_NULL (a send completes at
  *   once, a receive completes at once with source MPI_PROC_NULL and count 0).
- * - MPI_ANY_SOURCE receives return MPIX_ERR_PROC_FAILED_PENDING while a failure is known but
- *   not acknowledged (not in L); a non-blocking one stays pending (the request is not freed).
+ * - While a failure is known but not acknowledged (not in L), a blocking call that receives
+ *   from MPI_ANY_SOURCE (MPI_Recv, MPI_Probe, MPI_Sendrecv, MPI_Sendrecv_replace) returns
+ *   MPIX_ERR_PROC_FAILED and receives nothing, as in ULFM; a non-blocking receive's MPI_Wait /
+ *   MPI_Test returns MPIX_ERR_PROC_FAILED_PENDING and the request stays pending (not freed),
+ *   so it can still complete after MPIX_Comm_failure_ack (or MPI_Comm_validate_local).
  * - Collectives run over the OK ranks of G; an unrecognized failure disables them
  *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global. A NULL rank contributes nothing and
  *   its slots in gather / scatter buffers are left untouched.

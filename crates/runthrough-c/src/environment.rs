@@ -8,12 +8,18 @@ use crate::constants::*;
 use crate::errors::{boundary, out, stderr_line, write_string, Failure};
 use crate::runtime::{collective_comm_of, lock_state, Phase, Runtime};
 
-/// `MPI_Init`: bootstraps this rank from its launcher (`rtrun`, through `runthrough::init`).
-/// The arguments are not used and may be NULL.
+/// `MPI_Init`: bootstraps this rank from its launcher (rtrun, or a PMI launcher such as Hydra's
+/// `mpiexec` or `srun`, through `runthrough::init`); a program started by no launcher runs as
+/// a singleton (a world of one rank), as MPI allows. The arguments are not used and may be
+/// NULL.
+///
+/// A bootstrap that fails (a launcher's variables that do not parse, a launcher that cannot be
+/// reached, a bad `RT_*` setting) is fatal, as under MPI's default `MPI_ERRORS_ARE_FATAL`: one
+/// line on standard error and exit status 1. The program never runs on without a world.
 ///
 /// # Errors
-/// `MPI_ERR_OTHER` when the library is already initialized or finalized, or the program was not
-/// started by a launcher (the reason is printed on standard error).
+/// `MPI_ERR_OTHER` when the library is already initialized or finalized (through
+/// `MPI_COMM_WORLD`'s error handler).
 #[no_mangle]
 pub extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
     boundary(MPI_COMM_NULL, initialize)
@@ -27,10 +33,16 @@ fn initialize() -> Result<(), Failure> {
             "MPI_Init called twice, or after MPI_Finalize",
         ));
     }
-    let universe = runthrough::init().map_err(|error| {
-        stderr_line(format_args!("runthrough: MPI_Init: {error}"));
-        Failure::new(MPI_ERR_OTHER, format!("MPI_Init: {error}"))
-    })?;
+    let universe = match runthrough::init_or_singleton() {
+        Ok(universe) => universe,
+        Err(error) => {
+            drop(phase); // exit runs the program's atexit handlers, which may call MPI
+            stderr_line(format_args!(
+                "runthrough: MPI_Init failed: {error}; MPI_ERRORS_ARE_FATAL: exiting"
+            ));
+            std::process::exit(1)
+        }
+    };
     // The universe lives as long as the process: its world is MPI_COMM_WORLD, and MPI_Finalize
     // is the fault-tolerant agreement that ends the rank's part in the job.
     let universe: &'static runthrough::Universe = Box::leak(Box::new(universe));

@@ -26,6 +26,22 @@ impl Failure {
         }
     }
 
+    /// The failure of a *blocking* call that may receive from `MPI_ANY_SOURCE` (`MPI_Recv`,
+    /// `MPI_Probe`, `MPI_Sendrecv`): the runtime's `ProcFailedPending` (a failure this rank
+    /// knows of and has not acknowledged; nothing was received) is `MPIX_ERR_PROC_FAILED`, as
+    /// ULFM programs expect. A non-blocking request keeps `MPIX_ERR_PROC_FAILED_PENDING` and
+    /// stays pending.
+    pub(crate) fn blocking(error: Error) -> Self {
+        match error {
+            Error::ProcFailedPending => Failure::new(
+                MPIX_ERR_PROC_FAILED,
+                "a wildcard receive met a failure that is not acknowledged; nothing was \
+                 received (MPIX_Comm_failure_ack or MPI_Comm_validate_local acknowledges it)",
+            ),
+            other => other.into(),
+        }
+    }
+
     /// A NULL pointer where the call needs one.
     pub(crate) fn null(what: &str) -> Self {
         Failure::new(MPI_ERR_ARG, format!("{what} is NULL"))

@@ -239,7 +239,8 @@ pub unsafe extern "C" fn MPI_Issend(
     unsafe { MPI_Isend(buf, count, datatype, dest, tag, comm, request) }
 }
 
-/// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of SPEC §3.1-3.2.
+/// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of SPEC §3.1-3.2; from
+/// `MPI_ANY_SOURCE`, an unacknowledged failure is `MPIX_ERR_PROC_FAILED` ([`Failure::blocking`]).
 ///
 /// # Safety
 /// `buf` is NULL or points at `count` writable elements of `datatype`; `status` is NULL
@@ -266,7 +267,10 @@ pub unsafe extern "C" fn MPI_Recv(
             status.write(proc_null_status());
             return Ok(());
         };
-        let received = comm.get().recv(buffer, source, tag)?;
+        let received = comm
+            .get()
+            .recv(buffer, source, tag)
+            .map_err(Failure::blocking)?;
         status.write(c_status(received));
         Ok(())
     })
@@ -319,7 +323,7 @@ pub unsafe extern "C" fn MPI_Irecv(
     })
 }
 
-/// `MPI_Probe`.
+/// `MPI_Probe`; from `MPI_ANY_SOURCE`, an unacknowledged failure is `MPIX_ERR_PROC_FAILED`.
 ///
 /// # Safety
 /// `status` is NULL or points at a writable `MPI_Status`.
@@ -339,7 +343,8 @@ pub unsafe extern "C" fn MPI_Probe(
             status.write(proc_null_status());
             return Ok(());
         };
-        status.write(c_status(comm.get().probe::<u8>(source, tag)?));
+        let found = comm.get().probe::<u8>(source, tag);
+        status.write(c_status(found.map_err(Failure::blocking)?));
         Ok(())
     })
 }
@@ -931,7 +936,10 @@ impl Exchange {
         let buffer = receive()?;
         let status = match self.source {
             None => proc_null_status(),
-            Some(source) => c_status(comm.irecv(buffer, source, self.receive_tag)?.wait()?),
+            Some(source) => {
+                let mut request = comm.irecv(buffer, source, self.receive_tag)?;
+                c_status(request.wait().map_err(Failure::blocking)?)
+            }
         };
         if let Some(send) = send.as_mut() {
             send.wait()?;

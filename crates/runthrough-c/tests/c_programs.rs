@@ -15,6 +15,13 @@ use rtrun::{Ending, Job, Kill, Report};
 
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Held while a test compiles and runs its program (a program is compiled to one path).
+fn one_job_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_JOB_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 const RTCC: &str = env!("CARGO_BIN_EXE_rtcc");
 const JOB_LIMIT: Duration = Duration::from_secs(60);
 
@@ -64,9 +71,7 @@ fn output(report: &Report) -> String {
 /// Runs `name` on `size` ranks with `args` and rtrun `kills`, and checks that exactly `dead`
 /// died, every other rank exited 0 and rank 0 printed `No Errors`.
 fn scenario_with(name: &str, size: u32, args: &[&str], kills: &[&str], dead: &[u32]) -> Report {
-    let _one = ONE_JOB_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _one = one_job_at_a_time();
     run_checked(name, compile(name), size, args, kills, dead)
 }
 
@@ -338,9 +343,94 @@ fn ulfm_ext() {
 /// `tests/c/cxx_ring.cpp`: a C++ program builds against the headers (extern "C") and runs.
 #[test]
 fn cxx_program() {
-    let _one = ONE_JOB_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _one = one_job_at_a_time();
     let program = compile_with("cxx_ring", "cpp", Some("c++"));
     run_checked("cxx_ring", program, 3, &[], &[], &[]);
+}
+
+/// `tests/c/anysource_blocking.c`: with an unacknowledged failure, every blocking
+/// MPI_ANY_SOURCE call (Recv, Probe, Sendrecv, Sendrecv_replace) returns MPIX_ERR_PROC_FAILED
+/// and receives nothing; MPI_Irecv's Test/Wait report MPIX_ERR_PROC_FAILED_PENDING and keep the
+/// request, which completes after the acknowledgement.
+#[test]
+fn anysource_blocking() {
+    scenario("anysource_blocking", 4, &[1]);
+}
+
+/// `tests/c/anysource_kill.c`: rtrun kills ranks 1 and 3 by time while rank 0 waits in a
+/// wildcard MPI_Recv, then in a wildcard MPI_Sendrecv: each returns MPIX_ERR_PROC_FAILED.
+#[test]
+fn anysource_kill() {
+    scenario_with("anysource_kill", 5, &[], &["1@0.5", "3@2"], &[1, 3]);
+}
+
+/// Runs `program` directly (no launcher) with only `vars` (and `PATH`) in its environment;
+/// returns its exit status, standard output and standard error.
+fn run_unlaunched(program: &Path, vars: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(program)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(vars.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the program starts");
+    let deadline = std::time::Instant::now() + JOB_LIMIT;
+    while child.try_wait().expect("waiting for the program").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{} did not end within {JOB_LIMIT:?}", program.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("the program's output");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `tests/c/singleton.c` run without a launcher: a singleton (rank 0 of 1) where every call
+/// works, as MPI allows.
+#[test]
+fn a_program_started_without_a_launcher_is_a_singleton() {
+    let _one = one_job_at_a_time();
+    let program = compile("singleton");
+    let (status, stdout, stderr) = run_unlaunched(&program, &[]);
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("MPI_Init returned: rank 0 of 1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("No Errors"), "{stdout}{stderr}");
+}
+
+/// `tests/c/singleton.c` with a broken launcher environment (a variable missing, one that does
+/// not parse, a launcher that cannot be reached, a bad setting): MPI_Init is fatal under the
+/// default MPI_ERRORS_ARE_FATAL: one line on standard error, exit status 1, and the program
+/// never runs on (it prints nothing).
+#[test]
+fn a_failed_mpi_init_is_fatal() {
+    let _one = one_job_at_a_time();
+    let program = compile("singleton");
+    let secret = "0".repeat(64);
+    let broken: [&[(&str, &str)]; 4] = [
+        &[("RT_RANK", "0")],
+        &[("RT_RANK", "zero"), ("RT_SIZE", "2")],
+        &[
+            ("RT_RANK", "0"),
+            ("RT_SIZE", "2"),
+            ("RT_CONTROL", "127.0.0.1:1"),
+            ("RT_SECRET", &secret),
+        ],
+        &[("RT_HEARTBEAT", "often")],
+    ];
+    for vars in broken {
+        let (status, stdout, stderr) = run_unlaunched(&program, vars);
+        assert_eq!(status, Some(1), "{vars:?}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "{vars:?}: the program ran on");
+        assert_eq!(stderr.lines().count(), 1, "{vars:?}: {stderr}");
+        assert!(stderr.contains("MPI_Init failed"), "{vars:?}: {stderr}");
+    }
 }

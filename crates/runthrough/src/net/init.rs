@@ -363,6 +363,47 @@ pub fn init() -> Result<Universe, InitError> {
     })
 }
 
+/// Starts this process as a job of one rank without any launcher (MPI's *singleton*
+/// `MPI_INIT`, "Singleton MPI_INIT" in the MPI standard's process-creation chapter): rank 0 of
+/// a world of size 1, with a fresh job secret. The same settings as
+/// under a launcher apply (`RT_HEARTBEAT`, `RT_FAULT`, `RT_BIND`, ...).
+///
+/// # Errors
+/// A bad setting (`InitError::BadEnvironment`), or binding the listener failed.
+pub fn init_singleton() -> Result<Universe, InitError> {
+    let config = parse_config()?;
+    let endpoint = Arc::new(Endpoint::new(0, 1));
+    let faults = fault_plan(&endpoint)?;
+    let listeners = bind_listeners(0, &config)?;
+    let table = vec![Some(listeners.address.clone())];
+    start(Started {
+        rank: 0,
+        size: 1,
+        endpoint,
+        faults,
+        secret: JobSecret::random(),
+        config,
+        listeners,
+        table,
+        control: None,
+        local_pids: Vec::new(),
+    })
+}
+
+/// [`init`], or [`init_singleton`] when the program was started by no launcher at all (neither
+/// rtrun's `RT_RANK` nor a PMI launcher's variables are set), as an MPI library does.
+///
+/// # Errors
+/// Those of [`init`] when a launcher's variables are present, of [`init_singleton`] otherwise.
+pub fn init_or_singleton() -> Result<Universe, InitError> {
+    match init() {
+        Err(InitError::NotLaunched { variable }) if variable == launch::ENV_RANK => {
+            init_singleton()
+        }
+        other => other,
+    }
+}
+
 /// The PMI key of a rank's listener address.
 fn address_key(rank: u32) -> String {
     format!("rt-addr-{rank}")

@@ -12,4 +12,4 @@
 mod init;
 mod tcp;
 
-pub use init::{init, InitError, Universe};
+pub use init::{init, init_or_singleton, init_singleton, InitError, Universe};
