@@ -48,6 +48,13 @@
  *   receive. A program that is correct and deadlock-free with synchronous sends stays so; a
  *   failure of the destination after the message left is reported by the failure views, not by
  *   the send.
+ * - Multiple completion (MPI_Waitall, _Waitany, _Waitsome, MPI_Testall, _Testany, _Testsome):
+ *   a request that failed is done, like one that succeeded; a wildcard receive reporting
+ *   MPIX_ERR_PROC_FAILED_PENDING is done for these calls but keeps its handle. The calls with
+ *   statuses return MPI_ERR_IN_STATUS with each status's MPI_ERROR.
+ * - MPI_Request_free of a pending receive or of a send waiting for credit: the operation goes
+ *   on (a helper thread completes it); the request of a non-blocking collective cannot be
+ *   freed (MPI_ERR_REQUEST, as MPI says it is erroneous).
  * - Flow control: each sender may have a share of the destination's buffer for unexpected
  *   messages (RT_UNEXPECTED_CAP, default 64 MiB, divided among the ranks) in flight; beyond it
  *   MPI_Send waits until the destination has received earlier messages, and an MPI_Isend
@@ -286,6 +293,13 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Request_free(MPI_Request *request);
 
 /* Collectives. */
 int MPI_Barrier(MPI_Comm comm);

@@ -28,6 +28,7 @@
 
 mod collectives;
 mod communicators;
+mod completion;
 pub mod constants;
 mod datatypes;
 mod environment;

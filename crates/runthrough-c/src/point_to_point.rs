@@ -60,7 +60,7 @@ fn proc_null_status() -> MPI_Status {
 }
 
 /// The empty status of an inactive request.
-fn empty_status() -> MPI_Status {
+pub(crate) fn empty_status() -> MPI_Status {
     MPI_Status {
         MPI_SOURCE: MPI_ANY_SOURCE,
         MPI_TAG: MPI_ANY_TAG,
@@ -69,17 +69,17 @@ fn empty_status() -> MPI_Status {
 }
 
 /// A status argument that may be `MPI_STATUS_IGNORE` (NULL).
-struct StatusOut(Option<Out<MPI_Status>>);
+pub(crate) struct StatusOut(Option<Out<MPI_Status>>);
 
 impl StatusOut {
     /// # Safety
     /// `status` is NULL or points at a writable `MPI_Status`.
-    unsafe fn new(status: *mut MPI_Status) -> Self {
+    pub(crate) unsafe fn new(status: *mut MPI_Status) -> Self {
         // SAFETY: forwarded contract; NULL is MPI_STATUS_IGNORE.
         StatusOut(unsafe { out(status, "status") }.ok())
     }
 
-    fn write(&self, status: MPI_Status) {
+    pub(crate) fn write(&self, status: MPI_Status) {
         if let Some(out) = &self.0 {
             out.write(status);
         }
@@ -426,7 +426,7 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_i
 }
 
 /// What became of a request looked at once.
-enum Progress {
+pub(crate) enum Progress {
     /// Still running (the request stays in the table).
     Pending,
     /// Finished with this status and error (`None` for success); `kept` when the request stays
@@ -466,7 +466,7 @@ look_by_wait_or_test!(AgreementRequest<'_, u32>, u32);
 
 /// Looks at request `handle` (waiting for it when `block`); `comm` is set to the communicator
 /// handle whose error handler reports it.
-fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Failure> {
+pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Failure> {
     if handle == MPI_REQUEST_NULL {
         return Ok(Progress::Done {
             status: empty_status(),
@@ -567,25 +567,112 @@ fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Fa
     }
 }
 
+/// Where a request stands after [`settle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// `MPI_REQUEST_NULL`.
+    Inactive,
+    /// Still running.
+    Pending,
+    /// Finished; its outcome waits in the table for the program's completion call.
+    Finished,
+    /// A wildcard receive that reports `MPIX_ERR_PROC_FAILED_PENDING` (it stays pending).
+    FailurePending,
+}
+
+/// Looks at request `handle` (waiting for it when `block`) without completing it for the
+/// program: an outcome is left in the table, where the next completion call finds it.
+///
+/// # Errors
+/// `MPI_ERR_REQUEST` for a handle that is not in the table.
+pub(crate) fn settle(handle: c_int, block: bool) -> Result<Standing, Failure> {
+    if handle == MPI_REQUEST_NULL {
+        return Ok(Standing::Inactive);
+    }
+    let mut comm = MPI_COMM_WORLD;
+    Ok(match progress(handle, block, &mut comm)? {
+        Progress::Pending => Standing::Pending,
+        Progress::Done { kept: true, .. } => Standing::FailurePending,
+        Progress::Done {
+            status,
+            error,
+            kept: false,
+        } => {
+            let outcome = error.map_or(Ok(status), Err);
+            with_runtime(|runtime| {
+                let operation = Operation::Complete(outcome);
+                runtime
+                    .requests
+                    .insert(handle, RequestEntry { operation, comm });
+                Ok(())
+            })?;
+            Standing::Finished
+        }
+    })
+}
+
 /// Waits for request `handle` if it is still pending and leaves its outcome in the table, for
 /// the program's own `MPI_Wait` / `MPI_Test` (a later collective completes the non-blocking
 /// ones started before it so). Does nothing for a handle already completed by the program.
 pub(crate) fn complete_in_place(handle: c_int) {
-    let mut comm = MPI_COMM_WORLD;
-    if let Ok(Progress::Done {
-        status,
-        error,
-        kept: false,
-    }) = progress(handle, true, &mut comm)
-    {
-        let outcome = error.map_or(Ok(status), Err);
-        let _ = with_runtime(|runtime| {
-            let operation = Operation::Complete(outcome);
-            runtime
-                .requests
-                .insert(handle, RequestEntry { operation, comm });
-            Ok(())
-        });
+    let _ = settle(handle, true);
+}
+
+/// Completes `*request` for the program (waiting for it when `block`), as the multiple
+/// completion calls do: its status (`MPI_ERROR` set) and error; the handle becomes
+/// `MPI_REQUEST_NULL` unless the request stays pending (a wildcard receive's
+/// `MPIX_ERR_PROC_FAILED_PENDING`, or a request not finished when `!block`). `comm` is set to
+/// the request's communicator handle.
+pub(crate) fn finish(
+    request: &mut c_int,
+    block: bool,
+    comm: &mut c_int,
+) -> (MPI_Status, Option<Failure>) {
+    let (status, error, kept) = match progress(*request, block, comm) {
+        Ok(Progress::Done {
+            status,
+            error,
+            kept,
+        }) => (status, error, kept),
+        Ok(Progress::Pending) => {
+            let failure = Failure::new(MPI_ERR_INTERN, "a completed request is pending");
+            (empty_status(), Some(failure), true)
+        }
+        Err(failure) => (
+            MPI_Status {
+                MPI_ERROR: failure.class,
+                ..empty_status()
+            },
+            Some(failure),
+            true,
+        ),
+    };
+    if !kept {
+        *request = MPI_REQUEST_NULL;
+    }
+    (status, error)
+}
+
+/// The outcome of a multiple completion call from its first error: `MPI_ERR_IN_STATUS` when
+/// the statuses say which request failed how, else that error itself.
+pub(crate) fn first_error_outcome(
+    first_error: Option<(c_int, Failure)>,
+    statuses_given: bool,
+    comm: &mut c_int,
+) -> Result<(), Failure> {
+    match first_error {
+        None => Ok(()),
+        Some((request_comm, failure)) => {
+            *comm = request_comm;
+            if statuses_given {
+                Err(Failure::new(
+                    MPI_ERR_IN_STATUS,
+                    format!("a request failed: {}", failure.message),
+                ))
+            } else {
+                Err(failure)
+            }
+        }
     }
 }
 
@@ -678,6 +765,22 @@ pub(crate) unsafe fn array<'a, T>(
     Ok(unsafe { std::slice::from_raw_parts_mut(pointer, count) })
 }
 
+/// The statuses argument: `None` for `MPI_STATUSES_IGNORE` (NULL).
+///
+/// # Safety
+/// `statuses` is NULL or points at `count` writable `MPI_Status`es, for `'a`.
+pub(crate) unsafe fn statuses_of<'a>(
+    statuses: *mut MPI_Status,
+    count: c_int,
+) -> Result<Option<&'a mut [MPI_Status]>, Failure> {
+    if statuses.is_null() {
+        Ok(None)
+    } else {
+        // SAFETY: forwarded contract; not NULL.
+        Ok(Some(unsafe { array(statuses, count, "statuses")? }))
+    }
+}
+
 /// `MPI_Waitall`: waits for every request in order. When one fails, every status's `MPI_ERROR`
 /// tells its outcome and the call returns `MPI_ERR_IN_STATUS`.
 ///
@@ -693,60 +796,33 @@ pub unsafe extern "C" fn MPI_Waitall(
     boundary_on(|comm| {
         // SAFETY: forwarded contract.
         let requests = unsafe { array(requests, count, "requests")? };
-        let mut statuses = if statuses.is_null() {
-            None
-        } else {
-            // SAFETY: forwarded contract; not NULL.
-            Some(unsafe { array(statuses, count, "statuses")? })
-        };
-        let mut first_error: Option<(c_int, Failure)> = None;
-        for (index, request) in requests.iter_mut().enumerate() {
-            let mut request_comm = MPI_COMM_WORLD;
-            let progress = progress(*request, true, &mut request_comm);
-            let (status, error, kept) = match progress {
-                Ok(Progress::Done {
-                    status,
-                    error,
-                    kept,
-                }) => (status, error, kept),
-                Ok(Progress::Pending) => {
-                    let failure = Failure::new(MPI_ERR_INTERN, "a waited request is pending");
-                    (empty_status(), Some(failure), true)
-                }
-                Err(failure) => (
-                    MPI_Status {
-                        MPI_ERROR: failure.class,
-                        ..empty_status()
-                    },
-                    Some(failure),
-                    true,
-                ),
-            };
-            if !kept {
-                *request = MPI_REQUEST_NULL;
-            }
-            if let Some(statuses) = statuses.as_deref_mut() {
-                statuses[index] = status;
-            }
-            if let (None, Some(error)) = (&first_error, error) {
-                first_error = Some((request_comm, error));
-            }
-        }
-        match first_error {
-            None => Ok(()),
-            Some((request_comm, failure)) => {
-                *comm = request_comm;
-                if statuses.is_some() {
-                    Err(Failure::new(
-                        MPI_ERR_IN_STATUS,
-                        format!("a request failed: {}", failure.message),
-                    ))
-                } else {
-                    Err(failure)
-                }
-            }
-        }
+        // SAFETY: forwarded contract.
+        let statuses = unsafe { statuses_of(statuses, count)? };
+        finish_all(requests, statuses, true, comm)
     })
+}
+
+/// Completes every request in order with [`finish`] (waiting for each when `block`), writes
+/// each status when `statuses` are given, and returns the outcome of the first error
+/// ([`first_error_outcome`]): `MPI_Waitall`, and `MPI_Testall` once all are done.
+pub(crate) fn finish_all(
+    requests: &mut [c_int],
+    mut statuses: Option<&mut [MPI_Status]>,
+    block: bool,
+    comm: &mut c_int,
+) -> Result<(), Failure> {
+    let mut first_error: Option<(c_int, Failure)> = None;
+    for (index, request) in requests.iter_mut().enumerate() {
+        let mut request_comm = MPI_COMM_WORLD;
+        let (status, error) = finish(request, block, &mut request_comm);
+        if let Some(statuses) = statuses.as_deref_mut() {
+            statuses[index] = status;
+        }
+        if let (None, Some(error)) = (&first_error, error) {
+            first_error = Some((request_comm, error));
+        }
+    }
+    first_error_outcome(first_error, statuses.is_some(), comm)
 }
 
 /// `MPI_Waitany`: `index = MPI_UNDEFINED` when every request is inactive.

@@ -434,3 +434,20 @@ fn a_failed_mpi_init_is_fatal() {
         assert!(stderr.contains("MPI_Init failed"), "{vars:?}: {stderr}");
     }
 }
+
+/// `tests/c/completion.c`: MPI_Testall / Testany / Waitsome / Testsome before and after their
+/// messages, on inactive requests, with bad input; MPI_Request_free of a send, of a pending
+/// receive (its message still lands), of a collective's request (MPI_ERR_REQUEST); with a dead
+/// peer: MPIX_ERR_PROC_FAILED in the statuses (MPI_ERR_IN_STATUS), and a wildcard receive kept
+/// through MPIX_ERR_PROC_FAILED_PENDING until the acknowledgement.
+#[test]
+fn completion() {
+    scenario("completion", 4, &[1]);
+}
+
+/// `tests/c/completion_kill.c`: rtrun kills rank 1 while rank 0 waits in MPI_Waitsome on it
+/// and a live rank: the dead one is done with MPIX_ERR_PROC_FAILED, the live one stays active.
+#[test]
+fn completion_kill() {
+    scenario_with("completion_kill", 3, &[], &["1@0.5"], &[1]);
+}
