@@ -262,9 +262,20 @@ pub enum Stream {
     Stderr,
 }
 
+/// A rank ended the job (`MPI_Abort`, [`runthrough::Universe::abort`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Abort {
+    /// The rank that aborted (the first, if several did).
+    pub rank: u32,
+    /// Its error code (1..=255): the job's exit status.
+    pub code: i32,
+}
+
 /// What happened to a job.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// A rank aborted the job; rtrun then ended every rank.
+    pub aborted: Option<Abort>,
     /// Every rank, in order.
     pub ranks: Vec<RankReport>,
     /// The captured output lines, in arrival order (when [`Job::capture_output`]).
@@ -282,10 +293,29 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether the job succeeded: it was not stopped, and every rank that was not killed on
-    /// purpose (an injected fault, fencing) exited with status 0.
+    /// Whether the job succeeded: it was not stopped or aborted, and every rank that was not
+    /// killed on purpose (an injected fault, fencing) exited with status 0.
     pub fn success(&self) -> bool {
-        !self.timed_out && !self.interrupted && self.ranks.iter().all(RankReport::ok)
+        !self.timed_out
+            && !self.interrupted
+            && self.aborted.is_none()
+            && self.ranks.iter().all(RankReport::ok)
+    }
+
+    /// The launcher's exit status for this job: 130 when interrupted, 124 at the time-out, the
+    /// code of an abort, 0 on [`Report::success`], else 1.
+    pub fn exit_status(&self) -> u8 {
+        if self.interrupted {
+            130
+        } else if self.timed_out {
+            124
+        } else if let Some(abort) = self.aborted {
+            u8::try_from(abort.code).unwrap_or(1)
+        } else if self.success() {
+            0
+        } else {
+            1
+        }
     }
 
     /// The standard output lines of `rank`.
@@ -330,6 +360,12 @@ impl Report {
                 .map_or(String::new(), |t| format!(" at {:.3} s", t.as_secs_f64()));
             out.push_str(&format!("rtrun: rank {}: {how}{why}{by}{at}\n", rank.rank));
         }
+        if let Some(Abort { rank, code }) = self.aborted {
+            out.push_str(&format!(
+                "rtrun: rank {rank} aborted the job (MPI_Abort, error code {code}): every rank \
+                 was ended\n"
+            ));
+        }
         if self.refused_connections > 0 {
             out.push_str(&format!(
                 "rtrun: refused {} control connection(s) without the job secret\n",
@@ -344,6 +380,7 @@ enum Event {
     Registered(u32, String, TcpStream),
     Refused,
     Reported(RankReport),
+    Aborted(Abort),
     Exited(u32, ExitStatus),
 }
 
@@ -436,17 +473,19 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
             }
             for line in BufReader::new(reader).lines() {
                 let Ok(line) = line else { break };
-                if let Some(RankMessage::Suspect(peer)) = launch::parse_report(&line) {
-                    let report = RankReport {
+                let event = match launch::parse_report(&line) {
+                    Some(RankMessage::Suspect(peer)) => Event::Reported(RankReport {
                         rank: peer,
                         ending: None,
                         ended_at: None,
                         injected: false,
                         fenced_by: Some(rank),
-                    };
-                    if events.send(Event::Reported(report)).is_err() {
-                        break;
-                    }
+                    }),
+                    Some(RankMessage::Abort(code)) => Event::Aborted(Abort { rank, code }),
+                    None => continue,
+                };
+                if events.send(event).is_err() {
+                    break;
                 }
             }
         });
@@ -573,6 +612,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
     let mut refused = 0u32;
     let started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
     let (mut timed_out, mut interrupted) = (false, false);
+    let mut aborted = None;
     if started_error.is_some() {
         for r in ranks.iter().filter_map(|r| r.pid) {
             kill_group(r);
@@ -604,6 +644,16 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 }
             }
             Ok(Event::Reported(_)) => {} // a rank outside the job
+            Ok(Event::Aborted(abort)) => {
+                if aborted.is_none() {
+                    aborted = Some(abort);
+                    for state in ranks.iter().filter(|r| r.report.ending.is_none()) {
+                        if let Some(pid) = state.pid {
+                            kill_group(pid);
+                        }
+                    }
+                }
+            }
             Ok(Event::Exited(rank, status)) => {
                 exited += 1;
                 let state = &mut ranks[rank as usize];
@@ -715,6 +765,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
     }
     let lines = std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(Report {
+        aborted,
         ranks: ranks.into_iter().map(|r| r.report).collect(),
         lines,
         timed_out,

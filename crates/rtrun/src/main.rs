@@ -4,8 +4,10 @@
 //!
 //! Starts N ranks of PROGRAM as one runthrough job, forwards their output, injects the faults
 //! asked for, prints who failed, how and when, and exits 0 iff every rank that was not killed on
-//! purpose exited 0 (130 when interrupted, 124 at the time-out). A rank that exits with status
-//! 85 (`runthrough_net::launch::EXIT_INJECTED`) was killed on purpose by its own program.
+//! purpose exited 0 (130 when interrupted, 124 at the time-out; when a rank aborts the job with
+//! `MPI_Abort(comm, code)`, rtrun ends every rank and exits with that code). A rank that exits
+//! with status 85 (`runthrough_net::launch::EXIT_INJECTED`) was killed on purpose by its own
+//! program.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -131,15 +133,7 @@ fn main() -> ExitCode {
         }
     };
     eprint!("{}", report.summary());
-    if report.interrupted {
-        ExitCode::from(130)
-    } else if report.timed_out {
-        ExitCode::from(124)
-    } else if report.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ExitCode::from(report.exit_status())
 }
 
 /// `RANKS=COMMAND`: the ranks (each below `size`) and the command's words.

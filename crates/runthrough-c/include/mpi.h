@@ -69,8 +69,11 @@
  *   (the usual fault-tolerant use: the group of the survivors); a group that leaves out a
  *   participant returns MPI_ERR_GROUP rather than wait for ranks that will not call it. The tag
  *   is ignored.
- * - MPI_Abort ends the calling process with the error code as exit status (at least 1); the
- *   other ranks see it fail (run-through: they carry on). rtrun reports it.
+ * - MPI_Abort ends every rank of the job, whatever the communicator, with the error code as
+ *   the job's exit status (1 when the code is not in 1..=255). Under rtrun every rank is ended
+ *   and rtrun exits with the code. Under Hydra's mpiexec or srun only the calling rank ends,
+ *   with that exit status (which those launchers report as the job's); the other ranks see it
+ *   fail and, run-through, carry on.
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes are the basic contiguous ones; no derived datatypes, no MPI_MINLOC/MPI_MAXLOC.

@@ -46,7 +46,7 @@ fn initialize() -> Result<(), Failure> {
     // The universe lives as long as the process: its world is MPI_COMM_WORLD, and MPI_Finalize
     // is the fault-tolerant agreement that ends the rank's part in the job.
     let universe: &'static runthrough::Universe = Box::leak(Box::new(universe));
-    *phase = Phase::Running(Runtime::new(universe.world()));
+    *phase = Phase::Running(Runtime::new(universe));
     Ok(())
 }
 
@@ -114,17 +114,30 @@ pub extern "C" fn MPI_Finalize() -> c_int {
     })
 }
 
-/// `MPI_Abort`: ends this process with `errorcode` as its exit status (1 when it is not in
-/// 1..=255). The other ranks see it fail and, run-through, carry on; rtrun reports it.
+/// `MPI_Abort`: ends every rank of the job, whatever `comm` is, with `errorcode` as the job's
+/// exit status (1 when it is not in 1..=255). Under rtrun every rank is ended and rtrun exits
+/// with the code; under a launcher without rtrun's
+/// control connection (Hydra's `mpiexec`, `srun`) and for a singleton, only this process ends,
+/// with that exit status ([`runthrough::Universe::abort`]). Before `MPI_Init` or after
+/// `MPI_Finalize` it ends this process. Never returns.
 #[no_mangle]
-pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
-    let status = if (1..=255).contains(&errorcode) {
-        errorcode
-    } else {
-        1
+pub extern "C" fn MPI_Abort(comm: c_int, errorcode: c_int) -> c_int {
+    let (universe, rank) = match &*lock_state() {
+        Phase::Running(runtime) => (Some(runtime.universe), Some(runtime.world_rank)),
+        Phase::Before | Phase::Finalized => (None, None),
     };
-    stderr_line(format_args!("runthrough: MPI_Abort({errorcode}): exiting"));
-    std::process::exit(status)
+    stderr_line(format_args!(
+        "runthrough rank {}: MPI_Abort(comm {comm}, error code {errorcode}): ending the job",
+        rank.map_or_else(|| "?".into(), |r| r.to_string())
+    ));
+    match universe {
+        Some(universe) => universe.abort(errorcode),
+        None => std::process::exit(if (1..=255).contains(&errorcode) {
+            errorcode
+        } else {
+            1
+        }),
+    }
 }
 
 /// `MPI_Get_version` (MPI-4.0 §9.1.1): the version of the standard the library follows

@@ -143,6 +143,8 @@ pub(crate) struct RequestEntry {
 /// The tables of an initialized library.
 #[derive(Debug)]
 pub(crate) struct Runtime {
+    /// The job (for `MPI_Abort`); it lives as long as the process.
+    pub(crate) universe: &'static runthrough::Universe,
     pub(crate) world_rank: u32,
     pub(crate) comms: BTreeMap<c_int, CommEntry>,
     pub(crate) groups: BTreeMap<c_int, Group>,
@@ -197,8 +199,10 @@ pub(crate) fn with_runtime<R>(
 impl Runtime {
     /// The tables of a library just initialized on `world`: `MPI_COMM_WORLD`, `MPI_COMM_SELF`
     /// (a communicator of this rank alone), `MPI_GROUP_EMPTY` and the predefined handlers.
-    pub(crate) fn new(world: &'static Comm) -> Self {
+    pub(crate) fn new(universe: &'static runthrough::Universe) -> Self {
+        let world = universe.world();
         let mut runtime = Runtime {
+            universe,
             world_rank: world.rank(),
             comms: BTreeMap::new(),
             groups: BTreeMap::new(),

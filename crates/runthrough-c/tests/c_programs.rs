@@ -42,7 +42,10 @@ fn compile_with(name: &str, extension: &str, compiler: Option<&str>) -> PathBuf 
     if let Some(compiler) = compiler {
         command.env("RTCC_CC", compiler);
     }
+    // The library rtcc links is found through DT_RPATH, which (unlike DT_RUNPATH) wins over
+    // the LD_LIBRARY_PATH that cargo sets for tests: that may name an older build's library.
     let output = command
+        .arg("-Wl,--disable-new-dtags")
         .arg("-Wall")
         .arg("-Werror")
         .arg("-g")
@@ -450,4 +453,51 @@ fn completion() {
 #[test]
 fn completion_kill() {
     scenario_with("completion_kill", 3, &[], &["1@0.5"], &[1]);
+}
+
+/// Runs `tests/c/abort.c` on 4 ranks with `args` and checks that the job was aborted by rank 2
+/// with `code`: rtrun ended every rank (none exited 0 or ran on past its receive), well before
+/// the job's time limit, and its exit status is the code.
+fn aborted_job(args: &[&str], code: i32) {
+    let _one = one_job_at_a_time();
+    let mut job = Job::new(4, compile("abort"));
+    job.args = args.iter().map(Into::into).collect();
+    job.timeout = Some(JOB_LIMIT);
+    let report = rtrun::run(&job).expect("the job starts");
+    let text = output(&report);
+    assert!(!report.timed_out, "{}{text}", report.summary());
+    assert_eq!(
+        report.aborted,
+        Some(rtrun::Abort { rank: 2, code }),
+        "{}{text}",
+        report.summary()
+    );
+    assert_eq!(report.exit_status(), code as u8);
+    assert!(
+        report.elapsed < Duration::from_secs(20),
+        "{}",
+        report.summary()
+    );
+    for rank in &report.ranks {
+        assert!(rank.ending.is_some(), "rank {} never ended", rank.rank);
+        assert_ne!(rank.ending, Some(Ending::Exited(0)), "{}", report.summary());
+    }
+    assert!(!text.contains("ran on"), "{text}");
+    assert!(report.summary().contains("aborted the job"));
+}
+
+/// `tests/c/abort.c`: MPI_Abort(MPI_COMM_WORLD, 3) ends every rank; rtrun's status is 3.
+#[test]
+fn abort_ends_every_rank_with_the_code() {
+    aborted_job(&[], 3);
+}
+
+/// `tests/c/abort.c`: MPI_Abort on MPI_COMM_SELF or a split communicator ends the whole job
+/// too, as MPI implementations do; codes outside 1..=255 (0, 300) become 1.
+#[test]
+fn abort_on_any_communicator_ends_the_job() {
+    aborted_job(&["42", "self"], 42);
+    aborted_job(&["7", "split"], 7);
+    aborted_job(&["0"], 1);
+    aborted_job(&["300"], 1);
 }

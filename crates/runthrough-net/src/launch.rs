@@ -12,7 +12,9 @@
 //!    ([`table_line`]; `-` for a rank that died before registering);
 //! 4. afterwards sends `failed <rank>\n` ([`failed_line`]) whenever a rank's process ends (a
 //!    *confirmed* failure, SPEC §1), and reads `suspect <rank>\n` lines ([`parse_report`]) from
-//!    ranks that fenced a peer: the launcher then kills that peer.
+//!    ranks that fenced a peer: the launcher then kills that peer; and `abort <code>\n` from a
+//!    rank that aborts the job (`MPI_Abort`): the launcher kills every rank and exits with
+//!    that code.
 //!
 //! A rank whose control connection closes halts (exit status [`EXIT_LAUNCHER_LOST`]), so a job
 //! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`]. A
@@ -238,10 +240,19 @@ pub fn parse_failed(line: &str) -> Option<u32> {
 pub enum RankMessage {
     /// The rank fenced this peer (a lost connection, a missed heartbeat, bad input): kill it.
     Suspect(u32),
+    /// The rank aborts the job (`MPI_Abort`): end every rank; the job's exit status is this
+    /// code (1..=255).
+    Abort(i32),
 }
 
-/// Parses a line a rank sent its launcher.
+/// Parses a line a rank sent its launcher (`suspect <rank>`, `abort <code>`).
 pub fn parse_report(line: &str) -> Option<RankMessage> {
+    if let Some(code) = line.strip_prefix("abort ") {
+        let code: i32 = code.trim().parse().ok()?;
+        return (1..=255)
+            .contains(&code)
+            .then_some(RankMessage::Abort(code));
+    }
     let rank = line.strip_prefix("suspect ")?.trim().parse().ok()?;
     Some(RankMessage::Suspect(rank))
 }
@@ -249,6 +260,11 @@ pub fn parse_report(line: &str) -> Option<RankMessage> {
 /// The notice that a rank fenced `rank` (a line [`parse_report`] reads).
 pub fn suspect_line(rank: u32) -> String {
     format!("suspect {rank}\n")
+}
+
+/// The request of a rank that aborts the job with `code` (a line [`parse_report`] reads).
+pub fn abort_line(code: i32) -> String {
+    format!("abort {code}\n")
 }
 
 #[cfg(test)]
@@ -295,5 +311,12 @@ mod tests {
             Some(RankMessage::Suspect(5))
         );
         assert_eq!(parse_report("suspect x"), None);
+        assert_eq!(
+            parse_report(abort_line(3).trim_end()),
+            Some(RankMessage::Abort(3))
+        );
+        assert_eq!(parse_report("abort 0"), None);
+        assert_eq!(parse_report("abort 256"), None);
+        assert_eq!(parse_report("abort x"), None);
     }
 }

@@ -8,8 +8,8 @@
 //! library, found again at run time through the rpath) and `-lpthread -ldl -lm`.
 //!
 //! The library directory is the one rtcc lives in (`cargo build --release` puts `rtcc` and
-//! `librunthrough_c.so` both in `target/release/`), else its `deps/` (where `cargo test` leaves
-//! the library). The header is looked for in
+//! `librunthrough_c.so` both in `target/release/`), or its `deps/` (where `cargo test` leaves
+//! the library), whichever holds the newer library. The header is looked for in
 //! `<that dir>/include/`, then `<that dir>/../include/`, then in the source tree rtcc was built
 //! from (`crates/runthrough-c/include/`). `rtcc --show` prints the command instead of running it.
 
@@ -31,10 +31,21 @@ fn include_dir(bin_dir: &Path) -> PathBuf {
 
 /// Where the shared library is: next to rtcc (after `cargo build`), or in `deps/` next to it
 /// (after `cargo test`, which builds the library as a dependency and does not copy it up).
+/// When both hold one, the newer: a `cargo test` after an older `cargo build` must link the
+/// library it just built.
 fn library_dir(bin_dir: &Path) -> Option<PathBuf> {
     [bin_dir.to_path_buf(), bin_dir.join("deps")]
         .into_iter()
-        .find(|dir| dir.join("librunthrough_c.so").is_file())
+        .filter_map(|dir| {
+            let modified = std::fs::metadata(dir.join("librunthrough_c.so"))
+                .ok()
+                .filter(|m| m.is_file())?
+                .modified()
+                .ok()?;
+            Some((modified, dir))
+        })
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, dir)| dir)
 }
 
 fn main() -> ExitCode {

@@ -17,6 +17,9 @@ use runthrough_net::local;
 use runthrough_net::pmi;
 use runthrough_net::stream::{self, Address, Listener, UnixSocket};
 
+/// How long an aborting rank waits for its launcher to end it ([`Universe::abort`]).
+const ABORT_GRACE: Duration = Duration::from_secs(5);
+
 /// How long `init` waits for every peer to connect before fencing the missing ones.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -56,6 +59,20 @@ impl Universe {
     /// its peers see it fail.
     pub fn finalize(mut self) {
         self.finalize_once();
+    }
+
+    /// Ends the job (`MPI_Abort`): under rtrun, tells the launcher, which kills every rank
+    /// of the job (this one included) and exits with `code`; this rank waits to be killed, and
+    /// exits with `code` if that has not happened within a few seconds. Without a launcher's
+    /// control connection (Hydra's `mpiexec`, `srun`, a singleton) only this process ends, with
+    /// exit status `code`: the others see it fail. `code` outside 1..=255 is taken as 1 (an
+    /// abort is never a success).
+    pub fn abort(&self, code: i32) -> ! {
+        let code = if (1..=255).contains(&code) { code } else { 1 };
+        if self.transport.tell_launcher_abort(code) {
+            std::thread::sleep(ABORT_GRACE);
+        }
+        std::process::exit(code)
     }
 
     fn finalize_once(&mut self) {

@@ -427,6 +427,18 @@ impl Tcp {
         }
     }
 
+    /// Asks the launcher to end the job with `code` (`MPI_Abort`); whether there is a launcher
+    /// that heard it. The line is written on the calling thread, blocking.
+    pub(crate) fn tell_launcher_abort(&self, code: i32) -> bool {
+        match lock(&self.control).as_mut() {
+            Some(stream) => stream
+                .write_all(launch::abort_line(code).as_bytes())
+                .and_then(|()| stream.flush())
+                .is_ok(),
+            None => false,
+        }
+    }
+
     /// This rank dies now (fault injection): SIGKILL to its own process.
     fn die(&self) -> ! {
         self.log(format_args!("killing itself (fault injection)"));
