@@ -3,7 +3,7 @@
  * calls (--kill 1@call:K) while ranks 0 and 1 exchange in a loop, and ranks 2 and 3 in
  * another. Rank 0's MPI_Sendrecv returns MPIX_ERR_PROC_FAILED (it never hangs), and every
  * exchange before it carried the right data; ranks 2 and 3 finish their loop unaffected;
- * every survivor then finds rank 1 alone in G. */
+ * every survivor then finds one failure in G (rank 1: the test checks rtrun's report). */
 #include "ft_common.h"
 
 #define ROUNDS 2000
@@ -31,9 +31,5 @@ int main(int argc, char **argv) {
     }
     OK(MPI_Comm_validate_global(MPI_COMM_WORLD, &failed));
     CHECK(failed == 1, "G holds %d failures", failed);
-    MPI_Rank_info info;
-    int n = 0;
-    OK(MPI_Comm_get_state_global(MPI_COMM_WORLD, MPI_RANK_STATE_NULL, 1, &n, &info));
-    CHECK(n == 1 && info.rank == 1, "G: %d entries, rank %d", n, info.rank);
     return ft_finish();
 }
