@@ -45,6 +45,7 @@ mod transport;
 mod ulfm;
 mod universe;
 mod validate;
+mod wait;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};

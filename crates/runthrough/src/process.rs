@@ -84,7 +84,7 @@ impl Process {
     }
 
     /// Waits until `check` returns `Some`, re-checking after every event at this rank. Spins
-    /// briefly, then blocks (see [`crate::signal::Signal`]). Unwinds if the rank is killed.
+    /// briefly, then yields, then sleeps (see [`crate::wait`]). Unwinds if the rank is killed.
     /// Transmits this rank's messages that waited for credit meanwhile ([`Process::progress`]).
     pub(crate) fn wait_for<R>(&self, mut check: impl FnMut(&mut Engine) -> Option<R>) -> R {
         loop {
@@ -94,8 +94,18 @@ impl Process {
             if let Some(result) = check(&mut self.endpoint.lock()) {
                 return result;
             }
-            self.endpoint.signal.wait_past(seen);
+            self.wait_past(seen);
         }
+    }
+
+    /// Returns once this rank's event count differs from `seen` ([`crate::signal::Signal`]),
+    /// waiting by the policy of [`crate::wait`]: no spin while the process runs more ranks than
+    /// cores.
+    #[inline]
+    pub(crate) fn wait_past(&self, seen: u32) {
+        self.endpoint
+            .signal
+            .wait_past(seen, self.transport.oversubscribed());
     }
 
     /// Transmits the messages of this rank that waited for credit and may go now (`crate::flow`),
@@ -124,5 +134,13 @@ impl Process {
                 Default::default()
             };
         }
+    }
+}
+
+impl Drop for Process {
+    /// The rank's last handle is gone: its thread has ended, and it no longer competes for a
+    /// core (the wait policy's oversubscription count).
+    fn drop(&mut self) {
+        self.transport.rank_ended(self.world_rank());
     }
 }
