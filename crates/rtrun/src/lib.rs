@@ -126,6 +126,10 @@ pub struct Job {
     /// (Hydra, srun): a suspect is only fenced by its peers and must halt by itself, and it
     /// fails in the survivors' detectors once a majority fenced it (tests of SPEC §1's rule).
     pub kill_suspects: bool,
+    /// Tell the live ranks when a rank's process ended (the default): a confirmed failure
+    /// (docs/semantics.md §1). Off, nobody confirms an exit, as across hosts under srun or
+    /// Hydra: a rank's end shows only as its closed connections (tests of finalize).
+    pub confirm_exits: bool,
 }
 
 impl Job {
@@ -147,6 +151,7 @@ impl Job {
             bind: None,
             wrappers: BTreeMap::new(),
             kill_suspects: true,
+            confirm_exits: true,
         }
     }
 
@@ -625,7 +630,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 state.control = None;
                 // Before the table, the table itself will say it is dead.
                 let live = ranks.iter_mut().filter(|r| r.report.ending.is_none());
-                for other in live.filter(|_| table_sent) {
+                for other in live.filter(|_| table_sent && job.confirm_exits) {
                     if let Some(control) = other.control.as_mut() {
                         let _ = control.write_all(launch::failed_line(rank).as_bytes());
                     }

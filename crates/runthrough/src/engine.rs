@@ -546,6 +546,24 @@ impl Engine {
         }
     }
 
+    /// World rank `world` finalized and left (its transport said goodbye): it is no failure
+    /// (it never enters `known_failed`, L or G, docs/semantics.md §3.4), but it no longer
+    /// answers, so the agreements route around it as around a failed rank. That changes no
+    /// decision: a rank departs only once it decided its finalize agreement, after every live
+    /// participant accepted that value, so any later ballot proposes the same value, and a
+    /// departed rank, having contributed, is never a non-contributor of it.
+    pub(crate) fn peer_departed(&mut self, world: u32, out: &mut Outgoing) {
+        if self.known_failed.contains(world) {
+            return;
+        }
+        for (&context, comm) in self.comms.iter_mut() {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.agreements.handle_failure(rank);
+                comm.drain_agreements(context, out);
+            }
+        }
+    }
+
     /// This rank's detector learns that world rank `world` failed.
     pub(crate) fn peer_failed(&mut self, world: u32, out: &mut Outgoing) {
         if !self.known_failed.insert(world) {
@@ -729,6 +747,15 @@ impl Endpoint {
             engine.peer_failed(world, &mut out);
             engine.flush_flow(&mut out);
         }
+        self.signal.notify();
+        out
+    }
+
+    /// Tells the agreements that `world` finalized and left (not a failure); returns what the
+    /// engine wants sent.
+    pub(crate) fn peer_departed(&self, world: u32) -> Outgoing {
+        let mut out = Outgoing::new();
+        self.lock().peer_departed(world, &mut out);
         self.signal.notify();
         out
     }

@@ -48,9 +48,10 @@ impl Universe {
 
     /// Ends this rank's part in the job (`MPI_Finalize`): waits until every live rank has
     /// reached finalize too, through a fault-tolerant agreement on the world communicator (so it
-    /// never blocks on, or reports, a failed rank). A rank's process ending is how its peers
-    /// detect its failure; this keeps a rank that is done from being taken for a failed one by
-    /// peers still talking to it. The process may exit afterwards.
+    /// never blocks on, or reports, a failed rank). Then it leaves: it sends the agreement
+    /// messages it still owes its peers and says goodbye on every connection, so that no peer
+    /// takes its exit for a failure (docs/semantics.md §1, §3.4). The process may exit
+    /// afterwards.
     ///
     /// Dropping the universe calls this, except while panicking: a rank that panics dies, and
     /// its peers see it fail.
@@ -61,10 +62,11 @@ impl Universe {
     fn finalize_once(&mut self) {
         if !self.finalized {
             self.finalized = true;
-            let _ = self.world.validate_global();
+            let decided = self.world.validate_global().is_ok();
             // Peers exit from here on: neither their ends nor a lost majority halt this rank.
-            // It also removes this rank's Unix socket: every live peer is connected by now.
-            self.transport.finish();
+            // It also removes this rank's Unix socket (every live peer is connected by now),
+            // and, once it decided the agreement, says goodbye to every peer.
+            self.transport.finish(decided);
         }
     }
 }
