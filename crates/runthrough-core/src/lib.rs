@@ -15,6 +15,9 @@
 //!   (never a dense bitset of n bits: a million-rank job knows few failures).
 //! - [`matching`]: MPI receive matching with the failure rules of SPEC §3.1–3.2.
 //! - [`Error`]: the error classes of MPI and ULFM as one enum.
+//! - [`fault`]: fault plans in their one grammar (`2@0.5`, `1@call:8`, `3@validate_global:2:1`)
+//!   and the [`fault::Injector`] that says whether a rank dies at a point of its calls.
+//! - [`settings`]: the `RT_*` variables and the one parser of each.
 //!
 //! ```
 //! use runthrough_core::{FailureView, RankSet, RankState};
@@ -30,9 +33,11 @@
 
 pub mod agreement;
 mod error;
+pub mod fault;
 pub mod matching;
 mod rank_set;
 mod rank_state;
+pub mod settings;
 mod view;
 
 pub use agreement::{Agreement, AgreementSeries, Contribution, Decision, Participants};
