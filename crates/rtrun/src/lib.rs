@@ -49,44 +49,14 @@ use std::time::{Duration, Instant};
 
 use runthrough::net::launch::{self, JobSecret, RankMessage};
 
-/// When an injected fault kills a rank.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KillAt {
-    /// SIGKILL from the launcher this long after the ranks were started.
-    After(Duration),
-    /// The rank kills its own process inside an operation: the value of
-    /// [`launch::ENV_FAULT`], e.g. `validate_global:2` or `call:5`.
-    Operation(String),
-}
+mod check;
+pub use check::{check, find_program};
 
-/// One injected fault: `RANK@SECS` or `RANK@OP:K[:M]` on the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Kill {
-    /// The rank to kill.
-    pub rank: u32,
-    /// When.
-    pub at: KillAt,
-}
-
-impl std::str::FromStr for Kill {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("{text:?}: expected RANK@SECONDS or RANK@OPERATION:K");
-        let (rank, at) = text.split_once('@').ok_or_else(bad)?;
-        let rank = rank.parse().map_err(|_| bad())?;
-        let at = if at.contains(':') {
-            KillAt::Operation(at.to_string())
-        } else {
-            let seconds: f64 = at.parse().map_err(|_| bad())?;
-            if !(seconds.is_finite() && seconds >= 0.0) {
-                return Err(bad());
-            }
-            KillAt::After(Duration::from_secs_f64(seconds))
-        };
-        Ok(Kill { rank, at })
-    }
-}
+/// One injected fault: `RANK@WHEN` in the one grammar of [`runthrough::fault`] (`2@0.5`,
+/// `1@call:8`, `3@validate_global:2:1`, `1@all_reduce:3`, ...). Timed ones rtrun injects
+/// itself (SIGKILL); the others it hands the rank in [`launch::ENV_FAULT`].
+pub use runthrough::Fault as Kill;
+pub use runthrough::Trigger;
 
 /// A job to launch.
 #[derive(Debug, Clone)]
@@ -105,7 +75,8 @@ pub struct Job {
     pub capture_output: bool,
     /// Stop the job (killing every rank) after this long.
     pub timeout: Option<Duration>,
-    /// Injected faults.
+    /// Injected faults ([`check`] refuses a rank outside the job, or a step of the
+    /// application's, which only the program can inject).
     pub kills: Vec<Kill>,
     /// Ranks to SIGSTOP after a delay (hang injection: their peers must fence them).
     pub stops: Vec<(u32, Duration)>,
@@ -456,9 +427,11 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
 /// Runs `job` to its end and reports.
 ///
 /// # Errors
-/// An I/O error when the control listener cannot be bound or the first rank cannot be started;
-/// ranks that fail later are reported, not errors.
+/// `InvalidInput` with [`check`]'s message for a job that must not start; an I/O error when the
+/// control listener cannot be bound or the first rank cannot be started; ranks that fail later
+/// are reported, not errors.
 pub fn run(job: &Job) -> io::Result<Report> {
+    check(job).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let size = job.size;
     let secret = JobSecret::random();
     let control_ip = match &job.bind {
@@ -493,13 +466,11 @@ pub fn run(job: &Job) -> io::Result<Report> {
         })
         .collect();
     let mut timed_kills: Vec<(Duration, u32)> = Vec::new();
-    let mut faults: BTreeMap<u32, String> = BTreeMap::new();
+    let mut faults: BTreeMap<u32, Vec<Trigger>> = BTreeMap::new();
     for kill in &job.kills {
-        match &kill.at {
-            KillAt::After(delay) => timed_kills.push((*delay, kill.rank)),
-            KillAt::Operation(op) => {
-                faults.insert(kill.rank, op.clone());
-            }
+        match kill.trigger {
+            Trigger::After(delay) => timed_kills.push((delay, kill.rank)),
+            trigger => faults.entry(kill.rank).or_default().push(trigger),
         }
     }
     timed_kills.sort_by(|a, b| b.cmp(a));
@@ -536,8 +507,8 @@ pub fn run(job: &Job) -> io::Result<Report> {
         if let Some(bind) = &job.bind {
             command.env(launch::ENV_BIND, bind);
         }
-        if let Some(op) = faults.get(&rank) {
-            command.env(launch::ENV_FAULT, op);
+        if let Some(triggers) = faults.get(&rank) {
+            command.env(launch::ENV_FAULT, Trigger::format_list(triggers));
             ranks[rank as usize].kill_planned_in_operation = true;
         }
         for (key, value) in &job.env {

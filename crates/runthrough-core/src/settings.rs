@@ -320,6 +320,8 @@ mod tests {
         }
         assert_eq!(unexpected_cap("64M"), Ok(64 << 20));
         assert_eq!(unexpected_cap(" 2k "), Ok(2048));
+        assert_eq!(unexpected_cap("4096"), Ok(4096));
+        assert_eq!(unexpected_cap("1G"), Ok(1 << 30));
     }
 
     /// Bad values are refused, naming the variable and the value.
@@ -332,6 +334,8 @@ mod tests {
             ("RT_UNEXPECTED_CAP", "", "a number of bytes"),
             ("RT_UNEXPECTED_CAP", "-1", "a number of bytes"),
             ("RT_UNEXPECTED_CAP", "1.5M", "a number of bytes"),
+            ("RT_UNEXPECTED_CAP", "M", "a number of bytes"),
+            ("RT_UNEXPECTED_CAP", "12X", "a number of bytes"),
             ("RT_UNEXPECTED_CAP", "99999999999999999999", "too large"),
             ("RT_UNEXPECTED_CAP", "99999999999G", "too large"),
             ("RT_TRANSPORT", "foo", "auto (the default) or tcp"),
