@@ -3,10 +3,12 @@
 //! [--heartbeat PERIOD:TIMEOUT] [--bind WHERE] [--wrap RANKS=COMMAND]... [--no-kill-suspects]
 //! PROGRAM [ARGS]`
 //!
-//! Starts N ranks of PROGRAM as one runthrough job, forwards their output, injects the faults
-//! asked for, prints who failed, how and when, and exits 0 iff every rank that was not killed on
-//! purpose exited 0 (130 when interrupted, 124 at the time-out). A rank that exits with status
-//! 85 (`runthrough::net::launch::EXIT_INJECTED`) was killed on purpose by its own program.
+//! Starts N ranks of PROGRAM as one runthrough job after checking its input
+//! (`rtrun::check`), forwards their output, injects the faults asked for, prints who failed,
+//! how and when, and exits as `rtrun::EXIT_STATUS_TABLE` says: 0 when at least one rank exited
+//! 0 and every other rank died (a death the job survived does not fail it). A rank that exits
+//! with status 85 (`runthrough::net::launch::EXIT_INJECTED`) was killed on purpose by its own
+//! program.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -23,7 +25,7 @@ use runthrough::{FaultPlan, Trigger};
     name = "rtrun",
     version,
     trailing_var_arg = true,
-    after_help = FAULTS_HELP
+    after_help = help_after_options()
 )]
 struct Args {
     /// Number of ranks, at least 1 (`-np N` is taken too, as mpirun takes it).
@@ -59,6 +61,10 @@ struct Args {
     /// a suspect is only fenced and must halt by itself.
     #[arg(long)]
     no_kill_suspects: bool,
+    /// Make any death a failure (exit status 1): by default a job whose survivors finished
+    /// exits 0 whoever died (see EXIT STATUS).
+    #[arg(long)]
+    strict_deaths: bool,
     /// The program (a name without `/` is looked up on PATH) and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
@@ -83,6 +89,11 @@ SETTINGS (the ranks' environment, checked before the job starts):
   RT_BIND=ADDR|IFACE|route:HOST  RT_VERBOSE=0|1  RT_FAULT=WHEN[,WHEN...]  RT_PMI=1|2
   A bad value stops rtrun with exit status 2 before anything starts; an unknown RT_ name is
   a warning.";
+
+/// What `--help` prints after the options: the fault grammar, the settings, the exit status.
+fn help_after_options() -> String {
+    format!("{FAULTS_HELP}\n\n{}", rtrun::EXIT_STATUS_TABLE)
+}
 
 /// `-n`: a number of ranks, at least 1.
 fn parse_ranks(text: &str) -> Result<u32, String> {
@@ -212,15 +223,7 @@ fn main() -> ExitCode {
         }
     };
     eprint!("{}", report.summary());
-    if report.interrupted {
-        ExitCode::from(130)
-    } else if report.timed_out {
-        ExitCode::from(124)
-    } else if report.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ExitCode::from(report.exit_status(args.strict_deaths))
 }
 
 /// `RANKS=COMMAND`: the ranks (each below `size`) and the command's words.

@@ -161,6 +161,7 @@ fn bad_input_is_refused_before_anything_starts_naming_it() {
         assert_eq!(output.status.code(), Some(2), "{program}: {message}");
         assert!(message.contains(want), "{program}: {message}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An `RT_*` name that is no setting is likely a typo: a warning, and the job runs.
@@ -179,6 +180,7 @@ fn an_unknown_setting_is_a_warning() {
         "{message}"
     );
     assert!(marker.exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// mpirun's `-np N` works as `-n N`, and only among rtrun's options: the program's own `-np`
@@ -244,4 +246,36 @@ fn every_fault_and_setting_example_in_the_readme_and_help_parses() {
         }
     }
     assert!(faults >= 20, "found only {faults} fault examples");
+}
+
+/// The exit status table as a user meets it, with programs that end as the rows say: a rank
+/// that dies of a signal rtrun did not send while the others exit 0 (0; 1 with
+/// `--strict-deaths`), a rank that exits non-zero by itself (its status), every rank dying (1).
+#[test]
+fn rtrun_exits_as_its_table_says() {
+    let dies = r#"if [ "$RT_RANK" = 1 ]; then kill -KILL $$; fi; exit 0"#;
+    let output = rtrun(&["-n", "3", "/bin/sh", "-c", dies], &[]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    assert!(
+        message.contains("rank 1: killed by signal 9 (SIGKILL)"),
+        "{message}"
+    );
+    let output = rtrun(&["-n", "3", "--strict-deaths", "/bin/sh", "-c", dies], &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let exits = r#"if [ "$RT_RANK" = 2 ]; then exit 7; fi; exit 0"#;
+    let output = rtrun(&["-n", "3", "/bin/sh", "-c", exits], &[]);
+    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    let output = rtrun(&["-n", "2", "/bin/sh", "-c", "kill -KILL $$"], &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let help = Command::new(RTRUN).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains(rtrun::EXIT_STATUS_TABLE), "{help}");
+}
+
+/// `--timeout`: the job is stopped and rtrun exits 124.
+#[test]
+fn a_job_stopped_at_its_timeout_exits_124() {
+    let output = rtrun(&["-n", "1", "--timeout", "0.2", "/bin/sleep", "30"], &[]);
+    assert_eq!(output.status.code(), Some(124), "{}", stderr(&output));
 }

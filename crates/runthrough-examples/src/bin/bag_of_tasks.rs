@@ -11,8 +11,8 @@
 //! Exit status: 0 when the results equal the failure-free ones, 1 when they differ, 2 for a bad
 //! command line, 4 for any other error. Under rtrun the master (rank 0) checks the results and
 //! exits so, the workers exit 0 once told to stop, a worker killed by `--kill` ends its process
-//! at once with status 85 (which rtrun counts as an injected death), and rtrun's own status is 0
-//! only when every other rank exited 0.
+//! at once with status 85 (which rtrun counts as an injected death), and rtrun exits with the
+//! status of a rank that exits non-zero by itself, 0 when the others exit 0.
 
 use std::process::ExitCode;
 

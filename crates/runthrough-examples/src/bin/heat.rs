@@ -11,8 +11,8 @@
 //! differs, 2 for a bad command line, 3 when a block was lost (every copy on a failed rank),
 //! 4 for any other error. Under rtrun each surviving rank exits so (every survivor compares the
 //! field it assembled with the sequential reference it computes), a rank killed by `--kill`
-//! exits at once with status 85 (which rtrun counts as an injected death), and rtrun's own
-//! status is 0 only when every other rank exited 0.
+//! exits at once with status 85 (which rtrun counts as an injected death), and rtrun exits with the
+//! status of a rank that exits non-zero by itself, 0 when the others exit 0.
 
 use std::process::ExitCode;
 
