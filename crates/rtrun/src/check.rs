@@ -92,6 +92,13 @@ fn check_environment(job: &Job) -> Result<Vec<String>, String> {
             Some(setting) if setting.set_by_launcher() => warnings.push(format!(
                 "{name} is set by rtrun for each rank: the value {value:?} is replaced"
             )),
+            Some(Setting::Fault) => {
+                settings::check(&name, value).map_err(|e| e.to_string())?;
+                warnings.push(format!(
+                    "{name}={value:?} applies to every rank that --kill does not name \
+                     (--kill RANK@WHEN names one)"
+                ));
+            }
             Some(Setting::Bind) if job.bind.is_none() => {
                 check_bind(value, job).map_err(|e| format!("{name}={value:?}: {e}"))?;
             }

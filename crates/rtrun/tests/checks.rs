@@ -279,3 +279,45 @@ fn a_job_stopped_at_its_timeout_exits_124() {
     let output = rtrun(&["-n", "1", "--timeout", "0.2", "/bin/sleep", "30"], &[]);
     assert_eq!(output.status.code(), Some(124), "{}", stderr(&output));
 }
+
+/// A rank that another launcher started (Hydra, srun, or none) refuses a bad setting too:
+/// `runthrough::init()` returns `InitError::BadSetting` naming the variable and the value
+/// before it talks to anyone (rtrun-check prints it and exits 2), never a run of size 0.
+#[test]
+fn a_rank_refuses_bad_settings_at_init_whoever_started_it() {
+    const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+    for (name, value, want) in [
+        ("RT_UNEXPECTED_CAP", "0", "at least 1 byte"),
+        ("RT_UNEXPECTED_CAP", "abc", "a number of bytes"),
+        ("RT_HEARTBEAT", "garbage", "PERIOD_MS:TIMEOUT_MS"),
+        (
+            "RT_FAULT",
+            "frobnicate:3",
+            "unknown fault point `frobnicate`",
+        ),
+        ("RT_FAULT", "call:0", "count from 1"),
+        ("RT_PMI", "3", "PMI-1"),
+        ("RT_VERBOSE", "yes", "1 or 0"),
+    ] {
+        let mut command = Command::new(CHECK);
+        command.arg("ring");
+        for (other, _) in std::env::vars().filter(|(n, _)| n.starts_with("RT_")) {
+            command.env_remove(other);
+        }
+        // As if a launcher had started it: its rank variables are set, the setting is bad.
+        let output = command
+            .env("RT_RANK", "0")
+            .env("RT_SIZE", "2")
+            .env("RT_CONTROL", "127.0.0.1:9")
+            .env("RT_SECRET", "00".repeat(32))
+            .env(name, value)
+            .output()
+            .unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{name}={value}: {message}");
+        assert!(
+            message.contains(&format!("{name}={value:?}")) && message.contains(want),
+            "{name}={value}: {message}"
+        );
+    }
+}

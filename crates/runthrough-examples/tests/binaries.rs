@@ -102,7 +102,7 @@ fn heat_rejects_a_bad_command_line_with_exit_status_2() {
 /// The one fault grammar in the examples: a malformed fault, a rank outside the job, an
 /// iteration past the last, and a worker number beyond the last are refused with exit status
 /// 2 and a message naming them (issue 14: heat `--kill 3@500 --iterations 100` was ignored,
-/// bag `--kill 9@5` said "workers 1..8" for 1..7).
+/// `--buddies 9` on 8 ranks clamped, bag `--kill 9@5` said "workers 1..8" for 1..7).
 #[test]
 fn the_examples_refuse_faults_that_cannot_happen_naming_them() {
     let stderr =

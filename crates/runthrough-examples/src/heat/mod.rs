@@ -313,6 +313,14 @@ fn check(config: &Config) -> Result<Decomposition, HeatError> {
     if config.checkpoint_every == 0 {
         return Err(HeatError::Config("--checkpoint must be at least 1".into()));
     }
+    if config.buddies >= config.ranks as usize && config.ranks > 1 {
+        return Err(HeatError::Config(format!(
+            "--buddies {}: at most {} on {} ranks (each copy is on another rank)",
+            config.buddies,
+            config.ranks - 1,
+            config.ranks
+        )));
+    }
     let plan: FaultPlan = config
         .kills
         .iter()

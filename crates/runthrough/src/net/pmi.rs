@@ -477,11 +477,9 @@ pub fn from_env() -> Result<Pmi, PmiError> {
     stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
     let jobid = std::env::var(ENV_JOBID).ok();
     let version = match std::env::var(ENV_VERSION).ok().as_deref() {
-        Some(value) => match runthrough_core::settings::pmi(value) {
-            Ok(1) => Version::V1,
-            Ok(_) => Version::V2,
-            Err(e) => return Err(PmiError::BadArgument(e.to_string())),
-        },
+        Some("1") => Version::V1,
+        Some("2") => Version::V2,
+        Some(other) => return Err(PmiError::BadArgument(format!("{ENV_VERSION}={other:?}"))),
         None if jobid.is_some() => Version::V2,
         None => Version::V1,
     };
