@@ -2,22 +2,20 @@
 //! The checks behind the fuzz targets of runthrough's wire format (see README.md).
 //!
 //! `frame_decoder` feeds raw bytes to the transport's streaming decoder; `frame_roundtrip`
-//! builds frames from the input and checks encode / decode / truncation. Both go through
-//! `runthrough::fuzzing`, which mirrors the crate's private frame type (cargo feature
-//! `fuzzing`). The handshake frames (Hello, Challenge, Proof) go through the same decoder as
-//! everything else, under the transport's handshake limit of 256 bytes: both targets cover them.
+//! builds frames from the input and checks encode / decode / truncation. Both use the decoder,
+//! encoder and frame type of `runthrough_core::wire` directly. The handshake frames (Hello,
+//! Challenge, Proof) go through the same decoder as everything else, under the transport's
+//! handshake limit of 256 bytes: both targets cover them.
 
 use std::io::{self, Read};
 
 use arbitrary::{Result as AResult, Unstructured};
-use runthrough::fuzzing::{self, Decoder, Error, Frame, DEFAULT_MAX_FRAME, TOKEN};
 use runthrough_core::agreement::{Decision, Message, Summary};
+use runthrough_core::packet::{Lane, Packet};
+use runthrough_core::wire::{
+    self, Decoder, Frame, WireError, BUFFER, DEFAULT_MAX_FRAME, DIRECT_READ_THRESHOLD, TOKEN,
+};
 use runthrough_core::RankSet;
-
-/// The decoder's own buffer (wire.rs `BUFFER`): what it may hold before anything arrives.
-pub const BUFFER: usize = 64 << 10;
-/// A payload frame longer than this is read straight into its payload (wire.rs).
-pub const DIRECT_READ_THRESHOLD: usize = 16 << 10;
 /// The transport's limit during the handshake (tcp.rs `HANDSHAKE_MAX_FRAME`).
 pub const HANDSHAKE_MAX_FRAME: usize = 256;
 
@@ -130,6 +128,50 @@ impl Read for Chunked<'_> {
     }
 }
 
+/// Why bytes did not decode, in a form the checks compare (a [`WireError`] holds an
+/// `io::Error`, which does not compare).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A body length of 0 or above the limit.
+    Oversized(usize),
+    /// Any other error, as the transport would log it.
+    Other(String),
+}
+
+impl From<WireError> for Error {
+    fn from(e: WireError) -> Error {
+        match e {
+            WireError::Oversized(n) => Error::Oversized(n),
+            e => Error::Other(e.to_string()),
+        }
+    }
+}
+
+/// Decodes one frame body (the bytes after the length).
+pub fn decode_body(body: &[u8]) -> Result<Frame, Error> {
+    Ok(wire::decode_body(body)?)
+}
+
+/// The encoding of a packet frame written as the transport's writer does: a head, and the
+/// payload apart when it is `split_at` bytes or more. `None` for a frame that is not a packet.
+pub fn encode_split(frame: &Frame, split_at: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    let Frame::Packet(packet) = frame else {
+        return None;
+    };
+    let mut head = Vec::new();
+    let rest = wire::encode_packet_split(packet, &mut head, split_at).to_vec();
+    Some((head, rest))
+}
+
+/// The lane of a flow-control frame: collective or point-to-point.
+pub fn lane(collective: bool) -> Lane {
+    if collective {
+        Lane::Collective
+    } else {
+        Lane::Point
+    }
+}
+
 /// How a stream fed to a decoder ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum End {
@@ -195,7 +237,7 @@ pub fn run_decoder(stream: &[u8], chunking: Chunking, limits: Limits) -> Outcome
         match step {
             Ok(Some(frame)) => {
                 let mut bytes = Vec::new();
-                fuzzing::encode(&frame, &mut bytes);
+                wire::encode(&frame, &mut bytes);
                 assert!(
                     bytes.len() - 4 <= limit,
                     "frame of {} body bytes past the limit {limit}: {frame:?}",
@@ -215,7 +257,7 @@ pub fn run_decoder(stream: &[u8], chunking: Chunking, limits: Limits) -> Outcome
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => panic!("the test reader failed: {e}"),
             },
-            Err(e) => break End::Error(e),
+            Err(e) => break End::Error(e.into()),
         }
     };
     Outcome { frames, end }
@@ -241,15 +283,15 @@ pub fn decode_one(bytes: &[u8]) -> Result<Frame, String> {
 /// The encoding of one frame, length included.
 pub fn encoding(frame: &Frame) -> Vec<u8> {
     let mut out = Vec::new();
-    fuzzing::encode(frame, &mut out);
+    wire::encode(frame, &mut out);
     out
 }
 
 /// Bytes of a body before the payload, for the kinds that have one (kind byte included).
 pub fn payload_head(frame: &Frame) -> Option<usize> {
     match frame {
-        Frame::Data { .. } => Some(1 + 8 + 4 + 4),
-        Frame::Collective { .. } => Some(1 + 8 + 4 + 4 + 4),
+        Frame::Packet(Packet::Data { .. }) => Some(1 + 8 + 4 + 4),
+        Frame::Packet(Packet::Collective { .. }) => Some(1 + 8 + 4 + 4 + 4),
         _ => None,
     }
 }
@@ -257,7 +299,9 @@ pub fn payload_head(frame: &Frame) -> Option<usize> {
 /// `frame` with its payload cut to `n` bytes (a frame without payload unchanged).
 pub fn with_payload_cut(frame: &Frame, n: usize) -> Frame {
     let mut frame = frame.clone();
-    if let Frame::Data { payload, .. } | Frame::Collective { payload, .. } = &mut frame {
+    if let Frame::Packet(Packet::Data { payload, .. } | Packet::Collective { payload, .. }) =
+        &mut frame
+    {
         payload.truncate(n);
     }
     frame
@@ -297,7 +341,7 @@ pub fn decoder_target(data: &[u8]) {
         let len = u32::from_le_bytes(stream[at..at + 4].try_into().expect("4 bytes")) as usize;
         let original = &stream[at..at + 4 + len];
         let again = encoding(frame);
-        if let Frame::Agreement { message, .. } = frame {
+        if let Frame::Packet(Packet::Agreement { message, .. }) = frame {
             const HEAD: usize = 4 + 1 + 8 + 4 + 8;
             assert_eq!(again[4..HEAD], original[4..HEAD], "agreement head changed");
             assert_eq!(
@@ -336,10 +380,11 @@ pub fn describe_decoder_input(data: &[u8]) -> String {
     // Frame kinds, runs of one kind counted: "Data x200 Agreement".
     let mut runs: Vec<(String, usize)> = Vec::new();
     for (f, _) in &out.frames {
-        let kind: String = format!("{f:?}")
-            .chars()
-            .take_while(|c| c.is_alphanumeric())
-            .collect();
+        let debug = match f {
+            Frame::Packet(packet) => format!("{packet:?}"),
+            frame => format!("{frame:?}"),
+        };
+        let kind: String = debug.chars().take_while(|c| c.is_alphanumeric()).collect();
         match runs.last_mut() {
             Some((k, n)) if *k == kind => *n += 1,
             _ => runs.push((kind, 1)),
@@ -436,28 +481,28 @@ pub fn payload(u: &mut Unstructured) -> AResult<Vec<u8>> {
 pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
     let token = |u: &mut Unstructured| -> AResult<[u8; TOKEN]> { u.arbitrary() };
     Ok(match u.int_in_range(0..=11)? {
-        0 => Frame::Data {
+        0 => Frame::Packet(Packet::Data {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
             tag: u.arbitrary()?,
             payload: payload(u)?,
-        },
-        1 => Frame::Collective {
+        }),
+        1 => Frame::Packet(Packet::Collective {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
             epoch: u.arbitrary()?,
             sequence: u.arbitrary()?,
             payload: payload(u)?,
-        },
-        2 => Frame::Agreement {
+        }),
+        2 => Frame::Packet(Packet::Agreement {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
             seq: u.arbitrary()?,
             message: message(u)?,
-        },
-        3 => Frame::Revoke {
+        }),
+        3 => Frame::Packet(Packet::Revoke {
             context: u.arbitrary()?,
-        },
+        }),
         4 => Frame::Hello {
             rank: u.arbitrary()?,
             nonce: token(u)?,
@@ -475,13 +520,13 @@ pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
         9 => Frame::Suspect {
             rank: u.arbitrary()?,
         },
-        10 => Frame::Credit {
-            collective: u.arbitrary()?,
+        10 => Frame::Packet(Packet::Credit {
+            lane: lane(u.arbitrary()?),
             bytes: u.arbitrary()?,
-        },
-        _ => Frame::CreditWanted {
-            collective: u.arbitrary()?,
-        },
+        }),
+        _ => Frame::Packet(Packet::CreditWanted {
+            lane: lane(u.arbitrary()?),
+        }),
     })
 }
 
@@ -493,11 +538,7 @@ fn check_frame(frame: &Frame, u: &mut Unstructured) -> AResult<()> {
     let len = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) as usize;
     assert_eq!(len, bytes.len() - 4, "length prefix");
     let body = &bytes[4..];
-    assert_eq!(
-        fuzzing::decode_body(body).as_ref(),
-        Ok(frame),
-        "body roundtrip"
-    );
+    assert_eq!(decode_body(body).as_ref(), Ok(frame), "body roundtrip");
     assert_eq!(decode_one(&bytes).as_ref(), Ok(frame), "frame roundtrip");
 
     // Written as the transport's writer does, head and payload apart.
@@ -506,7 +547,7 @@ fn check_frame(frame: &Frame, u: &mut Unstructured) -> AResult<()> {
     } else {
         u.int_in_range(0..=64)?
     };
-    if let Some((mut head, rest)) = fuzzing::encode_split(frame, split_at) {
+    if let Some((mut head, rest)) = encode_split(frame, split_at) {
         head.extend_from_slice(&rest);
         assert_eq!(head, bytes, "split encoding (split at {split_at})");
     }
@@ -522,7 +563,7 @@ fn check_frame(frame: &Frame, u: &mut Unstructured) -> AResult<()> {
         cuts
     };
     for cut in cuts {
-        let got = fuzzing::decode_body(&body[..cut]);
+        let got = decode_body(&body[..cut]);
         match payload_head(frame) {
             Some(head) if cut >= head => assert_eq!(
                 got,
@@ -537,12 +578,16 @@ fn check_frame(frame: &Frame, u: &mut Unstructured) -> AResult<()> {
     let extra: u8 = u.arbitrary()?;
     let mut longer = body.to_vec();
     longer.push(extra);
-    let got = fuzzing::decode_body(&longer);
+    let got = decode_body(&longer);
     match frame.clone() {
-        Frame::Data { mut payload, .. } | Frame::Collective { mut payload, .. } => {
+        Frame::Packet(
+            Packet::Data { mut payload, .. } | Packet::Collective { mut payload, .. },
+        ) => {
             payload.push(extra);
             let mut want = frame.clone();
-            if let Frame::Data { payload: p, .. } | Frame::Collective { payload: p, .. } = &mut want
+            if let Frame::Packet(
+                Packet::Data { payload: p, .. } | Packet::Collective { payload: p, .. },
+            ) = &mut want
             {
                 *p = payload;
             }
@@ -559,7 +604,10 @@ fn check_frame(frame: &Frame, u: &mut Unstructured) -> AResult<()> {
     let mut at = 0;
     while at < bytes.len() {
         assert_eq!(
-            decoder.next_frame().as_ref().map(Option::is_some),
+            decoder
+                .next_frame()
+                .map(|f| f.is_some())
+                .map_err(Error::from),
             Ok(false),
             "a frame from a {at}-byte prefix"
         );
@@ -575,7 +623,7 @@ fn check_frame(frame: &Frame, u: &mut Unstructured) -> AResult<()> {
         at += step;
     }
     assert_eq!(
-        decoder.next_frame(),
+        decoder.next_frame().map_err(Error::from),
         Ok(Some(frame.clone())),
         "byte by byte"
     );
@@ -639,7 +687,7 @@ fn roundtrip(u: &mut Unstructured) -> AResult<()> {
     }
     let mut stream = Vec::new();
     for f in &frames {
-        fuzzing::encode(f, &mut stream);
+        wire::encode(f, &mut stream);
     }
     // The handshake limit for as many leading frames as fit in it, as on a new connection.
     let switch_after = frames

@@ -14,6 +14,10 @@
 //! - [`RankSet`]: a sparse sorted set of ranks, the representation of failed sets everywhere
 //!   (never a dense bitset of n bits: a million-rank job knows few failures).
 //! - [`matching`]: MPI receive matching with the failure rules of SPEC §3.1–3.2.
+//! - [`packet`]: what ranks send each other, whatever the transport, and [`wire`]: the frames
+//!   of the socket transports, their encoding and a streaming decoder that never panics.
+//! - [`flow`]: flow control of eager messages (credit windows per sender, receiver and lane).
+//! - [`fence`]: the fencing rule of SPEC §1 (when a suspected rank enters the detector output).
 //! - [`Error`]: the error classes of MPI and ULFM as one enum.
 //! - [`fault`]: fault plans in their one grammar (`2@0.5`, `1@call:8`, `3@validate_global:2:1`)
 //!   and the [`fault::Injector`] that says whether a rank dies at a point of its calls.
@@ -34,11 +38,15 @@
 pub mod agreement;
 mod error;
 pub mod fault;
+pub mod fence;
+pub mod flow;
 pub mod matching;
+pub mod packet;
 mod rank_set;
 mod rank_state;
 pub mod settings;
 mod view;
+pub mod wire;
 
 pub use agreement::{Agreement, AgreementSeries, Contribution, Decision, Participants};
 pub use error::{Error, ErrorClass, Result};

@@ -1,6 +1,10 @@
 //! Runs one operation many times on 2 in-process ranks, for instruction counting under
 //! `valgrind --tool=callgrind` (repeatable where wall-clock times are not):
 //! `cargo run --release -p runthrough --example op_cost -- validate_global 10000`.
+//!
+//! Operations: `validate_global`, `agree`, `all_reduce`, `barrier`, and `send_recv` (a ping-pong
+//! of one 8-byte message each way between ranks 0 and 1, blocking `send` and `recv`; other
+//! ranks idle).
 use runthrough::Op;
 
 fn main() {
@@ -22,6 +26,20 @@ fn main() {
                     world.all_reduce(&[1u64], &mut out, Op::Sum)?;
                 }
                 "barrier" => world.barrier()?,
+                "send_recv" => {
+                    let mut buf = [0u64];
+                    match world.rank() {
+                        0 => {
+                            world.send(&[1u64], 1, 0)?;
+                            world.recv(&mut buf, 1u32, 0)?;
+                        }
+                        1 => {
+                            world.recv(&mut buf, 0u32, 0)?;
+                            world.send(&buf, 0, 0)?;
+                        }
+                        _ => {}
+                    }
+                }
                 other => panic!("unknown operation {other}"),
             }
         }

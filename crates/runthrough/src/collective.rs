@@ -17,7 +17,7 @@ use runthrough_core::{Error, Rank, Result};
 use crate::comm::{Comm, SlotPoll};
 use crate::engine::Slot;
 use crate::flow;
-use crate::packet::{Lane, Packet, Payload};
+use runthrough_core::packet::{Lane, Packet, Payload};
 
 /// One collective call in progress at this rank.
 #[derive(Debug)]

@@ -11,9 +11,9 @@ use runthrough_core::{Error, FailureView, Rank, Result};
 
 use crate::engine::{Engine, Received, Slot};
 use crate::flow::{self, FlowStats};
-use crate::packet::{ContextId, Lane, Packet, Payload};
 use crate::process::Process;
 use crate::request::Request;
+use runthrough_core::packet::{ContextId, Lane, Packet, Payload};
 
 /// The largest tag an application may use (`MPI_TAG_UB`).
 pub const TAG_UB: i32 = i32::MAX;

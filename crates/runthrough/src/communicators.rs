@@ -67,8 +67,8 @@ use crate::collectives::bruck_all_gather;
 use crate::comm::Comm;
 use crate::engine::{CommState, Engine, Members};
 use crate::group::Group;
-use crate::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 use crate::validate::ActiveCall;
+use runthrough_core::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 
 /// Creation flag bit: the parent is not revoked at the contributing rank.
 pub(crate) const NOT_REVOKED: u32 = 1;

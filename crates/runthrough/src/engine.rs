@@ -17,8 +17,10 @@ use runthrough_core::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
 
 use crate::flow::{self, Flow};
-use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT};
 use crate::signal::Signal;
+use runthrough_core::packet::{
+    ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT,
+};
 
 /// A communicator's members: comm rank -> world rank.
 #[derive(Debug, Clone)]
@@ -615,7 +617,7 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
         let engine = Engine::new(world_rank, world_size);
-        let transmit_ready = engine.flow.ready_flag();
+        let transmit_ready = engine.flow.ready_flag().shared();
         Endpoint {
             transmit_ready,
             world_rank,

@@ -37,12 +37,8 @@ mod comm;
 mod communicators;
 mod engine;
 mod flow;
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing;
 mod group;
 pub mod net;
-mod packet;
 mod process;
 mod request;
 mod signal;
@@ -50,7 +46,6 @@ mod transport;
 mod ulfm;
 mod universe;
 mod validate;
-mod wire;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};

@@ -7,8 +7,8 @@ use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use crate::engine::{Endpoint, Engine};
-use crate::packet::{ContextId, Outgoing};
 use crate::transport::Transport;
+use runthrough_core::packet::{ContextId, Outgoing};
 
 /// The payload a killed rank's thread unwinds with (never seen by the application: the universe
 /// catches it and reports the rank as killed).

@@ -11,7 +11,7 @@ use std::fmt::Debug;
 use std::sync::{Arc, RwLock};
 
 use crate::engine::Endpoint;
-use crate::packet::{Outgoing, Packet};
+use runthrough_core::packet::{Outgoing, Packet};
 
 /// What the runtime needs from a transport.
 pub(crate) trait Transport: Send + Sync + Debug {

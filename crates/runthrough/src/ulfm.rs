@@ -37,8 +37,8 @@ use runthrough_core::{FailureView, Rank, Result};
 use crate::comm::Comm;
 use crate::communicators::{derive_context, Kind, Plan, ID_FREE};
 use crate::engine::Members;
-use crate::packet::Outgoing;
 use crate::validate::ActiveCall;
+use runthrough_core::packet::Outgoing;
 
 impl Comm {
     /// Revokes the communicator at every member (`MPIX_Comm_revoke`, SPEC §3.5): every pending

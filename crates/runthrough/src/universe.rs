@@ -11,9 +11,9 @@ use runthrough_core::Rank;
 
 use crate::comm::Comm;
 use crate::engine::Endpoint;
-use crate::packet::WORLD_CONTEXT;
 use crate::process::{Killed, Process};
 use crate::transport::{InProcess, Transport};
+use runthrough_core::packet::WORLD_CONTEXT;
 
 /// Starts building an in-process job of `n` ranks (`n >= 1`).
 ///

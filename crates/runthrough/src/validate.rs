@@ -8,8 +8,8 @@ use runthrough_core::agreement::{Contribution, Decision};
 use runthrough_core::{Error, FailureView, RankState, Result};
 
 use crate::comm::Comm;
-use crate::packet::Outgoing;
 use crate::request::AgreementRequest;
+use runthrough_core::packet::Outgoing;
 
 /// Marks a communicator as running a collective call for as long as it lives.
 pub(crate) struct ActiveCall<'a> {

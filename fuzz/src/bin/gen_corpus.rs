@@ -14,8 +14,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use runthrough::fuzzing::{encode, Frame, TOKEN};
 use runthrough_core::agreement::{Decision, Message, Summary};
+use runthrough_core::packet::{Lane, Packet};
+use runthrough_core::wire::{encode, Frame, TOKEN};
 use runthrough_core::RankSet;
 use runthrough_fuzz::{decoder_target, describe_decoder_input, roundtrip_target, Rng};
 
@@ -81,56 +82,59 @@ fn kinds() -> Vec<(String, Frame)> {
     let mut frames = vec![
         (
             "data".to_string(),
-            Frame::Data {
+            Frame::Packet(Packet::Data {
                 context: 0,
                 source: 1,
                 tag: -7,
                 payload: b"hello, rank 0".to_vec(),
-            },
+            }),
         ),
         (
             "data-empty".to_string(),
-            Frame::Data {
+            Frame::Packet(Packet::Data {
                 context: u64::MAX,
                 source: u32::MAX,
                 tag: i32::MAX,
                 payload: vec![],
-            },
+            }),
         ),
         (
             "collective".to_string(),
-            Frame::Collective {
+            Frame::Packet(Packet::Collective {
                 context: 5,
                 source: 2,
                 epoch: 1,
                 sequence: 9,
                 payload: vec![0xab; 40],
-            },
+            }),
         ),
     ];
     for (name, message) in messages() {
         frames.push((
             format!("agreement-{name}"),
-            Frame::Agreement {
+            Frame::Packet(Packet::Agreement {
                 context: 3,
                 source: 4,
                 seq: 1 << 63 | 2,
                 message,
-            },
+            }),
         ));
     }
     frames.extend([
-        ("revoke".to_string(), Frame::Revoke { context: 12 }),
+        (
+            "revoke".to_string(),
+            Frame::Packet(Packet::Revoke { context: 12 }),
+        ),
         (
             "credit".to_string(),
-            Frame::Credit {
-                collective: true,
+            Frame::Packet(Packet::Credit {
+                lane: Lane::Collective,
                 bytes: 1 << 22,
-            },
+            }),
         ),
         (
             "credit-wanted".to_string(),
-            Frame::CreditWanted { collective: false },
+            Frame::Packet(Packet::CreditWanted { lane: Lane::Point }),
         ),
         (
             "hello".to_string(),
@@ -241,12 +245,12 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
     // compacted when a frame reaches past its end). Both in reads as large as can be: smaller
     // reads often end on a frame boundary, which empties the buffer.
     let mut rng = Rng::new(1);
-    let direct = Frame::Data {
+    let direct = Frame::Packet(Packet::Data {
         context: 1,
         source: 0,
         tag: 0,
         payload: (0..17_000).map(|_| rng.next_u64() as u8).collect(),
-    };
+    });
     seeds.push((
         "data-direct-17k".into(),
         with_control(
@@ -255,7 +259,7 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
             &bytes_of(&[&direct, &Frame::Heartbeat]),
         ),
     ));
-    let long = Frame::Agreement {
+    let long = Frame::Packet(Packet::Agreement {
         context: 0,
         source: 0,
         seq: 0,
@@ -265,12 +269,14 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
                 ..Decision::default()
             },
         },
-    };
-    let small = |i: usize| Frame::Data {
-        context: 0,
-        source: i as u32,
-        tag: 0,
-        payload: vec![i as u8; i % 23],
+    });
+    let small = |i: usize| {
+        Frame::Packet(Packet::Data {
+            context: 0,
+            source: i as u32,
+            tag: 0,
+            payload: vec![i as u8; i % 23],
+        })
     };
     let smalls: Vec<Frame> = (0..200).map(small).collect();
     let mut stream: Vec<&Frame> = smalls.iter().collect();
@@ -335,12 +341,12 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
             raw_agreement(&[1, 0x80, 0x00]),
         ),
         ("bad-handshake-oversized", limits(L256, 1, L1M), {
-            bytes_of(&[&Frame::Data {
+            bytes_of(&[&Frame::Packet(Packet::Data {
                 context: 0,
                 source: 0,
                 tag: 0,
                 payload: vec![7; 300],
-            }])
+            })])
         }),
     ];
     let mut truncated = bytes_of(&[find("challenge")]);

@@ -9,7 +9,7 @@
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::wire::TOKEN;
+use runthrough_core::wire::TOKEN;
 
 type HmacSha256 = Hmac<Sha256>;
 

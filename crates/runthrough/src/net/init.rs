@@ -11,8 +11,8 @@ use runthrough_core::fault::Trigger;
 use runthrough_core::settings::{self, SettingError, Transport};
 
 use crate::engine::Endpoint;
-use crate::packet::WORLD_CONTEXT;
 use crate::process::Process;
+use runthrough_core::packet::WORLD_CONTEXT;
 
 use super::launch::{self, JobSecret};
 use super::local;

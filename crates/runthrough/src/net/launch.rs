@@ -165,7 +165,7 @@ pub fn accept_registration(
     let address = words.next().ok_or_else(|| bad("no address"))?.to_string();
     let mac = words
         .next()
-        .and_then(auth::unhex::<{ crate::wire::TOKEN }>)
+        .and_then(auth::unhex::<{ runthrough_core::wire::TOKEN }>)
         .ok_or_else(|| bad("no proof"))?;
     if words.next().is_some() {
         return Err(bad("trailing words"));
@@ -187,7 +187,7 @@ pub(crate) fn register(
     let line = read_line(stream)?;
     let nonce = line
         .strip_prefix("challenge ")
-        .and_then(auth::unhex::<{ crate::wire::TOKEN }>)
+        .and_then(auth::unhex::<{ runthrough_core::wire::TOKEN }>)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "expected a challenge"))?;
     let mac = auth::prove(
         &secret.0,

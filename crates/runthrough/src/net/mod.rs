@@ -10,7 +10,6 @@
 
 mod auth;
 mod bind;
-mod fence;
 mod init;
 pub mod launch;
 mod local;

@@ -26,7 +26,7 @@
 //! a large payload is written straight from the packet.
 //!
 //! # Failures (SPEC §1, §4)
-//! Suspicion and failure are apart ([`super::fence`] holds the rule and its state):
+//! Suspicion and failure are apart ([`runthrough_core::fence`] holds the rule and its state):
 //! - **Suspected**: a connection that ends, fails, times out (no heartbeat for the timeout, or a
 //!   write stuck that long) or carries a malformed frame, and a peer that does not connect in
 //!   time. This rank *fences* the peer at once: it drops the connection and ignores the peer
@@ -37,7 +37,7 @@
 //!   not reported: the launcher sees the exit itself when the process died.
 //! - **Failed** (the detector output, `Endpoint::peer_failed`): the failure is *confirmed* (a
 //!   launcher's `failed` line: it saw the process end or killed it), or the peer is fenced by a
-//!   majority of the ranks this rank believes alive (counted as [`super::fence`] says), or a
+//!   majority of the ranks this rank believes alive (counted as [`runthrough_core::fence`] says), or a
 //!   peer says it has the rank in its output (`FailureNotice`, sent by a rank that decided by
 //!   majority). A closed connection alone is not a confirmation, even on one host: a peer that
 //!   fenced this rank closes its connection too, and this rank must not take that for a death
@@ -67,12 +67,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::engine::Endpoint;
-use crate::packet::{Outgoing, Packet};
 use crate::transport::Transport;
-use crate::wire::{self, Decoder, Frame, WireError, TOKEN};
+use runthrough_core::fence::{Change, Fence, Reason};
+use runthrough_core::packet::{Outgoing, Packet};
+use runthrough_core::wire::{self, Decoder, Frame, WireError, TOKEN};
 
 use super::auth::{self, Role, Secret};
-use super::fence::{Change, Fence, Reason};
 use super::launch;
 use super::stream::{Address, Listener, Stream, UnixSocket};
 

@@ -35,17 +35,25 @@
 
 use std::collections::BTreeMap;
 
-use runthrough_core::RankSet;
+use crate::RankSet;
 
 /// Why a rank entered the detector output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
+pub enum Reason {
     /// A launcher saw its process end, or killed it.
     Confirmed,
     /// Fenced by `voters` of the `alive` ranks believed alive (a majority).
-    Majority { voters: u32, alive: u32 },
+    Majority {
+        /// The votes that counted.
+        voters: u32,
+        /// The ranks believed alive then.
+        alive: u32,
+    },
     /// Rank `by` said it entered its own output.
-    Peer { by: u32 },
+    Peer {
+        /// The peer.
+        by: u32,
+    },
 }
 
 impl std::fmt::Display for Reason {
@@ -63,18 +71,18 @@ impl std::fmt::Display for Reason {
 
 /// What one event changed.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Change {
+pub struct Change {
     /// This rank fenced this rank just now: drop its connection and send the vote.
-    pub(crate) fenced: Option<u32>,
+    pub fenced: Option<u32>,
     /// These ranks entered the detector output, in this order.
-    pub(crate) entered: Vec<(u32, Reason)>,
+    pub entered: Vec<(u32, Reason)>,
     /// This rank learned that it was fenced, from this rank (`None`: from its launcher).
-    pub(crate) fenced_here: Option<Option<u32>>,
+    pub fenced_here: Option<Option<u32>>,
 }
 
 /// One rank's fencing state.
 #[derive(Debug)]
-pub(crate) struct Fence {
+pub struct Fence {
     me: u32,
     /// Fenced by this rank (a superset of `output`).
     fenced: Vec<bool>,
@@ -87,7 +95,8 @@ pub(crate) struct Fence {
 }
 
 impl Fence {
-    pub(crate) fn new(me: u32, size: u32) -> Self {
+    /// The state of rank `me` of a job of `size` ranks: nobody fenced, nobody in the output.
+    pub fn new(me: u32, size: u32) -> Self {
         Fence {
             me,
             fenced: vec![false; size as usize],
@@ -106,34 +115,32 @@ impl Fence {
     }
 
     /// Whether this rank fenced `rank` (or has it in its output).
-    #[cfg(test)]
-    pub(crate) fn is_fenced(&self, rank: u32) -> bool {
+    pub fn is_fenced(&self, rank: u32) -> bool {
         self.fenced.get(rank as usize).copied().unwrap_or(false)
     }
 
     /// Whether `rank` is in the detector output.
-    #[cfg(test)]
-    pub(crate) fn in_output(&self, rank: u32) -> bool {
+    pub fn in_output(&self, rank: u32) -> bool {
         self.output.get(rank as usize).copied().unwrap_or(false)
     }
 
     /// The number of ranks believed alive (not in the output), this one included.
-    pub(crate) fn alive(&self) -> u32 {
+    pub fn alive(&self) -> u32 {
         self.alive
     }
 
     /// The ranks of `alive` this rank still talks to: itself and the ones it has not fenced.
-    pub(crate) fn reachable(&self) -> u32 {
+    pub fn reachable(&self) -> u32 {
         self.fenced.iter().filter(|&&f| !f).count() as u32
     }
 
     /// Whether this rank reaches a majority of the ranks it believes alive.
-    pub(crate) fn has_majority(&self) -> bool {
+    pub fn has_majority(&self) -> bool {
         2 * self.reachable() > self.alive
     }
 
     /// This rank suspects `rank` itself.
-    pub(crate) fn suspect(&mut self, rank: u32) -> Change {
+    pub fn suspect(&mut self, rank: u32) -> Change {
         let mut change = Change::default();
         if rank == self.me || !self.valid(rank) || self.output[rank as usize] {
             return change;
@@ -145,7 +152,7 @@ impl Fence {
 
     /// Rank `voter` says it fenced `rank`. Unless it has already, this rank fences `rank` too
     /// (it learned of the suspicion): that is its own vote.
-    pub(crate) fn vote(&mut self, voter: u32, rank: u32) -> Change {
+    pub fn vote(&mut self, voter: u32, rank: u32) -> Change {
         let mut change = Change::default();
         if !self.valid(voter) || !self.valid(rank) || voter == self.me || voter == rank {
             return change;
@@ -167,7 +174,7 @@ impl Fence {
     }
 
     /// A launcher confirmed that `rank`'s process ended.
-    pub(crate) fn confirm(&mut self, rank: u32) -> Change {
+    pub fn confirm(&mut self, rank: u32) -> Change {
         let mut change = Change::default();
         if !self.valid(rank) {
             return change;
@@ -184,7 +191,7 @@ impl Fence {
     }
 
     /// Rank `by` says `rank` entered its detector output.
-    pub(crate) fn decided_by_peer(&mut self, by: u32, rank: u32) -> Change {
+    pub fn decided_by_peer(&mut self, by: u32, rank: u32) -> Change {
         let mut change = Change::default();
         if !self.valid(by) || !self.valid(rank) || by == self.me || self.fenced[by as usize] {
             return change;

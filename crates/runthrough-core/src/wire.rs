@@ -34,15 +34,15 @@
 
 use std::io::{self, Read};
 
-use runthrough_core::agreement::Message;
+use crate::agreement::Message;
 
 use crate::packet::{Lane, Packet};
 
 /// Length of a MAC or a nonce in the handshake (HMAC-SHA256).
-pub(crate) const TOKEN: usize = 32;
+pub const TOKEN: usize = 32;
 
 /// The largest frame body a decoder accepts by default: 1 GiB.
-pub(crate) const DEFAULT_MAX_FRAME: usize = 1 << 30;
+pub const DEFAULT_MAX_FRAME: usize = 1 << 30;
 
 const KIND_DATA: u8 = 1;
 const KIND_COLLECTIVE: u8 = 2;
@@ -63,43 +63,58 @@ const DATA_HEAD: usize = 1 + 8 + 4 + 4;
 const COLLECTIVE_HEAD: usize = 1 + 8 + 4 + 4 + 4;
 
 /// A payload frame longer than this is read straight into its payload buffer (no second copy).
-const DIRECT_READ_THRESHOLD: usize = 16 << 10;
+pub const DIRECT_READ_THRESHOLD: usize = 16 << 10;
 /// The decoder's buffer size.
-const BUFFER: usize = 64 << 10;
+pub const BUFFER: usize = 64 << 10;
 
 /// One frame.
-#[derive(Debug)]
-pub(crate) enum Frame {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
     /// Traffic for the engine.
     Packet(Packet),
     /// Handshake, from the connecting rank: who it is and a fresh nonce.
-    Hello { rank: u32, nonce: [u8; TOKEN] },
+    Hello {
+        /// The connecting rank's world rank.
+        rank: u32,
+        /// Its fresh nonce.
+        nonce: [u8; TOKEN],
+    },
     /// Handshake, from the accepting rank: who it is, a fresh nonce, and its proof over the
     /// hello's nonce.
     Challenge {
+        /// The accepting rank's world rank.
         rank: u32,
+        /// Its fresh nonce.
         nonce: [u8; TOKEN],
+        /// Its proof over the hello's nonce.
         mac: [u8; TOKEN],
     },
     /// Handshake, from the connecting rank: its proof over the challenge's nonce.
-    Proof { mac: [u8; TOKEN] },
+    Proof {
+        /// The proof.
+        mac: [u8; TOKEN],
+    },
     /// Liveness, sent every heartbeat period whatever the traffic.
     Heartbeat,
     /// World rank `rank` is in the sender's detector output: its failure was confirmed, or it
     /// was fenced by a majority (knowledge spreads, SPEC §1).
-    FailureNotice { rank: u32 },
+    FailureNotice {
+        /// The failed world rank.
+        rank: u32,
+    },
     /// The sender fenced world rank `rank`: its vote that `rank` failed (SPEC §1).
-    Suspect { rank: u32 },
+    Suspect {
+        /// The suspected world rank.
+        rank: u32,
+    },
 }
 
 /// Why bytes did not decode into a frame.
 #[derive(Debug)]
-pub(crate) enum WireError {
+pub enum WireError {
     /// Reading failed, or the stream ended inside a frame (made by callers that read).
-    #[cfg_attr(not(test), allow(dead_code))]
     Io(io::Error),
     /// The stream ended cleanly between two frames (made by callers that read).
-    #[cfg_attr(not(test), allow(dead_code))]
     Closed,
     /// A body length of 0 or above the limit.
     Oversized(usize),
@@ -134,7 +149,7 @@ fn finish(out: &mut [u8], at: usize, after: usize) {
 }
 
 /// Appends the frame of `packet` to `out`.
-pub(crate) fn encode_packet(packet: &Packet, out: &mut Vec<u8>) {
+pub fn encode_packet(packet: &Packet, out: &mut Vec<u8>) {
     let rest = encode_packet_split(packet, out, usize::MAX);
     debug_assert!(rest.is_empty());
 }
@@ -142,11 +157,7 @@ pub(crate) fn encode_packet(packet: &Packet, out: &mut Vec<u8>) {
 /// Appends the frame of `packet` to `out`, except a payload of `split_at` bytes or more: that
 /// one is returned, to be written right after `out` (the frame's length counts it), which saves
 /// copying a large payload.
-pub(crate) fn encode_packet_split<'a>(
-    packet: &'a Packet,
-    out: &mut Vec<u8>,
-    split_at: usize,
-) -> &'a [u8] {
+pub fn encode_packet_split<'a>(packet: &'a Packet, out: &mut Vec<u8>, split_at: usize) -> &'a [u8] {
     let at = begin(out);
     // Exhaustive on purpose: a new packet kind fails to compile until it has a wire encoding.
     let payload: &[u8] = match packet {
@@ -217,7 +228,7 @@ pub(crate) fn encode_packet_split<'a>(
 }
 
 /// Appends `frame` to `out`.
-pub(crate) fn encode(frame: &Frame, out: &mut Vec<u8>) {
+pub fn encode(frame: &Frame, out: &mut Vec<u8>) {
     if let Frame::Packet(packet) = frame {
         return encode_packet(packet, out);
     }
@@ -365,7 +376,7 @@ impl PayloadHead {
 }
 
 /// Decodes one frame body (the bytes after the length).
-pub(crate) fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
+pub fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
     if let Some((head, at)) = PayloadHead::parse(body)? {
         return Ok(Frame::Packet(head.with_payload(body[at..].to_vec())));
     }
@@ -411,7 +422,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
 
 /// Decodes a whole buffer that must hold exactly one frame, length included.
 #[cfg(test)]
-pub(crate) fn decode(bytes: &[u8]) -> Result<Frame, WireError> {
+pub fn decode(bytes: &[u8]) -> Result<Frame, WireError> {
     let mut decoder = Decoder::new(DEFAULT_MAX_FRAME);
     let mut input = bytes;
     loop {
@@ -444,7 +455,7 @@ struct DirectRead {
 /// Small frames are decoded from one reused buffer (their payload is copied once into its own
 /// vector); a large data or collective payload is read straight into its vector.
 #[derive(Debug)]
-pub(crate) struct Decoder {
+pub struct Decoder {
     buffer: Vec<u8>,
     start: usize,
     end: usize,
@@ -454,7 +465,7 @@ pub(crate) struct Decoder {
 
 impl Decoder {
     /// A decoder that refuses bodies longer than `max_frame` bytes.
-    pub(crate) fn new(max_frame: usize) -> Self {
+    pub fn new(max_frame: usize) -> Self {
         Decoder {
             buffer: vec![0; BUFFER],
             start: 0,
@@ -465,24 +476,22 @@ impl Decoder {
     }
 
     /// Changes the longest body accepted from now on.
-    pub(crate) fn set_max_frame(&mut self, max_frame: usize) {
+    pub fn set_max_frame(&mut self, max_frame: usize) {
         self.max_frame = max_frame;
     }
 
     /// Whether no partial frame is held.
-    #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn is_idle(&self) -> bool {
+    pub fn is_idle(&self) -> bool {
         self.direct.is_none() && self.start == self.end
     }
 
     /// The bytes held allocated: the buffer, and a payload being read straight into its vector.
-    #[cfg(feature = "fuzzing")]
-    pub(crate) fn allocated(&self) -> usize {
+    pub fn allocated(&self) -> usize {
         self.buffer.len() + self.direct.as_ref().map_or(0, |d| d.payload.len())
     }
 
     /// Reads once from `source` into the decoder (`Ok(0)` at end of stream).
-    pub(crate) fn read_from(&mut self, source: &mut impl Read) -> io::Result<usize> {
+    pub fn read_from(&mut self, source: &mut impl Read) -> io::Result<usize> {
         if let Some(direct) = self.direct.as_mut() {
             let n = source.read(&mut direct.payload[direct.filled..])?;
             direct.filled += n;
@@ -512,7 +521,7 @@ impl Decoder {
     ///
     /// # Errors
     /// A [`WireError`] for input that is not a frame; the decoder is then unusable.
-    pub(crate) fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
         if let Some(direct) = &self.direct {
             if direct.filled < direct.payload.len() {
                 return Ok(None);
@@ -583,9 +592,9 @@ impl Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agreement::{Decision, Summary};
+    use crate::RankSet;
     use proptest::prelude::*;
-    use runthrough_core::agreement::{Decision, Summary};
-    use runthrough_core::RankSet;
 
     fn rank_set() -> impl Strategy<Value = RankSet> {
         proptest::collection::btree_set(0u32..10_000, 0..20)

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! What ranks send each other, whatever the transport.
 
-use runthrough_core::agreement::Message;
-use runthrough_core::Rank;
+use crate::agreement::Message;
+use crate::Rank;
 
 /// Identifies a communicator in every rank that holds it; the same number everywhere.
-pub(crate) type ContextId = u64;
+pub type ContextId = u64;
 
 /// The world communicator's context.
-pub(crate) const WORLD_CONTEXT: ContextId = 0;
+pub const WORLD_CONTEXT: ContextId = 0;
 
 /// A message's bytes.
-pub(crate) type Payload = Vec<u8>;
+pub type Payload = Vec<u8>;
 
 /// One unit of traffic between two ranks.
-#[derive(Debug)]
-pub(crate) enum Packet {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Packet {
     /// An application (or collective) message.
     Data {
         /// The communicator.
@@ -78,7 +78,7 @@ pub(crate) enum Packet {
 /// The two kinds of eager traffic that flow control keeps apart (`crate::flow`): a flood of one
 /// never holds up the other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lane {
+pub enum Lane {
     /// Point-to-point messages ([`Packet::Data`]).
     Point = 0,
     /// Collective messages ([`Packet::Collective`]).
@@ -87,15 +87,17 @@ pub(crate) enum Lane {
 
 impl Lane {
     /// Both lanes, in index order.
-    pub(crate) const ALL: [Lane; 2] = [Lane::Point, Lane::Collective];
+    pub const ALL: [Lane; 2] = [Lane::Point, Lane::Collective];
 
     /// The lane's index in per-lane arrays (and its wire byte).
-    pub(crate) fn index(self) -> usize {
+    #[inline]
+    pub fn index(self) -> usize {
         self as usize
     }
 
     /// The lane of a wire byte.
-    pub(crate) fn from_index(index: u8) -> Option<Lane> {
+    #[inline]
+    pub fn from_index(index: u8) -> Option<Lane> {
         match index {
             0 => Some(Lane::Point),
             1 => Some(Lane::Collective),
@@ -106,7 +108,7 @@ impl Lane {
 
 /// The bit of [`Packet::Agreement`]'s `seq` that marks an agreement of the creation series
 /// (`dup`, `split`, `create`) rather than of `validate_global` / `agree` / `shrink`.
-pub(crate) const CREATION_SERIES: u64 = 1 << 63;
+pub const CREATION_SERIES: u64 = 1 << 63;
 
 /// Packets to send: (destination world rank, packet).
-pub(crate) type Outgoing = Vec<(u32, Packet)>;
+pub type Outgoing = Vec<(u32, Packet)>;
