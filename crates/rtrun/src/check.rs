@@ -112,7 +112,7 @@ fn check_environment(job: &Job) -> Result<Vec<String>, String> {
 /// wrappers (another network namespace may have interfaces this one has not).
 fn check_bind(spec: &str, job: &Job) -> Result<(), String> {
     settings::bind(spec).map_err(|e| e.reason)?;
-    match runthrough::net::bind_address(spec) {
+    match runthrough_net::bind_address(spec) {
         Ok(_) => Ok(()),
         Err(_) if !job.wrappers.is_empty() => Ok(()),
         Err(e) => Err(e.to_string()),

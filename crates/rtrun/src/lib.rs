@@ -2,7 +2,7 @@
 //! rtrun: the launcher of multi-process runthrough jobs on one host (SPEC §4).
 //!
 //! [`run`] starts `size` processes of one program, each with the environment of
-//! [`runthrough::net::launch`] (its rank, the job size, the control address, a fresh random job
+//! [`runthrough_net::launch`] (its rank, the job size, the control address, a fresh random job
 //! secret), runs the rendezvous (every rank registers its listener over an authenticated
 //! loopback control connection and gets the table of all addresses back), forwards the ranks'
 //! output line by line, and watches them: a rank's exit is a *confirmed* failure that rtrun
@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use runthrough::net::launch::{self, JobSecret, RankMessage};
+use runthrough_net::launch::{self, JobSecret, RankMessage};
 
 mod check;
 pub use check::{check, find_program};
@@ -87,7 +87,7 @@ pub struct Job {
     /// Setting this stops the job (every rank killed), e.g. from a Ctrl-C handler.
     pub stop: Option<Arc<AtomicBool>>,
     /// Where the ranks' listeners and rtrun's control listener bind: an IP address,
-    /// `route:HOST` or an interface name ([`runthrough::net::bind_address`]); `None`: loopback.
+    /// `route:HOST` or an interface name ([`runthrough_net::bind_address`]); `None`: loopback.
     /// Each rank resolves it in its own network namespace.
     pub bind: Option<String>,
     /// Command prefixes: rank `r` runs `wrapper... PROGRAM ARGS` (see [`Job::rank_wrapper`]).
@@ -495,7 +495,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
     let size = job.size;
     let secret = JobSecret::random();
     let control_ip = match &job.bind {
-        Some(spec) => runthrough::net::bind_address(spec)?,
+        Some(spec) => runthrough_net::bind_address(spec)?,
         None => std::net::Ipv4Addr::LOCALHOST.into(),
     };
     let listener = TcpListener::bind((control_ip, 0))?;

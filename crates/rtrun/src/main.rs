@@ -7,7 +7,7 @@
 //! (`rtrun::check`), forwards their output, injects the faults asked for, prints who failed,
 //! how and when, and exits as `rtrun::EXIT_STATUS_TABLE` says: 0 when at least one rank exited
 //! 0 and every other rank died (a death the job survived does not fail it). A rank that exits
-//! with status 85 (`runthrough::net::launch::EXIT_INJECTED`) was killed on purpose by its own
+//! with status 85 (`runthrough_net::launch::EXIT_INJECTED`) was killed on purpose by its own
 //! program.
 
 use std::ffi::OsString;

@@ -10,12 +10,15 @@
 //! (`/tmp/runthrough-slurm/slurm.conf`). Every job is bounded by a time-out, runs on loopback,
 //! and only the process group this test started is signalled.
 
-use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
+mod support;
+
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use support::{Job, Stream};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
 const SUPERVISE: &str = env!("CARGO_BIN_EXE_rt-supervise");
@@ -29,7 +32,7 @@ const KILL_RANK_2: &str =
 
 /// Ranks 1 and 2 of 3 die at their second call: rank 0 is left alone, with no majority to fence
 /// them by, so it goes on only if it confirms their deaths (same host: it sees their processes
-/// end, `net/local.rs`).
+/// end, `runthrough_net::local`).
 const KILL_RANKS_1_AND_2: &str =
     r#"case "$PMI_RANK" in 1|2) export RT_FAULT=call:2;; esac; exec "$0" "$@""#;
 
@@ -59,57 +62,26 @@ impl Outcome {
     }
 }
 
-/// Runs `command` in its own process group, bounded by [`JOB_LIMIT`]: at the limit the group
-/// gets SIGTERM, then SIGKILL.
+/// Runs `command` in its own process group, bounded by [`JOB_LIMIT`] (the group is ended if
+/// the test ends first).
 fn run(command: &mut Command) -> Outcome {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for variable in ["RT_RANK", "RT_SIZE", "RT_CONTROL", "RT_SECRET", "RT_FAULT"] {
         command.env_remove(variable);
     }
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("the launcher starts");
-    let group = rustix::process::Pid::from_child(&child);
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
+    let (status, lines) = Job::start(command, JOB_LIMIT).finish();
+    let text = |stream: Stream| {
+        lines
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, line)| format!("{line}\n"))
+            .collect()
     };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let start = Instant::now();
-    let mut signalled = None;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        let elapsed = start.elapsed();
-        if elapsed > JOB_LIMIT && signalled.is_none() {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
-            signalled = Some(Instant::now());
-        }
-        if signalled.is_some_and(|t| t.elapsed() > Duration::from_secs(5)) {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let outcome = Outcome {
+    Outcome {
         status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    };
-    assert!(
-        signalled.is_none(),
-        "the job ran past {JOB_LIMIT:?}\n{}",
-        outcome.text()
-    );
-    outcome
+        stdout: text(Stream::Out),
+        stderr: text(Stream::Err),
+    }
 }
 
 fn required() -> bool {

@@ -15,49 +15,25 @@
 //! skips with a message on standard error, unless `RT_NETNS_TESTS=require` (as
 //! `.ci/netns.sh` sets), which makes that a failure.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Mutex};
-use std::time::{Duration, Instant};
+mod support;
+
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use support::{ip, namespace_pids, Job, Labels, Outcome, Stream};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
 const RTRUN: &str = env!("CARGO_BIN_EXE_rtrun");
-/// Exit statuses of `runthrough::net::launch` (a test crate sees only rtrun's dependencies).
-const EXIT_NO_MAJORITY: i32 = runthrough::net::launch::EXIT_NO_MAJORITY;
+/// Exit statuses of `runthrough_net::launch` (a test crate sees only rtrun's dependencies).
+const EXIT_NO_MAJORITY: i32 = runthrough_net::launch::EXIT_NO_MAJORITY;
 const JOB_LIMIT: Duration = Duration::from_secs(60);
 const SIZE: u32 = 4;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn required() -> bool {
-    std::env::var("RT_NETNS_TESTS").is_ok_and(|v| v == "require")
-}
-
 fn skip(what: &str) {
-    assert!(
-        !required(),
-        "{what}, and RT_NETNS_TESTS=require: run .ci/netns.sh"
-    );
-    eprintln!("netns test skipped: {what} (RT_NETNS_TESTS=require makes this a failure)");
-}
-
-/// Runs `ip ARGS`; the error says what failed.
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run ip (iproute2): {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    support::skip("RT_NETNS_TESTS", what, "run .ci/netns.sh");
 }
 
 /// Two namespaces, `A` (10.200.0.1) and `B` (10.200.0.2), joined by `veth0` in each.
@@ -97,99 +73,27 @@ impl Hosts {
     fn pids(&self) -> Vec<i32> {
         [&self.a, &self.b]
             .iter()
-            .filter_map(|ns| Command::new("ip").args(["netns", "pids", ns]).output().ok())
-            .flat_map(|out| {
-                String::from_utf8_lossy(&out.stdout)
-                    .split_whitespace()
-                    .filter_map(|p| p.parse().ok())
-                    .collect::<Vec<i32>>()
-            })
+            .flat_map(|ns| namespace_pids(ns))
             .collect()
     }
 }
 
 impl Drop for Hosts {
     fn drop(&mut self) {
-        for pid in self.pids() {
-            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-        }
+        self.pids().into_iter().for_each(support::kill);
         for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", ns])
-                .stderr(Stdio::null())
-                .status();
+            let _ = ip(&["netns", "del", ns]);
         }
     }
 }
 
-/// The rtrun process: killed (its group) if the test ends before it does.
-struct Launcher(Child);
-
-impl Drop for Launcher {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let pid = rustix::process::Pid::from_child(&self.0);
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
-            let _ = self.0.wait();
-        }
-    }
-}
-
-struct Outcome {
-    status: std::process::ExitStatus,
-    /// `(rank, line)` of the ranks' standard output, in arrival order.
-    lines: Vec<(u32, String)>,
-    /// rtrun's standard error: the ranks' standard error (tagged) and its summary.
-    stderr: String,
-}
-
-impl Outcome {
-    fn stdout_of(&self, rank: u32) -> Vec<&str> {
-        self.lines
-            .iter()
-            .filter(|(r, _)| *r == rank)
-            .map(|(_, l)| l.as_str())
-            .collect()
-    }
-
-    fn stderr_of(&self, rank: u32) -> Vec<&str> {
-        let tag = format!("[{rank}] ");
-        self.stderr
-            .lines()
-            .filter_map(|l| l.strip_prefix(&tag))
-            .collect()
-    }
-
-    /// rtrun's summary line for `rank` (`rtrun: rank R: ...`), if it failed.
-    fn summary_of(&self, rank: u32) -> Option<&str> {
-        let tag = format!("rtrun: rank {rank}: ");
-        self.stderr.lines().find(|l| l.starts_with(&tag))
-    }
-
-    fn text(&self) -> String {
-        let mut text = format!("status {:?}\n--- stdout\n", self.status);
-        for (rank, line) in &self.lines {
-            text.push_str(&format!("[{rank}] {line}\n"));
-        }
-        text.push_str("--- stderr\n");
-        text.push_str(&self.stderr);
-        text
-    }
-
-    /// The failures that `rank` decided on (validate_global results), in order.
-    fn decisions_of(&self, rank: u32) -> Vec<&str> {
-        self.stdout_of(rank)
-            .into_iter()
-            .filter_map(|l| l.split_once("failed=").map(|(_, f)| f))
-            .collect()
-    }
-}
-
-enum Line {
-    Out(u32, String),
-    Err(String),
+/// rtrun's summary line for `rank` (`rtrun: rank R: ...`), if it failed.
+fn summary_of(outcome: &Outcome, rank: u32) -> Option<&str> {
+    let tag = format!("rtrun: rank {rank}: ");
+    outcome
+        .launcher_stderr()
+        .into_iter()
+        .find(|l| l.starts_with(&tag))
 }
 
 /// Runs 4 ranks of `rtrun-check validate` with the ranks `on_b` on host B, and cuts the link
@@ -221,74 +125,23 @@ fn run_cut(hosts: &Hosts, on_b: &str, kill_suspects: bool) -> Outcome {
     ] {
         command.env_remove(variable);
     }
-    let mut child = command
-        .env("RT_VERBOSE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("ip netns exec rtrun starts");
-    let (tx, lines) = mpsc::channel();
-    let out = child.stdout.take().unwrap();
-    let err = child.stderr.take().unwrap();
-    let mut launcher = Launcher(child);
-    let out_tx = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let parsed = line
-                .strip_prefix('[')
-                .and_then(|l| l.split_once("] "))
-                .and_then(|(r, l)| Some((r.parse().ok()?, l.to_string())));
-            let line = parsed.map_or(Line::Err(line), |(r, l)| Line::Out(r, l));
-            if out_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            if tx.send(Line::Err(line)).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + JOB_LIMIT;
-    let mut outcome_lines = Vec::new();
-    let mut stderr = String::new();
+    command.env("RT_VERBOSE", "1");
+    let mut job = Job::start(&mut command, JOB_LIMIT);
     let mut in_loop = [false; SIZE as usize];
-    let mut cut = false;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(left) {
-            Ok(Line::Out(rank, line)) => {
-                if line == "round 0 failed=[]" {
-                    if let Some(seen) = in_loop.get_mut(rank as usize) {
-                        *seen = true;
-                    }
-                }
-                outcome_lines.push((rank, line));
-            }
-            Ok(Line::Err(line)) => {
-                stderr.push_str(&line);
-                stderr.push('\n');
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                panic!("the job outlived {JOB_LIMIT:?}\n{stderr}")
+    let cut = job.read_until(|stream, line| {
+        if let (Stream::Out, Some((rank, "round 0 failed=[]"))) =
+            (stream, Labels::Rtrun.split(line))
+        {
+            if let Some(seen) = in_loop.get_mut(rank as usize) {
+                *seen = true;
             }
         }
-        if !cut && in_loop.iter().all(|&s| s) {
-            hosts.cut();
-            cut = true;
-        }
+        in_loop.iter().all(|&s| s)
+    });
+    if cut {
+        hosts.cut();
     }
-    let status = launcher.0.wait().expect("rtrun ends");
-    let outcome = Outcome {
-        status,
-        lines: outcome_lines,
-        stderr,
-    };
+    let outcome = Outcome::new(job, Labels::Rtrun);
     assert!(
         cut,
         "the ranks never all reached their loop\n{}",
@@ -318,7 +171,7 @@ fn assert_majority_goes_on(outcome: &Outcome) {
             "rank {rank}\n{text}"
         );
         assert_eq!(
-            outcome.summary_of(rank),
+            summary_of(outcome, rank),
             None,
             "rank {rank} exited 0\n{text}"
         );
@@ -344,29 +197,21 @@ fn a_cut_link_three_against_one_the_majority_goes_on_and_the_minority_halts() {
     let outcome = run_cut(&hosts, "3", false);
     let text = outcome.text();
     assert_majority_goes_on(&outcome);
-    let rank3 = outcome.summary_of(3).unwrap_or_default();
+    let rank3 = summary_of(&outcome, 3).unwrap_or_default();
     assert!(
         rank3.contains(&format!(
             "halted without a majority of its peers (exit {EXIT_NO_MAJORITY})"
         )),
         "{text}"
     );
-    let by_majority = (0..3).any(|r| {
-        outcome
-            .stderr_of(r)
-            .iter()
-            .any(|l| l.contains("rank 3 failed: fenced by a majority (3 of the 4"))
-    });
-    assert!(by_majority, "{text}");
-    for rank in 0..3 {
-        assert!(
-            !outcome
-                .stderr_of(rank)
-                .iter()
-                .any(|l| l.contains("rank 3 failed: confirmed")),
-            "rank {rank} needed the launcher's confirmation\n{text}"
-        );
-    }
+    assert!(
+        outcome.any_stderr(0..3, "rank 3 failed: fenced by a majority (3 of the 4"),
+        "{text}"
+    );
+    assert!(
+        !outcome.any_stderr(0..3, "rank 3 failed: confirmed"),
+        "a rank needed the launcher's confirmation\n{text}"
+    );
 }
 
 /// The same cut under rtrun's default: the survivors' suspicion makes rtrun kill rank 3 (a
@@ -378,7 +223,7 @@ fn a_cut_link_under_rtrun_the_suspect_is_fenced_and_killed() {
     let outcome = run_cut(&hosts, "3", true);
     let text = outcome.text();
     assert_majority_goes_on(&outcome);
-    let rank3 = outcome.summary_of(3).unwrap_or_default();
+    let rank3 = summary_of(&outcome, 3).unwrap_or_default();
     assert!(
         rank3.contains("killed by signal 9 (SIGKILL), fenced by rank"),
         "{text}"
@@ -399,8 +244,7 @@ fn a_cut_link_two_against_two_no_side_decides_alone() {
     let side_b = decided(2) || decided(3);
     assert!(!(side_a && side_b), "both sides went on\n{text}");
     let halted = |rank: u32| {
-        outcome
-            .summary_of(rank)
+        summary_of(&outcome, rank)
             .unwrap_or_default()
             .contains(&format!("(exit {EXIT_NO_MAJORITY})"))
     };

@@ -5,8 +5,8 @@
 
 use std::io::Write;
 
-use runthrough::net::launch::EXIT_INJECTED;
 use runthrough::{FaultHandle, Rank};
+use runthrough_net::launch::EXIT_INJECTED;
 
 /// How an injected failure strikes: the same application code runs in-process and as one
 /// process of a multi-process job, and only this differs.
@@ -44,6 +44,5 @@ pub fn die_now() -> ! {
 /// Whether this process was started as one rank of a multi-process job: by `rtrun` (which sets
 /// `RT_RANK`) or by a PMI launcher (`PMI_FD`: Hydra's `mpiexec`, `srun --mpi=pmi2`).
 pub fn launched_as_a_rank() -> bool {
-    std::env::var_os(runthrough::net::launch::ENV_RANK).is_some()
-        || runthrough::net::pmi::detected()
+    std::env::var_os(runthrough_net::launch::ENV_RANK).is_some() || runthrough_net::pmi::detected()
 }

@@ -168,6 +168,49 @@ fn buddy_pair_dying_together_is_unrecoverable() {
     );
 }
 
+/// Ranks on three made-up hosts, two each, as a launcher places them (0-1, 2-3, 4-5): buddy
+/// copies go to other hosts, so the loss of a whole host, both its ranks at once, is recovered
+/// exactly, before the first checkpoint and after later ones. Ranks 3 and 4 on one host (of
+/// another map) are the buddy pair that is lost when every rank shares one host: there too the
+/// host's loss is recovered. A map of the wrong length is a configuration error.
+#[test]
+fn buddies_on_other_hosts_survive_the_loss_of_a_whole_host() {
+    let three_hosts: Vec<u64> = ["a", "a", "b", "b", "c", "c"]
+        .iter()
+        .map(|h| heat::key_of(h))
+        .collect();
+    for host in [[0, 1], [2, 3], [4, 5]] {
+        for iteration in [3, 7, 12, 21] {
+            let kills = [at(host[0], iteration), at(host[1], iteration)];
+            let report = run_ok(Config {
+                hosts: Some(three_hosts.clone()),
+                ..small(&kills)
+            });
+            assert_eq!(report.killed, host.to_vec());
+        }
+    }
+    let rank_pairs_on_hosts: Vec<u64> = [0, 1, 1, 2, 2, 0].iter().map(|&h| h as u64).collect();
+    let report = run_ok(Config {
+        hosts: Some(rank_pairs_on_hosts),
+        ..small(&[at(3, 12), at(4, 12)])
+    });
+    assert_eq!(report.killed, vec![3, 4]);
+    assert!(matches!(
+        run(Config {
+            hosts: Some(vec![5; 6]),
+            ..small(&[at(3, 12), at(4, 12)])
+        }),
+        Err(HeatError::Unrecoverable { .. })
+    ));
+    assert!(matches!(
+        heat::run(&Config {
+            hosts: Some(vec![1; 5]),
+            ..small(&[])
+        }),
+        Err(HeatError::Config(_))
+    ));
+}
+
 /// With two buddies per block, any two failures leave a copy: the pair dying together, and the
 /// buddy dying during its partner's recovery, both recover exactly.
 #[test]

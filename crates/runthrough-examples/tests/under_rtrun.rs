@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use rtrun::{Ending, Job, Kill, Report};
-use runthrough::net::launch::EXIT_INJECTED;
+use runthrough_net::launch::EXIT_INJECTED;
 
 const HEAT: &str = env!("CARGO_BIN_EXE_heat");
 const BAG: &str = env!("CARGO_BIN_EXE_bag_of_tasks");

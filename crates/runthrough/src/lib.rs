@@ -27,9 +27,8 @@
 //! assert!(outcomes[3].is_killed());
 //! ```
 #![deny(missing_docs)]
-// Denied, not forbidden: the one exception is taking the launcher's inherited PMI socket
-// (`net::pmi`), with its `// SAFETY:` argument and a test.
-#![deny(unsafe_code)]
+// The one exception, taking the launcher's inherited PMI socket, lives in runthrough-net.
+#![forbid(unsafe_code)]
 
 mod collective;
 mod collectives;
@@ -38,7 +37,7 @@ mod communicators;
 mod engine;
 mod flow;
 mod group;
-pub mod net;
+mod net;
 mod process;
 mod request;
 mod signal;

@@ -300,7 +300,7 @@ fn rogue(world: &Comm) -> Result<(), String> {
     if world.rank() != 0 {
         return Ok(());
     }
-    let control = std::env::var(runthrough::net::launch::ENV_CONTROL).map_err(|e| e.to_string())?;
+    let control = std::env::var(runthrough_net::launch::ENV_CONTROL).map_err(|e| e.to_string())?;
     let mut stream = std::net::TcpStream::connect(control).map_err(|e| e.to_string())?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))

@@ -89,6 +89,7 @@ fn main() -> ExitCode {
         kills,
         progress_every: args.progress,
         verbose: !args.quiet,
+        hosts: None,
     };
     if launched_as_a_rank() {
         run_as_a_rank(config, args.ranks)

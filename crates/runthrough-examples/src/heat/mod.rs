@@ -8,9 +8,10 @@
 //!
 //! - **No new failure in G**: the pass counts. A step advances the iteration; a checkpoint is
 //!   committed. Every `checkpoint_every` iterations a checkpoint pass sends each block's cells to
-//!   its `buddies` holders (the next OK ranks in the ring after the owner); each rank keeps its
-//!   own blocks' copies and its buddies'. Because `validate_global` is a uniform agreement, every
-//!   survivor commits the same checkpoint or none does.
+//!   its `buddies` holders (the next OK ranks after the owner, on other hosts than the owner's
+//!   where there are any, see [`Placement`]); each rank keeps its own blocks' copies and its
+//!   buddies'. Because `validate_global` is a uniform agreement, every survivor commits the
+//!   same checkpoint or none does.
 //! - **New failures in G** (`RankState::NULL | RankState::NEW`): every survivor moves the dead
 //!   ranks' blocks to the first surviving holder of their committed copy, rolls every block back
 //!   to the committed iteration and, before going on, checkpoints again so that every block has
@@ -24,6 +25,12 @@
 //!   survivor, so that each holds the whole field; it counts only if its `validate_global` finds
 //!   no new failure (otherwise: recovery, and the iterations since the checkpoint are redone).
 //!   A field kept by one writer would be lost with it if it died after the last agreement.
+//!
+//! - **Hosts**: the first pass that counts also tells every rank where the others run: each
+//!   rank contributes its [`host_key`] to an all-gather in its first step pass (redone with the
+//!   step while a failure interrupts it), so that no two copies of a block share a host while
+//!   another host is left, and losing a whole host loses no block (`Config::hosts` gives the
+//!   map instead, e.g. a made-up one for in-process ranks, which all share one host).
 //!
 //! Iteration 0 needs no copies: anyone can regenerate it, so a failure in the first checkpoint
 //! interval moves blocks to the next OK rank and restarts from the initial field.
@@ -52,6 +59,7 @@
 //! ```
 
 mod grid;
+mod hosts;
 mod placement;
 
 use std::collections::BTreeMap;
@@ -63,6 +71,7 @@ use runthrough::fault::InjectedBy;
 use runthrough::{Comm, Error, FailureView, Fault, FaultPlan, Rank, RankOutcome, RankState};
 
 pub use grid::{initial_field, reference, stencil, Block, Decomposition, Side};
+pub use hosts::{host_key, key_of};
 pub use placement::{Committed, LostBlock, Move, Placement};
 
 use crate::checksum::{bitwise_equal, fnv1a_f64};
@@ -98,6 +107,10 @@ pub struct Config {
     pub progress_every: u64,
     /// Print progress and events while running.
     pub verbose: bool,
+    /// Where each rank runs, `hosts[rank]` a key of its host (equal keys: one host; see
+    /// [`key_of`]). `None`: every rank names its own host ([`host_key`]) and the ranks exchange
+    /// the names in their first pass.
+    pub hosts: Option<Vec<u64>>,
 }
 
 impl Default for Config {
@@ -111,6 +124,7 @@ impl Default for Config {
             kills: Vec::new(),
             progress_every: 10,
             verbose: false,
+            hosts: None,
         }
     }
 }
@@ -313,6 +327,17 @@ fn check(config: &Config) -> Result<Decomposition, HeatError> {
     if config.checkpoint_every == 0 {
         return Err(HeatError::Config("--checkpoint must be at least 1".into()));
     }
+    if let Some(hosts) = config
+        .hosts
+        .as_ref()
+        .filter(|h| h.len() != config.ranks as usize)
+    {
+        return Err(HeatError::Config(format!(
+            "a host map of {} ranks for a job of {}",
+            hosts.len(),
+            config.ranks
+        )));
+    }
     if config.buddies >= config.ranks as usize && config.ranks > 1 {
         return Err(HeatError::Config(format!(
             "--buddies {}: at most {} on {} ranks (each copy is on another rank)",
@@ -483,8 +508,9 @@ struct RankResult {
 
 /// What a pass did, before `validate_global` says whether it counts.
 enum Pass {
-    /// One Jacobi iteration of every owned block.
-    Step,
+    /// One Jacobi iteration of every owned block, and every rank's host key while the hosts are
+    /// not known yet.
+    Step(Option<Vec<u64>>),
     /// Copies sent to and received from buddies.
     Checkpoint(PendingCheckpoint),
     /// The whole final field, assembled here.
@@ -505,6 +531,9 @@ struct Solver<'a> {
     /// The last G: placement and checkpoint holders are computed over its OK ranks.
     g: FailureView,
     placement: Placement,
+    /// Whether `placement` knows every rank's host (from the configuration, or from a pass that
+    /// counted).
+    hosts_known: bool,
     committed: Committed,
     /// The blocks this rank owns, at `iteration`.
     blocks: BTreeMap<usize, Block>,
@@ -524,12 +553,17 @@ struct Solver<'a> {
 impl<'a> Solver<'a> {
     fn new(world: &'a Comm, shared: &'a Shared<'a>) -> Self {
         let me = world.rank();
+        let mut placement = Placement::one_per_rank(world.size());
+        if let Some(hosts) = &shared.config.hosts {
+            placement.set_hosts(hosts);
+        }
         Solver {
             world,
             shared,
             me,
             g: FailureView::empty(world.size()),
-            placement: Placement::one_per_rank(world.size()),
+            placement,
+            hosts_known: shared.config.hosts.is_some(),
             committed: Committed::Initial,
             blocks: [(me as usize, shared.decomposition.initial_block(me as usize))].into(),
             store: BTreeMap::new(),
@@ -575,8 +609,9 @@ impl<'a> Solver<'a> {
                 Pass::Checkpoint(self.checkpoint_exchange())
             } else if self.iteration < iterations {
                 self.kill_if_planned(KillPoint::Iteration(self.iteration));
+                let hosts = (!self.hosts_known).then(|| self.exchange_hosts());
                 self.step();
-                Pass::Step
+                Pass::Step(hosts)
             } else {
                 Pass::Output(self.output_exchange())
             };
@@ -603,7 +638,10 @@ impl<'a> Solver<'a> {
                     self.commit(pending, &after);
                     checkpoint_due = false;
                 }
-                Pass::Step => {
+                Pass::Step(hosts) => {
+                    if let Some(hosts) = hosts {
+                        self.learn_hosts(&hosts, &after);
+                    }
                     self.iteration += 1;
                     self.progress(&after);
                     let every = self.config().checkpoint_every;
@@ -619,6 +657,35 @@ impl<'a> Solver<'a> {
                 }
             }
             self.g = after;
+        }
+    }
+
+    /// Every rank's host key, by an all-gather over the ranks OK in G (the slots of the others
+    /// stay 0, at every rank alike). A failure is noted: the pass will not count.
+    fn exchange_hosts(&mut self) -> Vec<u64> {
+        let mut hosts = vec![0u64; self.world.size() as usize];
+        if let Err(e) = self.world.all_gather(&[host_key()], &mut hosts) {
+            self.note(format_args!("host exchange"), e);
+        }
+        hosts
+    }
+
+    /// The pass that exchanged the host keys counted: every survivor has the same map.
+    fn learn_hosts(&mut self, hosts: &[u64], after: &FailureView) {
+        self.placement.set_hosts(hosts);
+        self.hosts_known = true;
+        if self.is_leader(after) {
+            let count = self.placement.host_count();
+            self.say(format_args!(
+                "{} ranks on {count} host{}: {}",
+                self.world.size(),
+                if count == 1 { "" } else { "s" },
+                if count == 1 {
+                    "each block's buddy copies on the next ranks"
+                } else {
+                    "each block's buddy copies on other hosts than its owner's"
+                }
+            ));
         }
     }
 

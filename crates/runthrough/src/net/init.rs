@@ -14,11 +14,11 @@ use crate::engine::Endpoint;
 use crate::process::Process;
 use runthrough_core::packet::WORLD_CONTEXT;
 
-use super::launch::{self, JobSecret};
-use super::local;
-use super::pmi;
-use super::stream::{self, Address, Listener, UnixSocket};
 use super::tcp::{Cause, Config, Tcp};
+use runthrough_net::launch::{self, JobSecret};
+use runthrough_net::local;
+use runthrough_net::pmi;
+use runthrough_net::stream::{self, Address, Listener, UnixSocket};
 
 /// How long `init` waits for every peer to connect before fencing the missing ones.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
@@ -214,10 +214,10 @@ fn unexpected_cap() -> Result<Option<usize>, InitError> {
 
 /// The address a rank's listener binds to and publishes, from [`launch::ENV_BIND`]
 /// (default `127.0.0.1`): an IP address, `route:HOST` or an interface name, as
-/// [`super::bind_address`] reads them.
+/// [`runthrough_net::bind_address`] reads them.
 fn bind_address() -> Result<String, InitError> {
     let spec = var(launch::ENV_BIND)?.unwrap_or_else(|| "127.0.0.1".into());
-    super::bind_address(&spec)
+    runthrough_net::bind_address(&spec)
         .map(|ip| ip.to_string())
         .map_err(io("choosing the address RT_BIND names"))
 }
@@ -270,7 +270,7 @@ fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
 ///   gets the table of addresses and the job secret from it; rtrun confirms failures (a rank's
 ///   process ended) and kills fenced ranks.
 /// - Under a PMI launcher (`PMI_FD` set and no `RT_RANK`: MPICH's Hydra `mpiexec`, Slurm's
-///   `srun --mpi=pmi2`), rank and size come from PMI ([`super::pmi`]); every rank puts its
+///   `srun --mpi=pmi2`), rank and size come from PMI ([`runthrough_net::pmi`]); every rank puts its
 ///   listener's address in the PMI key-value space, rank 0 also a fresh random job secret, and
 ///   after the fence every rank gets them all and ends its PMI session (PMI is used for the
 ///   bootstrap only). The secret is then only as secret as the PMI
@@ -461,7 +461,7 @@ struct Started {
     /// rtrun's control connection.
     control: Option<TcpStream>,
     /// The PIDs of the peers that run on this host (empty: none known), for confirming their
-    /// deaths ([`super::local`]).
+    /// deaths ([`runthrough_net::local`]).
     local_pids: Vec<Option<u32>>,
 }
 
@@ -471,7 +471,13 @@ fn start(s: Started) -> Result<Universe, InitError> {
     if let Some(cap) = s.unexpected_cap {
         s.endpoint.set_unexpected_cap(cap, size);
     }
-    let tcp = Tcp::new(rank, size, Arc::clone(&s.endpoint), s.secret.0, s.config);
+    let tcp = Tcp::new(
+        rank,
+        size,
+        Arc::clone(&s.endpoint),
+        *s.secret.bytes(),
+        s.config,
+    );
     tcp.set_local_pids(s.local_pids);
     if let Some(mut control_stream) = s.control {
         tcp.set_control(

@@ -2,20 +2,14 @@
 //! Multi-process runs: ranks as processes joined by TCP, or Unix-domain sockets on one host
 //! (SPEC §4).
 //!
-//! [`init`] bootstraps a rank from the environment its launcher set (see [`launch`]): it
-//! registers its listener with the launcher, gets the table of every rank's address, connects to
-//! every peer (the lower rank connects, each connection authenticated with the job secret), and
-//! returns a [`Universe`] whose world communicator runs every operation of the in-process
-//! runtime unchanged over TCP.
+//! [`init`] bootstraps a rank from the environment its launcher set (see
+//! `runthrough_net::launch`): it registers its listener with the launcher, gets the table of
+//! every rank's address, connects to every peer (the lower rank connects, each connection
+//! authenticated with the job secret), and returns a [`Universe`] whose world communicator runs
+//! every operation of the in-process runtime unchanged over TCP. The sockets, the handshake, the
+//! PMI client and the launcher protocol are the `runthrough-net` crate's.
 
-mod auth;
-mod bind;
 mod init;
-pub mod launch;
-mod local;
-pub mod pmi;
-mod stream;
 mod tcp;
 
-pub use bind::bind_address;
 pub use init::{init, InitError, Universe};

@@ -4,7 +4,7 @@
 //! # Connections
 //! A connection is a [`Stream`]: TCP, or a Unix-domain stream socket when both ranks run on one
 //! host in the same network and mount namespaces and neither has Unix sockets off
-//! ([`super::stream`] says how a rank publishes its socket and how a peer decides; TCP when the
+//! ([`runthrough_net::stream`] says how a rank publishes its socket and how a peer decides; TCP when the
 //! Unix connect fails; [`launch::ENV_TRANSPORT`]` = tcp` for TCP everywhere). Nothing below
 //! depends on the kind: the same handshake authenticates a Unix connection (a socket in a
 //! private directory is not trusted by itself), the same heartbeats run over it, and its end of
@@ -42,7 +42,7 @@
 //!   majority). A closed connection alone is not a confirmation, even on one host: a peer that
 //!   fenced this rank closes its connection too, and this rank must not take that for a death
 //!   and go on alone. But when the peer runs on this host (PID known from the PMI bootstrap),
-//!   its process seen to end after its connection ended is a confirmation ([`super::local`]).
+//!   its process seen to end after its connection ended is a confirmation ([`runthrough_net::local`]).
 //!   So under launchers without a control channel (Hydra, srun) a job on one host survives all
 //!   but one rank; across hosts only the majority rule puts ranks in the output there: a job of
 //!   2 cannot survive the death of one rank, nor one of 2k ranks the loss of k at once.
@@ -72,9 +72,12 @@ use runthrough_core::fence::{Change, Fence, Reason};
 use runthrough_core::packet::{Outgoing, Packet};
 use runthrough_core::wire::{self, Decoder, Frame, WireError, TOKEN};
 
-use super::auth::{self, Role, Secret};
-use super::launch;
-use super::stream::{Address, Listener, Stream, UnixSocket};
+use runthrough_net::auth::{self, Role, Secret};
+use runthrough_net::launch;
+use runthrough_net::stream::{Address, Listener, Stream, UnixSocket};
+
+// The handshake frames carry the nonces and MACs of runthrough_net::auth.
+const _: () = assert!(TOKEN == auth::TOKEN);
 
 /// Frames up to this size are handed to the kernel from the writer's buffer; a larger payload is
 /// written from the packet itself.
@@ -99,7 +102,7 @@ pub(crate) struct Config {
     pub(crate) verbose: bool,
     /// Halting ends the process (tests turn it off and look at [`Tcp::halted`]).
     pub(crate) exit_on_halt: bool,
-    /// Where this rank runs ([`super::stream::local_identity`]): peers that publish a Unix
+    /// Where this rank runs ([`runthrough_net::stream::local_identity`]): peers that publish a Unix
     /// socket with the same identity are reached through it. `None`: TCP only.
     pub(crate) local_identity: Option<String>,
 }
@@ -313,7 +316,7 @@ pub(crate) struct Tcp {
     /// This rank's Unix socket, removed when it finishes or halts.
     socket: Mutex<Option<UnixSocket>>,
     /// The PIDs of the peers on this host and in this PID namespace (from the PMI bootstrap):
-    /// their process ending confirms their failure (`super::local`).
+    /// their process ending confirms their failure (`runthrough_net::local`).
     local_pids: Mutex<Vec<Option<u32>>>,
 }
 
@@ -362,7 +365,7 @@ impl Tcp {
         let Some(pid) = pid else {
             return;
         };
-        if super::local::has_ended(pid, self.config.heartbeat_period) {
+        if runthrough_net::local::has_ended(pid, self.config.heartbeat_period) {
             self.log(format_args!(
                 "rank {peer}'s process {pid} ended (same host): confirmed"
             ));
@@ -969,7 +972,7 @@ impl Tcp {
     fn open(&self, address: &str) -> Result<Stream, String> {
         let address = Address::parse(address);
         if let Some(path) = address.unix_path_from(self.config.local_identity.as_deref()) {
-            match super::stream::connect_unix(path) {
+            match runthrough_net::stream::connect_unix(path) {
                 Ok(stream) => return Ok(Stream::Unix(stream)),
                 Err(e) => self.log(format_args!(
                     "connecting to {}: {e}; trying {}",
@@ -1054,8 +1057,8 @@ impl Transport for Tcp {
 
 #[cfg(test)]
 mod tests {
-    use super::super::stream::{self, UnixSocket};
     use super::*;
+    use runthrough_net::stream::{self, UnixSocket};
     use std::net::TcpListener;
 
     fn config() -> Config {

@@ -21,7 +21,7 @@ use rustix::io::Errno;
 use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
 /// This host and PID namespace, as the kernel names them (`boot_id/pid:[inode]`), if readable.
-pub(crate) fn host_identity() -> Option<String> {
+pub fn host_identity() -> Option<String> {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
     let boot = boot.trim();
@@ -38,7 +38,7 @@ pub(crate) fn host_identity() -> Option<String> {
 
 /// The record this rank publishes: `HOST,PID` (`-` when the host cannot be named). No
 /// whitespace: it travels as a PMI value.
-pub(crate) fn record() -> String {
+pub fn record() -> String {
     match host_identity() {
         Some(host) => format!("{host},{}", std::process::id()),
         None => "-".into(),
@@ -46,7 +46,7 @@ pub(crate) fn record() -> String {
 }
 
 /// The PID of a peer's record when the peer runs on this host, in this PID namespace.
-pub(crate) fn local_pid(record: &str, here: Option<&str>) -> Option<u32> {
+pub fn local_pid(record: &str, here: Option<&str>) -> Option<u32> {
     let here = here?;
     let (host, pid) = record.trim().rsplit_once(',')?;
     let pid: u32 = pid.parse().ok()?;
@@ -54,7 +54,7 @@ pub(crate) fn local_pid(record: &str, here: Option<&str>) -> Option<u32> {
 }
 
 /// Whether process `pid` has ended, waiting up to `limit` for it to (a pidfd: no polling loop).
-pub(crate) fn has_ended(pid: u32, limit: Duration) -> bool {
+pub fn has_ended(pid: u32, limit: Duration) -> bool {
     let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
         return false;
     };

@@ -9,16 +9,18 @@
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use runthrough_core::wire::TOKEN;
+/// Length of a MAC or a nonce in the handshake (HMAC-SHA256): the size of the handshake
+/// frames' fields in `runthrough_core::wire`.
+pub const TOKEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
 
 /// A job secret.
-pub(crate) type Secret = [u8; TOKEN];
+pub type Secret = [u8; TOKEN];
 
 /// Which side of a handshake a MAC proves.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Role {
+pub enum Role {
     /// The rank that accepted the connection.
     Acceptor,
     /// The rank that connected.
@@ -47,7 +49,7 @@ fn keyed(secret: &Secret, role: Role, nonce: &[u8], context: &[u8]) -> HmacSha25
 }
 
 /// The MAC that proves `role` over the peer's `nonce` and the `context` (ranks, address).
-pub(crate) fn prove(secret: &Secret, role: Role, nonce: &[u8], context: &[u8]) -> [u8; TOKEN] {
+pub fn prove(secret: &Secret, role: Role, nonce: &[u8], context: &[u8]) -> [u8; TOKEN] {
     keyed(secret, role, nonce, context)
         .finalize()
         .into_bytes()
@@ -55,27 +57,21 @@ pub(crate) fn prove(secret: &Secret, role: Role, nonce: &[u8], context: &[u8]) -
 }
 
 /// Whether `mac` is the proof of `role` (compared in constant time).
-pub(crate) fn verify(
-    secret: &Secret,
-    role: Role,
-    nonce: &[u8],
-    context: &[u8],
-    mac: &[u8],
-) -> bool {
+pub fn verify(secret: &Secret, role: Role, nonce: &[u8], context: &[u8], mac: &[u8]) -> bool {
     keyed(secret, role, nonce, context)
         .verify_slice(mac)
         .is_ok()
 }
 
 /// A fresh random nonce or secret.
-pub(crate) fn random_token() -> [u8; TOKEN] {
+pub fn random_token() -> [u8; TOKEN] {
     let mut token = [0u8; TOKEN];
     getrandom::getrandom(&mut token).expect("the operating system's random source works");
     token
 }
 
 /// The context of a rank-to-rank handshake: both ranks, the connecting one first.
-pub(crate) fn pair(connector: u32, acceptor: u32) -> [u8; 8] {
+pub fn pair(connector: u32, acceptor: u32) -> [u8; 8] {
     let mut c = [0u8; 8];
     c[..4].copy_from_slice(&connector.to_le_bytes());
     c[4..].copy_from_slice(&acceptor.to_le_bytes());
@@ -83,12 +79,12 @@ pub(crate) fn pair(connector: u32, acceptor: u32) -> [u8; 8] {
 }
 
 /// Lower-case hex.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Parses hex into exactly `N` bytes.
-pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+pub fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
     let text = text.trim();
     if text.len() != 2 * N || !text.is_ascii() {
         return None;

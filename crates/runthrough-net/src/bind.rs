@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Where a rank's listener binds (SPEC §4: loopback unless an option names an address or an
-//! interface): the value of [`super::launch::ENV_BIND`] and of `rtrun --bind`.
+//! interface): the value of [`crate::launch::ENV_BIND`] and of `rtrun --bind`.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};

@@ -21,7 +21,7 @@
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 
-use super::auth::{self, Role};
+use crate::auth::{self, Role};
 
 /// The rank's number in the job, `0..size`.
 pub const ENV_RANK: &str = "RT_RANK";
@@ -32,7 +32,7 @@ pub const ENV_CONTROL: &str = "RT_CONTROL";
 /// The job secret, 64 hex digits.
 pub const ENV_SECRET: &str = "RT_SECRET";
 /// Where the rank's listener binds (default `127.0.0.1`): an IP address, `route:HOST` or an
-/// interface name ([`crate::net::bind_address`]).
+/// interface name ([`crate::bind_address`]).
 pub const ENV_BIND: &str = "RT_BIND";
 /// Fault injection: this rank's triggers in the fault grammar (`runthrough::fault`),
 /// comma-separated, e.g. `call:K` (die when starting the K-th communication call),
@@ -66,7 +66,7 @@ pub const EXIT_INJECTED: i32 = 85;
 
 /// A job's secret: random, one per job, handed to its ranks by the launcher.
 #[derive(Clone, PartialEq, Eq)]
-pub struct JobSecret(pub(crate) auth::Secret);
+pub struct JobSecret(auth::Secret);
 
 impl std::fmt::Debug for JobSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -88,6 +88,11 @@ impl JobSecret {
     /// Parses 64 hex digits.
     pub fn from_hex(text: &str) -> Option<Self> {
         auth::unhex(text).map(JobSecret)
+    }
+
+    /// The secret's bytes, the key of the connection handshake ([`crate::auth`]).
+    pub fn bytes(&self) -> &auth::Secret {
+        &self.0
     }
 }
 
@@ -111,11 +116,11 @@ const MAX_LINE: usize = 1 << 20;
 /// # Errors
 /// When no directory can be created there.
 pub fn create_socket_dir() -> io::Result<std::path::PathBuf> {
-    super::stream::create_private_dir(&super::stream::socket_parent(), "rtrun-")
+    crate::stream::create_private_dir(&crate::stream::socket_parent(), "rtrun-")
 }
 
 /// Reads one `\n`-terminated line, byte by byte (so nothing after it is consumed).
-pub(crate) fn read_line(stream: &mut impl Read) -> io::Result<String> {
+pub fn read_line(stream: &mut impl Read) -> io::Result<String> {
     let mut line = Vec::new();
     let mut byte = [0u8];
     loop {
@@ -165,7 +170,7 @@ pub fn accept_registration(
     let address = words.next().ok_or_else(|| bad("no address"))?.to_string();
     let mac = words
         .next()
-        .and_then(auth::unhex::<{ runthrough_core::wire::TOKEN }>)
+        .and_then(auth::unhex::<{ auth::TOKEN }>)
         .ok_or_else(|| bad("no proof"))?;
     if words.next().is_some() {
         return Err(bad("trailing words"));
@@ -178,7 +183,7 @@ pub fn accept_registration(
 }
 
 /// Rank side of steps 1-2.
-pub(crate) fn register(
+pub fn register(
     stream: &mut TcpStream,
     secret: &JobSecret,
     rank: u32,
@@ -187,7 +192,7 @@ pub(crate) fn register(
     let line = read_line(stream)?;
     let nonce = line
         .strip_prefix("challenge ")
-        .and_then(auth::unhex::<{ runthrough_core::wire::TOKEN }>)
+        .and_then(auth::unhex::<{ auth::TOKEN }>)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "expected a challenge"))?;
     let mac = auth::prove(
         &secret.0,
@@ -210,7 +215,7 @@ pub fn table_line(addresses: &[Option<String>]) -> String {
 }
 
 /// Parses a table line of `size` entries.
-pub(crate) fn parse_table(line: &str, size: u32) -> Option<Vec<Option<String>>> {
+pub fn parse_table(line: &str, size: u32) -> Option<Vec<Option<String>>> {
     let mut words = line.split(' ');
     if words.next() != Some("table") {
         return None;
@@ -225,7 +230,7 @@ pub fn failed_line(rank: u32) -> String {
 }
 
 /// Parses a `failed <rank>` line.
-pub(crate) fn parse_failed(line: &str) -> Option<u32> {
+pub fn parse_failed(line: &str) -> Option<u32> {
     line.strip_prefix("failed ")?.trim().parse().ok()
 }
 
@@ -242,7 +247,8 @@ pub fn parse_report(line: &str) -> Option<RankMessage> {
     Some(RankMessage::Suspect(rank))
 }
 
-pub(crate) fn suspect_line(rank: u32) -> String {
+/// The notice that a rank fenced `rank` (a line [`parse_report`] reads).
+pub fn suspect_line(rank: u32) -> String {
     format!("suspect {rank}\n")
 }
 

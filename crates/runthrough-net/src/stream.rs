@@ -2,7 +2,7 @@
 //! The two kinds of connection between ranks: TCP, and Unix-domain stream sockets between ranks
 //! that share a host, a network namespace and a mount namespace.
 //!
-//! The transport ([`super::tcp`]) sees one [`Stream`] type whatever the kind; everything above
+//! The socket transport (in the `runthrough` crate) sees one [`Stream`] type whatever the kind; everything above
 //! the socket (framing, the handshake, heartbeats, fencing, draining) is the same for both.
 //!
 //! # Addresses
@@ -16,9 +16,9 @@
 //!
 //! # The socket directory
 //! Under rtrun the listener's socket lives in the private directory (mode 0700) rtrun creates
-//! per job and names in [`super::launch::ENV_SOCKET_DIR`]; rtrun removes it when the job ends
+//! per job and names in [`crate::launch::ENV_SOCKET_DIR`]; rtrun removes it when the job ends
 //! (and the ranks, when they halt because rtrun died). Without it (Hydra, srun), the socket is
-//! an abstract one of a random name, which vanishes with the process however it ends. [`super::launch::ENV_TRANSPORT`]` = tcp` turns Unix
+//! an abstract one of a random name, which vanishes with the process however it ends. [`crate::launch::ENV_TRANSPORT`]` = tcp` turns Unix
 //! sockets off.
 
 use std::io::{self, Read, Write};
@@ -40,42 +40,48 @@ const UNIX_SEND_BUFFER: usize = 4 << 20;
 
 /// A connection to a peer.
 #[derive(Debug)]
-pub(crate) enum Stream {
+pub enum Stream {
+    /// A TCP connection.
     Tcp(TcpStream),
+    /// A Unix-domain stream socket, between ranks of one host.
     Unix(UnixStream),
 }
 
 impl Stream {
     /// `"tcp"` or `"unix"`, for diagnostics.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &'static str {
         match self {
             Stream::Tcp(_) => "tcp",
             Stream::Unix(_) => "unix",
         }
     }
 
-    pub(crate) fn try_clone(&self) -> io::Result<Stream> {
+    /// Another handle on the same connection.
+    pub fn try_clone(&self) -> io::Result<Stream> {
         Ok(match self {
             Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
             Stream::Unix(s) => Stream::Unix(s.try_clone()?),
         })
     }
 
-    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+    /// Shuts down reading, writing or both.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.shutdown(how),
             Stream::Unix(s) => s.shutdown(how),
         }
     }
 
-    pub(crate) fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+    /// How long a read waits (`None`: for ever).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(timeout),
             Stream::Unix(s) => s.set_read_timeout(timeout),
         }
     }
 
-    pub(crate) fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+    /// How long a write waits (`None`: for ever).
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(timeout),
             Stream::Unix(s) => s.set_write_timeout(timeout),
@@ -85,7 +91,7 @@ impl Stream {
     /// No Nagle delay on TCP (Unix sockets have none); a Unix socket asks for a send buffer
     /// like the one TCP grows to on loopback (the kernel caps it at `net.core.wmem_max`), so
     /// that a large message does not go through in 200 KiB steps.
-    pub(crate) fn tune(&self) -> io::Result<()> {
+    pub fn tune(&self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_nodelay(true),
             Stream::Unix(s) => {
@@ -97,6 +103,7 @@ impl Stream {
 }
 
 impl AsFd for Stream {
+    #[inline]
     fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
             Stream::Tcp(s) => s.as_fd(),
@@ -106,6 +113,7 @@ impl AsFd for Stream {
 }
 
 impl Read for &Stream {
+    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => (&*s).read(buf),
@@ -115,6 +123,7 @@ impl Read for &Stream {
 }
 
 impl Read for Stream {
+    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         (&*self).read(buf)
     }
@@ -125,6 +134,7 @@ impl Read for Stream {
 /// with plain `write`/`writev`, and a C program linking the library keeps SIGPIPE's default
 /// action, which kills the process).
 impl Write for &Stream {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         Ok(rustix::net::send(
             self.as_fd(),
@@ -139,6 +149,7 @@ impl Write for &Stream {
 }
 
 impl Write for Stream {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         (&*self).write(buf)
     }
@@ -150,14 +161,16 @@ impl Write for Stream {
 
 /// A listener of either kind.
 #[derive(Debug)]
-pub(crate) enum Listener {
+pub enum Listener {
+    /// A TCP listener.
     Tcp(TcpListener),
+    /// A Unix-domain listener.
     Unix(UnixListener),
 }
 
 impl Listener {
     /// The next connection and a description of where it came from.
-    pub(crate) fn accept(&self) -> io::Result<(Stream, String)> {
+    pub fn accept(&self) -> io::Result<(Stream, String)> {
         match self {
             Listener::Tcp(l) => {
                 let (s, from) = l.accept()?;
@@ -173,16 +186,16 @@ impl Listener {
 
 /// Where a rank accepts its peers, as it publishes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Address {
+pub struct Address {
     /// `IP:PORT`.
-    pub(crate) tcp: String,
+    pub tcp: String,
     /// The Unix socket and the identity of the place where its path is valid.
-    pub(crate) unix: Option<(PathBuf, String)>,
+    pub unix: Option<(PathBuf, String)>,
 }
 
 impl Address {
     /// Reads a published address word (a bare TCP address is one).
-    pub(crate) fn parse(word: &str) -> Address {
+    pub fn parse(word: &str) -> Address {
         let mut parts = word.split(',');
         let tcp = parts.next().unwrap_or_default().to_string();
         let (mut path, mut host) = (None, None);
@@ -198,7 +211,7 @@ impl Address {
     }
 
     /// The published word; the Unix part only when its path can be written in it.
-    pub(crate) fn word(&self) -> String {
+    pub fn word(&self) -> String {
         match &self.unix {
             Some((path, host)) => match path.to_str().filter(|p| publishable(p)) {
                 Some(p) => format!("{},unix:{p},host:{host}", self.tcp),
@@ -209,7 +222,7 @@ impl Address {
     }
 
     /// The Unix path to use from a rank whose identity is `here` (`None`: Unix sockets off).
-    pub(crate) fn unix_path_from(&self, here: Option<&str>) -> Option<&Path> {
+    pub fn unix_path_from(&self, here: Option<&str>) -> Option<&Path> {
         let here = here?;
         let (path, host) = self.unix.as_ref()?;
         (host == here).then_some(path.as_path())
@@ -223,7 +236,7 @@ fn publishable(path: &str) -> bool {
 
 /// Where a filesystem Unix socket path reaches the same socket: the boot, the network namespace
 /// and the mount namespace, hashed (16 hex digits). `None` when `/proc` does not say.
-pub(crate) fn local_identity() -> Option<String> {
+pub fn local_identity() -> Option<String> {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let net = std::fs::read_link("/proc/self/ns/net").ok()?;
     let mnt = std::fs::read_link("/proc/self/ns/mnt").ok()?;
@@ -238,9 +251,9 @@ pub(crate) fn local_identity() -> Option<String> {
 }
 
 /// A private directory for sockets (mode 0700, owned by this user), created here.
-pub(crate) fn create_private_dir(parent: &Path, prefix: &str) -> io::Result<PathBuf> {
+pub fn create_private_dir(parent: &Path, prefix: &str) -> io::Result<PathBuf> {
     for _ in 0..16 {
-        let nonce = super::auth::random_token();
+        let nonce = crate::auth::random_token();
         let name: String = nonce[..8].iter().map(|b| format!("{b:02x}")).collect();
         let dir = parent.join(format!("{prefix}{name}"));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
@@ -266,7 +279,7 @@ pub fn socket_parent() -> PathBuf {
 
 /// Whether `dir` is a directory of this user that nobody else may enter (a directory named by
 /// the launcher is checked before a socket is bound in it).
-pub(crate) fn is_private_dir(dir: &Path) -> bool {
+pub fn is_private_dir(dir: &Path) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return false;
     };
@@ -277,9 +290,9 @@ pub(crate) fn is_private_dir(dir: &Path) -> bool {
 /// directory once it is empty (the launcher removes it anyway; a rank that halts because its
 /// launcher died cleans up after it); an abstract socket leaves nothing behind.
 #[derive(Debug)]
-pub(crate) struct UnixSocket {
+pub struct UnixSocket {
     /// The socket's path, or `@NAME` for an abstract socket.
-    pub(crate) path: PathBuf,
+    pub path: PathBuf,
     in_filesystem: bool,
 }
 
@@ -289,7 +302,7 @@ impl UnixSocket {
     /// rank killed under Hydra or srun. An abstract name is visible to every process of the
     /// network namespace, as a loopback port is; the handshake refuses whoever is not of the
     /// job, and the network namespace is part of [`local_identity`].
-    pub(crate) fn bind(dir: Option<&Path>, name: &str) -> io::Result<(UnixListener, UnixSocket)> {
+    pub fn bind(dir: Option<&Path>, name: &str) -> io::Result<(UnixListener, UnixSocket)> {
         match dir {
             Some(dir) => {
                 if !dir.is_absolute() || !is_private_dir(dir) {
@@ -309,7 +322,7 @@ impl UnixSocket {
                 ))
             }
             None => {
-                let nonce = super::auth::random_token();
+                let nonce = crate::auth::random_token();
                 let random: String = nonce[..8].iter().map(|b| format!("{b:02x}")).collect();
                 let abstract_name = format!("runthrough-{random}-{name}");
                 let address = SocketAddr::from_abstract_name(abstract_name.as_bytes())?;
@@ -327,7 +340,7 @@ impl UnixSocket {
 }
 
 /// Connects to a published Unix socket: a path, or `@NAME` for an abstract socket.
-pub(crate) fn connect_unix(path: &Path) -> io::Result<UnixStream> {
+pub fn connect_unix(path: &Path) -> io::Result<UnixStream> {
     match path.to_str().and_then(|p| p.strip_prefix('@')) {
         Some(name) => UnixStream::connect_addr(&SocketAddr::from_abstract_name(name.as_bytes())?),
         None => UnixStream::connect(path),
