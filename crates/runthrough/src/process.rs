@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! A rank as its own threads see it: its endpoint, its transport, its fault plan.
+//! A rank as its own threads see it: its endpoint (with its fault plan) and its transport.
 
 use std::sync::{Arc, MutexGuard};
 
+use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use crate::engine::{Endpoint, Engine};
@@ -14,19 +15,11 @@ use runthrough_core::packet::{ContextId, Outgoing};
 #[derive(Debug)]
 pub(crate) struct Killed;
 
-/// Faults planned for one rank.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct RankFaults {
-    /// Die when starting this communication call (1 = the first).
-    pub(crate) kill_at_operation: Option<u64>,
-}
-
 /// One rank of a job, shared by every communicator handle of that rank.
 #[derive(Debug)]
 pub(crate) struct Process {
     pub(crate) endpoint: Arc<Endpoint>,
     pub(crate) transport: Arc<dyn Transport>,
-    pub(crate) faults: RankFaults,
 }
 
 impl Process {
@@ -37,8 +30,7 @@ impl Process {
     /// Starts a communication call: unwinds if this rank was killed or is planned to die here.
     pub(crate) fn enter(&self) -> Result<()> {
         self.check_alive();
-        let number = self.endpoint.count_operation();
-        if self.faults.kill_at_operation == Some(number) {
+        if self.endpoint.dies_at_call() {
             self.die();
         }
         Ok(())
@@ -46,7 +38,7 @@ impl Process {
 
     /// Starts a call of the collective `operation` on communicator `context`: dies here when a
     /// planned fault says so (`Endpoint::collective_started`).
-    pub(crate) fn enter_collective(&self, operation: &'static str, context: ContextId) {
+    pub(crate) fn enter_collective(&self, operation: Collective, context: ContextId) {
         if self.endpoint.collective_started(operation, context) {
             self.die();
         }

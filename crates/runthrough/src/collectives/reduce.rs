@@ -18,6 +18,7 @@
 //!   about twice the message instead of log₂ n times it.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::{Error, Rank, Result};
 
 use super::op::{builtin, Combine};
@@ -122,7 +123,8 @@ impl Comm {
         } else {
             None
         };
-        self.process.enter_collective("reduce", self.context);
+        self.process
+            .enter_collective(Collective::Reduce, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = binomial_reduce(&call, send, combine, root).map(|result| {
             if let (Some(result), Some(recv)) = (result, recv) {
@@ -140,7 +142,8 @@ impl Comm {
     ) -> Result<()> {
         check_element::<T>()?;
         check_len("the all_reduce receive buffer", recv.len(), send.len())?;
-        self.process.enter_collective("all_reduce", self.context);
+        self.process
+            .enter_collective(Collective::AllReduce, self.context);
         let call = CollectiveCall::begin(self)?;
         let n = call.participants.len();
         let outcome = if combine.commutative
