@@ -480,7 +480,7 @@ pub fn payload(u: &mut Unstructured) -> AResult<Vec<u8>> {
 /// A frame of any kind.
 pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
     let token = |u: &mut Unstructured| -> AResult<[u8; TOKEN]> { u.arbitrary() };
-    Ok(match u.int_in_range(0..=11)? {
+    Ok(match u.int_in_range(0..=12)? {
         0 => Frame::Packet(Packet::Data {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
@@ -520,6 +520,7 @@ pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
         9 => Frame::Suspect {
             rank: u.arbitrary()?,
         },
+        12 => Frame::Goodbye,
         10 => Frame::Packet(Packet::Credit {
             lane: lane(u.arbitrary()?),
             bytes: u.arbitrary()?,

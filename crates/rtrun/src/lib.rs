@@ -49,44 +49,14 @@ use std::time::{Duration, Instant};
 
 use runthrough_net::launch::{self, JobSecret, RankMessage};
 
-/// When an injected fault kills a rank.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KillAt {
-    /// SIGKILL from the launcher this long after the ranks were started.
-    After(Duration),
-    /// The rank kills its own process inside an operation: the value of
-    /// [`launch::ENV_FAULT`], e.g. `validate_global:2` or `call:5`.
-    Operation(String),
-}
+mod check;
+pub use check::{check, find_program};
 
-/// One injected fault: `RANK@SECS` or `RANK@OP:K[:M]` on the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Kill {
-    /// The rank to kill.
-    pub rank: u32,
-    /// When.
-    pub at: KillAt,
-}
-
-impl std::str::FromStr for Kill {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("{text:?}: expected RANK@SECONDS or RANK@OPERATION:K");
-        let (rank, at) = text.split_once('@').ok_or_else(bad)?;
-        let rank = rank.parse().map_err(|_| bad())?;
-        let at = if at.contains(':') {
-            KillAt::Operation(at.to_string())
-        } else {
-            let seconds: f64 = at.parse().map_err(|_| bad())?;
-            if !(seconds.is_finite() && seconds >= 0.0) {
-                return Err(bad());
-            }
-            KillAt::After(Duration::from_secs_f64(seconds))
-        };
-        Ok(Kill { rank, at })
-    }
-}
+/// One injected fault: `RANK@WHEN` in the one grammar of [`runthrough::fault`] (`2@0.5`,
+/// `1@call:8`, `3@validate_global:2:1`, `1@all_reduce:3`, ...). Timed ones rtrun injects
+/// itself (SIGKILL); the others it hands the rank in [`launch::ENV_FAULT`].
+pub use runthrough::Fault as Kill;
+pub use runthrough::Trigger;
 
 /// A job to launch.
 #[derive(Debug, Clone)]
@@ -105,7 +75,8 @@ pub struct Job {
     pub capture_output: bool,
     /// Stop the job (killing every rank) after this long.
     pub timeout: Option<Duration>,
-    /// Injected faults.
+    /// Injected faults ([`check`] refuses a rank outside the job, or a step of the
+    /// application's, which only the program can inject).
     pub kills: Vec<Kill>,
     /// Ranks to SIGSTOP after a delay (hang injection: their peers must fence them).
     pub stops: Vec<(u32, Duration)>,
@@ -126,6 +97,10 @@ pub struct Job {
     /// (Hydra, srun): a suspect is only fenced by its peers and must halt by itself, and it
     /// fails in the survivors' detectors once a majority fenced it (tests of SPEC §1's rule).
     pub kill_suspects: bool,
+    /// Tell the live ranks when a rank's process ended (the default): a confirmed failure
+    /// (docs/semantics.md §1). Off, nobody confirms an exit, as across hosts under srun or
+    /// Hydra: a rank's end shows only as its closed connections (tests of finalize).
+    pub confirm_exits: bool,
 }
 
 impl Job {
@@ -147,6 +122,7 @@ impl Job {
             bind: None,
             wrappers: BTreeMap::new(),
             kill_suspects: true,
+            confirm_exits: true,
         }
     }
 
@@ -234,16 +210,21 @@ pub struct RankReport {
 }
 
 impl RankReport {
-    /// Whether the rank ended as expected: exit status 0, killed by an injected fault or for
-    /// being fenced, ended by its own program's fault injection ([`launch::EXIT_INJECTED`]), or
-    /// halted (as fenced, or without a majority) while its peers suspected it.
+    /// Whether the rank ended as a fault-tolerant job allows: exit status 0, or a death
+    /// ([`RankReport::died`]). A rank that exited non-zero by itself, or never started, did not.
     pub fn ok(&self) -> bool {
+        self.ending == Some(Ending::Exited(0)) || self.died()
+    }
+
+    /// Whether the rank died: killed by a signal (rtrun's kill, or any other: a crash,
+    /// `raise(SIGKILL)`, the OOM killer), ended by its own program's fault injection
+    /// ([`launch::EXIT_INJECTED`]), or halted by the fencing rule (as fenced, or without a
+    /// majority).
+    pub fn died(&self) -> bool {
         match self.ending {
-            Some(Ending::Exited(0)) => true,
-            Some(Ending::Signaled(9)) => self.injected || self.fenced_by.is_some(),
-            Some(Ending::Exited(launch::EXIT_INJECTED)) => self.injected,
-            Some(Ending::Exited(code)) => halted(code) && self.fenced_by.is_some(),
-            _ => false,
+            Some(Ending::Signaled(_)) => true,
+            Some(Ending::Exited(code)) => code == launch::EXIT_INJECTED || halted(code),
+            None => false,
         }
     }
 
@@ -252,6 +233,33 @@ impl RankReport {
         self.ending != Some(Ending::Exited(0))
     }
 }
+
+/// rtrun's exit status, as the table of `rtrun --help` and the README says (the first row
+/// that applies):
+///
+/// | case | status |
+/// |---|---|
+/// | interrupted (Ctrl-C, SIGTERM, SIGHUP) | 130 |
+/// | `--timeout` reached | 124 |
+/// | bad command line or setting (nothing started) | 2 |
+/// | a rank exited non-zero by itself (bad arguments, "block lost", `MPI_Abort(comm, code)`) | that rank's status (the first such rank to end) |
+/// | a rank never started | 1 |
+/// | no rank finalized (every rank died) | 1 |
+/// | `--strict-deaths`, and a rank died | 1 |
+/// | at least one rank exited 0 and every other rank died (a signal, an rtrun kill, fencing, the no-majority halt) | 0: each death is in the report |
+pub const EXIT_STATUS_TABLE: &str = "\
+EXIT STATUS (the first row that applies):
+  130   interrupted (Ctrl-C, SIGTERM, SIGHUP)
+  124   --timeout reached
+  CODE  a rank called MPI_Abort(comm, CODE) (or Universe::abort): rtrun ended every rank
+  2     bad command line or setting (nothing was started)
+  CODE  a rank exited non-zero by itself (bad arguments, a lost block):
+        the status of the first such rank to end
+  1     a rank never started, or no rank finalized (every rank died), or --strict-deaths and
+        a rank died
+  0     at least one rank exited 0 and every other rank died (a signal, an rtrun kill,
+        fencing, the no-majority halt): a death the job survived does not fail it, as under
+        mpiexec --with-ft ulfm; each death is in the report";
 
 /// Which stream a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,28 +301,41 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether the job succeeded: it was not stopped or aborted, and every rank that was not
-    /// killed on purpose (an injected fault, fencing) exited with status 0.
+    /// Whether the job succeeded: [`Report::exit_status`] is 0 without `--strict-deaths`.
     pub fn success(&self) -> bool {
-        !self.timed_out
-            && !self.interrupted
-            && self.aborted.is_none()
-            && self.ranks.iter().all(RankReport::ok)
+        self.exit_status(false) == 0
     }
 
-    /// The launcher's exit status for this job: 130 when interrupted, 124 at the time-out, the
-    /// code of an abort, 0 on [`Report::success`], else 1.
-    pub fn exit_status(&self) -> u8 {
+    /// rtrun's exit status for this job ([`EXIT_STATUS_TABLE`]); `strict_deaths` makes any
+    /// death a failure.
+    pub fn exit_status(&self, strict_deaths: bool) -> u8 {
         if self.interrupted {
-            130
-        } else if self.timed_out {
-            124
-        } else if let Some(abort) = self.aborted {
-            u8::try_from(abort.code).unwrap_or(1)
-        } else if self.success() {
-            0
-        } else {
+            return 130;
+        }
+        if self.timed_out {
+            return 124;
+        }
+        if let Some(abort) = self.aborted {
+            return u8::try_from(abort.code).ok().filter(|&c| c != 0).unwrap_or(1);
+        }
+        let by_itself = self
+            .ranks
+            .iter()
+            .filter(|r| r.ending.is_some() && !r.ok())
+            .min_by_key(|r| (r.ended_at, r.rank));
+        if let Some(Ending::Exited(code)) = by_itself.and_then(|r| r.ending) {
+            return u8::try_from(code).ok().filter(|&c| c != 0).unwrap_or(1);
+        }
+        let never_started = self.ranks.iter().any(|r| r.ending.is_none());
+        let finalized = self
+            .ranks
+            .iter()
+            .any(|r| r.ending == Some(Ending::Exited(0)));
+        let died = self.ranks.iter().any(RankReport::died);
+        if never_started || !finalized || (strict_deaths && died) {
             1
+        } else {
+            0
         }
     }
 
@@ -495,9 +516,11 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
 /// Runs `job` to its end and reports.
 ///
 /// # Errors
-/// An I/O error when the control listener cannot be bound or the first rank cannot be started;
-/// ranks that fail later are reported, not errors.
+/// `InvalidInput` with [`check`]'s message for a job that must not start; an I/O error when the
+/// control listener cannot be bound or the first rank cannot be started; ranks that fail later
+/// are reported, not errors.
 pub fn run(job: &Job) -> io::Result<Report> {
+    check(job).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let size = job.size;
     let secret = JobSecret::random();
     let control_ip = match &job.bind {
@@ -532,13 +555,11 @@ pub fn run(job: &Job) -> io::Result<Report> {
         })
         .collect();
     let mut timed_kills: Vec<(Duration, u32)> = Vec::new();
-    let mut faults: BTreeMap<u32, String> = BTreeMap::new();
+    let mut faults: BTreeMap<u32, Vec<Trigger>> = BTreeMap::new();
     for kill in &job.kills {
-        match &kill.at {
-            KillAt::After(delay) => timed_kills.push((*delay, kill.rank)),
-            KillAt::Operation(op) => {
-                faults.insert(kill.rank, op.clone());
-            }
+        match kill.trigger {
+            Trigger::After(delay) => timed_kills.push((delay, kill.rank)),
+            trigger => faults.entry(kill.rank).or_default().push(trigger),
         }
     }
     timed_kills.sort_by(|a, b| b.cmp(a));
@@ -575,8 +596,8 @@ pub fn run(job: &Job) -> io::Result<Report> {
         if let Some(bind) = &job.bind {
             command.env(launch::ENV_BIND, bind);
         }
-        if let Some(op) = faults.get(&rank) {
-            command.env(launch::ENV_FAULT, op);
+        if let Some(triggers) = faults.get(&rank) {
+            command.env(launch::ENV_FAULT, Trigger::format_list(triggers));
             ranks[rank as usize].kill_planned_in_operation = true;
         }
         for (key, value) in &job.env {
@@ -675,7 +696,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 state.control = None;
                 // Before the table, the table itself will say it is dead.
                 let live = ranks.iter_mut().filter(|r| r.report.ending.is_none());
-                for other in live.filter(|_| table_sent) {
+                for other in live.filter(|_| table_sent && job.confirm_exits) {
                     if let Some(control) = other.control.as_mut() {
                         let _ = control.write_all(launch::failed_line(rank).as_bytes());
                     }
@@ -774,4 +795,85 @@ pub fn run(job: &Job) -> io::Result<Report> {
         elapsed: start.elapsed(),
         socket_dir,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(endings: &[Option<Ending>]) -> Report {
+        Report {
+            ranks: endings
+                .iter()
+                .enumerate()
+                .map(|(rank, &ending)| RankReport {
+                    rank: rank as u32,
+                    ending,
+                    ended_at: ending.map(|_| Duration::from_millis(rank as u64)),
+                    injected: false,
+                    fenced_by: None,
+                })
+                .collect(),
+            lines: Vec::new(),
+            timed_out: false,
+            interrupted: false,
+            refused_connections: 0,
+            elapsed: Duration::ZERO,
+            socket_dir: None,
+        }
+    }
+
+    const OK: Option<Ending> = Some(Ending::Exited(0));
+    const SIGKILL: Option<Ending> = Some(Ending::Signaled(9));
+
+    /// Each row of EXIT_STATUS_TABLE (issue 14: a death rtrun did not send, with every
+    /// survivor finalized, used to fail the job).
+    #[test]
+    fn each_row_of_the_exit_status_table() {
+        let survived = [OK, SIGKILL, Some(Ending::Signaled(11)), OK];
+        assert_eq!(report(&survived).exit_status(false), 0, "deaths survived");
+        assert_eq!(report(&survived).exit_status(true), 1, "--strict-deaths");
+        let halted = [
+            OK,
+            Some(Ending::Exited(launch::EXIT_FENCED)),
+            Some(Ending::Exited(launch::EXIT_NO_MAJORITY)),
+            Some(Ending::Exited(launch::EXIT_INJECTED)),
+        ];
+        assert_eq!(
+            report(&halted).exit_status(false),
+            0,
+            "halts and injected deaths"
+        );
+        let by_itself = [
+            OK,
+            Some(Ending::Exited(3)),
+            SIGKILL,
+            Some(Ending::Exited(7)),
+        ];
+        assert_eq!(
+            report(&by_itself).exit_status(false),
+            3,
+            "the first to exit non-zero"
+        );
+        assert_eq!(
+            report(&[OK, Some(Ending::Exited(-1))]).exit_status(false),
+            1
+        );
+        assert_eq!(
+            report(&[SIGKILL, SIGKILL]).exit_status(false),
+            1,
+            "no rank finalized"
+        );
+        assert_eq!(
+            report(&[OK, None]).exit_status(false),
+            1,
+            "a rank never started"
+        );
+        let mut stopped = report(&survived);
+        stopped.timed_out = true;
+        assert_eq!(stopped.exit_status(false), 124);
+        stopped.interrupted = true;
+        assert_eq!(stopped.exit_status(false), 130);
+        assert!(report(&survived).success() && !report(&by_itself).success());
+    }
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! `rtrun -n N [--tag-output] [--timeout SECS] [--kill RANK@SECS|RANK@OP:K]... [--bind WHERE]
-//! [--wrap RANKS=COMMAND]... [--no-kill-suspects] PROGRAM [ARGS]`
+//! `rtrun -n N [--tag-output] [--timeout SECS] [--kill RANK@WHEN]... [--stop RANK@SECS]...
+//! [--heartbeat PERIOD:TIMEOUT] [--bind WHERE] [--wrap RANKS=COMMAND]... [--no-kill-suspects]
+//! PROGRAM [ARGS]`
 //!
-//! Starts N ranks of PROGRAM as one runthrough job, forwards their output, injects the faults
-//! asked for, prints who failed, how and when, and exits 0 iff every rank that was not killed on
-//! purpose exited 0 (130 when interrupted, 124 at the time-out; when a rank aborts the job with
-//! `MPI_Abort(comm, code)`, rtrun ends every rank and exits with that code). A rank that exits
+//! Starts N ranks of PROGRAM as one runthrough job after checking its input
+//! (`rtrun::check`), forwards their output, injects the faults asked for, prints who failed,
+//! how and when, and exits as `rtrun::EXIT_STATUS_TABLE` says: 0 when at least one rank exited
+//! 0 and every other rank died (a death the job survived does not fail it). A rank that exits
 //! with status 85 (`runthrough_net::launch::EXIT_INJECTED`) was killed on purpose by its own
 //! program.
 
@@ -16,13 +17,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use runthrough::{FaultPlan, Trigger};
 
 /// Launches a multi-process runthrough job on this host.
 #[derive(Parser, Debug)]
-#[command(name = "rtrun", version, trailing_var_arg = true)]
+#[command(
+    name = "rtrun",
+    version,
+    trailing_var_arg = true,
+    after_help = help_after_options()
+)]
 struct Args {
-    /// Number of ranks.
-    #[arg(short = 'n', long = "np", value_name = "N")]
+    /// Number of ranks, at least 1 (`-np N` is taken too, as mpirun takes it).
+    #[arg(short = 'n', alias = "np", value_name = "N", allow_hyphen_values = true,
+          value_parser = parse_ranks)]
     ranks: u32,
     /// Prefix each output line with `[rank]`.
     #[arg(long)]
@@ -30,17 +38,13 @@ struct Args {
     /// Stop the whole job after SECS seconds.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
-    /// Kill RANK: `RANK@SECS` (SIGKILL after SECS seconds) or `RANK@OP:K` (the rank dies
-    /// inside its K-th OP: `validate_global:K[:M]`, before its M-th protocol message of its K-th
-    /// agreement on the world communicator; a collective such as `all_reduce:K[:M]` (also
-    /// `barrier`, `bcast`, `reduce`, `gather`, `all_gather`, `scatter`, `all_to_all`, `scan`,
-    /// `exscan`; `allreduce` etc. accepted), at entry or before its M-th message of that call;
-    /// or `call:K`, its K-th communication call). Repeatable.
+    /// Kill a rank: RANK@WHEN, comma-separated for several (see FAULTS below), e.g. `2@0.5`,
+    /// `1@call:8`, `3@validate_global:2:1`, `1@all_reduce:3`. Repeatable.
     #[arg(long, value_name = "RANK@WHEN")]
-    kill: Vec<rtrun::Kill>,
-    /// SIGSTOP RANK after SECS seconds (`RANK@SECS`), to test hang detection. Repeatable.
+    kill: Vec<FaultPlan>,
+    /// SIGSTOP a rank after SECS seconds (`RANK@SECS`), to test hang detection. Repeatable.
     #[arg(long = "stop", value_name = "RANK@SECS")]
-    stops: Vec<rtrun::Kill>,
+    stops: Vec<FaultPlan>,
     /// Heartbeat period and timeout in milliseconds, `PERIOD:TIMEOUT` (default 500:5000).
     #[arg(long, value_name = "PERIOD:TIMEOUT")]
     heartbeat: Option<String>,
@@ -54,29 +58,109 @@ struct Args {
     #[arg(long = "wrap", value_name = "RANKS=COMMAND")]
     wraps: Vec<String>,
     /// Do not kill ranks that their peers suspect (as a launcher without a kill channel):
-    /// a suspect is only fenced and must halt by itself (SPEC §1).
+    /// a suspect is only fenced and must halt by itself.
     #[arg(long)]
     no_kill_suspects: bool,
-    /// The program and its arguments.
-    #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+    /// Make any death a failure (exit status 1): by default a job whose survivors finished
+    /// exits 0 whoever died (see EXIT STATUS).
+    #[arg(long)]
+    strict_deaths: bool,
+    /// The program (a name without `/` is looked up on PATH) and its arguments.
+    #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
 }
 
-fn main() -> ExitCode {
-    let args = Args::parse();
-    if args.ranks == 0 {
-        eprintln!("rtrun: -n must be at least 1");
-        return ExitCode::from(2);
+/// The fault grammar and the settings, after the options in `--help`.
+const FAULTS_HELP: &str = "\
+FAULTS (--kill RANK@WHEN; the README's \"Fault injection\" has the details):
+  SECS, SECSs, MSms            SIGKILL from rtrun this long after the start: 2@0.5, 2@300ms
+  call:K                       the rank dies as it starts its K-th communication call: 1@call:8
+  validate_global:K[:M]        in its K-th agreement (validate_global, agree, shrink), before
+                               its M-th protocol message (default 1): 3@validate_global:2:1
+  COLLECTIVE:K[:M]             in its K-th call of that collective, at entry or before its M-th
+                               message: 1@all_reduce:3, 1@bcast:2:1 (barrier, broadcast/bcast,
+                               reduce, all_reduce/allreduce, gather, all_gather/allgather,
+                               scatter, all_to_all/alltoall, scan, exscan)
+  revoke:M                     before its M-th revocation message: 0@revoke:1
+  (iteration:K and recovery:N are the application's: give them to its own --kill)
+
+SETTINGS (the ranks' environment, checked before the job starts):
+  RT_TRANSPORT=auto|tcp  RT_UNEXPECTED_CAP=BYTES[K|M|G]  RT_HEARTBEAT=PERIOD_MS:TIMEOUT_MS
+  RT_BIND=ADDR|IFACE|route:HOST  RT_VERBOSE=0|1  RT_FAULT=WHEN[,WHEN...]  RT_PMI=1|2
+  A bad value stops rtrun with exit status 2 before anything starts; an unknown RT_ name is
+  a warning.";
+
+/// What `--help` prints after the options: the fault grammar, the settings, the exit status.
+fn help_after_options() -> String {
+    format!("{FAULTS_HELP}\n\n{}", rtrun::EXIT_STATUS_TABLE)
+}
+
+/// `-n`: a number of ranks, at least 1.
+fn parse_ranks(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("a job has at least 1 rank".into()),
+        Ok(n) => u32::try_from(n).map_err(|_| format!("at most {} ranks", u32::MAX)),
+        Err(_) => Err(format!("`{text}` is not a number of ranks (at least 1)")),
     }
+}
+
+/// The options that take a value (so that the program is the first word after them).
+const VALUE_OPTIONS: [&str; 8] = [
+    "-n",
+    "--np",
+    "--timeout",
+    "--kill",
+    "--stop",
+    "--heartbeat",
+    "--bind",
+    "--wrap",
+];
+
+/// mpirun's `-np N` as `-n N`, among rtrun's own options only (not the program's arguments).
+fn with_mpirun_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut args = args.into_iter();
+    out.extend(args.next()); // rtrun itself
+    let mut value_next = false;
+    for arg in args.by_ref() {
+        if value_next {
+            value_next = false;
+            out.push(arg);
+            continue;
+        }
+        let word = arg.to_string_lossy();
+        if word == "-np" {
+            out.push("-n".into());
+            value_next = true;
+            continue;
+        }
+        if word == "--" || !word.starts_with('-') {
+            out.push(arg);
+            break;
+        }
+        value_next = VALUE_OPTIONS.contains(&word.as_ref());
+        out.push(arg);
+    }
+    out.extend(args);
+    out
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse_from(with_mpirun_spellings(std::env::args_os()));
     let mut job = rtrun::Job::new(args.ranks, &args.command[0]);
     job.args = args.command[1..].to_vec();
     job.tag_output = args.tag_output;
     job.forward_output = true;
     job.capture_output = false;
-    job.kills = args.kill;
-    for stop in args.stops {
-        let rtrun::KillAt::After(delay) = stop.at else {
-            eprintln!("rtrun: --stop takes RANK@SECS");
+    job.kills = args
+        .kill
+        .iter()
+        .flat_map(|plan| plan.faults())
+        .copied()
+        .collect();
+    for stop in args.stops.iter().flat_map(|plan| plan.faults()) {
+        let Trigger::After(delay) = stop.trigger else {
+            eprintln!("rtrun: --stop `{stop}`: --stop takes RANK@SECS");
             return ExitCode::from(2);
         };
         job.stops.push((stop.rank, delay));
@@ -89,18 +173,13 @@ fn main() -> ExitCode {
         job.timeout = Some(Duration::from_secs_f64(t));
     }
     if let Some(hb) = &args.heartbeat {
-        let parsed = hb
-            .split_once(':')
-            .and_then(|(p, t)| Some((p.parse::<u64>().ok()?, t.parse::<u64>().ok()?)))
-            .filter(|(p, t)| *p > 0 && t > p);
-        let Some((period, timeout)) = parsed else {
-            eprintln!("rtrun: --heartbeat PERIOD_MS:TIMEOUT_MS with 0 < PERIOD < TIMEOUT");
-            return ExitCode::from(2);
-        };
-        job.heartbeat = Some((
-            Duration::from_millis(period),
-            Duration::from_millis(timeout),
-        ));
+        match runthrough::settings::heartbeat(hb) {
+            Ok(heartbeat) => job.heartbeat = Some(heartbeat),
+            Err(e) => {
+                eprintln!("rtrun: --heartbeat {hb:?}: {}", e.reason);
+                return ExitCode::from(2);
+            }
+        }
     }
     job.bind = args.bind;
     job.kill_suspects = !args.no_kill_suspects;
@@ -125,6 +204,17 @@ fn main() -> ExitCode {
         }
     }
     job.stop = Some(stop);
+    match rtrun::check(&job) {
+        Ok(warnings) => {
+            for warning in warnings {
+                eprintln!("rtrun: warning: {warning}");
+            }
+        }
+        Err(e) => {
+            eprintln!("rtrun: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let report = match rtrun::run(&job) {
         Ok(report) => report,
         Err(e) => {
@@ -133,7 +223,7 @@ fn main() -> ExitCode {
         }
     };
     eprint!("{}", report.summary());
-    ExitCode::from(report.exit_status())
+    ExitCode::from(report.exit_status(args.strict_deaths))
 }
 
 /// `RANKS=COMMAND`: the ranks (each below `size`) and the command's words.

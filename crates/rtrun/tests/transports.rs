@@ -122,17 +122,31 @@ fn a_forced_tcp_job_survives_a_kill() {
     assert!(!dir.exists(), "{} is left behind", dir.display());
 }
 
-/// A transport that does not exist stops every rank at init, with the variable named.
+/// A transport that does not exist is refused before anything starts, with the variable
+/// named: by rtrun (nothing started), and by a rank that another launcher started (its
+/// `runthrough::init()` returns `InitError::BadSetting`, which rtrun-check prints).
 #[test]
-fn an_unknown_transport_is_an_init_error() {
+fn an_unknown_transport_is_refused_before_the_job_starts() {
     let mut job = job_killing_rank_2(2, "carrier-pigeon");
     job.kills.clear();
-    let report = run(&job);
-    assert!(!report.success(), "{}", report.summary());
+    let error = rtrun::run(&job).expect_err("rtrun refuses the job");
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     assert!(
-        output(&report).contains("RT_TRANSPORT"),
-        "{}",
-        output(&report)
+        error
+            .to_string()
+            .contains("RT_TRANSPORT=\"carrier-pigeon\""),
+        "{error}"
+    );
+    let rank = std::process::Command::new(CHECK)
+        .arg("ring")
+        .env("RT_TRANSPORT", "carrier-pigeon")
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&rank.stderr);
+    assert_eq!(rank.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("RT_TRANSPORT=\"carrier-pigeon\": expected auto"),
+        "{message}"
     );
 }
 

@@ -472,7 +472,7 @@ fn aborted_job(args: &[&str], code: i32) {
         "{}{text}",
         report.summary()
     );
-    assert_eq!(report.exit_status(), code as u8);
+    assert_eq!(report.exit_status(false), code as u8);
     assert!(
         report.elapsed < Duration::from_secs(20),
         "{}",

@@ -29,8 +29,17 @@
 //!   longer than the heartbeat timeout. Confirmed failures leave `alive`, so a rank whose peers
 //!   all died for certain keeps its majority, alone if need be.
 //! - A vote or a decision naming this rank means it was fenced: the transport halts.
+//! - A rank that *departs* ([`Fence::depart`]: it finalized and said goodbye on its
+//!   authenticated connection before closing it) is no failure: it never enters the output,
+//!   and it leaves `alive` (it can no longer vote, nor be reached), as a confirmed failure
+//!   does. Its votes stop counting, votes against it are dropped, and nothing about it changes
+//!   afterwards. This keeps the majority rule safe: a departed rank is on neither side of any
+//!   later partition (it ended for good, after every live rank had entered finalize), so each
+//!   side's `alive` still holds both sides, and two disjoint sides cannot both count more than
+//!   half of it. A rank that only goes silent, or whose connection breaks without a goodbye,
+//!   is still a suspect.
 //!
-//! Memory: two flags per rank, and one voter set per pending suspect (dropped when the suspect
+//! Memory: three flags per rank, and one voter set per pending suspect (dropped when the suspect
 //! enters the output).
 
 use std::collections::BTreeMap;
@@ -88,7 +97,9 @@ pub struct Fence {
     fenced: Vec<bool>,
     /// In the detector output.
     output: Vec<bool>,
-    /// Ranks not in `output`.
+    /// Finalized and gone (never in `output`; not counted in `alive`).
+    departed: Vec<bool>,
+    /// Ranks neither in `output` nor departed.
     alive: u32,
     /// Votes held against each fenced rank not yet in the output.
     votes: BTreeMap<u32, RankSet>,
@@ -101,6 +112,7 @@ impl Fence {
             me,
             fenced: vec![false; size as usize],
             output: vec![false; size as usize],
+            departed: vec![false; size as usize],
             alive: size,
             votes: BTreeMap::new(),
         }
@@ -124,14 +136,25 @@ impl Fence {
         self.output.get(rank as usize).copied().unwrap_or(false)
     }
 
-    /// The number of ranks believed alive (not in the output), this one included.
+    /// Whether `rank` departed (finalized and said goodbye).
+    pub fn has_departed(&self, rank: u32) -> bool {
+        self.departed.get(rank as usize).copied().unwrap_or(false)
+    }
+
+    /// The number of ranks believed alive (neither in the output nor departed), this one
+    /// included.
     pub fn alive(&self) -> u32 {
         self.alive
     }
 
-    /// The ranks of `alive` this rank still talks to: itself and the ones it has not fenced.
+    /// The ranks of `alive` this rank still talks to: itself and the ones it has neither fenced
+    /// nor seen depart.
     pub fn reachable(&self) -> u32 {
-        self.fenced.iter().filter(|&&f| !f).count() as u32
+        self.fenced
+            .iter()
+            .zip(&self.departed)
+            .filter(|&(&f, &d)| !f && !d)
+            .count() as u32
     }
 
     /// Whether this rank reaches a majority of the ranks it believes alive.
@@ -142,7 +165,7 @@ impl Fence {
     /// This rank suspects `rank` itself.
     pub fn suspect(&mut self, rank: u32) -> Change {
         let mut change = Change::default();
-        if rank == self.me || !self.valid(rank) || self.output[rank as usize] {
+        if rank == self.me || !self.valid(rank) || self.gone(rank) {
             return change;
         }
         self.fence(rank, &mut change);
@@ -157,14 +180,14 @@ impl Fence {
         if !self.valid(voter) || !self.valid(rank) || voter == self.me || voter == rank {
             return change;
         }
-        if self.fenced[voter as usize] {
-            return change; // a fenced rank is not listened to
+        if self.fenced[voter as usize] || self.departed[voter as usize] {
+            return change; // a fenced or departed rank is not listened to
         }
         if rank == self.me {
             change.fenced_here = Some(Some(voter));
             return change;
         }
-        if self.output[rank as usize] {
+        if self.gone(rank) {
             return change;
         }
         self.votes.entry(rank).or_default().insert(voter);
@@ -183,28 +206,54 @@ impl Fence {
             change.fenced_here = Some(None);
             return change;
         }
-        if !self.output[rank as usize] {
+        if !self.gone(rank) {
             self.enter(rank, Reason::Confirmed, &mut change);
             self.settle(&mut change);
         }
         change
     }
 
+    /// Rank `rank` departed: it finalized and said so on its connection, as the last frame
+    /// before closing it. It leaves `alive` without entering the output (a rank that finalized
+    /// is no failed rank); votes against it are dropped and its own stop counting. Ignored
+    /// for a rank this rank fenced (it no longer listens to it) or has in its output.
+    pub fn depart(&mut self, rank: u32) -> Change {
+        let mut change = Change::default();
+        if rank == self.me || !self.valid(rank) || self.gone(rank) || self.fenced[rank as usize] {
+            return change;
+        }
+        self.departed[rank as usize] = true;
+        self.alive -= 1;
+        self.votes.remove(&rank);
+        self.settle(&mut change);
+        change
+    }
+
     /// Rank `by` says `rank` entered its detector output.
     pub fn decided_by_peer(&mut self, by: u32, rank: u32) -> Change {
         let mut change = Change::default();
-        if !self.valid(by) || !self.valid(rank) || by == self.me || self.fenced[by as usize] {
+        if !self.valid(by)
+            || !self.valid(rank)
+            || by == self.me
+            || self.fenced[by as usize]
+            || self.departed[by as usize]
+        {
             return change;
         }
         if rank == self.me {
             change.fenced_here = Some(Some(by));
             return change;
         }
-        if !self.output[rank as usize] {
+        if !self.gone(rank) {
             self.enter(rank, Reason::Peer { by }, &mut change);
             self.settle(&mut change);
         }
         change
+    }
+
+    /// In the output or departed: nothing about it changes any more.
+    fn gone(&self, rank: u32) -> bool {
+        self.output[rank as usize] || self.departed[rank as usize]
     }
 
     fn fence(&mut self, rank: u32, change: &mut Change) {
@@ -227,7 +276,7 @@ impl Fence {
     fn live_voters(&self, rank: u32, voters: &RankSet) -> u32 {
         voters
             .iter()
-            .filter(|&v| v != rank && !self.output[v as usize])
+            .filter(|&v| v != rank && !self.gone(v))
             .count() as u32
     }
 
@@ -455,5 +504,116 @@ mod tests {
         assert_eq!(g.decided_by_peer(1, 0).fenced_here, Some(Some(1)));
         g.suspect(1);
         assert_eq!(g.decided_by_peer(1, 2), Change::default(), "a fenced rank");
+    }
+
+    /// The multi-host finalize halt: where no launcher confirms exits, peers that finalized
+    /// and exited looked like lost connections, so the last rank of a job of 4 counted 1 of 4
+    /// and halted. Peers that say goodbye leave the denominator instead: the last rank keeps
+    /// its majority (1 of 1), and nobody enters the output (docs/semantics.md §3.4: a rank that
+    /// finalized is no failed rank).
+    #[test]
+    fn departed_ranks_leave_the_denominator_and_never_the_output() {
+        let mut lost = Fence::new(3, 4);
+        for r in 0..3 {
+            lost.suspect(r);
+        }
+        assert!(!lost.has_majority(), "closed connections alone: 1 of 4");
+
+        let mut f = Fence::new(3, 4);
+        for r in 0..3 {
+            assert_eq!(f.depart(r), Change::default());
+            assert!(f.has_departed(r) && !f.in_output(r) && !f.is_fenced(r));
+            assert!(f.has_majority(), "after {r} departed");
+        }
+        assert_eq!((f.alive(), f.reachable()), (1, 1));
+        // Nothing about a departed rank changes afterwards: no vote, confirmation or repeat.
+        assert_eq!(f.confirm(0), Change::default());
+        assert_eq!(f.suspect(1), Change::default());
+        assert_eq!(f.depart(2), Change::default());
+        assert!((0..3).all(|r| !f.in_output(r) && !f.is_fenced(r)));
+        assert_eq!(f.alive(), 1);
+    }
+
+    /// Departures shrink the denominator as confirmed failures do: a suspect among the ranks
+    /// still there is fenced by a majority of them (2 of 3), and a pending one can enter
+    /// without a new vote. A departed rank's votes stop counting, and a departed rank no longer
+    /// speaks: its later votes and notices are not received.
+    #[test]
+    fn departures_shrink_the_denominator_and_silence_the_departed() {
+        let mut f = Fence::new(0, 5);
+        f.suspect(2);
+        f.vote(1, 2); // 2 of 5: pending
+        assert!(f.depart(3).entered.is_empty(), "2 of 4");
+        let c = f.depart(4);
+        assert_eq!(
+            c.entered,
+            vec![(
+                2,
+                Reason::Majority {
+                    voters: 2,
+                    alive: 3
+                }
+            )]
+        );
+        assert!(!f.in_output(3) && !f.in_output(4));
+        assert_eq!(f.vote(3, 1), Change::default(), "a departed rank's vote");
+        assert_eq!(f.decided_by_peer(4, 1), Change::default(), "its notice");
+        assert!(!f.is_fenced(1));
+
+        // A voter that departs stops counting: 1 live voter of 4 is no majority.
+        let mut g = Fence::new(0, 5);
+        g.suspect(4);
+        g.vote(1, 4);
+        g.depart(1);
+        assert!(!g.in_output(4));
+        assert!(g.vote(2, 4).entered.is_empty(), "0 and 2: 2 of 4");
+        assert_eq!(entered(&g.vote(3, 4)), vec![4], "0, 2 and 3: 3 of 4");
+    }
+
+    /// A goodbye never turns a suspicion around: a rank fenced here is not listened to, so
+    /// its goodbye is ignored and it stays a suspect, counted in the denominator.
+    #[test]
+    fn a_fenced_rank_cannot_depart() {
+        let mut f = Fence::new(0, 3);
+        f.suspect(2);
+        assert_eq!(f.depart(2), Change::default());
+        assert!(!f.has_departed(2) && f.is_fenced(2));
+        assert_eq!(f.alive(), 3);
+        assert!(f.has_majority(), "0 and 1 of 3");
+    }
+
+    /// docs/semantics.md §1 under departures: a split never lets both sides decide. Rank 4 of 5
+    /// says goodbye but only ranks 0 and 1 hear it before the link between {0, 1} and {2, 3}
+    /// breaks: {0, 1} count 2 of 4 and {2, 3} 2 of 5; neither has a majority, neither fences
+    /// the other side into its output.
+    #[test]
+    fn a_departure_lets_no_side_of_a_split_decide() {
+        let mut heard = [Fence::new(0, 5), Fence::new(1, 5)];
+        for f in &mut heard {
+            f.depart(4);
+        }
+        let mut not_heard = [Fence::new(2, 5), Fence::new(3, 5)];
+        for (i, f) in heard.iter_mut().enumerate() {
+            let me = i as u32;
+            for other in [2, 3] {
+                f.suspect(other);
+            }
+            let peer = 1 - me;
+            for other in [2, 3] {
+                assert!(f.vote(peer, other).entered.is_empty(), "2 of 4");
+            }
+            assert!(!f.has_majority());
+        }
+        for (i, f) in not_heard.iter_mut().enumerate() {
+            let me = 2 + i as u32;
+            for other in [0, 1, 4] {
+                f.suspect(other);
+            }
+            let peer = 5 - me;
+            for other in [0, 1, 4] {
+                assert!(f.vote(peer, other).entered.is_empty(), "2 of 5");
+            }
+            assert!(!f.has_majority());
+        }
     }
 }

@@ -119,19 +119,6 @@ pub fn charge(payload: usize) -> u64 {
     payload as u64 + MESSAGE_CHARGE
 }
 
-/// Parses a cap: bytes, with an optional `K`, `M` or `G` (powers of 1024); at least 1.
-pub fn parse_cap(value: &str) -> Option<usize> {
-    let value = value.trim();
-    let (digits, shift) = match value.as_bytes().last()? {
-        b'k' | b'K' => (&value[..value.len() - 1], 10),
-        b'm' | b'M' => (&value[..value.len() - 1], 20),
-        b'g' | b'G' => (&value[..value.len() - 1], 30),
-        _ => (value, 0),
-    };
-    let number: usize = digits.parse().ok()?;
-    number.checked_mul(1 << shift).filter(|&cap| cap > 0)
-}
-
 /// What flow control has seen at one rank (for tests and diagnostics; not a stable API).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -657,17 +644,6 @@ mod tests {
         let mut flow = Flow::new(2);
         flow.set_cap(2000, 2);
         flow
-    }
-
-    #[test]
-    fn caps_parse_with_binary_suffixes() {
-        assert_eq!(parse_cap("4096"), Some(4096));
-        assert_eq!(parse_cap("64M"), Some(64 << 20));
-        assert_eq!(parse_cap(" 2k "), Some(2048));
-        assert_eq!(parse_cap("1G"), Some(1 << 30));
-        for bad in ["", "0", "M", "-1", "1.5M", "12X"] {
-            assert_eq!(parse_cap(bad), None, "{bad:?}");
-        }
     }
 
     #[test]

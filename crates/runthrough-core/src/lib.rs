@@ -19,6 +19,9 @@
 //! - [`flow`]: flow control of eager messages (credit windows per sender, receiver and lane).
 //! - [`fence`]: the fencing rule of SPEC §1 (when a suspected rank enters the detector output).
 //! - [`Error`]: the error classes of MPI and ULFM as one enum.
+//! - [`fault`]: fault plans in their one grammar (`2@0.5`, `1@call:8`, `3@validate_global:2:1`)
+//!   and the [`fault::Injector`] that says whether a rank dies at a point of its calls.
+//! - [`settings`]: the `RT_*` variables and the one parser of each.
 //!
 //! ```
 //! use runthrough_core::{FailureView, RankSet, RankState};
@@ -34,12 +37,14 @@
 
 pub mod agreement;
 mod error;
+pub mod fault;
 pub mod fence;
 pub mod flow;
 pub mod matching;
 pub mod packet;
 mod rank_set;
 mod rank_state;
+pub mod settings;
 mod view;
 pub mod wire;
 

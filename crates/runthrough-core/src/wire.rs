@@ -19,6 +19,7 @@
 //! | 19 | `Heartbeat` | nothing |
 //! | 20 | `FailureNotice` | rank u32 |
 //! | 21 | `Suspect` | rank u32 |
+//! | 22 | `Goodbye` | nothing |
 //!
 //! # Invariants
 //! Decoding never panics. Its buffer grows only with the bytes that have arrived (at most
@@ -56,6 +57,7 @@ const KIND_PROOF: u8 = 18;
 const KIND_HEARTBEAT: u8 = 19;
 const KIND_FAILURE_NOTICE: u8 = 20;
 const KIND_SUSPECT: u8 = 21;
+const KIND_GOODBYE: u8 = 22;
 
 /// Bytes of a data frame's body before its payload (kind included).
 const DATA_HEAD: usize = 1 + 8 + 4 + 4;
@@ -107,6 +109,11 @@ pub enum Frame {
         /// The suspected world rank.
         rank: u32,
     },
+    /// The sender finalized and leaves the job: the last frame on the connection, after every
+    /// message it owed the receiver. Its connection closing next is no suspicion, and it leaves
+    /// the ranks believed alive without being failed ([`crate::fence::Fence::depart`]). It
+    /// arrives only on an authenticated connection, as every frame after the handshake.
+    Goodbye,
 }
 
 /// Why bytes did not decode into a frame.
@@ -259,6 +266,7 @@ pub fn encode(frame: &Frame, out: &mut Vec<u8>) {
             out.push(KIND_SUSPECT);
             out.extend_from_slice(&rank.to_le_bytes());
         }
+        Frame::Goodbye => out.push(KIND_GOODBYE),
     }
     finish(out, at, 0);
 }
@@ -414,6 +422,7 @@ pub fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
         KIND_HEARTBEAT => Frame::Heartbeat,
         KIND_FAILURE_NOTICE => Frame::FailureNotice { rank: f.u32()? },
         KIND_SUSPECT => Frame::Suspect { rank: f.u32()? },
+        KIND_GOODBYE => Frame::Goodbye,
         kind => return Err(WireError::UnknownKind(kind)),
     };
     f.end()?;
@@ -707,6 +716,7 @@ mod tests {
             Just(()).prop_map(|()| Frame::Heartbeat),
             any::<u32>().prop_map(|rank| Frame::FailureNotice { rank }),
             any::<u32>().prop_map(|rank| Frame::Suspect { rank }),
+            Just(()).prop_map(|()| Frame::Goodbye),
         ]
     }
 

@@ -248,8 +248,8 @@ fn check(config: &Config) -> Result<(), BagError> {
         .find(|(r, _)| *r == 0 || *r >= config.ranks)
     {
         return Err(BagError::Config(format!(
-            "cannot kill rank {rank}: kills name workers 1..{} (the master is not fault tolerant)",
-            config.ranks
+            "cannot kill rank {rank}: kills name workers 1..={} (the master is not fault tolerant)",
+            config.ranks.saturating_sub(1)
         )));
     }
     Ok(())

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Kill plans from the command line: `RANK@WHEN,RANK@WHEN,...`, where each application says
-//! what `WHEN` means (an iteration, a number of tasks, a protocol point), and how a planned
-//! death strikes ([`Death`]): a thread in-process, a whole process under rtrun.
+//! How a planned death strikes ([`Death`]): a thread in-process, a whole process under rtrun.
+//! The plans themselves are `runthrough::FaultPlan`s, read with
+//! `runthrough::fault::BareNumber::Iteration` (the examples' `--kill 3@25` is a step).
 
 use std::io::Write;
-use std::str::FromStr;
 
 use runthrough::{FaultHandle, Rank};
 use runthrough_net::launch::EXIT_INJECTED;
@@ -46,49 +45,4 @@ pub fn die_now() -> ! {
 /// `RT_RANK`) or by a PMI launcher (`PMI_FD`: Hydra's `mpiexec`, `srun --mpi=pmi2`).
 pub fn launched_as_a_rank() -> bool {
     std::env::var_os(runthrough_net::launch::ENV_RANK).is_some() || runthrough_net::pmi::detected()
-}
-
-/// Parses `3@20,5@40` into `[(3, 20), (5, 40)]`, with `WHEN` parsed by `T::from_str`. An empty
-/// string is an empty plan.
-///
-/// # Errors
-/// A message naming the entry that does not parse.
-pub fn parse_kills<T: FromStr>(text: &str) -> Result<Vec<(Rank, T)>, String>
-where
-    T::Err: std::fmt::Display,
-{
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|entry| {
-            let (rank, when) = entry
-                .split_once('@')
-                .ok_or_else(|| format!("kill `{entry}`: expected RANK@WHEN"))?;
-            let rank = rank
-                .trim()
-                .parse()
-                .map_err(|e| format!("kill `{entry}`: bad rank: {e}"))?;
-            let when = when
-                .trim()
-                .parse()
-                .map_err(|e| format!("kill `{entry}`: {e}"))?;
-            Ok((rank, when))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_a_list() {
-        assert_eq!(
-            parse_kills::<u64>("3@20, 5@40").unwrap(),
-            vec![(3, 20), (5, 40)]
-        );
-        assert_eq!(parse_kills::<u64>("").unwrap(), vec![]);
-        assert!(parse_kills::<u64>("3").is_err());
-        assert!(parse_kills::<u64>("x@3").is_err());
-    }
 }

@@ -36,9 +36,10 @@ pub const ENV_SECRET: &str = "RT_SECRET";
 /// Where the rank's listener binds (default `127.0.0.1`): an IP address, `route:HOST` or an
 /// interface name ([`crate::bind_address`]).
 pub const ENV_BIND: &str = "RT_BIND";
-/// Fault injection: `call:K` (die when starting the K-th communication call) or
-/// `validate_global:K[:M]` (die inside the K-th agreement on the world communicator, before
-/// sending its M-th protocol message, default 1).
+/// Fault injection: this rank's triggers in the fault grammar (`runthrough::fault`),
+/// comma-separated, e.g. `call:K` (die when starting the K-th communication call),
+/// `validate_global:K[:M]` (inside the K-th agreement on the world communicator, before
+/// sending its M-th protocol message, default 1) or `all_reduce:K[:M]`.
 pub const ENV_FAULT: &str = "RT_FAULT";
 /// Heartbeats: `PERIOD_MS:TIMEOUT_MS` (default `500:5000`).
 pub const ENV_HEARTBEAT: &str = "RT_HEARTBEAT";

@@ -2,9 +2,9 @@
 //! `valgrind --tool=callgrind` (repeatable where wall-clock times are not):
 //! `cargo run --release -p runthrough --example op_cost -- validate_global 10000`.
 //!
-//! Operations: `validate_global`, `agree`, `all_reduce`, `barrier`, and `send_recv` (a ping-pong
-//! of one 8-byte message each way between ranks 0 and 1, blocking `send` and `recv`; other
-//! ranks idle).
+//! Operations: `validate_global`, `agree`, `all_reduce` (one u64), `all_reduce_1m` (1 MiB of
+//! f64: the ring algorithm), `barrier`, and `send_recv` (a ping-pong of one 8-byte message each
+//! way between ranks 0 and 1, blocking `send` and `recv`; other ranks idle).
 use runthrough::Op;
 
 fn main() {
@@ -24,6 +24,11 @@ fn main() {
                 "all_reduce" => {
                     let mut out = [0u64];
                     world.all_reduce(&[1u64], &mut out, Op::Sum)?;
+                }
+                "all_reduce_1m" => {
+                    let send = vec![1.0f64; (1 << 20) / 8];
+                    let mut out = vec![0.0f64; (1 << 20) / 8];
+                    world.all_reduce(&send, &mut out, Op::Sum)?;
                 }
                 "barrier" => world.barrier()?,
                 "send_recv" => {

@@ -321,7 +321,12 @@ impl Comm {
             return Ok((Vec::new(), Status::proc_null()));
         };
         let count = received.payload.len() / element;
-        let data: Vec<T> = bytemuck::pod_collect_to_vec(&received.payload[..count * element]);
+        // The sender's buffer itself when `T` allows it (alignment 1: bytes and arrays of
+        // them), without a second copy; otherwise an aligned copy.
+        let data: Vec<T> = match bytemuck::allocation::try_cast_vec(received.payload) {
+            Ok(data) => data,
+            Err((_, payload)) => bytemuck::pod_collect_to_vec(&payload[..count * element]),
+        };
         Ok((
             data,
             Status {

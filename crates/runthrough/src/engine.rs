@@ -7,10 +7,11 @@
 //! unlock, and only then hand those packets to the transport: no thread ever holds two engines.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use runthrough_core::agreement::{AgreementSeries, Contribution, Participants};
+use runthrough_core::fault::{Collective, Injector, Sending, Trigger};
 use runthrough_core::matching::{unmatched_outcome, Envelope, Matcher, PeerOutcome, ReceiveId};
 use runthrough_core::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
@@ -557,6 +558,24 @@ impl Engine {
         }
     }
 
+    /// World rank `world` finalized and left (its transport said goodbye): it is no failure
+    /// (it never enters `known_failed`, L or G, docs/semantics.md §3.4), but it no longer
+    /// answers, so the agreements route around it as around a failed rank. That changes no
+    /// decision: a rank departs only once it decided its finalize agreement, after every live
+    /// participant accepted that value, so any later ballot proposes the same value, and a
+    /// departed rank, having contributed, is never a non-contributor of it.
+    pub(crate) fn peer_departed(&mut self, world: u32, out: &mut Outgoing) {
+        if self.known_failed.contains(world) {
+            return;
+        }
+        for (&context, comm) in self.comms.iter_mut() {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.agreements.handle_failure(rank);
+                comm.drain_agreements(context, out);
+            }
+        }
+    }
+
     /// This rank's detector learns that world rank `world` failed.
     pub(crate) fn peer_failed(&mut self, world: u32, out: &mut Outgoing) {
         if !self.known_failed.insert(world) {
@@ -615,83 +634,13 @@ pub(crate) struct Endpoint {
     engine: Mutex<Engine>,
     pub(crate) signal: Signal,
     killed: AtomicBool,
-    operations: AtomicU64,
-    agreement_fault: Mutex<Option<AgreementFault>>,
-    /// Whether `agreement_fault` was ever set: spares every agreement packet the lock.
-    agreement_fault_planned: AtomicBool,
-    /// A planned death before sending the n-th `Revoke` packet (1 = the first); 0: none.
-    revoke_fault: AtomicU64,
-    revokes_sent: AtomicU64,
-    collective_fault: Mutex<Option<CollectiveFault>>,
-    /// Whether `collective_fault` was ever set: spares every collective the lock.
-    collective_fault_planned: AtomicBool,
+    /// This rank's planned deaths at points of its calls (`runthrough_core::fault`).
+    faults: Mutex<Injector>,
+    /// Whether `faults` holds any: with none planned, a call, a collective or a send asks
+    /// nothing more than this one load.
+    faults_planned: AtomicBool,
     /// The engine's flow-control hint: a message waiting for credit may be sendable now.
     transmit_ready: Arc<AtomicBool>,
-}
-
-/// A planned death inside an agreement: before sending the `message`-th agreement message
-/// (1 = the first) of agreement number `seq` (0 = the first) on the world communicator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AgreementFault {
-    pub(crate) seq: u64,
-    pub(crate) message: u64,
-    sent: u64,
-}
-
-impl AgreementFault {
-    pub(crate) fn new(seq: u64, message: u64) -> Self {
-        AgreementFault {
-            seq,
-            message,
-            sent: 0,
-        }
-    }
-}
-
-/// The collective operations a fault can name, as `--kill RANK@OPERATION:K[:M]` spells them,
-/// with the spellings MPI users type (`allreduce`, `bcast`, ...) taken as well.
-pub(crate) fn collective_operation(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "barrier" => "barrier",
-        "broadcast" | "bcast" => "broadcast",
-        "reduce" => "reduce",
-        "all_reduce" | "allreduce" => "all_reduce",
-        "gather" => "gather",
-        "all_gather" | "allgather" => "all_gather",
-        "scatter" => "scatter",
-        "all_to_all" | "alltoall" => "all_to_all",
-        "scan" => "scan",
-        "exscan" => "exscan",
-        _ => return None,
-    })
-}
-
-/// A planned death inside a collective operation: in this rank's `call`-th call (1 = the
-/// first) of `operation` (counted over every communicator), just before it sends that call's
-/// `message`-th message (1 = the first), or as soon as it enters the call when `message` is 0.
-/// A call that sends fewer messages is survived, and the fault is spent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CollectiveFault {
-    operation: &'static str,
-    call: u64,
-    message: u64,
-    calls: u64,
-    /// The communicator of the targeted call while it runs.
-    armed: Option<ContextId>,
-    sent: u64,
-}
-
-impl CollectiveFault {
-    pub(crate) fn new(operation: &'static str, call: u64, message: u64) -> Self {
-        CollectiveFault {
-            operation,
-            call,
-            message,
-            calls: 0,
-            armed: None,
-            sent: 0,
-        }
-    }
 }
 
 impl Endpoint {
@@ -704,13 +653,8 @@ impl Endpoint {
             engine: Mutex::new(engine),
             signal: Signal::default(),
             killed: AtomicBool::new(false),
-            operations: AtomicU64::new(0),
-            agreement_fault: Mutex::new(None),
-            agreement_fault_planned: AtomicBool::new(false),
-            revoke_fault: AtomicU64::new(0),
-            revokes_sent: AtomicU64::new(0),
-            collective_fault: Mutex::new(None),
-            collective_fault_planned: AtomicBool::new(false),
+            faults: Mutex::new(Injector::default()),
+            faults_planned: AtomicBool::new(false),
         }
     }
 
@@ -744,6 +688,15 @@ impl Endpoint {
         out
     }
 
+    /// Tells the agreements that `world` finalized and left (not a failure); returns what the
+    /// engine wants sent.
+    pub(crate) fn peer_departed(&self, world: u32) -> Outgoing {
+        let mut out = Outgoing::new();
+        self.lock().peer_departed(world, &mut out);
+        self.signal.notify();
+        out
+    }
+
     /// Whether a message waiting for credit may be sendable now (without the engine's lock).
     #[inline]
     pub(crate) fn transmit_ready(&self) -> bool {
@@ -764,103 +717,53 @@ impl Endpoint {
         self.signal.notify();
     }
 
-    /// Plans a death inside an agreement (fault injection).
-    pub(crate) fn plan_agreement_fault(&self, fault: AgreementFault) {
-        *self
-            .agreement_fault
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(fault);
-        self.agreement_fault_planned.store(true, Ordering::SeqCst);
+    /// Plans this rank's deaths at points of its calls (fault injection), before the job
+    /// runs: the triggers the runtime injects; the others are left out.
+    pub(crate) fn plan_faults(&self, triggers: impl IntoIterator<Item = Trigger>) {
+        let faults = Injector::new(triggers);
+        let planned = !faults.is_empty();
+        *self.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+        self.faults_planned.store(planned, Ordering::SeqCst);
     }
 
-    /// Plans a death before this rank sends its `message`-th `Revoke` packet (fault injection).
-    pub(crate) fn plan_revoke_fault(&self, message: u64) {
-        self.revoke_fault.store(message, Ordering::SeqCst);
+    /// Asks the fault plan, if there is one (one load when there is none).
+    #[inline]
+    fn fault_here(&self, ask: impl FnOnce(&mut Injector) -> bool) -> bool {
+        self.faults_planned.load(Ordering::Relaxed) && self.fault_here_slow(ask)
     }
 
-    /// Whether sending `packet` is the moment a planned agreement or revoke fault kills this
-    /// rank.
+    #[inline(never)]
+    fn fault_here_slow(&self, ask: impl FnOnce(&mut Injector) -> bool) -> bool {
+        ask(&mut self.faults.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether this rank is planned to die as it starts a communication call.
+    #[inline]
+    pub(crate) fn dies_at_call(&self) -> bool {
+        self.fault_here(Injector::dies_at_call)
+    }
+
+    /// Whether sending `packet` is the moment a planned fault kills this rank.
+    #[inline]
     pub(crate) fn dies_before_sending(&self, packet: &Packet) -> bool {
-        if let Packet::Collective { context, .. } = packet {
-            if !self.collective_fault_planned.load(Ordering::SeqCst) {
-                return false;
-            }
-            let mut fault = self
-                .collective_fault
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            return match fault.as_mut() {
-                Some(f) if f.armed == Some(*context) => {
-                    f.sent += 1;
-                    f.sent == f.message
-                }
-                _ => false,
+        self.fault_here(|faults| {
+            let sending = match packet {
+                Packet::Agreement { context, seq, .. } => Sending::Agreement {
+                    world: *context == WORLD_CONTEXT,
+                    seq: *seq,
+                },
+                Packet::Collective { context, .. } => Sending::Collective { context: *context },
+                Packet::Revoke { .. } => Sending::Revoke,
+                _ => Sending::Other,
             };
-        }
-        if let Packet::Revoke { .. } = packet {
-            let planned = self.revoke_fault.load(Ordering::SeqCst);
-            return planned != 0 && self.revokes_sent.fetch_add(1, Ordering::SeqCst) + 1 == planned;
-        }
-        let Packet::Agreement {
-            context: WORLD_CONTEXT,
-            seq,
-            ..
-        } = packet
-        else {
-            return false;
-        };
-        if !self.agreement_fault_planned.load(Ordering::SeqCst) {
-            return false;
-        }
-        let mut fault = self
-            .agreement_fault
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match fault.as_mut() {
-            Some(f) if f.seq == *seq => {
-                f.sent += 1;
-                f.sent == f.message
-            }
-            _ => false,
-        }
-    }
-
-    pub(crate) fn plan_collective_fault(&self, fault: CollectiveFault) {
-        *self
-            .collective_fault
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(fault);
-        self.collective_fault_planned.store(true, Ordering::SeqCst);
+            faults.dies_before_sending(sending)
+        })
     }
 
     /// This rank enters a call of the collective `operation` on communicator `context`; true
-    /// when a planned fault makes it die now, at entry. Arms the fault for the targeted call
-    /// (and disarms it when the next collective starts).
-    pub(crate) fn collective_started(&self, operation: &'static str, context: ContextId) -> bool {
-        if !self.collective_fault_planned.load(Ordering::SeqCst) {
-            return false;
-        }
-        let mut fault = self
-            .collective_fault
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let Some(f) = fault.as_mut() else {
-            return false;
-        };
-        f.armed = None;
-        if f.operation == operation {
-            f.calls += 1;
-            if f.calls == f.call {
-                f.armed = Some(context);
-                f.sent = 0;
-                return f.message == 0;
-            }
-        }
-        false
-    }
-
-    /// Counts one more communication call; returns its number (1 for the first).
-    pub(crate) fn count_operation(&self) -> u64 {
-        self.operations.fetch_add(1, Ordering::SeqCst) + 1
+    /// when a planned fault makes it die now, at entry.
+    #[inline]
+    pub(crate) fn collective_started(&self, operation: Collective, context: ContextId) -> bool {
+        self.fault_here(|faults| faults.dies_at_collective_start(operation, context))
     }
 }

@@ -45,6 +45,7 @@ mod transport;
 mod ulfm;
 mod universe;
 mod validate;
+mod wait;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
@@ -52,6 +53,8 @@ pub use flow::{FlowStats, DEFAULT_UNEXPECTED_CAP, ENV_UNEXPECTED_CAP};
 pub use group::{Group, GroupComparison};
 pub use net::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use request::{wait_all, wait_any, AgreementRequest, Request};
+pub use runthrough_core::fault::{Fault, FaultPlan, Trigger};
+pub use runthrough_core::{fault, settings};
 pub use runthrough_core::{
     Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,
 };

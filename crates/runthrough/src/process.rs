@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! A rank as its own threads see it: its endpoint, its transport, its fault plan.
+//! A rank as its own threads see it: its endpoint (with its fault plan) and its transport.
 
 use std::sync::{Arc, MutexGuard};
 
+use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use crate::engine::{Endpoint, Engine};
@@ -14,19 +15,11 @@ use runthrough_core::packet::{ContextId, Outgoing};
 #[derive(Debug)]
 pub(crate) struct Killed;
 
-/// Faults planned for one rank.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct RankFaults {
-    /// Die when starting this communication call (1 = the first).
-    pub(crate) kill_at_operation: Option<u64>,
-}
-
 /// One rank of a job, shared by every communicator handle of that rank.
 #[derive(Debug)]
 pub(crate) struct Process {
     pub(crate) endpoint: Arc<Endpoint>,
     pub(crate) transport: Arc<dyn Transport>,
-    pub(crate) faults: RankFaults,
 }
 
 impl Process {
@@ -37,8 +30,7 @@ impl Process {
     /// Starts a communication call: unwinds if this rank was killed or is planned to die here.
     pub(crate) fn enter(&self) -> Result<()> {
         self.check_alive();
-        let number = self.endpoint.count_operation();
-        if self.faults.kill_at_operation == Some(number) {
+        if self.endpoint.dies_at_call() {
             self.die();
         }
         Ok(())
@@ -46,7 +38,7 @@ impl Process {
 
     /// Starts a call of the collective `operation` on communicator `context`: dies here when a
     /// planned fault says so (`Endpoint::collective_started`).
-    pub(crate) fn enter_collective(&self, operation: &'static str, context: ContextId) {
+    pub(crate) fn enter_collective(&self, operation: Collective, context: ContextId) {
         if self.endpoint.collective_started(operation, context) {
             self.die();
         }
@@ -84,7 +76,7 @@ impl Process {
     }
 
     /// Waits until `check` returns `Some`, re-checking after every event at this rank. Spins
-    /// briefly, then blocks (see [`crate::signal::Signal`]). Unwinds if the rank is killed.
+    /// briefly, then yields, then sleeps (see [`crate::wait`]). Unwinds if the rank is killed.
     /// Transmits this rank's messages that waited for credit meanwhile ([`Process::progress`]).
     pub(crate) fn wait_for<R>(&self, mut check: impl FnMut(&mut Engine) -> Option<R>) -> R {
         loop {
@@ -94,8 +86,18 @@ impl Process {
             if let Some(result) = check(&mut self.endpoint.lock()) {
                 return result;
             }
-            self.endpoint.signal.wait_past(seen);
+            self.wait_past(seen);
         }
+    }
+
+    /// Returns once this rank's event count differs from `seen` ([`crate::signal::Signal`]),
+    /// waiting by the policy of [`crate::wait`]: no spin while the process runs more ranks than
+    /// cores.
+    #[inline]
+    pub(crate) fn wait_past(&self, seen: u32) {
+        self.endpoint
+            .signal
+            .wait_past(seen, self.transport.oversubscribed());
     }
 
     /// Transmits the messages of this rank that waited for credit and may go now (`crate::flow`),
@@ -124,5 +126,13 @@ impl Process {
                 Default::default()
             };
         }
+    }
+}
+
+impl Drop for Process {
+    /// The rank's last handle is gone: its thread has ended, and it no longer competes for a
+    /// core (the wait policy's oversubscription count).
+    fn drop(&mut self) {
+        self.transport.rank_ended(self.world_rank());
     }
 }

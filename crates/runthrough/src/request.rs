@@ -144,7 +144,7 @@ impl<'a> Request<'a> {
             if let Some(status) = self.test()? {
                 return Ok(status);
             }
-            comm.process.endpoint.signal.wait_past(seen);
+            comm.process.wait_past(seen);
         }
     }
 
@@ -198,7 +198,7 @@ pub fn wait_any(requests: &mut [Request<'_>]) -> Option<(usize, Result<Status>)>
             return None;
         }
         match (comm, seen) {
-            (Some(comm), Some(seen)) => comm.process.endpoint.signal.wait_past(seen),
+            (Some(comm), Some(seen)) => comm.process.wait_past(seen),
             _ => std::thread::yield_now(),
         }
     }
@@ -293,7 +293,7 @@ impl<'a, T> AgreementRequest<'a, T> {
             if let Some(value) = self.test()? {
                 return Ok(value);
             }
-            self.comm.process.endpoint.signal.wait_past(seen);
+            self.comm.process.wait_past(seen);
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 use std::fmt::Debug;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::engine::Endpoint;
@@ -31,6 +32,17 @@ pub(crate) trait Transport: Send + Sync + Debug {
 
     /// Whether `rank` is still alive as far as the transport knows.
     fn is_alive(&self, rank: u32) -> bool;
+
+    /// Whether this process runs more ranks than it has cores: then waiters yield at once
+    /// instead of spinning ([`crate::wait`]). One atomic load; `false` for transports whose
+    /// ranks are other processes.
+    fn oversubscribed(&self) -> bool {
+        false
+    }
+
+    /// The thread of world rank `rank` of this process has ended (returned, panicked or
+    /// unwound after a kill): it no longer competes for a core.
+    fn rank_ended(&self, _rank: u32) {}
 }
 
 /// The in-process transport: every rank is a thread of this process.
@@ -40,16 +52,45 @@ pub(crate) trait Transport: Send + Sync + Debug {
 /// reading across each of its sends: [`Transport::kill`] takes it for writing, so a kill happens
 /// between two sends, never during one, and every peer's detector learns of the death after the
 /// last message the rank sent (SPEC §1: complete messages sent before a failure stay receivable).
+///
+/// It also counts the ranks still running (neither killed nor ended), for the wait policy's
+/// oversubscription rule: more running ranks than cores, and waiters yield instead of spinning.
 #[derive(Debug)]
 pub(crate) struct InProcess {
     endpoints: Vec<Arc<Endpoint>>,
     alive: Vec<RwLock<bool>>,
+    /// Per rank: killed or its thread ended (counted out of `running` once).
+    stopped: Vec<AtomicBool>,
+    /// Ranks not yet stopped.
+    running: AtomicUsize,
+    /// `running` outnumbers the cores (kept up to date by `stop`, read by every wait).
+    oversubscribed: AtomicBool,
 }
 
 impl InProcess {
     pub(crate) fn new(endpoints: Vec<Arc<Endpoint>>) -> Self {
         let alive = endpoints.iter().map(|_| RwLock::new(true)).collect();
-        InProcess { endpoints, alive }
+        let stopped = endpoints.iter().map(|_| AtomicBool::new(false)).collect();
+        let running = endpoints.len();
+        InProcess {
+            endpoints,
+            alive,
+            stopped,
+            running: AtomicUsize::new(running),
+            oversubscribed: AtomicBool::new(crate::wait::oversubscribed(running)),
+        }
+    }
+
+    /// Counts `rank` out of the running ranks (once, whether killed or ended).
+    fn stop(&self, rank: u32) {
+        let Some(stopped) = self.stopped.get(rank as usize) else {
+            return;
+        };
+        if !stopped.swap(true, Ordering::Relaxed) {
+            let running = self.running.fetch_sub(1, Ordering::Relaxed) - 1;
+            self.oversubscribed
+                .store(crate::wait::oversubscribed(running), Ordering::Relaxed);
+        }
     }
 
     /// Delivers one packet if both ends are alive; returns what it caused.
@@ -103,6 +144,7 @@ impl Transport for InProcess {
             }
             *alive = false;
         }
+        self.stop(rank);
         self.endpoints[rank as usize].mark_killed();
         let mut queue = VecDeque::new();
         for (peer, endpoint) in self.endpoints.iter().enumerate() {
@@ -123,5 +165,14 @@ impl Transport for InProcess {
         self.alive
             .get(rank as usize)
             .is_some_and(|lock| *lock.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    #[inline]
+    fn oversubscribed(&self) -> bool {
+        self.oversubscribed.load(Ordering::Relaxed)
+    }
+
+    fn rank_ended(&self, rank: u32) {
+        self.stop(rank);
     }
 }

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The in-process universe: n ranks as threads of this process (SPEC §4, the embedded default).
 
-use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use runthrough_core::fault::{Collective, Fault, FaultPlan, InjectedBy, Trigger};
 use runthrough_core::Rank;
 
 use crate::comm::Comm;
-use crate::engine::{collective_operation, AgreementFault, CollectiveFault, Endpoint};
-use crate::process::{Killed, Process, RankFaults};
+use crate::engine::Endpoint;
+use crate::process::{Killed, Process};
 use crate::transport::{InProcess, Transport};
 use runthrough_core::packet::WORLD_CONTEXT;
 
@@ -40,8 +40,7 @@ pub struct LocalUniverse {
     size: u32,
     transport: Arc<InProcess>,
     endpoints: Vec<Arc<Endpoint>>,
-    faults: BTreeMap<Rank, RankFaults>,
-    timed_kills: Vec<(Duration, Rank)>,
+    plan: FaultPlan,
 }
 
 /// What became of one rank of an in-process job.
@@ -95,59 +94,101 @@ impl LocalUniverse {
             size,
             transport,
             endpoints,
-            faults: BTreeMap::new(),
-            timed_kills: Vec::new(),
+            plan: FaultPlan::new(),
         }
     }
 
-    /// Kills `rank` when it starts its `k`-th communication call (1 = the first); that call never
-    /// happens.
-    pub fn kill_at_operation(mut self, rank: Rank, k: u64) -> Self {
-        self.faults.entry(rank).or_default().kill_at_operation = Some(k);
+    /// Plans the faults of `plan` ([`crate::fault`] has the grammar): timed ones as
+    /// [`LocalUniverse::kill_after`], the others at the points of the rank's calls they name.
+    /// Faults add up: a rank dies at the first of its faults that fires.
+    ///
+    /// ```
+    /// // Rank 2 dies as it starts its first call, rank 1 as it enters its first barrier.
+    /// let plan = "2@call:1, 1@barrier:1".parse().unwrap();
+    /// let outcomes = runthrough::local(4).faults(&plan).run(|world| {
+    ///     world.barrier()?;
+    ///     let mut sum = [0u32];
+    ///     world.all_reduce(&[1u32], &mut sum, runthrough::Op::Sum)
+    /// });
+    /// assert!(outcomes[2].is_killed() && outcomes[1].is_killed());
+    /// ```
+    ///
+    /// # Panics
+    /// On a fault of a rank outside the job, or at an application's step (`iteration:K`,
+    /// `recovery:N`, which only the program can inject): a test that names a fault that cannot
+    /// happen should not pass quietly.
+    pub fn faults(mut self, plan: &FaultPlan) -> Self {
+        if let Err(error) = plan.check_ranks(self.size) {
+            panic!("faults: {error}");
+        }
+        if let Some(fault) = plan
+            .faults()
+            .iter()
+            .find(|f| f.trigger.injected_by() == InjectedBy::Application)
+        {
+            panic!("faults: `{fault}` is a point of the application's, for the program to inject");
+        }
+        for fault in plan.faults() {
+            self.plan.push(*fault);
+        }
         self
+    }
+
+    fn fault(self, rank: Rank, trigger: Trigger) -> Self {
+        self.faults(&FaultPlan::from_iter([Fault { rank, trigger }]))
+    }
+
+    /// Kills `rank` when it starts its `k`-th communication call (1 = the first); that call never
+    /// happens (`RANK@call:K`).
+    pub fn kill_at_operation(self, rank: Rank, k: u64) -> Self {
+        self.fault(rank, Trigger::Call(k))
     }
 
     /// Kills `rank` inside its `call`-th agreement on the world communicator (1 = the first;
     /// `validate_global`, `agree` and `shrink` are counted together, communicator creations
     /// have a series of their own and are not counted), just before it sends its `message`-th
-    /// protocol message of that call (1 = the first): a chosen point of the protocol. Failure-free, a leaf's first
-    /// message is its contribution and its second its acknowledgement of the proposal; the
-    /// root's first messages are the proposal to each child, then the commit to each child.
+    /// protocol message of that call (1 = the first): a chosen point of the protocol
+    /// (`RANK@validate_global:CALL:MESSAGE`). Failure-free, a leaf's first message is its
+    /// contribution and its second its acknowledgement of the proposal; the root's first
+    /// messages are the proposal to each child, then the commit to each child.
     pub fn kill_in_agreement(self, rank: Rank, call: u64, message: u64) -> Self {
-        if let Some(endpoint) = self.endpoints.get(rank as usize) {
-            endpoint.plan_agreement_fault(AgreementFault::new(call.saturating_sub(1), message));
-        }
-        self
+        self.fault(rank, Trigger::Agreement { call, message })
     }
 
     /// Kills `rank` just before it sends its `message`-th revocation packet (1 = the first),
     /// whether it revoked a communicator itself or forwards another rank's revocation: a death
-    /// in the middle of a revocation's propagation (SPEC §3.5).
+    /// in the middle of a revocation's propagation (SPEC §3.5; `RANK@revoke:MESSAGE`).
     pub fn kill_in_revoke(self, rank: Rank, message: u64) -> Self {
-        if let Some(endpoint) = self.endpoints.get(rank as usize) {
-            endpoint.plan_revoke_fault(message.max(1));
-        }
-        self
+        self.fault(
+            rank,
+            Trigger::Revoke {
+                message: message.max(1),
+            },
+        )
     }
 
     /// Kills `rank` inside its `call`-th call (1 = the first, counted over every communicator)
     /// of the collective `operation` (`barrier`, `broadcast`/`bcast`, `reduce`,
     /// `all_reduce`/`allreduce`, `gather`, `all_gather`, `scatter`, `all_to_all`, `scan`,
     /// `exscan`), just before it sends that call's `message`-th message (1 = the first), or as
-    /// soon as it enters the call with `message` 0. A call that sends fewer messages is
-    /// survived. Only one such fault per rank (a later one replaces it).
+    /// soon as it enters the call with `message` 0 (`RANK@OPERATION:CALL:MESSAGE`). A call
+    /// that sends fewer messages is survived.
     ///
     /// # Panics
     /// On an operation name not in the list: a test that names a fault that cannot happen
     /// should not pass quietly.
     pub fn kill_in_collective(self, rank: Rank, operation: &str, call: u64, message: u64) -> Self {
-        let Some(operation) = collective_operation(operation) else {
+        let Some(operation) = Collective::from_name(operation) else {
             panic!("kill_in_collective: {operation:?} is not a collective operation");
         };
-        if let Some(endpoint) = self.endpoints.get(rank as usize) {
-            endpoint.plan_collective_fault(CollectiveFault::new(operation, call.max(1), message));
-        }
-        self
+        self.fault(
+            rank,
+            Trigger::Collective {
+                operation,
+                call: call.max(1),
+                message,
+            },
+        )
     }
 
     /// Caps the bytes of unexpected messages (arrived before a receive wanted them) that each
@@ -183,10 +224,9 @@ impl LocalUniverse {
         self
     }
 
-    /// Kills `rank` `delay` after the job starts.
-    pub fn kill_after(mut self, rank: Rank, delay: Duration) -> Self {
-        self.timed_kills.push((delay, rank));
-        self
+    /// Kills `rank` `delay` after the job starts (`RANK@SECONDS`).
+    pub fn kill_after(self, rank: Rank, delay: Duration) -> Self {
+        self.fault(rank, Trigger::After(delay))
     }
 
     /// A handle that kills ranks on demand while the job runs.
@@ -205,8 +245,19 @@ impl LocalUniverse {
     {
         let transport: Arc<dyn Transport> = self.transport.clone();
         let (done_tx, done_rx) = mpsc::channel::<()>();
-        let mut timed = self.timed_kills.clone();
+        let mut timed: Vec<(Duration, Rank)> = self
+            .plan
+            .faults()
+            .iter()
+            .filter_map(|f| match f.trigger {
+                Trigger::After(delay) => Some((delay, f.rank)),
+                _ => None,
+            })
+            .collect();
         timed.sort();
+        for endpoint in &self.endpoints {
+            endpoint.plan_faults(self.plan.triggers_of(endpoint.world_rank));
+        }
         std::thread::scope(|scope| {
             let killer = self.transport.clone();
             let timer = (!timed.is_empty()).then(|| {
@@ -228,11 +279,6 @@ impl LocalUniverse {
                     let process = Arc::new(Process {
                         endpoint: Arc::clone(endpoint),
                         transport: Arc::clone(&transport),
-                        faults: self
-                            .faults
-                            .get(&endpoint.world_rank)
-                            .cloned()
-                            .unwrap_or_default(),
                     });
                     let world = Comm {
                         process,

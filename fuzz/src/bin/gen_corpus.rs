@@ -158,6 +158,7 @@ fn kinds() -> Vec<(String, Frame)> {
             Frame::FailureNotice { rank: 3 },
         ),
         ("suspect".to_string(), Frame::Suspect { rank: 2 }),
+        ("goodbye".to_string(), Frame::Goodbye),
     ]);
     frames
 }
@@ -309,6 +310,7 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
         ("bad-hello-short", big, raw(16, &[1, 0, 0, 0, 9, 9])),
         ("bad-proof-long", big, raw(18, &[0; TOKEN + 1])),
         ("bad-heartbeat-long", big, raw(19, &[0])),
+        ("bad-goodbye-long", big, raw(22, &[0])),
         ("bad-data-short", big, raw(1, &[0; 10])),
         ("bad-revoke-short", big, raw(4, &[1, 2])),
         ("bad-credit-lane", big, raw(5, &[2, 0, 0, 1, 0, 0, 0, 0, 0])),

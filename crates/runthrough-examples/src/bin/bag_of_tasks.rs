@@ -11,15 +11,17 @@
 //! Exit status: 0 when the results equal the failure-free ones, 1 when they differ, 2 for a bad
 //! command line, 4 for any other error. Under rtrun the master (rank 0) checks the results and
 //! exits so, the workers exit 0 once told to stop, a worker killed by `--kill` ends its process
-//! at once with status 85 (which rtrun counts as an injected death), and rtrun's own status is 0
-//! only when every other rank exited 0.
+//! at once with status 85 (which rtrun counts as an injected death), and rtrun exits with the
+//! status of a rank that exits non-zero by itself, 0 when the others exit 0.
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use runthrough::fault::{BareNumber, FaultError};
 use runthrough::Rank;
+use runthrough::{FaultPlan, Trigger};
 use runthrough_examples::bag_of_tasks::{self, BagError, Config, FailureEvent};
-use runthrough_examples::kills::{launched_as_a_rank, parse_kills, Death};
+use runthrough_examples::kills::{launched_as_a_rank, Death};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -45,8 +47,9 @@ struct Args {
     /// Cost of one task.
     #[arg(long, default_value_t = 200_000)]
     work: u32,
-    /// Failures to inject: WORKER@K kills the worker once the master has K results (0: once the
-    /// first tasks are out), comma-separated.
+    /// Failures to inject: WORKER@K (also WORKER@iteration:K) kills the worker once the master
+    /// has K results (0: once the first tasks are out), comma-separated; rtrun's fault
+    /// grammar, where a bare number is a step (here: results).
     #[arg(long, default_value = "")]
     kill: String,
     /// A progress line every this many results (0: none).
@@ -62,7 +65,7 @@ fn main() -> ExitCode {
     let kills: Vec<(Rank, u64)> = match parse_kills(&args.kill) {
         Ok(kills) => kills,
         Err(reason) => {
-            eprintln!("--kill: {reason}");
+            eprintln!("bag_of_tasks: --kill {reason}");
             return ExitCode::from(2);
         }
     };
@@ -80,6 +83,23 @@ fn main() -> ExitCode {
     } else {
         run_in_process(config)
     }
+}
+
+/// `--kill`: the workers and their counts of results (the grammar's steps); the runtime's
+/// points are rtrun's to inject.
+fn parse_kills(text: &str) -> Result<Vec<(Rank, u64)>, FaultError> {
+    let plan = FaultPlan::parse_with(text, BareNumber::Iteration)?;
+    plan.faults()
+        .iter()
+        .map(|fault| match fault.trigger {
+            Trigger::Iteration(k) => Ok((fault.rank, k)),
+            _ => Err(FaultError::new(
+                &fault.to_string(),
+                "bag_of_tasks kills a worker after K results (WORKER@K); rtrun's --kill \
+                 injects the runtime's faults",
+            )),
+        })
+        .collect()
 }
 
 fn header(config: &Config, how: &str) -> String {

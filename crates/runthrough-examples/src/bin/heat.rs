@@ -11,17 +11,19 @@
 //! differs, 2 for a bad command line, 3 when a block was lost (every copy on a failed rank),
 //! 4 for any other error. Under rtrun each surviving rank exits so (every survivor compares the
 //! field it assembled with the sequential reference it computes), a rank killed by `--kill`
-//! exits at once with status 85 (which rtrun counts as an injected death), and rtrun's own
-//! status is 0 only when every other rank exited 0.
+//! exits at once with status 85 (which rtrun counts as an injected death), and rtrun exits with the
+//! status of a rank that exits non-zero by itself, 0 when the others exit 0.
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use runthrough::fault::BareNumber;
+use runthrough::FaultPlan;
 use runthrough::{Rank, RankState};
 use runthrough_examples::heat::{
     self, Config, Decomposition, HeatError, KillPoint, RecoveryRecord,
 };
-use runthrough_examples::kills::{launched_as_a_rank, parse_kills, Death};
+use runthrough_examples::kills::{launched_as_a_rank, Death};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -31,8 +33,9 @@ a multi-process job: under rtrun (RT_RANK is set) or a PMI launcher (PMI_FD), ea
 one rank through runthrough::init(), e.g. `rtrun -n 8 --tag-output heat --kill 3@25`. Then the \
 lowest surviving rank prints the job's lines, every survivor checks the field it assembled \
 against the failure-free one, a rank killed by --kill ends its process at once with status 85 \
-(rtrun counts it as injected), and kills inside validate_global come from rtrun \
-(--kill RANK@validate_global:CALL[:MESSAGE]) rather than from RANK@vCALL.MESSAGE."
+(rtrun counts it as injected), and the runtime's faults (inside validate_global, at a call, \
+a collective, a time) come from rtrun's own --kill (--kill RANK@validate_global:CALL[:MESSAGE]) \
+rather than from heat's."
 )]
 struct Args {
     /// Ranks, and blocks: the grid is cut into one block per rank [in-process default: 8;
@@ -51,9 +54,12 @@ struct Args {
     /// Copies of each block besides its owner's (2 survives a dead buddy pair).
     #[arg(long, default_value_t = 1)]
     buddies: usize,
-    /// Failures to inject: RANK@ITERATION (when it starts that iteration), RANK@rN (in the N-th
-    /// recovery), RANK@vCALL.MESSAGE (inside its CALL-th validate_global; in-process only),
-    /// comma-separated.
+    /// Failures to inject, comma-separated, in rtrun's fault grammar (the README's "Fault
+    /// injection"), where a bare number is an iteration: RANK@ITERATION (`3@25`, also
+    /// `3@iteration:25`: when it starts that iteration), RANK@rN (`5@r1`, also
+    /// `5@recovery:1`: in the N-th recovery); in-process also the runtime's points:
+    /// RANK@vCALL.MESSAGE (`2@v7.1`, also `2@validate_global:7:1`), `1@call:8`,
+    /// `1@all_reduce:3`, a time `2@0.5s`.
     #[arg(long, default_value = "")]
     kill: String,
     /// A progress line every this many iterations (0: none).
@@ -66,13 +72,14 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let kills: Vec<(Rank, KillPoint)> = match parse_kills(&args.kill) {
-        Ok(kills) => kills,
-        Err(reason) => {
-            eprintln!("--kill: {reason}");
-            return ExitCode::from(2);
-        }
-    };
+    let kills: Vec<(Rank, KillPoint)> =
+        match FaultPlan::parse_with(&args.kill, BareNumber::Iteration) {
+            Ok(plan) => plan.faults().iter().map(|f| (f.rank, f.trigger)).collect(),
+            Err(reason) => {
+                eprintln!("heat: --kill {reason}");
+                return ExitCode::from(2);
+            }
+        };
     let config = Config {
         ranks: args.ranks.unwrap_or(8),
         size: args.size,

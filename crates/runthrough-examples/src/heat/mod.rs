@@ -64,11 +64,11 @@ mod placement;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use runthrough::{Comm, Error, FailureView, Rank, RankOutcome, RankState};
+use runthrough::fault::InjectedBy;
+use runthrough::{Comm, Error, FailureView, Fault, FaultPlan, Rank, RankOutcome, RankState};
 
 pub use grid::{initial_field, reference, stencil, Block, Decomposition, Side};
 pub use hosts::{host_key, key_of};
@@ -77,60 +77,16 @@ pub use placement::{Committed, LostBlock, Move, Placement};
 use crate::checksum::{bitwise_equal, fnv1a_f64};
 use crate::kills::Death;
 
-/// Where an injected failure strikes a rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KillPoint {
-    /// When the rank starts computing this iteration (`3@20`), the first time it gets there.
-    Iteration(u64),
-    /// In the `n`-th recovery (`5@r1`, 1 = the first): in the checkpoint pass that restores the
-    /// copies after the rollback, just after the rank's first message of that pass (a recovery
-    /// to the initial field needs no such pass, so there this point is never reached).
-    Recovery(u32),
-    /// Inside the rank's `call`-th `validate_global`, just before its `message`-th protocol
-    /// message (`2@v7.1`); see `LocalUniverse::kill_in_agreement`.
-    Agreement {
-        /// Which `validate_global` (1 = the first; pass k ends with call k).
-        call: u64,
-        /// Which protocol message of that call (1 = the first).
-        message: u64,
-    },
-}
-
-impl FromStr for KillPoint {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = |what: &str| format!("`{text}`: {what}");
-        if let Some(n) = text.strip_prefix('r') {
-            let n: u32 = n.parse().map_err(|_| bad("expected rN (N-th recovery)"))?;
-            if n == 0 {
-                return Err(bad("recoveries count from 1"));
-            }
-            Ok(KillPoint::Recovery(n))
-        } else if let Some(point) = text.strip_prefix('v') {
-            let (call, message) = point
-                .split_once('.')
-                .ok_or_else(|| bad("expected vCALL.MESSAGE"))?;
-            let call = call.parse().map_err(|_| bad("bad call number"))?;
-            let message = message.parse().map_err(|_| bad("bad message number"))?;
-            Ok(KillPoint::Agreement { call, message })
-        } else {
-            text.parse()
-                .map(KillPoint::Iteration)
-                .map_err(|_| bad("expected an iteration, rN or vCALL.MESSAGE"))
-        }
-    }
-}
-
-impl fmt::Display for KillPoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KillPoint::Iteration(i) => write!(f, "{i}"),
-            KillPoint::Recovery(n) => write!(f, "r{n}"),
-            KillPoint::Agreement { call, message } => write!(f, "v{call}.{message}"),
-        }
-    }
-}
+/// Where an injected failure strikes a rank: a trigger of the one fault grammar
+/// ([`runthrough::fault`]). heat injects the application's points itself:
+/// [`KillPoint::Iteration`] (`3@20`: when the rank starts computing that iteration, the first
+/// time it gets there) and [`KillPoint::Recovery`] (`5@r1`, 1 = the first: in the checkpoint
+/// pass that restores the copies after the rollback, just after the rank's first message of
+/// that pass; a recovery to the initial field needs no such pass, so there this point is never
+/// reached). The runtime's points (`2@v7.1`, i.e. `2@validate_global:7:1`, `1@call:K`, a
+/// collective, a time) are planned on the in-process universe; under a launcher they come from
+/// the launcher (`rtrun --kill`).
+pub use runthrough::Trigger as KillPoint;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -290,12 +246,13 @@ impl std::error::Error for HeatError {}
 /// caller decides), but its report says so.
 pub fn run(config: &Config) -> Result<Report, HeatError> {
     let decomposition = check(config)?;
-    let mut universe = runthrough::local(config.ranks);
-    for &(rank, point) in &config.kills {
-        if let KillPoint::Agreement { call, message } = point {
-            universe = universe.kill_in_agreement(rank, call, message);
-        }
-    }
+    let runtime: FaultPlan = config
+        .kills
+        .iter()
+        .filter(|(_, point)| point.injected_by() != InjectedBy::Application)
+        .map(|&(rank, trigger)| Fault { rank, trigger })
+        .collect();
+    let universe = runthrough::local(config.ranks).faults(&runtime);
     let shared = Shared {
         config,
         decomposition: &decomposition,
@@ -381,10 +338,28 @@ fn check(config: &Config) -> Result<Decomposition, HeatError> {
             config.ranks
         )));
     }
-    if let Some((rank, _)) = config.kills.iter().find(|(r, _)| *r >= config.ranks) {
+    if config.buddies >= config.ranks as usize && config.ranks > 1 {
         return Err(HeatError::Config(format!(
-            "cannot kill rank {rank} of {}",
+            "--buddies {}: at most {} on {} ranks (each copy is on another rank)",
+            config.buddies,
+            config.ranks - 1,
             config.ranks
+        )));
+    }
+    let plan: FaultPlan = config
+        .kills
+        .iter()
+        .map(|&(rank, trigger)| Fault { rank, trigger })
+        .collect();
+    plan.check_ranks(config.ranks)
+        .map_err(|e| HeatError::Config(format!("--kill {e}")))?;
+    if let Some((rank, i)) = config.kills.iter().find_map(|&(rank, point)| match point {
+        KillPoint::Iteration(i) if i >= config.iterations => Some((rank, i)),
+        _ => None,
+    }) {
+        return Err(HeatError::Config(format!(
+            "--kill `{rank}@{i}`: iteration {i} is never reached (the iterations are 0..{})",
+            config.iterations
         )));
     }
     Ok(decomposition)
@@ -393,10 +368,10 @@ fn check(config: &Config) -> Result<Decomposition, HeatError> {
 /// Runs one rank of the solver on `world`, whichever way the world was obtained: this is the
 /// body that [`run`] gives each in-process rank, and what each process of a multi-process job
 /// (`runthrough::init()`, under rtrun) runs. `config.ranks` must be `world.size()`; `death`
-/// says how the planned kills of this rank strike. Kills inside `validate_global`
-/// ([`KillPoint::Agreement`]) are the runtime's to inject: in-process [`run`] plans them; a
-/// multi-process job gets them from its launcher (`rtrun --kill R@validate_global:C:M`), so
-/// here they are a configuration error.
+/// says how the planned kills of this rank strike. Kills at the runtime's points (inside
+/// `validate_global`, [`KillPoint::Agreement`], at a call, a collective, a time) are the
+/// runtime's to inject: in-process [`run`] plans them; a multi-process job gets them from its
+/// launcher (`rtrun --kill R@validate_global:C:M`), so here they are a configuration error.
 ///
 /// Every survivor returns the whole final field; comparing it with [`reference()`] is the
 /// caller's (see [`RankRun`]).
@@ -416,11 +391,11 @@ pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, 
     if let Some((rank, point)) = config
         .kills
         .iter()
-        .find(|(_, p)| matches!(p, KillPoint::Agreement { .. }))
+        .find(|(_, p)| p.injected_by() != InjectedBy::Application)
     {
         return Err(HeatError::Config(format!(
-            "kill {rank}@{point}: a kill inside validate_global is injected by the launcher here \
-             (rtrun --kill RANK@validate_global:CALL:MESSAGE)"
+            "--kill {rank}@{point}: the runtime's faults are injected by the launcher here \
+             (rtrun --kill {rank}@{point})"
         )));
     }
     let shared = Shared {
@@ -793,7 +768,7 @@ impl<'a> Solver<'a> {
 
     fn kill_in_recovery(&self) {
         if self.recovering_since.is_some() {
-            self.kill_if_planned(KillPoint::Recovery(self.recoveries.len() as u32));
+            self.kill_if_planned(KillPoint::Recovery(self.recoveries.len() as u64));
         }
     }
 

@@ -13,6 +13,7 @@
 //! Blocks for and from ranks recognized as failed (NULL in G) are neither sent nor written.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use super::{blocks, check_element, check_len, copy_into, count_error, Deferred};
@@ -46,7 +47,8 @@ impl Comm {
             )));
         }
         let count = send.len() / size;
-        self.process.enter_collective("all_to_all", self.context);
+        self.process
+            .enter_collective(Collective::AllToAll, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = if std::mem::size_of_val(&send[..count]) <= BRUCK_MAX_BLOCK_BYTES {
             bruck(&call, send, recv, count)

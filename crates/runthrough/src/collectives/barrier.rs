@@ -5,6 +5,7 @@
 //! one from i − d (indexes modulo n): after ⌈log₂ n⌉ rounds every participant has heard,
 //! transitively, from every other one.
 
+use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use crate::collective::CollectiveCall;
@@ -20,7 +21,8 @@ impl Comm {
     /// `Error::ConcurrentCollective` when another collective runs on this communicator;
     /// `Error::Comm` on a freed communicator.
     pub fn barrier(&self) -> Result<()> {
-        self.process.enter_collective("barrier", self.context);
+        self.process
+            .enter_collective(Collective::Barrier, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = dissemination(&call);
         call.finish(outcome)

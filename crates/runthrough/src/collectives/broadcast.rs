@@ -6,6 +6,7 @@
 //! rank whose buffer has the wrong length still feeds its subtree.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::{Rank, Result};
 
 use super::virtual_ranks::VirtualRanks;
@@ -27,7 +28,8 @@ impl Comm {
     pub fn broadcast<T: Pod>(&self, buf: &mut [T], root: Rank) -> Result<()> {
         check_element::<T>()?;
         check_root(self, root)?;
-        self.process.enter_collective("broadcast", self.context);
+        self.process
+            .enter_collective(Collective::Broadcast, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = binomial_broadcast(&call, buf, root);
         call.finish(outcome)

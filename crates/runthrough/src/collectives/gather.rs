@@ -15,6 +15,7 @@
 //! left untouched.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::{Rank, Result};
 
 use super::virtual_ranks::VirtualRanks;
@@ -171,7 +172,8 @@ impl Comm {
             recv.len(),
             (self.size() as usize).saturating_mul(count),
         )?;
-        self.process.enter_collective("all_gather", self.context);
+        self.process
+            .enter_collective(Collective::AllGather, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = bruck_all_gather(&call, bytemuck::cast_slice(send)).and_then(|held| {
             let n = call.participants.len();
@@ -194,7 +196,8 @@ impl Comm {
         recv: Option<PartitionMut<'_, T>>,
         root: Rank,
     ) -> Result<()> {
-        self.process.enter_collective("gather", self.context);
+        self.process
+            .enter_collective(Collective::Gather, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = root_index(&call, root).and_then(|root_at| {
             let collected = binomial_gather(&call, bytemuck::cast_slice(send), root_at)?;

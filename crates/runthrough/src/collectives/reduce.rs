@@ -18,6 +18,7 @@
 //!   about twice the message instead of log₂ n times it.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::{Error, Rank, Result};
 
 use super::op::{builtin, Combine};
@@ -82,6 +83,9 @@ impl Comm {
     /// - `Error::Argument` when `op` is not defined on `T` (bitwise operations on floats).
     /// - `Error::Count` when `recv` is not as long as `send`, or ranks passed different counts.
     /// - `Error::ConcurrentCollective`, `Error::Comm`.
+    ///
+    /// After an error other than `Argument` and `Count`, `recv` may hold a partial result (as
+    /// MPI leaves it undefined): a large all-reduce works in `recv` itself.
     pub fn all_reduce<T: Reducible>(&self, send: &[T], recv: &mut [T], op: Op) -> Result<()> {
         let function = builtin::<T>(op)?;
         self.all_reduce_combining(send, recv, &Combine::predefined(&function))
@@ -119,7 +123,8 @@ impl Comm {
         } else {
             None
         };
-        self.process.enter_collective("reduce", self.context);
+        self.process
+            .enter_collective(Collective::Reduce, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = binomial_reduce(&call, send, combine, root).map(|result| {
             if let (Some(result), Some(recv)) = (result, recv) {
@@ -137,18 +142,18 @@ impl Comm {
     ) -> Result<()> {
         check_element::<T>()?;
         check_len("the all_reduce receive buffer", recv.len(), send.len())?;
-        self.process.enter_collective("all_reduce", self.context);
+        self.process
+            .enter_collective(Collective::AllReduce, self.context);
         let call = CollectiveCall::begin(self)?;
         let n = call.participants.len();
         let outcome = if combine.commutative
             && std::mem::size_of_val(send) >= RING_MIN_BYTES
             && send.len() >= n
         {
-            ring_all_reduce(&call, send, combine)
+            ring_all_reduce(&call, send, recv, combine)
         } else {
-            recursive_doubling(&call, send, combine)
+            recursive_doubling(&call, send, combine).map(|result| recv.copy_from_slice(&result))
         };
-        let outcome = outcome.map(|result| recv.copy_from_slice(&result));
         call.finish(outcome)
     }
 }
@@ -256,11 +261,16 @@ fn recursive_doubling<T: Pod>(
 }
 
 /// Ring all-reduce (reduce-scatter, then all-gather, over n chunks); commutative operations.
+/// Works in `data` (the caller's receive buffer, which it fills with `send` first), and combines
+/// each incoming chunk straight from the received payload: the only copies are the one of
+/// `send`, the one of each outgoing chunk into its message, and the all-gather's chunks into
+/// place. On an error `data` holds a partial result.
 fn ring_all_reduce<T: Pod>(
     call: &CollectiveCall<'_>,
     send: &[T],
+    data: &mut [T],
     combine: &Combine<'_, T>,
-) -> Result<Vec<T>> {
+) -> Result<()> {
     let n = call.participants.len();
     let me = call.index;
     let right = call.participants[(me + 1) % n];
@@ -268,15 +278,17 @@ fn ring_all_reduce<T: Pod>(
     let count = send.len();
     let chunk = |c: usize| (c * count / n)..((c + 1) * count / n);
     let mut deferred = Deferred::default();
-    let mut data = send.to_vec();
+    data.copy_from_slice(send);
     for step in 0..n - 1 {
         call.send(
             right,
             bytemuck::cast_slice(&data[chunk((me + n - step) % n)]),
         )?;
-        let incoming = elements::<T>(&call.recv(left)?);
+        let incoming = call.recv(left)?;
         let target = &mut data[chunk((me + 2 * n - step - 1) % n)];
-        deferred.note(incoming.and_then(|incoming| combine.apply(&incoming, target)));
+        deferred.note(super::with_elements(&incoming, |incoming| {
+            combine.apply(incoming, target)
+        }));
     }
     // Now chunk me + 1 is complete here; pass the complete chunks around.
     for step in 0..n - 1 {
@@ -288,6 +300,5 @@ fn ring_all_reduce<T: Pod>(
         let target = &mut data[chunk((me + n - step) % n)];
         deferred.note(super::copy_into(&incoming, target));
     }
-    deferred.into_result()?;
-    Ok(data)
+    deferred.into_result()
 }

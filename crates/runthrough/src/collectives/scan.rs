@@ -9,6 +9,7 @@
 //! nothing: a prefix runs over the participants up to this rank.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use super::op::{builtin, Combine};
@@ -75,8 +76,14 @@ impl Comm {
     ) -> Result<()> {
         check_element::<T>()?;
         check_len("the scan receive buffer", recv.len(), send.len())?;
-        self.process
-            .enter_collective(if exclusive { "exscan" } else { "scan" }, self.context);
+        self.process.enter_collective(
+            if exclusive {
+                Collective::Exscan
+            } else {
+                Collective::Scan
+            },
+            self.context,
+        );
         let call = CollectiveCall::begin(self)?;
         let outcome = recursive_doubling(&call, send, combine, exclusive).map(|prefix| {
             if let Some(prefix) = prefix {

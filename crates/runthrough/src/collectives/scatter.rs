@@ -8,6 +8,7 @@
 //! recognized as failed (NULL in G) are not sent.
 
 use bytemuck::Pod;
+use runthrough_core::fault::Collective;
 use runthrough_core::{Error, Rank, Result};
 
 use super::gather::{check_partition, prefix_sums};
@@ -119,7 +120,8 @@ impl Comm {
         recv: &mut [T],
         root: Rank,
     ) -> Result<()> {
-        self.process.enter_collective("scatter", self.context);
+        self.process
+            .enter_collective(Collective::Scatter, self.context);
         let call = CollectiveCall::begin(self)?;
         let outcome = root_index(&call, root).and_then(|root_at| {
             let ranks = VirtualRanks::new(&call, root_at);

@@ -7,8 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::comm::Comm;
-use crate::engine::{collective_operation, AgreementFault, CollectiveFault, Endpoint};
-use crate::process::{Process, RankFaults};
+use runthrough_core::fault::Trigger;
+use runthrough_core::settings::{self, SettingError, Transport};
+
+use crate::engine::Endpoint;
+use crate::process::Process;
 use runthrough_core::packet::WORLD_CONTEXT;
 
 use super::tcp::{Cause, Config, Tcp};
@@ -51,9 +54,10 @@ impl Universe {
 
     /// Ends this rank's part in the job (`MPI_Finalize`): waits until every live rank has
     /// reached finalize too, through a fault-tolerant agreement on the world communicator (so it
-    /// never blocks on, or reports, a failed rank). A rank's process ending is how its peers
-    /// detect its failure; this keeps a rank that is done from being taken for a failed one by
-    /// peers still talking to it. The process may exit afterwards.
+    /// never blocks on, or reports, a failed rank). Then it leaves: it sends the agreement
+    /// messages it still owes its peers and says goodbye on every connection, so that no peer
+    /// takes its exit for a failure (docs/semantics.md §1, §3.4). The process may exit
+    /// afterwards.
     ///
     /// Dropping the universe calls this, except while panicking: a rank that panics dies, and
     /// its peers see it fail.
@@ -78,10 +82,11 @@ impl Universe {
     fn finalize_once(&mut self) {
         if !self.finalized {
             self.finalized = true;
-            let _ = self.world.validate_global();
+            let decided = self.world.validate_global().is_ok();
             // Peers exit from here on: neither their ends nor a lost majority halt this rank.
-            // It also removes this rank's Unix socket: every live peer is connected by now.
-            self.transport.finish();
+            // It also removes this rank's Unix socket (every live peer is connected by now),
+            // and, once it decided the agreement, says goodbye to every peer.
+            self.transport.finish(decided);
         }
     }
 }
@@ -110,6 +115,9 @@ pub enum InitError {
         /// Its value.
         value: String,
     },
+    /// An `RT_*` setting is refused (`RT_UNEXPECTED_CAP=0`, `RT_FAULT=call:0`, ...): the
+    /// variable, its value and why.
+    BadSetting(SettingError),
     /// Talking to the launcher or binding the listener failed.
     Io {
         /// What was being done.
@@ -131,6 +139,7 @@ impl std::fmt::Display for InitError {
             InitError::BadEnvironment { variable, value } => {
                 write!(f, "{variable}={value:?} does not parse")
             }
+            InitError::BadSetting(error) => write!(f, "{error}"),
             InitError::Io { doing, error } => write!(f, "{doing}: {error}"),
         }
     }
@@ -164,72 +173,61 @@ fn io(doing: &'static str) -> impl FnOnce(io::Error) -> InitError {
     move |error| InitError::Io { doing, error }
 }
 
-/// The fault plan of [`launch::ENV_FAULT`].
-fn parse_fault(value: &str, endpoint: &Endpoint) -> Option<RankFaults> {
-    let mut words = value.split(':');
-    let operation = words.next()?;
-    let numbers: Vec<u64> = words.map(|w| w.parse().ok()).collect::<Option<_>>()?;
-    let mut faults = RankFaults::default();
-    match (operation, numbers.as_slice()) {
-        ("call", [k]) if *k >= 1 => faults.kill_at_operation = Some(*k),
-        ("validate_global" | "agreement", [k]) if *k >= 1 => {
-            endpoint.plan_agreement_fault(AgreementFault::new(k - 1, 1))
-        }
-        ("validate_global" | "agreement", [k, m]) if *k >= 1 && *m >= 1 => {
-            endpoint.plan_agreement_fault(AgreementFault::new(k - 1, *m))
-        }
-        (name, [k]) if *k >= 1 => {
-            let operation = collective_operation(name)?;
-            endpoint.plan_collective_fault(CollectiveFault::new(operation, *k, 0));
-        }
-        (name, [k, m]) if *k >= 1 => {
-            let operation = collective_operation(name)?;
-            endpoint.plan_collective_fault(CollectiveFault::new(operation, *k, *m));
-        }
-        _ => return None,
+/// This rank's `RT_*` settings, every one checked before anything starts.
+struct Settings {
+    config: Config,
+    unexpected_cap: Option<usize>,
+    faults: Vec<Trigger>,
+}
+
+fn parse_settings() -> Result<Settings, InitError> {
+    let config = parse_config()?;
+    let unexpected_cap = unexpected_cap()?;
+    let faults = match var(launch::ENV_FAULT)? {
+        Some(value) => settings::fault(&value).map_err(InitError::BadSetting)?,
+        None => Vec::new(),
+    };
+    if let Some(value) = var(launch::ENV_BIND)? {
+        settings::bind(&value).map_err(InitError::BadSetting)?;
     }
-    Some(faults)
+    if let Some(value) = var(pmi::ENV_VERSION)? {
+        settings::pmi(&value).map_err(InitError::BadSetting)?;
+    }
+    Ok(Settings {
+        config,
+        unexpected_cap,
+        faults,
+    })
 }
 
 fn parse_config() -> Result<Config, InitError> {
     let mut config = Config::default();
     if let Some(value) = var(launch::ENV_HEARTBEAT)? {
-        let bad = || InitError::BadEnvironment {
-            variable: launch::ENV_HEARTBEAT,
-            value: value.clone(),
-        };
-        let (period, timeout) = value.split_once(':').ok_or_else(bad)?;
-        let period: u64 = period.parse().map_err(|_| bad())?;
-        let timeout: u64 = timeout.parse().map_err(|_| bad())?;
-        if period == 0 || timeout <= period {
-            return Err(bad());
-        }
-        config.heartbeat_period = Duration::from_millis(period);
-        config.heartbeat_timeout = Duration::from_millis(timeout);
+        let (period, timeout) = settings::heartbeat(&value).map_err(InitError::BadSetting)?;
+        config.heartbeat_period = period;
+        config.heartbeat_timeout = timeout;
     }
-    config.verbose = var(launch::ENV_VERBOSE)?.is_some_and(|v| v == "1");
-    config.local_identity = match var(launch::ENV_TRANSPORT)?.as_deref() {
-        None | Some("" | "auto") => stream::local_identity(),
-        Some("tcp") => None,
-        Some(other) => {
-            return Err(InitError::BadEnvironment {
-                variable: launch::ENV_TRANSPORT,
-                value: other.to_string(),
-            })
-        }
+    if let Some(value) = var(launch::ENV_VERBOSE)? {
+        config.verbose = settings::verbose(&value).map_err(InitError::BadSetting)?;
+    }
+    let transport = match var(launch::ENV_TRANSPORT)? {
+        Some(value) => settings::transport(&value).map_err(InitError::BadSetting)?,
+        None => Transport::Auto,
+    };
+    config.local_identity = match transport {
+        Transport::Auto => stream::local_identity(),
+        Transport::Tcp => None,
     };
     Ok(config)
 }
 
 /// The cap on unexpected bytes from [`crate::ENV_UNEXPECTED_CAP`], if it is set.
 fn unexpected_cap() -> Result<Option<usize>, InitError> {
-    let variable = crate::ENV_UNEXPECTED_CAP;
-    let Some(value) = var(variable)? else {
-        return Ok(None);
-    };
-    match runthrough_core::flow::parse_cap(&value) {
-        Some(cap) => Ok(Some(cap)),
-        None => Err(InitError::BadEnvironment { variable, value }),
+    match var(crate::ENV_UNEXPECTED_CAP)? {
+        Some(value) => settings::unexpected_cap(&value)
+            .map(Some)
+            .map_err(InitError::BadSetting),
+        None => Ok(None),
     }
 }
 
@@ -241,16 +239,6 @@ fn bind_address() -> Result<String, InitError> {
     runthrough_net::bind_address(&spec)
         .map(|ip| ip.to_string())
         .map_err(io("choosing the address RT_BIND names"))
-}
-
-fn fault_plan(endpoint: &Endpoint) -> Result<RankFaults, InitError> {
-    match var(launch::ENV_FAULT)? {
-        None => Ok(RankFaults::default()),
-        Some(value) => parse_fault(&value, endpoint).ok_or_else(|| InitError::BadEnvironment {
-            variable: launch::ENV_FAULT,
-            value: value.clone(),
-        }),
-    }
 }
 
 /// This rank's listeners and the address word it publishes.
@@ -318,8 +306,9 @@ fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
 /// [`InitError::NotLaunched`] when neither launcher's variables are present; the other variants
 /// when they are wrong or the launcher cannot be reached.
 pub fn init() -> Result<Universe, InitError> {
+    let settings = parse_settings()?;
     if var(launch::ENV_RANK)?.is_none() && pmi::detected() {
-        return init_pmi();
+        return init_pmi(settings);
     }
     let rank: u32 = parsed(launch::ENV_RANK, &required(launch::ENV_RANK)?)?;
     let size: u32 = parsed(launch::ENV_SIZE, &required(launch::ENV_SIZE)?)?;
@@ -335,10 +324,13 @@ pub fn init() -> Result<Universe, InitError> {
         variable: launch::ENV_SECRET,
         value: "(not 64 hex digits)".into(),
     })?;
-    let config = parse_config()?;
-
+    let Settings {
+        config,
+        unexpected_cap,
+        faults,
+    } = settings;
     let endpoint = Arc::new(Endpoint::new(rank, size));
-    let faults = fault_plan(&endpoint)?;
+    endpoint.plan_faults(faults);
     let listeners = bind_listeners(rank, &config)?;
     let address = listeners.address.clone();
     let mut control_stream =
@@ -370,7 +362,7 @@ pub fn init() -> Result<Universe, InitError> {
         rank,
         size,
         endpoint,
-        faults,
+        unexpected_cap,
         secret,
         config,
         listeners,
@@ -434,7 +426,7 @@ fn host_key(rank: u32) -> String {
 /// The PMI key of the job secret (put by rank 0).
 const SECRET_KEY: &str = "rt-secret";
 
-fn init_pmi() -> Result<Universe, InitError> {
+fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
     let pmi_error = |doing: &'static str| {
         move |e: pmi::PmiError| InitError::Io {
             doing,
@@ -443,9 +435,13 @@ fn init_pmi() -> Result<Universe, InitError> {
     };
     let mut client = pmi::from_env().map_err(pmi_error("starting PMI"))?;
     let (rank, size) = (client.rank(), client.size());
-    let config = parse_config()?;
+    let Settings {
+        config,
+        unexpected_cap,
+        faults,
+    } = settings;
     let endpoint = Arc::new(Endpoint::new(rank, size));
-    let faults = fault_plan(&endpoint)?;
+    endpoint.plan_faults(faults);
     let listeners = bind_listeners(rank, &config)?;
     let address = listeners.address.clone();
     client
@@ -501,7 +497,7 @@ fn init_pmi() -> Result<Universe, InitError> {
         rank,
         size,
         endpoint,
-        faults,
+        unexpected_cap,
         secret,
         config,
         listeners,
@@ -516,7 +512,7 @@ struct Started {
     rank: u32,
     size: u32,
     endpoint: Arc<Endpoint>,
-    faults: RankFaults,
+    unexpected_cap: Option<usize>,
     secret: JobSecret,
     config: Config,
     listeners: Listeners,
@@ -532,7 +528,7 @@ struct Started {
 /// Connects to every peer of the table and returns the universe.
 fn start(s: Started) -> Result<Universe, InitError> {
     let (rank, size) = (s.rank, s.size);
-    if let Some(cap) = unexpected_cap()? {
+    if let Some(cap) = s.unexpected_cap {
         s.endpoint.set_unexpected_cap(cap, size);
     }
     let tcp = Tcp::new(
@@ -595,7 +591,6 @@ fn start(s: Started) -> Result<Universe, InitError> {
     let process = Arc::new(Process {
         endpoint: s.endpoint,
         transport: tcp.clone(),
-        faults: s.faults,
     });
     let world = Comm {
         process,

@@ -58,11 +58,19 @@
 //!   (plus a period) of the cut. Confirmed failures leave the ranks believed alive, so a rank
 //!   whose peers all died for certain keeps going, alone if need be. After
 //!   [`Tcp::finish`] (the rank finalized) nothing halts it any more.
+//! - **Departing**: a rank that finalized is no failed rank (docs/semantics.md §3.4). Once the
+//!   progress threads have sent what its last events caused (the `Commit`s it owes its tree
+//!   neighbours), it writes `Goodbye` as the last frame of every connection and closes it
+//!   ([`Tcp::finish`]). A peer that reads the goodbye neither suspects nor fails it: the rank
+//!   leaves the ranks believed alive (so the last ranks of a job keep their majority when the
+//!   others leave first, where no launcher confirms exits), and the agreements route around it.
+//!   The goodbye comes on the authenticated connection like every other frame; a connection
+//!   that ends without one is still a suspicion.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -311,6 +319,10 @@ pub(crate) struct Tcp {
     fence_changed: Condvar,
     /// The rank finalized: nothing halts it any more.
     finished: AtomicBool,
+    /// Progress threads between handing the engine an event and sending what it caused (a
+    /// decision wakes the application before its `Commit`s down the tree are sent): finalize
+    /// waits for them before saying goodbye.
+    in_progress: AtomicUsize,
     /// Why this rank halted, when halting does not exit (tests).
     halted: Mutex<Option<i32>>,
     /// This rank's Unix socket, removed when it finishes or halts.
@@ -341,6 +353,7 @@ impl Tcp {
             fence: Mutex::new(Fence::new(me, size)),
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
+            in_progress: AtomicUsize::new(0),
             halted: Mutex::new(None),
             socket: Mutex::new(None),
             local_pids: Mutex::new(Vec::new()),
@@ -503,11 +516,88 @@ impl Tcp {
     }
 
     /// This rank finalized: from now on neither a fence nor a lost majority halts it (its
-    /// peers exiting is no failure).
-    pub(crate) fn finish(&self) {
+    /// peers exiting is no failure). When it `decided` the finalize agreement it leaves the
+    /// job ([`Tcp::say_goodbye`]); a peer routes its agreements around a rank that said
+    /// goodbye, which is sound only for a rank that had decided (it contributed, and every
+    /// live participant accepted the value). Without a decision (the call failed) it exits
+    /// without a goodbye, and its peers suspect it as any rank that ends.
+    pub(crate) fn finish(&self, decided: bool) {
         self.finished.store(true, Ordering::SeqCst);
         self.fence_changed.notify_all();
         self.remove_socket();
+        if decided {
+            self.say_goodbye();
+        }
+    }
+
+    /// Leaves the job so that no peer takes this rank for a failed one (docs/semantics.md
+    /// §3.4), within a heartbeat timeout in all:
+    /// 1. waits for the progress threads to send what the engine's last events caused (the
+    ///    `Commit`s this rank owes its tree neighbours once it decided);
+    /// 2. on every connection, writes the backlog, then [`Frame::Goodbye`], then ends its
+    ///    writing side: nothing is sent after the goodbye;
+    /// 3. waits for every peer to close its side (it does on reading the goodbye), reading
+    ///    meanwhile, so that nothing unread is left when the process exits: closing a socket
+    ///    with unread bytes resets the connection, which can discard the goodbye at the peer.
+    fn say_goodbye(&self) {
+        let until = Instant::now() + self.config.heartbeat_timeout;
+        while self.in_progress.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for (peer, p) in self.peers.iter().enumerate() {
+            if peer as u32 == self.me || p.failed.load(Ordering::SeqCst) {
+                continue;
+            }
+            let mut guard = lock(&p.writer);
+            let Some(writer) = guard.as_mut() else {
+                continue;
+            };
+            writer.buffer.append(&mut lock(&p.backlog));
+            wire::encode(&Frame::Goodbye, &mut writer.buffer);
+            let written = writer.write_out(&[]);
+            let _ = writer.stream.shutdown(Shutdown::Write);
+            *guard = None;
+            match written {
+                Ok(()) => self.log(format_args!("said goodbye to rank {peer}")),
+                Err(e) => self.log(format_args!("could not say goodbye to rank {peer}: {e}")),
+            }
+        }
+        while Instant::now() < until && self.peers.iter().any(|p| p.reading.load(Ordering::SeqCst))
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Hands the engine an event from a progress thread (`event` returns what it caused) and
+    /// sends the result, counted in `in_progress` throughout.
+    fn progress(&self, event: impl FnOnce() -> Outgoing) {
+        self.in_progress.fetch_add(1, Ordering::SeqCst);
+        let out = event();
+        self.route(out, false);
+        self.in_progress.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// `peer` said goodbye: it finalized and closes its connection after this frame. Unless
+    /// this rank fenced it or has it in its output already, it departs ([`Fence::depart`]):
+    /// no suspicion, no failure in the engine, and the agreements route around it.
+    fn peer_said_goodbye(&self, peer: u32) {
+        let (change, departed) = {
+            let mut fence = lock(&self.fence);
+            let change = fence.depart(peer);
+            (change, fence.has_departed(peer))
+        };
+        if !departed {
+            return;
+        }
+        self.log(format_args!("rank {peer} finalized and left"));
+        let p = &self.peers[peer as usize];
+        p.failed.store(true, Ordering::SeqCst);
+        p.shutdown(Shutdown::Both);
+        lock(&p.backlog).clear();
+        self.settle(peer);
+        self.progress(|| self.endpoint.peer_departed(peer));
+        self.act(change, &Cause::Notice);
+        self.fence_changed.notify_all();
     }
 
     /// Watches that this rank reaches a majority of the ranks it believes alive, and halts it
@@ -559,6 +649,11 @@ impl Tcp {
         if peer == self.me || peer >= self.size() {
             return;
         }
+        if self.finished.load(Ordering::SeqCst) {
+            // A rank that finalized leaves: it suspects nobody any more (the peers that read
+            // its goodbye close their connections, which is no failure).
+            return self.drop_peer(peer);
+        }
         let change = match cause {
             Cause::Notice => lock(&self.fence).confirm(peer),
             _ => lock(&self.fence).suspect(peer),
@@ -569,6 +664,9 @@ impl Tcp {
     /// The launcher (`from == None`: a confirmed failure) or the peer `from` (a
     /// `FailureNotice`: `rank` is in its output) says `rank` failed.
     pub(crate) fn notice(&self, rank: u32, from: Option<u32>) {
+        if self.finished.load(Ordering::SeqCst) {
+            return;
+        }
         let change = match from {
             None => lock(&self.fence).confirm(rank),
             Some(by) => lock(&self.fence).decided_by_peer(by, rank),
@@ -578,6 +676,9 @@ impl Tcp {
 
     /// The peer `voter` says it fenced `rank`.
     fn vote(&self, voter: u32, rank: u32) {
+        if self.finished.load(Ordering::SeqCst) {
+            return;
+        }
         let change = lock(&self.fence).vote(voter, rank);
         self.act(change, &Cause::Suspected { by: voter });
     }
@@ -669,8 +770,7 @@ impl Tcp {
             && !p.reading.load(Ordering::SeqCst)
             && !p.in_engine.swap(true, Ordering::SeqCst)
         {
-            let out = self.endpoint.peer_failed(peer);
-            self.route(out, false);
+            self.progress(|| self.endpoint.peer_failed(peer));
         }
     }
 
@@ -792,8 +892,7 @@ impl Tcp {
             match decoder.next_frame() {
                 Ok(Some(Frame::Packet(packet))) => {
                     if !self.endpoint.is_killed() {
-                        let out = self.endpoint.deliver(peer, packet);
-                        self.route(out, false);
+                        self.progress(|| self.endpoint.deliver(peer, packet));
                     }
                 }
                 Ok(Some(_)) => {}
@@ -819,6 +918,7 @@ impl Tcp {
                 return self.drain(peer, stream, decoder);
             }
             match decoder.next_frame() {
+                Ok(Some(Frame::Goodbye)) => return self.peer_said_goodbye(peer),
                 Ok(Some(frame)) => {
                     last_heard = Instant::now();
                     if let Err(why) = self.handle(peer, frame) {
@@ -862,8 +962,7 @@ impl Tcp {
             Frame::Packet(packet) => {
                 // Even if the peer was fenced since this frame was read: it had arrived.
                 if !self.endpoint.is_killed() {
-                    let out = self.endpoint.deliver(peer, packet);
-                    self.route(out, false);
+                    self.progress(|| self.endpoint.deliver(peer, packet));
                 }
                 Ok(())
             }
@@ -882,6 +981,7 @@ impl Tcp {
             Frame::Hello { .. } | Frame::Challenge { .. } | Frame::Proof { .. } => {
                 Err("a handshake frame on an established connection")
             }
+            Frame::Goodbye => Err("a goodbye outside the read loop"),
         }
     }
 
@@ -1364,5 +1464,44 @@ mod tests {
         stream.write_all(&bytes).unwrap();
         assert!(eventually(|| !one.is_alive(0)));
         assert_eq!(one.halted(), None);
+    }
+
+    /// docs/semantics.md §3.4: a rank that finalized says goodbye. Its peers do not suspect
+    /// it (no vote, no fence, not in the engine's failures), and it leaves the ranks they
+    /// believe alive: when a second rank leaves too, the last one keeps its majority (1 of 1)
+    /// and never halts, though nobody confirmed an exit.
+    #[test]
+    fn a_rank_that_says_goodbye_departs_without_suspicion() {
+        let ranks = job(3, quick());
+        for tcp in &ranks {
+            tcp.watch_majority().unwrap();
+        }
+        ranks[2].finish(true);
+        for tcp in &ranks[..2] {
+            assert!(eventually(|| lock(&tcp.fence).has_departed(2)));
+            assert!(!lock(&tcp.fence).is_fenced(2) && !knows_failed(tcp, 2));
+            assert_eq!(lock(&tcp.fence).alive(), 2);
+        }
+        ranks[1].finish(true);
+        assert!(eventually(|| lock(&ranks[0].fence).has_departed(1)));
+        assert!(lock(&ranks[0].fence).has_majority());
+        std::thread::sleep(quick().heartbeat_timeout * 2);
+        assert_eq!(ranks[0].halted(), None);
+        assert!(!knows_failed(&ranks[0], 1) && !knows_failed(&ranks[0], 2));
+    }
+
+    /// A goodbye is only heard on an authenticated connection: sent in place of the hello,
+    /// it is refused like any stranger, and the rank it would speak for is not disturbed.
+    #[test]
+    fn a_goodbye_before_the_handshake_is_refused() {
+        let (one, address) = rank(1, 2, auth::random_token());
+        let mut raw = TcpStream::connect(&address).unwrap();
+        let mut bytes = Vec::new();
+        wire::encode(&Frame::Goodbye, &mut bytes);
+        raw.write_all(&bytes).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!one.peers[0].settled.load(Ordering::SeqCst));
+        assert!(!lock(&one.fence).has_departed(0));
+        assert!(one.is_alive(0));
     }
 }

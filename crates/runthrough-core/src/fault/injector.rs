@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! "Does this rank die here": the one place that answers it, for one rank's point faults.
+
+use super::plan::{Collective, InjectedBy, Trigger};
+
+/// What a rank is about to send, as far as fault injection cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sending {
+    /// A message of the agreement numbered `seq` (0 = the first) on communicator `context`;
+    /// `world` is whether that is the world communicator.
+    Agreement {
+        /// Whether the agreement is on the world communicator.
+        world: bool,
+        /// The agreement's number on its communicator (0 = the first).
+        seq: u64,
+    },
+    /// A message of a collective call on communicator `context`.
+    Collective {
+        /// The communicator's context id.
+        context: u64,
+    },
+    /// A revocation packet.
+    Revoke,
+    /// Anything else (point-to-point data, credits, heartbeats): never a fault point.
+    Other,
+}
+
+/// One rank's faults at points of its own calls ([`InjectedBy::Runtime`]), with the counts
+/// that decide when each fires. The driver asks it at every call entry
+/// ([`Injector::dies_at_call`]), collective start ([`Injector::dies_at_collective_start`]) and
+/// send ([`Injector::dies_before_sending`]); the rank dies at the first question answered
+/// `true`. A driver with an empty plan keeps no injector and asks nothing.
+///
+/// # Invariants
+/// Counts only grow; a collective fault is armed (`armed` is `Some`) only between the start
+/// of its targeted call and the start of the next collective.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Injector {
+    calls: u64,
+    revokes_sent: u64,
+    points: Vec<Point>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Point {
+    Call(u64),
+    Agreement {
+        seq: u64,
+        message: u64,
+        sent: u64,
+    },
+    Collective {
+        operation: Collective,
+        call: u64,
+        message: u64,
+        calls: u64,
+        armed: Option<u64>,
+        sent: u64,
+    },
+    Revoke(u64),
+}
+
+impl Injector {
+    /// The injector of `triggers`: those the runtime injects ([`InjectedBy::Runtime`]); the
+    /// others (timed, the application's) are left to whoever injects them.
+    pub fn new(triggers: impl IntoIterator<Item = Trigger>) -> Self {
+        let points = triggers
+            .into_iter()
+            .filter(|t| t.injected_by() == InjectedBy::Runtime)
+            .map(|trigger| match trigger {
+                Trigger::Call(k) => Point::Call(k),
+                Trigger::Agreement { call, message } => Point::Agreement {
+                    seq: call.saturating_sub(1),
+                    message,
+                    sent: 0,
+                },
+                Trigger::Collective {
+                    operation,
+                    call,
+                    message,
+                } => Point::Collective {
+                    operation,
+                    call,
+                    message,
+                    calls: 0,
+                    armed: None,
+                    sent: 0,
+                },
+                Trigger::Revoke { message } => Point::Revoke(message),
+                Trigger::After(_) | Trigger::Iteration(_) | Trigger::Recovery(_) => {
+                    unreachable!("filtered")
+                }
+            })
+            .collect();
+        Injector {
+            points,
+            ..Injector::default()
+        }
+    }
+
+    /// Whether nothing is planned (a driver need not ask).
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The rank starts a communication call: whether it dies now, instead of making it.
+    pub fn dies_at_call(&mut self) -> bool {
+        self.calls += 1;
+        let calls = self.calls;
+        self.points
+            .iter()
+            .any(|p| matches!(p, Point::Call(k) if *k == calls))
+    }
+
+    /// The rank starts a call of `operation` on communicator `context`: whether it dies now,
+    /// at entry. Arms the faults planned in this call (and disarms those of the previous one).
+    pub fn dies_at_collective_start(&mut self, operation: Collective, context: u64) -> bool {
+        let mut dies = false;
+        for point in &mut self.points {
+            if let Point::Collective {
+                operation: planned,
+                call,
+                message,
+                calls,
+                armed,
+                sent,
+            } = point
+            {
+                *armed = None;
+                if *planned == operation {
+                    *calls += 1;
+                    if calls == call {
+                        *armed = Some(context);
+                        *sent = 0;
+                        dies |= *message == 0;
+                    }
+                }
+            }
+        }
+        dies
+    }
+
+    /// The rank is about to send `sending`: whether it dies just before.
+    pub fn dies_before_sending(&mut self, sending: Sending) -> bool {
+        if sending == Sending::Revoke {
+            self.revokes_sent += 1;
+        }
+        let revokes_sent = self.revokes_sent;
+        let mut dies = false;
+        for point in &mut self.points {
+            dies |= match (point, sending) {
+                (
+                    Point::Agreement { seq, message, sent },
+                    Sending::Agreement {
+                        world: true,
+                        seq: now,
+                    },
+                ) if *seq == now => {
+                    *sent += 1;
+                    sent == message
+                }
+                (
+                    Point::Collective {
+                        armed: Some(armed),
+                        message,
+                        sent,
+                        ..
+                    },
+                    Sending::Collective { context },
+                ) if *armed == context => {
+                    *sent += 1;
+                    sent == message
+                }
+                (Point::Revoke(message), Sending::Revoke) => *message == revokes_sent,
+                _ => false,
+            };
+        }
+        dies
+    }
+}
