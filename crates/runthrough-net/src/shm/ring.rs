@@ -17,7 +17,8 @@
 //! | 192 | doorbell: 1 while the consumer says it sleeps, else 0 | the consumer |
 //! | 256 | the data area, `C` bytes | the producer |
 //!
-//! Head and tail sit on separate cache lines so that the two sides do not share a line they
+//! Tail and head are byte positions modulo 2^64 (all arithmetic on them wraps), always
+//! multiples of 8, the tail at most `C` ahead of the head. Head and tail sit on separate cache lines so that the two sides do not share a line they
 //! write; each side also caches the other's counter and rereads it only when its cached copy
 //! says empty (reader) or full (writer).
 //!
@@ -563,7 +564,7 @@ impl<M: Memory> Producer<M> {
         let offset = (self.tail % cap as u64) as usize;
         let to_end = cap - offset;
         let needed = if size <= to_end { size } else { to_end + size };
-        if cap - ((self.tail - self.head) as usize) < needed {
+        if cap - (self.tail.wrapping_sub(self.head) as usize) < needed {
             let head = self.memory.load(HEAD_AT, Ordering::Acquire);
             if !counters_ok(head, self.tail, self.head, head, cap) {
                 return Err(RingError::Corrupt {
@@ -575,7 +576,7 @@ impl<M: Memory> Producer<M> {
                 });
             }
             self.head = head;
-            if cap - ((self.tail - self.head) as usize) < needed {
+            if cap - (self.tail.wrapping_sub(self.head) as usize) < needed {
                 return Ok(Push::Full);
             }
         }
@@ -584,14 +585,14 @@ impl<M: Memory> Producer<M> {
         if size > to_end {
             let pad = encode_header(to_end - HEADER_BYTES, KIND_PADDING, 0);
             self.memory.store(DATA_AT + offset, pad, Ordering::Release);
-            tail += to_end as u64;
+            tail = tail.wrapping_add(to_end as u64);
             offset = 0;
         }
         self.memory.write(DATA_AT + offset + HEADER_BYTES, payload);
         let header = encode_header(payload.len(), KIND_DATA, tag);
         self.memory
             .store(DATA_AT + offset, header, Ordering::Release);
-        tail += size as u64;
+        tail = tail.wrapping_add(size as u64);
         self.memory.store(TAIL_AT, tail, Ordering::Release);
         self.tail = tail;
         Ok(Push::Done)
@@ -625,6 +626,16 @@ impl<M: Memory> Producer<M> {
                 .store(DATA_AT + offset, header, Ordering::Release);
         }
     }
+}
+
+/// A data entry found and checked by [`Consumer::next_entry`], not yet consumed.
+struct Entry {
+    tag: u8,
+    /// Where its payload starts in the region.
+    at: usize,
+    len: usize,
+    /// Its footprint, header and padding to 8 included.
+    size: usize,
 }
 
 /// The reading side of a ring (one per ring).
@@ -705,6 +716,45 @@ impl<M: Memory> Consumer<M> {
     /// [`RingError::Corrupt`] when the producer's tail or the entry's header breaks the ring's
     /// rules: fence the peer. Nothing is consumed then.
     pub fn try_pop(&mut self, out: &mut Vec<u8>) -> Result<Option<u8>, RingError> {
+        let Some(entry) = self.next_entry()? else {
+            return Ok(None);
+        };
+        out.truncate(entry.len);
+        out.resize(entry.len, 0);
+        self.memory.read(entry.at, out);
+        self.consume(entry.size);
+        Ok(Some(entry.tag))
+    }
+
+    /// Takes the next entry into the start of `dest` (one copy, straight to where the caller
+    /// wants it, as a chunk of a large message goes): its tag and length; `None` when empty.
+    ///
+    /// # Errors
+    ///
+    /// [`RingError::TooLarge`] when the entry is longer than `dest` (it stays in the ring);
+    /// [`RingError::Corrupt`] as for [`try_pop`](Self::try_pop).
+    pub fn try_pop_into(&mut self, dest: &mut [u8]) -> Result<Option<(u8, usize)>, RingError> {
+        let Some(entry) = self.next_entry()? else {
+            return Ok(None);
+        };
+        let Some(dest) = dest.get_mut(..entry.len) else {
+            return Err(RingError::TooLarge {
+                len: entry.len,
+                max: dest.len(),
+            });
+        };
+        self.memory.read(entry.at, dest);
+        self.consume(entry.size);
+        Ok(Some((entry.tag, entry.len)))
+    }
+
+    fn consume(&mut self, size: usize) {
+        self.head = self.head.wrapping_add(size as u64);
+        self.memory.store(HEAD_AT, self.head, Ordering::Release);
+    }
+
+    /// The next data entry, checked, after consuming a padding entry before it.
+    fn next_entry(&mut self) -> Result<Option<Entry>, RingError> {
         let cap = self.capacity;
         // At most a padding entry, then an entry: the padding runs to the end of the area, and
         // a valid one is never at offset 0, so a second one is corrupt.
@@ -720,7 +770,7 @@ impl<M: Memory> Consumer<M> {
             let len = (header & 0xffff_ffff) as usize;
             let kind = (header >> 32) as u8;
             let tag = (header >> 40) as u8;
-            let available = self.tail - self.head;
+            let available = self.tail.wrapping_sub(self.head);
             match kind {
                 KIND_PADDING => {
                     let to_end = cap - offset;
@@ -733,8 +783,7 @@ impl<M: Memory> Consumer<M> {
                             tail: self.tail,
                         });
                     }
-                    self.head += to_end as u64;
-                    self.memory.store(HEAD_AT, self.head, Ordering::Release);
+                    self.consume(to_end);
                 }
                 KIND_DATA => {
                     if len > max_payload(cap) {
@@ -753,12 +802,12 @@ impl<M: Memory> Consumer<M> {
                             tail: self.tail,
                         });
                     }
-                    out.truncate(len);
-                    out.resize(len, 0);
-                    self.memory.read(DATA_AT + offset + HEADER_BYTES, out);
-                    self.head += size as u64;
-                    self.memory.store(HEAD_AT, self.head, Ordering::Release);
-                    return Ok(Some(tag));
+                    return Ok(Some(Entry {
+                        tag,
+                        at: DATA_AT + offset + HEADER_BYTES,
+                        len,
+                        size,
+                    }));
                 }
                 _ => return self.corrupt(Corruption::Kind { header }),
             }

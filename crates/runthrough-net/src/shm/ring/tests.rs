@@ -520,3 +520,45 @@ fn doorbell_wakes_a_sleeping_consumer_only() {
     assert_eq!(producer.try_push(1, b"x").unwrap(), Push::Done);
     assert!(consumer.wait(Duration::from_secs(20)).unwrap());
 }
+
+/// Counters are positions modulo 2^64: a ring whose counters start just below 2^64 (a value a
+/// peer may leave, found by the `ring_reader` fuzz target as an overflow) carries entries across
+/// the wrap of the counters like anywhere else.
+#[test]
+fn counters_wrap_around_u64() {
+    let region = Arc::new(HeapRegion::zeroed(region_len(256)));
+    init(&region).unwrap();
+    let start = u64::MAX - 63;
+    region.store(TAIL_AT, start, Ordering::Relaxed);
+    region.store(HEAD_AT, start, Ordering::Relaxed);
+    let mut producer = Producer::attach(region.clone()).unwrap();
+    let mut consumer = Consumer::attach(region.clone()).unwrap();
+    let mut out = Vec::new();
+    for seq in 0..100u64 {
+        let bytes = payload(seq, (seq * 11 % 100) as usize);
+        assert_eq!(producer.try_push(seq as u8, &bytes).unwrap(), Push::Done);
+        assert_eq!(consumer.try_pop(&mut out).unwrap(), Some(seq as u8));
+        assert_eq!(out, bytes);
+    }
+    assert!(
+        region.load(TAIL_AT, Ordering::Relaxed) < start,
+        "the counters wrapped"
+    );
+}
+
+/// `try_pop_into` copies an entry straight into the caller's buffer; one longer than the buffer
+/// is refused and stays in the ring.
+#[test]
+fn pop_into_a_buffer() {
+    let (mut producer, mut consumer, _region) = ring(256);
+    assert_eq!(producer.try_push(5, &payload(1, 40)).unwrap(), Push::Done);
+    let mut small = [0u8; 16];
+    assert_eq!(
+        consumer.try_pop_into(&mut small),
+        Err(RingError::TooLarge { len: 40, max: 16 })
+    );
+    let mut big = [0u8; 64];
+    assert_eq!(consumer.try_pop_into(&mut big).unwrap(), Some((5, 40)));
+    assert_eq!(&big[..40], payload(1, 40));
+    assert_eq!(consumer.try_pop_into(&mut big).unwrap(), None);
+}
