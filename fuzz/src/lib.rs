@@ -7,6 +7,8 @@
 //! Challenge, Proof) go through the same decoder as everything else, under the transport's
 //! handshake limit of 256 bytes: both targets cover them.
 
+pub mod ring;
+
 use std::io::{self, Read};
 
 use arbitrary::{Result as AResult, Unstructured};

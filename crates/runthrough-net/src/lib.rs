@@ -18,12 +18,15 @@
 //! - [`launch`]: the launcher protocol: the environment a launcher hands each rank, the
 //!   registration and address table on the control connection, failure and suspicion notices,
 //!   and the exit statuses.
+//! - [`shm`]: shared memory between the ranks of one host: the SPSC ring of entries, its memfd
+//!   mapping and passing the descriptor over a Unix socket.
 //!
 //! The contract: what peers, launchers and the environment send is untrusted, and malformed
 //! lines, replies and values come back as errors or `None`, not panics; a connection between
 //! ranks carries traffic only once [`auth`]'s handshake has proved the job secret on it (the
-//! transport runs it). The one `unsafe` block takes ownership of the PMI socket the launcher
-//! handed down (`PMI_FD`), with its safety argument and its test.
+//! transport runs it). One `unsafe` block takes ownership of the PMI socket the launcher
+//! handed down (`PMI_FD`), with its safety argument and its test; the others are in [`shm`]
+//! (raw shared memory).
 //!
 //! ```
 //! use runthrough_net::launch::{self, JobSecret, RankMessage};
@@ -39,7 +42,9 @@
 //! ```
 #![deny(missing_docs)]
 // Denied, not forbidden: the one exception is taking the launcher's inherited PMI socket
-// (`pmi`), with its `// SAFETY:` argument and a test.
+// (`pmi`), with its `// SAFETY:` argument and a test, and raw shared memory in `shm` (the
+// ring's word accesses and copies, the mapping's mmap and munmap), each block allowed where it
+// stands, with its `// SAFETY:` argument, and exercised by the ring's tests.
 #![deny(unsafe_code)]
 
 pub mod auth;
@@ -47,6 +52,7 @@ mod bind;
 pub mod launch;
 pub mod local;
 pub mod pmi;
+pub mod shm;
 pub mod stream;
 
 pub use bind::bind_address;
