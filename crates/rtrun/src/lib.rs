@@ -316,7 +316,10 @@ impl Report {
             return 124;
         }
         if let Some(abort) = self.aborted {
-            return u8::try_from(abort.code).ok().filter(|&c| c != 0).unwrap_or(1);
+            return u8::try_from(abort.code)
+                .ok()
+                .filter(|&c| c != 0)
+                .unwrap_or(1);
         }
         let by_itself = self
             .ranks
@@ -803,6 +806,7 @@ mod tests {
 
     fn report(endings: &[Option<Ending>]) -> Report {
         Report {
+            aborted: None,
             ranks: endings
                 .iter()
                 .enumerate()
@@ -868,6 +872,19 @@ mod tests {
             report(&[OK, None]).exit_status(false),
             1,
             "a rank never started"
+        );
+        let mut aborted = report(&by_itself);
+        aborted.aborted = Some(Abort { rank: 1, code: 42 });
+        assert_eq!(
+            aborted.exit_status(false),
+            42,
+            "an abort's code before a rank's"
+        );
+        aborted.aborted = Some(Abort { rank: 1, code: 0 });
+        assert_eq!(
+            aborted.exit_status(false),
+            1,
+            "MPI_Abort(comm, 0) still fails"
         );
         let mut stopped = report(&survived);
         stopped.timed_out = true;
