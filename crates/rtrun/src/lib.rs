@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use runthrough_net::launch::{self, JobSecret, RankMessage};
 
 mod check;
+mod limits;
 pub use check::{check, find_program};
 
 /// One injected fault: `RANK@WHEN` in the one grammar of [`runthrough::fault`] (`2@0.5`,
@@ -438,30 +439,32 @@ fn forward(
     source: impl Read + Send + 'static,
     job: &Job,
     lines: Arc<Mutex<Vec<(u32, Stream, String)>>>,
-) -> JoinHandle<()> {
+) -> io::Result<JoinHandle<()>> {
     let (tag, print, keep) = (job.tag_output, job.forward_output, job.capture_output);
-    std::thread::spawn(move || {
-        for line in BufReader::new(source).lines() {
-            let Ok(line) = line else { break };
-            if print {
-                let text = if tag {
-                    format!("[{rank}] {line}\n")
-                } else {
-                    format!("{line}\n")
-                };
-                let _ = match stream {
-                    Stream::Stdout => io::stdout().lock().write_all(text.as_bytes()),
-                    Stream::Stderr => io::stderr().lock().write_all(text.as_bytes()),
-                };
+    std::thread::Builder::new()
+        .name(format!("rtrun-out-{rank}"))
+        .spawn(move || {
+            for line in BufReader::new(source).lines() {
+                let Ok(line) = line else { break };
+                if print {
+                    let text = if tag {
+                        format!("[{rank}] {line}\n")
+                    } else {
+                        format!("{line}\n")
+                    };
+                    let _ = match stream {
+                        Stream::Stdout => io::stdout().lock().write_all(text.as_bytes()),
+                        Stream::Stderr => io::stderr().lock().write_all(text.as_bytes()),
+                    };
+                }
+                if keep {
+                    lines
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((rank, stream, line));
+                }
             }
-            if keep {
-                lines
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((rank, stream, line));
-            }
-        }
-    })
+        })
 }
 
 /// The control side: accepts and authenticates registrations, then relays each rank's reports.
@@ -524,6 +527,8 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
 /// are reported, not errors.
 pub fn run(job: &Job) -> io::Result<Report> {
     check(job).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    limits::check_and_raise(job.size)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let size = job.size;
     let secret = JobSecret::random();
     let control_ip = match &job.bind {
@@ -610,18 +615,31 @@ pub fn run(job: &Job) -> io::Result<Report> {
             Ok(mut child) => {
                 let pid = rustix::process::Pid::from_child(&child);
                 ranks[rank as usize].pid = Some(pid);
-                if let Some(out) = child.stdout.take() {
-                    forwarders.push(forward(rank, Stream::Stdout, out, job, lines.clone()));
-                }
-                if let Some(err) = child.stderr.take() {
-                    forwarders.push(forward(rank, Stream::Stderr, err, job, lines.clone()));
-                }
-                let events_tx = events_tx.clone();
-                std::thread::spawn(move || {
-                    if let Ok(status) = child.wait() {
-                        let _ = events_tx.send(Event::Exited(rank, status));
+                // A thread that cannot be made (the host's limits, checked above, moved) ends
+                // the start-up like a rank that cannot be started: the started ranks are ended.
+                let mut threads = || -> io::Result<()> {
+                    if let Some(out) = child.stdout.take() {
+                        forwarders.push(forward(rank, Stream::Stdout, out, job, lines.clone())?);
                     }
+                    if let Some(err) = child.stderr.take() {
+                        forwarders.push(forward(rank, Stream::Stderr, err, job, lines.clone())?);
+                    }
+                    Ok(())
+                };
+                let spawned = threads().and_then(|()| {
+                    let events_tx = events_tx.clone();
+                    std::thread::Builder::new()
+                        .name(format!("rtrun-wait-{rank}"))
+                        .spawn(move || {
+                            if let Ok(status) = child.wait() {
+                                let _ = events_tx.send(Event::Exited(rank, status));
+                            }
+                        })
                 });
+                if let Err(e) = spawned {
+                    started_error = Some(e);
+                    break;
+                }
             }
             Err(e) => {
                 started_error = Some(e);

@@ -321,3 +321,26 @@ fn a_rank_refuses_bad_settings_at_init_whoever_started_it() {
         );
     }
 }
+
+/// A job larger than the host's process and thread limits allow (issue 14: `-n 100000` used to
+/// panic in rtrun after some ranks had started): exit 2, the limit named with how many ranks
+/// fit, no rank started.
+#[test]
+fn a_job_beyond_the_hosts_limits_is_refused_before_anything_starts() {
+    let dir = scratch("limits");
+    let marker = dir.join("ran");
+    let mut args = vec!["-n", "100000"];
+    let program = marker_program(&marker);
+    args.extend(program.iter().map(String::as_str));
+    let output = rtrun(&args, &[]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("-n 100000"), "{message}");
+    assert!(message.contains("ranks fit"), "{message}");
+    assert!(
+        message.contains("kernel.") || message.contains("RLIMIT_"),
+        "names the limit: {message}"
+    );
+    assert!(!marker.exists(), "a rank ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
