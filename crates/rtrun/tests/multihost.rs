@@ -560,3 +560,33 @@ fn two_hosts_split_in_halves_both_halt() {
     assert_task_ends(&outcome, &[0, 1, 2, 3], &halted());
     assert_eq!(outcome.status.code(), Some(EXIT_NO_MAJORITY), "{text}");
 }
+
+/// Without `RT_BIND` the ranks listen on loopback, which no other host reaches: every rank's
+/// init fails at once with a message naming `RT_BIND` (issue 16 item 5), instead of each rank
+/// waiting for connections that can never come.
+#[test]
+fn loopback_listeners_across_hosts_fail_init_naming_rt_bind() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let mut srun = cluster.srun("h1,h2,h3", 3, CHECK);
+    srun.env_remove("RT_BIND");
+    let outcome = Outcome::new(Job::start(srun.arg("ring"), JOB_LIMIT), Labels::Srun);
+    let text = outcome.text();
+    assert!(!outcome.status.success(), "{text}");
+    assert_ne!(
+        outcome.status.code(),
+        Some(124),
+        "srun's time limit: {text}"
+    );
+    for rank in 0..3 {
+        assert!(
+            outcome
+                .stderr_of(rank)
+                .iter()
+                .any(|l| l.contains("RT_BIND") && l.contains("another host")),
+            "rank {rank}\n{text}"
+        );
+        assert!(!outcome.stdout_of(rank).contains(&"ring ok"), "{text}");
+    }
+}

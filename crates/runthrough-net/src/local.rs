@@ -36,6 +36,20 @@ pub fn host_identity() -> Option<String> {
     Some(format!("{boot}/{namespace}"))
 }
 
+/// This host and network namespace (`boot_id/net:[inode]`), if readable: two processes with
+/// the same identity reach each other's loopback addresses; with different ones they do not
+/// (other hosts, or network namespaces of one kernel, as the emulated hosts of the tests are).
+pub fn network_identity() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/net").ok()?;
+    let (boot, namespace) = (boot.trim(), namespace.to_str()?);
+    let odd = |text: &str| text.is_empty() || text.chars().any(char::is_whitespace);
+    if odd(boot) || odd(namespace) {
+        return None;
+    }
+    Some(format!("{boot}/{namespace}"))
+}
+
 /// The record this rank publishes: `HOST,PID` (`-` when the host cannot be named). No
 /// whitespace: it travels as a PMI value.
 pub fn record() -> String {

@@ -118,6 +118,15 @@ pub enum InitError {
     /// An `RT_*` setting is refused (`RT_UNEXPECTED_CAP=0`, `RT_FAULT=call:0`, ...): the
     /// variable, its value and why.
     BadSetting(SettingError),
+    /// A peer runs on another host (or network namespace) while this job's listeners bind to
+    /// loopback, the default: the ranks could never connect. `RT_BIND` names an address, an
+    /// interface or a route the hosts share.
+    LoopbackAcrossHosts {
+        /// The first such peer.
+        peer: u32,
+        /// The loopback address that cannot be reached from there (this rank's or the peer's).
+        address: String,
+    },
     /// Talking to the launcher or binding the listener failed.
     Io {
         /// What was being done.
@@ -140,6 +149,12 @@ impl std::fmt::Display for InitError {
                 write!(f, "{variable}={value:?} does not parse")
             }
             InitError::BadSetting(error) => write!(f, "{error}"),
+            InitError::LoopbackAcrossHosts { peer, address } => write!(
+                f,
+                "rank {peer} runs on another host, but the job's ranks listen on loopback \
+                 ({address}): set RT_BIND to an address, an interface or route:HOST that every \
+                 host reaches (docs/semantics.md §4)"
+            ),
             InitError::Io { doing, error } => write!(f, "{doing}: {error}"),
         }
     }
@@ -427,6 +442,38 @@ fn host_key(rank: u32) -> String {
     format!("rt-host-{rank}")
 }
 
+/// The PMI key of a rank's network identity ([`local::network_identity`]).
+fn network_key(rank: u32) -> String {
+    format!("rt-net-{rank}")
+}
+
+/// The first peer that cannot reach this rank's listener, or whose listener this rank cannot
+/// reach, because one of the two listens on loopback and they are in different network
+/// namespaces (hosts). `peers` holds each peer's rank, network identity and address word; an
+/// unknown identity (`-`) is never a mismatch.
+fn loopback_across_hosts<'a>(
+    here: &str,
+    address: &str,
+    peers: impl IntoIterator<Item = (u32, &'a str, &'a str)>,
+) -> Option<(u32, String)> {
+    let loopback = |word: &str| {
+        let tcp = Address::parse(word).tcp;
+        tcp.parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.ip().is_loopback())
+            .then_some(tcp)
+    };
+    if here == "-" {
+        return None;
+    }
+    let mine = loopback(address);
+    peers.into_iter().find_map(|(peer, network, word)| {
+        if network == "-" || network == here {
+            return None;
+        }
+        mine.clone().or_else(|| loopback(word)).map(|a| (peer, a))
+    })
+}
+
 /// The PMI key of the job secret (put by rank 0).
 const SECRET_KEY: &str = "rt-secret";
 
@@ -456,6 +503,10 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         .map_err(pmi_error(
             "putting the host record in the PMI key-value space",
         ))?;
+    let network = local::network_identity().unwrap_or_else(|| "-".into());
+    client.put(&network_key(rank), &network).map_err(pmi_error(
+        "putting the network identity in the PMI key-value space",
+    ))?;
     if rank == 0 {
         client
             .put(SECRET_KEY, &JobSecret::random().to_hex())
@@ -480,6 +531,20 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
                     .map_err(pmi_error("getting a peer's address"))?,
             )
         });
+    }
+    let mut networks = Vec::with_capacity(size as usize);
+    for peer in (0..size).filter(|&p| p != rank) {
+        let identity = client
+            .get(&network_key(peer))
+            .map_err(pmi_error("getting a peer's network identity"))?;
+        networks.push((peer, identity));
+    }
+    let peers = networks.iter().map(|(peer, identity)| {
+        let word = table[*peer as usize].as_deref().unwrap_or_default();
+        (*peer, identity.as_str(), word)
+    });
+    if let Some((peer, address)) = loopback_across_hosts(&network, &address, peers) {
+        return Err(InitError::LoopbackAcrossHosts { peer, address });
     }
     let here = local::host_identity();
     let mut local_pids = Vec::with_capacity(size as usize);
@@ -607,4 +672,54 @@ fn start(s: Started) -> Result<Universe, InitError> {
         transport: tcp,
         finalized: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOOP: &str = "127.0.0.1:4000,unix:/tmp/rt/0,host:a";
+    const WIDE: &str = "10.0.0.1:4000";
+
+    /// Issue 16 item 5: ranks on different hosts with a loopback listener on either side fail
+    /// init at once, naming the peer and the address; same host, known addresses, or unknown
+    /// identities do not.
+    #[test]
+    fn loopback_across_hosts_is_found_on_either_side() {
+        let same = [(1, "boot/net:[1]", LOOP), (2, "boot/net:[1]", LOOP)];
+        assert_eq!(loopback_across_hosts("boot/net:[1]", LOOP, same), None);
+        let other = [(1, "boot/net:[1]", LOOP), (2, "boot/net:[2]", WIDE)];
+        assert_eq!(
+            loopback_across_hosts("boot/net:[1]", LOOP, other),
+            Some((2, "127.0.0.1:4000".into())),
+            "this rank listens on loopback"
+        );
+        let theirs = [(3, "boot/net:[2]", "[::1]:9")];
+        assert_eq!(
+            loopback_across_hosts("boot/net:[1]", WIDE, theirs),
+            Some((3, "[::1]:9".into())),
+            "the peer listens on loopback"
+        );
+        let bound = [(1, "other/net:[9]", "10.0.0.2:1")];
+        assert_eq!(loopback_across_hosts("boot/net:[1]", WIDE, bound), None);
+        let unknown = [(1, "-", "10.0.0.2:1"), (2, "-", LOOP)];
+        assert_eq!(loopback_across_hosts("boot/net:[1]", LOOP, unknown), None);
+        assert_eq!(loopback_across_hosts("-", LOOP, [(1, "x", LOOP)]), None);
+        let message = InitError::LoopbackAcrossHosts {
+            peer: 2,
+            address: "127.0.0.1:4000".into(),
+        }
+        .to_string();
+        assert!(
+            message.contains("RT_BIND") && message.contains("rank 2"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn this_process_has_a_network_identity() {
+        let identity = local::network_identity().expect("readable under /proc");
+        assert!(identity.contains("/net:["), "{identity}");
+        assert_eq!(Some(identity), local::network_identity(), "stable");
+    }
 }
