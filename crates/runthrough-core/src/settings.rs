@@ -44,11 +44,17 @@ pub enum Setting {
     Verbose,
     /// `RT_PMI`: the PMI version to speak, `1` or `2`.
     Pmi,
+    /// `RT_INIT_TIMEOUT`: how long a rank's start-up may wait for the others (the PMI fence),
+    /// in seconds; default [`DEFAULT_INIT_TIMEOUT`].
+    InitTimeout,
 }
+
+/// How long start-up waits for the other ranks by default (`RT_INIT_TIMEOUT`).
+pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 12] = [
+    pub const ALL: [Setting; 13] = [
         Setting::Rank,
         Setting::Size,
         Setting::Control,
@@ -61,6 +67,7 @@ impl Setting {
         Setting::UnexpectedCap,
         Setting::Verbose,
         Setting::Pmi,
+        Setting::InitTimeout,
     ];
 
     /// The variable's name.
@@ -78,6 +85,7 @@ impl Setting {
             Setting::UnexpectedCap => "RT_UNEXPECTED_CAP",
             Setting::Verbose => "RT_VERBOSE",
             Setting::Pmi => "RT_PMI",
+            Setting::InitTimeout => "RT_INIT_TIMEOUT",
         }
     }
 
@@ -141,6 +149,7 @@ pub fn check(name: &str, value: &str) -> Result<(), SettingError> {
         Setting::UnexpectedCap => unexpected_cap(value).map(drop),
         Setting::Verbose => verbose(value).map(drop),
         Setting::Pmi => pmi(value).map(drop),
+        Setting::InitTimeout => init_timeout(value).map(drop),
         Setting::Rank | Setting::Size | Setting::Control | Setting::Secret | Setting::SocketDir => {
             Ok(())
         }
@@ -293,6 +302,29 @@ pub fn pmi(value: &str) -> Result<u8, SettingError> {
     }
 }
 
+/// `RT_INIT_TIMEOUT`: seconds, a positive number (`30`, `2.5`), at most a day.
+///
+/// # Errors
+/// Anything else; 0 says so.
+pub fn init_timeout(value: &str) -> Result<Duration, SettingError> {
+    let error = |reason: &str| SettingError::new(Setting::InitTimeout, value, reason);
+    let seconds: f64 = value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite())
+        .ok_or_else(|| error("expected a number of seconds, e.g. 120 (the default) or 2.5"))?;
+    if seconds <= 0.0 {
+        return Err(error(
+            "the time-out must be above 0 s: start-up always waits for the other ranks",
+        ));
+    }
+    if seconds > 86_400.0 {
+        return Err(error("at most 86400 s (a day)"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,6 +347,8 @@ mod tests {
             ("RT_PMI", "2"),
             ("RT_FAULT", "call:2"),
             ("RT_FAULT", "validate_global:2:1,all_reduce:3"),
+            ("RT_INIT_TIMEOUT", "30"),
+            ("RT_INIT_TIMEOUT", " 2.5 "),
         ] {
             assert_eq!(check(name, value), Ok(()), "{name}={value}");
         }
@@ -322,6 +356,7 @@ mod tests {
         assert_eq!(unexpected_cap(" 2k "), Ok(2048));
         assert_eq!(unexpected_cap("4096"), Ok(4096));
         assert_eq!(unexpected_cap("1G"), Ok(1 << 30));
+        assert_eq!(init_timeout("2.5"), Ok(Duration::from_millis(2500)));
     }
 
     /// Bad values are refused, naming the variable and the value.
@@ -346,6 +381,11 @@ mod tests {
             ("RT_BIND", "route:", "an IP address"),
             ("RT_VERBOSE", "yes", "1 or 0"),
             ("RT_PMI", "3", "PMI-1"),
+            ("RT_INIT_TIMEOUT", "0", "above 0 s"),
+            ("RT_INIT_TIMEOUT", "-3", "above 0 s"),
+            ("RT_INIT_TIMEOUT", "soon", "a number of seconds"),
+            ("RT_INIT_TIMEOUT", "inf", "a number of seconds"),
+            ("RT_INIT_TIMEOUT", "1e9", "at most 86400"),
             ("RT_FAULT", "frobnicate:3", "unknown fault point"),
             ("RT_FAULT", "call:0", "count from 1"),
             ("RT_FAULT", "0.5", "not a point of the rank's calls"),

@@ -35,8 +35,8 @@ pub const ENV_VERSION: &str = "RT_PMI";
 
 /// The longest line or frame accepted from the server.
 const MAX_REPLY: usize = 64 << 10;
-/// How long one PMI call may wait for its reply (a fence waits for every rank).
-const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one PMI call may wait for its reply by default (a fence waits for every rank).
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Why a PMI call failed.
 #[derive(Debug)]
@@ -57,6 +57,14 @@ pub enum PmiError {
     },
     /// A key or value the protocol cannot carry.
     BadArgument(String),
+}
+
+impl PmiError {
+    /// Whether the call failed because its reply did not come in time.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, PmiError::Io(e)
+            if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
+    }
 }
 
 impl std::fmt::Display for PmiError {
@@ -471,10 +479,20 @@ fn env_number(name: &str) -> Result<Option<u32>, PmiError> {
 /// [`PmiError::BadArgument`] when the variables are missing or wrong; any failure of the
 /// session's start.
 pub fn from_env() -> Result<Pmi, PmiError> {
+    from_env_waiting(REPLY_TIMEOUT)
+}
+
+/// [`from_env`], where each call waits at most `timeout` for its reply (a fence waits for every
+/// rank: a rank that never reaches it makes it fail after `timeout`, with
+/// [`PmiError::is_timeout`]).
+///
+/// # Errors
+/// As [`from_env`].
+pub fn from_env_waiting(timeout: Duration) -> Result<Pmi, PmiError> {
     let fd =
         env_number(ENV_FD)?.ok_or_else(|| PmiError::BadArgument("PMI_FD is not set".into()))?;
     let stream = fd_stream::take(fd as i32)?;
-    stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
+    stream.set_read_timeout(Some(timeout))?;
     let jobid = std::env::var(ENV_JOBID).ok();
     let version = match std::env::var(ENV_VERSION).ok().as_deref() {
         Some("1") => Version::V1,
@@ -598,6 +616,36 @@ mod tests {
         "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024\n",
     );
     const KVS: (&str, &str) = ("cmd=get_my_kvsname", "cmd=my_kvsname kvsname=kvs_7_0\n");
+
+    /// A fence that no reply ends (a rank never reached it) fails after the reply time-out,
+    /// as a time-out (`RT_INIT_TIMEOUT`'s error), not as a closed socket.
+    #[test]
+    fn a_fence_without_reply_times_out() {
+        let (client, server) = UnixStream::pair().unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let handle = thread::spawn(move || {
+            let mut reader = io::BufReader::new(server.try_clone().unwrap());
+            let mut server = server;
+            for (want, reply) in [INIT1, MAXES, KVS, ("cmd=barrier_in", "")] {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                assert!(line.starts_with(want), "got {line:?}, expected {want:?}");
+                server.write_all(reply.as_bytes()).unwrap();
+            }
+            // Holds the connection open, unanswered, until the client gave up.
+            let _ = wait.recv();
+        });
+        let mut pmi = Pmi::init_v1(client, 0, 2).unwrap();
+        let error = pmi.fence().unwrap_err();
+        assert!(error.is_timeout(), "{error}");
+        done.send(()).unwrap();
+        handle.join().unwrap();
+        let closed = PmiError::Io(io::Error::from(io::ErrorKind::UnexpectedEof));
+        assert!(!closed.is_timeout());
+    }
 
     #[test]
     fn pmi1_session() {

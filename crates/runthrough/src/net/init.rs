@@ -79,10 +79,40 @@ impl Universe {
         std::process::exit(code)
     }
 
+    /// Finalize's agreement: whether it decided. Waits on the request (a few yields, then
+    /// sleeps of at most a millisecond: this is the job's end, not a message's path) until it
+    /// decides, fails, or the transport gives it up for lack of a majority
+    /// ([`Tcp::begin_finalize`]); a request given up is left to the engine, unwaited.
+    fn finalize_agreement(&self) -> bool {
+        let Ok(mut request) = self.world.ivalidate_global() else {
+            return false;
+        };
+        let mut polls = 0u32;
+        loop {
+            match request.test() {
+                Ok(Some(_)) => return true,
+                Err(_) => return false,
+                Ok(None) => {}
+            }
+            if self.transport.finalize_abandoned() {
+                // Dropping the request would wait for the agreement, which cannot end.
+                std::mem::forget(request);
+                return false;
+            }
+            polls += 1;
+            if polls < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(u64::from(polls.min(1000))));
+            }
+        }
+    }
+
     fn finalize_once(&mut self) {
         if !self.finalized {
             self.finalized = true;
-            let decided = self.world.validate_global().is_ok();
+            self.transport.begin_finalize();
+            let decided = self.finalize_agreement();
             // Peers exit from here on: neither their ends nor a lost majority halt this rank.
             // It also removes this rank's Unix socket (every live peer is connected by now),
             // and, once it decided the agreement, says goodbye to every peer.
@@ -127,6 +157,12 @@ pub enum InitError {
         /// The loopback address that cannot be reached from there (this rank's or the peer's).
         address: String,
     },
+    /// The other ranks did not all reach the PMI fence within `RT_INIT_TIMEOUT`: one died or
+    /// hung before it published its address (under PMI nothing tells the others).
+    StartTimeout {
+        /// How long this rank waited.
+        waited: Duration,
+    },
     /// Talking to the launcher or binding the listener failed.
     Io {
         /// What was being done.
@@ -149,6 +185,13 @@ impl std::fmt::Display for InitError {
                 write!(f, "{variable}={value:?} does not parse")
             }
             InitError::BadSetting(error) => write!(f, "{error}"),
+            InitError::StartTimeout { waited } => write!(
+                f,
+                "the other ranks did not all start within {:.1} s (RT_INIT_TIMEOUT): a rank \
+                 died or hung before it published its address, and the launcher did not end \
+                 the job (docs/semantics.md §4)",
+                waited.as_secs_f64()
+            ),
             InitError::LoopbackAcrossHosts { peer, address } => write!(
                 f,
                 "rank {peer} runs on another host, but the job's ranks listen on loopback \
@@ -193,6 +236,8 @@ struct Settings {
     config: Config,
     unexpected_cap: Option<usize>,
     faults: Vec<Trigger>,
+    /// `RT_INIT_TIMEOUT`: how long the PMI fence may wait for the other ranks.
+    init_timeout: Duration,
 }
 
 fn parse_settings() -> Result<Settings, InitError> {
@@ -208,10 +253,15 @@ fn parse_settings() -> Result<Settings, InitError> {
     if let Some(value) = var(pmi::ENV_VERSION)? {
         settings::pmi(&value).map_err(InitError::BadSetting)?;
     }
+    let init_timeout = match var(settings::Setting::InitTimeout.name())? {
+        Some(value) => settings::init_timeout(&value).map_err(InitError::BadSetting)?,
+        None => settings::DEFAULT_INIT_TIMEOUT,
+    };
     Ok(Settings {
         config,
         unexpected_cap,
         faults,
+        init_timeout,
     })
 }
 
@@ -343,6 +393,7 @@ pub fn init() -> Result<Universe, InitError> {
         config,
         unexpected_cap,
         faults,
+        ..
     } = settings;
     let endpoint = Arc::new(Endpoint::new(rank, size));
     endpoint.plan_faults(faults);
@@ -399,6 +450,7 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         config,
         unexpected_cap,
         faults,
+        ..
     } = parse_settings()?;
     let endpoint = Arc::new(Endpoint::new(0, 1));
     endpoint.plan_faults(faults);
@@ -484,12 +536,14 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
             error: io::Error::other(e.to_string()),
         }
     };
-    let mut client = pmi::from_env().map_err(pmi_error("starting PMI"))?;
+    let mut client =
+        pmi::from_env_waiting(settings.init_timeout).map_err(pmi_error("starting PMI"))?;
     let (rank, size) = (client.rank(), client.size());
     let Settings {
         config,
         unexpected_cap,
         faults,
+        init_timeout,
     } = settings;
     let endpoint = Arc::new(Endpoint::new(rank, size));
     endpoint.plan_faults(faults);
@@ -512,7 +566,15 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
             .put(SECRET_KEY, &JobSecret::random().to_hex())
             .map_err(pmi_error("putting the job secret"))?;
     }
-    client.fence().map_err(pmi_error("the PMI fence"))?;
+    client.fence().map_err(|e| {
+        if e.is_timeout() {
+            InitError::StartTimeout {
+                waited: init_timeout,
+            }
+        } else {
+            pmi_error("the PMI fence")(e)
+        }
+    })?;
     let secret_hex = client
         .get(SECRET_KEY)
         .map_err(pmi_error("getting the job secret"))?;

@@ -319,6 +319,11 @@ pub(crate) struct Tcp {
     fence_changed: Condvar,
     /// The rank finalized: nothing halts it any more.
     finished: AtomicBool,
+    /// The rank is in finalize's agreement ([`Tcp::begin_finalize`]).
+    finalizing: AtomicBool,
+    /// Finalize's agreement lost its majority for a heartbeat timeout: the rank leaves without
+    /// it ([`Tcp::finalize_abandoned`]) instead of halting.
+    abandoned: AtomicBool,
     /// Progress threads between handing the engine an event and sending what it caused (a
     /// decision wakes the application before its `Commit`s down the tree are sent): finalize
     /// waits for them before saying goodbye.
@@ -353,6 +358,8 @@ impl Tcp {
             fence: Mutex::new(Fence::new(me, size)),
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
+            finalizing: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             in_progress: AtomicUsize::new(0),
             halted: Mutex::new(None),
             socket: Mutex::new(None),
@@ -521,6 +528,22 @@ impl Tcp {
     /// goodbye, which is sound only for a rank that had decided (it contributed, and every
     /// live participant accepted the value). Without a decision (the call failed) it exits
     /// without a goodbye, and its peers suspect it as any rank that ends.
+    /// This rank enters finalize's agreement. From here on a lost majority does not halt it:
+    /// the program has nothing left to decide, and the peers that decided the agreement leave
+    /// (saying goodbye), which shrinks the set this rank needs a majority of. A rank whose
+    /// parent in the agreement died, unconfirmed, after the rest of its subtree decided and left
+    /// would otherwise halt (exit 88) in finalize, and the code after finalize would never run.
+    /// Instead, after a heartbeat timeout without a majority, finalize returns without the
+    /// agreement ([`Tcp::finalize_abandoned`]); it never decides alone.
+    pub(crate) fn begin_finalize(&self) {
+        self.finalizing.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether finalize's agreement was given up ([`Tcp::begin_finalize`]).
+    pub(crate) fn finalize_abandoned(&self) -> bool {
+        self.abandoned.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn finish(&self, decided: bool) {
         self.finished.store(true, Ordering::SeqCst);
         self.fence_changed.notify_all();
@@ -625,6 +648,16 @@ impl Tcp {
                 if since.elapsed() > timeout {
                     let (reached, alive) = (fence.reachable(), fence.alive());
                     drop(fence);
+                    if self.finalizing.load(Ordering::SeqCst) {
+                        stderr_line(format_args!(
+                            "runthrough rank {}: in finalize, reached {reached} of the {alive} \
+                             ranks it believes alive for longer than the heartbeat timeout; \
+                             finalizing without the last agreement",
+                            self.me
+                        ));
+                        self.abandoned.store(true, Ordering::SeqCst);
+                        return;
+                    }
                     self.halt(
                         launch::EXIT_NO_MAJORITY,
                         format_args!(
