@@ -316,7 +316,10 @@ impl Report {
             return 124;
         }
         if let Some(abort) = self.aborted {
-            return u8::try_from(abort.code).ok().filter(|&c| c != 0).unwrap_or(1);
+            return u8::try_from(abort.code)
+                .ok()
+                .filter(|&c| c != 0)
+                .unwrap_or(1);
         }
         let by_itself = self
             .ranks
@@ -817,6 +820,7 @@ mod tests {
             lines: Vec::new(),
             timed_out: false,
             interrupted: false,
+            aborted: None,
             refused_connections: 0,
             elapsed: Duration::ZERO,
             socket_dir: None,

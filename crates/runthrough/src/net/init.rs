@@ -380,16 +380,20 @@ pub fn init() -> Result<Universe, InitError> {
 /// # Errors
 /// A bad setting (`InitError::BadEnvironment`), or binding the listener failed.
 pub fn init_singleton() -> Result<Universe, InitError> {
-    let config = parse_config()?;
+    let Settings {
+        config,
+        unexpected_cap,
+        faults,
+    } = parse_settings()?;
     let endpoint = Arc::new(Endpoint::new(0, 1));
-    let faults = fault_plan(&endpoint)?;
+    endpoint.plan_faults(faults);
     let listeners = bind_listeners(0, &config)?;
     let table = vec![Some(listeners.address.clone())];
     start(Started {
         rank: 0,
         size: 1,
         endpoint,
-        faults,
+        unexpected_cap,
         secret: JobSecret::random(),
         config,
         listeners,
