@@ -366,5 +366,7 @@ fn hydra_mpiexec_a_rank_that_never_starts_fails_the_others_init_within_rt_init_t
         .lines()
         .filter(|l| l.contains("RT_INIT_TIMEOUT") && l.contains("did not all start"))
         .count();
-    assert_eq!(said, 2, "ranks 0 and 1 say why\n{text}");
+    // The first rank whose init fails ends (exit 2), and Hydra then kills the other (it ends
+    // the job once a rank that opened PMI exits before finalize): one message at least.
+    assert!(said >= 1, "a rank says why\n{text}");
 }

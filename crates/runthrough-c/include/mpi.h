@@ -39,8 +39,11 @@
  *   MPI_Test returns MPIX_ERR_PROC_FAILED_PENDING and the request stays pending (not freed),
  *   so it can still complete after MPIX_Comm_failure_ack (or MPI_Comm_validate_local).
  * - Collectives run over the OK ranks of G; an unrecognized failure disables them
- *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global. A NULL rank contributes nothing and
- *   its slots in gather / scatter buffers are left untouched.
+ *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global (docs/semantics.md §3.3). A NULL rank
+ *   contributes nothing (to reductions and scans) and its slots in gather(v) / scatter(v) /
+ *   allgather / alltoall buffers are left untouched. MPI_IN_PLACE is accepted by Reduce and
+ *   Gather(v) at the root, Scatter(v) at the root (as recvbuf), Allreduce, Allgather, Alltoall,
+ *   Scan and Exscan. MPI_Gatherv / MPI_Scatterv take displacements >= 0 only (MPI_ERR_ARG).
  *
  * Where the runtime has no exact counterpart (the closest sound reading)
  * - MPI_Ssend / MPI_Issend: the runtime's sends are eager (the message is buffered by the
@@ -134,6 +137,8 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ERR_PROC_FAILED 75
 #define MPI_ERR_PROC_FAILED_PENDING 76
 #define MPI_ERR_REVOKED 77
+#define MPI_ERR_DIMS 11
+#define MPI_ERR_KEYVAL 48
 #define MPI_ERR_LASTCODE 100
 
 /* Rank states and modifiers: distinct nonzero bits (the values of runthrough::RankState). */
@@ -217,6 +222,11 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_VERSION 4
 #define MPI_SUBVERSION 0
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_OBJECT_NAME 128
+/* Predefined attribute keys (MPI_Comm_get_attr; on every communicator). */
+#define MPI_TAG_UB 1
+#define MPI_WTIME_IS_GLOBAL 2
+#define MPI_UNIVERSE_SIZE 3
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
@@ -256,6 +266,13 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+/* Topologies. */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 
 /* Groups. */
 int MPI_Group_size(MPI_Group group, int *size);
@@ -316,6 +333,20 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm);
 
 /* Run-through stabilization (the calls of the MPI Forum's 2011 proposal). */
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed);

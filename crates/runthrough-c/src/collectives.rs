@@ -5,11 +5,12 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
 use std::sync::Arc;
 
-use runthrough::{Comm, Op, Rank, Reducible};
+use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, Element, IN_PLACE};
 use crate::errors::{boundary, out, Failure};
+use crate::point_to_point::array;
 use crate::runtime::{collective_comm_of, with_runtime, Background, Operation};
 
 /// A root argument.
@@ -80,23 +81,43 @@ pub unsafe extern "C" fn MPI_Bcast(
     })
 }
 
-/// The element types of the reductions, as `T` of `comm.reduce` / `all_reduce`.
+/// Which reduction a call runs.
+#[derive(Debug, Clone, Copy)]
+enum Reduction {
+    /// `MPI_Reduce` to this root.
+    Reduce(Rank),
+    /// `MPI_Allreduce`.
+    All,
+    /// `MPI_Scan`.
+    Scan,
+    /// `MPI_Exscan`: the first participant's `recv` is left as it was.
+    Exscan,
+}
+
+/// The element types of the reductions, as `T` of `comm.reduce` / `all_reduce` / `scan` /
+/// `exscan`.
 fn reduce_as<T: Reducible>(
     comm: &Comm,
     send: &[u8],
     recv: Option<&mut [u8]>,
     op: Op,
-    root: Option<Rank>,
+    kind: Reduction,
 ) -> Result<(), Failure> {
     // Copies: C buffers carry no alignment guarantee for `T` that we could check cheaply.
     let send: Vec<T> = bytemuck::pod_collect_to_vec(send);
-    let mut result = vec![T::zeroed(); send.len()];
-    match root {
-        Some(root) => {
+    let mut result = match (&recv, kind) {
+        // What exscan leaves untouched (at the first participant) must stay as it was.
+        (Some(recv), Reduction::Exscan) => bytemuck::pod_collect_to_vec(recv),
+        _ => vec![T::zeroed(); send.len()],
+    };
+    match kind {
+        Reduction::Reduce(root) => {
             let at_root = recv.is_some();
             comm.reduce(&send, at_root.then_some(&mut result[..]), op, root)?;
         }
-        None => comm.all_reduce(&send, &mut result, op)?,
+        Reduction::All => comm.all_reduce(&send, &mut result, op)?,
+        Reduction::Scan => comm.scan(&send, &mut result, op)?,
+        Reduction::Exscan => comm.exscan(&send, &mut result, op)?,
     }
     if let Some(recv) = recv {
         recv.copy_from_slice(bytemuck::cast_slice(&result));
@@ -110,21 +131,21 @@ fn reduce_typed(
     send: &[u8],
     recv: Option<&mut [u8]>,
     op: Op,
-    root: Option<Rank>,
+    kind: Reduction,
 ) -> Result<(), Failure> {
     match element {
-        Element::I8 => reduce_as::<i8>(comm, send, recv, op, root),
-        Element::U8 => reduce_as::<u8>(comm, send, recv, op, root),
-        Element::I16 => reduce_as::<i16>(comm, send, recv, op, root),
-        Element::U16 => reduce_as::<u16>(comm, send, recv, op, root),
-        Element::I32 => reduce_as::<i32>(comm, send, recv, op, root),
-        Element::U32 => reduce_as::<u32>(comm, send, recv, op, root),
-        Element::Long => reduce_as::<c_long>(comm, send, recv, op, root),
-        Element::UnsignedLong => reduce_as::<c_ulong>(comm, send, recv, op, root),
-        Element::I64 => reduce_as::<i64>(comm, send, recv, op, root),
-        Element::U64 => reduce_as::<u64>(comm, send, recv, op, root),
-        Element::F32 => reduce_as::<f32>(comm, send, recv, op, root),
-        Element::F64 => reduce_as::<f64>(comm, send, recv, op, root),
+        Element::I8 => reduce_as::<i8>(comm, send, recv, op, kind),
+        Element::U8 => reduce_as::<u8>(comm, send, recv, op, kind),
+        Element::I16 => reduce_as::<i16>(comm, send, recv, op, kind),
+        Element::U16 => reduce_as::<u16>(comm, send, recv, op, kind),
+        Element::I32 => reduce_as::<i32>(comm, send, recv, op, kind),
+        Element::U32 => reduce_as::<u32>(comm, send, recv, op, kind),
+        Element::Long => reduce_as::<c_long>(comm, send, recv, op, kind),
+        Element::UnsignedLong => reduce_as::<c_ulong>(comm, send, recv, op, kind),
+        Element::I64 => reduce_as::<i64>(comm, send, recv, op, kind),
+        Element::U64 => reduce_as::<u64>(comm, send, recv, op, kind),
+        Element::F32 => reduce_as::<f32>(comm, send, recv, op, kind),
+        Element::F64 => reduce_as::<f64>(comm, send, recv, op, kind),
     }
 }
 
@@ -164,7 +185,7 @@ pub unsafe extern "C" fn MPI_Reduce(
             // SAFETY: forwarded contract; used only during this call.
             unsafe { input(sendbuf, len)? }.to_vec()
         };
-        reduce_typed(element, comm, &send, recv, op, Some(root))
+        reduce_typed(element, comm, &send, recv, op, Reduction::Reduce(root))
     })
 }
 
@@ -182,6 +203,70 @@ pub unsafe extern "C" fn MPI_Allreduce(
     op: c_int,
     comm: c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { everywhere(sendbuf, recvbuf, count, datatype, op, comm, Reduction::All) }
+}
+
+/// `MPI_Scan` (MPI-4.0 §6.11.1): the combination of `sendbuf` over the participants of rank up
+/// to this one; ranks recognized as failed contribute nothing (docs/semantics.md §3.3).
+/// `sendbuf` may be `MPI_IN_PLACE`.
+///
+/// # Safety
+/// As `MPI_Allreduce`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { everywhere(sendbuf, recvbuf, count, datatype, op, comm, Reduction::Scan) }
+}
+
+/// `MPI_Exscan` (MPI-4.0 §6.11.2): the combination over the participants of rank below this
+/// one; at the first participant `recvbuf` is left as it was. `sendbuf` may be `MPI_IN_PLACE`.
+///
+/// # Safety
+/// As `MPI_Allreduce`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Exscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        everywhere(
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            comm,
+            Reduction::Exscan,
+        )
+    }
+}
+
+/// The reductions with a result at every rank (all-reduce, scan, exscan).
+///
+/// # Safety
+/// As `MPI_Allreduce`.
+unsafe fn everywhere(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    kind: Reduction,
+) -> c_int {
     boundary(comm, || {
         let len = byte_len(count, datatype)?;
         let element = Element::of(datatype)?;
@@ -195,7 +280,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
             unsafe { input(sendbuf, len)? }.to_vec()
         };
         let comm_box = collective_comm_of(comm)?;
-        reduce_typed(element, comm_box.get(), &send, Some(recv), op, None)
+        reduce_typed(element, comm_box.get(), &send, Some(recv), op, kind)
     })
 }
 
@@ -221,6 +306,28 @@ fn block_len(
     Ok(len)
 }
 
+/// The block length of a gather-like call ([`block_len`]) whose own side, `(count, datatype)`,
+/// may be `MPI_IN_PLACE`: then the other side alone gives it.
+fn block_or_in_place(
+    in_place: bool,
+    (count, datatype): (c_int, c_int),
+    (other_count, other_datatype): (c_int, c_int),
+    check_other: bool,
+) -> Result<usize, Failure> {
+    if in_place {
+        byte_len(other_count, other_datatype)
+    } else {
+        block_len(count, datatype, other_count, other_datatype, check_other)
+    }
+}
+
+/// The length of a buffer of one `block` per rank of `comm`.
+fn all_blocks(block: usize, comm: &runthrough::Comm) -> Result<usize, Failure> {
+    block
+        .checked_mul(comm.size() as usize)
+        .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))
+}
+
 /// `MPI_Gather`: the slots of ranks recognized as failed are left untouched; `sendbuf` may be
 /// `MPI_IN_PLACE` at the root.
 ///
@@ -244,15 +351,14 @@ pub unsafe extern "C" fn MPI_Gather(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && sendbuf == IN_PLACE;
-        let block = if in_place {
-            byte_len(recvcount, recvtype)?
-        } else {
-            block_len(sendcount, sendtype, recvcount, recvtype, at_root)?
-        };
+        let block = block_or_in_place(
+            in_place,
+            (sendcount, sendtype),
+            (recvcount, recvtype),
+            at_root,
+        )?;
         let recv = if at_root {
-            let total = block
-                .checked_mul(comm.size() as usize)
-                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            let total = all_blocks(block, comm)?;
             // SAFETY: forwarded contract; used only during this call.
             Some(unsafe { output(recvbuf, total)? })
         } else {
@@ -296,15 +402,14 @@ pub unsafe extern "C" fn MPI_Scatter(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
-        let block = if in_place {
-            byte_len(sendcount, sendtype)?
-        } else {
-            block_len(recvcount, recvtype, sendcount, sendtype, at_root)?
-        };
+        let block = block_or_in_place(
+            in_place,
+            (recvcount, recvtype),
+            (sendcount, sendtype),
+            at_root,
+        )?;
         let send = if at_root {
-            let total = block
-                .checked_mul(comm.size() as usize)
-                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            let total = all_blocks(block, comm)?;
             // SAFETY: forwarded contract; used only during this call.
             Some(unsafe { input(sendbuf, total)? })
         } else {
@@ -319,5 +424,243 @@ pub unsafe extern "C" fn MPI_Scatter(
             unsafe { output(recvbuf, block)? }
         };
         Ok(comm.scatter(send, recv, root)?)
+    })
+}
+
+/// The blocks of a v-collective's root (`counts`, `displs` in elements of `datatype`), in
+/// bytes: each rank's count and displacement, and the length of buffer they span.
+///
+/// # Safety
+/// `counts` and `displs` are NULL or point at `size` readable ints.
+///
+/// # Errors
+/// `MPI_ERR_ARG` for a NULL array (with `size > 0`) or a negative displacement (MPI allows
+/// those; this library does not); `MPI_ERR_COUNT`, `MPI_ERR_TYPE` as `byte_len`.
+unsafe fn blocks_of(
+    counts: *const c_int,
+    displs: *const c_int,
+    size: u32,
+    datatype: c_int,
+    what: &str,
+) -> Result<(Vec<usize>, Vec<usize>, usize), Failure> {
+    let n = c_int::try_from(size).map_err(|_| Failure::new(MPI_ERR_COMM, "too many ranks"))?;
+    // SAFETY: forwarded contract; only read, during this call.
+    let counts = unsafe { array(counts.cast_mut(), n, what)? }.to_vec();
+    // SAFETY: forwarded contract; only read, during this call.
+    let displs = unsafe { array(displs.cast_mut(), n, "displs")? }.to_vec();
+    let element = byte_len(1, datatype)?;
+    let mut byte_counts = Vec::with_capacity(counts.len());
+    let mut byte_displs = Vec::with_capacity(counts.len());
+    let mut end = 0usize;
+    for (rank, (&count, &displ)) in counts.iter().zip(&displs).enumerate() {
+        let count = byte_len(count, datatype)?;
+        let at = usize::try_from(displ)
+            .ok()
+            .and_then(|d| d.checked_mul(element))
+            .ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    format!("displacement {displ} of rank {rank}: only displacements >= 0 are supported"),
+                )
+            })?;
+        let block_end = at
+            .checked_add(count)
+            .filter(|&e| e <= isize::MAX as usize)
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+        end = end.max(block_end);
+        byte_counts.push(count);
+        byte_displs.push(at);
+    }
+    Ok((byte_counts, byte_displs, end))
+}
+
+/// `MPI_Gatherv` (MPI-4.0 §6.5), on the runtime's gather of variable counts: rank r's block
+/// goes to `recvbuf + displs[r]` at the root; the blocks of ranks recognized as failed are left
+/// untouched; `sendbuf` may be `MPI_IN_PLACE` at the root (its block is already in place).
+/// Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` (at the root) or points at `sendcount` readable elements of
+/// `sendtype`; at the root `recvcounts` and `displs` point at `size` readable ints and
+/// `recvbuf` at the blocks they describe, writable; all three are ignored elsewhere.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let root = root_of(root)?;
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let at_root = comm.rank() == root;
+        let in_place = at_root && sendbuf == IN_PLACE;
+        let layout = if at_root {
+            // SAFETY: forwarded contract.
+            Some(unsafe { blocks_of(recvcounts, displs, comm.size(), recvtype, "recvcounts")? })
+        } else {
+            None
+        };
+        let recv = match &layout {
+            // SAFETY: forwarded contract; used only during this call.
+            Some((_, _, end)) => Some(unsafe { output(recvbuf, *end)? }),
+            None => None,
+        };
+        let send: Vec<u8> = match (&layout, recv.as_deref()) {
+            (Some((counts, displs, _)), Some(recv)) if in_place => {
+                let me = root as usize;
+                recv[displs[me]..displs[me] + counts[me]].to_vec()
+            }
+            _ => {
+                let len = byte_len(sendcount, sendtype)?;
+                // SAFETY: forwarded contract; used only during this call.
+                unsafe { input(sendbuf, len)? }.to_vec()
+            }
+        };
+        let recv = match (layout, recv) {
+            (Some((counts, displs, _)), Some(recv)) => {
+                Some(PartitionMut::new(recv, &counts, &displs))
+            }
+            _ => None,
+        };
+        Ok(comm.gather_varcount(&send, recv, root)?)
+    })
+}
+
+/// `MPI_Scatterv` (MPI-4.0 §6.6), on the runtime's scatter of variable counts: rank r gets the
+/// block at `sendbuf + displs[r]` of the root; ranks recognized as failed get nothing;
+/// `recvbuf` may be `MPI_IN_PLACE` at the root. Displacements must be >= 0 (`MPI_ERR_ARG`
+/// otherwise).
+///
+/// # Safety
+/// At the root `sendcounts` and `displs` point at `size` readable ints and `sendbuf` at the
+/// blocks they describe (all three are ignored elsewhere); `recvbuf` is NULL, `MPI_IN_PLACE`
+/// (at the root) or points at `recvcount` writable elements of `recvtype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let root = root_of(root)?;
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let at_root = comm.rank() == root;
+        let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
+        let layout = if at_root {
+            // SAFETY: forwarded contract.
+            Some(unsafe { blocks_of(sendcounts, displs, comm.size(), sendtype, "sendcounts")? })
+        } else {
+            None
+        };
+        let send = match &layout {
+            // SAFETY: forwarded contract; used only during this call.
+            Some((counts, displs, end)) => Some(Partition::new(
+                unsafe { input(sendbuf, *end)? },
+                counts,
+                displs,
+            )),
+            None => None,
+        };
+        let mut scratch;
+        let recv: &mut [u8] = match &layout {
+            Some((counts, _, _)) if in_place => {
+                scratch = vec![0u8; counts[root as usize]];
+                &mut scratch
+            }
+            _ => {
+                let len = byte_len(recvcount, recvtype)?;
+                // SAFETY: forwarded contract; used only during this call.
+                unsafe { output(recvbuf, len)? }
+            }
+        };
+        Ok(comm.scatter_varcount(send, recv, root)?)
+    })
+}
+
+/// `MPI_Allgather` (MPI-4.0 §6.7): every participant's block at every participant, rank r's at
+/// `recvbuf + r·recvcount`; the slots of ranks recognized as failed are left untouched;
+/// `sendbuf` may be `MPI_IN_PLACE` (each rank's block is already in its slot).
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `sendcount` readable elements of `sendtype`;
+/// `recvbuf` is NULL or points at `size · recvcount` writable elements of `recvtype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let in_place = sendbuf == IN_PLACE;
+        let block =
+            block_or_in_place(in_place, (sendcount, sendtype), (recvcount, recvtype), true)?;
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let total = all_blocks(block, comm)?;
+        // SAFETY: forwarded contract; used only during this call.
+        let recv = unsafe { output(recvbuf, total)? };
+        let send: Vec<u8> = if in_place {
+            let at = comm.rank() as usize * block;
+            recv[at..at + block].to_vec()
+        } else {
+            // SAFETY: forwarded contract; used only during this call.
+            unsafe { input(sendbuf, block)? }.to_vec()
+        };
+        Ok(comm.all_gather(&send, recv)?)
+    })
+}
+
+/// `MPI_Alltoall` (MPI-4.0 §6.8): block r of `sendbuf` goes to rank r, the block from rank r
+/// lands at `recvbuf + r·recvcount`; blocks for and from ranks recognized as failed are neither
+/// sent nor written; `sendbuf` may be `MPI_IN_PLACE` (the blocks to send are in `recvbuf`).
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `size · sendcount` readable elements of
+/// `sendtype`; `recvbuf` is NULL or points at `size · recvcount` writable elements of
+/// `recvtype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let in_place = sendbuf == IN_PLACE;
+        let block =
+            block_or_in_place(in_place, (sendcount, sendtype), (recvcount, recvtype), true)?;
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let total = all_blocks(block, comm)?;
+        // SAFETY: forwarded contract; used only during this call.
+        let recv = unsafe { output(recvbuf, total)? };
+        let send: Vec<u8> = if in_place {
+            recv.to_vec()
+        } else {
+            // SAFETY: forwarded contract; used only during this call.
+            unsafe { input(sendbuf, total)? }.to_vec()
+        };
+        Ok(comm.all_to_all(&send, recv)?)
     })
 }

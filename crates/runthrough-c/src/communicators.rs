@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Communicators and groups (SPEC §3.4; MPI-4.0 chapter 7).
 
+use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use runthrough::{Group, GroupComparison, Rank, RankState};
 
 use crate::constants::*;
-use crate::errors::{boundary, out, Failure};
+use crate::errors::{boundary, out, write_string, Failure};
 use crate::point_to_point::array;
 use crate::runtime::{collective_comm_of, comm_of, with_runtime};
 
@@ -446,6 +448,138 @@ pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
             Ok(())
         })?;
         slot.write(MPI_GROUP_NULL);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_compare` (MPI-4.0 §7.4.1): `MPI_IDENT` for the same handle, `MPI_CONGRUENT` for
+/// two communicators of the same ranks in the same order, `MPI_SIMILAR` for the same ranks in
+/// another order, `MPI_UNEQUAL` otherwise. Local; failed ranks count as members (ranks keep their
+/// numbers: docs/semantics.md §3.4).
+///
+/// # Safety
+/// `result` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_compare(comm1: c_int, comm2: c_int, result: *mut c_int) -> c_int {
+    boundary(comm1, || {
+        // SAFETY: checked for NULL by `out`.
+        let result = unsafe { out(result, "result")? };
+        let first = comm_of(comm1)?;
+        let second = comm_of(comm2)?;
+        result.write(if comm1 == comm2 {
+            MPI_IDENT
+        } else {
+            match first.get().group().compare(&second.get().group()) {
+                GroupComparison::Identical => MPI_CONGRUENT,
+                GroupComparison::Similar => MPI_SIMILAR,
+                GroupComparison::Unequal => MPI_UNEQUAL,
+            }
+        });
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_set_name` (MPI-4.0 §7.10): local; a name longer than `MPI_MAX_OBJECT_NAME - 1`
+/// bytes is truncated.
+///
+/// # Safety
+/// `comm_name` is NULL or points at a NUL-terminated string (read up to its NUL or
+/// `MPI_MAX_OBJECT_NAME - 1` bytes, whichever comes first).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: c_int, comm_name: *const c_char) -> c_int {
+    boundary(comm, || {
+        if comm_name.is_null() {
+            return Err(Failure::null("comm_name"));
+        }
+        let mut bytes = Vec::new();
+        while bytes.len() < MPI_MAX_OBJECT_NAME as usize - 1 {
+            // SAFETY: not NULL and, by the caller's contract, readable up to its NUL, which
+            // has not come yet.
+            let byte = unsafe { comm_name.add(bytes.len()).read() } as u8;
+            if byte == 0 {
+                break;
+            }
+            bytes.push(byte);
+        }
+        let name = String::from_utf8_lossy(&bytes).into_owned();
+        with_runtime(|runtime| {
+            runtime.comm_mut(comm)?.name = name;
+            Ok(())
+        })
+    })
+}
+
+/// `MPI_Comm_get_name` (MPI-4.0 §7.10): the name set last, `MPI_COMM_WORLD` / `MPI_COMM_SELF`
+/// for the predefined communicators, or the empty string.
+///
+/// # Safety
+/// `comm_name` is NULL or points at `MPI_MAX_OBJECT_NAME` writable bytes; `resultlen` is NULL
+/// or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_name(
+    comm: c_int,
+    comm_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        let name = with_runtime(|runtime| Ok(runtime.comm(comm)?.name.clone()))?;
+        // SAFETY: forwarded contract.
+        unsafe {
+            write_string(
+                comm_name,
+                MPI_MAX_OBJECT_NAME,
+                &name,
+                resultlen,
+                "comm_name",
+            )
+        }
+    })
+}
+
+/// The values of the predefined attributes, which `MPI_Comm_get_attr` hands out pointers to.
+static TAG_UB: c_int = runthrough::TAG_UB;
+static WTIME_IS_GLOBAL: c_int = 0;
+static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
+
+/// `MPI_Comm_get_attr` (MPI-4.0 §7.7.2) for the predefined attributes, on any communicator:
+/// `MPI_TAG_UB` (the largest tag), `MPI_WTIME_IS_GLOBAL` (0: the clocks of different hosts
+/// are not synchronized), `MPI_UNIVERSE_SIZE` (the size of `MPI_COMM_WORLD`: no processes can
+/// be spawned). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
+/// is 1. Other keys: `MPI_ERR_KEYVAL` (no keys can be created).
+///
+/// # Safety
+/// `attribute_val` is NULL or points at a writable `void *`; `flag` is NULL or points at a
+/// writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_attr(
+    comm: c_int,
+    comm_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let value = unsafe { out(attribute_val.cast::<*const c_int>(), "attribute_val")? };
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        comm_of(comm)?;
+        let pointer: *const c_int = match comm_keyval {
+            MPI_TAG_UB => &TAG_UB,
+            MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+            MPI_UNIVERSE_SIZE => {
+                let world = with_runtime(|runtime| Ok(runtime.universe.world().size()))?;
+                UNIVERSE_SIZE.store(world as i32, Ordering::Relaxed);
+                UNIVERSE_SIZE.as_ptr()
+            }
+            other => {
+                return Err(Failure::new(
+                    MPI_ERR_KEYVAL,
+                    format!("invalid attribute key {other}"),
+                ))
+            }
+        };
+        value.write(pointer);
+        flag.write(1);
         Ok(())
     })
 }

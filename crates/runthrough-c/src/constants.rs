@@ -39,6 +39,10 @@ pub const ERR_UNKNOWN: c_int = 14;
 pub const ERR_IN_STATUS: c_int = 18;
 /// The largest error code.
 pub const ERR_LASTCODE: c_int = 100;
+/// An invalid dimension argument (`MPI_Dims_create`).
+pub const ERR_DIMS: c_int = 11;
+/// An invalid attribute key (`MPI_Comm_get_attr`).
+pub const ERR_KEYVAL: c_int = 48;
 
 pub const MPI_SUCCESS: c_int = ErrorClass::Success as c_int;
 pub const MPI_ERR_BUFFER: c_int = ErrorClass::Buffer as c_int;
@@ -66,6 +70,8 @@ pub const MPI_ERR_PROC_FAILED: c_int = ErrorClass::ProcFailed as c_int;
 pub const MPI_ERR_PROC_FAILED_PENDING: c_int = ErrorClass::ProcFailedPending as c_int;
 pub const MPI_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
 pub const MPI_ERR_LASTCODE: c_int = ERR_LASTCODE;
+pub const MPI_ERR_DIMS: c_int = ERR_DIMS;
+pub const MPI_ERR_KEYVAL: c_int = ERR_KEYVAL;
 pub const MPI_RANK_STATE_OK: c_int = RankState::OK.bits() as c_int;
 pub const MPI_RANK_STATE_FAILED: c_int = RankState::FAILED.bits() as c_int;
 pub const MPI_RANK_STATE_NULL: c_int = RankState::NULL.bits() as c_int;
@@ -138,6 +144,10 @@ pub const MPI_THREAD_MULTIPLE: c_int = 3;
 pub const MPI_VERSION: c_int = 4;
 pub const MPI_SUBVERSION: c_int = 0;
 pub const MPI_MAX_LIBRARY_VERSION_STRING: c_int = 256;
+pub const MPI_MAX_OBJECT_NAME: c_int = 128;
+pub const MPI_TAG_UB: c_int = 1;
+pub const MPI_WTIME_IS_GLOBAL: c_int = 2;
+pub const MPI_UNIVERSE_SIZE: c_int = 3;
 
 /// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
@@ -167,6 +177,8 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ERR_PROC_FAILED_PENDING", MPI_ERR_PROC_FAILED_PENDING),
     ("MPI_ERR_REVOKED", MPI_ERR_REVOKED),
     ("MPI_ERR_LASTCODE", MPI_ERR_LASTCODE),
+    ("MPI_ERR_DIMS", MPI_ERR_DIMS),
+    ("MPI_ERR_KEYVAL", MPI_ERR_KEYVAL),
     ("MPI_RANK_STATE_OK", MPI_RANK_STATE_OK),
     ("MPI_RANK_STATE_FAILED", MPI_RANK_STATE_FAILED),
     ("MPI_RANK_STATE_NULL", MPI_RANK_STATE_NULL),
@@ -242,4 +254,8 @@ pub const ALL: &[(&str, c_int)] = &[
         "MPI_MAX_LIBRARY_VERSION_STRING",
         MPI_MAX_LIBRARY_VERSION_STRING,
     ),
+    ("MPI_MAX_OBJECT_NAME", MPI_MAX_OBJECT_NAME),
+    ("MPI_TAG_UB", MPI_TAG_UB),
+    ("MPI_WTIME_IS_GLOBAL", MPI_WTIME_IS_GLOBAL),
+    ("MPI_UNIVERSE_SIZE", MPI_UNIVERSE_SIZE),
 ];

@@ -201,7 +201,8 @@ pub extern "C" fn MPI_Wtick() -> f64 {
     1e-9
 }
 
-/// `MPI_Get_processor_name`: `localhost` (the ranks of a job run on one host).
+/// `MPI_Get_processor_name`: this host's name (`/proc/sys/kernel/hostname`; `localhost` where
+/// that cannot be read), so that ranks on different hosts tell them apart.
 ///
 /// # Safety
 /// `name` is NULL or points at `MPI_MAX_PROCESSOR_NAME` writable bytes; `resultlen` is NULL or
@@ -209,7 +210,12 @@ pub extern "C" fn MPI_Wtick() -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     boundary(MPI_COMM_WORLD, || {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "localhost".into());
         // SAFETY: forwarded contract.
-        unsafe { write_string(name, MPI_MAX_PROCESSOR_NAME, "localhost", resultlen, "name") }
+        unsafe { write_string(name, MPI_MAX_PROCESSOR_NAME, &host, resultlen, "name") }
     })
 }

@@ -167,6 +167,8 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_OTHER => "MPI_ERR_OTHER: other error",
         MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
         MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in the status",
+        MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
         MPI_ERR_SIZE => "MPI_ERR_SIZE: the output array is smaller than the number of matches",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
         MPIX_ERR_PROC_FAILED_PENDING => {

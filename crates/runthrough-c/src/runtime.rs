@@ -45,6 +45,8 @@ pub(crate) struct CommEntry {
     /// The `MPIX_Comm_iagree` requests started on it and perhaps still pending, which every
     /// later collective call completes first.
     pub(crate) agreements: Vec<c_int>,
+    /// Its name (`MPI_Comm_set_name`, `MPI_Comm_get_name`).
+    pub(crate) name: String,
 }
 
 impl CommEntry {
@@ -54,6 +56,7 @@ impl CommEntry {
             errhandler,
             background: None,
             agreements: Vec::new(),
+            name: String::new(),
         }
     }
 }
@@ -217,10 +220,12 @@ impl Runtime {
             .errhandlers
             .insert(MPI_ERRORS_RETURN, Handler::Return);
         let fatal = (MPI_ERRORS_ARE_FATAL, Handler::Fatal);
-        let world_entry = CommEntry::new(CommBox::World(world), fatal);
+        let mut world_entry = CommEntry::new(CommBox::World(world), fatal);
+        world_entry.name = "MPI_COMM_WORLD".into();
         runtime.comms.insert(MPI_COMM_WORLD, world_entry);
         if let Ok(me) = world.self_communicator() {
-            let self_entry = CommEntry::new(CommBox::Owned(me), fatal);
+            let mut self_entry = CommEntry::new(CommBox::Owned(me), fatal);
+            self_entry.name = "MPI_COMM_SELF".into();
             runtime.comms.insert(MPI_COMM_SELF, self_entry);
         }
         if let Ok(empty) = world.group().incl(&[]) {

@@ -501,3 +501,53 @@ fn abort_on_any_communicator_ends_the_job() {
     aborted_job(&["0"], 1);
     aborted_job(&["300"], 1);
 }
+
+/// `tests/c/collectives_more.c`: MPI_Allgather, MPI_Gatherv, MPI_Scatterv, MPI_Alltoall,
+/// MPI_Scan and MPI_Exscan give MPI's values (several roots, datatypes, zero counts, the
+/// pairwise all-to-all), MPI_IN_PLACE wherever MPI allows it (also Allreduce, Reduce and Gather
+/// at the root), and bad input its error class.
+#[test]
+fn collectives_more() {
+    scenario("collectives_more", 4, &[]);
+}
+
+/// `tests/c/collectives_dead.c`: rank 1 dead and detected, not recognized: each new collective
+/// returns MPIX_ERR_PROC_FAILED at every survivor; after validate_global they run over the
+/// survivors (dead slots untouched, no contribution to the scans, a dead root reported).
+#[test]
+fn collectives_dead() {
+    scenario("collectives_dead", 4, &[1]);
+}
+
+/// `tests/c/collectives_kill.c`: rtrun kills rank 1 inside its third call of MPI_Allgather,
+/// MPI_Alltoall, MPI_Scan or MPI_Exscan: every survivor gets MPIX_ERR_PROC_FAILED by that call
+/// (never a hang), and after validate_global the collective runs over the survivors.
+#[test]
+fn collectives_kill() {
+    for (name, kill) in [
+        ("allgather", "1@all_gather:3:1"),
+        ("alltoall", "1@all_to_all:3:1"),
+        ("scan", "1@scan:3:1"),
+        ("exscan", "1@exscan:3:1"),
+    ] {
+        let report = scenario_with("collectives_kill", 4, &[name], &[kill], &[1]);
+        for rank in [0, 2, 3] {
+            assert!(
+                report
+                    .stdout_of(rank)
+                    .iter()
+                    .any(|line| line.starts_with(&format!("rank {rank}: {name} failed in round"))),
+                "{name}: rank {rank}"
+            );
+        }
+    }
+}
+
+/// `tests/c/comm_info.c`: MPI_Initialized / MPI_Finalized around MPI_Init and MPI_Finalize,
+/// MPI_Wtick, MPI_Get_processor_name (the host's name), MPI_Comm_compare (IDENT, CONGRUENT,
+/// SIMILAR, UNEQUAL), MPI_Comm_set_name / _get_name, MPI_Comm_get_attr, MPI_Dims_create, with
+/// bad input; the local calls keep working while rank 2's death is known and not handled.
+#[test]
+fn comm_info() {
+    scenario("comm_info", 3, &[2]);
+}

@@ -90,12 +90,18 @@ fn error_classes_and_rank_states_match_the_runtime() {
         constants::ERR_UNKNOWN,
         constants::ERR_IN_STATUS,
         constants::ERR_LASTCODE,
+        constants::ERR_DIMS,
+        constants::ERR_KEYVAL,
     ] {
         assert!(!ALL
             .iter()
             .filter(|(name, _)| !matches!(
                 *name,
-                "MPI_ERR_UNKNOWN" | "MPI_ERR_IN_STATUS" | "MPI_ERR_LASTCODE"
+                "MPI_ERR_UNKNOWN"
+                    | "MPI_ERR_IN_STATUS"
+                    | "MPI_ERR_LASTCODE"
+                    | "MPI_ERR_DIMS"
+                    | "MPI_ERR_KEYVAL"
             ))
             .filter(|(name, _)| name.starts_with("MPI_ERR") || name.starts_with("MPIX_ERR"))
             .any(|&(_, v)| v == c_only));
