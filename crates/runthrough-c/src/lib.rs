@@ -36,5 +36,6 @@ mod errors;
 mod failures;
 mod point_to_point;
 mod runtime;
+mod stdio;
 
 pub use constants::{MPI_Rank_info, MPI_Status};
