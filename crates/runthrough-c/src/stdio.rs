@@ -41,9 +41,10 @@ fn set_line_buffered() -> bool {
     // SAFETY: `stdout` is the C library's initialised `FILE *` (libc sets it up before any
     // constructor of a library that depends on it runs); reading the pointer is a plain load.
     // `setvbuf` with a NULL buffer and size 0 asks the C library to allocate its own buffer,
-    // so no memory of ours is handed over; it is called before the program performs any
-    // operation on the stream (we run before `main`), as C requires, and later calls are
-    // harmless in glibc and musl, which accept `setvbuf` on a stream at any time.
+    // so no memory of ours is handed over; it is called before any operation on the stream,
+    // as C requires: from the constructor, before `main`, and again from the unit test, in a
+    // process whose C `stdout` nothing has used (Rust's test harness writes through its own
+    // `std::io::stdout`, not the C library's `FILE`).
     unsafe { !stdout.is_null() && setvbuf(stdout, std::ptr::null_mut(), IOLBF, 0) == 0 }
 }
 
