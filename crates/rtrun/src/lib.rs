@@ -247,6 +247,7 @@ impl RankReport {
 /// | a rank never started | 1 |
 /// | no rank finalized (every rank died) | 1 |
 /// | `--strict-deaths`, and a rank died | 1 |
+/// | `--strict-faults`, and a planned fault did not fire | 1 |
 /// | at least one rank exited 0 and every other rank died (a signal, an rtrun kill, fencing, the no-majority halt) | 0: each death is in the report |
 pub const EXIT_STATUS_TABLE: &str = "\
 EXIT STATUS (the first row that applies):
@@ -257,7 +258,7 @@ EXIT STATUS (the first row that applies):
   CODE  a rank exited non-zero by itself (bad arguments, a lost block):
         the status of the first such rank to end
   1     a rank never started, or no rank finalized (every rank died), or --strict-deaths and
-        a rank died
+        a rank died, or --strict-faults and a planned fault (--kill, --stop) did not fire
   0     at least one rank exited 0 and every other rank died (a signal, an rtrun kill,
         fencing, the no-majority halt): a death the job survived does not fail it, as under
         mpiexec --with-ft ulfm; each death is in the report";
@@ -280,6 +281,104 @@ pub struct Abort {
     pub code: i32,
 }
 
+/// A fault of the job's plan: a kill ([`Job::kills`]) or a stop ([`Job::stops`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlannedFault {
+    /// `--kill RANK@WHEN`: SIGKILL from rtrun at a time, or the rank's own death at a point
+    /// of its calls.
+    Kill(Kill),
+    /// `--stop RANK@SECS`: SIGSTOP from rtrun this long after the start.
+    Stop {
+        /// The rank.
+        rank: u32,
+        /// When.
+        after: Duration,
+    },
+}
+
+impl PlannedFault {
+    /// The rank it targets.
+    pub fn rank(&self) -> u32 {
+        match self {
+            PlannedFault::Kill(kill) => kill.rank,
+            PlannedFault::Stop { rank, .. } => *rank,
+        }
+    }
+}
+
+impl std::fmt::Display for PlannedFault {
+    /// As the command line takes it: `--kill 1@call:8`, `--stop 2@0.5s`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlannedFault::Kill(kill) => write!(f, "--kill {kill}"),
+            PlannedFault::Stop { rank, after } => {
+                let stop = Kill {
+                    rank: *rank,
+                    trigger: Trigger::After(*after),
+                };
+                write!(f, "--stop {stop}")
+            }
+        }
+    }
+}
+
+/// When a planned fault fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fired {
+    /// From the start of the job: when rtrun sent its signal, or when the rank told rtrun it
+    /// was about to kill itself.
+    pub at: Duration,
+    /// For a fault the rank injects itself (a call, agreement, collective or revocation
+    /// point): the rank's communication call it fired in, 1 = the first. `None` for rtrun's
+    /// own signals.
+    pub call: Option<u64>,
+}
+
+/// What became of one planned fault: whether it fired, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultOutcome {
+    /// The fault.
+    pub fault: PlannedFault,
+    /// When it fired; `None`: it did not (its rank had ended before, or never reached that
+    /// point of its calls, or died of another fault first).
+    pub fired: Option<Fired>,
+}
+
+impl FaultOutcome {
+    /// One line for the report; `rank` is what became of the fault's rank.
+    fn describe(&self, rank: Option<&RankReport>) -> String {
+        match self.fired {
+            Some(Fired { at, call }) => {
+                let call = call.map_or(String::new(), |c| {
+                    format!(", in its communication call {c}")
+                });
+                format!("{}: fired at {:.3} s{call}", self.fault, at.as_secs_f64())
+            }
+            None => {
+                let why = match rank.and_then(|r| r.ending.map(|e| (e, r.ended_at))) {
+                    Some((ending, Some(at))) => format!(
+                        " (rank {} {ending} at {:.3} s)",
+                        self.fault.rank(),
+                        at.as_secs_f64()
+                    ),
+                    Some((ending, None)) => format!(" (rank {} {ending})", self.fault.rank()),
+                    None => String::new(),
+                };
+                format!("{} did not fire{why}", self.fault)
+            }
+        }
+    }
+}
+
+/// Which outcomes fail a job that would otherwise succeed ([`Report::exit_status_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Strict {
+    /// `--strict-deaths`: any death fails the job.
+    pub deaths: bool,
+    /// `--strict-faults`: a planned fault that did not fire fails the job.
+    pub faults: bool,
+}
+
 /// What happened to a job.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -287,6 +386,9 @@ pub struct Report {
     pub aborted: Option<Abort>,
     /// Every rank, in order.
     pub ranks: Vec<RankReport>,
+    /// Every planned fault, the kills ([`Job::kills`]) then the stops ([`Job::stops`]) in
+    /// the job's order, and whether it fired.
+    pub faults: Vec<FaultOutcome>,
     /// The captured output lines, in arrival order (when [`Job::capture_output`]).
     pub lines: Vec<(u32, Stream, String)>,
     /// The job was stopped at its time-out.
@@ -310,6 +412,21 @@ impl Report {
     /// rtrun's exit status for this job ([`EXIT_STATUS_TABLE`]); `strict_deaths` makes any
     /// death a failure.
     pub fn exit_status(&self, strict_deaths: bool) -> u8 {
+        self.exit_status_with(Strict {
+            deaths: strict_deaths,
+            faults: false,
+        })
+    }
+
+    /// The planned faults that did not fire.
+    pub fn unfired(&self) -> impl Iterator<Item = &FaultOutcome> {
+        self.faults.iter().filter(|f| f.fired.is_none())
+    }
+
+    /// rtrun's exit status for this job ([`EXIT_STATUS_TABLE`]), with `--strict-deaths` and
+    /// `--strict-faults` as `strict` says.
+    pub fn exit_status_with(&self, strict: Strict) -> u8 {
+        let strict_deaths = strict.deaths;
         if self.interrupted {
             return 130;
         }
@@ -336,7 +453,8 @@ impl Report {
             .iter()
             .any(|r| r.ending == Some(Ending::Exited(0)));
         let died = self.ranks.iter().any(RankReport::died);
-        if never_started || !finalized || (strict_deaths && died) {
+        let unfired = strict.faults && self.unfired().next().is_some();
+        if never_started || !finalized || (strict_deaths && died) || unfired {
             1
         } else {
             0
@@ -352,7 +470,8 @@ impl Report {
             .collect()
     }
 
-    /// A human-readable account: who failed, how and when.
+    /// A human-readable account: who failed, how and when, and every planned fault: when it
+    /// fired (and in which call), or a warning that it did not.
     pub fn summary(&self) -> String {
         let mut out = String::new();
         let exited_ok = self.ranks.iter().filter(|r| !r.failed()).count();
@@ -385,6 +504,15 @@ impl Report {
                 .map_or(String::new(), |t| format!(" at {:.3} s", t.as_secs_f64()));
             out.push_str(&format!("rtrun: rank {}: {how}{why}{by}{at}\n", rank.rank));
         }
+        for fault in &self.faults {
+            let rank = self.ranks.get(fault.fault.rank() as usize);
+            let warning = if fault.fired.is_none() {
+                "warning: "
+            } else {
+                ""
+            };
+            out.push_str(&format!("rtrun: {warning}{}\n", fault.describe(rank)));
+        }
         if let Some(Abort { rank, code }) = self.aborted {
             out.push_str(&format!(
                 "rtrun: rank {rank} aborted the job (MPI_Abort, error code {code}): every rank \
@@ -406,6 +534,10 @@ enum Event {
     Refused,
     Reported(RankReport),
     Aborted(Abort),
+    /// A rank's planned fault fired (its trigger's text, the call it fired in).
+    Fired(u32, String, u64),
+    /// A registered rank's control connection ended.
+    ControlClosed,
     Exited(u32, ExitStatus),
 }
 
@@ -415,6 +547,25 @@ struct RankState {
     address: Option<String>,
     report: RankReport,
     kill_planned_in_operation: bool,
+}
+
+/// `rank` said its planned fault `trigger` fired in its `call`-th call: the first planned
+/// kill of that rank and trigger that has not fired yet did (a line that matches none, e.g.
+/// from an `RT_FAULT` of rtrun's environment, is not in the plan).
+fn record_fired(outcomes: &mut [FaultOutcome], rank: u32, trigger: &str, call: u64, at: Duration) {
+    let Ok(trigger) = Trigger::parse_with(trigger, runthrough::fault::BareNumber::Seconds) else {
+        return;
+    };
+    let planned = PlannedFault::Kill(Kill { rank, trigger });
+    if let Some(outcome) = outcomes
+        .iter_mut()
+        .find(|o| o.fault == planned && o.fired.is_none())
+    {
+        outcome.fired = Some(Fired {
+            at,
+            call: Some(call),
+        });
+    }
 }
 
 fn kill_group(pid: rustix::process::Pid) {
@@ -509,12 +660,14 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
                         fenced_by: Some(rank),
                     }),
                     Some(RankMessage::Abort(code)) => Event::Aborted(Abort { rank, code }),
+                    Some(RankMessage::Fired { trigger, call }) => Event::Fired(rank, trigger, call),
                     None => continue,
                 };
                 if events.send(event).is_err() {
                     break;
                 }
             }
+            let _ = events.send(Event::ControlClosed);
         });
     }
 }
@@ -562,16 +715,33 @@ pub fn run(job: &Job) -> io::Result<Report> {
             kill_planned_in_operation: false,
         })
         .collect();
-    let mut timed_kills: Vec<(Duration, u32)> = Vec::new();
+    // The plan's outcomes; the timed kills and stops point into it.
+    let mut outcomes: Vec<FaultOutcome> = job
+        .kills
+        .iter()
+        .map(|&kill| PlannedFault::Kill(kill))
+        .chain(
+            job.stops
+                .iter()
+                .map(|&(rank, after)| PlannedFault::Stop { rank, after }),
+        )
+        .map(|fault| FaultOutcome { fault, fired: None })
+        .collect();
+    let mut timed_kills: Vec<(Duration, u32, usize)> = Vec::new();
     let mut faults: BTreeMap<u32, Vec<Trigger>> = BTreeMap::new();
-    for kill in &job.kills {
+    for (index, kill) in job.kills.iter().enumerate() {
         match kill.trigger {
-            Trigger::After(delay) => timed_kills.push((delay, kill.rank)),
+            Trigger::After(delay) => timed_kills.push((delay, kill.rank, index)),
             trigger => faults.entry(kill.rank).or_default().push(trigger),
         }
     }
     timed_kills.sort_by(|a, b| b.cmp(a));
-    let mut timed_stops: Vec<(Duration, u32)> = job.stops.iter().map(|&(r, d)| (d, r)).collect();
+    let mut timed_stops: Vec<(Duration, u32, usize)> = job
+        .stops
+        .iter()
+        .enumerate()
+        .map(|(index, &(rank, delay))| (delay, rank, job.kills.len() + index))
+        .collect();
     timed_stops.sort_by(|a, b| b.cmp(a));
 
     let mut started_error = None;
@@ -655,6 +825,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
     let started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
     let (mut timed_out, mut interrupted) = (false, false);
     let mut aborted = None;
+    // Registered ranks whose control connection is still open: a `fired` line may still be
+    // on its way after the rank's exit was seen.
+    let mut open_controls = 0u32;
     if started_error.is_some() {
         for r in ranks.iter().filter_map(|r| r.pid) {
             kill_group(r);
@@ -663,6 +836,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
     while exited < started {
         match events.recv_timeout(Duration::from_millis(10)) {
             Ok(Event::Registered(rank, address, stream)) => {
+                open_controls += 1;
                 let state = &mut ranks[rank as usize];
                 if state.address.is_some() || state.report.ending.is_some() || table_sent {
                     continue; // a duplicate or late registration: dropped
@@ -672,6 +846,10 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 state.control = Some(stream);
             }
             Ok(Event::Refused) => refused += 1,
+            Ok(Event::Fired(rank, trigger, call)) => {
+                record_fired(&mut outcomes, rank, &trigger, call, start.elapsed());
+            }
+            Ok(Event::ControlClosed) => open_controls = open_controls.saturating_sub(1),
             Ok(Event::Reported(report)) if report.rank < size => {
                 // A rank that is itself fenced or gone is not listened to (SPEC §1).
                 let reporter = report.fenced_by.map(|r| &ranks[r as usize].report);
@@ -750,20 +928,29 @@ pub fn run(job: &Job) -> io::Result<Report> {
             }
         }
         let elapsed = start.elapsed();
-        while timed_kills.last().is_some_and(|(at, _)| *at <= elapsed) {
-            let (_, rank) = timed_kills.pop().expect("checked");
+        while timed_kills.last().is_some_and(|(at, _, _)| *at <= elapsed) {
+            let (_, rank, index) = timed_kills.pop().expect("checked");
             let state = &mut ranks[rank as usize];
             if state.report.ending.is_none() {
                 state.report.injected = true;
                 if let Some(pid) = state.pid {
                     kill_group(pid);
+                    outcomes[index].fired = Some(Fired {
+                        at: elapsed,
+                        call: None,
+                    });
                 }
             }
         }
-        while timed_stops.last().is_some_and(|(at, _)| *at <= elapsed) {
-            let (_, rank) = timed_stops.pop().expect("checked");
-            if let Some(pid) = ranks[rank as usize].pid {
+        while timed_stops.last().is_some_and(|(at, _, _)| *at <= elapsed) {
+            let (_, rank, index) = timed_stops.pop().expect("checked");
+            let state = &ranks[rank as usize];
+            if let Some(pid) = state.pid.filter(|_| state.report.ending.is_none()) {
                 stop_group(pid);
+                outcomes[index].fired = Some(Fired {
+                    at: elapsed,
+                    call: None,
+                });
             }
         }
         let stop = job.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
@@ -783,6 +970,23 @@ pub fn run(job: &Job) -> io::Result<Report> {
     // Whatever the ranks started in their groups goes too.
     for pid in ranks.iter().filter_map(|r| r.pid) {
         kill_group(pid);
+    }
+    // A rank's last lines (`fired`) may arrive after its exit: read until every registered
+    // rank's control connection has ended (its process is gone, so each ends soon).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while open_controls > 0 {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        match events.recv_timeout(left) {
+            Ok(Event::Registered(..)) => open_controls += 1,
+            Ok(Event::ControlClosed) => open_controls -= 1,
+            Ok(Event::Fired(rank, trigger, call)) => {
+                record_fired(&mut outcomes, rank, &trigger, call, start.elapsed());
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
     }
     if let Some(dir) = &socket_dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -809,6 +1013,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
     Ok(Report {
         aborted,
         ranks: ranks.into_iter().map(|r| r.report).collect(),
+        faults: outcomes,
         lines,
         timed_out,
         interrupted,
@@ -836,6 +1041,7 @@ mod tests {
                     fenced_by: None,
                 })
                 .collect(),
+            faults: Vec::new(),
             lines: Vec::new(),
             timed_out: false,
             interrupted: false,
@@ -910,5 +1116,92 @@ mod tests {
         stopped.interrupted = true;
         assert_eq!(stopped.exit_status(false), 130);
         assert!(report(&survived).success() && !report(&by_itself).success());
+
+        let mut unfired = report(&survived);
+        let planned = |trigger| PlannedFault::Kill(Kill { rank: 1, trigger });
+        unfired.faults = vec![
+            FaultOutcome {
+                fault: planned(Trigger::After(Duration::from_millis(500))),
+                fired: Some(Fired {
+                    at: Duration::from_millis(501),
+                    call: None,
+                }),
+            },
+            FaultOutcome {
+                fault: planned(Trigger::Call(100_000)),
+                fired: None,
+            },
+        ];
+        let strict_faults = Strict {
+            deaths: false,
+            faults: true,
+        };
+        assert_eq!(unfired.exit_status(false), 0, "an unfired fault: a warning");
+        assert_eq!(
+            unfired.exit_status_with(strict_faults),
+            1,
+            "--strict-faults"
+        );
+        unfired.faults.pop();
+        assert_eq!(unfired.exit_status_with(strict_faults), 0, "all fired");
+        let mut stopped = report(&by_itself);
+        stopped.faults = vec![FaultOutcome {
+            fault: planned(Trigger::Call(3)),
+            fired: None,
+        }];
+        assert_eq!(
+            stopped.exit_status_with(strict_faults),
+            3,
+            "a rank's own status comes first"
+        );
+    }
+
+    /// The report names every planned fault: when it fired (and in which call), or a warning
+    /// that it did not, with what became of its rank.
+    #[test]
+    fn the_summary_lists_each_planned_fault() {
+        let mut job = report(&[OK, SIGKILL, OK]);
+        job.faults = vec![
+            FaultOutcome {
+                fault: PlannedFault::Kill("1@validate_global:2:1".parse().unwrap()),
+                fired: Some(Fired {
+                    at: Duration::from_millis(250),
+                    call: Some(7),
+                }),
+            },
+            FaultOutcome {
+                fault: PlannedFault::Kill("2@call:100000".parse().unwrap()),
+                fired: None,
+            },
+            FaultOutcome {
+                fault: PlannedFault::Stop {
+                    rank: 0,
+                    after: Duration::from_millis(500),
+                },
+                fired: Some(Fired {
+                    at: Duration::from_millis(500),
+                    call: None,
+                }),
+            },
+        ];
+        let summary = job.summary();
+        assert!(
+            summary.contains(
+                "rtrun: --kill 1@validate_global:2:1: fired at 0.250 s, in its communication \
+                 call 7\n"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(
+                "rtrun: warning: --kill 2@call:100000 did not fire (rank 2 exited with status 0 \
+                 at 0.002 s)\n"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("rtrun: --stop 0@0.5s: fired at 0.500 s\n"),
+            "{summary}"
+        );
     }
 }

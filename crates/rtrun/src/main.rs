@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `rtrun -n N [--tag-output] [--timeout SECS] [--kill RANK@WHEN]... [--stop RANK@SECS]...
 //! [--heartbeat PERIOD:TIMEOUT] [--bind WHERE] [--wrap RANKS=COMMAND]... [--no-kill-suspects]
-//! PROGRAM [ARGS]`
+//! [--strict-deaths] [--strict-faults] PROGRAM [ARGS]`
 //!
 //! Starts N ranks of PROGRAM as one runthrough job after checking its input
 //! (`rtrun::check`), forwards their output, injects the faults asked for, prints who failed,
-//! how and when, and exits as `rtrun::EXIT_STATUS_TABLE` says: 0 when at least one rank exited
-//! 0 and every other rank died (a death the job survived does not fail it). A rank that exits
+//! how and when, and whether each planned fault fired, and exits as `rtrun::EXIT_STATUS_TABLE`
+//! says: 0 when at least one rank exited 0 and every other rank died (a death the job
+//! survived does not fail it). A rank that exits
 //! with status 85 (`runthrough_net::launch::EXIT_INJECTED`) was killed on purpose by its own
 //! program.
 
@@ -65,6 +66,10 @@ struct Args {
     /// exits 0 whoever died (see EXIT STATUS).
     #[arg(long)]
     strict_deaths: bool,
+    /// Make a planned fault (--kill, --stop) that did not fire a failure (exit status 1): by
+    /// default it is a warning in the report.
+    #[arg(long)]
+    strict_faults: bool,
     /// The program (a name without `/` is looked up on PATH) and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
@@ -223,7 +228,16 @@ fn main() -> ExitCode {
         }
     };
     eprint!("{}", report.summary());
-    ExitCode::from(report.exit_status(args.strict_deaths))
+    let strict = rtrun::Strict {
+        deaths: args.strict_deaths,
+        faults: args.strict_faults,
+    };
+    let status = report.exit_status_with(strict);
+    let unfired = report.unfired().count();
+    if args.strict_faults && unfired > 0 && status == 1 {
+        eprintln!("rtrun: --strict-faults: {unfired} planned fault(s) did not fire: exit status 1");
+    }
+    ExitCode::from(status)
 }
 
 /// `RANKS=COMMAND`: the ranks (each below `size`) and the command's words.

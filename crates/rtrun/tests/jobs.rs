@@ -241,6 +241,10 @@ fn a_stopped_rank_is_fenced_and_killed() {
     assert!(rank.fenced_by.is_some(), "{}", report.summary());
     let at = rank.ended_at.unwrap();
     assert!(at < Duration::from_millis(300 + 800 + 100 + 1500), "{at:?}");
+    // The report says the stop fired, when rtrun sent it (issue 14, item 2).
+    let stop = report.faults[0].fired.expect("the stop fired");
+    assert!(stop.at >= Duration::from_millis(300) && stop.call.is_none());
+    assert!(report.summary().contains("rtrun: --stop 2@0.3s: fired at "));
 }
 
 /// Processes whose environment holds `marker`.

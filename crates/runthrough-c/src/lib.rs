@@ -36,6 +36,7 @@ mod errors;
 mod failures;
 mod point_to_point;
 mod runtime;
+mod stdio;
 mod topology;
 
 pub use constants::{MPI_Rank_info, MPI_Status};

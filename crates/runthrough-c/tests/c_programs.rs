@@ -551,3 +551,27 @@ fn collectives_kill() {
 fn comm_info() {
     scenario("comm_info", 3, &[2]);
 }
+/// Issue 14, item 4, `tests/c/print_then_die.c`: a line a rank printed just before
+/// `raise(SIGKILL)`, without flushing, reaches rtrun's output, whether printed before
+/// `MPI_Init` (rank 1) or after it (rank 2): the library makes `stdout` line-buffered when it
+/// loads, so a pipe to rtrun loses no complete line.
+#[test]
+fn a_line_printed_before_raise_sigkill_reaches_the_output() {
+    let report = scenario("print_then_die", 4, &[1, 2]);
+    let text = output(&report);
+    for (rank, line) in [
+        (1, "rank 1: a line before MPI_Init, then SIGKILL"),
+        (2, "rank 2: a line after MPI_Init, then SIGKILL"),
+    ] {
+        assert_eq!(
+            report.ranks[rank as usize].ending,
+            Some(Ending::Signaled(9)),
+            "{}{text}",
+            report.summary()
+        );
+        assert!(
+            report.stdout_of(rank).contains(&line),
+            "rank {rank}\n{text}"
+        );
+    }
+}

@@ -14,7 +14,8 @@
 //!    *confirmed* failure, SPEC §1), and reads `suspect <rank>\n` lines ([`parse_report`]) from
 //!    ranks that fenced a peer: the launcher then kills that peer; and `abort <code>\n` from a
 //!    rank that aborts the job (`MPI_Abort`): the launcher kills every rank and exits with
-//!    that code.
+//!    that code; and `fired <trigger> <call>\n` ([`fired_line`]) from a rank whose planned
+//!    fault ([`ENV_FAULT`]) fired, just before it kills itself, for the launcher's report.
 //!
 //! A rank whose control connection closes halts (exit status [`EXIT_LAUNCHER_LOST`]), so a job
 //! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`]. A
@@ -237,17 +238,35 @@ pub fn parse_failed(line: &str) -> Option<u32> {
 }
 
 /// What a rank tells its launcher.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RankMessage {
     /// The rank fenced this peer (a lost connection, a missed heartbeat, bad input): kill it.
     Suspect(u32),
     /// The rank aborts the job (`MPI_Abort`): end every rank; the job's exit status is this
     /// code (1..=255).
     Abort(i32),
+    /// A fault planned for the rank ([`ENV_FAULT`]) fired: it is about to kill itself.
+    Fired {
+        /// The fault's trigger, as the rank's `RT_FAULT` writes it (`call:8`,
+        /// `validate_global:2:1`): the launcher matches it with its plan.
+        trigger: String,
+        /// The rank's communication call it fired in (1 = the first).
+        call: u64,
+    },
 }
 
-/// Parses a line a rank sent its launcher (`suspect <rank>`, `abort <code>`).
+/// Parses a line a rank sent its launcher (`suspect <rank>`, `abort <code>`,
+/// `fired <trigger> <call>`).
 pub fn parse_report(line: &str) -> Option<RankMessage> {
+    if let Some(rest) = line.strip_prefix("fired ") {
+        let mut words = rest.split_whitespace();
+        let trigger = words.next()?.to_string();
+        let call = words.next()?.parse().ok()?;
+        return words
+            .next()
+            .is_none()
+            .then_some(RankMessage::Fired { trigger, call });
+    }
     if let Some(code) = line.strip_prefix("abort ") {
         let code: i32 = code.trim().parse().ok()?;
         return (1..=255)
@@ -261,6 +280,12 @@ pub fn parse_report(line: &str) -> Option<RankMessage> {
 /// The notice that a rank fenced `rank` (a line [`parse_report`] reads).
 pub fn suspect_line(rank: u32) -> String {
     format!("suspect {rank}\n")
+}
+
+/// The notice of a rank whose planned fault `trigger` (without spaces) fired in its `call`-th
+/// communication call, sent just before it kills itself (a line [`parse_report`] reads).
+pub fn fired_line(trigger: &str, call: u64) -> String {
+    format!("fired {trigger} {call}\n")
 }
 
 /// The request of a rank that aborts the job with `code` (a line [`parse_report`] reads).
@@ -319,5 +344,15 @@ mod tests {
         assert_eq!(parse_report("abort 0"), None);
         assert_eq!(parse_report("abort 256"), None);
         assert_eq!(parse_report("abort x"), None);
+        assert_eq!(
+            parse_report(fired_line("validate_global:2:1", 12).trim_end()),
+            Some(RankMessage::Fired {
+                trigger: "validate_global:2:1".into(),
+                call: 12
+            })
+        );
+        assert_eq!(parse_report("fired call:3"), None);
+        assert_eq!(parse_report("fired call:3 x"), None);
+        assert_eq!(parse_report("fired call:3 3 more"), None);
     }
 }

@@ -737,6 +737,18 @@ impl Endpoint {
         ask(&mut self.faults.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The planned fault that fired, if one did, with the number of the communication call
+    /// it fired in ([`Injector::fired`]): what a dying rank tells its launcher.
+    pub(crate) fn fired_fault(&self) -> Option<(Trigger, u64)> {
+        if !self.faults_planned.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fired()
+    }
+
     /// Whether this rank is planned to die as it starts a communication call.
     #[inline]
     pub(crate) fn dies_at_call(&self) -> bool {

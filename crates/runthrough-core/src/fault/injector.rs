@@ -31,14 +31,19 @@ pub enum Sending {
 /// send ([`Injector::dies_before_sending`]); the rank dies at the first question answered
 /// `true`. A driver with an empty plan keeps no injector and asks nothing.
 ///
+/// Once a question was answered `true`, [`Injector::fired`] says which fault it was and in
+/// which call, for the rank to tell its launcher before it dies.
+///
 /// # Invariants
 /// Counts only grow; a collective fault is armed (`armed` is `Some`) only between the start
-/// of its targeted call and the start of the next collective.
+/// of its targeted call and the start of the next collective; `fired` is set once, by the
+/// first question answered `true`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Injector {
     calls: u64,
     revokes_sent: u64,
     points: Vec<Point>,
+    fired: Option<(Trigger, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +63,30 @@ enum Point {
         sent: u64,
     },
     Revoke(u64),
+}
+
+impl Point {
+    /// The trigger this point was planned from.
+    fn trigger(&self) -> Trigger {
+        match *self {
+            Point::Call(k) => Trigger::Call(k),
+            Point::Agreement { seq, message, .. } => Trigger::Agreement {
+                call: seq + 1,
+                message,
+            },
+            Point::Collective {
+                operation,
+                call,
+                message,
+                ..
+            } => Trigger::Collective {
+                operation,
+                call,
+                message,
+            },
+            Point::Revoke(message) => Trigger::Revoke { message },
+        }
+    }
 }
 
 impl Injector {
@@ -103,20 +132,36 @@ impl Injector {
         self.points.is_empty()
     }
 
+    /// The fault that fired (the first question answered `true`), with the number of the
+    /// rank's communication call it fired in (1 = the first: the one in progress, or the last
+    /// one started when a message of a call that returned is sent later); `None` before.
+    pub fn fired(&self) -> Option<(Trigger, u64)> {
+        self.fired
+    }
+
+    /// Remembers that `point` fired now, unless one did before.
+    fn fire(&mut self, point: usize) {
+        if self.fired.is_none() {
+            self.fired = Some((self.points[point].trigger(), self.calls));
+        }
+    }
+
     /// The rank starts a communication call: whether it dies now, instead of making it.
     pub fn dies_at_call(&mut self) -> bool {
         self.calls += 1;
         let calls = self.calls;
-        self.points
+        let point = self
+            .points
             .iter()
-            .any(|p| matches!(p, Point::Call(k) if *k == calls))
+            .position(|p| matches!(p, Point::Call(k) if *k == calls));
+        point.inspect(|&p| self.fire(p)).is_some()
     }
 
     /// The rank starts a call of `operation` on communicator `context`: whether it dies now,
     /// at entry. Arms the faults planned in this call (and disarms those of the previous one).
     pub fn dies_at_collective_start(&mut self, operation: Collective, context: u64) -> bool {
-        let mut dies = false;
-        for point in &mut self.points {
+        let mut dies = None;
+        for (index, point) in self.points.iter_mut().enumerate() {
             if let Point::Collective {
                 operation: planned,
                 call,
@@ -132,12 +177,14 @@ impl Injector {
                     if calls == call {
                         *armed = Some(context);
                         *sent = 0;
-                        dies |= *message == 0;
+                        if *message == 0 {
+                            dies = dies.or(Some(index));
+                        }
                     }
                 }
             }
         }
-        dies
+        dies.inspect(|&p| self.fire(p)).is_some()
     }
 
     /// The rank is about to send `sending`: whether it dies just before.
@@ -146,9 +193,9 @@ impl Injector {
             self.revokes_sent += 1;
         }
         let revokes_sent = self.revokes_sent;
-        let mut dies = false;
-        for point in &mut self.points {
-            dies |= match (point, sending) {
+        let mut dies = None;
+        for (index, point) in self.points.iter_mut().enumerate() {
+            let here = match (point, sending) {
                 (
                     Point::Agreement { seq, message, sent },
                     Sending::Agreement {
@@ -174,7 +221,10 @@ impl Injector {
                 (Point::Revoke(message), Sending::Revoke) => *message == revokes_sent,
                 _ => false,
             };
+            if here {
+                dies = dies.or(Some(index));
+            }
         }
-        dies
+        dies.inspect(|&p| self.fire(p)).is_some()
     }
 }

@@ -328,3 +328,47 @@ fn several_faults_on_one_rank_each_fire() {
         seq: 0
     }));
 }
+
+/// The injector says which fault fired and in which of the rank's calls (what a rank tells
+/// its launcher for the end-of-job report), once: the first to fire.
+#[test]
+fn the_injector_names_the_fault_that_fired_and_its_call() {
+    let mut i = injector("call:5,validate_global:1:2");
+    assert_eq!(i.fired(), None);
+    assert!(!i.dies_at_call() && !i.dies_at_call());
+    let world = Sending::Agreement {
+        world: true,
+        seq: 0,
+    };
+    assert!(!i.dies_before_sending(world));
+    assert_eq!(i.fired(), None, "not yet");
+    assert!(i.dies_before_sending(world));
+    let agreement = Trigger::Agreement {
+        call: 1,
+        message: 2,
+    };
+    assert_eq!(i.fired(), Some((agreement, 2)));
+    assert!(!i.dies_at_call() && !i.dies_at_call());
+    assert!(i.dies_at_call(), "call 5 would fire too");
+    assert_eq!(i.fired(), Some((agreement, 2)), "the first stays");
+
+    let mut call = injector("call:3");
+    assert!(!call.dies_at_call() && !call.dies_at_call() && call.dies_at_call());
+    assert_eq!(call.fired(), Some((Trigger::Call(3), 3)));
+
+    let mut collective = injector("all_reduce:2");
+    assert!(!collective.dies_at_call());
+    assert!(!collective.dies_at_collective_start(Collective::AllReduce, 0));
+    assert!(!collective.dies_at_call());
+    assert!(collective.dies_at_collective_start(Collective::AllReduce, 0));
+    let want = Trigger::Collective {
+        operation: Collective::AllReduce,
+        call: 2,
+        message: 0,
+    };
+    assert_eq!(collective.fired(), Some((want, 2)));
+
+    let mut revoke = injector("revoke:1");
+    assert!(revoke.dies_before_sending(Sending::Revoke));
+    assert_eq!(revoke.fired(), Some((Trigger::Revoke { message: 1 }, 0)));
+}

@@ -459,9 +459,21 @@ impl Tcp {
         }
     }
 
-    /// This rank dies now (fault injection): SIGKILL to its own process.
+    /// This rank dies now (fault injection): it tells the launcher which planned fault fired
+    /// ([`launch::fired_line`], for the end-of-job report), then sends SIGKILL to its own
+    /// process. The line is written on the calling thread, blocking, to a connection without
+    /// Nagle's delay: once `write` returns it is in the kernel, which delivers it ahead of
+    /// the connection's end when the process dies.
     fn die(&self) -> ! {
         self.log(format_args!("killing itself (fault injection)"));
+        if let Some((trigger, call)) = self.endpoint.fired_fault() {
+            if let Some(stream) = lock(&self.control).as_mut() {
+                let line = launch::fired_line(&trigger.to_string(), call);
+                let _ = stream
+                    .write_all(line.as_bytes())
+                    .and_then(|()| stream.flush());
+            }
+        }
         let _ =
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
         std::process::abort()
