@@ -51,6 +51,11 @@ pub fn check(job: &Job) -> Result<Vec<String>, String> {
     for wrapper in job.wrappers.values() {
         find_program(&wrapper[0]).map_err(|e| format!("--wrap: {e}"))?;
     }
+    if let Some(dir) = &job.working_dir {
+        if !dir.is_dir() {
+            return Err(format!("--wdir {}: not a directory", dir.display()));
+        }
+    }
     find_program(job.program.as_os_str())?;
     Ok(warnings)
 }

@@ -85,6 +85,9 @@ pub struct Job {
     pub heartbeat: Option<(Duration, Duration)>,
     /// More environment for every rank.
     pub env: Vec<(String, String)>,
+    /// The ranks' working directory (`--wdir`, mpirun's `-wdir`); `None`: rtrun's. A relative
+    /// program path is found from rtrun's directory all the same.
+    pub working_dir: Option<PathBuf>,
     /// Setting this stops the job (every rank killed), e.g. from a Ctrl-C handler.
     pub stop: Option<Arc<AtomicBool>>,
     /// Where the ranks' listeners and rtrun's control listener bind: an IP address,
@@ -119,6 +122,7 @@ impl Job {
             stops: Vec::new(),
             heartbeat: None,
             env: Vec::new(),
+            working_dir: None,
             stop: None,
             bind: None,
             wrappers: BTreeMap::new(),
@@ -745,15 +749,25 @@ pub fn run(job: &Job) -> io::Result<Report> {
     timed_stops.sort_by(|a, b| b.cmp(a));
 
     let mut started_error = None;
+    // With --wdir, a relative path (`./hello`) must still name the program rtrun checked.
+    let program = match &job.working_dir {
+        Some(_) if job.program.is_relative() && job.program.components().count() > 1 => {
+            std::env::current_dir()?.join(&job.program)
+        }
+        _ => job.program.clone(),
+    };
     for rank in 0..size {
         let mut command = match job.wrappers.get(&rank) {
             Some(wrapper) => {
                 let mut command = Command::new(&wrapper[0]);
-                command.args(&wrapper[1..]).arg(&job.program);
+                command.args(&wrapper[1..]).arg(&program);
                 command
             }
-            None => Command::new(&job.program),
+            None => Command::new(&program),
         };
+        if let Some(dir) = &job.working_dir {
+            command.current_dir(dir);
+        }
         command
             .args(&job.args)
             .env(launch::ENV_RANK, rank.to_string())

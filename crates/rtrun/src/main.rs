@@ -70,6 +70,14 @@ struct Args {
     /// default it is a warning in the report.
     #[arg(long)]
     strict_faults: bool,
+    /// Give the ranks VAR: with `=VALUE`, that value; without, rtrun's own value (an error if
+    /// rtrun has none), as mpirun's `-x`. Repeatable.
+    #[arg(short = 'x', value_name = "VAR[=VALUE]")]
+    export: Vec<String>,
+    /// Start the ranks in DIR (mpirun's `-wdir` is taken too); a relative program path is
+    /// still found from rtrun's own directory.
+    #[arg(long, value_name = "DIR")]
+    wdir: Option<std::path::PathBuf>,
     /// The program (a name without `/` is looked up on PATH) and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
@@ -110,9 +118,11 @@ fn parse_ranks(text: &str) -> Result<u32, String> {
 }
 
 /// The options that take a value (so that the program is the first word after them).
-const VALUE_OPTIONS: [&str; 8] = [
+const VALUE_OPTIONS: [&str; 10] = [
     "-n",
     "--np",
+    "-x",
+    "--wdir",
     "--timeout",
     "--kill",
     "--stop",
@@ -121,7 +131,7 @@ const VALUE_OPTIONS: [&str; 8] = [
     "--wrap",
 ];
 
-/// mpirun's `-np N` as `-n N`, among rtrun's own options only (not the program's arguments).
+/// mpirun's `-np N` as `-n N` and `-wdir DIR` as `--wdir DIR`, among rtrun's own options only (not the program's arguments).
 fn with_mpirun_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut out = Vec::new();
     let mut args = args.into_iter();
@@ -136,6 +146,11 @@ fn with_mpirun_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsStri
         let word = arg.to_string_lossy();
         if word == "-np" {
             out.push("-n".into());
+            value_next = true;
+            continue;
+        }
+        if word == "-wdir" {
+            out.push("--wdir".into());
             value_next = true;
             continue;
         }
@@ -186,6 +201,22 @@ fn main() -> ExitCode {
             }
         }
     }
+    for export in &args.export {
+        let (name, value) = match export.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_string())),
+            None => (export.as_str(), std::env::var(export).ok()),
+        };
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            eprintln!("rtrun: -x {export:?}: expected VAR or VAR=VALUE");
+            return ExitCode::from(2);
+        }
+        let Some(value) = value else {
+            eprintln!("rtrun: -x {name}: {name} is not set in rtrun's environment (-x {name}=VALUE sets it)");
+            return ExitCode::from(2);
+        };
+        job.env.push((name.to_string(), value));
+    }
+    job.working_dir = args.wdir;
     job.bind = args.bind;
     job.kill_suspects = !args.no_kill_suspects;
     for wrap in &args.wraps {

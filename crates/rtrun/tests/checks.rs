@@ -344,3 +344,53 @@ fn a_job_beyond_the_hosts_limits_is_refused_before_anything_starts() {
     assert!(!marker.exists(), "a rank ran");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// mpirun's `-x VAR[=VALUE]` and `-wdir DIR` (issue 14 item 3): the ranks get the variables
+/// and start in DIR; a relative program path is still found from rtrun's directory; an unset
+/// `-x VAR` or a missing directory is refused before anything starts.
+#[test]
+fn x_exports_variables_and_wdir_sets_the_ranks_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("wdir");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let program = dir.join("show.sh");
+    std::fs::write(&program, "#!/bin/sh\necho \"$RT_TEST_X $RT_TEST_Y $PWD\"\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let work_text = work.display().to_string();
+    let output = Command::new(RTRUN)
+        .current_dir(&dir)
+        .env("RT_TEST_Y", "inherited")
+        .args(["-np", "2", "-x", "RT_TEST_X=set", "-x", "RT_TEST_Y"])
+        .args(["-wdir", &work_text, "./show.sh"])
+        .output()
+        .unwrap();
+    let (stdout, message) = (String::from_utf8_lossy(&output.stdout), stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    let expected = format!("set inherited {work_text}");
+    assert_eq!(stdout.matches(&expected).count(), 2, "{stdout}{message}");
+
+    let marker = dir.join("ran");
+    let program = marker_program(&marker);
+    for (options, says) in [
+        (
+            vec!["-x", "RT_TEST_SURELY_UNSET"],
+            "RT_TEST_SURELY_UNSET is not set",
+        ),
+        (vec!["-x", "=3"], "expected VAR or VAR=VALUE"),
+        (
+            vec!["--wdir", "/surely/not/here"],
+            "/surely/not/here: not a directory",
+        ),
+    ] {
+        let mut args = vec!["-n", "2"];
+        args.extend(options.iter().copied());
+        args.extend(program.iter().map(String::as_str));
+        let output = rtrun(&args, &[]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{options:?}: {message}");
+        assert!(message.contains(says), "{options:?}: {message}");
+        assert!(!marker.exists(), "{options:?}: a rank ran");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
