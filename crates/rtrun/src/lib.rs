@@ -85,6 +85,9 @@ pub struct Job {
     pub heartbeat: Option<(Duration, Duration)>,
     /// More environment for every rank.
     pub env: Vec<(String, String)>,
+    /// `--output-filename DIR`: each rank's lines also go to `DIR/rank.N/stdout` and
+    /// `DIR/rank.N/stderr` (as Open MPI's option), created when the job starts.
+    pub output_dir: Option<PathBuf>,
     /// The ranks' working directory (`--wdir`, mpirun's `-wdir`); `None`: rtrun's. A relative
     /// program path is found from rtrun's directory all the same.
     pub working_dir: Option<PathBuf>,
@@ -123,6 +126,7 @@ impl Job {
             heartbeat: None,
             env: Vec::new(),
             working_dir: None,
+            output_dir: None,
             stop: None,
             bind: None,
             wrappers: BTreeMap::new(),
@@ -588,6 +592,11 @@ fn ending_of(status: ExitStatus) -> Ending {
     }
 }
 
+/// Forwards one stream of a rank line by line: to rtrun's own stream (`[rank] ` first with
+/// `--tag-output`), to `DIR/rank.N/stdout|stderr` with `--output-filename DIR`, and into the
+/// report's lines when captured. Bytes that are not UTF-8 are forwarded as U+FFFD, never a
+/// reason to stop reading (a rank whose pipe is not read would block); a last line without its
+/// `\n` is forwarded too.
 fn forward(
     rank: u32,
     stream: Stream,
@@ -596,11 +605,36 @@ fn forward(
     lines: Arc<Mutex<Vec<(u32, Stream, String)>>>,
 ) -> io::Result<JoinHandle<()>> {
     let (tag, print, keep) = (job.tag_output, job.forward_output, job.capture_output);
+    let mut file = match &job.output_dir {
+        Some(dir) => {
+            let dir = dir.join(format!("rank.{rank}"));
+            std::fs::create_dir_all(&dir)?;
+            let name = match stream {
+                Stream::Stdout => "stdout",
+                Stream::Stderr => "stderr",
+            };
+            Some(io::BufWriter::new(std::fs::File::create(dir.join(name))?))
+        }
+        None => None,
+    };
     std::thread::Builder::new()
         .name(format!("rtrun-out-{rank}"))
         .spawn(move || {
-            for line in BufReader::new(source).lines() {
-                let Ok(line) = line else { break };
+            let mut source = BufReader::new(source);
+            let mut bytes = Vec::new();
+            loop {
+                bytes.clear();
+                match source.read_until(b'\n', &mut bytes) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if bytes.last() == Some(&b'\n') {
+                    bytes.pop();
+                }
+                let line = String::from_utf8_lossy(&bytes).into_owned();
+                if let Some(file) = file.as_mut() {
+                    let _ = writeln!(file, "{line}").and_then(|()| file.flush());
+                }
                 if print {
                     let text = if tag {
                         format!("[{rank}] {line}\n")
@@ -684,6 +718,14 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
 /// are reported, not errors.
 pub fn run(job: &Job) -> io::Result<Report> {
     check(job).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    if let Some(dir) = &job.output_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("--output-filename {}: {e}", dir.display()),
+            )
+        })?;
+    }
     limits::check_and_raise(job.size)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let size = job.size;

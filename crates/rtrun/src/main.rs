@@ -78,6 +78,10 @@ struct Args {
     /// still found from rtrun's own directory.
     #[arg(long, value_name = "DIR")]
     wdir: Option<std::path::PathBuf>,
+    /// Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr (as Open MPI's
+    /// option; the lines still reach rtrun's output).
+    #[arg(long, value_name = "DIR")]
+    output_filename: Option<std::path::PathBuf>,
     /// The program (a name without `/` is looked up on PATH) and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
@@ -118,11 +122,12 @@ fn parse_ranks(text: &str) -> Result<u32, String> {
 }
 
 /// The options that take a value (so that the program is the first word after them).
-const VALUE_OPTIONS: [&str; 10] = [
+const VALUE_OPTIONS: [&str; 11] = [
     "-n",
     "--np",
     "-x",
     "--wdir",
+    "--output-filename",
     "--timeout",
     "--kill",
     "--stop",
@@ -217,6 +222,7 @@ fn main() -> ExitCode {
         job.env.push((name.to_string(), value));
     }
     job.working_dir = args.wdir;
+    job.output_dir = args.output_filename;
     job.bind = args.bind;
     job.kill_suspects = !args.no_kill_suspects;
     for wrap in &args.wraps {

@@ -394,3 +394,56 @@ fn x_exports_variables_and_wdir_sets_the_ranks_directory() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--output-filename DIR` (issue 14 item 3): each rank's lines in `DIR/rank.N/stdout` and
+/// `stderr`, and still on rtrun's output; bytes that are not UTF-8 and a last line without its
+/// newline are forwarded, not dropped. A directory that cannot be made stops rtrun (exit 2)
+/// before anything starts.
+#[test]
+fn output_filename_writes_each_ranks_streams_to_its_files() {
+    let dir = scratch("output");
+    let out = dir.join("out");
+    let out_text = out.display().to_string();
+    let script = r#"echo "out $RT_RANK"; echo "err $RT_RANK" >&2; printf 'bad \377 last'"#;
+    let output = rtrun(
+        &[
+            "-n",
+            "2",
+            "--output-filename",
+            &out_text,
+            "sh",
+            "-c",
+            script,
+        ],
+        &[],
+    );
+    let (stdout, message) = (String::from_utf8_lossy(&output.stdout), stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    for rank in 0..2 {
+        let files = out.join(format!("rank.{rank}"));
+        let got = std::fs::read_to_string(files.join("stdout")).unwrap();
+        assert_eq!(
+            got,
+            format!("out {rank}\nbad \u{FFFD} last\n"),
+            "rank {rank}"
+        );
+        let got = std::fs::read_to_string(files.join("stderr")).unwrap();
+        assert_eq!(got, format!("err {rank}\n"), "rank {rank}");
+        assert!(stdout.contains(&format!("out {rank}")), "{stdout}");
+    }
+    assert_eq!(stdout.matches("bad \u{FFFD} last").count(), 2, "{stdout}");
+
+    let blocked = dir.join("a-file");
+    std::fs::write(&blocked, "").unwrap();
+    let under_a_file = blocked.join("out").display().to_string();
+    let marker = dir.join("ran");
+    let program = marker_program(&marker);
+    let mut args = vec!["-n", "2", "--output-filename", &under_a_file];
+    args.extend(program.iter().map(String::as_str));
+    let output = rtrun(&args, &[]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("--output-filename"), "{message}");
+    assert!(!marker.exists(), "a rank ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
