@@ -85,6 +85,11 @@ pub struct Job {
     pub heartbeat: Option<(Duration, Duration)>,
     /// More environment for every rank.
     pub env: Vec<(String, String)>,
+    /// `--bind-to core`: rank r runs on the r-th CPU rtrun may use (round-robin); the default
+    /// (`--bind-to none`) leaves the ranks where the kernel puts them.
+    pub bind_to_core: bool,
+    /// `--report-bindings`: say on standard error which CPU each rank is bound to.
+    pub report_bindings: bool,
     /// `--output-filename DIR`: each rank's lines also go to `DIR/rank.N/stdout` and
     /// `DIR/rank.N/stderr` (as Open MPI's option), created when the job starts.
     pub output_dir: Option<PathBuf>,
@@ -127,6 +132,8 @@ impl Job {
             env: Vec::new(),
             working_dir: None,
             output_dir: None,
+            bind_to_core: false,
+            report_bindings: false,
             stop: None,
             bind: None,
             wrappers: BTreeMap::new(),
@@ -798,6 +805,15 @@ pub fn run(job: &Job) -> io::Result<Report> {
         }
         _ => job.program.clone(),
     };
+    let cpus = if job.bind_to_core {
+        let allowed = rustix::thread::sched_getaffinity(None)?;
+        let list: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&c| allowed.is_set(c))
+            .collect();
+        Some((allowed, list))
+    } else {
+        None
+    };
     for rank in 0..size {
         let mut command = match job.wrappers.get(&rank) {
             Some(wrapper) => {
@@ -837,7 +853,31 @@ pub fn run(job: &Job) -> io::Result<Report> {
         for (key, value) in &job.env {
             command.env(key, value);
         }
-        match command.spawn() {
+        // --bind-to core: the child inherits the affinity of the thread that spawns it, so
+        // this thread takes the rank's CPU for the spawn alone (no unsafe pre-exec hook).
+        let core = cpus
+            .as_ref()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(_, list)| list[rank as usize % list.len()]);
+        if let Some(cpu) = core {
+            let mut one = rustix::thread::CpuSet::new();
+            one.set(cpu);
+            if let Err(e) = rustix::thread::sched_setaffinity(None, &one) {
+                started_error = Some(io::Error::other(format!(
+                    "--bind-to core: binding rank {rank} to CPU {cpu}: {e}"
+                )));
+                break;
+            }
+            if job.report_bindings {
+                eprintln!("rtrun: rank {rank} bound to CPU {cpu}");
+            }
+        }
+        let spawned = command.spawn();
+        if let Some((allowed, _)) = &cpus {
+            // Failing, rtrun's own threads stay on one CPU: slower, not wrong.
+            let _ = rustix::thread::sched_setaffinity(None, allowed);
+        }
+        match spawned {
             Ok(mut child) => {
                 let pid = rustix::process::Pid::from_child(&child);
                 ranks[rank as usize].pid = Some(pid);

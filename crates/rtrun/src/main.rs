@@ -78,6 +78,14 @@ struct Args {
     /// still found from rtrun's own directory.
     #[arg(long, value_name = "DIR")]
     wdir: Option<std::path::PathBuf>,
+    /// `core`: bind rank r to the r-th CPU rtrun may use, round-robin; `none` (the default):
+    /// leave the ranks where the kernel puts them. (Open MPI binds to cores by default for up
+    /// to two ranks: give both the same binding when comparing them.)
+    #[arg(long, value_name = "core|none", value_parser = ["core", "none"], default_value = "none")]
+    bind_to: String,
+    /// Say on standard error which CPU each rank is bound to.
+    #[arg(long)]
+    report_bindings: bool,
     /// Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr (as Open MPI's
     /// option; the lines still reach rtrun's output).
     #[arg(long, value_name = "DIR")]
@@ -122,8 +130,9 @@ fn parse_ranks(text: &str) -> Result<u32, String> {
 }
 
 /// The options that take a value (so that the program is the first word after them).
-const VALUE_OPTIONS: [&str; 11] = [
+const VALUE_OPTIONS: [&str; 12] = [
     "-n",
+    "--bind-to",
     "--np",
     "-x",
     "--wdir",
@@ -223,6 +232,8 @@ fn main() -> ExitCode {
     }
     job.working_dir = args.wdir;
     job.output_dir = args.output_filename;
+    job.bind_to_core = args.bind_to == "core";
+    job.report_bindings = args.report_bindings;
     job.bind = args.bind;
     job.kill_suspects = !args.no_kill_suspects;
     for wrap in &args.wraps {

@@ -447,3 +447,71 @@ fn output_filename_writes_each_ranks_streams_to_its_files() {
     assert!(!marker.exists(), "a rank ran");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The CPUs this process may run on, from /proc (`Cpus_allowed_list: 0-1,4`).
+fn allowed_cpus(status: &str) -> Vec<usize> {
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list")
+        .trim();
+    list.split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![part.parse().unwrap()],
+        })
+        .collect()
+}
+
+/// `--bind-to core` (issue 14 item 3): rank r runs on the r-th allowed CPU, round-robin, and
+/// `--report-bindings` says so; `--bind-to none`, the default, leaves each rank every CPU
+/// rtrun has; anything else is refused.
+#[test]
+fn bind_to_core_binds_rank_r_to_the_rth_allowed_cpu() {
+    let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+    let show = "grep Cpus_allowed_list /proc/self/status";
+    let output = rtrun(
+        &[
+            "-n",
+            "3",
+            "--tag-output",
+            "--bind-to",
+            "core",
+            "--report-bindings",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2), "a program is required");
+    let mut args = vec![
+        "-n",
+        "3",
+        "--tag-output",
+        "--bind-to",
+        "core",
+        "--report-bindings",
+    ];
+    args.extend(["sh", "-c", show]);
+    let output = rtrun(&args, &[]);
+    let (stdout, message) = (String::from_utf8_lossy(&output.stdout), stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    for rank in 0..3 {
+        let cpu = mine[rank % mine.len()];
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("[{rank}] ")))
+            .unwrap_or_else(|| panic!("rank {rank}: {stdout}"));
+        assert_eq!(allowed_cpus(line), vec![cpu], "rank {rank}: {stdout}");
+        assert!(
+            message.contains(&format!("rtrun: rank {rank} bound to CPU {cpu}")),
+            "{message}"
+        );
+    }
+    let output = rtrun(&["-n", "2", "--tag-output", "sh", "-c", show], &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in stdout.lines() {
+        let line = line.split_once("] ").unwrap().1;
+        assert_eq!(allowed_cpus(line), mine, "unbound by default: {stdout}");
+    }
+    let output = rtrun(&["-n", "2", "--bind-to", "socket", "true"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
