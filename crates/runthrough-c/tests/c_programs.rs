@@ -35,6 +35,11 @@ fn compile_with(name: &str, extension: &str, compiler: Option<&str>) -> PathBuf 
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
         .join(format!("{name}.{extension}"));
+    compile_source(name, &source, compiler)
+}
+
+/// Compiles `source` with rtcc into the test's scratch directory as `name`.
+fn compile_source(name: &str, source: &Path, compiler: Option<&str>) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
     std::fs::create_dir_all(&dir).unwrap();
     let program = dir.join(name);
@@ -49,14 +54,15 @@ fn compile_with(name: &str, extension: &str, compiler: Option<&str>) -> PathBuf 
         .arg("-Wall")
         .arg("-Werror")
         .arg("-g")
-        .arg(&source)
+        .arg(source)
         .arg("-o")
         .arg(&program)
         .output()
         .expect("rtcc runs");
     assert!(
         output.status.success(),
-        "rtcc {name}.{extension} failed:\n{}{}",
+        "rtcc {} failed:\n{}{}",
+        source.display(),
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
@@ -572,6 +578,45 @@ fn a_line_printed_before_raise_sigkill_reaches_the_output() {
         assert!(
             report.stdout_of(rank).contains(&line),
             "rank {rank}\n{text}"
+        );
+    }
+}
+
+/// The README's C quick start, `examples/c/allreduce_ft.c`, as the README runs it:
+/// `rtrun -n 4 --strict-faults --kill 1@call:8`. The fault fires, and ranks 0, 2 and 3 redo
+/// the round it broke and end with the survivors' sum (1 + 3 + 4) and exit status 0.
+#[test]
+fn the_readme_c_example_survives_its_kill() {
+    let _one = one_job_at_a_time();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/c/allreduce_ft.c");
+    let mut job = Job::new(4, compile_source("allreduce_ft", &source, None));
+    job.kills = vec!["1@call:8".parse::<Kill>().unwrap()];
+    job.timeout = Some(JOB_LIMIT);
+    job.tag_output = false;
+    let report = rtrun::run(&job).expect("the job starts");
+    let text = output(&report);
+    let strict = rtrun::Strict {
+        deaths: false,
+        faults: true,
+    };
+    assert_eq!(
+        report.exit_status_with(strict),
+        0,
+        "{}{text}",
+        report.summary()
+    );
+    assert_eq!(report.unfired().count(), 0, "{}", report.summary());
+    assert!(report.ranks[1].failed(), "{}{text}", report.summary());
+    for rank in [0, 2, 3] {
+        let line = report
+            .stdout_of(rank)
+            .into_iter()
+            .find(|l| l.starts_with(&format!("rank {rank}: 20 rounds")))
+            .unwrap_or_else(|| panic!("rank {rank}\n{text}"));
+        assert!(line.ends_with("sum 8, 1 failed"), "{line}\n{text}");
+        assert!(
+            !line.contains("(0 redone)"),
+            "the kill broke a round: {line}"
         );
     }
 }
