@@ -935,7 +935,10 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 open_controls += 1;
                 let state = &mut ranks[rank as usize];
                 if state.address.is_some() || state.report.ending.is_some() || table_sent {
-                    continue; // a duplicate or late registration: dropped
+                    // A duplicate or late registration: dropped, and shut down, so that its
+                    // reader thread ends too instead of relaying its reports.
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    continue;
                 }
                 let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
                 state.address = Some(address);
@@ -961,7 +964,10 @@ pub fn run(job: &Job) -> io::Result<Report> {
             }
             Ok(Event::Reported(_)) => {} // a rank outside the job
             Ok(Event::Aborted(abort)) => {
-                if aborted.is_none() {
+                // As for reports: a rank that is itself fenced or gone is not listened to.
+                let reporter = &ranks[abort.rank as usize].report;
+                let heeded = reporter.fenced_by.is_none() && reporter.ending.is_none();
+                if aborted.is_none() && heeded {
                     aborted = Some(abort);
                     for state in ranks.iter().filter(|r| r.report.ending.is_none()) {
                         if let Some(pid) = state.pid {
@@ -1076,7 +1082,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
         };
         match events.recv_timeout(left) {
             Ok(Event::Registered(..)) => open_controls += 1,
-            Ok(Event::ControlClosed) => open_controls -= 1,
+            Ok(Event::ControlClosed) => open_controls = open_controls.saturating_sub(1),
             Ok(Event::Fired(rank, trigger, call)) => {
                 record_fired(&mut outcomes, rank, &trigger, call, start.elapsed());
             }

@@ -322,51 +322,48 @@ fn srun_pmi2_last_survivor_of_three_goes_on() {
 /// Rank 2 exits (status 3) before it starts runthrough, so it never reaches the PMI fence.
 const RANK_2_NEVER_STARTS: &str = r#"if [ "$PMI_RANK" = 2 ]; then exit 3; fi; exec "$0" "$@""#;
 
+/// Runs a job of 3 under `launcher` whose rank 2 never starts, with `RT_INIT_TIMEOUT=2`: the
+/// launcher fails, ranks 0 and 1 never run, and returns how many of them said, naming
+/// `RT_INIT_TIMEOUT`, that the others did not all start.
+fn rank_2_never_starts(launcher: &mut Command) -> usize {
+    launcher
+        .env("RT_INIT_TIMEOUT", "2")
+        .args(["sh", "-c", RANK_2_NEVER_STARTS, CHECK, "ring"]);
+    let outcome = run(launcher);
+    let text = outcome.text();
+    assert!(!outcome.status.success(), "{text}");
+    for rank in [0, 1] {
+        assert!(!outcome.lines_of(rank).contains(&"ring ok"), "{text}");
+    }
+    let said = outcome
+        .stderr
+        .lines()
+        .filter(|l| l.contains("RT_INIT_TIMEOUT") && l.contains("did not all start"))
+        .count();
+    assert!(said >= 1, "a rank says why\n{text}");
+    said
+}
+
 /// Issue 16 item 5 under srun (`-K0` leaves the other tasks running): the others' init fails
 /// within `RT_INIT_TIMEOUT`, naming it, and srun ends with a failure of its own.
 #[test]
 fn srun_a_rank_that_never_starts_fails_the_others_init_within_rt_init_timeout() {
     let Some(conf) = slurm() else { return };
-    let mut srun = srun(&conf, 3);
-    srun.env("RT_INIT_TIMEOUT", "2")
-        .args(["sh", "-c", RANK_2_NEVER_STARTS, CHECK, "ring"]);
-    let outcome = run(&mut srun);
-    let text = outcome.text();
-    assert!(!outcome.status.success(), "{text}");
-    for rank in [0, 1] {
-        assert!(!outcome.lines_of(rank).contains(&"ring ok"), "{text}");
-    }
-    let said = outcome
-        .stderr
-        .lines()
-        .filter(|l| l.contains("RT_INIT_TIMEOUT") && l.contains("did not all start"))
-        .count();
-    assert_eq!(said, 2, "ranks 0 and 1 say why\n{text}");
+    assert_eq!(
+        rank_2_never_starts(&mut srun(&conf, 3)),
+        2,
+        "ranks 0 and 1 say why"
+    );
 }
 
 /// The same under Hydra: mpiexec does not end the job when a rank exits before it opened its
 /// PMI connection (it waits for the others), so the others' init time-out is what ends it.
+/// The first rank whose init fails ends (exit 2), and Hydra then kills the other (it ends the
+/// job once a rank that opened PMI exits before finalize): one message at least.
 #[test]
 fn hydra_mpiexec_a_rank_that_never_starts_fails_the_others_init_within_rt_init_timeout() {
     if !hydra() {
         return;
     }
-    let mut mpiexec = mpiexec(3);
-    mpiexec
-        .env("RT_INIT_TIMEOUT", "2")
-        .args(["sh", "-c", RANK_2_NEVER_STARTS, CHECK, "ring"]);
-    let outcome = run(&mut mpiexec);
-    let text = outcome.text();
-    assert!(!outcome.status.success(), "{text}");
-    for rank in [0, 1] {
-        assert!(!outcome.lines_of(rank).contains(&"ring ok"), "{text}");
-    }
-    let said = outcome
-        .stderr
-        .lines()
-        .filter(|l| l.contains("RT_INIT_TIMEOUT") && l.contains("did not all start"))
-        .count();
-    // The first rank whose init fails ends (exit 2), and Hydra then kills the other (it ends
-    // the job once a rank that opened PMI exits before finalize): one message at least.
-    assert!(said >= 1, "a rank says why\n{text}");
+    rank_2_never_starts(&mut mpiexec(3));
 }

@@ -96,12 +96,34 @@ fn search(
         }
         return;
     }
-    // The largest remaining factor is at least the `slots`-th root of `rest`.
-    for d in (1..=rest.min(cap)).rev() {
-        if !rest.is_multiple_of(d) {
-            continue;
+    if rest == 1 {
+        // Every factor left is 1: no search (and no recursion per slot: `slots` is the
+        // caller's ndims).
+        let filled = prefix.len();
+        prefix.resize(filled + slots, 1);
+        search(1, 0, cap, prefix, best);
+        prefix.truncate(filled);
+        return;
+    }
+    // The divisors of `rest` up to `cap`, largest first: found up to √rest, so that a large
+    // prime `nnodes` costs √nnodes steps, not nnodes.
+    let mut divisors = Vec::new();
+    let mut d = 1;
+    while d * d <= rest {
+        if rest.is_multiple_of(d) {
+            divisors.extend([d, rest / d]);
         }
-        if (d as u128).pow(slots as u32) < rest as u128 {
+        d += 1;
+    }
+    divisors.sort_unstable_by(|a, b| b.cmp(a));
+    divisors.dedup();
+    // The largest remaining factor is at least the `slots`-th root of `rest`.
+    for d in divisors.into_iter().filter(|&d| d <= cap) {
+        let below_root = u32::try_from(slots)
+            .ok()
+            .and_then(|slots| u128::from(d).checked_pow(slots))
+            .is_some_and(|power| power < u128::from(rest));
+        if below_root {
             break;
         }
         if let (Some(first), Some((spread, _))) = (prefix.first(), best.as_ref()) {
@@ -135,6 +157,17 @@ mod tests {
         for (nnodes, dims, want) in cases {
             assert_eq!(balanced(nnodes, dims).unwrap(), want, "{nnodes} {dims:?}");
         }
+        // Inputs a C caller can give that used to overflow, recurse per dimension or loop
+        // nnodes times.
+        let many = balanced(6, &[0; 200]).unwrap();
+        assert_eq!(&many[..2], &[3, 2]);
+        assert!(many[2..].iter().all(|&d| d == 1));
+        assert!(balanced(1, &[0; 100_000]).unwrap().iter().all(|&d| d == 1));
+        assert_eq!(
+            balanced(2_147_483_647, &[0, 0]).unwrap(),
+            [2_147_483_647, 1]
+        );
+        assert_eq!(balanced(1 << 30, &[0, 0]).unwrap(), [1 << 15, 1 << 15]);
         assert!(balanced(7, &[2, 0]).is_err());
         assert!(balanced(6, &[2, 2]).is_err());
         assert!(balanced(6, &[-1, 0]).is_err());

@@ -22,8 +22,21 @@ use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
 /// This host and PID namespace, as the kernel names them (`boot_id/pid:[inode]`), if readable.
 pub fn host_identity() -> Option<String> {
+    namespace_identity("pid")
+}
+
+/// This host and network namespace (`boot_id/net:[inode]`), if readable: two processes with
+/// the same identity reach each other's loopback addresses; with different ones they do not
+/// (other hosts, or network namespaces of one kernel, as the emulated hosts of the tests are).
+pub fn network_identity() -> Option<String> {
+    namespace_identity("net")
+}
+
+/// `boot_id/KIND:[inode]` for this process's namespace of `kind` (`pid`, `net`): a word
+/// without whitespace, `,` or `=`, since it travels as a PMI value.
+fn namespace_identity(kind: &str) -> Option<String> {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let namespace = std::fs::read_link(format!("/proc/self/ns/{kind}")).ok()?;
     let boot = boot.trim();
     let namespace = namespace.to_str()?;
     let odd = |text: &str| {
@@ -31,20 +44,6 @@ pub fn host_identity() -> Option<String> {
             .any(|c| c.is_whitespace() || c == ',' || c == '=')
     };
     if boot.is_empty() || odd(boot) || odd(namespace) {
-        return None;
-    }
-    Some(format!("{boot}/{namespace}"))
-}
-
-/// This host and network namespace (`boot_id/net:[inode]`), if readable: two processes with
-/// the same identity reach each other's loopback addresses; with different ones they do not
-/// (other hosts, or network namespaces of one kernel, as the emulated hosts of the tests are).
-pub fn network_identity() -> Option<String> {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let namespace = std::fs::read_link("/proc/self/ns/net").ok()?;
-    let (boot, namespace) = (boot.trim(), namespace.to_str()?);
-    let odd = |text: &str| text.is_empty() || text.chars().any(char::is_whitespace);
-    if odd(boot) || odd(namespace) {
         return None;
     }
     Some(format!("{boot}/{namespace}"))

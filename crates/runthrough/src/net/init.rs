@@ -79,16 +79,17 @@ impl Universe {
         std::process::exit(code)
     }
 
-    /// Finalize's agreement: whether it decided. Waits on the request (a few yields, then
-    /// sleeps of at most a millisecond: this is the job's end, not a message's path) until it
-    /// decides, fails, or the transport gives it up for lack of a majority
-    /// ([`Tcp::begin_finalize`]); a request given up is left to the engine, unwaited.
+    /// Finalize's agreement: whether it decided. Waits on the request by the rank's wait
+    /// policy ([`crate::wait`], woken by every event at this rank) until it decides, fails, or
+    /// the transport gives it up for lack of a majority ([`Tcp::begin_finalize`], which rings
+    /// the rank's signal); a request given up is left to the engine, unwaited.
     fn finalize_agreement(&self) -> bool {
         let Ok(mut request) = self.world.ivalidate_global() else {
             return false;
         };
-        let mut polls = 0u32;
+        let process = &self.world.process;
         loop {
+            let seen = process.endpoint.signal.current();
             match request.test() {
                 Ok(Some(_)) => return true,
                 Err(_) => return false,
@@ -99,12 +100,7 @@ impl Universe {
                 std::mem::forget(request);
                 return false;
             }
-            polls += 1;
-            if polls < 64 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(u64::from(polls.min(1000))));
-            }
+            process.wait_past(seen);
         }
     }
 

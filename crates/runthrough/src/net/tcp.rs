@@ -534,12 +534,6 @@ impl Tcp {
         drop(lock(&self.socket).take());
     }
 
-    /// This rank finalized: from now on neither a fence nor a lost majority halts it (its
-    /// peers exiting is no failure). When it `decided` the finalize agreement it leaves the
-    /// job ([`Tcp::say_goodbye`]); a peer routes its agreements around a rank that said
-    /// goodbye, which is sound only for a rank that had decided (it contributed, and every
-    /// live participant accepted the value). Without a decision (the call failed) it exits
-    /// without a goodbye, and its peers suspect it as any rank that ends.
     /// This rank enters finalize's agreement. From here on a lost majority does not halt it:
     /// the program has nothing left to decide, and the peers that decided the agreement leave
     /// (saying goodbye), which shrinks the set this rank needs a majority of. A rank whose
@@ -556,6 +550,12 @@ impl Tcp {
         self.abandoned.load(Ordering::SeqCst)
     }
 
+    /// This rank finalized: from now on neither a fence nor a lost majority halts it (its
+    /// peers exiting is no failure). When it `decided` the finalize agreement it leaves the
+    /// job ([`Tcp::say_goodbye`]); a peer routes its agreements around a rank that said
+    /// goodbye, which is sound only for a rank that had decided (it contributed, and every
+    /// live participant accepted the value). Without a decision (the call failed) it exits
+    /// without a goodbye, and its peers suspect it as any rank that ends.
     pub(crate) fn finish(&self, decided: bool) {
         self.finished.store(true, Ordering::SeqCst);
         self.fence_changed.notify_all();
@@ -668,6 +668,7 @@ impl Tcp {
                             self.me
                         ));
                         self.abandoned.store(true, Ordering::SeqCst);
+                        self.endpoint.signal.notify(); // wakes finalize's wait
                         return;
                     }
                     self.halt(
