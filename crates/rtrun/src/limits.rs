@@ -4,7 +4,8 @@
 //! rtrun's, never half a job).
 //!
 //! What one rank needs comes from the process transport as it is today: every rank keeps a
-//! connection, and a reader thread, per peer (a polling progress engine will make this linear),
+//! connection, a reader thread and the descriptor of the peer's shared-memory inbox, per peer
+//! (reading every socket from one thread will make the threads linear),
 //! plus a few threads and descriptors of its own; rtrun keeps three threads and two pipes per
 //! rank. Threads count against the kernel's `pid_max` and `threads-max` (every thread has a pid)
 //! and, for a user other than root, against `RLIMIT_NPROC`; descriptors against
@@ -84,10 +85,10 @@ fn threads_needed(size: u64) -> u64 {
         .saturating_add(RTRUN_BASE)
 }
 
-/// Descriptors one rank needs, and rtrun needs.
+/// Descriptors one rank needs (a connection and a peer's inbox per peer), and rtrun needs.
 fn fds_needed(size: u64) -> (u64, u64) {
     (
-        size.saturating_sub(1) + RANK_FDS,
+        size.saturating_sub(1).saturating_mul(2) + RANK_FDS,
         size.saturating_mul(RTRUN_FDS_PER_RANK)
             .saturating_add(RTRUN_BASE),
     )

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Which connections a job's ranks use (SPEC §4): Unix-domain sockets between ranks of one host
-//! (the default), TCP for every pair with `RT_TRANSPORT=tcp`, and the same failure handling on
-//! both. Every test runs real `rtrun-check` processes through rtrun as a library, bounded by a
+//! Which connections a job's ranks use (SPEC §4): shared memory beside a Unix-domain socket
+//! between ranks of one host (the default), Unix sockets alone with `RT_TRANSPORT=unix`, TCP for
+//! every pair with `RT_TRANSPORT=tcp`, and the same failure handling on all three. Every test runs real `rtrun-check` processes through rtrun as a library, bounded by a
 //! job time-out; jobs run one at a time.
 
 use std::sync::Mutex;
@@ -58,6 +58,21 @@ fn connections(report: &Report) -> Vec<(u32, u32, String)> {
         .collect()
 }
 
+/// The pairs whose diagnostics say they share memory both ways ("shared memory with rank R:
+/// both ways").
+fn shared_memory(report: &Report) -> Vec<(u32, u32)> {
+    report
+        .lines
+        .iter()
+        .filter(|(_, stream, _)| *stream == Stream::Stderr)
+        .filter_map(|(rank, _, line)| {
+            let rest = line.split_once("shared memory with rank ")?.1;
+            let (peer, how) = rest.split_once(": ")?;
+            (how == "both ways").then_some((*rank, peer.parse().ok()?))
+        })
+        .collect()
+}
+
 /// The job succeeded, rank 2 died and every survivor agreed on it; returns the connections.
 fn survived_the_kill(report: &Report, size: u32) -> Vec<(u32, u32, String)> {
     let text = output(report);
@@ -86,16 +101,49 @@ fn survived_the_kill(report: &Report, size: u32) -> Vec<(u32, u32, String)> {
     seen
 }
 
-/// SPEC §4: by default every pair of ranks of one host talks over a Unix socket, the job
-/// completes through a kill (EOF on the dead rank's sockets, rtrun's confirmation), and the
-/// socket directory is gone after the job.
+/// SPEC §4: by default every pair of ranks of one host shares memory beside a Unix socket,
+/// the job completes through a kill (EOF on the dead rank's sockets, rtrun's confirmation,
+/// its ring drained), and the socket directory is gone after the job.
 #[test]
-fn a_job_over_unix_sockets_survives_a_kill_and_leaves_no_directory() {
+fn a_job_over_shared_memory_survives_a_kill_and_leaves_no_directory() {
     let report = run(&job_killing_rank_2(4, "auto"));
     let seen = survived_the_kill(&report, 4);
     assert!(
         seen.iter().all(|(_, _, kind)| kind == "unix"),
         "{seen:?}\n{}",
+        output(&report)
+    );
+    let shared = shared_memory(&report);
+    for a in (0..4).filter(|&r| r != 2) {
+        for b in (0..4).filter(|&r| r != 2 && r != a) {
+            assert!(
+                shared.contains(&(a, b)),
+                "rank {a} to {b}: no shared memory\n{}",
+                output(&report)
+            );
+        }
+    }
+    let dir = report
+        .socket_dir
+        .as_ref()
+        .expect("rtrun made a socket directory");
+    assert!(!dir.exists(), "{} is left behind", dir.display());
+}
+
+/// `RT_TRANSPORT=unix` keeps every pair of one host on its Unix socket alone (no shared
+/// memory), and the same job survives the same kill.
+#[test]
+fn a_unix_socket_job_without_shared_memory_survives_a_kill() {
+    let report = run(&job_killing_rank_2(4, "unix"));
+    let seen = survived_the_kill(&report, 4);
+    assert!(
+        seen.iter().all(|(_, _, kind)| kind == "unix"),
+        "{seen:?}\n{}",
+        output(&report)
+    );
+    assert!(
+        !output(&report).contains("shared memory with rank"),
+        "{}",
         output(&report)
     );
     let dir = report

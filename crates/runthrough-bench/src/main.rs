@@ -27,7 +27,7 @@ struct Args {
     /// Only rows whose operation name contains this string.
     #[arg(long)]
     only: Option<String>,
-    /// Also run the multi-process rows (tcp) and Open MPI ULFM's (see `compare.rs`), with the
+    /// Also run Open MPI ULFM's (see `compare.rs`), with the
     /// ratio runthrough / Open MPI per row.
     #[arg(long)]
     compare: bool,

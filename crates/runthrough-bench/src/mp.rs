@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Multi-process rows (transport "tcp"): this binary runs itself as the ranks of an rtrun job
+//! Multi-process rows: this binary runs itself as the ranks of an rtrun job
 //! (`runthrough-bench --mp-worker ...`, launched through the rtrun library), and rank 0 prints
 //! one JSON row per line, which the driver collects.
 //!
@@ -26,6 +26,10 @@ const WORKER_FLAG: &str = "--mp-worker";
 
 /// Rank counts of the multi-process rows (and of the Open MPI ones).
 pub(super) const RANKS: [u32; 3] = [2, 4, 8];
+
+/// The transports of the multi-process rows, side by side in one run: each row's label and
+/// the `RT_TRANSPORT` its job runs with (shared memory, the default; Unix sockets alone).
+const TRANSPORTS: [(&str, &str); 2] = [("shm", "auto"), ("unix", "unix")];
 
 /// Microseconds since the epoch: the clock both sides of a kill share.
 pub(super) fn wall_us() -> f64 {
@@ -312,6 +316,7 @@ fn job(
     args: &[String],
     timeout: Duration,
     victim: Option<u32>,
+    transport: (&'static str, &str),
 ) -> Result<Vec<Row>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     let mut job = rtrun::Job::new(ranks, exe);
@@ -322,11 +327,16 @@ fn job(
     job.forward_output = false;
     job.capture_output = true;
     job.timeout = Some(timeout);
+    job.env = vec![("RT_TRANSPORT".into(), transport.1.into())];
     let report = rtrun::run(&job).map_err(|e| format!("rtrun: {e}"))?;
     let rows: Vec<Row> = report
         .stdout_of(0)
         .into_iter()
         .filter_map(parse_row)
+        .map(|row| Row {
+            transport: transport.0,
+            ..row
+        })
         .collect();
     let failed = report
         .ranks
@@ -373,8 +383,21 @@ fn expected(ranks: u32) -> Vec<(&'static str, usize)> {
     ops
 }
 
-/// The multi-process rows at 2, 4 and 8 processes.
+/// The multi-process rows at 2, 4 and 8 processes, over each transport (interleaved: every
+/// rank count runs over both before the next).
 pub(super) fn rows(bench: &mut Bench, target_us: f64, fault_repetitions: usize) {
+    for transport in TRANSPORTS {
+        rows_over(bench, target_us, fault_repetitions, transport);
+    }
+}
+
+fn rows_over(
+    bench: &mut Bench,
+    target_us: f64,
+    fault_repetitions: usize,
+    transport: (&'static str, &str),
+) {
+    let label = transport.0;
     let only = bench.only.clone().unwrap_or_default();
     for ranks in RANKS {
         let wanted: Vec<_> = expected(ranks)
@@ -390,18 +413,19 @@ pub(super) fn rows(bench: &mut Bench, target_us: f64, fault_repetitions: usize) 
             target_us.to_string(),
             only.clone(),
         ];
-        let got = job(ranks, &args, Duration::from_secs(240), None).unwrap_or_else(|why| {
-            eprintln!("  tcp collectives at {ranks} ranks: {why}");
-            Vec::new()
-        });
+        let got =
+            job(ranks, &args, Duration::from_secs(240), None, transport).unwrap_or_else(|why| {
+                eprintln!("  {label} collectives at {ranks} ranks: {why}");
+                Vec::new()
+            });
         for (op, bytes) in wanted {
             let row = got
                 .iter()
                 .find(|r| r.op == op && r.bytes == bytes)
                 .cloned()
-                .unwrap_or_else(|| missing(op, ranks, "tcp", bytes));
+                .unwrap_or_else(|| missing(op, ranks, label, bytes));
             eprintln!(
-                "  {:<28} {:>3} ranks {:>8} B  median {:>10.3} us  (tcp)",
+                "  {:<28} {:>3} ranks {:>8} B  median {:>10.3} us  ({label})",
                 row.op, ranks, bytes, row.median_us
             );
             bench.rows.push(row);
@@ -425,9 +449,15 @@ pub(super) fn rows(bench: &mut Bench, target_us: f64, fault_repetitions: usize) 
         for _ in 0..fault_repetitions {
             let _ = std::fs::remove_file(&stamp);
             let args = ["fault".to_string(), stamp.display().to_string()];
-            match job(ranks, &args, Duration::from_secs(30), Some(ranks - 1)) {
+            match job(
+                ranks,
+                &args,
+                Duration::from_secs(30),
+                Some(ranks - 1),
+                transport,
+            ) {
                 Ok(rows) => samples.extend(rows),
-                Err(why) => eprintln!("  tcp fault job at {ranks} ranks: {why}"),
+                Err(why) => eprintln!("  {label} fault job at {ranks} ranks: {why}"),
             }
         }
         let pooled = pool(samples);
@@ -436,9 +466,9 @@ pub(super) fn rows(bench: &mut Bench, target_us: f64, fault_repetitions: usize) 
                 .iter()
                 .find(|r| r.op == op)
                 .cloned()
-                .unwrap_or_else(|| missing(op, ranks, "tcp", 0));
+                .unwrap_or_else(|| missing(op, ranks, label, 0));
             eprintln!(
-                "  {:<28} {:>3} ranks            median {:>10.3} us  (tcp)",
+                "  {:<28} {:>3} ranks            median {:>10.3} us  ({label})",
                 row.op, ranks, row.median_us
             );
             bench.rows.push(row);

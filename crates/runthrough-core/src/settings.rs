@@ -36,7 +36,7 @@ pub enum Setting {
     Bind,
     /// `RT_HEARTBEAT`: `PERIOD_MS:TIMEOUT_MS`, 0 < period < timeout.
     Heartbeat,
-    /// `RT_TRANSPORT`: `auto` (the default) or `tcp`.
+    /// `RT_TRANSPORT`: `auto` (the default), `unix` or `tcp`.
     Transport,
     /// `RT_UNEXPECTED_CAP`: bytes of unexpected messages a rank buffers, with `K`, `M` or `G`.
     UnexpectedCap,
@@ -217,25 +217,30 @@ pub fn heartbeat(value: &str) -> Result<(Duration, Duration), SettingError> {
 /// Which connections ranks use ([`transport`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Transport {
-    /// Unix-domain sockets to peers on the same host, TCP to the others (the default).
+    /// Shared memory (with a Unix-domain socket beside it) to peers on the same host, TCP to
+    /// the others (the default).
     #[default]
     Auto,
+    /// Unix-domain sockets alone to peers on the same host (no shared memory), TCP to the
+    /// others.
+    Unix,
     /// TCP for every pair.
     Tcp,
 }
 
-/// `RT_TRANSPORT`: `auto` (or empty) or `tcp`.
+/// `RT_TRANSPORT`: `auto` (or empty), `unix` or `tcp`.
 ///
 /// # Errors
 /// Anything else.
 pub fn transport(value: &str) -> Result<Transport, SettingError> {
     match value {
         "" | "auto" => Ok(Transport::Auto),
+        "unix" => Ok(Transport::Unix),
         "tcp" => Ok(Transport::Tcp),
         _ => Err(SettingError::new(
             Setting::Transport,
             value,
-            "expected auto (the default) or tcp",
+            "expected auto (the default), unix or tcp",
         )),
     }
 }
@@ -340,6 +345,7 @@ mod tests {
             ("RT_HEARTBEAT", "500:5000"),
             ("RT_TRANSPORT", "tcp"),
             ("RT_TRANSPORT", "auto"),
+            ("RT_TRANSPORT", "unix"),
             ("RT_BIND", "eth1"),
             ("RT_BIND", "route:headnode"),
             ("RT_BIND", "127.0.0.1"),
@@ -373,7 +379,7 @@ mod tests {
             ("RT_UNEXPECTED_CAP", "12X", "a number of bytes"),
             ("RT_UNEXPECTED_CAP", "99999999999999999999", "too large"),
             ("RT_UNEXPECTED_CAP", "99999999999G", "too large"),
-            ("RT_TRANSPORT", "foo", "auto (the default) or tcp"),
+            ("RT_TRANSPORT", "foo", "auto (the default), unix or tcp"),
             ("RT_HEARTBEAT", "garbage", "PERIOD_MS:TIMEOUT_MS"),
             ("RT_HEARTBEAT", "500:100", "shorter than the timeout"),
             ("RT_HEARTBEAT", "0:100", "at least 1 ms"),

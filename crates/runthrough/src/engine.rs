@@ -645,13 +645,19 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
+        Endpoint::with_signal(world_rank, world_size, Signal::default())
+    }
+
+    /// An endpoint whose doorbell is `signal` (one that peers in other processes ring, for the
+    /// shared-memory transport: [`Signal::shared`]).
+    pub(crate) fn with_signal(world_rank: u32, world_size: u32, signal: Signal) -> Self {
         let engine = Engine::new(world_rank, world_size);
         let transmit_ready = engine.flow.ready_flag().shared();
         Endpoint {
             transmit_ready,
             world_rank,
             engine: Mutex::new(engine),
-            signal: Signal::default(),
+            signal,
             killed: AtomicBool::new(false),
             faults: Mutex::new(Injector::default()),
             faults_planned: AtomicBool::new(false),

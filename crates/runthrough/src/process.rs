@@ -95,16 +95,17 @@ impl Process {
     /// cores.
     #[inline]
     pub(crate) fn wait_past(&self, seen: u32) {
-        self.endpoint
-            .signal
-            .wait_past(seen, self.transport.oversubscribed());
+        self.transport.poll();
+        self.transport.wait_past(&self.endpoint.signal, seen);
     }
 
-    /// Transmits the messages of this rank that waited for credit and may go now (`crate::flow`),
-    /// in order per destination, on the calling thread. Called by every thread that waits in
+    /// Polls the transport ([`Transport::poll`]: what arrived in shared memory reaches the
+    /// engine), then transmits the messages of this rank that waited for credit and may go now
+    /// (`crate::flow`), in order per destination, on the calling thread. Called by every thread that waits in
     /// the library; costs one atomic load when nothing waits.
     #[inline]
     pub(crate) fn progress(&self) {
+        self.transport.poll();
         if self.endpoint.transmit_ready() {
             self.transmit_queued();
         }

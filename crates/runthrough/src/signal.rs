@@ -40,6 +40,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use runthrough_net::shm::{Bell, Inbox};
 use rustix::thread::futex;
 
 /// The flag bit: some thread sleeps (or is about to) at the count in the other bits.
@@ -66,29 +67,63 @@ pub(crate) trait Word {
     fn wake_all(&self);
 }
 
-/// The runtime's word: an atomic that is also a process-private futex.
+/// The runtime's word: an atomic that is also a futex. Process-private by default; for a rank
+/// of a multi-process job with shared memory, the application bell of its inbox
+/// ([`runthrough_net::shm::Inbox`]), which peers on the same host ring when they publish an
+/// entry for it (then the futex is a shared one: the kernel keys it by the page, not by the
+/// process).
 #[derive(Debug, Default)]
-pub(crate) struct Futex(AtomicU32);
+pub(crate) struct Futex {
+    local: AtomicU32,
+    shared: Option<(Inbox, Bell)>,
+}
+
+impl Futex {
+    /// The word of `bell` in `inbox` (shared with the processes that map it).
+    pub(crate) fn shared(inbox: Inbox, bell: Bell) -> Self {
+        Futex {
+            local: AtomicU32::new(0),
+            shared: Some((inbox, bell)),
+        }
+    }
+
+    #[inline]
+    fn atom(&self) -> &AtomicU32 {
+        match &self.shared {
+            None => &self.local,
+            Some((inbox, bell)) => inbox.bell(*bell),
+        }
+    }
+
+    #[inline]
+    fn flags(&self) -> futex::Flags {
+        if self.shared.is_some() {
+            futex::Flags::empty()
+        } else {
+            futex::Flags::PRIVATE
+        }
+    }
+}
 
 impl Word for Futex {
     #[inline]
     fn load(&self) -> u32 {
-        self.0.load(Ordering::Acquire)
+        self.atom().load(Ordering::Acquire)
     }
 
     #[inline]
     fn fetch_add(&self, value: u32) -> u32 {
-        self.0.fetch_add(value, Ordering::AcqRel)
+        self.atom().fetch_add(value, Ordering::AcqRel)
     }
 
     #[inline]
     fn fetch_and(&self, value: u32) -> u32 {
-        self.0.fetch_and(value, Ordering::AcqRel)
+        self.atom().fetch_and(value, Ordering::AcqRel)
     }
 
     #[inline]
     fn compare_exchange(&self, current: u32, new: u32) -> Result<u32, u32> {
-        self.0
+        self.atom()
             .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
     }
 
@@ -99,14 +134,14 @@ impl Word for Futex {
         });
         // EAGAIN (the word moved), EINTR (a signal): a spurious return, the caller re-checks.
         !matches!(
-            futex::wait(&self.0, futex::Flags::PRIVATE, expected, timeout.as_ref()),
+            futex::wait(self.atom(), self.flags(), expected, timeout.as_ref()),
             Err(rustix::io::Errno::TIMEDOUT)
         )
     }
 
     fn wake_all(&self) {
         // Cannot fail on a valid address; nothing to do if it did.
-        let _ = futex::wake(&self.0, futex::Flags::PRIVATE, i32::MAX as u32);
+        let _ = futex::wake(self.atom(), self.flags(), i32::MAX as u32);
     }
 }
 
@@ -128,7 +163,6 @@ pub(crate) struct Doorbell<W: Word = Futex> {
 }
 
 impl<W: Word> Doorbell<W> {
-    #[cfg(test)]
     pub(crate) fn new(word: W) -> Self {
         Doorbell { word }
     }
@@ -185,6 +219,13 @@ pub(crate) struct Signal {
 }
 
 impl Signal {
+    /// A signal whose word is `bell` of `inbox` ([`Futex::shared`]).
+    pub(crate) fn shared(inbox: Inbox, bell: Bell) -> Self {
+        Signal {
+            bell: Doorbell::new(Futex::shared(inbox, bell)),
+        }
+    }
+
     /// The current event count.
     #[inline]
     pub(crate) fn current(&self) -> u32 {
@@ -223,7 +264,10 @@ mod tests {
 
     #[test]
     fn the_count_wraps_without_touching_the_flag() {
-        let bell = Doorbell::new(Futex(AtomicU32::new(u32::MAX - 1)));
+        let bell = Doorbell::new(Futex {
+            local: AtomicU32::new(u32::MAX - 1),
+            shared: None,
+        });
         assert_eq!(bell.current(), u32::MAX - 1);
         bell.ring();
         assert_eq!(bell.current(), 0);
@@ -243,7 +287,7 @@ mod tests {
         let bell: Doorbell = Doorbell::default();
         bell.ring();
         bell.ring();
-        assert_eq!(bell.word.0.load(Ordering::Relaxed), 2 * ONE_EVENT);
+        assert_eq!(bell.word.local.load(Ordering::Relaxed), 2 * ONE_EVENT);
     }
 
     /// No lost wake-up (the module docs' argument), tested on the real futex: pairs of threads

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::engine::Endpoint;
+use crate::signal::Signal;
 use runthrough_core::packet::{Outgoing, Packet};
 
 /// What the runtime needs from a transport.
@@ -38,6 +39,19 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// ranks are other processes.
     fn oversubscribed(&self) -> bool {
         false
+    }
+
+    /// Polling progress: moves what arrived for this process's rank through memory that no
+    /// thread watches (the shared-memory rings) into its engine. Called by every thread that
+    /// waits in the library, before it checks and waits; a no-op for transports that deliver
+    /// on their own.
+    #[inline]
+    fn poll(&self) {}
+
+    /// Waits until `signal` (this process's rank's) moves past `seen`, by the wait policy
+    /// ([`crate::wait`]); a transport with polling progress polls on the way out.
+    fn wait_past(&self, signal: &Signal, seen: u32) {
+        signal.wait_past(seen, self.oversubscribed());
     }
 
     /// The thread of world rank `rank` of this process has ended (returned, panicked or

@@ -7,7 +7,9 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 
-use rustix::fs::{fstat, ftruncate, memfd_create, MemfdFlags};
+use rustix::fs::{
+    fcntl_add_seals, fcntl_get_seals, fstat, ftruncate, memfd_create, MemfdFlags, SealFlags,
+};
 use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};
 use rustix::net::{
     recvmsg, sendmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -39,13 +41,25 @@ impl std::fmt::Debug for SharedMapping {
 }
 
 impl SharedMapping {
-    /// Creates a memfd of `len` bytes (zeroed, close-on-exec) and maps it.
+    /// Creates a memfd of `len` bytes (zeroed, close-on-exec), seals it against shrinking and
+    /// growing (so a process that maps it never faults on a page cut away under it; see
+    /// [`SharedMapping::map_sealed`]) and maps it.
     ///
     /// # Errors
     ///
-    /// A zero `len`, or the kernel refusing the memfd, its size or the mapping (the error says
-    /// which).
+    /// A zero `len`, or the kernel refusing the memfd, its size, its seals or the mapping (the
+    /// error says which).
     pub fn create(name: &str, len: usize) -> io::Result<SharedMapping> {
+        SharedMapping::create_with(name, len, true)
+    }
+
+    /// [`SharedMapping::create`] without the seals (tests of the check that wants them).
+    #[doc(hidden)]
+    pub fn create_unsealed(name: &str, len: usize) -> io::Result<SharedMapping> {
+        SharedMapping::create_with(name, len, false)
+    }
+
+    fn create_with(name: &str, len: usize, sealed: bool) -> io::Result<SharedMapping> {
         if len == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -58,9 +72,37 @@ impl SharedMapping {
                 format!("shared memory of {len} bytes: {what}: {error}"),
             )
         };
-        let fd = memfd_create(name, MemfdFlags::CLOEXEC).map_err(|e| context("memfd_create", e))?;
+        let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)
+            .map_err(|e| context("memfd_create", e))?;
         ftruncate(&fd, len as u64).map_err(|e| context("ftruncate", e))?;
+        if sealed {
+            fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL)
+                .map_err(|e| context("sealing", e))?;
+        }
         SharedMapping::map_len(fd, len)
+    }
+
+    /// [`SharedMapping::map`] for memory that another process owns and might misuse: the file
+    /// must be sealed against shrinking and growing, so its length, checked here, holds for
+    /// as long as it is mapped.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidData` for a file without those seals; those of [`SharedMapping::map`].
+    pub fn map_sealed(fd: OwnedFd, min_len: usize) -> io::Result<SharedMapping> {
+        let seals = fcntl_get_seals(&fd).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("not a sealed memfd: {e}"),
+            )
+        })?;
+        if !seals.contains(SealFlags::SHRINK | SealFlags::GROW) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "shared memory not sealed against resizing",
+            ));
+        }
+        SharedMapping::map(fd, min_len)
     }
 
     /// Maps the whole of a memfd another process made (as received by [`recv_fd`]), requiring
@@ -163,6 +205,57 @@ pub fn send_fd(socket: impl AsFd, fd: BorrowedFd<'_>) -> io::Result<()> {
         SendFlags::NOSIGNAL,
     )?;
     Ok(())
+}
+
+/// Sends one byte without a descriptor: "I have none to give" where the peer calls
+/// [`recv_optional_fd`].
+///
+/// # Errors
+///
+/// The socket's error.
+pub fn send_no_fd(socket: impl AsFd) -> io::Result<()> {
+    let sent = rustix::net::send(socket, b"N", SendFlags::NOSIGNAL)?;
+    if sent == 1 {
+        Ok(())
+    } else {
+        Err(io::Error::new(io::ErrorKind::WriteZero, "sending one byte"))
+    }
+}
+
+/// Receives what [`send_fd`] or [`send_no_fd`] sent: the descriptor, or `None`.
+///
+/// # Errors
+///
+/// The socket's error, an end of stream, or more than one descriptor.
+pub fn recv_optional_fd(socket: impl AsFd) -> io::Result<Option<OwnedFd>> {
+    let mut byte = [0u8; 1];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let received = recvmsg(
+        socket,
+        &mut [IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    if received.bytes == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the socket closed before a descriptor came",
+        ));
+    }
+    let mut fds: Vec<OwnedFd> = Vec::new();
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(rights) = message {
+            fds.extend(rights);
+        }
+    }
+    if fds.len() > 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "more than one descriptor with the message",
+        ));
+    }
+    Ok(fds.pop())
 }
 
 /// Receives one descriptor sent by [`send_fd`].

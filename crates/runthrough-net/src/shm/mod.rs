@@ -40,10 +40,12 @@
 //! ));
 //! ```
 
+pub mod inbox;
 mod map;
 pub mod ring;
 
-pub use map::{recv_fd, send_fd, SharedMapping};
+pub use inbox::{Bell, Inbox, Slot};
+pub use map::{recv_fd, recv_optional_fd, send_fd, send_no_fd, SharedMapping};
 pub use ring::{
     init, max_payload, region_len, Consumer, Corruption, HeapRegion, Memory, Producer, Push,
     Region, RingError,

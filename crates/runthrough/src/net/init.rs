@@ -12,7 +12,9 @@ use runthrough_core::settings::{self, SettingError, Transport};
 
 use crate::engine::Endpoint;
 use crate::process::Process;
+use crate::signal::Signal;
 use runthrough_core::packet::WORLD_CONTEXT;
+use runthrough_net::shm::{Bell, Inbox};
 
 use super::tcp::{Cause, Config, Tcp};
 use runthrough_net::launch::{self, JobSecret};
@@ -276,9 +278,10 @@ fn parse_config() -> Result<Config, InitError> {
         None => Transport::Auto,
     };
     config.local_identity = match transport {
-        Transport::Auto => stream::local_identity(),
+        Transport::Auto | Transport::Unix => stream::local_identity(),
         Transport::Tcp => None,
     };
+    config.shm = transport == Transport::Auto && config.local_identity.is_some();
     Ok(config)
 }
 
@@ -391,7 +394,7 @@ pub fn init() -> Result<Universe, InitError> {
         faults,
         ..
     } = settings;
-    let endpoint = Arc::new(Endpoint::new(rank, size));
+    let (endpoint, inbox) = endpoint_for(rank, size, &config);
     endpoint.plan_faults(faults);
     let listeners = bind_listeners(rank, &config)?;
     let address = listeners.address.clone();
@@ -431,6 +434,7 @@ pub fn init() -> Result<Universe, InitError> {
         table,
         control: Some(control_stream),
         local_pids: Vec::new(),
+        inbox,
     })
 }
 
@@ -448,7 +452,7 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         faults,
         ..
     } = parse_settings()?;
-    let endpoint = Arc::new(Endpoint::new(0, 1));
+    let (endpoint, inbox) = endpoint_for(0, 1, &config);
     endpoint.plan_faults(faults);
     let listeners = bind_listeners(0, &config)?;
     let table = vec![Some(listeners.address.clone())];
@@ -463,6 +467,7 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         table,
         control: None,
         local_pids: Vec::new(),
+        inbox,
     })
 }
 
@@ -541,7 +546,7 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         faults,
         init_timeout,
     } = settings;
-    let endpoint = Arc::new(Endpoint::new(rank, size));
+    let (endpoint, inbox) = endpoint_for(rank, size, &config);
     endpoint.plan_faults(faults);
     let listeners = bind_listeners(rank, &config)?;
     let address = listeners.address.clone();
@@ -631,6 +636,7 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         table,
         control: None,
         local_pids,
+        inbox,
     })
 }
 
@@ -650,6 +656,34 @@ struct Started {
     /// The PIDs of the peers that run on this host (empty: none known), for confirming their
     /// deaths ([`runthrough_net::local`]).
     local_pids: Vec<Option<u32>>,
+    /// This rank's shared-memory inbox, unless shared memory is off or was refused.
+    inbox: Option<Inbox>,
+}
+
+/// This rank's endpoint, with its inbox when shared memory is on (`RT_TRANSPORT=auto` on a
+/// host with Unix sockets): then the endpoint's doorbell is the inbox's application bell, which
+/// peers on this host ring. A refused inbox is said on standard error, and peers on this host
+/// use the Unix sockets instead.
+fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option<Inbox>) {
+    if !config.shm || size < 2 {
+        return (Arc::new(Endpoint::new(rank, size)), None);
+    }
+    match super::shm_lane::make_inbox(size) {
+        Ok(inbox) => {
+            let signal = Signal::shared(inbox.clone(), Bell::Application);
+            (
+                Arc::new(Endpoint::with_signal(rank, size, signal)),
+                Some(inbox),
+            )
+        }
+        Err(e) => {
+            super::tcp::stderr_line(format_args!(
+                "runthrough rank {rank}: no shared memory ({e}): peers on this host use Unix \
+                 sockets"
+            ));
+            (Arc::new(Endpoint::new(rank, size)), None)
+        }
+    }
 }
 
 /// Connects to every peer of the table and returns the universe.
@@ -666,6 +700,10 @@ fn start(s: Started) -> Result<Universe, InitError> {
         s.config,
     );
     tcp.set_local_pids(s.local_pids);
+    if let Some(inbox) = s.inbox {
+        tcp.set_inbox(inbox)
+            .map_err(io("starting the progress thread"))?;
+    }
     if let Some(mut control_stream) = s.control {
         tcp.set_control(
             control_stream

@@ -10,6 +10,7 @@
 //! PMI client and the launcher protocol are the `runthrough-net` crate's.
 
 mod init;
+mod shm_lane;
 mod tcp;
 
 pub use init::{init, init_or_singleton, init_singleton, InitError, Universe};

@@ -71,7 +71,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::engine::Endpoint;
@@ -82,7 +82,10 @@ use runthrough_core::wire::{self, Decoder, Frame, WireError, TOKEN};
 
 use runthrough_net::auth::{self, Role, Secret};
 use runthrough_net::launch;
+use runthrough_net::shm::{self, Inbox};
 use runthrough_net::stream::{Address, Listener, Stream, UnixSocket};
+
+use super::shm_lane::{FrameRef, Lane, Sent};
 
 // The handshake frames carry the nonces and MACs of runthrough_net::auth.
 const _: () = assert!(TOKEN == auth::TOKEN);
@@ -113,6 +116,8 @@ pub(crate) struct Config {
     /// Where this rank runs ([`runthrough_net::stream::local_identity`]): peers that publish a Unix
     /// socket with the same identity are reached through it. `None`: TCP only.
     pub(crate) local_identity: Option<String>,
+    /// Shared memory with the peers reached over Unix sockets (`super::shm_lane`).
+    pub(crate) shm: bool,
 }
 
 impl Default for Config {
@@ -125,6 +130,7 @@ impl Default for Config {
             verbose: false,
             exit_on_halt: true,
             local_identity: None,
+            shm: false,
         }
     }
 }
@@ -188,7 +194,7 @@ pub(crate) fn stderr_line(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr().lock(), "{message}");
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -224,12 +230,12 @@ impl Writer {
 
 /// This rank's view of one peer.
 #[derive(Debug, Default)]
-struct Peer {
+pub(super) struct Peer {
     /// Fenced (or failed): never un-set; nothing more is sent to the peer, and what it sends
     /// is ignored once its reader has drained what had arrived.
-    failed: AtomicBool,
+    pub(super) failed: AtomicBool,
     /// A reader thread runs on the connection (the engine hears of a failure after it ends).
-    reading: AtomicBool,
+    pub(super) reading: AtomicBool,
     /// In the detector output; the engine is told once no reader runs.
     out_pending: AtomicBool,
     /// The engine was told (`Endpoint::peer_failed`).
@@ -242,6 +248,11 @@ struct Peer {
     backlog: Mutex<Vec<u8>>,
     /// The connection, kept to shut it down.
     stream: Mutex<Option<Stream>>,
+    /// Shared memory with the peer, when both run on this host (`super::shm_lane`): set
+    /// once, at connection.
+    pub(super) shm: OnceLock<Lane>,
+    /// Bytes for the peer wait for room in its ring (counted once in `Tcp::shm_pending`).
+    pub(super) shm_blocked: AtomicBool,
 }
 
 impl Peer {
@@ -335,6 +346,11 @@ pub(crate) struct Tcp {
     /// The PIDs of the peers on this host and in this PID namespace (from the PMI bootstrap):
     /// their process ending confirms their failure (`runthrough_net::local`).
     local_pids: Mutex<Vec<Option<u32>>>,
+    /// This rank's inbox, when it talks to peers on its host through shared memory
+    /// (`super::shm_lane`).
+    inbox: OnceLock<Inbox>,
+    /// Peers whose lanes hold bytes waiting for room in their ring.
+    pub(super) shm_pending: AtomicUsize,
 }
 
 impl Tcp {
@@ -364,13 +380,57 @@ impl Tcp {
             halted: Mutex::new(None),
             socket: Mutex::new(None),
             local_pids: Mutex::new(Vec::new()),
+            inbox: OnceLock::new(),
+            shm_pending: AtomicUsize::new(0),
         };
         tcp.settle(me);
         Arc::new(tcp)
     }
 
-    fn size(&self) -> u32 {
+    pub(super) fn size(&self) -> u32 {
         self.peers.len() as u32
+    }
+
+    pub(super) fn me(&self) -> u32 {
+        self.me
+    }
+
+    pub(super) fn peer(&self, peer: u32) -> &Peer {
+        &self.peers[peer as usize]
+    }
+
+    pub(super) fn peers_get(&self, peer: u32) -> Option<&Peer> {
+        self.peers.get(peer as usize)
+    }
+
+    pub(super) fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub(super) fn inbox(&self) -> Option<&Inbox> {
+        self.inbox.get()
+    }
+
+    pub(super) fn heartbeat_period(&self) -> Duration {
+        self.config.heartbeat_period
+    }
+
+    /// Whether this rank halted (in tests, where halting does not exit) or was killed.
+    pub(super) fn is_done(&self) -> bool {
+        self.endpoint.is_killed() || lock(&self.halted).is_some()
+    }
+
+    /// Gives this rank its inbox (before any connection) and starts its progress thread
+    /// (`super::shm_lane`): from then on peers on this host that map it send through it.
+    pub(crate) fn set_inbox(self: &Arc<Self>, inbox: Inbox) -> io::Result<()> {
+        if self.inbox.set(inbox.clone()).is_err() {
+            return Ok(());
+        }
+        let tcp = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("rt-progress".into())
+            .spawn(move || tcp.shm_progress_loop(inbox))
+            .map(drop)
     }
 
     /// Records the PIDs of the peers that run on this host (`None` for the others).
@@ -579,6 +639,8 @@ impl Tcp {
         while self.in_progress.load(Ordering::SeqCst) > 0 && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(1));
         }
+        // Frames waiting for room in a ring go before the goodbye.
+        self.flush_all_pending(until);
         for (peer, p) in self.peers.iter().enumerate() {
             if peer as u32 == self.me || p.failed.load(Ordering::SeqCst) {
                 continue;
@@ -826,8 +888,30 @@ impl Tcp {
         if p.failed.load(Ordering::SeqCst) {
             return;
         }
+        let heartbeat = matches!(frame, Frame::Heartbeat);
+        if !heartbeat {
+            if let Sent::Queued = self.send_shm(to, FrameRef::Frame(frame), false) {
+                return;
+            }
+        }
         if let Err(e) = p.send_queued(|out| wire::encode(frame, out)) {
             self.declare_failed(to, Cause::Io(e));
+        }
+        if !heartbeat {
+            self.backlog_to_lane(to);
+        }
+    }
+
+    /// Frames that went to the socket's backlog while the connection was being set up, for a
+    /// peer whose frames now go through shared memory: moved into the lane, in order.
+    fn backlog_to_lane(&self, to: u32) {
+        let p = &self.peers[to as usize];
+        if !p.shm.get().is_some_and(Lane::sends) {
+            return;
+        }
+        let bytes = std::mem::take(&mut *lock(&p.backlog));
+        if !bytes.is_empty() {
+            self.send_shm_bytes(to, &bytes);
         }
     }
 
@@ -838,6 +922,9 @@ impl Tcp {
         if p.failed.load(Ordering::SeqCst) {
             return;
         }
+        if let Sent::Queued = self.send_shm(to, FrameRef::Packet(packet), blocking) {
+            return;
+        }
         let sent = if blocking {
             p.send_blocking(packet)
         } else {
@@ -846,6 +933,7 @@ impl Tcp {
         if let Err(e) = sent {
             self.declare_failed(to, Cause::Io(e));
         }
+        self.backlog_to_lane(to);
     }
 
     /// Sends `out` (packets from this rank), delivering self-sends here, and whatever they cause.
@@ -878,10 +966,37 @@ impl Tcp {
         }
     }
 
-    /// Installs an authenticated connection to `peer` and starts its reader.
-    fn install(self: &Arc<Self>, peer: u32, stream: Stream, mut decoder: Decoder) {
+    /// Installs an authenticated connection to `peer` and starts its reader; `theirs`: the
+    /// peer's inbox, when it gave it (then frames to it go through shared memory).
+    fn install(
+        self: &Arc<Self>,
+        peer: u32,
+        stream: Stream,
+        mut decoder: Decoder,
+        theirs: Option<Inbox>,
+    ) {
         let p = &self.peers[peer as usize];
         let kind = stream.kind();
+        let mine = self.inbox().filter(|_| kind == "unix");
+        match Lane::new(self.me, peer, mine, theirs, self.config.max_frame) {
+            Ok(Some(lane)) => {
+                let how = match (lane.sends(), lane.receives()) {
+                    (true, true) => "both ways",
+                    (true, false) => "to it only",
+                    _ => "from it only",
+                };
+                if p.shm.set(lane).is_ok() {
+                    self.log(format_args!("shared memory with rank {peer}: {how}"));
+                }
+                self.backlog_to_lane(peer);
+            }
+            Ok(None) => {}
+            Err(e) => stderr_line(format_args!(
+                "runthrough rank {}: no shared memory with rank {peer} ({e}): its traffic goes \
+                 over the socket",
+                self.me
+            )),
+        }
         let setup = (|| -> io::Result<(Stream, Stream)> {
             stream.tune()?;
             stream.set_read_timeout(Some(self.config.heartbeat_period))?;
@@ -924,6 +1039,8 @@ impl Tcp {
     /// peer is fenced it drains the connection, and then the engine may hear of the failure.
     fn read_loop(self: Arc<Self>, peer: u32, mut stream: Stream, mut decoder: Decoder) {
         self.read_until_fenced(peer, &mut stream, &mut decoder);
+        // What the peer wrote into shared memory before it was fenced (or left) arrived too.
+        self.drain_lane(peer, true);
         self.peers[peer as usize]
             .reading
             .store(false, Ordering::SeqCst);
@@ -964,7 +1081,11 @@ impl Tcp {
                 return self.drain(peer, stream, decoder);
             }
             match decoder.next_frame() {
-                Ok(Some(Frame::Goodbye)) => return self.peer_said_goodbye(peer),
+                Ok(Some(Frame::Goodbye)) => {
+                    // Everything the peer wrote into shared memory came before its goodbye.
+                    self.drain_lane(peer, true);
+                    return self.peer_said_goodbye(peer);
+                }
                 Ok(Some(frame)) => {
                     last_heard = Instant::now();
                     if let Err(why) = self.handle(peer, frame) {
@@ -1003,7 +1124,7 @@ impl Tcp {
         }
     }
 
-    fn handle(&self, peer: u32, frame: Frame) -> Result<(), &'static str> {
+    pub(super) fn handle(&self, peer: u32, frame: Frame) -> Result<(), &'static str> {
         match frame {
             Frame::Packet(packet) => {
                 // Even if the peer was fenced since this frame was read: it had arrived.
@@ -1042,7 +1163,7 @@ impl Tcp {
             let _ = std::thread::Builder::new()
                 .name("rt-handshake".into())
                 .spawn(move || match tcp.handshake_accept(&stream) {
-                    Ok((peer, decoder)) => tcp.install(peer, stream, decoder),
+                    Ok((peer, decoder, theirs)) => tcp.install(peer, stream, decoder, theirs),
                     Err(why) => {
                         stderr_line(format_args!(
                             "runthrough rank {}: refused a connection from {from}: {why}",
@@ -1078,7 +1199,7 @@ impl Tcp {
             .map_err(|e| format!("handshake: {e}"))
     }
 
-    fn handshake_accept(&self, stream: &Stream) -> Result<(u32, Decoder), String> {
+    fn handshake_accept(&self, stream: &Stream) -> Result<(u32, Decoder, Option<Inbox>), String> {
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
             .map_err(|e| e.to_string())?;
@@ -1113,13 +1234,62 @@ impl Tcp {
         if p.failed.load(Ordering::SeqCst) || lock(&p.stream).is_some() {
             return Err(format!("rank {rank} is already connected or failed"));
         }
-        Ok((rank, decoder))
+        let theirs = self.exchange_inboxes(stream, rank, true)?;
+        Ok((rank, decoder, theirs))
+    }
+
+    /// On a Unix connection, after the proofs: the acceptor sends its inbox (or says it has
+    /// none), then the connector does; each side maps what it got. Nothing else is on the
+    /// stream meanwhile, so the descriptors cannot be read by a plain read. The peer's inbox,
+    /// if it gave one that maps; a refused one is said on standard error and the socket is
+    /// used for that direction.
+    fn exchange_inboxes(
+        &self,
+        stream: &Stream,
+        peer: u32,
+        accepting: bool,
+    ) -> Result<Option<Inbox>, String> {
+        let Stream::Unix(socket) = stream else {
+            return Ok(None);
+        };
+        let give = || -> io::Result<()> {
+            match self.inbox() {
+                Some(inbox) => {
+                    inbox.init_slot(peer)?;
+                    shm::send_fd(socket, inbox.fd())
+                }
+                None => shm::send_no_fd(socket),
+            }
+        };
+        let take = || -> io::Result<Option<std::os::fd::OwnedFd>> { shm::recv_optional_fd(socket) };
+        let fd = if accepting {
+            give().map_err(|e| format!("handshake (shared memory): {e}"))?;
+            take().map_err(|e| format!("handshake (shared memory): {e}"))?
+        } else {
+            let fd = take().map_err(|e| format!("handshake (shared memory): {e}"))?;
+            give().map_err(|e| format!("handshake (shared memory): {e}"))?;
+            fd
+        };
+        let Some(fd) = fd else {
+            return Ok(None);
+        };
+        match Inbox::attach(fd, self.size()) {
+            Ok(inbox) => Ok(Some(inbox)),
+            Err(e) => {
+                stderr_line(format_args!(
+                    "runthrough rank {}: rank {peer}'s shared memory is refused ({e}): \
+                     traffic to it goes over the socket",
+                    self.me
+                ));
+                Ok(None)
+            }
+        }
     }
 
     /// Connects to `peer` (a higher rank) at `address` and authenticates; fences it on failure.
     pub(crate) fn connect(self: &Arc<Self>, peer: u32, address: &str) {
         match self.handshake_connect(peer, address) {
-            Ok((stream, decoder)) => self.install(peer, stream, decoder),
+            Ok((stream, decoder, theirs)) => self.install(peer, stream, decoder, theirs),
             Err(why) => self.declare_failed(peer, Cause::Unreachable(why)),
         }
     }
@@ -1148,7 +1318,11 @@ impl Tcp {
             .map_err(|e| format!("connecting to {tcp}: {e}"))
     }
 
-    fn handshake_connect(&self, peer: u32, address: &str) -> Result<(Stream, Decoder), String> {
+    fn handshake_connect(
+        &self,
+        peer: u32,
+        address: &str,
+    ) -> Result<(Stream, Decoder, Option<Inbox>), String> {
         let stream = self.open(address)?;
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
@@ -1182,7 +1356,8 @@ impl Tcp {
         }
         let mac: [u8; TOKEN] = auth::prove(&self.secret, Role::Connector, &their_nonce, &context);
         Self::write_frame(&stream, &Frame::Proof { mac })?;
-        Ok((stream, decoder))
+        let theirs = self.exchange_inboxes(&stream, peer, false)?;
+        Ok((stream, decoder, theirs))
     }
 }
 
@@ -1202,6 +1377,15 @@ impl Transport for Tcp {
             self.die();
         }
         self.declare_failed(rank, Cause::Notice);
+    }
+
+    #[inline]
+    fn poll(&self) {
+        self.poll_shm();
+    }
+
+    fn wait_past(&self, signal: &crate::signal::Signal, seen: u32) {
+        self.wait_polling(signal, seen);
     }
 
     fn is_alive(&self, rank: u32) -> bool {
@@ -1293,7 +1477,7 @@ mod tests {
         let secret = auth::random_token();
         let (one, address) = rank(1, 2, secret);
         let (zero, _) = rank(0, 2, secret);
-        let (mut stream, _) = zero.handshake_connect(1, &address).unwrap();
+        let (mut stream, _, _) = zero.handshake_connect(1, &address).unwrap();
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         stream.write_all(&[0xff; 16]).unwrap();
         assert!(eventually(|| !one.is_alive(0)));
@@ -1414,7 +1598,7 @@ mod tests {
         let secret = auth::random_token();
         let (one, address) = rank(1, 2, secret);
         let (zero, _) = rank(0, 2, secret);
-        let (stream, _) = zero.handshake_connect(1, &address).unwrap();
+        let (stream, _, _) = zero.handshake_connect(1, &address).unwrap();
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         drop(stream);
         assert!(eventually(|| !one.is_alive(0)));
@@ -1503,7 +1687,7 @@ mod tests {
         let secret = auth::random_token();
         let (one, address) = rank(1, 2, secret);
         let (zero, _) = rank(0, 2, secret);
-        let (mut stream, _) = zero.handshake_connect(1, &address).unwrap();
+        let (mut stream, _, _) = zero.handshake_connect(1, &address).unwrap();
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         let mut bytes = Vec::new();
         wire::encode(&Frame::Suspect { rank: 7 }, &mut bytes);
