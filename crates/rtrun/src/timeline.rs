@@ -151,6 +151,17 @@ fn text(x: f64, y: f64, content: &str) -> Text {
         .set("font-size", FONT)
 }
 
+/// A label cut to at most 56 characters (the tooltip has it whole).
+fn shorten(label: &str) -> String {
+    const MAX: usize = 56;
+    if label.chars().count() <= MAX {
+        return label.to_string();
+    }
+    let mut short: String = label.chars().take(MAX - 1).collect();
+    short.push('…');
+    short
+}
+
 /// Labels of one lane kept apart: each row remembers where its last label ends.
 struct Rows {
     ends: Vec<f64>,
@@ -512,9 +523,10 @@ impl Timeline {
                                 .set("fill", colour),
                         )
                         .add(Title::new(format!("rank {rank}: {label}, at {at}")));
-                    if let Some(row) = above.place(ex - 4.0, label.chars().count()) {
+                    let shown = shorten(&label);
+                    if let Some(row) = above.place(ex - 4.0, shown.chars().count()) {
                         call = call.add(
-                            text(ex - 4.0, y - 9.0 - 11.0 * row as f64, &label).set("fill", colour),
+                            text(ex - 4.0, y - 9.0 - 11.0 * row as f64, &shown).set("fill", colour),
                         );
                     }
                     lane = lane.add(call);
@@ -559,7 +571,7 @@ impl Timeline {
                         .add(Title::new(format!("{label} fired at {at}")));
                     if let Some(row) = above.place(ex - 4.0, label.chars().count()) {
                         fired = fired.add(
-                            text(ex - 4.0, y - 16.0 - 11.0 * row as f64, &label).set("fill", RED),
+                            text(ex - 4.0, y - 9.0 - 11.0 * row as f64, &label).set("fill", RED),
                         );
                     }
                     lane = lane.add(fired);
