@@ -569,9 +569,9 @@ impl Timeline {
                                 .set("fill", RED),
                         )
                         .add(Title::new(format!("{label} fired at {at}")));
-                    if let Some(row) = above.place(ex - 4.0, label.chars().count()) {
+                    if let Some(row) = above.place(ex + 7.0, label.chars().count()) {
                         fired = fired.add(
-                            text(ex - 4.0, y - 9.0 - 11.0 * row as f64, &label).set("fill", RED),
+                            text(ex + 7.0, y - 9.0 - 11.0 * row as f64, &label).set("fill", RED),
                         );
                     }
                     lane = lane.add(fired);

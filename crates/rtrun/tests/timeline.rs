@@ -184,3 +184,42 @@ fn a_timeline_that_cannot_be_written_is_refused_before_the_start() {
     );
     assert!(out.stdout.is_empty(), "no rank ran");
 }
+
+/// The README's picture, `docs/timeline.svg`, is what the README says it is: the heat run with
+/// rtrun's two kills, 8 lanes, ranks 2 and 6 killed by their planned faults, and every
+/// survivor's detector learning of both deaths and validate_global returning each as NEW.
+#[test]
+fn the_readme_picture_shows_a_heat_run_with_two_kills() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/timeline.svg");
+    let svg = std::fs::read_to_string(path).expect("docs/timeline.svg");
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    let lanes: Vec<_> = of_class(doc.root_element(), "lane").collect();
+    assert_eq!(lanes.len(), 8);
+    for (rank, lane) in lanes.iter().enumerate() {
+        assert_eq!(lane.attribute("data-rank"), Some(rank.to_string().as_str()));
+        let deaths: Vec<_> = of_class(*lane, "event death").collect();
+        match rank {
+            2 | 6 => {
+                let fault = if rank == 2 {
+                    "--kill 2@validate_global:30:1"
+                } else {
+                    "--kill 6@call:600"
+                };
+                assert!(shows(*lane, fault), "{:?}", texts(*lane));
+                assert_eq!(deaths.len(), 1);
+                assert_eq!(deaths[0].attribute("data-how"), Some("injected"));
+            }
+            _ => {
+                assert!(deaths.is_empty(), "rank {rank}");
+                assert_eq!(of_class(*lane, "event end").count(), 1, "rank {rank}");
+                let learned: Vec<_> = of_class(*lane, "event learned")
+                    .filter_map(|n| n.attribute("data-peer"))
+                    .collect();
+                assert_eq!(learned, ["2", "6"], "rank {rank}");
+                for news in ["G {2}, NEW {2}", "G {2,6}, NEW {6}"] {
+                    assert!(shows(*lane, news), "rank {rank}: {news}");
+                }
+            }
+        }
+    }
+}
