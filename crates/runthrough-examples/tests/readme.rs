@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use rtrun::{Job, Kill, Strict};
+use rtrun::{Job, Strict};
 
 const HEAT: &str = env!("CARGO_BIN_EXE_heat");
 const BAG: &str = env!("CARGO_BIN_EXE_bag_of_tasks");
