@@ -1174,9 +1174,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
     }
     let lines = std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
     let elapsed = start.elapsed();
-    let timeline = job.timeline.then(|| {
-        timeline::Timeline::of_job(size, elapsed, &ranks_started(&ranks), &outcomes, timeline)
-    });
+    let timeline = job
+        .timeline
+        .then(|| timeline::of_job(size, elapsed, &ranks_started(&ranks), &outcomes, timeline));
     Ok(Report {
         timeline,
         aborted,

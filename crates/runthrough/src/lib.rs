@@ -41,7 +41,7 @@ mod net;
 mod process;
 mod request;
 mod signal;
-mod timeline;
+pub mod timeline;
 mod transport;
 mod ulfm;
 mod universe;
