@@ -51,7 +51,9 @@ use runthrough_net::launch::{self, JobSecret, RankMessage};
 
 mod check;
 mod limits;
+pub mod timeline;
 pub use check::{check, find_program};
+pub use timeline::Timeline;
 
 /// One injected fault: `RANK@WHEN` in the one grammar of [`runthrough::fault`] (`2@0.5`,
 /// `1@call:8`, `3@validate_global:2:1`, `1@all_reduce:3`, ...). Timed ones rtrun injects
@@ -109,6 +111,10 @@ pub struct Job {
     /// (Hydra, srun): a suspect is only fenced by its peers and must halt by itself, and it
     /// fails in the survivors' detectors once a majority fenced it (tests of SPEC §1's rule).
     pub kill_suspects: bool,
+    /// Record the job's timeline ([`Report::timeline`], `rtrun --timeline FILE`): rtrun sets
+    /// [`launch::ENV_TIMELINE`] for every rank, which then reports its events on its control
+    /// connection. Off (the default), the variable is removed and the ranks report none.
+    pub timeline: bool,
     /// Tell the live ranks when a rank's process ended (the default): a confirmed failure
     /// (docs/semantics.md §1). Off, nobody confirms an exit, as across hosts under srun or
     /// Hydra: a rank's end shows only as its closed connections (tests of finalize).
@@ -139,6 +145,7 @@ impl Job {
             wrappers: BTreeMap::new(),
             kill_suspects: true,
             confirm_exits: true,
+            timeline: false,
         }
     }
 
@@ -416,6 +423,9 @@ pub struct Report {
     pub elapsed: Duration,
     /// The directory of the ranks' Unix sockets ([`launch::ENV_SOCKET_DIR`]), removed by now.
     pub socket_dir: Option<PathBuf>,
+    /// What happened to each rank, and when, with [`Job::timeline`] ([`Timeline::svg`] draws
+    /// it).
+    pub timeline: Option<Timeline>,
 }
 
 impl Report {
@@ -553,6 +563,8 @@ enum Event {
     Fired(u32, String, u64),
     /// A registered rank's control connection ended.
     ControlClosed,
+    /// A rank's event for the timeline, and when rtrun read it.
+    Timeline(u32, Duration, runthrough_net::timeline::RankEvent),
     Exited(u32, ExitStatus),
 }
 
@@ -562,6 +574,8 @@ struct RankState {
     address: Option<String>,
     report: RankReport,
     kill_planned_in_operation: bool,
+    /// When rtrun started its process.
+    started_at: Option<Duration>,
 }
 
 /// `rank` said its planned fault `trigger` fired in its `call`-th call: the first planned
@@ -581,6 +595,14 @@ fn record_fired(outcomes: &mut [FaultOutcome], rank: u32, trigger: &str, call: u
             call: Some(call),
         });
     }
+}
+
+/// Each rank's report and when rtrun started it (for the timeline).
+fn ranks_started(ranks: &[RankState]) -> Vec<(RankReport, Option<Duration>)> {
+    ranks
+        .iter()
+        .map(|r| (r.report.clone(), r.started_at))
+        .collect()
 }
 
 fn kill_group(pid: rustix::process::Pid) {
@@ -664,7 +686,13 @@ fn forward(
 }
 
 /// The control side: accepts and authenticates registrations, then relays each rank's reports.
-fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mpsc::Sender<Event>) {
+fn serve_control(
+    listener: TcpListener,
+    secret: JobSecret,
+    size: u32,
+    start: Instant,
+    events: mpsc::Sender<Event>,
+) {
     for incoming in listener.incoming() {
         let Ok(mut stream) = incoming else { continue };
         // Failure notices are small writes that must not wait for a delayed ACK (Nagle).
@@ -706,6 +734,9 @@ fn serve_control(listener: TcpListener, secret: JobSecret, size: u32, events: mp
                     }),
                     Some(RankMessage::Abort(code)) => Event::Aborted(Abort { rank, code }),
                     Some(RankMessage::Fired { trigger, call }) => Event::Fired(rank, trigger, call),
+                    Some(RankMessage::Event(event)) => {
+                        Event::Timeline(rank, start.elapsed(), event)
+                    }
                     None => continue,
                 };
                 if events.send(event).is_err() {
@@ -746,13 +777,15 @@ pub fn run(job: &Job) -> io::Result<Report> {
     // The ranks' Unix sockets (without it they make directories of their own).
     let socket_dir = launch::create_socket_dir().ok();
     let (events_tx, events) = mpsc::channel();
+    let start = Instant::now();
     {
         let (secret, events_tx) = (secret.clone(), events_tx.clone());
-        std::thread::spawn(move || serve_control(listener, secret, size, events_tx));
+        std::thread::spawn(move || serve_control(listener, secret, size, start, events_tx));
     }
     let lines = Arc::new(Mutex::new(Vec::new()));
     let mut forwarders = Vec::new();
-    let start = Instant::now();
+    // The timeline's events as they come (the ranks' own, and suspicions).
+    let mut timeline: Vec<timeline::Entry> = Vec::new();
     let mut ranks: Vec<RankState> = (0..size)
         .map(|rank| RankState {
             pid: None,
@@ -766,6 +799,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 fenced_by: None,
             },
             kill_planned_in_operation: false,
+            started_at: None,
         })
         .collect();
     // The plan's outcomes; the timed kills and stops point into it.
@@ -853,6 +887,11 @@ pub fn run(job: &Job) -> io::Result<Report> {
         for (key, value) in &job.env {
             command.env(key, value);
         }
+        if job.timeline {
+            command.env(launch::ENV_TIMELINE, "1");
+        } else {
+            command.env_remove(launch::ENV_TIMELINE);
+        }
         // --bind-to core: the child inherits the affinity of the thread that spawns it, so
         // this thread takes the rank's CPU for the spawn alone (no unsafe pre-exec hook).
         let core = cpus
@@ -881,6 +920,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
             Ok(mut child) => {
                 let pid = rustix::process::Pid::from_child(&child);
                 ranks[rank as usize].pid = Some(pid);
+                ranks[rank as usize].started_at = Some(start.elapsed());
                 // A thread that cannot be made (the host's limits, checked above, moved) ends
                 // the start-up like a rank that cannot be started: the started ranks are ended.
                 let mut threads = || -> io::Result<()> {
@@ -949,7 +989,21 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 record_fired(&mut outcomes, rank, &trigger, call, start.elapsed());
             }
             Ok(Event::ControlClosed) => open_controls = open_controls.saturating_sub(1),
+            Ok(Event::Timeline(rank, at, event)) => {
+                timeline.push(timeline::Entry {
+                    rank,
+                    at,
+                    what: timeline::What::Rank(event),
+                });
+            }
             Ok(Event::Reported(report)) if report.rank < size => {
+                if let Some(by) = report.fenced_by {
+                    timeline.push(timeline::Entry {
+                        rank: by,
+                        at: start.elapsed(),
+                        what: timeline::What::Suspected(report.rank),
+                    });
+                }
                 // A rank that is itself fenced or gone is not listened to (SPEC §1).
                 let reporter = report.fenced_by.map(|r| &ranks[r as usize].report);
                 let heeded = !reporter.is_some_and(|r| r.fenced_by.is_some() || r.ending.is_some());
@@ -1086,6 +1140,13 @@ pub fn run(job: &Job) -> io::Result<Report> {
             Ok(Event::Fired(rank, trigger, call)) => {
                 record_fired(&mut outcomes, rank, &trigger, call, start.elapsed());
             }
+            Ok(Event::Timeline(rank, at, event)) => {
+                timeline.push(timeline::Entry {
+                    rank,
+                    at,
+                    what: timeline::What::Rank(event),
+                });
+            }
             Ok(_) => {}
             Err(_) => break,
         }
@@ -1112,7 +1173,12 @@ pub fn run(job: &Job) -> io::Result<Report> {
         eprintln!("rtrun: could not start every rank: {e}");
     }
     let lines = std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
+    let elapsed = start.elapsed();
+    let timeline = job
+        .timeline
+        .then(|| timeline::of_job(size, elapsed, &ranks_started(&ranks), &outcomes, timeline));
     Ok(Report {
+        timeline,
         aborted,
         ranks: ranks.into_iter().map(|r| r.report).collect(),
         faults: outcomes,
@@ -1120,7 +1186,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
         timed_out,
         interrupted,
         refused_connections: refused,
-        elapsed: start.elapsed(),
+        elapsed,
         socket_dir,
     })
 }
@@ -1150,6 +1216,7 @@ mod tests {
             refused_connections: 0,
             elapsed: Duration::ZERO,
             socket_dir: None,
+            timeline: None,
         }
     }
 

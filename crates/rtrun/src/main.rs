@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `rtrun -n N [--tag-output] [--timeout SECS] [--kill RANK@WHEN]... [--stop RANK@SECS]...
 //! [--heartbeat PERIOD:TIMEOUT] [--bind WHERE] [--wrap RANKS=COMMAND]... [--no-kill-suspects]
-//! [--strict-deaths] [--strict-faults] PROGRAM [ARGS]`
+//! [--strict-deaths] [--strict-faults] [--timeline FILE] PROGRAM [ARGS]`
 //!
 //! Starts N ranks of PROGRAM as one runthrough job after checking its input
 //! (`rtrun::check`), forwards their output, injects the faults asked for, prints who failed,
@@ -90,6 +90,12 @@ struct Args {
     /// option; the lines still reach rtrun's output).
     #[arg(long, value_name = "DIR")]
     output_filename: Option<std::path::PathBuf>,
+    /// Draw the job as an SVG picture in FILE: one lane per rank with its start, the faults
+    /// that fired, each death and how it happened, when each rank's failure detector learned
+    /// of a death, what every validate_global, agree and shrink returned, finalize and the
+    /// end. Only with this option do the ranks report their events to rtrun (see TIMELINE).
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<std::path::PathBuf>,
     /// The program (a name without `/` is looked up on PATH) and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
@@ -113,7 +119,15 @@ SETTINGS (the ranks' environment, checked before the job starts):
   RT_TRANSPORT=auto|unix|tcp  RT_UNEXPECTED_CAP=BYTES[K|M|G]  RT_HEARTBEAT=PERIOD_MS:TIMEOUT_MS
   RT_BIND=ADDR|IFACE|route:HOST  RT_VERBOSE=0|1  RT_FAULT=WHEN[,WHEN...]  RT_PMI=1|2
   A bad value stops rtrun with exit status 2 before anything starts; an unknown RT_ name is
-  a warning.";
+  a warning.
+
+TIMELINE (--timeline FILE):
+  rtrun sets RT_TIMELINE=1 for the ranks only with this option; each rank then writes a short
+  line to rtrun per event on the control connection it has anyway (its detector learning of
+  a failure, each validate_global / agree / shrink and what it returned, finalize); without
+  the option a rank checks once at start-up and sends nothing. Times in the picture are when
+  rtrun saw each event, from the start of the job. Each lane is <g class=\"lane\"
+  data-rank=\"R\"> and each event has class \"event KIND\", for programs that read it back.";
 
 /// What `--help` prints after the options: the fault grammar, the settings, the exit status.
 fn help_after_options() -> String {
@@ -130,13 +144,14 @@ fn parse_ranks(text: &str) -> Result<u32, String> {
 }
 
 /// The options that take a value (so that the program is the first word after them).
-const VALUE_OPTIONS: [&str; 12] = [
+const VALUE_OPTIONS: [&str; 13] = [
     "-n",
     "--bind-to",
     "--np",
     "-x",
     "--wdir",
     "--output-filename",
+    "--timeline",
     "--timeout",
     "--kill",
     "--stop",
@@ -232,6 +247,14 @@ fn main() -> ExitCode {
     }
     job.working_dir = args.wdir;
     job.output_dir = args.output_filename;
+    if let Some(path) = &args.timeline {
+        // Refused before anything starts, as any bad argument.
+        if let Err(e) = std::fs::File::create(path) {
+            eprintln!("rtrun: --timeline {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        job.timeline = true;
+    }
     job.bind_to_core = args.bind_to == "core";
     job.report_bindings = args.report_bindings;
     job.bind = args.bind;
@@ -276,6 +299,12 @@ fn main() -> ExitCode {
         }
     };
     eprint!("{}", report.summary());
+    if let (Some(path), Some(timeline)) = (&args.timeline, &report.timeline) {
+        match timeline.write_svg(path) {
+            Ok(()) => eprintln!("rtrun: timeline drawn in {}", path.display()),
+            Err(e) => eprintln!("rtrun: --timeline {}: {e}", path.display()),
+        }
+    }
     let strict = rtrun::Strict {
         deaths: args.strict_deaths,
         faults: args.strict_faults,

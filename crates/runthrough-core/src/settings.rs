@@ -47,6 +47,9 @@ pub enum Setting {
     /// `RT_INIT_TIMEOUT`: how long a rank's start-up may wait for the others (the PMI fence),
     /// in seconds; default [`DEFAULT_INIT_TIMEOUT`].
     InitTimeout,
+    /// `RT_TIMELINE`: `1` when the launcher draws a job timeline (`rtrun --timeline`): the
+    /// rank reports its events to it. Set by the launcher.
+    Timeline,
 }
 
 /// How long start-up waits for the other ranks by default (`RT_INIT_TIMEOUT`).
@@ -54,7 +57,7 @@ pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 13] = [
+    pub const ALL: [Setting; 14] = [
         Setting::Rank,
         Setting::Size,
         Setting::Control,
@@ -68,6 +71,7 @@ impl Setting {
         Setting::Verbose,
         Setting::Pmi,
         Setting::InitTimeout,
+        Setting::Timeline,
     ];
 
     /// The variable's name.
@@ -86,6 +90,7 @@ impl Setting {
             Setting::Verbose => "RT_VERBOSE",
             Setting::Pmi => "RT_PMI",
             Setting::InitTimeout => "RT_INIT_TIMEOUT",
+            Setting::Timeline => "RT_TIMELINE",
         }
     }
 
@@ -93,7 +98,12 @@ impl Setting {
     pub fn set_by_launcher(self) -> bool {
         matches!(
             self,
-            Setting::Rank | Setting::Size | Setting::Control | Setting::Secret | Setting::SocketDir
+            Setting::Rank
+                | Setting::Size
+                | Setting::Control
+                | Setting::Secret
+                | Setting::SocketDir
+                | Setting::Timeline
         )
     }
 }
@@ -150,9 +160,12 @@ pub fn check(name: &str, value: &str) -> Result<(), SettingError> {
         Setting::Verbose => verbose(value).map(drop),
         Setting::Pmi => pmi(value).map(drop),
         Setting::InitTimeout => init_timeout(value).map(drop),
-        Setting::Rank | Setting::Size | Setting::Control | Setting::Secret | Setting::SocketDir => {
-            Ok(())
-        }
+        Setting::Rank
+        | Setting::Size
+        | Setting::Control
+        | Setting::Secret
+        | Setting::SocketDir
+        | Setting::Timeline => Ok(()),
     }
 }
 

@@ -15,7 +15,9 @@
 //!    ranks that fenced a peer: the launcher then kills that peer; and `abort <code>\n` from a
 //!    rank that aborts the job (`MPI_Abort`): the launcher kills every rank and exits with
 //!    that code; and `fired <trigger> <call>\n` ([`fired_line`]) from a rank whose planned
-//!    fault ([`ENV_FAULT`]) fired, just before it kills itself, for the launcher's report.
+//!    fault ([`ENV_FAULT`]) fired, just before it kills itself, for the launcher's report;
+//!    and, only when the launcher set [`ENV_TIMELINE`], `event ...` lines for the job's
+//!    timeline ([`crate::timeline`]).
 //!
 //! A rank whose control connection closes halts (exit status [`EXIT_LAUNCHER_LOST`]), so a job
 //! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`]. A
@@ -54,6 +56,10 @@ pub const ENV_TRANSPORT: &str = "RT_TRANSPORT";
 /// launcher for the job and removed by it when the job ends ([`create_socket_dir`]). Without
 /// it, each rank binds an abstract socket (no file).
 pub const ENV_SOCKET_DIR: &str = "RT_SOCKET_DIR";
+
+/// Set to `1` by a launcher that draws a job timeline (`rtrun --timeline`): the rank reports
+/// its events on its control connection ([`crate::timeline`]). Read once, at start-up.
+pub const ENV_TIMELINE: &str = "RT_TIMELINE";
 
 /// Exit status of a rank that learned it was fenced by its peers.
 pub const EXIT_FENCED: i32 = 86;
@@ -253,11 +259,16 @@ pub enum RankMessage {
         /// The rank's communication call it fired in (1 = the first).
         call: u64,
     },
+    /// An event for the job's timeline ([`crate::timeline`]).
+    Event(crate::timeline::RankEvent),
 }
 
 /// Parses a line a rank sent its launcher (`suspect <rank>`, `abort <code>`,
-/// `fired <trigger> <call>`).
+/// `fired <trigger> <call>`, `event ...`).
 pub fn parse_report(line: &str) -> Option<RankMessage> {
+    if let Some(rest) = line.strip_prefix("event ") {
+        return crate::timeline::parse_event(rest).map(RankMessage::Event);
+    }
     if let Some(rest) = line.strip_prefix("fired ") {
         let mut words = rest.split_whitespace();
         let trigger = words.next()?.to_string();
@@ -354,5 +365,10 @@ mod tests {
         assert_eq!(parse_report("fired call:3"), None);
         assert_eq!(parse_report("fired call:3 x"), None);
         assert_eq!(parse_report("fired call:3 3 more"), None);
+        assert_eq!(
+            parse_report("event learned 3"),
+            Some(RankMessage::Event(crate::timeline::RankEvent::Learned(3)))
+        );
+        assert_eq!(parse_report("event learned"), None);
     }
 }

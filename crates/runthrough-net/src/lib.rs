@@ -18,6 +18,7 @@
 //! - [`launch`]: the launcher protocol: the environment a launcher hands each rank, the
 //!   registration and address table on the control connection, failure and suspicion notices,
 //!   and the exit statuses.
+//! - [`timeline`]: the events a rank reports for its launcher's job timeline.
 //! - [`shm`]: shared memory between the ranks of one host: the SPSC ring of entries, its memfd
 //!   mapping and passing the descriptor over a Unix socket.
 //!
@@ -54,5 +55,6 @@ pub mod local;
 pub mod pmi;
 pub mod shm;
 pub mod stream;
+pub mod timeline;
 
 pub use bind::bind_address;

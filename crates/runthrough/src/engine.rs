@@ -581,6 +581,7 @@ impl Engine {
         if !self.known_failed.insert(world) {
             return;
         }
+        crate::timeline::learned(self, world);
         let mut failed_receives = Vec::new();
         for comm in self.comms.values_mut() {
             let Some(rank) = comm.members.comm_of(world) else {

@@ -41,6 +41,7 @@ mod net;
 mod process;
 mod request;
 mod signal;
+pub mod timeline;
 mod transport;
 mod ulfm;
 mod universe;

@@ -86,6 +86,12 @@ impl Comm {
     /// Never `Error::Revoked` or `Error::ProcFailed`. `Error::ConcurrentCollective` if another
     /// collective runs on this communicator; `Error::Comm` on a freed one.
     pub fn shrink(&self) -> Result<Comm> {
+        let result = self.shrink_call();
+        crate::timeline::shrink(self, &result);
+        result
+    }
+
+    fn shrink_call(&self) -> Result<Comm> {
         self.process.enter()?;
         let _active = ActiveCall::begin(self)?;
         loop {

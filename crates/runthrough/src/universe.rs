@@ -2,6 +2,7 @@
 //! The in-process universe: n ranks as threads of this process (SPEC §4, the embedded default).
 
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use runthrough_core::Rank;
 use crate::comm::Comm;
 use crate::engine::Endpoint;
 use crate::process::{Killed, Process};
+use crate::timeline::{self, Recorder, What};
 use crate::transport::{InProcess, Transport};
 use runthrough_core::packet::WORLD_CONTEXT;
 
@@ -41,6 +43,8 @@ pub struct LocalUniverse {
     transport: Arc<InProcess>,
     endpoints: Vec<Arc<Endpoint>>,
     plan: FaultPlan,
+    /// Where [`LocalUniverse::run`] draws the job's timeline.
+    timeline: Option<PathBuf>,
 }
 
 /// What became of one rank of an in-process job.
@@ -95,7 +99,28 @@ impl LocalUniverse {
             transport,
             endpoints,
             plan: FaultPlan::new(),
+            timeline: None,
         }
+    }
+
+    /// Draws the job's timeline in the SVG file `path` when [`LocalUniverse::run`] ends, as
+    /// `rtrun --timeline` does for processes ([`crate::timeline`]): one lane per rank with its
+    /// start, the faults that fired, its death or its end, each failure its detector learned
+    /// of, what each `validate_global`, `agree` and `shrink` returned. Times are from the start
+    /// of `run`. A rank's death is drawn when its thread ends: at the fault for one at a point
+    /// of its calls, at its next call for a timed or on-demand kill (its peers may learn of it
+    /// earlier). A file that cannot be written is reported on standard error.
+    ///
+    /// ```no_run
+    /// let outcomes = runthrough::local(4)
+    ///     .kill_at_operation(2, 1)
+    ///     .timeline("job.svg")
+    ///     .run(|world| world.validate_global().map(|g| g.num_failed()));
+    /// assert!(outcomes[2].is_killed());
+    /// ```
+    pub fn timeline(mut self, path: impl Into<PathBuf>) -> Self {
+        self.timeline = Some(path.into());
+        self
     }
 
     /// Plans the faults of `plan` ([`crate::fault`] has the grammar): timed ones as
@@ -258,15 +283,37 @@ impl LocalUniverse {
         for endpoint in &self.endpoints {
             endpoint.plan_faults(self.plan.triggers_of(endpoint.world_rank));
         }
-        std::thread::scope(|scope| {
+        let recorder = self.timeline.as_ref().map(|_| Arc::new(Recorder::new()));
+        if let Some(recorder) = &recorder {
+            for endpoint in &self.endpoints {
+                timeline::record(endpoint, recorder);
+            }
+        }
+        let outcomes = std::thread::scope(|scope| {
             let killer = self.transport.clone();
+            let timer_recorder = recorder.clone();
             let timer = (!timed.is_empty()).then(|| {
                 scope.spawn(move || {
                     let start = Instant::now();
                     for (delay, rank) in timed {
                         let remaining = delay.saturating_sub(start.elapsed());
                         match done_rx.recv_timeout(remaining) {
-                            Err(mpsc::RecvTimeoutError::Timeout) => killer.kill(rank),
+                            Err(mpsc::RecvTimeoutError::Timeout) => {
+                                if let Some(recorder) = &timer_recorder {
+                                    let fault = Fault {
+                                        rank,
+                                        trigger: Trigger::After(delay),
+                                    };
+                                    recorder.note(
+                                        rank,
+                                        What::Fired {
+                                            fault: fault.to_string(),
+                                            call: None,
+                                        },
+                                    );
+                                }
+                                killer.kill(rank);
+                            }
                             _ => return,
                         }
                     }
@@ -287,9 +334,20 @@ impl LocalUniverse {
                         size: self.size,
                     };
                     let f = &f;
+                    let recorder = recorder.clone();
                     std::thread::Builder::new()
                         .name(format!("rank-{}", endpoint.world_rank))
-                        .spawn_scoped(scope, move || run_rank(&world, f))
+                        .spawn_scoped(scope, move || {
+                            let rank = world.rank;
+                            if let Some(recorder) = &recorder {
+                                recorder.note(rank, What::Started);
+                            }
+                            let outcome = run_rank(&world, f);
+                            if let Some(recorder) = &recorder {
+                                note_end(recorder, &world, &outcome);
+                            }
+                            outcome
+                        })
                         .expect("spawning a rank thread")
                 })
                 .collect();
@@ -302,8 +360,48 @@ impl LocalUniverse {
                 let _ = timer.join();
             }
             outcomes
-        })
+        });
+        if let (Some(path), Some(recorder)) = (&self.timeline, &recorder) {
+            for endpoint in &self.endpoints {
+                timeline::uninstall(endpoint);
+            }
+            if let Err(e) = recorder.timeline(self.size).write_svg(path) {
+                eprintln!("runthrough: timeline {}: {e}", path.display());
+            }
+        }
+        outcomes
     }
+}
+
+/// Records how `world`'s rank ended: a planned fault that fired, and its death or its return.
+fn note_end<T>(recorder: &Recorder, world: &Comm, outcome: &RankOutcome<T>) {
+    let rank = world.rank;
+    let what = match outcome {
+        RankOutcome::Returned(_) => What::Ended {
+            description: "returned".into(),
+        },
+        RankOutcome::Killed => {
+            if let Some((trigger, call)) = world.process.endpoint.fired_fault() {
+                let fault = Fault { rank, trigger };
+                recorder.note(
+                    rank,
+                    What::Fired {
+                        fault: fault.to_string(),
+                        call: Some(call),
+                    },
+                );
+            }
+            What::Died {
+                how: "injected".into(),
+                description: "killed by fault injection".into(),
+            }
+        }
+        RankOutcome::Panicked(message) => What::Died {
+            how: "panic".into(),
+            description: format!("panicked: {message}"),
+        },
+    };
+    recorder.note(rank, what);
 }
 
 fn run_rank<T>(world: &Comm, f: &(impl Fn(&Comm) -> T + Sync)) -> RankOutcome<T> {

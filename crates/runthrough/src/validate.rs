@@ -131,6 +131,12 @@ impl Comm {
     /// `Error::ConcurrentCollective` if another thread runs a collective on this communicator;
     /// `Error::Comm` on a freed communicator. Never `ProcFailed`: failures are its subject.
     pub fn validate_global(&self) -> Result<FailureView> {
+        let result = self.validate_global_call();
+        crate::timeline::validate_global(self, &result);
+        result
+    }
+
+    fn validate_global_call(&self) -> Result<FailureView> {
         self.process.enter()?;
         let _active = ActiveCall::begin(self)?;
         let decision = self.run_agreement(u32::MAX)?;
@@ -172,7 +178,11 @@ impl Comm {
             self,
             seq,
             active,
-            |comm, decision| comm.install_decided_global(&decision),
+            |comm, decision| {
+                let result = comm.install_decided_global(&decision);
+                crate::timeline::validate_global(comm, &result);
+                result
+            },
         ))
     }
 
@@ -198,6 +208,12 @@ impl Comm {
     /// contributor's L when it entered (not acknowledged by all with `validate_local`);
     /// `Error::ConcurrentCollective` if another collective runs on this communicator.
     pub fn agree(&self, flag: u32) -> Result<u32> {
+        let result = self.agree_call(flag);
+        crate::timeline::agree(self, &result);
+        result
+    }
+
+    fn agree_call(&self, flag: u32) -> Result<u32> {
         self.process.enter()?;
         let _active = ActiveCall::begin(self)?;
         agreed_flag(self.run_agreement(flag)?)
@@ -213,9 +229,16 @@ impl Comm {
         self.process.enter()?;
         let active = ActiveCall::begin(self)?;
         let seq = self.start_agreement(flag)?;
-        Ok(AgreementRequest::new(self, seq, active, |_, decision| {
-            agreed_flag(decision)
-        }))
+        Ok(AgreementRequest::new(
+            self,
+            seq,
+            active,
+            |comm, decision| {
+                let result = agreed_flag(decision);
+                crate::timeline::agree(comm, &result);
+                result
+            },
+        ))
     }
 }
 

@@ -21,6 +21,9 @@
 //!   each other with 200 isends of 64 KiB, receive everything, and wait.
 //! - `flood_kill` (with `--kill 1@call:1`): rank 0 floods rank 1, which dies at its first call,
 //!   made once rank 0 waits for credit; rank 0's blocked send must return `ProcFailed`.
+//! - `shrink`: `validate_global`, `agree`, `validate_global`, then `shrink` the world and run
+//!   `agree` and `validate_global` on the new communicator, printing what each returned (for
+//!   the timeline's test: run it with kills at call or agreement points).
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
 //! - `rogue`: rank 0 connects to the launcher's control port without the job secret (it must
 //!   be refused), then every rank runs `ring`.
@@ -432,6 +435,25 @@ fn bench(world: &Comm, o: &Options) -> Result<(), String> {
     Ok(())
 }
 
+fn shrink(world: &Comm) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let failed = failed_list(world).map_err(e)?;
+    println!("validate_global failed={failed:?}");
+    match world.agree(1) {
+        Ok(flag) => println!("agree flag={flag}"),
+        Err(Error::AgreeProcFailed { flag }) => println!("agree flag={flag}, a rank failed"),
+        Err(other) => return Err(format!("agree: {other}")),
+    }
+    let failed = failed_list(world).map_err(e)?;
+    println!("validate_global failed={failed:?}");
+    let small = world.shrink().map_err(e)?;
+    println!("shrink size={}", small.size());
+    let flag = small.agree(1).map_err(e)?;
+    let failed = failed_list(&small).map_err(e)?;
+    println!("on the shrunk communicator: agree flag={flag}, validate_global failed={failed:?}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let options = match parse() {
         Ok(o) => o,
@@ -457,6 +479,7 @@ fn main() -> ExitCode {
         "flood" => flood(world, &options),
         "flood_kill" => flood_kill(world),
         "rogue" => rogue(world).and_then(|()| ring(world)),
+        "shrink" => shrink(world),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

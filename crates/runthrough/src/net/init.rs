@@ -109,6 +109,7 @@ impl Universe {
     fn finalize_once(&mut self) {
         if !self.finalized {
             self.finalized = true;
+            crate::timeline::finalize(&self.world.process.endpoint);
             self.transport.begin_finalize();
             let decided = self.finalize_agreement();
             // Peers exit from here on: neither their ends nor a lost majority halt this rank.
@@ -705,6 +706,9 @@ fn start(s: Started) -> Result<Universe, InitError> {
             .map_err(io("starting the progress thread"))?;
     }
     if let Some(mut control_stream) = s.control {
+        if crate::timeline::requested() {
+            crate::timeline::install(&s.endpoint, &control_stream);
+        }
         tcp.set_control(
             control_stream
                 .try_clone()
@@ -753,6 +757,7 @@ fn start(s: Started) -> Result<Universe, InitError> {
     tcp.watch_majority()
         .map_err(io("starting the majority watch"))?;
 
+    crate::timeline::ready(&s.endpoint);
     let process = Arc::new(Process {
         endpoint: s.endpoint,
         transport: tcp.clone(),

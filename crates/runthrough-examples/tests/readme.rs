@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The README's example commands for `heat` and `bag_of_tasks` (issue 14, item 6), read from
+//! README.md itself and run as it writes them, with this build's binaries in place of
+//! `target/release/...`: in-process (`cargo run ... --bin heat -- ARGS`) and under rtrun
+//! (`target/release/rtrun OPTIONS PROGRAM ARGS`, given to `rtrun::run` as rtrun's `main` gives
+//! them). Every fault they inject is a call, agreement or iteration point, never a time, so each
+//! fires whatever the machine's speed: each job succeeds with `--strict-faults`, every planned
+//! fault fired, as many ranks died as the command kills, and the program found its result equal
+//! to the failure-free one. A README command this test cannot read (an rtrun option it does not
+//! know) fails it, so a new example cannot slip past untested. Jobs run one at a time, each
+//! bounded by a time-out.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use rtrun::{Job, Strict};
+
+const HEAT: &str = env!("CARGO_BIN_EXE_heat");
+const BAG: &str = env!("CARGO_BIN_EXE_bag_of_tasks");
+const JOB_LIMIT: Duration = Duration::from_secs(120);
+
+static ONE_JOB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The commands of the README's `sh` blocks, continuation lines joined, comments dropped.
+fn readme_commands() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(path).expect("README.md");
+    let mut commands = Vec::new();
+    let mut in_sh = false;
+    let mut current = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_sh = trimmed == "```sh";
+            continue;
+        }
+        if !in_sh || (current.is_empty() && (trimmed.starts_with('#') || trimmed.is_empty())) {
+            continue;
+        }
+        let code = trimmed.split(" # ").next().unwrap_or("").trim_end();
+        match code.strip_suffix('\\') {
+            Some(head) => {
+                current.push_str(head.trim_end());
+                current.push(' ');
+            }
+            None => {
+                current.push_str(code);
+                commands.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    commands
+}
+
+/// This build's binary for a README program path, if it is one of this crate's.
+fn program(word: &str) -> Option<&'static str> {
+    match word {
+        "target/release/heat" | "heat" => Some(HEAT),
+        "target/release/bag_of_tasks" | "bag_of_tasks" => Some(BAG),
+        _ => None,
+    }
+}
+
+/// How many faults a comma-separated plan holds (`3@5,5@120`: 2).
+fn faults_in(plan: &str) -> usize {
+    plan.split(',').filter(|f| !f.trim().is_empty()).count()
+}
+
+/// The number of faults the program's own `--kill` plans, in its arguments.
+fn program_kills(args: &[&str]) -> usize {
+    args.windows(2)
+        .filter(|w| w[0] == "--kill")
+        .map(|w| faults_in(w[1]))
+        .sum()
+}
+
+/// Whether some line says the result equals the failure-free one (`... : equal` from the bag's
+/// master, `... : equal bit for bit` from heat).
+fn says_equal(lines: &[&str]) -> bool {
+    lines
+        .iter()
+        .any(|l| l.contains("checksum ") && l.contains(": equal"))
+}
+
+/// `cargo run --release -p runthrough-examples --bin NAME -- ARGS`: in-process.
+fn run_in_process(command: &str) {
+    let (head, args) = command.split_once(" -- ").expect("cargo run ... -- ARGS");
+    let name = head.rsplit(' ').next().unwrap();
+    let binary = program(name).unwrap_or_else(|| panic!("unknown binary in `{command}`"));
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new(binary)
+        .args(&args)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let text = format!(
+        "`{command}`\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(says_equal(&lines), "{text}");
+    assert!(program_kills(&args) > 0, "the example kills: {command}");
+}
+
+/// `target/release/rtrun OPTIONS PROGRAM ARGS`.
+fn run_under_rtrun(command: &str) {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let mut job = Job::new(0, HEAT);
+    let mut strict_faults = false;
+    let mut timeline = false;
+    let mut i = 1;
+    let binary = loop {
+        let word = *words
+            .get(i)
+            .unwrap_or_else(|| panic!("no program in `{command}`"));
+        let value = words.get(i + 1).copied();
+        match word {
+            "-n" | "-np" => {
+                job.size = value.unwrap().parse().unwrap();
+                i += 2;
+            }
+            "--kill" => {
+                let plan: runthrough::FaultPlan = value.unwrap().parse().unwrap();
+                job.kills.extend(plan.faults().iter().copied());
+                i += 2;
+            }
+            "--timeline" => {
+                job.timeline = true;
+                timeline = true;
+                i += 2;
+            }
+            "--tag-output" => i += 1,
+            "--strict-faults" => {
+                strict_faults = true;
+                i += 1;
+            }
+            other if other.starts_with('-') => {
+                panic!("`{command}`: this test does not know rtrun's {other}: teach it")
+            }
+            other => {
+                break program(other)
+                    .unwrap_or_else(|| panic!("`{command}`: not this crate's program"));
+            }
+        }
+    };
+    let args: Vec<&str> = words[i + 1..].to_vec();
+    job.program = binary.into();
+    job.args = args.iter().map(Into::into).collect();
+    job.timeout = Some(JOB_LIMIT);
+    let kills = job.kills.len() + program_kills(&args);
+    assert!(kills > 0, "the example kills: {command}");
+    for kill in &job.kills {
+        assert!(
+            !matches!(kill.trigger, rtrun::Trigger::After(_)),
+            "`{command}`: {kill} depends on timing: use a call, agreement or iteration point"
+        );
+    }
+    if !job.kills.is_empty() {
+        assert!(strict_faults, "`{command}` kills without --strict-faults");
+    }
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let report = rtrun::run(&job).expect("the job starts");
+    let mut text = format!("`{command}`\n{}", report.summary());
+    for (rank, _, line) in &report.lines {
+        text.push_str(&format!("[{rank}] {line}\n"));
+    }
+    let strict = Strict {
+        deaths: false,
+        faults: strict_faults,
+    };
+    assert_eq!(report.exit_status_with(strict), 0, "{text}");
+    assert_eq!(report.unfired().count(), 0, "{text}");
+    let died = report.ranks.iter().filter(|r| r.died()).count();
+    assert_eq!(died, kills, "each kill is a death\n{text}");
+    let lines: Vec<&str> = report.lines.iter().map(|(_, _, l)| l.as_str()).collect();
+    assert!(says_equal(&lines), "{text}");
+    if timeline {
+        let svg = report.timeline.as_ref().expect("asked for").svg();
+        let lanes = svg.matches("class=\"lane\"").count();
+        assert_eq!(lanes, job.size as usize, "{svg}");
+        assert_eq!(svg.matches("class=\"event death\"").count(), kills);
+    }
+}
+
+#[test]
+fn every_readme_example_of_heat_and_bag_of_tasks_runs_as_written() {
+    let commands = readme_commands();
+    let mut ran = Vec::new();
+    for command in &commands {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let is_ours = words.iter().any(|w| program(w).is_some())
+            || command.contains("-p runthrough-examples --bin");
+        if command.starts_with("cargo run --release -p runthrough-examples --bin") {
+            run_in_process(command);
+        } else if command.starts_with("target/release/rtrun ") && is_ours {
+            run_under_rtrun(command);
+        } else {
+            continue;
+        }
+        ran.push(command.clone());
+    }
+    // The README's examples: two in-process, three under rtrun.
+    let in_process = ran.iter().filter(|c| c.starts_with("cargo run")).count();
+    assert_eq!((in_process, ran.len() - in_process), (2, 3), "{ran:#?}");
+}
