@@ -79,13 +79,17 @@
  *   fail and, run-through, carry on.
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
- * - Datatypes are the basic contiguous ones; no derived datatypes, no MPI_MINLOC/MPI_MAXLOC.
+ * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
+ *   contiguous / vector / hvector types in point-to-point calls only (see "Derived datatypes"
+ *   below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
  */
 #ifndef RUNTHROUGH_MPI_H
 #define RUNTHROUGH_MPI_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,6 +102,8 @@ typedef int MPI_Errhandler;
 typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Info;
+/* An address-sized integer (byte displacements and extents). */
+typedef ptrdiff_t MPI_Aint;
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -139,6 +145,7 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ERR_REVOKED 77
 #define MPI_ERR_DIMS 11
 #define MPI_ERR_KEYVAL 48
+#define MPI_ERR_TOPOLOGY 13
 #define MPI_ERR_LASTCODE 100
 
 /* Rank states and modifiers: distinct nonzero bits (the values of runthrough::RankState). */
@@ -190,6 +197,12 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_INTEGER 24
 #define MPI_REAL 25
 #define MPI_DOUBLE_PRECISION 26
+/* The pair types of MPI_MINLOC / MPI_MAXLOC, laid out as C lays out struct { value; int; }. */
+#define MPI_FLOAT_INT 27
+#define MPI_DOUBLE_INT 28
+#define MPI_LONG_INT 29
+#define MPI_2INT 30
+#define MPI_SHORT_INT 31
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1
@@ -202,6 +215,14 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_BOR 8
 #define MPI_LXOR 9
 #define MPI_BXOR 10
+/* On the pair types only: the extreme value and the smallest index that holds it. */
+#define MPI_MAXLOC 11
+#define MPI_MINLOC 12
+
+/* Topology kinds (MPI_Topo_test); only Cartesian topologies are built. */
+#define MPI_CART 1
+#define MPI_GRAPH 2
+#define MPI_DIST_GRAPH 3
 
 /* Special values. */
 #define MPI_PROC_NULL (-1)
@@ -271,8 +292,42 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
-/* Topologies. */
+/* Topologies. A Cartesian communicator is an ordinary one (made by a split of comm_old, with
+ * its failure semantics) that carries its grid; ranks are not reordered (reorder is ignored);
+ * MPI_Comm_dup keeps the grid. MPI_Cart_shift is local: a failed neighbour is returned like any
+ * other, and its failure shows when the program communicates with it. Errors: MPI_ERR_DIMS for
+ * ndims < 0, a dimension < 1 or a grid larger than comm_old; MPI_ERR_TOPOLOGY for a
+ * communicator without a grid; MPI_ERR_ARG for a direction outside 0..ndims-1, a coordinate
+ * out of range in a non-periodic dimension, maxdims below ndims; MPIX_ERR_PROC_FAILED from
+ * MPI_Cart_create / MPI_Cart_sub when a rank of the (sub-)grid has failed. */
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+/* Derived datatypes: contiguous, vector and hvector (strides >= 0; a negative stride is
+ * MPI_ERR_ARG), with MPI_Type_commit / _free / _get_extent / _size; the lower bound is always 0.
+ * Where they are accepted: MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
+ * MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Get_count (the data is packed before it is sent
+ * and unpacked where it is received; a type whose data is one contiguous run moves without a
+ * copy). Every other call (collectives included) takes the predefined types only and returns
+ * MPI_ERR_TYPE for a derived one; the pair types (MPI_DOUBLE_INT, ...) are also accepted by
+ * the reductions with MPI_MINLOC / MPI_MAXLOC. A derived type must be committed before it is
+ * used to communicate (MPI_ERR_TYPE otherwise); a freed handle is MPI_ERR_TYPE. */
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 
 /* Groups. */
 int MPI_Group_size(MPI_Group group, int *size);

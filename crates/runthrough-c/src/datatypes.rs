@@ -44,6 +44,25 @@ impl Element {
             MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => Element::U64,
             MPI_FLOAT | MPI_REAL => Element::F32,
             MPI_DOUBLE | MPI_DOUBLE_PRECISION => Element::F64,
+            MPI_FLOAT_INT..=MPI_SHORT_INT => {
+                return Err(Failure::new(
+                    MPI_ERR_TYPE,
+                    format!(
+                        "pair datatype {datatype}: this call takes basic datatypes only (pair \
+                         types work in point-to-point calls and in reductions with \
+                         MPI_MINLOC / MPI_MAXLOC)"
+                    ),
+                ))
+            }
+            d if d >= crate::derived::DERIVED_BASE => {
+                return Err(Failure::new(
+                    MPI_ERR_TYPE,
+                    format!(
+                        "derived datatype {datatype}: this call takes basic datatypes only \
+                         (derived types work in point-to-point calls)"
+                    ),
+                ))
+            }
             _ => {
                 return Err(Failure::new(
                     MPI_ERR_TYPE,

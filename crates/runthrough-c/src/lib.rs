@@ -31,6 +31,7 @@ mod communicators;
 mod completion;
 pub mod constants;
 mod datatypes;
+mod derived;
 mod environment;
 mod errors;
 mod failures;

@@ -620,3 +620,37 @@ fn the_readme_c_example_survives_its_kill() {
         );
     }
 }
+
+/// `tests/c/stencil_cart.c`: a 2D Jacobi stencil on a 3x2 Cartesian communicator (periodic in
+/// y), row and column halos as contiguous and vector datatypes exchanged by MPI_Sendrecv and by
+/// MPI_Isend / MPI_Irecv, the residual by MPI_Allreduce; every rank's block and the residual
+/// equal a sequential reference; the grid queries and MPI_Cart_sub.
+#[test]
+fn stencil_cart() {
+    let report = scenario("stencil_cart", 6, &[]);
+    assert!(report
+        .stdout_of(0)
+        .iter()
+        .any(|line| line.starts_with("grid 3x2, 60 iterations")));
+}
+
+/// `tests/c/stencil_cart.c kill`: rtrun kills rank 1 inside the stencil's loop (its 150th
+/// communication call) on a 2x2 grid: every survivor leaves the loop with MPIX_ERR_PROC_FAILED
+/// (a neighbour's exchange, or the residual's all-reduce) or MPIX_ERR_REVOKED (the revocation
+/// by a rank that saw the failure), never hangs, and all agree on the failure and shrink.
+#[test]
+fn stencil_cart_kill() {
+    let report = scenario_with("stencil_cart", 4, &["kill"], &["1@call:150"], &[1]);
+    let mut failed_seen = 0;
+    for rank in [0, 2, 3] {
+        let line = report
+            .stdout_of(rank)
+            .into_iter()
+            .find(|line| line.starts_with(&format!("rank {rank}: stopped in iteration")))
+            .unwrap_or_else(|| panic!("rank {rank}: {}", output(&report)));
+        if line.ends_with("MPIX_ERR_PROC_FAILED") {
+            failed_seen += 1;
+        }
+    }
+    assert!(failed_seen >= 1, "{}", output(&report));
+}
