@@ -10,6 +10,7 @@ use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, Element, IN_PLACE};
 use crate::errors::{boundary, out, Failure};
+use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::runtime::{collective_comm_of, with_runtime, Background, Operation};
 
@@ -83,7 +84,7 @@ pub unsafe extern "C" fn MPI_Bcast(
 
 /// Which reduction a call runs.
 #[derive(Debug, Clone, Copy)]
-enum Reduction {
+pub(crate) enum Reduction {
     /// `MPI_Reduce` to this root.
     Reduce(Rank),
     /// `MPI_Allreduce`.
@@ -166,10 +167,24 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        let root = root_of(root)?;
+        if is_pair(datatype) {
+            // SAFETY: forwarded contract.
+            return unsafe {
+                reduce_pairs(
+                    sendbuf,
+                    recvbuf,
+                    count,
+                    datatype,
+                    op,
+                    comm,
+                    Reduction::Reduce(root),
+                )
+            };
+        }
         let len = byte_len(count, datatype)?;
         let element = Element::of(datatype)?;
         let op = op_of(op)?;
-        let root = root_of(root)?;
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
@@ -268,6 +283,10 @@ unsafe fn everywhere(
     kind: Reduction,
 ) -> c_int {
     boundary(comm, || {
+        if is_pair(datatype) {
+            // SAFETY: forwarded contract.
+            return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
+        }
         let len = byte_len(count, datatype)?;
         let element = Element::of(datatype)?;
         let op = op_of(op)?;

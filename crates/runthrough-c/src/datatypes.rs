@@ -111,6 +111,12 @@ pub(crate) fn op_of(op: c_int) -> Result<Op, Failure> {
         MPI_BOR => Op::BitOr,
         MPI_LXOR => Op::LogicalXor,
         MPI_BXOR => Op::BitXor,
+        MPI_MAXLOC | MPI_MINLOC => {
+            return Err(Failure::new(
+                MPI_ERR_OP,
+                "MPI_MINLOC and MPI_MAXLOC apply to the pair types only (MPI_DOUBLE_INT, ...)",
+            ))
+        }
         _ => return Err(Failure::new(MPI_ERR_OP, format!("invalid operation {op}"))),
     })
 }

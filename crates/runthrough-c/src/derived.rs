@@ -198,7 +198,7 @@ impl Layout {
     }
 
     /// The bytes that `count` elements span in a C buffer.
-    fn span(&self, count: usize) -> Result<usize, Failure> {
+    pub(crate) fn span(&self, count: usize) -> Result<usize, Failure> {
         match count {
             0 => Ok(0),
             n => add(mul(n - 1, self.extent)?, self.reach),

@@ -654,3 +654,22 @@ fn stencil_cart_kill() {
     }
     assert!(failed_seen >= 1, "{}", output(&report));
 }
+
+/// `tests/c/master_worker.c`: a master hands out tasks and collects results with MPI_Waitany
+/// and MPI_Testsome (results as a contiguous derived type), MPI_Gatherv of who did what,
+/// MPI_MAXLOC / MPI_MINLOC on the pair types in MPI_Allreduce / MPI_Reduce / MPI_Scan (ties,
+/// several pairs, MPI_IN_PLACE), pair types in MPI_Sendrecv, and the error classes of a wrong
+/// operation, type, count or buffer.
+#[test]
+fn master_worker() {
+    let report = scenario("master_worker", 5, &[]);
+    let master = report.stdout_of(0);
+    assert!(
+        master
+            .iter()
+            .any(|line| line.starts_with("master: 57 tasks")),
+        "{}",
+        output(&report)
+    );
+    assert!(master.iter().any(|line| line.starts_with("largest value")));
+}
