@@ -240,13 +240,13 @@ unsafe fn grid_array<'a>(
     ndims: usize,
     what: &str,
 ) -> Result<&'a mut [c_int], Failure> {
-    if usize::try_from(maxdims).is_ok_and(|m| m < ndims) {
+    if usize::try_from(maxdims).map_or(true, |m| m < ndims) {
         return Err(Failure::new(
             MPI_ERR_ARG,
             format!("maxdims {maxdims} is smaller than the grid's {ndims} dimensions"),
         ));
     }
-    // SAFETY: forwarded contract (a negative maxdims is MPI_ERR_COUNT).
+    // SAFETY: forwarded contract.
     let all = unsafe { array(pointer, maxdims, what)? };
     Ok(&mut all[..ndims])
 }

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* Cartesian topologies and derived datatypes beyond the stencil's use: edge cases (a grid
+ * smaller than the communicator, zero dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup
+ * keeping the grid, shifts larger than a dimension), the data a derived type moves (nested
+ * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
+ * strided type completed by MPI_Test), and bad input to every new call: bad dims, NULL
+ * pointers, a communicator without a grid, uncommitted and freed types, derived types where
+ * a call does not take them. Run on 3 ranks. */
+#include "ft_common.h"
+
+#include <string.h>
+
+static void grid_errors(MPI_Comm cart) {
+    int dims[2] = {1, 3}, periods[2] = {0, 0}, coords[2], r, src, dst;
+    MPI_Comm c;
+    /* MPI_Cart_create. */
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, -1, dims, periods, 0, &c), MPI_ERR_DIMS);
+    int zero[2] = {0, 3}, big[2] = {2, 3};
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, zero, periods, 0, &c), MPI_ERR_DIMS);
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, big, periods, 0, &c), MPI_ERR_DIMS);
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, NULL, periods, 0, &c), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, NULL, 0, &c), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_create(12345, 2, dims, periods, 0, &c), MPI_ERR_COMM);
+    /* A communicator without a grid. */
+    EXPECT(MPI_Cart_coords(MPI_COMM_WORLD, 0, 2, coords), MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Cart_rank(MPI_COMM_WORLD, coords, &r), MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &src, &dst), MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Cart_get(MPI_COMM_WORLD, 2, dims, periods, coords), MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Cartdim_get(MPI_COMM_WORLD, &r), MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Cart_sub(MPI_COMM_WORLD, periods, &c), MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Cart_coords(12345, 0, 2, coords), MPI_ERR_COMM);
+    /* Bad arguments on a grid (cart: 1 x 3, periodic in y only). */
+    EXPECT(MPI_Cart_coords(cart, 3, 2, coords), MPI_ERR_RANK);
+    EXPECT(MPI_Cart_coords(cart, -1, 2, coords), MPI_ERR_RANK);
+    EXPECT(MPI_Cart_coords(cart, 0, 1, coords), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_coords(cart, 0, 2, NULL), MPI_ERR_ARG);
+    int outside[2] = {1, 0}, wrapped[2] = {0, -4};
+    EXPECT(MPI_Cart_rank(cart, outside, &r), MPI_ERR_ARG);
+    OK(MPI_Cart_rank(cart, wrapped, &r));
+    CHECK(r == 2, "(0,-4) wraps to rank %d", r);
+    EXPECT(MPI_Cart_rank(cart, NULL, &r), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_rank(cart, wrapped, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_shift(cart, 2, 1, &src, &dst), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_shift(cart, -1, 1, &src, &dst), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_shift(cart, 0, 1, NULL, &dst), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_shift(cart, 0, 1, &src, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_get(cart, 1, dims, periods, coords), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_get(cart, 2, NULL, periods, coords), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_get(cart, -1, dims, periods, coords), MPI_ERR_ARG);
+    EXPECT(MPI_Cartdim_get(cart, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_sub(cart, NULL, &c), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_sub(cart, periods, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Topo_test(cart, NULL), MPI_ERR_ARG);
+    char text[MPI_MAX_ERROR_STRING];
+    int len;
+    OK(MPI_Error_string(MPI_ERR_TOPOLOGY, text, &len));
+    CHECK(strstr(text, "MPI_ERR_TOPOLOGY") != NULL, "%s", text);
+}
+
+static void type_errors(int rank) {
+    MPI_Datatype t, v;
+    int size;
+    MPI_Aint lb, extent;
+    double buf[16] = {0};
+    EXPECT(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_contiguous(2, 12345, &t), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_contiguous(2, MPI_INT, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Type_vector(-1, 1, 2, MPI_INT, &t), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_vector(2, -1, 2, MPI_INT, &t), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_vector(2, 1, -2, MPI_INT, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_vector(2, 1, 2, MPI_INT, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Type_vector(1 << 30, 1 << 30, 1 << 30, MPI_DOUBLE, &t), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_create_hvector(2, 1, -8, MPI_INT, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_commit(NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Type_free(NULL), MPI_ERR_ARG);
+    MPI_Datatype predefined = MPI_INT;
+    EXPECT(MPI_Type_free(&predefined), MPI_ERR_TYPE);
+    CHECK(predefined == MPI_INT, "a predefined handle is left alone");
+    OK(MPI_Type_commit(&predefined));
+    EXPECT(MPI_Type_get_extent(MPI_INT, NULL, &extent), MPI_ERR_ARG);
+    EXPECT(MPI_Type_get_extent(MPI_INT, &lb, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Type_get_extent(777, &lb, &extent), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_size(777, &size), MPI_ERR_TYPE);
+
+    /* Uncommitted: sizes are known, communication is refused. */
+    OK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &t));
+    OK(MPI_Type_size(t, &size));
+    CHECK(size == 24, "size %d", size);
+    EXPECT(MPI_Send(buf, 1, t, rank, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Recv(buf, 1, t, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_TYPE);
+    OK(MPI_Type_commit(&t));
+    OK(MPI_Type_commit(&t)); /* twice is fine */
+    /* Derived types where a call takes basic types only: every rank gets MPI_ERR_TYPE. */
+    EXPECT(MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Allreduce(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Gather(buf, 1, t, buf + 8, 1, t, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Bcast(buf, 1, MPI_DOUBLE_INT, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    /* Freed: the handle becomes MPI_DATATYPE_NULL and the old value is refused everywhere. */
+    MPI_Datatype stale = t;
+    OK(MPI_Type_free(&t));
+    CHECK(t == MPI_DATATYPE_NULL, "freed handle %d", t);
+    EXPECT(MPI_Send(buf, 1, stale, rank, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Sendrecv(buf, 1, MPI_DOUBLE, rank, 0, buf + 8, 1, stale, rank, 0, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE),
+           MPI_ERR_TYPE);
+    MPI_Request req;
+    EXPECT(MPI_Irecv(buf, 1, stale, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_TYPE);
+    EXPECT(MPI_Isend(buf, 1, stale, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_free(&stale), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_commit(&stale), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_size(stale, &size), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_get_extent(stale, &lb, &extent), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_vector(2, 1, 2, stale, &v), MPI_ERR_TYPE);
+    int count;
+    MPI_Status st = {0};
+    EXPECT(MPI_Get_count(&st, stale, &count), MPI_ERR_TYPE);
+    /* A NULL buffer with data. */
+    OK(MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &t));
+    OK(MPI_Type_commit(&t));
+    EXPECT(MPI_Send(NULL, 1, t, rank, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Recv(NULL, 1, t, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
+    EXPECT(MPI_Irecv(NULL, 1, t, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
+    EXPECT(MPI_Send(buf, -1, t, rank, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    OK(MPI_Send(NULL, 0, t, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    OK(MPI_Type_free(&t));
+}
+
+/* Sends `n` doubles to itself in `sendtype` and receives them in `recvtype`. */
+static void self_exchange(int rank, const double *out, int scount, MPI_Datatype stype, double *in,
+                          int rcount, MPI_Datatype rtype, MPI_Status *st) {
+    OK(MPI_Sendrecv(out, scount, stype, rank, 11, in, rcount, rtype, rank, 11, MPI_COMM_WORLD,
+                    st));
+}
+
+static void type_data(int rank) {
+    double out[24], in[24];
+    for (int i = 0; i < 24; i++)
+        out[i] = i;
+    MPI_Status st;
+    int count;
+    MPI_Aint lb, extent;
+
+    /* Two elements of a vector of 2 blocks of 2, stride 3: extent 5 doubles, so element 1
+     * starts at out[5]: data 0 1 3 4 | 5 6 8 9. */
+    MPI_Datatype v, c, h, pair_vec;
+    OK(MPI_Type_vector(2, 2, 3, MPI_DOUBLE, &v));
+    OK(MPI_Type_commit(&v));
+    OK(MPI_Type_get_extent(v, &lb, &extent));
+    CHECK(extent == 5 * sizeof(double), "vector extent %ld", (long)extent);
+    memset(in, 0, sizeof in);
+    self_exchange(rank, out, 2, v, in, 8, MPI_DOUBLE, &st);
+    double want[8] = {0, 1, 3, 4, 5, 6, 8, 9};
+    for (int i = 0; i < 8; i++)
+        CHECK(in[i] == want[i], "packed[%d] = %g", i, in[i]);
+    OK(MPI_Get_count(&st, MPI_DOUBLE, &count));
+    CHECK(count == 8, "count %d", count);
+    /* And back into the strided layout: the gaps are left alone. */
+    for (int i = 0; i < 24; i++)
+        in[i] = -1;
+    self_exchange(rank, want, 8, MPI_DOUBLE, in, 2, v, &st);
+    for (int i = 0; i < 10; i++) {
+        int gap = i == 2 || i == 7;
+        CHECK(in[i] == (gap ? -1 : i), "unpacked[%d] = %g", i, in[i]);
+    }
+    OK(MPI_Get_count(&st, v, &count));
+    CHECK(count == 2, "count %d", count);
+    /* A short message: Get_count in the derived type is MPI_UNDEFINED; a prefix is filled. */
+    for (int i = 0; i < 24; i++)
+        in[i] = -1;
+    self_exchange(rank, want, 3, MPI_DOUBLE, in, 2, v, &st);
+    CHECK(in[0] == 0 && in[1] == 1 && in[3] == 3 && in[4] == -1, "short message");
+    OK(MPI_Get_count(&st, v, &count));
+    CHECK(count == MPI_UNDEFINED, "count %d", count);
+    /* Too long a message: MPI_ERR_TRUNCATE. */
+    EXPECT(MPI_Sendrecv(out, 9, MPI_DOUBLE, rank, 12, in, 2, v, rank, 12, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE),
+           MPI_ERR_TRUNCATE);
+
+    /* A contiguous type of the vector, built, then the vector freed: it still works. */
+    OK(MPI_Type_contiguous(2, v, &c));
+    OK(MPI_Type_free(&v));
+    OK(MPI_Type_commit(&c));
+    int size;
+    OK(MPI_Type_size(c, &size));
+    OK(MPI_Type_get_extent(c, &lb, &extent));
+    CHECK(size == 8 * sizeof(double) && extent == 10 * sizeof(double), "nested %d %ld", size,
+          (long)extent);
+    memset(in, 0, sizeof in);
+    self_exchange(rank, out, 1, c, in, 8, MPI_DOUBLE, &st);
+    for (int i = 0; i < 8; i++)
+        CHECK(in[i] == want[i], "nested packed[%d] = %g", i, in[i]);
+
+    /* An hvector with a byte stride: every fourth double. */
+    OK(MPI_Type_create_hvector(3, 1, 4 * sizeof(double), MPI_DOUBLE, &h));
+    OK(MPI_Type_commit(&h));
+    memset(in, 0, sizeof in);
+    self_exchange(rank, out, 1, h, in, 3, MPI_DOUBLE, &st);
+    CHECK(in[0] == 0 && in[1] == 4 && in[2] == 8, "hvector %g %g %g", in[0], in[1], in[2]);
+
+    /* A vector of pair types (padding inside each pair and between blocks). */
+    struct {
+        double d;
+        int i;
+    } pairs[4] = {{1.5, 1}, {2.5, 2}, {3.5, 3}, {4.5, 4}}, got[4];
+    OK(MPI_Type_vector(2, 1, 2, MPI_DOUBLE_INT, &pair_vec));
+    OK(MPI_Type_commit(&pair_vec));
+    OK(MPI_Type_size(MPI_DOUBLE_INT, &size));
+    OK(MPI_Type_get_extent(MPI_DOUBLE_INT, &lb, &extent));
+    CHECK(size == 12 && extent == sizeof pairs[0], "double_int %d %ld", size, (long)extent);
+    memset(got, 0, sizeof got);
+    OK(MPI_Sendrecv(pairs, 1, pair_vec, rank, 13, got, 2, MPI_DOUBLE_INT, rank, 13,
+                    MPI_COMM_WORLD, &st));
+    CHECK(got[0].d == 1.5 && got[0].i == 1 && got[1].d == 3.5 && got[1].i == 3, "pair vector");
+    OK(MPI_Get_count(&st, MPI_DOUBLE_INT, &count));
+    CHECK(count == 2, "pairs %d", count);
+
+    /* MPI_Irecv of a strided type, completed by MPI_Test; MPI_Sendrecv_replace with one. */
+    MPI_Request req;
+    int flag = 0;
+    OK(MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &v));
+    OK(MPI_Type_commit(&v));
+    for (int i = 0; i < 24; i++)
+        in[i] = -1;
+    OK(MPI_Irecv(in, 1, v, rank, 14, MPI_COMM_WORLD, &req));
+    OK(MPI_Send(out + 10, 4, MPI_DOUBLE, rank, 14, MPI_COMM_WORLD));
+    while (!flag)
+        OK(MPI_Test(&req, &flag, &st));
+    CHECK(req == MPI_REQUEST_NULL, "completed");
+    for (int i = 0; i < 12; i++)
+        CHECK(in[i] == (i % 3 == 0 ? 10 + i / 3 : -1), "irecv[%d] = %g", i, in[i]);
+    double ring[12];
+    for (int i = 0; i < 12; i++)
+        ring[i] = 100 * rank + i;
+    int size_;
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    int next = (rank + 1) % size_, prev = (rank + size_ - 1) % size_;
+    OK(MPI_Sendrecv_replace(ring, 1, v, next, 15, prev, 15, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 12; i++)
+        CHECK(ring[i] == (i % 3 == 0 ? 100 * prev + i : 100 * rank + i), "replace[%d] = %g", i,
+              ring[i]);
+    /* A strided MPI_Isend to a peer, received contiguously. */
+    OK(MPI_Isend(out, 1, v, next, 16, MPI_COMM_WORLD, &req));
+    OK(MPI_Recv(in, 4, MPI_DOUBLE, prev, 16, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(in[0] == 0 && in[1] == 3 && in[2] == 6 && in[3] == 9, "isend");
+    OK(MPI_Type_free(&v));
+    OK(MPI_Type_free(&c));
+    OK(MPI_Type_free(&h));
+    OK(MPI_Type_free(&pair_vec));
+}
+
+int main(int argc, char **argv) {
+    int rank, size;
+    ft_init(&argc, &argv, &rank, &size);
+    CHECK(size == 3, "run on 3 ranks");
+
+    /* A 1 x 3 grid, periodic in y. */
+    int dims[2] = {1, 3}, periods[2] = {0, 1}, src, dst;
+    MPI_Comm cart, dup, small, line, none, point;
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart));
+    OK(MPI_Cart_shift(cart, 1, 4, &src, &dst)); /* 4 steps around 3 ranks: one step */
+    CHECK(dst == (rank + 1) % 3 && src == (rank + 2) % 3, "shift by 4: %d %d", src, dst);
+    OK(MPI_Cart_shift(cart, 0, 1, &src, &dst));
+    CHECK(src == MPI_PROC_NULL && dst == MPI_PROC_NULL, "a dimension of 1, not periodic");
+    OK(MPI_Cart_shift(cart, 1, 0, &src, &dst));
+    CHECK(src == rank && dst == rank, "shift by 0");
+    /* A duplicate keeps the grid; a split does not. */
+    int ndims, status_;
+    OK(MPI_Comm_dup(cart, &dup));
+    OK(MPI_Cartdim_get(dup, &ndims));
+    CHECK(ndims == 2, "dup ndims %d", ndims);
+    OK(MPI_Comm_split(cart, 0, rank, &line));
+    OK(MPI_Topo_test(line, &status_));
+    CHECK(status_ == MPI_UNDEFINED, "a split has no grid");
+    /* Keep nothing: a communicator of one rank with 0 dimensions. */
+    int keep_none[2] = {0, 0};
+    OK(MPI_Cart_sub(cart, keep_none, &point));
+    OK(MPI_Comm_size(point, &size));
+    OK(MPI_Cartdim_get(point, &ndims));
+    CHECK(size == 1 && ndims == 0, "keep nothing: size %d, ndims %d", size, ndims);
+    /* A grid smaller than the communicator: the rest get MPI_COMM_NULL. */
+    int two[1] = {2}, open_[1] = {0};
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 1, two, open_, 0, &small));
+    CHECK((rank < 2) == (small != MPI_COMM_NULL), "rank %d in the 2-grid: %d", rank,
+          small != MPI_COMM_NULL);
+    if (small != MPI_COMM_NULL) {
+        OK(MPI_Cart_shift(small, 0, 1, &src, &dst));
+        CHECK(src == (rank == 0 ? MPI_PROC_NULL : 0) && dst == (rank == 0 ? 1 : MPI_PROC_NULL),
+              "line shift %d %d", src, dst);
+        OK(MPI_Comm_free(&small));
+    }
+    /* Zero dimensions: a grid of one point. */
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 0, NULL, NULL, 0, &none));
+    CHECK((rank == 0) == (none != MPI_COMM_NULL), "0-d grid at rank %d", rank);
+    if (none != MPI_COMM_NULL)
+        OK(MPI_Comm_free(&none));
+
+    grid_errors(cart);
+    type_errors(rank);
+    type_data(rank);
+
+    OK(MPI_Comm_free(&point));
+    OK(MPI_Comm_free(&line));
+    OK(MPI_Comm_free(&dup));
+    OK(MPI_Comm_free(&cart));
+    return ft_finish();
+}
