@@ -41,9 +41,10 @@
  * - Collectives run over the OK ranks of G; an unrecognized failure disables them
  *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global (docs/semantics.md §3.3). A NULL rank
  *   contributes nothing (to reductions and scans) and its slots in gather(v) / scatter(v) /
- *   allgather / alltoall buffers are left untouched. MPI_IN_PLACE is accepted by Reduce and
- *   Gather(v) at the root, Scatter(v) at the root (as recvbuf), Allreduce, Allgather, Alltoall,
- *   Scan and Exscan. MPI_Gatherv / MPI_Scatterv take displacements >= 0 only (MPI_ERR_ARG).
+ *   allgather(v) / alltoall(v) buffers are left untouched. MPI_IN_PLACE is accepted by Reduce
+ *   and Gather(v) at the root, Scatter(v) at the root (as recvbuf), Allreduce, Allgather(v),
+ *   Alltoall(v), Reduce_scatter(_block), Scan and Exscan. The v-collectives take displacements
+ *   >= 0 only (MPI_ERR_ARG).
  *
  * Where the runtime has no exact counterpart (the closest sound reading)
  * - MPI_Ssend / MPI_Issend: the runtime's sends are eager (the message is buffered by the
@@ -402,6 +403,20 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
              MPI_Comm comm);
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm);
+/* Built on the runtime's collectives: Allgatherv on an all-gather of blocks padded to the
+ * largest count; Alltoallv on an all-reduce of the largest block then an all-to-all of padded
+ * blocks (a block whose length is not the receive count is MPI_ERR_COUNT); the reduce-scatters
+ * on an all-reduce of the whole vector, of which each rank keeps its block. */
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
 /* Run-through stabilization (the calls of the MPI Forum's 2011 proposal). */
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed);

@@ -9,6 +9,7 @@ use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, Element, IN_PLACE};
+use crate::derived::pair_layout;
 use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
@@ -282,25 +283,42 @@ unsafe fn everywhere(
     comm: c_int,
     kind: Reduction,
 ) -> c_int {
-    boundary(comm, || {
-        if is_pair(datatype) {
-            // SAFETY: forwarded contract.
-            return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
-        }
-        let len = byte_len(count, datatype)?;
-        let element = Element::of(datatype)?;
-        let op = op_of(op)?;
-        // SAFETY: forwarded contract; used only during this call.
-        let recv = unsafe { output(recvbuf, len)? };
-        let send: Vec<u8> = if sendbuf == IN_PLACE {
-            recv.to_vec()
-        } else {
-            // SAFETY: forwarded contract; used only during this call.
-            unsafe { input(sendbuf, len)? }.to_vec()
-        };
-        let comm_box = collective_comm_of(comm)?;
-        reduce_typed(element, comm_box.get(), &send, Some(recv), op, kind)
+    // SAFETY: forwarded contract.
+    boundary(comm, || unsafe {
+        reduce_everywhere(sendbuf, recvbuf, count, datatype, op, comm, kind)
     })
+}
+
+/// The body of [`everywhere`], without the boundary (for the reduce-scatters too).
+///
+/// # Safety
+/// As `MPI_Allreduce`.
+unsafe fn reduce_everywhere(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    if is_pair(datatype) {
+        // SAFETY: forwarded contract.
+        return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
+    }
+    let len = byte_len(count, datatype)?;
+    let element = Element::of(datatype)?;
+    let op = op_of(op)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, len)? };
+    let send: Vec<u8> = if sendbuf == IN_PLACE {
+        recv.to_vec()
+    } else {
+        // SAFETY: forwarded contract; used only during this call.
+        unsafe { input(sendbuf, len)? }.to_vec()
+    };
+    let comm_box = collective_comm_of(comm)?;
+    reduce_typed(element, comm_box.get(), &send, Some(recv), op, kind)
 }
 
 /// The block length in bytes of a gather or scatter, from the side that this rank uses, and a
@@ -681,5 +699,274 @@ pub unsafe extern "C" fn MPI_Alltoall(
             unsafe { input(sendbuf, total)? }.to_vec()
         };
         Ok(comm.all_to_all(&send, recv)?)
+    })
+}
+
+/// `MPI_Allgatherv` (MPI-4.0 §6.7): rank r's block lands at `recvbuf + displs[r]` at every
+/// participant; the blocks of ranks recognized as failed are left untouched; `sendbuf` may be
+/// `MPI_IN_PLACE` (each rank's block is already in place). On the runtime's all-gather, each
+/// block padded to the largest count. Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `sendcount` readable elements of `sendtype`;
+/// `recvcounts` and `displs` point at `size` readable ints and `recvbuf` at the blocks they
+/// describe, writable.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        // SAFETY: forwarded contract.
+        let (counts, displs, end) =
+            unsafe { blocks_of(recvcounts, displs, comm.size(), recvtype, "recvcounts")? };
+        // SAFETY: forwarded contract; used only during this call.
+        let recv = unsafe { output(recvbuf, end)? };
+        let me = comm.rank() as usize;
+        let mut send: Vec<u8> = if sendbuf == IN_PLACE {
+            recv[displs[me]..displs[me] + counts[me]].to_vec()
+        } else {
+            let len = byte_len(sendcount, sendtype)?;
+            if len != counts[me] {
+                return Err(Failure::new(
+                    MPI_ERR_COUNT,
+                    format!(
+                        "the send block has {len} bytes and this rank's receive block {}",
+                        counts[me]
+                    ),
+                ));
+            }
+            // SAFETY: forwarded contract; used only during this call.
+            unsafe { input(sendbuf, len)? }.to_vec()
+        };
+        let block = counts.iter().copied().max().unwrap_or(0);
+        let total = all_blocks(block, comm)?;
+        // The receive buffer's own contents first, so that a slot the all-gather leaves
+        // untouched (a failed rank's) is written back unchanged.
+        let mut gathered = vec![0u8; total];
+        for (r, (&count, &at)) in counts.iter().zip(&displs).enumerate() {
+            gathered[r * block..r * block + count].copy_from_slice(&recv[at..at + count]);
+        }
+        send.resize(block, 0);
+        comm.all_gather(&send, &mut gathered)?;
+        for (r, (&count, &at)) in counts.iter().zip(&displs).enumerate() {
+            recv[at..at + count].copy_from_slice(&gathered[r * block..r * block + count]);
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Alltoallv` (MPI-4.0 §6.8): the block at `sendbuf + sdispls[r]` goes to rank r, the one
+/// from rank r lands at `recvbuf + rdispls[r]`; blocks for and from ranks recognized as failed
+/// are neither sent nor written; `sendbuf` may be `MPI_IN_PLACE` (the blocks to send are in
+/// `recvbuf`, as `recvcounts` / `rdispls` describe them). Two collectives of the runtime: an
+/// all-reduce of the largest block, then an all-to-all of blocks padded to it, each with its
+/// length, so that a block whose length differs from the receive count is reported
+/// (`MPI_ERR_COUNT`). Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// The count and displacement arrays point at `size` readable ints; `sendbuf` is
+/// `MPI_IN_PLACE` or points at the blocks `sendcounts` and `sdispls` describe, readable;
+/// `recvbuf` points at those of `recvcounts` and `rdispls`, writable.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    const HEADER: usize = std::mem::size_of::<u64>();
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let size = comm.size();
+        // SAFETY: forwarded contract.
+        let (rcounts, rdispls, recv_end) =
+            unsafe { blocks_of(recvcounts, rdispls, size, recvtype, "recvcounts")? };
+        // SAFETY: forwarded contract; used only during this call.
+        let recv = unsafe { output(recvbuf, recv_end)? };
+        let (source, scounts, sdispls) = if sendbuf == IN_PLACE {
+            (recv.to_vec(), rcounts.clone(), rdispls.clone())
+        } else {
+            // SAFETY: forwarded contract.
+            let (scounts, sdispls, send_end) =
+                unsafe { blocks_of(sendcounts, sdispls, size, sendtype, "sendcounts")? };
+            // SAFETY: forwarded contract; used only during this call.
+            let source = unsafe { input(sendbuf, send_end)? }.to_vec();
+            (source, scounts, sdispls)
+        };
+        let local = scounts.iter().chain(&rcounts).copied().max().unwrap_or(0) as u64;
+        let mut largest = [0u64];
+        comm.all_reduce(&[local], &mut largest, Op::Max)?;
+        let block = usize::try_from(largest[0])
+            .ok()
+            .and_then(|b| b.checked_add(HEADER))
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+        let total = all_blocks(block, comm)?;
+        let mut send = vec![0u8; total];
+        for (r, (&count, &at)) in scounts.iter().zip(&sdispls).enumerate() {
+            let slot = &mut send[r * block..(r + 1) * block];
+            slot[..HEADER].copy_from_slice(&(count as u64).to_le_bytes());
+            slot[HEADER..HEADER + count].copy_from_slice(&source[at..at + count]);
+        }
+        // A slot the all-to-all leaves untouched (from a failed rank) keeps this marker.
+        let mut received = vec![0u8; total];
+        for r in 0..size as usize {
+            received[r * block..r * block + HEADER].copy_from_slice(&u64::MAX.to_le_bytes());
+        }
+        comm.all_to_all(&send, &mut received)?;
+        let mut mismatch = None;
+        for (r, (&count, &at)) in rcounts.iter().zip(&rdispls).enumerate() {
+            let slot = &received[r * block..(r + 1) * block];
+            let mut header = [0u8; HEADER];
+            header.copy_from_slice(&slot[..HEADER]);
+            match u64::from_le_bytes(header) {
+                u64::MAX => {}
+                len if len == count as u64 => {
+                    recv[at..at + count].copy_from_slice(&slot[HEADER..HEADER + count]);
+                }
+                len => {
+                    mismatch.get_or_insert(Failure::new(
+                        MPI_ERR_COUNT,
+                        format!("rank {r} sent {len} bytes where {count} were to be received"),
+                    ));
+                }
+            }
+        }
+        mismatch.map_or(Ok(()), Err)
+    })
+}
+
+/// The reduce-scatters: an all-reduce of every rank's full vector (the counts summed), then
+/// each rank keeps its block, `counts[rank]` elements after the blocks of the ranks before it.
+///
+/// # Safety
+/// As `MPI_Reduce_scatter`, with `counts` given.
+unsafe fn reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: &[c_int],
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    rank: usize,
+) -> Result<(), Failure> {
+    let mut total: c_int = 0;
+    for &count in counts {
+        if count < 0 {
+            return Err(Failure::new(
+                MPI_ERR_COUNT,
+                format!("negative count {count}"),
+            ));
+        }
+        total = total
+            .checked_add(count)
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the counts add up to too much"))?;
+    }
+    // Pair types are laid out with their padding: their extent, not their size, per element.
+    let (extent, span_of) = match pair_layout(datatype) {
+        Some(layout) => (layout.extent, layout.span(total as usize)?),
+        None => (byte_len(1, datatype)?, byte_len(total, datatype)?),
+    };
+    let before: usize = counts[..rank].iter().map(|&c| c as usize).sum();
+    let mine = counts[rank] as usize;
+    let mut full = vec![0u8; span_of];
+    let send = if sendbuf == IN_PLACE {
+        // SAFETY: forwarded contract: with MPI_IN_PLACE the input is in `recvbuf`.
+        full.copy_from_slice(unsafe { input(recvbuf, span_of)? });
+        IN_PLACE
+    } else {
+        sendbuf
+    };
+    // SAFETY: `full` holds `total` elements of `datatype`; `send` as the caller's contract.
+    unsafe {
+        reduce_everywhere(
+            send,
+            full.as_mut_ptr().cast(),
+            total,
+            datatype,
+            op,
+            comm,
+            Reduction::All,
+        )?;
+    }
+    let at = before * extent;
+    let len = match pair_layout(datatype) {
+        Some(layout) => layout.span(mine)?,
+        None => mine * extent,
+    };
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, len)? };
+    recv.copy_from_slice(&full[at..at + len]);
+    Ok(())
+}
+
+/// `MPI_Reduce_scatter_block` (MPI-4.0 §6.10.2): the element-wise reduction of every rank's
+/// `size · recvcount` elements, of which rank r gets block r; ranks recognized as failed
+/// contribute nothing. `sendbuf` may be `MPI_IN_PLACE` (the input is in `recvbuf`). On the
+/// runtime's all-reduce of the whole vector.
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `size · recvcount` readable elements of
+/// `datatype`; `recvbuf` points at `recvcount` writable elements (with `MPI_IN_PLACE`,
+/// `size · recvcount` readable and writable ones).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let counts = vec![recvcount; comm_box.get().size() as usize];
+        let rank = comm_box.get().rank() as usize;
+        drop(comm_box);
+        // SAFETY: forwarded contract.
+        unsafe { reduce_scatter(sendbuf, recvbuf, &counts, datatype, op, comm, rank) }
+    })
+}
+
+/// `MPI_Reduce_scatter` (MPI-4.0 §6.10.1): as `MPI_Reduce_scatter_block` with rank r's block of
+/// `recvcounts[r]` elements.
+///
+/// # Safety
+/// `recvcounts` points at `size` readable ints; `sendbuf` is NULL, `MPI_IN_PLACE` or points at
+/// their sum of readable elements of `datatype`; `recvbuf` points at `recvcounts[rank]`
+/// writable elements (with `MPI_IN_PLACE`, the sum, readable and writable).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let size = c_int::try_from(comm_box.get().size())
+            .map_err(|_| Failure::new(MPI_ERR_COMM, "too many ranks"))?;
+        let rank = comm_box.get().rank() as usize;
+        drop(comm_box);
+        // SAFETY: forwarded contract; only read, during this call.
+        let counts = unsafe { array(recvcounts.cast_mut(), size, "recvcounts")? }.to_vec();
+        // SAFETY: forwarded contract.
+        unsafe { reduce_scatter(sendbuf, recvbuf, &counts, datatype, op, comm, rank) }
     })
 }

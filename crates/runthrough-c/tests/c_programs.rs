@@ -683,3 +683,13 @@ fn master_worker() {
 fn topo_types() {
     scenario("topo_types", 3, &[]);
 }
+
+/// `tests/c/collectives_v.c`: MPI_Allgatherv, MPI_Alltoallv, MPI_Reduce_scatter_block and
+/// MPI_Reduce_scatter give MPI's values (uneven and zero counts, displacements out of order
+/// with gaps, MPI_IN_PLACE, MPI_MINLOC on pairs) and bad input its error class; with rank 3
+/// dead: MPIX_ERR_PROC_FAILED at every survivor until validate_global, then the survivors only
+/// (its slots untouched, no contribution from it).
+#[test]
+fn collectives_v() {
+    scenario("collectives_v", 4, &[3]);
+}

@@ -14,7 +14,8 @@
  * With argument "kill", it iterates long enough for rtrun to kill a rank inside the loop
  * (--kill R@call:K): the rank that sees the failure revokes the communicator (the ULFM
  * pattern), so every survivor leaves the loop with MPIX_ERR_PROC_FAILED or MPIX_ERR_REVOKED,
- * never hangs; they then agree on the failure with MPI_Comm_validate_global and shrink. */
+ * never hangs; they then agree on the failure with MPI_Comm_validate_global, find the grid
+ * unchanged (MPI_Cart_shift still returns the failed neighbour) and shrink. */
 #include "ft_common.h"
 
 #include <string.h>
@@ -227,6 +228,15 @@ int main(int argc, char **argv) {
                class_ == MPIX_ERR_PROC_FAILED ? "MPIX_ERR_PROC_FAILED" : "MPIX_ERR_REVOKED");
         OK(MPI_Comm_validate_global(MPI_COMM_WORLD, &failed));
         CHECK(failed == 1, "G holds %d failures", failed);
+        /* The grid is local knowledge: the failed rank keeps its place and is still returned
+         * as a neighbour (the failure shows when one communicates with it). */
+        int up2, down2, left2, right2, c[2];
+        OK(MPI_Cart_shift(cart, 0, 1, &up2, &down2));
+        OK(MPI_Cart_shift(cart, 1, 1, &left2, &right2));
+        CHECK(up2 == up && down2 == down && left2 == left && right2 == right,
+              "neighbours changed after the failure");
+        OK(MPI_Cart_coords(cart, 1, 2, c));
+        CHECK(c[0] == 1 / dims[1] && c[1] == 1 % dims[1], "the failed rank's coordinates");
         MPI_Comm survivors;
         int ssize;
         OK(MPIX_Comm_shrink(cart, &survivors));
