@@ -81,8 +81,8 @@
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
- *   contiguous / vector / hvector types in point-to-point calls only (see "Derived datatypes"
- *   below).
+ *   contiguous / vector / hvector types in point-to-point calls and MPI_Bcast only (see
+ *   "Derived datatypes" below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
@@ -315,12 +315,13 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
 /* Derived datatypes: contiguous, vector and hvector (strides >= 0; a negative stride is
  * MPI_ERR_ARG), with MPI_Type_commit / _free / _get_extent / _size; the lower bound is always 0.
  * Where they are accepted: MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
- * MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Get_count (the data is packed before it is sent
- * and unpacked where it is received; a type whose data is one contiguous run moves without a
- * copy). Every other call (collectives included) takes the predefined types only and returns
- * MPI_ERR_TYPE for a derived one; the pair types (MPI_DOUBLE_INT, ...) are also accepted by
- * the reductions with MPI_MINLOC / MPI_MAXLOC. A derived type must be committed before it is
- * used to communicate (MPI_ERR_TYPE otherwise); a freed handle is MPI_ERR_TYPE. */
+ * MPI_Sendrecv, MPI_Sendrecv_replace, MPI_Get_count and MPI_Bcast (the data is packed before
+ * it is sent and unpacked where it is received; a type whose data is one contiguous run moves
+ * without a copy); so are the pair types (MPI_DOUBLE_INT, ...), which the reductions also take
+ * with MPI_MINLOC / MPI_MAXLOC. Every other call (the other collectives included) takes the
+ * predefined basic types only and returns MPI_ERR_TYPE for a derived or pair type. A derived
+ * type must be committed before it is used to communicate (MPI_ERR_TYPE otherwise); a freed
+ * handle is MPI_ERR_TYPE. */
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype *newtype);

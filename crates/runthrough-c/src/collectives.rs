@@ -9,7 +9,7 @@ use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, Element, IN_PLACE};
-use crate::derived::pair_layout;
+use crate::derived::{pair_layout, Data};
 use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
@@ -62,7 +62,7 @@ pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int
     })
 }
 
-/// `MPI_Bcast`.
+/// `MPI_Bcast`; derived datatypes are accepted (packed at the root, unpacked elsewhere).
 ///
 /// # Safety
 /// `buffer` is NULL or points at `count` readable and writable elements of `datatype`.
@@ -75,11 +75,35 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
-        let len = byte_len(count, datatype)?;
-        // SAFETY: forwarded contract; used only during this call.
-        let buffer = unsafe { output(buffer, len)? };
         let root = root_of(root)?;
-        Ok(collective_comm_of(comm)?.get().broadcast(buffer, root)?)
+        match Data::of(count, datatype)? {
+            Data::Contiguous(len) => {
+                // SAFETY: forwarded contract; used only during this call.
+                let buffer = unsafe { output(buffer, len)? };
+                Ok(collective_comm_of(comm)?.get().broadcast(buffer, root)?)
+            }
+            Data::Strided {
+                layout,
+                count,
+                span,
+            } => {
+                // SAFETY: forwarded contract; used only during this call.
+                let buffer = unsafe { output(buffer, span)? };
+                let comm_box = collective_comm_of(comm)?;
+                let comm = comm_box.get();
+                let at_root = comm.rank() == root;
+                let mut packed = if at_root {
+                    layout.pack(count, buffer)
+                } else {
+                    vec![0; layout.size * count]
+                };
+                comm.broadcast(&mut packed, root)?;
+                if !at_root {
+                    layout.unpack(count, &packed, buffer);
+                }
+                Ok(())
+            }
+        }
     })
 }
 

@@ -3,7 +3,7 @@
  * smaller than the communicator, zero dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup
  * keeping the grid, shifts larger than a dimension), the data a derived type moves (nested
  * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
- * strided type completed by MPI_Test), and bad input to every new call: bad dims, NULL
+ * strided type completed by MPI_Test, MPI_Bcast of a strided type), and bad input to every new call: bad dims, NULL
  * pointers, a communicator without a grid, uncommitted and freed types, derived types where
  * a call does not take them. Run on 3 ranks. */
 #include "ft_common.h"
@@ -90,13 +90,20 @@ static void type_errors(int rank) {
     CHECK(size == 24, "size %d", size);
     EXPECT(MPI_Send(buf, 1, t, rank, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Recv(buf, 1, t, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_TYPE);
+    EXPECT(MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     OK(MPI_Type_commit(&t));
     OK(MPI_Type_commit(&t)); /* twice is fine */
+    /* MPI_Bcast takes derived types: the root's strided data, the gaps left alone. */
+    for (int i = 0; i < 6; i++)
+        buf[i] = rank == 1 ? 50 + i : -1;
+    OK(MPI_Bcast(buf, 1, t, 1, MPI_COMM_WORLD));
+    for (int i = 0; i < 6; i++)
+        CHECK(buf[i] == (i % 2 == 0 || rank == 1 ? 50 + i : -1), "bcast[%d] = %g", i, buf[i]);
     /* Derived types where a call takes basic types only: every rank gets MPI_ERR_TYPE. */
-    EXPECT(MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Allreduce(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Gather(buf, 1, t, buf + 8, 1, t, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Bcast(buf, 1, MPI_DOUBLE_INT, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Allgather(buf, 1, MPI_DOUBLE_INT, buf + 8, 1, MPI_DOUBLE_INT, MPI_COMM_WORLD),
+           MPI_ERR_TYPE);
     /* Freed: the handle becomes MPI_DATATYPE_NULL and the old value is refused everywhere. */
     MPI_Datatype stale = t;
     OK(MPI_Type_free(&t));
