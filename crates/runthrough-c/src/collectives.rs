@@ -8,7 +8,7 @@ use std::sync::Arc;
 use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
-use crate::datatypes::{byte_len, input, op_of, output, Element, IN_PLACE};
+use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
 use crate::derived::{pair_layout, Data};
 use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
@@ -93,9 +93,9 @@ pub unsafe extern "C" fn MPI_Bcast(
                 let comm = comm_box.get();
                 let at_root = comm.rank() == root;
                 let mut packed = if at_root {
-                    layout.pack(count, buffer)
+                    layout.pack(count, buffer)?
                 } else {
-                    vec![0; layout.size * count]
+                    zeroed(layout.size * count)?
                 };
                 comm.broadcast(&mut packed, root)?;
                 if !at_root {
@@ -775,7 +775,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(
         let total = all_blocks(block, comm)?;
         // The receive buffer's own contents first, so that a slot the all-gather leaves
         // untouched (a failed rank's) is written back unchanged.
-        let mut gathered = vec![0u8; total];
+        let mut gathered = zeroed(total)?;
         for (r, (&count, &at)) in counts.iter().zip(&displs).enumerate() {
             gathered[r * block..r * block + count].copy_from_slice(&recv[at..at + count]);
         }
@@ -840,14 +840,14 @@ pub unsafe extern "C" fn MPI_Alltoallv(
             .and_then(|b| b.checked_add(HEADER))
             .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
         let total = all_blocks(block, comm)?;
-        let mut send = vec![0u8; total];
+        let mut send = zeroed(total)?;
         for (r, (&count, &at)) in scounts.iter().zip(&sdispls).enumerate() {
             let slot = &mut send[r * block..(r + 1) * block];
             slot[..HEADER].copy_from_slice(&(count as u64).to_le_bytes());
             slot[HEADER..HEADER + count].copy_from_slice(&source[at..at + count]);
         }
         // A slot the all-to-all leaves untouched (from a failed rank) keeps this marker.
-        let mut received = vec![0u8; total];
+        let mut received = zeroed(total)?;
         for r in 0..size as usize {
             received[r * block..r * block + HEADER].copy_from_slice(&u64::MAX.to_le_bytes());
         }
@@ -907,7 +907,7 @@ unsafe fn reduce_scatter(
     };
     let before: usize = counts[..rank].iter().map(|&c| c as usize).sum();
     let mine = counts[rank] as usize;
-    let mut full = vec![0u8; span_of];
+    let mut full = zeroed(span_of)?;
     let send = if sendbuf == IN_PLACE {
         // SAFETY: forwarded contract: with MPI_IN_PLACE the input is in `recvbuf`.
         full.copy_from_slice(unsafe { input(recvbuf, span_of)? });

@@ -157,3 +157,17 @@ pub(crate) unsafe fn output<'a>(pointer: *mut c_void, len: usize) -> Result<&'a 
     // else for 'a.
     Ok(unsafe { std::slice::from_raw_parts_mut(pointer.cast::<u8>(), len) })
 }
+
+/// A zeroed buffer of `len` bytes; a failed allocation is an error class (`MPI_ERR_INTERN`),
+/// not the end of the process.
+pub(crate) fn zeroed(len: usize) -> Result<Vec<u8>, Failure> {
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(len).map_err(|_| {
+        Failure::new(
+            MPI_ERR_INTERN,
+            format!("out of memory for a buffer of {len} bytes"),
+        )
+    })?;
+    buffer.resize(len, 0);
+    Ok(buffer)
+}

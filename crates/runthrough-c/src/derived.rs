@@ -16,7 +16,7 @@ use std::os::raw::{c_int, c_long, c_short};
 use std::sync::Arc;
 
 use crate::constants::*;
-use crate::datatypes::{input, output, Element};
+use crate::datatypes::{input, output, zeroed, Element};
 use crate::errors::{boundary, out, Failure};
 use crate::runtime::with_runtime;
 
@@ -206,14 +206,19 @@ impl Layout {
     }
 
     /// The data of `count` elements of `buffer`, packed.
-    pub(crate) fn pack(&self, count: usize, buffer: &[u8]) -> Vec<u8> {
-        let mut packed = Vec::with_capacity(self.size.saturating_mul(count));
+    ///
+    /// # Errors
+    /// `MPI_ERR_INTERN` when the packed buffer cannot be allocated.
+    pub(crate) fn pack(&self, count: usize, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+        let mut packed = zeroed(mul(self.size, count)?)?;
+        let mut to = 0;
         for k in 0..count {
             self.walk(k * self.extent, &mut |at, len| {
-                packed.extend_from_slice(&buffer[at..at + len]);
+                packed[to..to + len].copy_from_slice(&buffer[at..at + len]);
+                to += len;
             });
         }
-        packed
+        Ok(packed)
     }
 
     /// Unpacks `packed` (the data of at most `count` elements: a short message fills a prefix)
@@ -339,7 +344,7 @@ impl Data {
             } => {
                 // SAFETY: forwarded contract: the elements span `span` bytes.
                 let source = unsafe { input(buffer, *span)? };
-                layout.pack(*count, source).into()
+                layout.pack(*count, source)?.into()
             }
         })
     }
@@ -360,7 +365,7 @@ impl Data {
                 count,
                 span,
             } => Target::Strided {
-                scratch: vec![0; layout.size * count],
+                scratch: zeroed(layout.size * count)?,
                 // SAFETY: forwarded contract: the elements span `span` bytes.
                 buffer: unsafe { output(buffer, *span)? },
                 layout: Arc::clone(layout),
@@ -441,7 +446,7 @@ impl Unpack {
     ) -> Result<(Unpack, &'static mut [u8]), Failure> {
         // SAFETY: forwarded contract; only checked here (kept as a pointer).
         let checked = unsafe { output(buffer, span)? };
-        let scratch = Box::into_raw(vec![0u8; layout.size * count].into_boxed_slice());
+        let scratch = Box::into_raw(zeroed(layout.size * count)?.into_boxed_slice());
         let unpack = Unpack {
             scratch,
             buffer: checked.as_mut_ptr(),
@@ -709,7 +714,7 @@ mod tests {
         assert_eq!((column.size, column.extent, column.reach), (3, 9, 9));
         assert!(!column.dense);
         let matrix: Vec<u8> = (0..12).collect();
-        assert_eq!(column.pack(1, &matrix[1..]), [1, 5, 9]);
+        assert_eq!(column.pack(1, &matrix[1..]).unwrap(), [1, 5, 9]);
         let mut out = vec![0u8; 12];
         column.unpack(1, &[7, 8, 9], &mut out[2..]);
         assert_eq!(out, [0, 0, 7, 0, 0, 0, 8, 0, 0, 0, 9, 0]);
@@ -730,7 +735,7 @@ mod tests {
         assert_eq!((v.size, v.extent, v.span(2).unwrap()), (8, 16, 32));
         let c = Layout::contiguous(2, Arc::clone(&v)).unwrap();
         let data: Vec<u8> = (0..32).collect();
-        let packed = c.pack(1, &data);
+        let packed = c.pack(1, &data).unwrap();
         assert_eq!(
             packed,
             [0, 1, 2, 3, 12, 13, 14, 15, 16, 17, 18, 19, 28, 29, 30, 31]

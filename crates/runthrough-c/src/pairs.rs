@@ -13,7 +13,7 @@ use runthrough::{Comm, UserOp};
 
 use crate::collectives::Reduction;
 use crate::constants::*;
-use crate::datatypes::{input, output, IN_PLACE};
+use crate::datatypes::{input, output, zeroed, IN_PLACE};
 use crate::derived::pair_layout;
 use crate::errors::Failure;
 use crate::runtime::collective_comm_of;
@@ -175,14 +175,14 @@ pub(crate) unsafe fn reduce_pairs(
         None
     };
     let send = match recv.as_deref() {
-        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv),
+        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv)?,
         // SAFETY: forwarded contract; used only during this call.
-        _ => layout.pack(count, unsafe { input(sendbuf, span)? }),
+        _ => layout.pack(count, unsafe { input(sendbuf, span)? })?,
     };
     let mut result = match (kind, recv.as_deref()) {
         // What exscan leaves untouched (at the first participant) must stay as it was.
-        (Reduction::Exscan, Some(recv)) => layout.pack(count, recv),
-        _ => vec![0u8; send.len()],
+        (Reduction::Exscan, Some(recv)) => layout.pack(count, recv)?,
+        _ => zeroed(send.len())?,
     };
     let out = recv.is_some().then_some(&mut result[..]);
     match layout.size {
