@@ -81,8 +81,8 @@
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
- *   contiguous / vector / hvector types in point-to-point calls and MPI_Bcast only (see
- *   "Derived datatypes" below).
+ *   contiguous / vector / hvector / subarray / resized types in point-to-point calls,
+ *   MPI_Bcast, MPI_Gather(v) and MPI_Scatter(v) only (see "Derived datatypes" below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
@@ -220,6 +220,10 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_MAXLOC 11
 #define MPI_MINLOC 12
 
+/* Array orders (MPI_Type_create_subarray). */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+
 /* Topology kinds (MPI_Topo_test); only Cartesian topologies are built. */
 #define MPI_CART 1
 #define MPI_GRAPH 2
@@ -312,14 +316,17 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 
-/* Derived datatypes: contiguous, vector and hvector (strides >= 0; a negative stride is
- * MPI_ERR_ARG), with MPI_Type_commit / _free / _get_extent / _size; the lower bound is always 0.
+/* Derived datatypes: contiguous, vector, hvector (strides >= 0; a negative stride is
+ * MPI_ERR_ARG), subarray and resized (lb 0), with MPI_Type_commit / _free / _get_extent /
+ * _size; the lower bound is always 0.
  * Where they are accepted: MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
- * MPI_Sendrecv, MPI_Sendrecv_replace, MPI_Get_count and MPI_Bcast (the data is packed before
- * it is sent and unpacked where it is received; a type whose data is one contiguous run moves
- * without a copy); so are the pair types (MPI_DOUBLE_INT, ...), which the reductions also take
- * with MPI_MINLOC / MPI_MAXLOC. Every other call (the other collectives included) takes the
- * predefined basic types only and returns MPI_ERR_TYPE for a derived or pair type. A derived
+ * MPI_Sendrecv, MPI_Sendrecv_replace, MPI_Get_count, MPI_Bcast, MPI_Gather(v) and
+ * MPI_Scatter(v) (the data is packed before it is sent and unpacked where it is received; a
+ * type whose data is one contiguous run moves without a copy; a v-collective's displacements
+ * count extents of its type, as in MPI); so are the pair types (MPI_DOUBLE_INT, ...), which
+ * the reductions also take with MPI_MINLOC / MPI_MAXLOC. Every other call (allgather(v),
+ * alltoall(v), the reductions, scans) takes the predefined basic types only and returns
+ * MPI_ERR_TYPE for a derived or pair type. A derived
  * type must be committed before it is used to communicate (MPI_ERR_TYPE otherwise); a freed
  * handle is MPI_ERR_TYPE. */
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
@@ -327,6 +334,12 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
                     MPI_Datatype *newtype);
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype);
+/* Only lb == 0 (MPI_ERR_ARG otherwise). */
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);

@@ -13,6 +13,7 @@ use crate::derived::{pair_layout, Data};
 use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
+use crate::rooted::{self, basic};
 use crate::runtime::{collective_comm_of, with_runtime, Background, Operation};
 
 /// A root argument.
@@ -412,6 +413,25 @@ pub unsafe extern "C" fn MPI_Gather(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && sendbuf == IN_PLACE;
+        if (!in_place && !basic(sendtype)) || (at_root && !basic(recvtype)) {
+            let n = comm.size() as usize;
+            let counts = vec![recvcount; n];
+            let displs = (0..n)
+                .map(|r| {
+                    c_int::try_from(r)
+                        .ok()
+                        .and_then(|r| r.checked_mul(recvcount))
+                })
+                .collect::<Option<Vec<c_int>>>()
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            let layout = at_root.then_some((&counts[..], &displs[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::gather(
+                    sendbuf, sendcount, sendtype, recvbuf, layout, recvtype, root, comm, false,
+                )
+            };
+        }
         let block = block_or_in_place(
             in_place,
             (sendcount, sendtype),
@@ -463,6 +483,25 @@ pub unsafe extern "C" fn MPI_Scatter(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
+        if (at_root && !basic(sendtype)) || (!in_place && !basic(recvtype)) {
+            let n = comm.size() as usize;
+            let counts = vec![sendcount; n];
+            let displs = (0..n)
+                .map(|r| {
+                    c_int::try_from(r)
+                        .ok()
+                        .and_then(|r| r.checked_mul(sendcount))
+                })
+                .collect::<Option<Vec<c_int>>>()
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            let layout = at_root.then_some((&counts[..], &displs[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::scatter(
+                    sendbuf, layout, sendtype, recvbuf, recvcount, recvtype, root, comm, false,
+                )
+            };
+        }
         let block = block_or_in_place(
             in_place,
             (recvcount, recvtype),
@@ -535,6 +574,32 @@ unsafe fn blocks_of(
     Ok((byte_counts, byte_displs, end))
 }
 
+/// A v-collective root's counts and displacements.
+type RootArrays = (Vec<c_int>, Vec<c_int>);
+
+/// The counts and displacements of a v-collective's root (`None` elsewhere).
+///
+/// # Safety
+/// At the root, `counts` and `displs` are NULL or point at `size` readable ints.
+unsafe fn root_arrays(
+    at_root: bool,
+    counts: *const c_int,
+    displs: *const c_int,
+    comm: &Comm,
+    what: &str,
+) -> Result<Option<RootArrays>, Failure> {
+    if !at_root {
+        return Ok(None);
+    }
+    let n =
+        c_int::try_from(comm.size()).map_err(|_| Failure::new(MPI_ERR_COMM, "too many ranks"))?;
+    // SAFETY: forwarded contract; only read, during this call.
+    let counts = unsafe { array(counts.cast_mut(), n, what)? }.to_vec();
+    // SAFETY: forwarded contract; only read, during this call.
+    let displs = unsafe { array(displs.cast_mut(), n, "displs")? }.to_vec();
+    Ok(Some((counts, displs)))
+}
+
 /// `MPI_Gatherv` (MPI-4.0 §6.5), on the runtime's gather of variable counts: rank r's block
 /// goes to `recvbuf + displs[r]` at the root; the blocks of ranks recognized as failed are left
 /// untouched; `sendbuf` may be `MPI_IN_PLACE` at the root (its block is already in place).
@@ -562,6 +627,17 @@ pub unsafe extern "C" fn MPI_Gatherv(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && sendbuf == IN_PLACE;
+        if (!in_place && !basic(sendtype)) || (at_root && !basic(recvtype)) {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(at_root, recvcounts, displs, comm, "recvcounts")? };
+            let layout = arrays.as_ref().map(|(c, d)| (&c[..], &d[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::gather(
+                    sendbuf, sendcount, sendtype, recvbuf, layout, recvtype, root, comm, true,
+                )
+            };
+        }
         let layout = if at_root {
             // SAFETY: forwarded contract.
             Some(unsafe { blocks_of(recvcounts, displs, comm.size(), recvtype, "recvcounts")? })
@@ -621,6 +697,17 @@ pub unsafe extern "C" fn MPI_Scatterv(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
+        if (at_root && !basic(sendtype)) || (!in_place && !basic(recvtype)) {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(at_root, sendcounts, displs, comm, "sendcounts")? };
+            let layout = arrays.as_ref().map(|(c, d)| (&c[..], &d[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::scatter(
+                    sendbuf, layout, sendtype, recvbuf, recvcount, recvtype, root, comm, true,
+                )
+            };
+        }
         let layout = if at_root {
             // SAFETY: forwarded contract.
             Some(unsafe { blocks_of(sendcounts, displs, comm.size(), sendtype, "sendcounts")? })

@@ -136,6 +136,8 @@ pub const MPI_LXOR: c_int = 9;
 pub const MPI_BXOR: c_int = 10;
 pub const MPI_MAXLOC: c_int = 11;
 pub const MPI_MINLOC: c_int = 12;
+pub const MPI_ORDER_C: c_int = 56;
+pub const MPI_ORDER_FORTRAN: c_int = 57;
 pub const MPI_CART: c_int = 1;
 pub const MPI_GRAPH: c_int = 2;
 pub const MPI_DIST_GRAPH: c_int = 3;
@@ -254,6 +256,8 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_BXOR", MPI_BXOR),
     ("MPI_MAXLOC", MPI_MAXLOC),
     ("MPI_MINLOC", MPI_MINLOC),
+    ("MPI_ORDER_C", MPI_ORDER_C),
+    ("MPI_ORDER_FORTRAN", MPI_ORDER_FORTRAN),
     ("MPI_CART", MPI_CART),
     ("MPI_GRAPH", MPI_GRAPH),
     ("MPI_DIST_GRAPH", MPI_DIST_GRAPH),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Derived datatypes (MPI-4.0 chapter 5, in part): `MPI_Type_contiguous`, `MPI_Type_vector`,
-//! `MPI_Type_create_hvector`, `MPI_Type_commit`, `MPI_Type_free`, `MPI_Type_get_extent`, and
+//! `MPI_Type_create_hvector`, `MPI_Type_create_subarray`, `MPI_Type_create_resized` (lower
+//! bound 0), `MPI_Type_commit`, `MPI_Type_free`, `MPI_Type_get_extent`, and
 //! the pair types of `MPI_MINLOC` / `MPI_MAXLOC` (`MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
 //! `MPI_LONG_INT`, `MPI_2INT`, `MPI_SHORT_INT`).
 //!
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use crate::constants::*;
 use crate::datatypes::{input, output, zeroed, Element};
 use crate::errors::{boundary, out, Failure};
+use crate::point_to_point::array;
 use crate::runtime::with_runtime;
 
 /// `MPI_Aint`.
@@ -43,6 +45,9 @@ enum Shape {
         stride: usize,
         child: Arc<Layout>,
     },
+    /// One element of `child` at `offset`, with the extent the layout gives (a resized type, a
+    /// subarray).
+    Placed { offset: usize, child: Arc<Layout> },
 }
 
 /// The layout of a datatype's element.
@@ -155,6 +160,17 @@ impl Layout {
         })
     }
 
+    /// One element of `child` at `offset` in an element of `extent` bytes.
+    fn placed(offset: usize, extent: usize, child: Arc<Layout>) -> Result<Layout, Failure> {
+        Ok(Layout {
+            size: child.size,
+            extent,
+            reach: add(offset, child.reach)?,
+            dense: offset == 0 && child.dense && extent == child.size,
+            shape: Shape::Placed { offset, child },
+        })
+    }
+
     /// Calls `f(offset, len)` for every run of data bytes of the element at `base`, in typemap
     /// order.
     fn walk(&self, base: usize, f: &mut dyn FnMut(usize, usize)) {
@@ -194,6 +210,7 @@ impl Layout {
                     }
                 }
             }
+            Shape::Placed { offset, child } => child.walk(base + offset, f),
         }
     }
 
@@ -618,6 +635,133 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
     })
 }
 
+/// `MPI_Type_create_resized` (MPI-4.0 §5.1.7): `oldtype` with extent `extent`. Only a lower
+/// bound of 0 is supported (`MPI_ERR_ARG` otherwise), as every type here has lower bound 0.
+///
+/// # Errors
+/// `MPI_ERR_ARG` for `lb != 0`, a negative extent or a NULL `newtype`; `MPI_ERR_TYPE` for an
+/// invalid or freed `oldtype`.
+///
+/// # Safety
+/// `newtype` is NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_resized(
+    oldtype: c_int,
+    lb: MPI_Aint,
+    extent: MPI_Aint,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        if lb != 0 {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("lower bound {lb}: only 0 is supported"),
+            ));
+        }
+        let extent = usize::try_from(extent)
+            .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative extent {extent}")))?;
+        let child = layout_of(oldtype, false)?;
+        register(Layout::placed(0, extent, child)?, &newtype)
+    })
+}
+
+/// The layout of an `MPI_Type_create_subarray` in C order (the last dimension varies fastest).
+fn subarray(
+    sizes: &[c_int],
+    subsizes: &[c_int],
+    starts: &[c_int],
+    old: Arc<Layout>,
+) -> Result<Layout, Failure> {
+    let n = sizes.len();
+    let bad = |what: String| Failure::new(MPI_ERR_ARG, what);
+    for i in 0..n {
+        let (size, sub, start) = (sizes[i], subsizes[i], starts[i]);
+        if size < 1 || sub < 0 || sub > size || start < 0 || start > size - sub {
+            return Err(bad(format!(
+                "dimension {i}: size {size}, subsize {sub}, start {start} (need size >= 1, \
+                 0 <= subsize <= size, 0 <= start <= size - subsize)"
+            )));
+        }
+    }
+    // Byte strides of the full array's dimensions.
+    let mut strides = vec![0usize; n];
+    let mut stride = old.extent;
+    for i in (0..n).rev() {
+        strides[i] = stride;
+        stride = mul(stride, sizes[i] as usize)?;
+    }
+    let full = stride;
+    let mut layout = Arc::new(Layout::contiguous(subsizes[n - 1] as usize, old)?);
+    for i in (0..n - 1).rev() {
+        layout = Arc::new(Layout::vector(subsizes[i] as usize, 1, strides[i], layout)?);
+    }
+    let mut offset = 0usize;
+    for i in 0..n {
+        offset = add(offset, mul(starts[i] as usize, strides[i])?)?;
+    }
+    Layout::placed(offset, full, layout)
+}
+
+/// `MPI_Type_create_subarray` (MPI-4.0 §5.1.3): the block of `subsizes` at `starts` of an
+/// `ndims`-dimensional array of `sizes` elements of `oldtype`, in C (`MPI_ORDER_C`) or Fortran
+/// (`MPI_ORDER_FORTRAN`) order; its extent is the whole array's.
+///
+/// # Errors
+/// `MPI_ERR_ARG` for `ndims < 1`, a NULL array or `newtype`, sizes, subsizes or starts that do
+/// not fit, or another order; `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+///
+/// # Safety
+/// `sizes`, `subsizes` and `starts` are NULL or point at `ndims` readable ints; `newtype` is
+/// NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        if ndims < 1 {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("ndims {ndims} is not positive"),
+            ));
+        }
+        let read = |pointer: *const c_int, what: &str| {
+            // SAFETY: forwarded contract; only read, during this call.
+            unsafe { array(pointer.cast_mut(), ndims, what) }.map(|a| a.to_vec())
+        };
+        let (mut sizes, mut subsizes, mut starts) = (
+            read(sizes, "sizes")?,
+            read(subsizes, "subsizes")?,
+            read(starts, "starts")?,
+        );
+        match order {
+            MPI_ORDER_C => {}
+            MPI_ORDER_FORTRAN => {
+                sizes.reverse();
+                subsizes.reverse();
+                starts.reverse();
+            }
+            _ => {
+                return Err(Failure::new(
+                    MPI_ERR_ARG,
+                    format!("order {order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+                ))
+            }
+        }
+        let old = layout_of(oldtype, false)?;
+        register(subarray(&sizes, &subsizes, &starts, old)?, &newtype)
+    })
+}
+
 /// `MPI_Type_commit`: a derived type must be committed before it is used in communication.
 /// Committing a predefined type or a committed one does nothing.
 ///
@@ -762,6 +906,31 @@ mod tests {
         assert_eq!(s.size, 6);
         assert!(Layout::pair(4).dense);
         assert!(!d.dense);
+    }
+
+    #[test]
+    fn a_subarray_and_a_resized_type() {
+        // The 2x3 block at (1, 2) of a 4x6 array of bytes.
+        let sub = subarray(&[4, 6], &[2, 3], &[1, 2], Arc::new(Layout::basic(1))).unwrap();
+        assert_eq!((sub.size, sub.extent), (6, 24));
+        let array: Vec<u8> = (0..24).collect();
+        assert_eq!(sub.pack(1, &array).unwrap(), [8, 9, 10, 14, 15, 16]);
+        let mut back = vec![0u8; 24];
+        sub.unpack(1, &[1, 2, 3, 4, 5, 6], &mut back);
+        assert_eq!(&back[8..11], &[1, 2, 3]);
+        assert_eq!(&back[14..17], &[4, 5, 6]);
+        assert_eq!(back.iter().filter(|&&b| b != 0).count(), 6);
+        // Resized to one byte: element k is the block shifted by k.
+        let resized = Layout::placed(0, 1, Arc::new(sub)).unwrap();
+        assert_eq!(resized.span(2).unwrap(), 18);
+        assert_eq!(
+            resized.pack(2, &array).unwrap(),
+            [8, 9, 10, 14, 15, 16, 9, 10, 11, 15, 16, 17]
+        );
+        assert!(subarray(&[4], &[5], &[0], Arc::new(Layout::basic(1))).is_err());
+        assert!(subarray(&[4], &[2], &[3], Arc::new(Layout::basic(1))).is_err());
+        let whole = subarray(&[3, 2], &[3, 2], &[0, 0], Arc::new(Layout::basic(4))).unwrap();
+        assert!(whole.dense);
     }
 
     #[test]

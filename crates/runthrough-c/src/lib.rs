@@ -37,6 +37,7 @@ mod errors;
 mod failures;
 mod pairs;
 mod point_to_point;
+mod rooted;
 mod runtime;
 mod stdio;
 mod topology;

@@ -8,8 +8,9 @@
  * Every rank also runs the same iterations sequentially on the whole grid and checks that its
  * block equals that reference exactly (the update is the same arithmetic in the same order),
  * and that the residual matches. It checks the grid queries (MPI_Cart_get, _coords, _rank,
- * MPI_Cartdim_get, MPI_Topo_test), row and column communicators from MPI_Cart_sub, and the
- * datatypes' extents and sizes.
+ * MPI_Cartdim_get, MPI_Topo_test), row and column communicators from MPI_Cart_sub, the
+ * datatypes' extents and sizes, and rank 0's copy of the whole grid, collected by MPI_Gatherv
+ * with each rank's interior sent as an MPI_Type_create_subarray of its local array.
  *
  * With argument "kill", it iterates long enough for rtrun to kill a rank inside the loop
  * (--kill R@call:K): the rank that sees the failure revokes the communicator (the ULFM
@@ -261,6 +262,39 @@ int main(int argc, char **argv) {
                       U(u, i, j), g[(x0 + i) * NY + (y0 + j - 1)]);
         CHECK((residual > want ? residual - want : want - residual) <= 1e-12 * want, "residual %.17g, reference %.17g", residual,
               want);
+        /* Rank 0 collects the whole grid: each rank sends its interior as a subarray of its
+         * local array (halos left out), received as plain doubles, block after block. */
+        MPI_Datatype interior;
+        int sizes[2] = {nx + 2, w}, subsizes[2] = {nx, ny}, starts[2] = {1, 1};
+        OK(MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE,
+                                    &interior));
+        OK(MPI_Type_commit(&interior));
+        int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+        double *all = malloc(sizeof(double) * NX * NY);
+        for (int r = 0, at = 0; r < size; r++) {
+            int c[2];
+            OK(MPI_Cart_coords(cart, r, 2, c));
+            counts[r] = block_len(NX, dims[0], c[0]) * block_len(NY, dims[1], c[1]);
+            displs[r] = at;
+            at += counts[r];
+        }
+        OK(MPI_Gatherv(u, 1, interior, all, counts, displs, MPI_DOUBLE, 0, cart));
+        if (rank == 0)
+            for (int r = 0; r < size; r++) {
+                int c[2];
+                OK(MPI_Cart_coords(cart, r, 2, c));
+                int rx = block_start(NX, dims[0], c[0]), ry = block_start(NY, dims[1], c[1]);
+                int rny = block_len(NY, dims[1], c[1]);
+                for (int k = 0; k < counts[r]; k++) {
+                    int gi = rx + 1 + k / rny, gj = ry + k % rny;
+                    CHECK(all[displs[r] + k] == g[gi * NY + gj], "gathered (%d,%d) from %d", gi,
+                          gj, r);
+                }
+            }
+        OK(MPI_Type_free(&interior));
+        free(counts);
+        free(displs);
+        free(all);
         if (rank == 0)
             printf("grid %dx%d, %d iterations, residual %.6e matches the reference\n", dims[0],
                    dims[1], iters, residual);

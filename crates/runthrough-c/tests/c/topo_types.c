@@ -3,7 +3,8 @@
  * smaller than the communicator, zero dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup
  * keeping the grid, shifts larger than a dimension), the data a derived type moves (nested
  * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
- * strided type completed by MPI_Test, MPI_Bcast of a strided type), and bad input to every new call: bad dims, NULL
+ * strided type completed by MPI_Test, MPI_Bcast of a strided type, subarray and resized types
+ * in MPI_Gather(v) / MPI_Scatter(v)), and bad input to every new call: bad dims, NULL
  * pointers, a communicator without a grid, uncommitted and freed types, derived types where
  * a call does not take them. Run on 3 ranks. */
 #include "ft_common.h"
@@ -101,7 +102,8 @@ static void type_errors(int rank) {
         CHECK(buf[i] == (i % 2 == 0 || rank == 1 ? 50 + i : -1), "bcast[%d] = %g", i, buf[i]);
     /* Derived types where a call takes basic types only: every rank gets MPI_ERR_TYPE. */
     EXPECT(MPI_Allreduce(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Gather(buf, 1, t, buf + 8, 1, t, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Alltoall(buf, 1, t, buf + 8, 1, t, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Scan(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Allgather(buf, 1, MPI_DOUBLE_INT, buf + 8, 1, MPI_DOUBLE_INT, MPI_COMM_WORLD),
            MPI_ERR_TYPE);
     /* Freed: the handle becomes MPI_DATATYPE_NULL and the old value is refused everywhere. */
@@ -258,6 +260,108 @@ static void type_data(int rank) {
     OK(MPI_Type_free(&pair_vec));
 }
 
+/* Gather and scatter of derived types: a 2 x 6 array of doubles at rank 1 made of the 2 x 2
+ * blocks of the three ranks (a subarray resized to 2 doubles, so that block r starts at
+ * column 2r), with MPI_Gatherv, MPI_Gather (also in place), MPI_Scatterv and MPI_Scatter;
+ * a strided receive type at the non-roots; pair types. */
+static void rooted_types(int rank) {
+    const int root = 1;
+    double mine[4], global[12];
+    MPI_Datatype block, column_block, strided;
+    int sizes[2] = {2, 6}, subsizes[2] = {2, 2}, starts[2] = {0, 0};
+    OK(MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &block));
+    OK(MPI_Type_create_resized(block, 0, 2 * sizeof(double), &column_block));
+    OK(MPI_Type_commit(&column_block));
+    MPI_Aint lb, extent;
+    int size;
+    OK(MPI_Type_get_extent(block, &lb, &extent));
+    CHECK(extent == 12 * sizeof(double), "subarray extent %ld", (long)extent);
+    OK(MPI_Type_get_extent(column_block, &lb, &extent));
+    OK(MPI_Type_size(column_block, &size));
+    CHECK(extent == 2 * sizeof(double) && size == 4 * sizeof(double), "resized %ld %d",
+          (long)extent, size);
+    OK(MPI_Type_free(&block));
+    for (int i = 0; i < 4; i++)
+        mine[i] = rank * 10 + i; /* row-major 2 x 2: (0,0) (0,1) (1,0) (1,1) */
+    int counts[3] = {1, 1, 1}, displs[3] = {0, 1, 2};
+    for (int i = 0; i < 12; i++)
+        global[i] = -1;
+    OK(MPI_Gatherv(mine, 4, MPI_DOUBLE, global, counts, displs, column_block, root,
+                   MPI_COMM_WORLD));
+    if (rank == root)
+        for (int row = 0; row < 2; row++)
+            for (int col = 0; col < 6; col++)
+                CHECK(global[row * 6 + col] == (col / 2) * 10 + row * 2 + col % 2,
+                      "gatherv (%d,%d) = %g", row, col, global[row * 6 + col]);
+    /* The same by MPI_Gather, then in place at the root. */
+    for (int i = 0; i < 12; i++)
+        global[i] = -1;
+    OK(MPI_Gather(mine, 4, MPI_DOUBLE, global, 1, column_block, root, MPI_COMM_WORLD));
+    if (rank == root) {
+        for (int row = 0; row < 2; row++)
+            for (int col = 0; col < 6; col++)
+                CHECK(global[row * 6 + col] == (col / 2) * 10 + row * 2 + col % 2, "gather");
+        for (int i = 0; i < 12; i++)
+            global[i] = -1;
+        global[2] = 99; /* the root's own block, in place */
+        OK(MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, global, 1, column_block, root,
+                      MPI_COMM_WORLD));
+        CHECK(global[0] == 0 && global[2] == 99 && global[3] == -1 && global[4] == 20,
+              "in-place gather %g %g %g %g", global[0], global[2], global[3], global[4]);
+    } else {
+        OK(MPI_Gather(mine, 4, MPI_DOUBLE, NULL, 0, MPI_DATATYPE_NULL, root, MPI_COMM_WORLD));
+    }
+    /* Scatter the blocks back: each rank gets its 2 x 2 block, transposed by a strided
+     * receive type (a vector of 2 blocks of 1, stride 2, twice: column-major). */
+    for (int i = 0; i < 12; i++)
+        global[i] = rank == root ? 100 + i : -1;
+    OK(MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided));
+    MPI_Datatype transposed;
+    OK(MPI_Type_create_resized(strided, 0, sizeof(double), &transposed));
+    OK(MPI_Type_commit(&transposed));
+    double got[4] = {-1, -1, -1, -1};
+    OK(MPI_Scatterv(global, counts, displs, column_block, got, 2, transposed, root,
+                    MPI_COMM_WORLD));
+    /* Row-major block of rank r: 100 + {2r, 2r+1, 6+2r, 7+2r}; received transposed. */
+    CHECK(got[0] == 100 + 2 * rank && got[2] == 101 + 2 * rank && got[1] == 106 + 2 * rank &&
+              got[3] == 107 + 2 * rank,
+          "scatterv %g %g %g %g", got[0], got[1], got[2], got[3]);
+    double flat[4] = {-1, -1, -1, -1};
+    OK(MPI_Scatter(global, 1, column_block, flat, 4, MPI_DOUBLE, root, MPI_COMM_WORLD));
+    CHECK(flat[0] == 100 + 2 * rank && flat[3] == 107 + 2 * rank, "scatter %g %g", flat[0],
+          flat[3]);
+    if (rank == root) {
+        OK(MPI_Scatter(global, 1, column_block, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root,
+                       MPI_COMM_WORLD));
+        CHECK(global[0] == 100 && global[2] == 102, "in-place scatter left the root's data");
+    } else {
+        OK(MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, flat, 4, MPI_DOUBLE, root, MPI_COMM_WORLD));
+    }
+    /* Pair types: the root gathers one (value, rank) pair from each. */
+    struct {
+        double value;
+        int index;
+    } pair = {rank * 0.5, rank}, pairs[3];
+    memset(pairs, 0, sizeof pairs);
+    OK(MPI_Gather(&pair, 1, MPI_DOUBLE_INT, pairs, 1, MPI_DOUBLE_INT, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (int r = 0; r < 3; r++)
+            CHECK(pairs[r].value == r * 0.5 && pairs[r].index == r, "pair gather %d", r);
+    /* Bad input on the derived path: a negative displacement, an uncommitted type. */
+    int back[3] = {0, -1, 2};
+    if (rank == root) {
+        EXPECT(MPI_Gatherv(mine, 4, MPI_DOUBLE, global, counts, back, column_block, root,
+                           MPI_COMM_WORLD),
+               MPI_ERR_ARG);
+        EXPECT(MPI_Scatterv(global, counts, NULL, column_block, got, 2, transposed, root,
+                            MPI_COMM_WORLD),
+               MPI_ERR_ARG);
+    }
+    OK(MPI_Type_free(&strided));
+    OK(MPI_Type_free(&transposed));
+    OK(MPI_Type_free(&column_block));
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     ft_init(&argc, &argv, &rank, &size);
@@ -307,6 +411,7 @@ int main(int argc, char **argv) {
     grid_errors(cart);
     type_errors(rank);
     type_data(rank);
+    rooted_types(rank);
 
     OK(MPI_Comm_free(&point));
     OK(MPI_Comm_free(&line));
