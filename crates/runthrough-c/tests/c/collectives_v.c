@@ -3,7 +3,8 @@
  * values with uneven counts (zeros included), displacements out of order and with gaps,
  * MPI_IN_PLACE, pair types with MPI_MINLOC in a reduce-scatter, and bad input. Then rank 3
  * dies: each call returns MPIX_ERR_PROC_FAILED at every survivor until MPI_Comm_validate_global,
- * and afterwards runs over the survivors (rank 3's slots untouched, no contribution from it).
+ * and afterwards runs over the survivors (rank 3's slots untouched, no contribution from it);
+ * a strided receive from it fails without writing, then acts as from MPI_PROC_NULL.
  * Run on 4 ranks. */
 #include "ft_common.h"
 
@@ -222,11 +223,33 @@ int main(int argc, char **argv) {
     /* Rank 3 dies; the survivors wait until they know it. */
     ft_sync_then_die(MPI_COMM_WORLD, 3);
     ft_wait_detected(MPI_COMM_WORLD, 3);
+    /* A strided receive from the dead rank: MPIX_ERR_PROC_FAILED (at the post or at the wait),
+     * nothing unpacked; once it is recognized, MPI_PROC_NULL. */
+    MPI_Datatype every_other;
+    int cells[4] = {-1, -1, -1, -1}, rc;
+    MPI_Request request;
+    MPI_Status status;
+    OK(MPI_Type_vector(2, 1, 2, MPI_INT, &every_other));
+    OK(MPI_Type_commit(&every_other));
+    rc = MPI_Irecv(cells, 1, every_other, 3, 0, MPI_COMM_WORLD, &request);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    EXPECT(rc, MPIX_ERR_PROC_FAILED);
+    EXPECT(MPI_Recv(cells, 1, every_other, 3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+           MPIX_ERR_PROC_FAILED);
+    EXPECT(MPI_Sendrecv(cells, 1, every_other, 3, 0, cells, 1, every_other, 3, 0, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE),
+           MPIX_ERR_PROC_FAILED);
+    for (int i = 0; i < 4; i++)
+        CHECK(cells[i] == -1, "cell %d written", i);
     allgatherv(rank, size, 3, MPIX_ERR_PROC_FAILED);
     alltoallv(rank, size, 3, MPIX_ERR_PROC_FAILED);
     reduce_scatters(rank, size, 3, MPIX_ERR_PROC_FAILED);
     OK(MPI_Comm_validate_global(MPI_COMM_WORLD, &failed));
     CHECK(failed == 1, "G holds %d failures", failed);
+    OK(MPI_Recv(cells, 1, every_other, 3, 0, MPI_COMM_WORLD, &status));
+    CHECK(status.MPI_SOURCE == MPI_PROC_NULL && cells[0] == -1, "recognized: MPI_PROC_NULL");
+    OK(MPI_Type_free(&every_other));
     allgatherv(rank, size, 3, MPI_SUCCESS);
     alltoallv(rank, size, 3, MPI_SUCCESS);
     reduce_scatters(rank, size, 3, MPI_SUCCESS);

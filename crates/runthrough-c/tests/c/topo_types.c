@@ -281,6 +281,38 @@ static void rooted_types(int rank) {
     CHECK(extent == 2 * sizeof(double) && size == 4 * sizeof(double), "resized %ld %d",
           (long)extent, size);
     OK(MPI_Type_free(&block));
+    /* Fortran order: the first index varies fastest. In a 4 x 6 array (element (i, j) at
+     * i + 4j), the 2 x 3 block at (1, 2) holds elements 9 10 13 14 17 18. */
+    {
+        int fsizes[2] = {4, 6}, fsub[2] = {2, 3}, fstarts[2] = {1, 2};
+        double a[24], packed[6];
+        MPI_Datatype fortran;
+        for (int i = 0; i < 24; i++)
+            a[i] = i;
+        OK(MPI_Type_create_subarray(2, fsizes, fsub, fstarts, MPI_ORDER_FORTRAN, MPI_DOUBLE,
+                                    &fortran));
+        OK(MPI_Type_commit(&fortran));
+        OK(MPI_Sendrecv(a, 1, fortran, rank, 21, packed, 6, MPI_DOUBLE, rank, 21, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+        double want[6] = {9, 10, 13, 14, 17, 18};
+        for (int i = 0; i < 6; i++)
+            CHECK(packed[i] == want[i], "fortran subarray[%d] = %g", i, packed[i]);
+        OK(MPI_Type_free(&fortran));
+        int bad_sub[2] = {5, 1};
+        EXPECT(MPI_Type_create_subarray(2, fsizes, bad_sub, fstarts, MPI_ORDER_C, MPI_DOUBLE,
+                                        &fortran),
+               MPI_ERR_ARG);
+        EXPECT(MPI_Type_create_subarray(2, fsizes, fsub, fstarts, 3, MPI_DOUBLE, &fortran),
+               MPI_ERR_ARG);
+        EXPECT(MPI_Type_create_subarray(0, fsizes, fsub, fstarts, MPI_ORDER_C, MPI_DOUBLE,
+                                        &fortran),
+               MPI_ERR_ARG);
+        EXPECT(MPI_Type_create_subarray(2, NULL, fsub, fstarts, MPI_ORDER_C, MPI_DOUBLE,
+                                        &fortran),
+               MPI_ERR_ARG);
+        EXPECT(MPI_Type_create_resized(MPI_DOUBLE, 8, 16, &fortran), MPI_ERR_ARG);
+        EXPECT(MPI_Type_create_resized(MPI_DOUBLE, 0, -8, &fortran), MPI_ERR_ARG);
+    }
     for (int i = 0; i < 4; i++)
         mine[i] = rank * 10 + i; /* row-major 2 x 2: (0,0) (0,1) (1,0) (1,1) */
     int counts[3] = {1, 1, 1}, displs[3] = {0, 1, 2};
