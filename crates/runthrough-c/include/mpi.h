@@ -318,17 +318,16 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
 
 /* Derived datatypes: contiguous, vector, hvector (strides >= 0; a negative stride is
  * MPI_ERR_ARG), subarray and resized (lb 0), with MPI_Type_commit / _free / _get_extent /
- * _size; the lower bound is always 0.
- * Where they are accepted: MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
- * MPI_Sendrecv, MPI_Sendrecv_replace, MPI_Get_count, MPI_Bcast, MPI_Gather(v) and
- * MPI_Scatter(v) (the data is packed before it is sent and unpacked where it is received; a
- * type whose data is one contiguous run moves without a copy; a v-collective's displacements
- * count extents of its type, as in MPI); so are the pair types (MPI_DOUBLE_INT, ...), which
- * the reductions also take with MPI_MINLOC / MPI_MAXLOC. Every other call (allgather(v),
- * alltoall(v), the reductions, scans) takes the predefined basic types only and returns
- * MPI_ERR_TYPE for a derived or pair type. A derived
- * type must be committed before it is used to communicate (MPI_ERR_TYPE otherwise); a freed
- * handle is MPI_ERR_TYPE. */
+ * _size; the lower bound is always 0. Where they are accepted: MPI_Send, MPI_Ssend, MPI_Isend,
+ * MPI_Issend, MPI_Recv, MPI_Irecv, MPI_Sendrecv, MPI_Sendrecv_replace, MPI_Get_count,
+ * MPI_Bcast, MPI_Gather(v) and MPI_Scatter(v): the data is packed before it is sent and
+ * unpacked where it is received (a type whose data is one contiguous run moves without a
+ * copy; a v-collective's displacements count extents of its type, as in MPI). The pair types
+ * (MPI_DOUBLE_INT, ...) are accepted there too. Every other call (allgather(v), alltoall(v),
+ * the reductions and scans) takes the predefined types only and returns MPI_ERR_TYPE for a
+ * derived one; the reductions and scans also take the pair types, with MPI_MINLOC /
+ * MPI_MAXLOC only (MPI_ERR_OP otherwise). A derived type must be committed before it is used
+ * to communicate (MPI_ERR_TYPE otherwise); a freed handle is MPI_ERR_TYPE. */
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype *newtype);
