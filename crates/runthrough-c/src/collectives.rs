@@ -758,6 +758,26 @@ pub unsafe extern "C" fn MPI_Allgather(
 ) -> c_int {
     boundary(comm, || {
         let in_place = sendbuf == IN_PLACE;
+        if !basic(recvtype) || (!in_place && !basic(sendtype)) {
+            let comm_box = collective_comm_of(comm)?;
+            let comm = comm_box.get();
+            let n = comm.size() as usize;
+            let counts = vec![recvcount; n];
+            let displs = (0..n)
+                .map(|r| {
+                    c_int::try_from(r)
+                        .ok()
+                        .and_then(|r| r.checked_mul(recvcount))
+                })
+                .collect::<Option<Vec<c_int>>>()
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::all_gather(
+                    sendbuf, sendcount, sendtype, recvbuf, &counts, &displs, recvtype, comm, false,
+                )
+            };
+        }
         let block =
             block_or_in_place(in_place, (sendcount, sendtype), (recvcount, recvtype), true)?;
         let comm_box = collective_comm_of(comm)?;
@@ -836,6 +856,17 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     boundary(comm, || {
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
+        if !basic(recvtype) || (sendbuf != IN_PLACE && !basic(sendtype)) {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(true, recvcounts, displs, comm, "recvcounts")? };
+            let (counts, displs) = arrays.unwrap_or_default();
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::all_gather(
+                    sendbuf, sendcount, sendtype, recvbuf, &counts, &displs, recvtype, comm, true,
+                )
+            };
+        }
         // SAFETY: forwarded contract.
         let (counts, displs, end) =
             unsafe { blocks_of(recvcounts, displs, comm.size(), recvtype, "recvcounts")? };

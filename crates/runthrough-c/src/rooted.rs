@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The rooted collectives (`MPI_Gather(v)`, `MPI_Scatter(v)`) with derived or pair datatypes:
-//! every block is packed into one contiguous buffer of the runtime's gather or scatter of
-//! variable counts and unpacked where it lands. A root's block r of `counts[r]` elements lies at
+//! The gathers and scatters (`MPI_Gather(v)`, `MPI_Scatter(v)`, `MPI_Allgather(v)`) with derived
+//! or pair datatypes: every block is packed into one contiguous buffer of the runtime's gather,
+//! scatter or all-gather and unpacked where it lands. A root's block r of `counts[r]` elements lies at
 //! `displs[r]` extents of its type (`r · count` for the fixed-count forms), as in MPI; the
 //! runtime's failure rules hold (the blocks of ranks recognized as failed are left untouched).
 
@@ -213,5 +213,68 @@ pub(crate) unsafe fn scatter(
         (None, false) => comm.scatter(None, buffer, root)?,
     }
     target.finish(len);
+    Ok(())
+}
+
+/// `MPI_Allgather` / `MPI_Allgatherv` with a derived or pair type on either side: `counts` and
+/// `displs` (in elements of `recvtype`) describe every rank's block; `sendbuf` may be
+/// `MPI_IN_PLACE`. The same runtime all-gather as the basic forms: blocks of one length
+/// (`varcount`: padded to the largest).
+///
+/// # Safety
+/// As `MPI_Allgatherv`, the buffers described by the given counts and types.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    counts: &[c_int],
+    displs: &[c_int],
+    recvtype: c_int,
+    comm: &Comm,
+    varcount: bool,
+) -> Result<(), Failure> {
+    let blocks = Blocks::new(counts, displs, recvtype)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, blocks.end)? };
+    // The buffer's own contents first: blocks left untouched (of failed ranks) are written
+    // back unchanged.
+    let mut packed = blocks.pack(recv)?;
+    let me = comm.rank() as usize;
+    let mine = blocks.packed_at[me]..blocks.packed_at[me] + blocks.packed[me];
+    let mut send: Vec<u8> = if sendbuf == IN_PLACE {
+        packed[mine].to_vec()
+    } else {
+        // SAFETY: forwarded contract; used only during this call.
+        unsafe { Data::of(sendcount, sendtype)?.read(sendbuf)? }.into_owned()
+    };
+    if send.len() != blocks.packed[me] {
+        return Err(Failure::new(
+            MPI_ERR_COUNT,
+            format!(
+                "the send data has {} bytes and this rank's receive block {}",
+                send.len(),
+                blocks.packed[me]
+            ),
+        ));
+    }
+    if varcount {
+        let block = blocks.packed.iter().copied().max().unwrap_or(0);
+        let mut gathered = zeroed(block.checked_mul(counts.len()).ok_or_else(too_large)?)?;
+        for r in 0..counts.len() {
+            let from = &packed[blocks.packed_at[r]..blocks.packed_at[r] + blocks.packed[r]];
+            gathered[r * block..r * block + blocks.packed[r]].copy_from_slice(from);
+        }
+        send.resize(block, 0);
+        comm.all_gather(&send, &mut gathered)?;
+        for r in 0..counts.len() {
+            let to = blocks.packed_at[r]..blocks.packed_at[r] + blocks.packed[r];
+            packed[to].copy_from_slice(&gathered[r * block..r * block + blocks.packed[r]]);
+        }
+    } else {
+        comm.all_gather(&send, &mut packed)?;
+    }
+    blocks.unpack(&packed, recv);
     Ok(())
 }

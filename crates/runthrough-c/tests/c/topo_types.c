@@ -4,7 +4,7 @@
  * keeping the grid, shifts larger than a dimension), the data a derived type moves (nested
  * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
  * strided type completed by MPI_Test, MPI_Bcast of a strided type, subarray and resized types
- * in MPI_Gather(v) / MPI_Scatter(v)), and bad input to every new call: bad dims, NULL
+ * in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v)), and bad input to every new call: bad dims, NULL
  * pointers, a communicator without a grid, uncommitted and freed types, derived types where
  * a call does not take them. Run on 3 ranks. */
 #include "ft_common.h"
@@ -104,8 +104,9 @@ static void type_errors(int rank) {
     EXPECT(MPI_Allreduce(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Alltoall(buf, 1, t, buf + 8, 1, t, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Scan(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Allgather(buf, 1, MPI_DOUBLE_INT, buf + 8, 1, MPI_DOUBLE_INT, MPI_COMM_WORLD),
+    EXPECT(MPI_Alltoall(buf, 1, MPI_DOUBLE_INT, buf + 8, 1, MPI_DOUBLE_INT, MPI_COMM_WORLD),
            MPI_ERR_TYPE);
+    EXPECT(MPI_Reduce_scatter_block(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     /* Freed: the handle becomes MPI_DATATYPE_NULL and the old value is refused everywhere. */
     MPI_Datatype stale = t;
     OK(MPI_Type_free(&t));
@@ -369,6 +370,35 @@ static void rooted_types(int rank) {
     } else {
         OK(MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, flat, 4, MPI_DOUBLE, root, MPI_COMM_WORLD));
     }
+    /* Every rank gets the whole array: MPI_Allgather, MPI_Allgatherv, in place. */
+    for (int variant = 0; variant < 3; variant++) {
+        for (int i = 0; i < 12; i++)
+            global[i] = -1;
+        if (variant == 0)
+            OK(MPI_Allgather(mine, 4, MPI_DOUBLE, global, 1, column_block, MPI_COMM_WORLD));
+        else if (variant == 1)
+            OK(MPI_Allgatherv(mine, 4, MPI_DOUBLE, global, counts, displs, column_block,
+                              MPI_COMM_WORLD));
+        else {
+            for (int i = 0; i < 4; i++)
+                global[(i / 2) * 6 + 2 * rank + i % 2] = mine[i];
+            OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, global, 1, column_block,
+                             MPI_COMM_WORLD));
+        }
+        for (int row = 0; row < 2; row++)
+            for (int col = 0; col < 6; col++)
+                CHECK(global[row * 6 + col] == (col / 2) * 10 + row * 2 + col % 2,
+                      "allgather variant %d (%d,%d) = %g", variant, row, col,
+                      global[row * 6 + col]);
+    }
+    /* A derived send type: each rank sends its block column-major (2 of the resized vector). */
+    OK(MPI_Allgather(mine, 2, transposed, global, 4, MPI_DOUBLE, MPI_COMM_WORLD));
+    for (int r = 0; r < 3; r++)
+        CHECK(global[4 * r] == r * 10 && global[4 * r + 1] == r * 10 + 2 &&
+                  global[4 * r + 2] == r * 10 + 1 && global[4 * r + 3] == r * 10 + 3,
+              "allgather of a derived send type from %d", r);
+    EXPECT(MPI_Allgather(mine, 1, transposed, global, 4, MPI_DOUBLE, MPI_COMM_WORLD),
+           MPI_ERR_COUNT);
     /* Pair types: the root gathers one (value, rank) pair from each. */
     struct {
         double value;
