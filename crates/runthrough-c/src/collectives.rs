@@ -13,7 +13,7 @@ use crate::derived::{pair_layout, Data};
 use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
-use crate::rooted::{self, basic};
+use crate::rooted::{self, basic, Blocks};
 use crate::runtime::{collective_comm_of, with_runtime, Background, Operation};
 
 /// A root argument.
@@ -816,6 +816,21 @@ pub unsafe extern "C" fn MPI_Alltoall(
 ) -> c_int {
     boundary(comm, || {
         let in_place = sendbuf == IN_PLACE;
+        if !basic(recvtype) || (!in_place && !basic(sendtype)) {
+            let comm_box = collective_comm_of(comm)?;
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::all_to_all(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    comm_box.get(),
+                )
+            };
+        }
         let block =
             block_or_in_place(in_place, (sendcount, sendtype), (recvcount, recvtype), true)?;
         let comm_box = collective_comm_of(comm)?;
@@ -935,22 +950,28 @@ pub unsafe extern "C" fn MPI_Alltoallv(
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
         let size = comm.size();
+        // Any datatype: the blocks are packed (a plain copy for the basic types) and unpacked.
         // SAFETY: forwarded contract.
-        let (rcounts, rdispls, recv_end) =
-            unsafe { blocks_of(recvcounts, rdispls, size, recvtype, "recvcounts")? };
+        let arrays = unsafe { root_arrays(true, recvcounts, rdispls, comm, "recvcounts")? };
+        let (counts, displs) = arrays.unwrap_or_default();
+        let receiving = Blocks::new(&counts, &displs, recvtype)?;
         // SAFETY: forwarded contract; used only during this call.
-        let recv = unsafe { output(recvbuf, recv_end)? };
+        let recv = unsafe { output(recvbuf, receiving.end)? };
+        // The buffer's own contents first: blocks not received are written back unchanged.
+        let mut landing = receiving.pack(recv)?;
+        let (rcounts, rdispls) = (&receiving.packed, &receiving.packed_at);
         let (source, scounts, sdispls) = if sendbuf == IN_PLACE {
-            (recv.to_vec(), rcounts.clone(), rdispls.clone())
+            (landing.clone(), rcounts.clone(), rdispls.clone())
         } else {
             // SAFETY: forwarded contract.
-            let (scounts, sdispls, send_end) =
-                unsafe { blocks_of(sendcounts, sdispls, size, sendtype, "sendcounts")? };
+            let arrays = unsafe { root_arrays(true, sendcounts, sdispls, comm, "sendcounts")? };
+            let (counts, displs) = arrays.unwrap_or_default();
+            let sending = Blocks::new(&counts, &displs, sendtype)?;
             // SAFETY: forwarded contract; used only during this call.
-            let source = unsafe { input(sendbuf, send_end)? }.to_vec();
-            (source, scounts, sdispls)
+            let source = sending.pack(unsafe { input(sendbuf, sending.end)? })?;
+            (source, sending.packed, sending.packed_at)
         };
-        let local = scounts.iter().chain(&rcounts).copied().max().unwrap_or(0) as u64;
+        let local = scounts.iter().chain(rcounts).copied().max().unwrap_or(0) as u64;
         let mut largest = [0u64];
         comm.all_reduce(&[local], &mut largest, Op::Max)?;
         let block = usize::try_from(largest[0])
@@ -971,14 +992,14 @@ pub unsafe extern "C" fn MPI_Alltoallv(
         }
         comm.all_to_all(&send, &mut received)?;
         let mut mismatch = None;
-        for (r, (&count, &at)) in rcounts.iter().zip(&rdispls).enumerate() {
+        for (r, (&count, &at)) in rcounts.iter().zip(rdispls).enumerate() {
             let slot = &received[r * block..(r + 1) * block];
             let mut header = [0u8; HEADER];
             header.copy_from_slice(&slot[..HEADER]);
             match u64::from_le_bytes(header) {
                 u64::MAX => {}
                 len if len == count as u64 => {
-                    recv[at..at + count].copy_from_slice(&slot[HEADER..HEADER + count]);
+                    landing[at..at + count].copy_from_slice(&slot[HEADER..HEADER + count]);
                 }
                 len => {
                     mismatch.get_or_insert(Failure::new(
@@ -988,6 +1009,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
                 }
             }
         }
+        receiving.unpack(&landing, recv);
         mismatch.map_or(Ok(()), Err)
     })
 }

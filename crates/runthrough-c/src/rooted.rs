@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The gathers and scatters (`MPI_Gather(v)`, `MPI_Scatter(v)`, `MPI_Allgather(v)`) with derived
-//! or pair datatypes: every block is packed into one contiguous buffer of the runtime's gather,
-//! scatter or all-gather and unpacked where it lands. A root's block r of `counts[r]` elements lies at
+//! The gathers, scatters and all-to-alls (`MPI_Gather(v)`, `MPI_Scatter(v)`,
+//! `MPI_Allgather(v)`, `MPI_Alltoall(v)`) with derived or pair datatypes: every block is packed
+//! into one contiguous buffer of the runtime's gather, scatter, all-gather or all-to-all and
+//! unpacked where it lands. A root's block r of `counts[r]` elements lies at
 //! `displs[r]` extents of its type (`r · count` for the fixed-count forms), as in MPI; the
 //! runtime's failure rules hold (the blocks of ranks recognized as failed are left untouched).
 
@@ -21,18 +22,19 @@ pub(crate) fn basic(datatype: c_int) -> bool {
     Element::of(datatype).is_ok()
 }
 
-/// A root's blocks of a derived type: where each lies in the C buffer and in the packed one.
-struct Blocks {
+/// The blocks, one per rank, of a buffer of any datatype: where each lies in the C buffer and
+/// in the packed one.
+pub(crate) struct Blocks {
     layout: Arc<Layout>,
     /// Elements of each rank's block.
     counts: Vec<usize>,
     /// The byte offset of each block in the C buffer, and the bytes it spans there.
     at: Vec<(usize, usize)>,
     /// Packed bytes of each block, and their offsets in the packed buffer.
-    packed: Vec<usize>,
-    packed_at: Vec<usize>,
+    pub(crate) packed: Vec<usize>,
+    pub(crate) packed_at: Vec<usize>,
     /// The bytes the blocks span in the C buffer, and the packed total.
-    end: usize,
+    pub(crate) end: usize,
     total: usize,
 }
 
@@ -42,7 +44,11 @@ fn too_large() -> Failure {
 
 impl Blocks {
     /// `counts[r]` elements of `datatype` at `displs[r]` extents, for each rank r.
-    fn new(counts: &[c_int], displs: &[c_int], datatype: c_int) -> Result<Blocks, Failure> {
+    pub(crate) fn new(
+        counts: &[c_int],
+        displs: &[c_int],
+        datatype: c_int,
+    ) -> Result<Blocks, Failure> {
         let layout = layout_of(datatype, true)?;
         let mut blocks = Blocks {
             counts: Vec::with_capacity(counts.len()),
@@ -86,7 +92,7 @@ impl Blocks {
     }
 
     /// The blocks of `buffer` (`end` bytes), packed.
-    fn pack(&self, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+    pub(crate) fn pack(&self, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
         let mut packed = zeroed(self.total)?;
         for r in 0..self.counts.len() {
             let (at, span) = self.at[r];
@@ -97,7 +103,7 @@ impl Blocks {
     }
 
     /// Unpacks every block of `packed` into `buffer`.
-    fn unpack(&self, packed: &[u8], buffer: &mut [u8]) {
+    pub(crate) fn unpack(&self, packed: &[u8], buffer: &mut [u8]) {
         for r in 0..self.counts.len() {
             let (at, span) = self.at[r];
             let from = &packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]];
@@ -276,5 +282,49 @@ pub(crate) unsafe fn all_gather(
         comm.all_gather(&send, &mut packed)?;
     }
     blocks.unpack(&packed, recv);
+    Ok(())
+}
+
+/// `MPI_Alltoall` with a derived or pair type on either side: block r of `sendcount` elements
+/// of `sendtype` goes to rank r, the block from rank r lands at `r · recvcount` extents of
+/// `recvtype`; `sendbuf` may be `MPI_IN_PLACE`. The same runtime all-to-all as the basic form.
+///
+/// # Safety
+/// As `MPI_Alltoall`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_to_all(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: &Comm,
+) -> Result<(), Failure> {
+    let n = comm.size() as usize;
+    let regular = |count: c_int| -> Result<(Vec<c_int>, Vec<c_int>), Failure> {
+        let displs = (0..n)
+            .map(|r| c_int::try_from(r).ok().and_then(|r| r.checked_mul(count)))
+            .collect::<Option<Vec<c_int>>>()
+            .ok_or_else(too_large)?;
+        Ok((vec![count; n], displs))
+    };
+    let (counts, displs) = regular(recvcount)?;
+    let receiving = Blocks::new(&counts, &displs, recvtype)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, receiving.end)? };
+    // The buffer's own contents first: blocks left untouched (from failed ranks) are written
+    // back unchanged.
+    let mut landing = receiving.pack(recv)?;
+    let send = if sendbuf == IN_PLACE {
+        landing.clone()
+    } else {
+        let (counts, displs) = regular(sendcount)?;
+        let sending = Blocks::new(&counts, &displs, sendtype)?;
+        // SAFETY: forwarded contract; used only during this call.
+        sending.pack(unsafe { input(sendbuf, sending.end)? })?
+    };
+    comm.all_to_all(&send, &mut landing)?;
+    receiving.unpack(&landing, recv);
     Ok(())
 }

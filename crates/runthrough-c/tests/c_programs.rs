@@ -678,7 +678,8 @@ fn master_worker() {
 /// dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup keeping the grid, long shifts) and
 /// the data derived types move (nested, hvector, vectors of pairs, short messages, truncation,
 /// MPI_Irecv + MPI_Test, MPI_Sendrecv_replace, MPI_Isend, MPI_Bcast, subarray and resized
-/// types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v)), with bad input to every new call:
+/// types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), with bad
+/// input to every new call:
 /// bad dims, NULL pointers, no grid, uncommitted and freed types, derived types in collectives.
 #[test]
 fn topo_types() {

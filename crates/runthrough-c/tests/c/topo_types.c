@@ -4,7 +4,7 @@
  * keeping the grid, shifts larger than a dimension), the data a derived type moves (nested
  * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
  * strided type completed by MPI_Test, MPI_Bcast of a strided type, subarray and resized types
- * in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v)), and bad input to every new call: bad dims, NULL
+ * in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), and bad input to every new call: bad dims, NULL
  * pointers, a communicator without a grid, uncommitted and freed types, derived types where
  * a call does not take them. Run on 3 ranks. */
 #include "ft_common.h"
@@ -102,10 +102,8 @@ static void type_errors(int rank) {
         CHECK(buf[i] == (i % 2 == 0 || rank == 1 ? 50 + i : -1), "bcast[%d] = %g", i, buf[i]);
     /* Derived types where a call takes basic types only: every rank gets MPI_ERR_TYPE. */
     EXPECT(MPI_Allreduce(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Alltoall(buf, 1, t, buf + 8, 1, t, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Scan(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Alltoall(buf, 1, MPI_DOUBLE_INT, buf + 8, 1, MPI_DOUBLE_INT, MPI_COMM_WORLD),
-           MPI_ERR_TYPE);
+    EXPECT(MPI_Exscan(buf, buf + 8, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT(MPI_Reduce_scatter_block(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     /* Freed: the handle becomes MPI_DATATYPE_NULL and the old value is refused everywhere. */
     MPI_Datatype stale = t;
@@ -399,6 +397,54 @@ static void rooted_types(int rank) {
               "allgather of a derived send type from %d", r);
     EXPECT(MPI_Allgather(mine, 1, transposed, global, 4, MPI_DOUBLE, MPI_COMM_WORLD),
            MPI_ERR_COUNT);
+    /* All-to-all with an interleaved type: the block for rank r is elements r and r + 3 (a
+     * vector of 2, stride 3, resized to one double). */
+    {
+        MPI_Datatype pick, interleaved;
+        double sendbuf[6], recvbuf[6];
+        int ones[3] = {1, 1, 1}, at[3] = {0, 1, 2}, twos[3] = {2, 2, 2}, even[3] = {0, 2, 4};
+        OK(MPI_Type_vector(2, 1, 3, MPI_DOUBLE, &pick));
+        OK(MPI_Type_create_resized(pick, 0, sizeof(double), &interleaved));
+        OK(MPI_Type_commit(&interleaved));
+        OK(MPI_Type_free(&pick));
+        for (int variant = 0; variant < 2; variant++) {
+            for (int i = 0; i < 6; i++) {
+                sendbuf[i] = rank * 100 + i;
+                recvbuf[i] = -1;
+            }
+            if (variant == 0)
+                OK(MPI_Alltoall(sendbuf, 1, interleaved, recvbuf, 2, MPI_DOUBLE,
+                                MPI_COMM_WORLD));
+            else
+                OK(MPI_Alltoallv(sendbuf, ones, at, interleaved, recvbuf, twos, even, MPI_DOUBLE,
+                                 MPI_COMM_WORLD));
+            for (int s = 0; s < 3; s++)
+                CHECK(recvbuf[2 * s] == s * 100 + rank && recvbuf[2 * s + 1] == s * 100 + rank + 3,
+                      "alltoall%s from %d: %g %g", variant ? "v" : "", s, recvbuf[2 * s],
+                      recvbuf[2 * s + 1]);
+        }
+        /* The interleaved type on the receive side, and in place. */
+        for (int r = 0; r < 3; r++) {
+            sendbuf[2 * r] = rank * 100 + 10 * r;
+            sendbuf[2 * r + 1] = rank * 100 + 10 * r + 1;
+        }
+        for (int i = 0; i < 6; i++)
+            recvbuf[i] = -1;
+        OK(MPI_Alltoall(sendbuf, 2, MPI_DOUBLE, recvbuf, 1, interleaved, MPI_COMM_WORLD));
+        for (int s = 0; s < 3; s++)
+            CHECK(recvbuf[s] == s * 100 + 10 * rank && recvbuf[s + 3] == s * 100 + 10 * rank + 1,
+                  "alltoall into the interleaved type from %d", s);
+        for (int r = 0; r < 3; r++) {
+            recvbuf[r] = rank * 100 + 10 * r;
+            recvbuf[r + 3] = rank * 100 + 10 * r + 1;
+        }
+        OK(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recvbuf, ones, at,
+                         interleaved, MPI_COMM_WORLD));
+        for (int s = 0; s < 3; s++)
+            CHECK(recvbuf[s] == s * 100 + 10 * rank && recvbuf[s + 3] == s * 100 + 10 * rank + 1,
+                  "in-place alltoallv of the interleaved type from %d", s);
+        OK(MPI_Type_free(&interleaved));
+    }
     /* Pair types: the root gathers one (value, rank) pair from each. */
     struct {
         double value;
