@@ -9,7 +9,7 @@ use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
-use crate::derived::{pair_layout, Data};
+use crate::derived::{layout_of, Data};
 use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
@@ -160,6 +160,16 @@ fn reduce_typed(
     op: Op,
     kind: Reduction,
 ) -> Result<(), Failure> {
+    let bitwise = matches!(op, Op::BitAnd | Op::BitOr | Op::BitXor);
+    if bitwise && matches!(element, Element::F32 | Element::F64) {
+        // Checked here, before any communication, so that every rank reports the class MPI
+        // gives it (the runtime's check would say MPI_ERR_ARG).
+        return Err(Failure::new(
+            MPI_ERR_OP,
+            "a bitwise operation (MPI_BAND, MPI_BOR, MPI_BXOR) does not apply to a \
+             floating-point type",
+        ));
+    }
     match element {
         Element::I8 => reduce_as::<i8>(comm, send, recv, op, kind),
         Element::U8 => reduce_as::<u8>(comm, send, recv, op, kind),
@@ -198,6 +208,20 @@ pub unsafe extern "C" fn MPI_Reduce(
             // SAFETY: forwarded contract.
             return unsafe {
                 reduce_pairs(
+                    sendbuf,
+                    recvbuf,
+                    count,
+                    datatype,
+                    op,
+                    comm,
+                    Reduction::Reduce(root),
+                )
+            };
+        }
+        if !basic(datatype) {
+            // SAFETY: forwarded contract.
+            return unsafe {
+                reduce_derived(
                     sendbuf,
                     recvbuf,
                     count,
@@ -295,6 +319,69 @@ pub unsafe extern "C" fn MPI_Exscan(
     }
 }
 
+/// A reduction of a derived datatype made of one basic type (`MPI_Type_contiguous(3,
+/// MPI_DOUBLE)`, a vector of ints, ...): the data is packed, reduced element by element as that
+/// basic type, and unpacked; the gaps of the receive buffer are left as they were.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for a type that mixes basic types (or is invalid, freed, not committed);
+/// the errors of the basic reductions.
+///
+/// # Safety
+/// As `MPI_Reduce` / `MPI_Allreduce`, with `count` elements of `datatype` in each buffer.
+unsafe fn reduce_derived(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    let layout = layout_of(datatype, true)?;
+    let element = layout.element.ok_or_else(|| {
+        Failure::new(
+            MPI_ERR_TYPE,
+            format!(
+                "datatype {datatype} mixes basic types: a reduction needs a type made of one \
+                 basic type (or a pair type with MPI_MINLOC / MPI_MAXLOC)"
+            ),
+        )
+    })?;
+    let op = op_of(op)?;
+    let count = usize::try_from(count)
+        .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+    let span = layout.span(count)?;
+    let comm_box = collective_comm_of(comm)?;
+    let comm = comm_box.get();
+    let significant = match kind {
+        Reduction::Reduce(root) => comm.rank() == root,
+        _ => true,
+    };
+    let recv = if significant {
+        // SAFETY: forwarded contract; used only during this call.
+        Some(unsafe { output(recvbuf, span)? })
+    } else {
+        None
+    };
+    let send = match recv.as_deref() {
+        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv)?,
+        // SAFETY: forwarded contract; used only during this call.
+        _ => layout.pack(count, unsafe { input(sendbuf, span)? })?,
+    };
+    // What exscan leaves untouched (at the first participant) is the buffer's own data.
+    let mut result = match recv.as_deref() {
+        Some(recv) => layout.pack(count, recv)?,
+        None => Vec::new(),
+    };
+    let out = recv.is_some().then_some(&mut result[..]);
+    reduce_typed(element, comm, &send, out, op, kind)?;
+    if let Some(recv) = recv {
+        layout.unpack(count, &result, recv);
+    }
+    Ok(())
+}
+
 /// The reductions with a result at every rank (all-reduce, scan, exscan).
 ///
 /// # Safety
@@ -330,6 +417,10 @@ unsafe fn reduce_everywhere(
     if is_pair(datatype) {
         // SAFETY: forwarded contract.
         return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
+    }
+    if !basic(datatype) {
+        // SAFETY: forwarded contract.
+        return unsafe { reduce_derived(sendbuf, recvbuf, count, datatype, op, comm, kind) };
     }
     let len = byte_len(count, datatype)?;
     let element = Element::of(datatype)?;
@@ -1040,11 +1131,9 @@ unsafe fn reduce_scatter(
             .checked_add(count)
             .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the counts add up to too much"))?;
     }
-    // Pair types are laid out with their padding: their extent, not their size, per element.
-    let (extent, span_of) = match pair_layout(datatype) {
-        Some(layout) => (layout.extent, layout.span(total as usize)?),
-        None => (byte_len(1, datatype)?, byte_len(total, datatype)?),
-    };
+    // Any datatype: element i of the whole vector lies at i extents.
+    let layout = layout_of(datatype, true)?;
+    let (extent, span_of) = (layout.extent, layout.span(total as usize)?);
     let before: usize = counts[..rank].iter().map(|&c| c as usize).sum();
     let mine = counts[rank] as usize;
     let mut full = zeroed(span_of)?;
@@ -1068,13 +1157,12 @@ unsafe fn reduce_scatter(
         )?;
     }
     let at = before * extent;
-    let len = match pair_layout(datatype) {
-        Some(layout) => layout.span(mine)?,
-        None => mine * extent,
-    };
+    let len = layout.span(mine)?;
     // SAFETY: forwarded contract; used only during this call.
     let recv = unsafe { output(recvbuf, len)? };
-    recv.copy_from_slice(&full[at..at + len]);
+    // Only the data: the gaps of a derived type (and a pair's padding) are left as they were.
+    let block = layout.pack(mine, &full[at..at + len])?;
+    layout.unpack(mine, &block, recv);
     Ok(())
 }
 

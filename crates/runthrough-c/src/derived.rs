@@ -63,6 +63,9 @@ pub(crate) struct Layout {
     reach: usize,
     /// The data of one element is exactly the bytes `[0, size)` and `extent == size`.
     dense: bool,
+    /// The basic type that all the data is made of, if there is one (what a reduction
+    /// combines).
+    pub(crate) element: Option<Element>,
 }
 
 /// The largest byte length the library handles.
@@ -92,6 +95,15 @@ impl Layout {
             extent: size,
             reach: size,
             dense: true,
+            element: None,
+        }
+    }
+
+    /// The layout of basic type `element`.
+    fn of_element(element: Element) -> Layout {
+        Layout {
+            element: Some(element),
+            ..Layout::basic(element.size())
         }
     }
 
@@ -110,6 +122,7 @@ impl Layout {
             extent,
             reach,
             dense: index_at == value && extent == size,
+            element: None,
         }
     }
 
@@ -122,6 +135,7 @@ impl Layout {
         };
         Ok(Layout {
             dense: child.dense,
+            element: child.element,
             size,
             extent,
             reach,
@@ -148,6 +162,7 @@ impl Layout {
         let dense = child.dense && (count <= 1 || stride == block_extent);
         Ok(Layout {
             dense,
+            element: child.element,
             size,
             extent,
             reach,
@@ -167,6 +182,7 @@ impl Layout {
             extent,
             reach: add(offset, child.reach)?,
             dense: offset == 0 && child.dense && extent == child.size,
+            element: child.element,
             shape: Shape::Placed { offset, child },
         })
     }
@@ -280,7 +296,7 @@ pub(crate) struct DerivedType {
 /// `MPI_ERR_TYPE` for an invalid, freed or (when `committed`) uncommitted datatype.
 pub(crate) fn layout_of(datatype: c_int, committed: bool) -> Result<Arc<Layout>, Failure> {
     if let Ok(element) = Element::of(datatype) {
-        return Ok(Arc::new(Layout::basic(element.size())));
+        return Ok(Arc::new(Layout::of_element(element)));
     }
     if let Some(pair) = pair_layout(datatype) {
         return Ok(Arc::new(pair));

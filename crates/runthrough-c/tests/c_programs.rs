@@ -677,10 +677,10 @@ fn master_worker() {
 /// `tests/c/topo_types.c`: Cartesian edge cases (a grid smaller than the communicator, zero
 /// dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup keeping the grid, long shifts) and
 /// the data derived types move (nested, hvector, vectors of pairs, short messages, truncation,
-/// MPI_Irecv + MPI_Test, MPI_Sendrecv_replace, MPI_Isend, MPI_Bcast, subarray and resized
-/// types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), with bad
-/// input to every new call:
-/// bad dims, NULL pointers, no grid, uncommitted and freed types, derived types in collectives.
+/// MPI_Irecv + MPI_Test, MPI_Sendrecv_replace, MPI_Isend, MPI_Bcast, reductions, subarray and
+/// resized types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), with
+/// bad input to every new call: bad dims, NULL pointers, no grid, uncommitted and freed types,
+/// operations that do not apply (MPI_ERR_OP).
 #[test]
 fn topo_types() {
     scenario("topo_types", 3, &[]);

@@ -261,13 +261,34 @@ int main(int argc, char **argv) {
               upto.rank);
     }
     /* Wrong combinations: a pair type with another operation, MAXLOC on a basic type, a
-     * derived type in a reduction. */
+     * derived type that mixes basic types (pairs of double and int) in a reduction. */
     EXPECT(MPI_Allreduce(&local_max, &gmax, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD),
            MPI_ERR_OP);
     EXPECT(MPI_Allreduce(check, check_max, 2, MPI_DOUBLE, MPI_MAXLOC, MPI_COMM_WORLD),
            MPI_ERR_OP);
-    EXPECT(MPI_Allreduce(check, check_max, 1, result_type, MPI_SUM, MPI_COMM_WORLD),
+    MPI_Datatype two_pairs;
+    struct double_int pairs_in[2] = {{1, 1}, {2, 2}}, pairs_out[2];
+    OK(MPI_Type_contiguous(2, MPI_DOUBLE_INT, &two_pairs));
+    OK(MPI_Type_commit(&two_pairs));
+    EXPECT(MPI_Allreduce(pairs_in, pairs_out, 1, two_pairs, MPI_SUM, MPI_COMM_WORLD),
            MPI_ERR_TYPE);
+    EXPECT(MPI_Allreduce(pairs_in, pairs_out, 1, two_pairs, MPI_MAXLOC, MPI_COMM_WORLD),
+           MPI_ERR_TYPE);
+    OK(MPI_Type_free(&two_pairs));
+    /* A derived type of one basic type reduces element by element: (task count, value sum)
+     * as a contiguous pair of doubles. */
+    double mine_sum[2] = {nmine, 0}, all_sum[2];
+    for (int k = 0; k < nmine; k++)
+        mine_sum[1] += my_values[k];
+    OK(MPI_Reduce(mine_sum, all_sum, 1, result_type, MPI_SUM, 0, MPI_COMM_WORLD));
+    if (rank == 0) {
+        double want = 0;
+        for (int t = 0; t < NTASKS; t++)
+            want += work(t);
+        CHECK(all_sum[0] == NTASKS, "%g tasks summed", all_sum[0]);
+        CHECK(all_sum[1] > want * (1 - 1e-12) && all_sum[1] < want * (1 + 1e-12),
+              "value sum %.17g, want %.17g", all_sum[1], want);
+    }
     EXPECT(MPI_Allreduce(&local_max, &gmax, -1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD),
            MPI_ERR_COUNT);
     EXPECT(MPI_Allreduce(&local_max, NULL, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD),

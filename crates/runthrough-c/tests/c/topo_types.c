@@ -3,10 +3,10 @@
  * smaller than the communicator, zero dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup
  * keeping the grid, shifts larger than a dimension), the data a derived type moves (nested
  * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
- * strided type completed by MPI_Test, MPI_Bcast of a strided type, subarray and resized types
- * in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), and bad input to every new call: bad dims, NULL
- * pointers, a communicator without a grid, uncommitted and freed types, derived types where
- * a call does not take them. Run on 3 ranks. */
+ * strided type completed by MPI_Test, MPI_Bcast of a strided type, reductions of a strided
+ * type, subarray and resized types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) /
+ * MPI_Alltoall(v)), and bad input to every new call: bad dims, NULL pointers, a communicator
+ * without a grid, uncommitted and freed types, operations that do not apply. Run on 3 ranks. */
 #include "ft_common.h"
 
 #include <string.h>
@@ -100,11 +100,45 @@ static void type_errors(int rank) {
     OK(MPI_Bcast(buf, 1, t, 1, MPI_COMM_WORLD));
     for (int i = 0; i < 6; i++)
         CHECK(buf[i] == (i % 2 == 0 || rank == 1 ? 50 + i : -1), "bcast[%d] = %g", i, buf[i]);
-    /* Derived types where a call takes basic types only: every rank gets MPI_ERR_TYPE. */
-    EXPECT(MPI_Allreduce(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Scan(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    /* Reductions of a type made of one basic type: element by element, gaps left alone. */
+    {
+        double in[15], res[16];
+        for (int i = 0; i < 15; i++)
+            in[i] = rank * 10 + i;
+        for (int i = 0; i < 16; i++)
+            res[i] = -1;
+        OK(MPI_Allreduce(in, res, 1, t, MPI_SUM, MPI_COMM_WORLD));
+        for (int i = 0; i < 6; i++)
+            CHECK(res[i] == (i % 2 == 0 && i < 5 ? 30 + 3 * i : -1), "allreduce[%d] = %g", i,
+                  res[i]);
+        OK(MPI_Reduce(in, res, 1, t, MPI_MAX, 2, MPI_COMM_WORLD));
+        if (rank == 2)
+            CHECK(res[0] == 20 && res[2] == 22 && res[4] == 24 && res[1] == -1, "reduce max");
+        OK(MPI_Scan(in, res, 1, t, MPI_SUM, MPI_COMM_WORLD));
+        {
+            double tens = 10.0 * rank * (rank + 1) / 2, n = rank + 1;
+            CHECK(res[0] == tens && res[2] == tens + 2 * n && res[4] == tens + 4 * n, "scan");
+        }
+        for (int i = 0; i < 16; i++)
+            res[i] = in[i < 15 ? i : 0];
+        OK(MPI_Allreduce(MPI_IN_PLACE, res, 1, t, MPI_MIN, MPI_COMM_WORLD));
+        CHECK(res[0] == 0 && res[2] == 2 && res[1] == rank * 10 + 1, "in-place allreduce min");
+        /* Reduce-scatter: element k of t lies at 5k doubles; rank r gets element r. */
+        for (int i = 0; i < 16; i++)
+            res[i] = -1;
+        double big[15];
+        for (int i = 0; i < 15; i++)
+            big[i] = rank * 100 + i;
+        OK(MPI_Reduce_scatter_block(big, res, 1, t, MPI_SUM, MPI_COMM_WORLD));
+        for (int j = 0; j < 5; j += 2)
+            CHECK(res[j] == 300 + 3 * (5 * rank + j), "reduce_scatter[%d] = %g", j, res[j]);
+        CHECK(res[1] == -1 && res[3] == -1, "reduce_scatter wrote a gap");
+        EXPECT(MPI_Allreduce(in, res, 1, t, MPI_MAXLOC, MPI_COMM_WORLD), MPI_ERR_OP);
+        EXPECT(MPI_Allreduce(in, res, 1, t, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_OP);
+        EXPECT(MPI_Allreduce(in, res, 2, MPI_DOUBLE, MPI_BXOR, MPI_COMM_WORLD), MPI_ERR_OP);
+        EXPECT(MPI_Reduce(in, res, 2, MPI_FLOAT, MPI_BOR, 0, MPI_COMM_WORLD), MPI_ERR_OP);
+    }
     EXPECT(MPI_Exscan(buf, buf + 8, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
-    EXPECT(MPI_Reduce_scatter_block(buf, buf + 8, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     /* Freed: the handle becomes MPI_DATATYPE_NULL and the old value is refused everywhere. */
     MPI_Datatype stale = t;
     OK(MPI_Type_free(&t));
