@@ -204,6 +204,8 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_LONG_INT 29
 #define MPI_2INT 30
 #define MPI_SHORT_INT 31
+/* The bytes of MPI_Pack (as MPI_BYTE). */
+#define MPI_PACKED 32
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1
@@ -343,6 +345,13 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+/* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
+ * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 /* Groups. */
 int MPI_Group_size(MPI_Group group, int *size);

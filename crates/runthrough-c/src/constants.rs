@@ -123,6 +123,7 @@ pub const MPI_DOUBLE_INT: c_int = 28;
 pub const MPI_LONG_INT: c_int = 29;
 pub const MPI_2INT: c_int = 30;
 pub const MPI_SHORT_INT: c_int = 31;
+pub const MPI_PACKED: c_int = 32;
 pub const MPI_OP_NULL: c_int = 0;
 pub const MPI_MAX: c_int = 1;
 pub const MPI_MIN: c_int = 2;
@@ -243,6 +244,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_LONG_INT", MPI_LONG_INT),
     ("MPI_2INT", MPI_2INT),
     ("MPI_SHORT_INT", MPI_SHORT_INT),
+    ("MPI_PACKED", MPI_PACKED),
     ("MPI_OP_NULL", MPI_OP_NULL),
     ("MPI_MAX", MPI_MAX),
     ("MPI_MIN", MPI_MIN),

@@ -33,7 +33,7 @@ impl Element {
     pub(crate) fn of(datatype: c_int) -> Result<Element, Failure> {
         Ok(match datatype {
             MPI_CHAR | MPI_SIGNED_CHAR | MPI_INT8_T => Element::I8,
-            MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL => Element::U8,
+            MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL | MPI_PACKED => Element::U8,
             MPI_SHORT | MPI_INT16_T => Element::I16,
             MPI_UNSIGNED_SHORT | MPI_UINT16_T => Element::U16,
             MPI_INT | MPI_INT32_T | MPI_INTEGER => Element::I32,

@@ -6,7 +6,8 @@
  * strided type completed by MPI_Test, MPI_Bcast of a strided type, reductions of a strided
  * type, subarray and resized types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) /
  * MPI_Alltoall(v)), and bad input to every new call: bad dims, NULL pointers, a communicator
- * without a grid, uncommitted and freed types, operations that do not apply. Run on 3 ranks. */
+ * without a grid, uncommitted and freed types, operations that do not apply; MPI_Pack /
+ * MPI_Unpack / MPI_Pack_size with MPI_PACKED messages. Run on 3 ranks. */
 #include "ft_common.h"
 
 #include <string.h>
@@ -504,6 +505,70 @@ static void rooted_types(int rank) {
     OK(MPI_Type_free(&column_block));
 }
 
+/* MPI_Pack / MPI_Unpack / MPI_Pack_size: a message of an int, a strided vector and a pair,
+ * packed, sent around the ring as MPI_PACKED and unpacked; bad input. */
+static void packing(int rank) {
+    int size_, psize, position = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    int next = (rank + 1) % size_, prev = (rank + size_ - 1) % size_;
+    MPI_Datatype every_other;
+    OK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &every_other));
+    OK(MPI_Type_commit(&every_other));
+    struct {
+        double value;
+        int index;
+    } pair = {rank + 0.25, rank}, got_pair;
+    double six[6] = {rank, -1, rank + 1, -1, rank + 2, -1}, back[6] = {0, 7, 0, 7, 0, 7};
+    int n = rank * 11, got_n;
+    OK(MPI_Pack_size(1, every_other, MPI_COMM_WORLD, &psize));
+    CHECK(psize == 24, "pack size of the vector %d", psize);
+    OK(MPI_Pack_size(2, MPI_DOUBLE_INT, MPI_COMM_WORLD, &psize));
+    CHECK(psize == 24, "pack size of two pairs %d", psize);
+    char packed[64];
+    OK(MPI_Pack(&n, 1, MPI_INT, packed, sizeof packed, &position, MPI_COMM_WORLD));
+    OK(MPI_Pack(six, 1, every_other, packed, sizeof packed, &position, MPI_COMM_WORLD));
+    OK(MPI_Pack(&pair, 1, MPI_DOUBLE_INT, packed, sizeof packed, &position, MPI_COMM_WORLD));
+    CHECK(position == 4 + 24 + 12, "position %d", position);
+    char received[64];
+    MPI_Status st;
+    OK(MPI_Sendrecv(packed, position, MPI_PACKED, next, 31, received, sizeof received,
+                    MPI_PACKED, prev, 31, MPI_COMM_WORLD, &st));
+    int len;
+    OK(MPI_Get_count(&st, MPI_PACKED, &len));
+    CHECK(len == 40, "received %d packed bytes", len);
+    position = 0;
+    OK(MPI_Unpack(received, len, &position, &got_n, 1, MPI_INT, MPI_COMM_WORLD));
+    OK(MPI_Unpack(received, len, &position, back, 1, every_other, MPI_COMM_WORLD));
+    OK(MPI_Unpack(received, len, &position, &got_pair, 1, MPI_DOUBLE_INT, MPI_COMM_WORLD));
+    CHECK(position == 40, "unpacked to %d", position);
+    CHECK(got_n == prev * 11, "int %d", got_n);
+    CHECK(back[0] == prev && back[2] == prev + 1 && back[4] == prev + 2 && back[1] == 7 &&
+              back[3] == 7 && back[5] == 7,
+          "vector %g %g %g %g", back[0], back[1], back[2], back[3]);
+    CHECK(got_pair.value == prev + 0.25 && got_pair.index == prev, "pair");
+    /* Bad input. */
+    position = 30;
+    EXPECT(MPI_Pack(six, 1, every_other, packed, 40, &position, MPI_COMM_WORLD),
+           MPI_ERR_TRUNCATE);
+    CHECK(position == 30, "a failed pack moved the position to %d", position);
+    position = -1;
+    EXPECT(MPI_Pack(&n, 1, MPI_INT, packed, 40, &position, MPI_COMM_WORLD), MPI_ERR_ARG);
+    position = 0;
+    EXPECT(MPI_Pack(&n, 1, MPI_INT, packed, 40, NULL, MPI_COMM_WORLD), MPI_ERR_ARG);
+    EXPECT(MPI_Pack(&n, -1, MPI_INT, packed, 40, &position, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Pack(&n, 1, 4321, packed, 40, &position, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Pack(&n, 1, MPI_INT, NULL, 40, &position, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Pack(&n, 1, MPI_INT, packed, 40, &position, 12345), MPI_ERR_COMM);
+    position = 36;
+    EXPECT(MPI_Unpack(received, 40, &position, back, 1, every_other, MPI_COMM_WORLD),
+           MPI_ERR_TRUNCATE);
+    EXPECT(MPI_Unpack(received, -4, &position, &got_n, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
+    EXPECT(MPI_Pack_size(-1, MPI_INT, MPI_COMM_WORLD, &psize), MPI_ERR_COUNT);
+    EXPECT(MPI_Pack_size(1, MPI_INT, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Pack_size(1 << 30, MPI_DOUBLE, MPI_COMM_WORLD, &psize), MPI_ERR_COUNT);
+    OK(MPI_Type_free(&every_other));
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     ft_init(&argc, &argv, &rank, &size);
@@ -554,6 +619,7 @@ int main(int argc, char **argv) {
     type_errors(rank);
     type_data(rank);
     rooted_types(rank);
+    packing(rank);
 
     OK(MPI_Comm_free(&point));
     OK(MPI_Comm_free(&line));
