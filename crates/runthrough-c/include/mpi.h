@@ -81,7 +81,7 @@
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
- *   contiguous / vector / hvector / subarray / resized types (no indexed or struct types; see
+ *   contiguous / vector / hvector / indexed / subarray / resized types (no struct types; see
  *   "Derived datatypes" below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
@@ -318,25 +318,32 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 
-/* Derived datatypes: contiguous, vector, hvector (strides >= 0; a negative stride is
- * MPI_ERR_ARG), subarray and resized (lb 0), with MPI_Type_commit / _free / _get_extent /
- * _size; the lower bound is always 0. They are accepted by the point-to-point calls
- * (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv, MPI_Sendrecv,
- * MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed before it is
- * sent and unpacked where it is received (a type whose data is one contiguous run moves
- * without a copy; a v-collective's displacements count extents of its type, as in MPI). The
- * reductions (reduce, allreduce, scan, exscan, the reduce-scatters) take a derived type made
- * of one basic type and combine it element by element (MPI_ERR_TYPE for one that mixes
- * types); the pair types (MPI_DOUBLE_INT, ...) go with MPI_MINLOC / MPI_MAXLOC only
- * (MPI_ERR_OP otherwise), and are accepted wherever derived types are. A bitwise operation on
- * a floating-point type is MPI_ERR_OP. A derived type must be committed before it is used to
+/* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, subarray
+ * and resized, with MPI_Type_commit / _free / _get_extent / _size. Strides, displacements and
+ * lower bounds must be >= 0 (MPI_ERR_ARG otherwise); no struct types. They are accepted by the
+ * point-to-point calls (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
+ * MPI_Sendrecv, MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed
+ * before it is sent and unpacked where it is received (a type whose data is one contiguous run
+ * moves without a copy; a v-collective's displacements count extents of its type, as in MPI).
+ * The reductions (reduce, allreduce, scan, exscan, the reduce-scatters) take a derived type
+ * made of one basic type and combine it element by element (MPI_ERR_TYPE for one that mixes
+ * types); the pair types (MPI_DOUBLE_INT, ...) go with MPI_MINLOC / MPI_MAXLOC only (MPI_ERR_OP
+ * otherwise), and are accepted wherever derived types are. A bitwise operation on a
+ * floating-point type is MPI_ERR_OP. A derived type must be committed before it is used to
  * communicate (MPI_ERR_TYPE otherwise); a freed handle is MPI_ERR_TYPE. */
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype *newtype);
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype);
-/* Only lb == 0 (MPI_ERR_ARG otherwise). */
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Derived datatypes (MPI-4.0 chapter 5, in part): `MPI_Type_contiguous`, `MPI_Type_vector`,
-//! `MPI_Type_create_hvector`, `MPI_Type_create_subarray`, `MPI_Type_create_resized` (lower
-//! bound 0), `MPI_Type_commit`, `MPI_Type_free`, `MPI_Type_get_extent`, and
+//! `MPI_Type_create_hvector`, `MPI_Type_indexed`, `MPI_Type_create_hindexed`,
+//! `MPI_Type_create_indexed_block`, `MPI_Type_create_subarray`, `MPI_Type_create_resized`
+//! (strides, displacements and lower bounds >= 0), `MPI_Type_commit`, `MPI_Type_free`,
+//! `MPI_Type_get_extent`, and
 //! the pair types of `MPI_MINLOC` / `MPI_MAXLOC` (`MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
 //! `MPI_LONG_INT`, `MPI_2INT`, `MPI_SHORT_INT`).
 //!
 //! A datatype is a [`Layout`]: where the bytes of one element lie (a tree of the constructors
-//! that made it, walked when data moves), its size (the bytes of data) and its extent (the
-//! stride of consecutive elements; the lower bound is always 0). Calls that take derived types
+//! that made it, walked when data moves), its size (the bytes of data), its lower bound and its
+//! extent (the stride of consecutive elements). Calls that take derived types
 //! ([`Data`]) pack the data into a contiguous buffer before it is sent and unpack what is
 //! received; a type whose data is one contiguous run (dense) moves without a copy, as the basic
 //! types do.
@@ -48,6 +50,11 @@ enum Shape {
     /// One element of `child` at `offset`, with the extent the layout gives (a resized type, a
     /// subarray).
     Placed { offset: usize, child: Arc<Layout> },
+    /// Blocks of elements of `child`: `(byte offset, elements)` each, in typemap order.
+    Indexed {
+        blocks: Vec<(usize, usize)>,
+        child: Arc<Layout>,
+    },
 }
 
 /// The layout of a datatype's element.
@@ -56,7 +63,12 @@ pub(crate) struct Layout {
     shape: Shape,
     /// Bytes of data in one element (`MPI_Type_size`).
     pub(crate) size: usize,
-    /// The distance between consecutive elements (`MPI_Type_get_extent`; the lower bound is 0).
+    /// The lower bound (`MPI_Type_get_extent`): the least byte offset of the typemap, never
+    /// negative here (displacements and strides are >= 0).
+    pub(crate) lb: usize,
+    /// The distance between consecutive elements (`MPI_Type_get_extent`): upper bound minus
+    /// lower bound. Element k lies at `k · extent` from the buffer, its data at offsets of at
+    /// least `lb`.
     pub(crate) extent: usize,
     /// One past the last byte one element touches (at most `extent` unless blocks overlap the
     /// next element, as a vector's last block may not).
@@ -92,6 +104,7 @@ impl Layout {
         Layout {
             shape: Shape::Basic,
             size,
+            lb: 0,
             extent: size,
             reach: size,
             dense: true,
@@ -119,6 +132,7 @@ impl Layout {
         Layout {
             shape: Shape::Pair { value, index_at },
             size,
+            lb: 0,
             extent,
             reach,
             dense: index_at == value && extent == size,
@@ -137,6 +151,7 @@ impl Layout {
             dense: child.dense,
             element: child.element,
             size,
+            lb: if count == 0 { 0 } else { child.lb },
             extent,
             reach,
             shape: Shape::Contiguous { count, child },
@@ -164,6 +179,11 @@ impl Layout {
             dense,
             element: child.element,
             size,
+            lb: if count == 0 || blocklen == 0 {
+                0
+            } else {
+                child.lb
+            },
             extent,
             reach,
             shape: Shape::Vector {
@@ -175,15 +195,56 @@ impl Layout {
         })
     }
 
-    /// One element of `child` at `offset` in an element of `extent` bytes.
-    fn placed(offset: usize, extent: usize, child: Arc<Layout>) -> Result<Layout, Failure> {
+    /// One element of `child` at `offset`, with lower bound `lb` and extent `extent`.
+    fn placed(
+        offset: usize,
+        lb: usize,
+        extent: usize,
+        child: Arc<Layout>,
+    ) -> Result<Layout, Failure> {
         Ok(Layout {
             size: child.size,
+            lb,
             extent,
             reach: add(offset, child.reach)?,
-            dense: offset == 0 && child.dense && extent == child.size,
+            dense: offset == 0 && lb == 0 && child.dense && extent == child.size,
             element: child.element,
             shape: Shape::Placed { offset, child },
+        })
+    }
+
+    /// Blocks of `child` elements, `(byte offset, elements)` each (the indexed types). The lower
+    /// bound is the first block's start, the upper bound the end of the last one, as MPI
+    /// computes them.
+    fn indexed(blocks: Vec<(usize, usize)>, child: Arc<Layout>) -> Result<Layout, Failure> {
+        let mut size = 0usize;
+        let mut bounds: Option<(usize, usize, usize)> = None; // (lb, ub, reach)
+        let mut dense = child.dense;
+        let mut next = 0usize;
+        for &(offset, blocklen) in &blocks {
+            size = add(size, mul(blocklen, child.size)?)?;
+            if blocklen == 0 {
+                continue;
+            }
+            let start = add(offset, child.lb)?;
+            let end = add(start, mul(blocklen, child.extent)?)?;
+            let reach = add(add(offset, mul(blocklen - 1, child.extent)?)?, child.reach)?;
+            dense &= offset == next;
+            next = add(offset, mul(blocklen, child.extent)?)?;
+            bounds = Some(match bounds {
+                None => (start, end, reach),
+                Some((lb, ub, r)) => (lb.min(start), ub.max(end), r.max(reach)),
+            });
+        }
+        let (lb, ub, reach) = bounds.unwrap_or((0, 0, 0));
+        Ok(Layout {
+            size,
+            lb,
+            extent: ub - lb,
+            reach,
+            dense: dense && lb == 0 && ub == size,
+            element: child.element,
+            shape: Shape::Indexed { blocks, child },
         })
     }
 
@@ -227,6 +288,19 @@ impl Layout {
                 }
             }
             Shape::Placed { offset, child } => child.walk(base + offset, f),
+            Shape::Indexed { blocks, child } => {
+                for &(offset, blocklen) in blocks {
+                    if child.dense {
+                        if blocklen * child.size > 0 {
+                            f(base + offset, blocklen * child.size);
+                        }
+                    } else {
+                        for j in 0..blocklen {
+                            child.walk(base + offset + j * child.extent, f);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -651,11 +725,11 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
     })
 }
 
-/// `MPI_Type_create_resized` (MPI-4.0 §5.1.7): `oldtype` with extent `extent`. Only a lower
-/// bound of 0 is supported (`MPI_ERR_ARG` otherwise), as every type here has lower bound 0.
+/// `MPI_Type_create_resized` (MPI-4.0 §5.1.7): `oldtype` with lower bound `lb` and extent
+/// `extent`. A negative lower bound is not supported (`MPI_ERR_ARG`).
 ///
 /// # Errors
-/// `MPI_ERR_ARG` for `lb != 0`, a negative extent or a NULL `newtype`; `MPI_ERR_TYPE` for an
+/// `MPI_ERR_ARG` for a negative `lb` or extent or a NULL `newtype`; `MPI_ERR_TYPE` for an
 /// invalid or freed `oldtype`.
 ///
 /// # Safety
@@ -670,16 +744,16 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let newtype = unsafe { out(newtype, "newtype")? };
-        if lb != 0 {
-            return Err(Failure::new(
+        let lb = usize::try_from(lb).map_err(|_| {
+            Failure::new(
                 MPI_ERR_ARG,
-                format!("lower bound {lb}: only 0 is supported"),
-            ));
-        }
+                format!("lower bound {lb}: only lower bounds >= 0 are supported"),
+            )
+        })?;
         let extent = usize::try_from(extent)
             .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative extent {extent}")))?;
         let child = layout_of(oldtype, false)?;
-        register(Layout::placed(0, extent, child)?, &newtype)
+        register(Layout::placed(0, lb, extent, child)?, &newtype)
     })
 }
 
@@ -717,7 +791,7 @@ fn subarray(
     for i in 0..n {
         offset = add(offset, mul(starts[i] as usize, strides[i])?)?;
     }
-    Layout::placed(offset, full, layout)
+    Layout::placed(offset, 0, full, layout)
 }
 
 /// `MPI_Type_create_subarray` (MPI-4.0 §5.1.3): the block of `subsizes` at `starts` of an
@@ -775,6 +849,126 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
         }
         let old = layout_of(oldtype, false)?;
         register(subarray(&sizes, &subsizes, &starts, old)?, &newtype)
+    })
+}
+
+/// The indexed constructors: block i of `blocklens[i]` elements of `oldtype` at `displs[i]`,
+/// in bytes or (when `!bytes`) in extents of `oldtype`.
+fn indexed(
+    blocklens: &[c_int],
+    displs: &[isize],
+    bytes: bool,
+    oldtype: c_int,
+    newtype: &crate::errors::Out<c_int>,
+) -> Result<(), Failure> {
+    let child = layout_of(oldtype, false)?;
+    let blocks = blocklens
+        .iter()
+        .zip(displs)
+        .map(|(&blocklen, &displ)| {
+            let blocklen = non_negative(blocklen, "blocklength")?;
+            let displ = usize::try_from(displ).map_err(|_| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    format!("displacement {displ}: only displacements >= 0 are supported"),
+                )
+            })?;
+            let offset = if bytes {
+                displ
+            } else {
+                mul(displ, child.extent)?
+            };
+            Ok((offset, blocklen))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    register(Layout::indexed(blocks, child)?, newtype)
+}
+
+/// `MPI_Type_indexed` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements of
+/// `oldtype` at `array_of_displacements[i]` extents of it. Negative displacements are not
+/// supported (`MPI_ERR_ARG`).
+///
+/// # Errors
+/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative
+/// displacement or a NULL pointer, `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+///
+/// # Safety
+/// The arrays are NULL or point at `count` readable ints; `newtype` is NULL or points at a
+/// writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_indexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let displs: Vec<isize> = displs.iter().map(|&d| d as isize).collect();
+        indexed(blocklens, &displs, false, oldtype, &newtype)
+    })
+}
+
+/// `MPI_Type_create_hindexed` (MPI-4.0 §5.1.2): as `MPI_Type_indexed` with the displacements
+/// in bytes.
+///
+/// # Errors
+/// As `MPI_Type_indexed`.
+///
+/// # Safety
+/// `array_of_blocklengths` is NULL or points at `count` readable ints,
+/// `array_of_displacements` at `count` readable `MPI_Aint`s; `newtype` is NULL or points at a
+/// writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const MPI_Aint,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        indexed(blocklens, displs, true, oldtype, &newtype)
+    })
+}
+
+/// `MPI_Type_create_indexed_block` (MPI-4.0 §5.1.2): as `MPI_Type_indexed` with one block
+/// length for every block.
+///
+/// # Errors
+/// As `MPI_Type_indexed`.
+///
+/// # Safety
+/// `array_of_displacements` is NULL or points at `count` readable ints; `newtype` is NULL or
+/// points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_indexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let displs: Vec<isize> = displs.iter().map(|&d| d as isize).collect();
+        let blocklens = vec![blocklength; displs.len()];
+        indexed(&blocklens, &displs, false, oldtype, &newtype)
     })
 }
 
@@ -853,7 +1047,7 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
         // SAFETY: checked for NULL by `out`.
         let extent = unsafe { out(extent, "extent")? };
         let layout = layout_of(datatype, false)?;
-        lb.write(0);
+        lb.write(layout.lb as MPI_Aint);
         extent.write(layout.extent as MPI_Aint);
         Ok(())
     })
@@ -937,7 +1131,7 @@ mod tests {
         assert_eq!(&back[14..17], &[4, 5, 6]);
         assert_eq!(back.iter().filter(|&&b| b != 0).count(), 6);
         // Resized to one byte: element k is the block shifted by k.
-        let resized = Layout::placed(0, 1, Arc::new(sub)).unwrap();
+        let resized = Layout::placed(0, 0, 1, Arc::new(sub)).unwrap();
         assert_eq!(resized.span(2).unwrap(), 18);
         assert_eq!(
             resized.pack(2, &array).unwrap(),
@@ -947,6 +1141,36 @@ mod tests {
         assert!(subarray(&[4], &[2], &[3], Arc::new(Layout::basic(1))).is_err());
         let whole = subarray(&[3, 2], &[3, 2], &[0, 0], Arc::new(Layout::basic(4))).unwrap();
         assert!(whole.dense);
+    }
+
+    #[test]
+    fn indexed_types_have_mpi_bounds() {
+        // Blocks of 2 ints at 1 and of 1 int at 5 (in ints): lb 4, ub 24, extent 20.
+        let t = Layout::indexed(vec![(4, 2), (20, 1)], ints(1)).unwrap();
+        assert_eq!((t.size, t.lb, t.extent, t.reach), (12, 4, 20, 24));
+        assert!(!t.dense);
+        let data: Vec<u8> = (0..44).collect();
+        // Element 1 starts at one extent (20 bytes): its blocks at 24 and 40.
+        let packed = t.pack(2, &data).unwrap();
+        let want: Vec<u8> = (4..12).chain(20..24).chain(24..32).chain(40..44).collect();
+        assert_eq!(packed, want);
+        let mut back = vec![0u8; 44];
+        t.unpack(2, &packed, &mut back);
+        for (i, &b) in back.iter().enumerate() {
+            let kept = matches!(i, 4..=11 | 20..=31 | 40..=43);
+            assert_eq!(b, if kept { i as u8 } else { 0 });
+        }
+        // Consecutive blocks from 0 are dense; an empty one is nothing.
+        assert!(
+            Layout::indexed(vec![(0, 2), (8, 3)], ints(1))
+                .unwrap()
+                .dense
+        );
+        let empty = Layout::indexed(vec![(8, 0)], ints(1)).unwrap();
+        assert_eq!((empty.size, empty.lb, empty.extent), (0, 0, 0));
+        // A contiguous type of it keeps its lower bound and strides by its extent.
+        let c = Layout::contiguous(2, Arc::new(t)).unwrap();
+        assert_eq!((c.lb, c.extent), (4, 40));
     }
 
     #[test]

@@ -680,7 +680,8 @@ fn master_worker() {
 /// MPI_Irecv + MPI_Test, MPI_Sendrecv_replace, MPI_Isend, MPI_Bcast, reductions, subarray and
 /// resized types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), with
 /// bad input to every new call: bad dims, NULL pointers, no grid, uncommitted and freed types,
-/// operations that do not apply (MPI_ERR_OP); MPI_Pack / MPI_Unpack around the ring.
+/// operations that do not apply (MPI_ERR_OP); MPI_Pack / MPI_Unpack around the ring; indexed
+/// types and their bounds.
 #[test]
 fn topo_types() {
     scenario("topo_types", 3, &[]);

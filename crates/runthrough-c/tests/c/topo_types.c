@@ -5,9 +5,10 @@
  * types, hvector, types built from a freed type, short messages, truncation, MPI_Irecv of a
  * strided type completed by MPI_Test, MPI_Bcast of a strided type, reductions of a strided
  * type, subarray and resized types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) /
- * MPI_Alltoall(v)), and bad input to every new call: bad dims, NULL pointers, a communicator
- * without a grid, uncommitted and freed types, operations that do not apply; MPI_Pack /
- * MPI_Unpack / MPI_Pack_size with MPI_PACKED messages. Run on 3 ranks. */
+ * MPI_Alltoall(v), indexed types and their bounds), and bad input to every new call: bad dims,
+ * NULL pointers, a communicator without a grid, uncommitted and freed types, operations that
+ * do not apply; MPI_Pack / MPI_Unpack / MPI_Pack_size with MPI_PACKED messages. Run on 3
+ * ranks. */
 #include "ft_common.h"
 
 #include <string.h>
@@ -344,7 +345,6 @@ static void rooted_types(int rank) {
         EXPECT(MPI_Type_create_subarray(2, NULL, fsub, fstarts, MPI_ORDER_C, MPI_DOUBLE,
                                         &fortran),
                MPI_ERR_ARG);
-        EXPECT(MPI_Type_create_resized(MPI_DOUBLE, 8, 16, &fortran), MPI_ERR_ARG);
         EXPECT(MPI_Type_create_resized(MPI_DOUBLE, 0, -8, &fortran), MPI_ERR_ARG);
     }
     for (int i = 0; i < 4; i++)
@@ -505,6 +505,90 @@ static void rooted_types(int rank) {
     OK(MPI_Type_free(&column_block));
 }
 
+/* Indexed types: the upper triangle of a 4 x 4 matrix (MPI_Type_indexed), every third int
+ * (indexed_block), byte displacements (hindexed); their bounds; a resized lower bound. */
+static void indexed_types(int rank) {
+    double m[16], packed[10], back[16];
+    MPI_Datatype upper, thirds, bytes, shifted;
+    MPI_Aint lb, extent;
+    int blocklens[4] = {4, 3, 2, 1}, displs[4] = {0, 5, 10, 15}, size;
+    for (int i = 0; i < 16; i++)
+        m[i] = rank * 100 + i;
+    OK(MPI_Type_indexed(4, blocklens, displs, MPI_DOUBLE, &upper));
+    OK(MPI_Type_commit(&upper));
+    OK(MPI_Type_size(upper, &size));
+    OK(MPI_Type_get_extent(upper, &lb, &extent));
+    CHECK(size == 10 * (int)sizeof(double) && lb == 0 && extent == 16 * sizeof(double),
+          "upper: size %d lb %ld extent %ld", size, (long)lb, (long)extent);
+    OK(MPI_Sendrecv(m, 1, upper, rank, 41, packed, 10, MPI_DOUBLE, rank, 41, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE));
+    int want[10] = {0, 1, 2, 3, 5, 6, 7, 10, 11, 15};
+    for (int i = 0; i < 10; i++)
+        CHECK(packed[i] == rank * 100 + want[i], "upper[%d] = %g", i, packed[i]);
+    /* Into the triangle of another matrix, the rest untouched; by MPI_Bcast too. */
+    for (int i = 0; i < 16; i++)
+        back[i] = -1;
+    OK(MPI_Sendrecv(packed, 10, MPI_DOUBLE, rank, 42, back, 1, upper, rank, 42, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE));
+    for (int i = 0; i < 16; i++)
+        CHECK(back[i] == (i / 4 <= i % 4 ? rank * 100 + i : -1), "triangle[%d] = %g", i, back[i]);
+    for (int i = 0; i < 16; i++)
+        back[i] = rank == 0 ? i : -1;
+    OK(MPI_Bcast(back, 1, upper, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < 16; i++)
+        CHECK(back[i] == (i / 4 <= i % 4 || rank == 0 ? i : -1), "bcast triangle[%d]", i);
+
+    /* Every third int from the second: lb = 1 int, extent = 7 ints - 1. */
+    int ints[12], got[8], third_displs[2] = {1, 4};
+    for (int i = 0; i < 12; i++)
+        ints[i] = 10 * rank + i;
+    OK(MPI_Type_create_indexed_block(2, 2, third_displs, MPI_INT, &thirds));
+    OK(MPI_Type_commit(&thirds));
+    OK(MPI_Type_get_extent(thirds, &lb, &extent));
+    CHECK(lb == sizeof(int) && extent == 5 * sizeof(int), "indexed_block lb %ld extent %ld",
+          (long)lb, (long)extent);
+    /* Two elements: the second starts one extent (5 ints) later: ints 1 2 4 5 | 6 7 9 10. */
+    OK(MPI_Sendrecv(ints, 2, thirds, rank, 43, got, 8, MPI_INT, rank, 43, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE));
+    int want_thirds[8] = {1, 2, 4, 5, 6, 7, 9, 10};
+    for (int i = 0; i < 8; i++)
+        CHECK(got[i] == 10 * rank + want_thirds[i], "indexed_block[%d] = %d", i, got[i]);
+
+    /* Byte displacements: doubles 3 and 1, in that order. */
+    int ones[2] = {1, 1};
+    MPI_Aint byte_displs[2] = {3 * sizeof(double), sizeof(double)};
+    OK(MPI_Type_create_hindexed(2, ones, byte_displs, MPI_DOUBLE, &bytes));
+    OK(MPI_Type_commit(&bytes));
+    OK(MPI_Sendrecv(m, 1, bytes, rank, 44, packed, 2, MPI_DOUBLE, rank, 44, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE));
+    CHECK(packed[0] == rank * 100 + 3 && packed[1] == rank * 100 + 1, "hindexed order");
+    OK(MPI_Type_get_extent(bytes, &lb, &extent));
+    CHECK(lb == sizeof(double) && extent == 3 * sizeof(double), "hindexed bounds");
+
+    /* A resized lower bound is reported; the data stays where it was. */
+    OK(MPI_Type_create_resized(MPI_INT, 4, 12, &shifted));
+    OK(MPI_Type_get_extent(shifted, &lb, &extent));
+    CHECK(lb == 4 && extent == 12, "resized lb %ld extent %ld", (long)lb, (long)extent);
+    OK(MPI_Type_free(&shifted));
+
+    /* Bad input. */
+    int negative[2] = {0, -1}, bad_len[2] = {1, -2};
+    EXPECT(MPI_Type_indexed(2, ones, negative, MPI_INT, &shifted), MPI_ERR_ARG);
+    EXPECT(MPI_Type_indexed(2, bad_len, third_displs, MPI_INT, &shifted), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_indexed(-1, ones, third_displs, MPI_INT, &shifted), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_indexed(2, NULL, third_displs, MPI_INT, &shifted), MPI_ERR_ARG);
+    EXPECT(MPI_Type_indexed(2, ones, third_displs, MPI_INT, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Type_indexed(2, ones, third_displs, 999, &shifted), MPI_ERR_TYPE);
+    EXPECT(MPI_Type_create_indexed_block(2, -1, third_displs, MPI_INT, &shifted), MPI_ERR_COUNT);
+    EXPECT(MPI_Type_create_indexed_block(2, 1, NULL, MPI_INT, &shifted), MPI_ERR_ARG);
+    MPI_Aint back_bytes[2] = {0, -8};
+    EXPECT(MPI_Type_create_hindexed(2, ones, back_bytes, MPI_INT, &shifted), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_resized(MPI_INT, -4, 8, &shifted), MPI_ERR_ARG);
+    OK(MPI_Type_free(&upper));
+    OK(MPI_Type_free(&thirds));
+    OK(MPI_Type_free(&bytes));
+}
+
 /* MPI_Pack / MPI_Unpack / MPI_Pack_size: a message of an int, a strided vector and a pair,
  * packed, sent around the ring as MPI_PACKED and unpacked; bad input. */
 static void packing(int rank) {
@@ -620,6 +704,7 @@ int main(int argc, char **argv) {
     type_data(rank);
     rooted_types(rank);
     packing(rank);
+    indexed_types(rank);
 
     OK(MPI_Comm_free(&point));
     OK(MPI_Comm_free(&line));
