@@ -41,9 +41,10 @@
  * - Collectives run over the OK ranks of G; an unrecognized failure disables them
  *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global (docs/semantics.md §3.3). A NULL rank
  *   contributes nothing (to reductions and scans) and its slots in gather(v) / scatter(v) /
- *   allgather / alltoall buffers are left untouched. MPI_IN_PLACE is accepted by Reduce and
- *   Gather(v) at the root, Scatter(v) at the root (as recvbuf), Allreduce, Allgather, Alltoall,
- *   Scan and Exscan. MPI_Gatherv / MPI_Scatterv take displacements >= 0 only (MPI_ERR_ARG).
+ *   allgather(v) / alltoall(v) buffers are left untouched. MPI_IN_PLACE is accepted by Reduce
+ *   and Gather(v) at the root, Scatter(v) at the root (as recvbuf), Allreduce, Allgather(v),
+ *   Alltoall(v), Reduce_scatter(_block), Scan and Exscan. The v-collectives take displacements
+ *   >= 0 only (MPI_ERR_ARG).
  *
  * Where the runtime has no exact counterpart (the closest sound reading)
  * - MPI_Ssend / MPI_Issend: the runtime's sends are eager (the message is buffered by the
@@ -79,13 +80,17 @@
  *   fail and, run-through, carry on.
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
- * - Datatypes are the basic contiguous ones; no derived datatypes, no MPI_MINLOC/MPI_MAXLOC.
+ * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
+ *   contiguous / vector / hvector / indexed / subarray / resized types (no struct types; see
+ *   "Derived datatypes" below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
  */
 #ifndef RUNTHROUGH_MPI_H
 #define RUNTHROUGH_MPI_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,6 +103,8 @@ typedef int MPI_Errhandler;
 typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Info;
+/* An address-sized integer (byte displacements and extents). */
+typedef ptrdiff_t MPI_Aint;
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -139,6 +146,7 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ERR_REVOKED 77
 #define MPI_ERR_DIMS 11
 #define MPI_ERR_KEYVAL 48
+#define MPI_ERR_TOPOLOGY 13
 #define MPI_ERR_LASTCODE 100
 
 /* Rank states and modifiers: distinct nonzero bits (the values of runthrough::RankState). */
@@ -190,6 +198,14 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_INTEGER 24
 #define MPI_REAL 25
 #define MPI_DOUBLE_PRECISION 26
+/* The pair types of MPI_MINLOC / MPI_MAXLOC, laid out as C lays out struct { value; int; }. */
+#define MPI_FLOAT_INT 27
+#define MPI_DOUBLE_INT 28
+#define MPI_LONG_INT 29
+#define MPI_2INT 30
+#define MPI_SHORT_INT 31
+/* The bytes of MPI_Pack (as MPI_BYTE). */
+#define MPI_PACKED 32
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1
@@ -202,6 +218,18 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_BOR 8
 #define MPI_LXOR 9
 #define MPI_BXOR 10
+/* On the pair types only: the extreme value and the smallest index that holds it. */
+#define MPI_MAXLOC 11
+#define MPI_MINLOC 12
+
+/* Array orders (MPI_Type_create_subarray). */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+
+/* Topology kinds (MPI_Topo_test); only Cartesian topologies are built. */
+#define MPI_CART 1
+#define MPI_GRAPH 2
+#define MPI_DIST_GRAPH 3
 
 /* Special values. */
 #define MPI_PROC_NULL (-1)
@@ -271,8 +299,66 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
-/* Topologies. */
+/* Topologies. A Cartesian communicator is an ordinary one (made by a split of comm_old, with
+ * its failure semantics) that carries its grid; ranks are not reordered (reorder is ignored);
+ * MPI_Comm_dup keeps the grid. MPI_Cart_shift is local: a failed neighbour is returned like any
+ * other, and its failure shows when the program communicates with it. Errors: MPI_ERR_DIMS for
+ * ndims < 0, a dimension < 1 or a grid larger than comm_old; MPI_ERR_TOPOLOGY for a
+ * communicator without a grid; MPI_ERR_ARG for a direction outside 0..ndims-1, a coordinate
+ * out of range in a non-periodic dimension, maxdims below ndims; MPIX_ERR_PROC_FAILED from
+ * MPI_Cart_create / MPI_Cart_sub when a rank of the (sub-)grid has failed. */
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+/* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, subarray
+ * and resized, with MPI_Type_commit / _free / _get_extent / _size. Strides, displacements and
+ * lower bounds must be >= 0 (MPI_ERR_ARG otherwise); no struct types. They are accepted by the
+ * point-to-point calls (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
+ * MPI_Sendrecv, MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed
+ * before it is sent and unpacked where it is received (a type whose data is one contiguous run
+ * moves without a copy; a v-collective's displacements count extents of its type, as in MPI).
+ * The reductions (reduce, allreduce, scan, exscan, the reduce-scatters) take a derived type
+ * made of one basic type and combine it element by element (MPI_ERR_TYPE for one that mixes
+ * types); the pair types (MPI_DOUBLE_INT, ...) go with MPI_MINLOC / MPI_MAXLOC only (MPI_ERR_OP
+ * otherwise), and are accepted wherever derived types are. A bitwise operation on a
+ * floating-point type is MPI_ERR_OP. A derived type must be committed before it is used to
+ * communicate (MPI_ERR_TYPE otherwise); a freed handle is MPI_ERR_TYPE. */
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+/* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
+ * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 /* Groups. */
 int MPI_Group_size(MPI_Group group, int *size);
@@ -347,6 +433,20 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
              MPI_Comm comm);
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm);
+/* Built on the runtime's collectives: Allgatherv on an all-gather of blocks padded to the
+ * largest count; Alltoallv on an all-reduce of the largest block then an all-to-all of padded
+ * blocks (a block whose length is not the receive count is MPI_ERR_COUNT); the reduce-scatters
+ * on an all-reduce of the whole vector, of which each rank keeps its block. */
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
 /* Run-through stabilization (the calls of the MPI Forum's 2011 proposal). */
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed);

@@ -8,9 +8,12 @@ use std::sync::Arc;
 use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
-use crate::datatypes::{byte_len, input, op_of, output, Element, IN_PLACE};
+use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
+use crate::derived::{layout_of, Data};
 use crate::errors::{boundary, out, Failure};
+use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
+use crate::rooted::{self, basic, Blocks};
 use crate::runtime::{collective_comm_of, with_runtime, Background, Operation};
 
 /// A root argument.
@@ -60,7 +63,7 @@ pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int
     })
 }
 
-/// `MPI_Bcast`.
+/// `MPI_Bcast`; derived datatypes are accepted (packed at the root, unpacked elsewhere).
 ///
 /// # Safety
 /// `buffer` is NULL or points at `count` readable and writable elements of `datatype`.
@@ -73,17 +76,41 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
-        let len = byte_len(count, datatype)?;
-        // SAFETY: forwarded contract; used only during this call.
-        let buffer = unsafe { output(buffer, len)? };
         let root = root_of(root)?;
-        Ok(collective_comm_of(comm)?.get().broadcast(buffer, root)?)
+        match Data::of(count, datatype)? {
+            Data::Contiguous(len) => {
+                // SAFETY: forwarded contract; used only during this call.
+                let buffer = unsafe { output(buffer, len)? };
+                Ok(collective_comm_of(comm)?.get().broadcast(buffer, root)?)
+            }
+            Data::Strided {
+                layout,
+                count,
+                span,
+            } => {
+                // SAFETY: forwarded contract; used only during this call.
+                let buffer = unsafe { output(buffer, span)? };
+                let comm_box = collective_comm_of(comm)?;
+                let comm = comm_box.get();
+                let at_root = comm.rank() == root;
+                let mut packed = if at_root {
+                    layout.pack(count, buffer)?
+                } else {
+                    zeroed(layout.size * count)?
+                };
+                comm.broadcast(&mut packed, root)?;
+                if !at_root {
+                    layout.unpack(count, &packed, buffer);
+                }
+                Ok(())
+            }
+        }
     })
 }
 
 /// Which reduction a call runs.
 #[derive(Debug, Clone, Copy)]
-enum Reduction {
+pub(crate) enum Reduction {
     /// `MPI_Reduce` to this root.
     Reduce(Rank),
     /// `MPI_Allreduce`.
@@ -133,6 +160,16 @@ fn reduce_typed(
     op: Op,
     kind: Reduction,
 ) -> Result<(), Failure> {
+    let bitwise = matches!(op, Op::BitAnd | Op::BitOr | Op::BitXor);
+    if bitwise && matches!(element, Element::F32 | Element::F64) {
+        // Checked here, before any communication, so that every rank reports the class MPI
+        // gives it (the runtime's check would say MPI_ERR_ARG).
+        return Err(Failure::new(
+            MPI_ERR_OP,
+            "a bitwise operation (MPI_BAND, MPI_BOR, MPI_BXOR) does not apply to a \
+             floating-point type",
+        ));
+    }
     match element {
         Element::I8 => reduce_as::<i8>(comm, send, recv, op, kind),
         Element::U8 => reduce_as::<u8>(comm, send, recv, op, kind),
@@ -166,10 +203,38 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        let root = root_of(root)?;
+        if is_pair(datatype) {
+            // SAFETY: forwarded contract.
+            return unsafe {
+                reduce_pairs(
+                    sendbuf,
+                    recvbuf,
+                    count,
+                    datatype,
+                    op,
+                    comm,
+                    Reduction::Reduce(root),
+                )
+            };
+        }
+        if !basic(datatype) {
+            // SAFETY: forwarded contract.
+            return unsafe {
+                reduce_derived(
+                    sendbuf,
+                    recvbuf,
+                    count,
+                    datatype,
+                    op,
+                    comm,
+                    Reduction::Reduce(root),
+                )
+            };
+        }
         let len = byte_len(count, datatype)?;
         let element = Element::of(datatype)?;
         let op = op_of(op)?;
-        let root = root_of(root)?;
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
@@ -254,6 +319,69 @@ pub unsafe extern "C" fn MPI_Exscan(
     }
 }
 
+/// A reduction of a derived datatype made of one basic type (`MPI_Type_contiguous(3,
+/// MPI_DOUBLE)`, a vector of ints, ...): the data is packed, reduced element by element as that
+/// basic type, and unpacked; the gaps of the receive buffer are left as they were.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for a type that mixes basic types (or is invalid, freed, not committed);
+/// the errors of the basic reductions.
+///
+/// # Safety
+/// As `MPI_Reduce` / `MPI_Allreduce`, with `count` elements of `datatype` in each buffer.
+unsafe fn reduce_derived(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    let layout = layout_of(datatype, true)?;
+    let element = layout.element.ok_or_else(|| {
+        Failure::new(
+            MPI_ERR_TYPE,
+            format!(
+                "datatype {datatype} mixes basic types: a reduction needs a type made of one \
+                 basic type (or a pair type with MPI_MINLOC / MPI_MAXLOC)"
+            ),
+        )
+    })?;
+    let op = op_of(op)?;
+    let count = usize::try_from(count)
+        .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+    let span = layout.span(count)?;
+    let comm_box = collective_comm_of(comm)?;
+    let comm = comm_box.get();
+    let significant = match kind {
+        Reduction::Reduce(root) => comm.rank() == root,
+        _ => true,
+    };
+    let recv = if significant {
+        // SAFETY: forwarded contract; used only during this call.
+        Some(unsafe { output(recvbuf, span)? })
+    } else {
+        None
+    };
+    let send = match recv.as_deref() {
+        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv)?,
+        // SAFETY: forwarded contract; used only during this call.
+        _ => layout.pack(count, unsafe { input(sendbuf, span)? })?,
+    };
+    // What exscan leaves untouched (at the first participant) is the buffer's own data.
+    let mut result = match recv.as_deref() {
+        Some(recv) => layout.pack(count, recv)?,
+        None => Vec::new(),
+    };
+    let out = recv.is_some().then_some(&mut result[..]);
+    reduce_typed(element, comm, &send, out, op, kind)?;
+    if let Some(recv) = recv {
+        layout.unpack(count, &result, recv);
+    }
+    Ok(())
+}
+
 /// The reductions with a result at every rank (all-reduce, scan, exscan).
 ///
 /// # Safety
@@ -267,21 +395,46 @@ unsafe fn everywhere(
     comm: c_int,
     kind: Reduction,
 ) -> c_int {
-    boundary(comm, || {
-        let len = byte_len(count, datatype)?;
-        let element = Element::of(datatype)?;
-        let op = op_of(op)?;
-        // SAFETY: forwarded contract; used only during this call.
-        let recv = unsafe { output(recvbuf, len)? };
-        let send: Vec<u8> = if sendbuf == IN_PLACE {
-            recv.to_vec()
-        } else {
-            // SAFETY: forwarded contract; used only during this call.
-            unsafe { input(sendbuf, len)? }.to_vec()
-        };
-        let comm_box = collective_comm_of(comm)?;
-        reduce_typed(element, comm_box.get(), &send, Some(recv), op, kind)
+    // SAFETY: forwarded contract.
+    boundary(comm, || unsafe {
+        reduce_everywhere(sendbuf, recvbuf, count, datatype, op, comm, kind)
     })
+}
+
+/// The body of [`everywhere`], without the boundary (for the reduce-scatters too).
+///
+/// # Safety
+/// As `MPI_Allreduce`.
+unsafe fn reduce_everywhere(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    if is_pair(datatype) {
+        // SAFETY: forwarded contract.
+        return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
+    }
+    if !basic(datatype) {
+        // SAFETY: forwarded contract.
+        return unsafe { reduce_derived(sendbuf, recvbuf, count, datatype, op, comm, kind) };
+    }
+    let len = byte_len(count, datatype)?;
+    let element = Element::of(datatype)?;
+    let op = op_of(op)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, len)? };
+    let send: Vec<u8> = if sendbuf == IN_PLACE {
+        recv.to_vec()
+    } else {
+        // SAFETY: forwarded contract; used only during this call.
+        unsafe { input(sendbuf, len)? }.to_vec()
+    };
+    let comm_box = collective_comm_of(comm)?;
+    reduce_typed(element, comm_box.get(), &send, Some(recv), op, kind)
 }
 
 /// The block length in bytes of a gather or scatter, from the side that this rank uses, and a
@@ -351,6 +504,25 @@ pub unsafe extern "C" fn MPI_Gather(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && sendbuf == IN_PLACE;
+        if (!in_place && !basic(sendtype)) || (at_root && !basic(recvtype)) {
+            let n = comm.size() as usize;
+            let counts = vec![recvcount; n];
+            let displs = (0..n)
+                .map(|r| {
+                    c_int::try_from(r)
+                        .ok()
+                        .and_then(|r| r.checked_mul(recvcount))
+                })
+                .collect::<Option<Vec<c_int>>>()
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            let layout = at_root.then_some((&counts[..], &displs[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::gather(
+                    sendbuf, sendcount, sendtype, recvbuf, layout, recvtype, root, comm, false,
+                )
+            };
+        }
         let block = block_or_in_place(
             in_place,
             (sendcount, sendtype),
@@ -402,6 +574,25 @@ pub unsafe extern "C" fn MPI_Scatter(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
+        if (at_root && !basic(sendtype)) || (!in_place && !basic(recvtype)) {
+            let n = comm.size() as usize;
+            let counts = vec![sendcount; n];
+            let displs = (0..n)
+                .map(|r| {
+                    c_int::try_from(r)
+                        .ok()
+                        .and_then(|r| r.checked_mul(sendcount))
+                })
+                .collect::<Option<Vec<c_int>>>()
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            let layout = at_root.then_some((&counts[..], &displs[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::scatter(
+                    sendbuf, layout, sendtype, recvbuf, recvcount, recvtype, root, comm, false,
+                )
+            };
+        }
         let block = block_or_in_place(
             in_place,
             (recvcount, recvtype),
@@ -474,6 +665,32 @@ unsafe fn blocks_of(
     Ok((byte_counts, byte_displs, end))
 }
 
+/// A v-collective root's counts and displacements.
+type RootArrays = (Vec<c_int>, Vec<c_int>);
+
+/// The counts and displacements of a v-collective's root (`None` elsewhere).
+///
+/// # Safety
+/// At the root, `counts` and `displs` are NULL or point at `size` readable ints.
+unsafe fn root_arrays(
+    at_root: bool,
+    counts: *const c_int,
+    displs: *const c_int,
+    comm: &Comm,
+    what: &str,
+) -> Result<Option<RootArrays>, Failure> {
+    if !at_root {
+        return Ok(None);
+    }
+    let n =
+        c_int::try_from(comm.size()).map_err(|_| Failure::new(MPI_ERR_COMM, "too many ranks"))?;
+    // SAFETY: forwarded contract; only read, during this call.
+    let counts = unsafe { array(counts.cast_mut(), n, what)? }.to_vec();
+    // SAFETY: forwarded contract; only read, during this call.
+    let displs = unsafe { array(displs.cast_mut(), n, "displs")? }.to_vec();
+    Ok(Some((counts, displs)))
+}
+
 /// `MPI_Gatherv` (MPI-4.0 §6.5), on the runtime's gather of variable counts: rank r's block
 /// goes to `recvbuf + displs[r]` at the root; the blocks of ranks recognized as failed are left
 /// untouched; `sendbuf` may be `MPI_IN_PLACE` at the root (its block is already in place).
@@ -501,6 +718,17 @@ pub unsafe extern "C" fn MPI_Gatherv(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && sendbuf == IN_PLACE;
+        if (!in_place && !basic(sendtype)) || (at_root && !basic(recvtype)) {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(at_root, recvcounts, displs, comm, "recvcounts")? };
+            let layout = arrays.as_ref().map(|(c, d)| (&c[..], &d[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::gather(
+                    sendbuf, sendcount, sendtype, recvbuf, layout, recvtype, root, comm, true,
+                )
+            };
+        }
         let layout = if at_root {
             // SAFETY: forwarded contract.
             Some(unsafe { blocks_of(recvcounts, displs, comm.size(), recvtype, "recvcounts")? })
@@ -560,6 +788,17 @@ pub unsafe extern "C" fn MPI_Scatterv(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
+        if (at_root && !basic(sendtype)) || (!in_place && !basic(recvtype)) {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(at_root, sendcounts, displs, comm, "sendcounts")? };
+            let layout = arrays.as_ref().map(|(c, d)| (&c[..], &d[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::scatter(
+                    sendbuf, layout, sendtype, recvbuf, recvcount, recvtype, root, comm, true,
+                )
+            };
+        }
         let layout = if at_root {
             // SAFETY: forwarded contract.
             Some(unsafe { blocks_of(sendcounts, displs, comm.size(), sendtype, "sendcounts")? })
@@ -610,6 +849,26 @@ pub unsafe extern "C" fn MPI_Allgather(
 ) -> c_int {
     boundary(comm, || {
         let in_place = sendbuf == IN_PLACE;
+        if !basic(recvtype) || (!in_place && !basic(sendtype)) {
+            let comm_box = collective_comm_of(comm)?;
+            let comm = comm_box.get();
+            let n = comm.size() as usize;
+            let counts = vec![recvcount; n];
+            let displs = (0..n)
+                .map(|r| {
+                    c_int::try_from(r)
+                        .ok()
+                        .and_then(|r| r.checked_mul(recvcount))
+                })
+                .collect::<Option<Vec<c_int>>>()
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::all_gather(
+                    sendbuf, sendcount, sendtype, recvbuf, &counts, &displs, recvtype, comm, false,
+                )
+            };
+        }
         let block =
             block_or_in_place(in_place, (sendcount, sendtype), (recvcount, recvtype), true)?;
         let comm_box = collective_comm_of(comm)?;
@@ -648,6 +907,21 @@ pub unsafe extern "C" fn MPI_Alltoall(
 ) -> c_int {
     boundary(comm, || {
         let in_place = sendbuf == IN_PLACE;
+        if !basic(recvtype) || (!in_place && !basic(sendtype)) {
+            let comm_box = collective_comm_of(comm)?;
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::all_to_all(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    comm_box.get(),
+                )
+            };
+        }
         let block =
             block_or_in_place(in_place, (sendcount, sendtype), (recvcount, recvtype), true)?;
         let comm_box = collective_comm_of(comm)?;
@@ -662,5 +936,289 @@ pub unsafe extern "C" fn MPI_Alltoall(
             unsafe { input(sendbuf, total)? }.to_vec()
         };
         Ok(comm.all_to_all(&send, recv)?)
+    })
+}
+
+/// `MPI_Allgatherv` (MPI-4.0 §6.7): rank r's block lands at `recvbuf + displs[r]` at every
+/// participant; the blocks of ranks recognized as failed are left untouched; `sendbuf` may be
+/// `MPI_IN_PLACE` (each rank's block is already in place). On the runtime's all-gather, each
+/// block padded to the largest count. Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `sendcount` readable elements of `sendtype`;
+/// `recvcounts` and `displs` point at `size` readable ints and `recvbuf` at the blocks they
+/// describe, writable.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        if !basic(recvtype) || (sendbuf != IN_PLACE && !basic(sendtype)) {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(true, recvcounts, displs, comm, "recvcounts")? };
+            let (counts, displs) = arrays.unwrap_or_default();
+            // SAFETY: forwarded contract.
+            return unsafe {
+                rooted::all_gather(
+                    sendbuf, sendcount, sendtype, recvbuf, &counts, &displs, recvtype, comm, true,
+                )
+            };
+        }
+        // SAFETY: forwarded contract.
+        let (counts, displs, end) =
+            unsafe { blocks_of(recvcounts, displs, comm.size(), recvtype, "recvcounts")? };
+        // SAFETY: forwarded contract; used only during this call.
+        let recv = unsafe { output(recvbuf, end)? };
+        let me = comm.rank() as usize;
+        let mut send: Vec<u8> = if sendbuf == IN_PLACE {
+            recv[displs[me]..displs[me] + counts[me]].to_vec()
+        } else {
+            let len = byte_len(sendcount, sendtype)?;
+            if len != counts[me] {
+                return Err(Failure::new(
+                    MPI_ERR_COUNT,
+                    format!(
+                        "the send block has {len} bytes and this rank's receive block {}",
+                        counts[me]
+                    ),
+                ));
+            }
+            // SAFETY: forwarded contract; used only during this call.
+            unsafe { input(sendbuf, len)? }.to_vec()
+        };
+        let block = counts.iter().copied().max().unwrap_or(0);
+        let total = all_blocks(block, comm)?;
+        // The receive buffer's own contents first, so that a slot the all-gather leaves
+        // untouched (a failed rank's) is written back unchanged.
+        let mut gathered = zeroed(total)?;
+        for (r, (&count, &at)) in counts.iter().zip(&displs).enumerate() {
+            gathered[r * block..r * block + count].copy_from_slice(&recv[at..at + count]);
+        }
+        send.resize(block, 0);
+        comm.all_gather(&send, &mut gathered)?;
+        for (r, (&count, &at)) in counts.iter().zip(&displs).enumerate() {
+            recv[at..at + count].copy_from_slice(&gathered[r * block..r * block + count]);
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Alltoallv` (MPI-4.0 §6.8): the block at `sendbuf + sdispls[r]` goes to rank r, the one
+/// from rank r lands at `recvbuf + rdispls[r]`; blocks for and from ranks recognized as failed
+/// are neither sent nor written; `sendbuf` may be `MPI_IN_PLACE` (the blocks to send are in
+/// `recvbuf`, as `recvcounts` / `rdispls` describe them). Two collectives of the runtime: an
+/// all-reduce of the largest block, then an all-to-all of blocks padded to it, each with its
+/// length, so that a block whose length differs from the receive count is reported
+/// (`MPI_ERR_COUNT`). Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// The count and displacement arrays point at `size` readable ints; `sendbuf` is
+/// `MPI_IN_PLACE` or points at the blocks `sendcounts` and `sdispls` describe, readable;
+/// `recvbuf` points at those of `recvcounts` and `rdispls`, writable.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    const HEADER: usize = std::mem::size_of::<u64>();
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let size = comm.size();
+        // Any datatype: the blocks are packed (a plain copy for the basic types) and unpacked.
+        // SAFETY: forwarded contract.
+        let arrays = unsafe { root_arrays(true, recvcounts, rdispls, comm, "recvcounts")? };
+        let (counts, displs) = arrays.unwrap_or_default();
+        let receiving = Blocks::new(&counts, &displs, recvtype)?;
+        // SAFETY: forwarded contract; used only during this call.
+        let recv = unsafe { output(recvbuf, receiving.end)? };
+        // The buffer's own contents first: blocks not received are written back unchanged.
+        let mut landing = receiving.pack(recv)?;
+        let (rcounts, rdispls) = (&receiving.packed, &receiving.packed_at);
+        let (source, scounts, sdispls) = if sendbuf == IN_PLACE {
+            (landing.clone(), rcounts.clone(), rdispls.clone())
+        } else {
+            // SAFETY: forwarded contract.
+            let arrays = unsafe { root_arrays(true, sendcounts, sdispls, comm, "sendcounts")? };
+            let (counts, displs) = arrays.unwrap_or_default();
+            let sending = Blocks::new(&counts, &displs, sendtype)?;
+            // SAFETY: forwarded contract; used only during this call.
+            let source = sending.pack(unsafe { input(sendbuf, sending.end)? })?;
+            (source, sending.packed, sending.packed_at)
+        };
+        let local = scounts.iter().chain(rcounts).copied().max().unwrap_or(0) as u64;
+        let mut largest = [0u64];
+        comm.all_reduce(&[local], &mut largest, Op::Max)?;
+        let block = usize::try_from(largest[0])
+            .ok()
+            .and_then(|b| b.checked_add(HEADER))
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+        let total = all_blocks(block, comm)?;
+        let mut send = zeroed(total)?;
+        for (r, (&count, &at)) in scounts.iter().zip(&sdispls).enumerate() {
+            let slot = &mut send[r * block..(r + 1) * block];
+            slot[..HEADER].copy_from_slice(&(count as u64).to_le_bytes());
+            slot[HEADER..HEADER + count].copy_from_slice(&source[at..at + count]);
+        }
+        // A slot the all-to-all leaves untouched (from a failed rank) keeps this marker.
+        let mut received = zeroed(total)?;
+        for r in 0..size as usize {
+            received[r * block..r * block + HEADER].copy_from_slice(&u64::MAX.to_le_bytes());
+        }
+        comm.all_to_all(&send, &mut received)?;
+        let mut mismatch = None;
+        for (r, (&count, &at)) in rcounts.iter().zip(rdispls).enumerate() {
+            let slot = &received[r * block..(r + 1) * block];
+            let mut header = [0u8; HEADER];
+            header.copy_from_slice(&slot[..HEADER]);
+            match u64::from_le_bytes(header) {
+                u64::MAX => {}
+                len if len == count as u64 => {
+                    landing[at..at + count].copy_from_slice(&slot[HEADER..HEADER + count]);
+                }
+                len => {
+                    mismatch.get_or_insert(Failure::new(
+                        MPI_ERR_COUNT,
+                        format!("rank {r} sent {len} bytes where {count} were to be received"),
+                    ));
+                }
+            }
+        }
+        receiving.unpack(&landing, recv);
+        mismatch.map_or(Ok(()), Err)
+    })
+}
+
+/// The reduce-scatters: an all-reduce of every rank's full vector (the counts summed), then
+/// each rank keeps its block, `counts[rank]` elements after the blocks of the ranks before it.
+///
+/// # Safety
+/// As `MPI_Reduce_scatter`, with `counts` given.
+unsafe fn reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: &[c_int],
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    rank: usize,
+) -> Result<(), Failure> {
+    let mut total: c_int = 0;
+    for &count in counts {
+        if count < 0 {
+            return Err(Failure::new(
+                MPI_ERR_COUNT,
+                format!("negative count {count}"),
+            ));
+        }
+        total = total
+            .checked_add(count)
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the counts add up to too much"))?;
+    }
+    // Any datatype: element i of the whole vector lies at i extents.
+    let layout = layout_of(datatype, true)?;
+    let (extent, span_of) = (layout.extent, layout.span(total as usize)?);
+    let before: usize = counts[..rank].iter().map(|&c| c as usize).sum();
+    let mine = counts[rank] as usize;
+    let mut full = zeroed(span_of)?;
+    let send = if sendbuf == IN_PLACE {
+        // SAFETY: forwarded contract: with MPI_IN_PLACE the input is in `recvbuf`.
+        full.copy_from_slice(unsafe { input(recvbuf, span_of)? });
+        IN_PLACE
+    } else {
+        sendbuf
+    };
+    // SAFETY: `full` holds `total` elements of `datatype`; `send` as the caller's contract.
+    unsafe {
+        reduce_everywhere(
+            send,
+            full.as_mut_ptr().cast(),
+            total,
+            datatype,
+            op,
+            comm,
+            Reduction::All,
+        )?;
+    }
+    let at = before * extent;
+    let len = layout.span(mine)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, len)? };
+    // Only the data: the gaps of a derived type (and a pair's padding) are left as they were.
+    let block = layout.pack(mine, &full[at..at + len])?;
+    layout.unpack(mine, &block, recv);
+    Ok(())
+}
+
+/// `MPI_Reduce_scatter_block` (MPI-4.0 §6.10.2): the element-wise reduction of every rank's
+/// `size · recvcount` elements, of which rank r gets block r; ranks recognized as failed
+/// contribute nothing. `sendbuf` may be `MPI_IN_PLACE` (the input is in `recvbuf`). On the
+/// runtime's all-reduce of the whole vector.
+///
+/// # Safety
+/// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `size · recvcount` readable elements of
+/// `datatype`; `recvbuf` points at `recvcount` writable elements (with `MPI_IN_PLACE`,
+/// `size · recvcount` readable and writable ones).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let counts = vec![recvcount; comm_box.get().size() as usize];
+        let rank = comm_box.get().rank() as usize;
+        drop(comm_box);
+        // SAFETY: forwarded contract.
+        unsafe { reduce_scatter(sendbuf, recvbuf, &counts, datatype, op, comm, rank) }
+    })
+}
+
+/// `MPI_Reduce_scatter` (MPI-4.0 §6.10.1): as `MPI_Reduce_scatter_block` with rank r's block of
+/// `recvcounts[r]` elements.
+///
+/// # Safety
+/// `recvcounts` points at `size` readable ints; `sendbuf` is NULL, `MPI_IN_PLACE` or points at
+/// their sum of readable elements of `datatype`; `recvbuf` points at `recvcounts[rank]`
+/// writable elements (with `MPI_IN_PLACE`, the sum, readable and writable).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let size = c_int::try_from(comm_box.get().size())
+            .map_err(|_| Failure::new(MPI_ERR_COMM, "too many ranks"))?;
+        let rank = comm_box.get().rank() as usize;
+        drop(comm_box);
+        // SAFETY: forwarded contract; only read, during this call.
+        let counts = unsafe { array(recvcounts.cast_mut(), size, "recvcounts")? }.to_vec();
+        // SAFETY: forwarded contract.
+        unsafe { reduce_scatter(sendbuf, recvbuf, &counts, datatype, op, comm, rank) }
     })
 }

@@ -64,7 +64,16 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
         let made = collective_comm_of(comm)?.get().dup()?;
-        register(comm, Some(made), &newcomm)
+        register(comm, Some(made), &newcomm)?;
+        // MPI: the duplicate keeps the parent's topology.
+        if let Some(cart) = crate::topology::topology_of(comm) {
+            let handle = newcomm.read();
+            with_runtime(|runtime| {
+                runtime.comm_mut(handle)?.topology = Some(cart);
+                Ok(())
+            })?;
+        }
+        Ok(())
     })
 }
 

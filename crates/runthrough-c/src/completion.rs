@@ -271,8 +271,15 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
                 .name("rt-freed-request".into())
                 .spawn(move || {
                     // A wildcard receive waits for the acknowledgement, as it would have.
-                    while let Err(Error::ProcFailedPending) = pending.request.wait() {
-                        std::thread::sleep(POLL * 200);
+                    loop {
+                        match pending.request.wait() {
+                            Err(Error::ProcFailedPending) => std::thread::sleep(POLL * 200),
+                            Ok(status) => {
+                                pending.complete(status.count);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
                     }
                 })
                 .map_err(|e| Failure::new(MPI_ERR_INTERN, format!("starting a thread: {e}")))?;

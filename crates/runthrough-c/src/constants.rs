@@ -43,6 +43,8 @@ pub const ERR_LASTCODE: c_int = 100;
 pub const ERR_DIMS: c_int = 11;
 /// An invalid attribute key (`MPI_Comm_get_attr`).
 pub const ERR_KEYVAL: c_int = 48;
+/// A communicator without the topology a call needs (`MPI_Cart_*` on a plain communicator).
+pub const ERR_TOPOLOGY: c_int = 13;
 
 pub const MPI_SUCCESS: c_int = ErrorClass::Success as c_int;
 pub const MPI_ERR_BUFFER: c_int = ErrorClass::Buffer as c_int;
@@ -72,6 +74,7 @@ pub const MPI_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
 pub const MPI_ERR_LASTCODE: c_int = ERR_LASTCODE;
 pub const MPI_ERR_DIMS: c_int = ERR_DIMS;
 pub const MPI_ERR_KEYVAL: c_int = ERR_KEYVAL;
+pub const MPI_ERR_TOPOLOGY: c_int = ERR_TOPOLOGY;
 pub const MPI_RANK_STATE_OK: c_int = RankState::OK.bits() as c_int;
 pub const MPI_RANK_STATE_FAILED: c_int = RankState::FAILED.bits() as c_int;
 pub const MPI_RANK_STATE_NULL: c_int = RankState::NULL.bits() as c_int;
@@ -115,6 +118,12 @@ pub const MPI_C_BOOL: c_int = 23;
 pub const MPI_INTEGER: c_int = 24;
 pub const MPI_REAL: c_int = 25;
 pub const MPI_DOUBLE_PRECISION: c_int = 26;
+pub const MPI_FLOAT_INT: c_int = 27;
+pub const MPI_DOUBLE_INT: c_int = 28;
+pub const MPI_LONG_INT: c_int = 29;
+pub const MPI_2INT: c_int = 30;
+pub const MPI_SHORT_INT: c_int = 31;
+pub const MPI_PACKED: c_int = 32;
 pub const MPI_OP_NULL: c_int = 0;
 pub const MPI_MAX: c_int = 1;
 pub const MPI_MIN: c_int = 2;
@@ -126,6 +135,13 @@ pub const MPI_LOR: c_int = 7;
 pub const MPI_BOR: c_int = 8;
 pub const MPI_LXOR: c_int = 9;
 pub const MPI_BXOR: c_int = 10;
+pub const MPI_MAXLOC: c_int = 11;
+pub const MPI_MINLOC: c_int = 12;
+pub const MPI_ORDER_C: c_int = 56;
+pub const MPI_ORDER_FORTRAN: c_int = 57;
+pub const MPI_CART: c_int = 1;
+pub const MPI_GRAPH: c_int = 2;
+pub const MPI_DIST_GRAPH: c_int = 3;
 pub const MPI_PROC_NULL: c_int = -1;
 pub const MPI_ANY_SOURCE: c_int = -2;
 pub const MPI_ANY_TAG: c_int = -1;
@@ -179,6 +195,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ERR_LASTCODE", MPI_ERR_LASTCODE),
     ("MPI_ERR_DIMS", MPI_ERR_DIMS),
     ("MPI_ERR_KEYVAL", MPI_ERR_KEYVAL),
+    ("MPI_ERR_TOPOLOGY", MPI_ERR_TOPOLOGY),
     ("MPI_RANK_STATE_OK", MPI_RANK_STATE_OK),
     ("MPI_RANK_STATE_FAILED", MPI_RANK_STATE_FAILED),
     ("MPI_RANK_STATE_NULL", MPI_RANK_STATE_NULL),
@@ -222,6 +239,12 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_INTEGER", MPI_INTEGER),
     ("MPI_REAL", MPI_REAL),
     ("MPI_DOUBLE_PRECISION", MPI_DOUBLE_PRECISION),
+    ("MPI_FLOAT_INT", MPI_FLOAT_INT),
+    ("MPI_DOUBLE_INT", MPI_DOUBLE_INT),
+    ("MPI_LONG_INT", MPI_LONG_INT),
+    ("MPI_2INT", MPI_2INT),
+    ("MPI_SHORT_INT", MPI_SHORT_INT),
+    ("MPI_PACKED", MPI_PACKED),
     ("MPI_OP_NULL", MPI_OP_NULL),
     ("MPI_MAX", MPI_MAX),
     ("MPI_MIN", MPI_MIN),
@@ -233,6 +256,13 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_BOR", MPI_BOR),
     ("MPI_LXOR", MPI_LXOR),
     ("MPI_BXOR", MPI_BXOR),
+    ("MPI_MAXLOC", MPI_MAXLOC),
+    ("MPI_MINLOC", MPI_MINLOC),
+    ("MPI_ORDER_C", MPI_ORDER_C),
+    ("MPI_ORDER_FORTRAN", MPI_ORDER_FORTRAN),
+    ("MPI_CART", MPI_CART),
+    ("MPI_GRAPH", MPI_GRAPH),
+    ("MPI_DIST_GRAPH", MPI_DIST_GRAPH),
     ("MPI_PROC_NULL", MPI_PROC_NULL),
     ("MPI_ANY_SOURCE", MPI_ANY_SOURCE),
     ("MPI_ANY_TAG", MPI_ANY_TAG),

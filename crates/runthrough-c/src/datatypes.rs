@@ -33,7 +33,7 @@ impl Element {
     pub(crate) fn of(datatype: c_int) -> Result<Element, Failure> {
         Ok(match datatype {
             MPI_CHAR | MPI_SIGNED_CHAR | MPI_INT8_T => Element::I8,
-            MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL => Element::U8,
+            MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL | MPI_PACKED => Element::U8,
             MPI_SHORT | MPI_INT16_T => Element::I16,
             MPI_UNSIGNED_SHORT | MPI_UINT16_T => Element::U16,
             MPI_INT | MPI_INT32_T | MPI_INTEGER => Element::I32,
@@ -44,6 +44,25 @@ impl Element {
             MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => Element::U64,
             MPI_FLOAT | MPI_REAL => Element::F32,
             MPI_DOUBLE | MPI_DOUBLE_PRECISION => Element::F64,
+            MPI_FLOAT_INT..=MPI_SHORT_INT => {
+                return Err(Failure::new(
+                    MPI_ERR_TYPE,
+                    format!(
+                        "pair datatype {datatype}: this call takes basic datatypes only (pair \
+                         types work in point-to-point calls and in reductions with \
+                         MPI_MINLOC / MPI_MAXLOC)"
+                    ),
+                ))
+            }
+            d if d >= crate::derived::DERIVED_BASE => {
+                return Err(Failure::new(
+                    MPI_ERR_TYPE,
+                    format!(
+                        "derived datatype {datatype}: this call takes basic datatypes only \
+                         (derived types work in point-to-point calls)"
+                    ),
+                ))
+            }
             _ => {
                 return Err(Failure::new(
                     MPI_ERR_TYPE,
@@ -92,6 +111,12 @@ pub(crate) fn op_of(op: c_int) -> Result<Op, Failure> {
         MPI_BOR => Op::BitOr,
         MPI_LXOR => Op::LogicalXor,
         MPI_BXOR => Op::BitXor,
+        MPI_MAXLOC | MPI_MINLOC => {
+            return Err(Failure::new(
+                MPI_ERR_OP,
+                "MPI_MINLOC and MPI_MAXLOC apply to the pair types only (MPI_DOUBLE_INT, ...)",
+            ))
+        }
         _ => return Err(Failure::new(MPI_ERR_OP, format!("invalid operation {op}"))),
     })
 }
@@ -131,4 +156,18 @@ pub(crate) unsafe fn output<'a>(pointer: *mut c_void, len: usize) -> Result<&'a 
     // SAFETY: not NULL, and by the caller's contract `len` writable bytes, used by nothing
     // else for 'a.
     Ok(unsafe { std::slice::from_raw_parts_mut(pointer.cast::<u8>(), len) })
+}
+
+/// A zeroed buffer of `len` bytes; a failed allocation is an error class (`MPI_ERR_INTERN`),
+/// not the end of the process.
+pub(crate) fn zeroed(len: usize) -> Result<Vec<u8>, Failure> {
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(len).map_err(|_| {
+        Failure::new(
+            MPI_ERR_INTERN,
+            format!("out of memory for a buffer of {len} bytes"),
+        )
+    })?;
+    buffer.resize(len, 0);
+    Ok(buffer)
 }

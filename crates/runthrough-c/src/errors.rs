@@ -169,6 +169,7 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in the status",
         MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
         MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
+        MPI_ERR_TOPOLOGY => "MPI_ERR_TOPOLOGY: the communicator has no such topology",
         MPI_ERR_SIZE => "MPI_ERR_SIZE: the output array is smaller than the number of matches",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
         MPIX_ERR_PROC_FAILED_PENDING => {

@@ -8,7 +8,8 @@ use std::time::Duration;
 use runthrough::{AgreementRequest, Comm, Error, Rank, Request, Source, Status, Tag};
 
 use crate::constants::*;
-use crate::datatypes::{byte_len, input, output, Element};
+use crate::datatypes::output;
+use crate::derived::{type_size, Data, Target, Unpack};
 use crate::errors::{boundary, boundary_on, out, Failure, Out};
 use crate::runtime::{comm_of, with_runtime, Operation, PendingReceive, RequestEntry};
 
@@ -98,9 +99,9 @@ unsafe fn send(
     tag: c_int,
     comm: c_int,
 ) -> Result<Status, Failure> {
-    let len = byte_len(count, datatype)?;
-    // SAFETY: forwarded contract; the slice is used only during this call.
-    let data = unsafe { input(buf, len)? };
+    // SAFETY: forwarded contract; the data is used only during this call.
+    let data = unsafe { Data::of(count, datatype)?.read(buf)? };
+    let len = data.len();
     let comm = comm_of(comm)?;
     if tag < 0 {
         return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
@@ -112,7 +113,7 @@ unsafe fn send(
             count: 0,
         });
     };
-    comm.get().send(data, dest, tag)?;
+    comm.get().send(&data, dest, tag)?;
     Ok(Status {
         source: Some(dest),
         tag: Some(tag),
@@ -177,9 +178,8 @@ pub unsafe extern "C" fn MPI_Isend(
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
         // Argument errors are reported at once; failures by the request (SPEC §3.1).
-        let len = byte_len(count, datatype)?;
-        // SAFETY: forwarded contract; the slice is used only during this call (copied).
-        let data = unsafe { input(buf, len)? };
+        // SAFETY: forwarded contract; the data is used only during this call (copied).
+        let data = unsafe { Data::of(count, datatype)?.read(buf)? };
         let comm_box = comm_of(comm)?;
         let dest = destination(dest)?;
         if tag < 0 {
@@ -195,10 +195,11 @@ pub unsafe extern "C" fn MPI_Isend(
                 // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
                 // `PendingReceive` holds and drops after the request.
                 let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
-                let mut pending = comm_ref.isend(data, dest, tag)?;
+                let mut pending = comm_ref.isend(&data, dest, tag)?;
                 match pending.test() {
                     Ok(None) => Operation::Receive(PendingReceive {
                         request: pending,
+                        unpack: None,
                         comm: comm_box,
                     }),
                     Ok(Some(status)) => Operation::Complete(Ok(c_status(status))),
@@ -256,9 +257,8 @@ pub unsafe extern "C" fn MPI_Recv(
     status: *mut MPI_Status,
 ) -> c_int {
     boundary(comm, || {
-        let len = byte_len(count, datatype)?;
         // SAFETY: forwarded contract; used only during this call.
-        let buffer = unsafe { output(buf, len)? };
+        let mut target = unsafe { Data::of(count, datatype)?.target(buf)? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
         let comm = comm_of(comm)?;
@@ -269,8 +269,9 @@ pub unsafe extern "C" fn MPI_Recv(
         };
         let received = comm
             .get()
-            .recv(buffer, source, tag)
+            .recv(target.receive_buffer(), source, tag)
             .map_err(Failure::blocking)?;
+        target.finish(received.count);
         status.write(c_status(received));
         Ok(())
     })
@@ -297,10 +298,22 @@ pub unsafe extern "C" fn MPI_Irecv(
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
-        let len = byte_len(count, datatype)?;
-        // SAFETY: forwarded contract: the buffer is valid and reserved to the request until it
-        // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
-        let buffer: &'static mut [u8] = unsafe { output(buf, len)? };
+        let (buffer, unpack): (&'static mut [u8], _) = match Data::of(count, datatype)? {
+            // SAFETY: forwarded contract: the buffer is valid and reserved to the request until
+            // it completes, and the request (in the table) is dropped at the latest at
+            // MPI_Finalize.
+            Data::Contiguous(len) => (unsafe { output(buf, len)? }, None),
+            Data::Strided {
+                layout,
+                count,
+                span,
+            } => {
+                // SAFETY: as above; the scratch buffer is used only by the request, which
+                // `PendingReceive` drops before the `Unpack` (field order).
+                let (unpack, scratch) = unsafe { Unpack::new(&layout, count, span, buf)? };
+                (scratch, Some(unpack))
+            }
+        };
         let comm_box = comm_of(comm)?;
         let tag = receive_tag(tag)?;
         let operation = match source(source_rank)? {
@@ -313,6 +326,7 @@ pub unsafe extern "C" fn MPI_Irecv(
                 let pending = comm_ref.irecv(buffer, source, tag)?;
                 Operation::Receive(PendingReceive {
                     request: pending,
+                    unpack,
                     comm: comm_box,
                 })
             }
@@ -401,8 +415,10 @@ pub unsafe extern "C" fn MPI_Get_count(
         let status = unsafe { out(status.cast_mut(), "status")? }.read();
         // SAFETY: checked for NULL by `out`.
         let count = unsafe { out(count, "count")? };
-        let size = Element::of(datatype)?.size() as c_int;
-        count.write(if status.rt_count_bytes % size == 0 {
+        let size = c_int::try_from(type_size(datatype)?).unwrap_or(c_int::MAX);
+        count.write(if size == 0 {
+            0
+        } else if status.rt_count_bytes % size == 0 {
             status.rt_count_bytes / size
         } else {
             MPI_UNDEFINED
@@ -420,7 +436,8 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_i
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let size = unsafe { out(size, "size")? };
-        size.write(Element::of(datatype)?.size() as c_int);
+        let bytes = type_size(datatype)?;
+        size.write(c_int::try_from(bytes).unwrap_or(MPI_UNDEFINED));
         Ok(())
     })
 }
@@ -560,7 +577,10 @@ pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<P
                         kept: true,
                     })
                 }
-                Ok(Some(status)) => Ok(finished(Ok(c_status(status)))),
+                Ok(Some(status)) => {
+                    pending.complete(status.count);
+                    Ok(finished(Ok(c_status(status))))
+                }
                 Err(error) => Ok(finished(Err(error.into()))),
             }
         }
@@ -898,16 +918,16 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     status: *mut MPI_Status,
 ) -> c_int {
     boundary(comm, || {
-        let send_len = byte_len(sendcount, sendtype)?;
-        let receive_len = byte_len(recvcount, recvtype)?;
+        let send = Data::of(sendcount, sendtype)?;
+        let receive = Data::of(recvcount, recvtype)?;
         // SAFETY: forwarded contract; used only during this call (the send copies it).
-        let data = unsafe { input(sendbuf, send_len)? };
+        let data = unsafe { send.read(sendbuf)? };
         // SAFETY: forwarded contract; used only during this call, and disjoint from `data`.
-        let buffer = unsafe { output(recvbuf, receive_len)? };
+        let target = unsafe { receive.target(recvbuf)? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
         let exchange = Exchange::new(comm, dest, sendtag, source_rank, recvtag)?;
-        let received = exchange.run(data, || Ok(buffer))?;
+        let received = exchange.run(&data, || Ok(target))?;
         status.write(received);
         Ok(())
     })
@@ -932,14 +952,14 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     status: *mut MPI_Status,
 ) -> c_int {
     boundary(comm, || {
-        let len = byte_len(count, datatype)?;
+        let described = Data::of(count, datatype)?;
         // SAFETY: forwarded contract; copied at once (the receive then writes the same memory).
-        let data = unsafe { input(buf, len)? }.to_vec();
+        let data = unsafe { described.read(buf)? }.into_owned();
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
         let exchange = Exchange::new(comm, dest, sendtag, source_rank, recvtag)?;
         // SAFETY: forwarded contract; used only during this call.
-        let receive = || unsafe { output(buf, len) };
+        let receive = || unsafe { described.target(buf) };
         let received = exchange.run(&data, receive)?;
         status.write(received);
         Ok(())
@@ -996,7 +1016,7 @@ impl Exchange {
     fn run<'a>(
         &'a self,
         data: &[u8],
-        receive: impl FnOnce() -> Result<&'a mut [u8], Failure>,
+        receive: impl FnOnce() -> Result<Target<'a>, Failure>,
     ) -> Result<MPI_Status, Failure> {
         let comm = self.comm.get();
         let mut send = match self.dest {
@@ -1009,12 +1029,15 @@ impl Exchange {
                 }
             }
         };
-        let buffer = receive()?;
+        let mut target = receive()?;
         let status = match self.source {
             None => proc_null_status(),
             Some(source) => {
-                let mut request = comm.irecv(buffer, source, self.receive_tag)?;
-                c_status(request.wait().map_err(Failure::blocking)?)
+                let mut request = comm.irecv(target.receive_buffer(), source, self.receive_tag)?;
+                let status = request.wait().map_err(Failure::blocking)?;
+                drop(request);
+                target.finish(status.count);
+                c_status(status)
             }
         };
         if let Some(send) = send.as_mut() {

@@ -47,6 +47,8 @@ pub(crate) struct CommEntry {
     pub(crate) agreements: Vec<c_int>,
     /// Its name (`MPI_Comm_set_name`, `MPI_Comm_get_name`).
     pub(crate) name: String,
+    /// Its Cartesian topology (`MPI_Cart_create`, `MPI_Cart_sub`), if it has one.
+    pub(crate) topology: Option<Arc<crate::topology::Cart>>,
 }
 
 impl CommEntry {
@@ -57,6 +59,7 @@ impl CommEntry {
             background: None,
             agreements: Vec::new(),
             name: String::new(),
+            topology: None,
         }
     }
 }
@@ -97,9 +100,26 @@ impl Background {
 /// first.
 pub(crate) struct PendingReceive {
     pub(crate) request: Request<'static>,
+    /// For a receive of a strided derived type: the scratch buffer `request` receives into
+    /// (dropped after it) and the unpacking into the C buffer on completion.
+    pub(crate) unpack: Option<crate::derived::Unpack>,
     /// Keeps the communicator that `request` borrows alive; never read.
     #[allow(dead_code)]
     pub(crate) comm: Arc<CommBox>,
+}
+
+impl PendingReceive {
+    /// Completes a receive that got `received` bytes: the runtime's request is dropped, then
+    /// a strided receive's data is unpacked into the C buffer.
+    pub(crate) fn complete(self, received: usize) {
+        let PendingReceive {
+            request, unpack, ..
+        } = self;
+        drop(request);
+        if let Some(unpack) = unpack {
+            unpack.apply(received);
+        }
+    }
 }
 
 impl std::fmt::Debug for PendingReceive {
@@ -153,6 +173,8 @@ pub(crate) struct Runtime {
     pub(crate) groups: BTreeMap<c_int, Group>,
     pub(crate) requests: BTreeMap<c_int, RequestEntry>,
     pub(crate) errhandlers: BTreeMap<c_int, Handler>,
+    /// Derived datatypes, by handle (from `derived::DERIVED_BASE` up).
+    pub(crate) datatypes: BTreeMap<c_int, crate::derived::DerivedType>,
     next_handle: c_int,
 }
 
@@ -211,6 +233,7 @@ impl Runtime {
             groups: BTreeMap::new(),
             requests: BTreeMap::new(),
             errhandlers: BTreeMap::new(),
+            datatypes: BTreeMap::new(),
             next_handle: 16,
         };
         runtime

@@ -1,12 +1,462 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Process topologies (MPI-4.0 chapter 8): `MPI_Dims_create`. Cartesian communicators are not
-//! built yet.
+//! Process topologies (MPI-4.0 chapter 8): `MPI_Dims_create` and Cartesian communicators
+//! (`MPI_Cart_create`, `_coords`, `_rank`, `_shift`, `_get`, `_sub`, `MPI_Cartdim_get`,
+//! `MPI_Topo_test`).
+//!
+//! A Cartesian communicator is an ordinary communicator (made by the runtime's split, so with
+//! its failure semantics) whose table entry carries the grid ([`Cart`]). Ranks are never
+//! reordered (`reorder` is accepted and ignored, as MPI allows): grid coordinates follow the
+//! rank in row-major order. The grid is local knowledge: `MPI_Cart_shift` returns a neighbour
+//! that has failed like any other; its failure shows when the program communicates with it.
 
 use std::os::raw::c_int;
+use std::sync::Arc;
 
 use crate::constants::*;
-use crate::errors::{boundary, Failure};
+use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
+use crate::runtime::{collective_comm_of, comm_of, with_runtime};
+
+/// The Cartesian grid of a communicator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cart {
+    dims: Vec<c_int>,
+    periods: Vec<bool>,
+}
+
+impl Cart {
+    /// The grid coordinates of `rank` (row-major: the last dimension varies fastest).
+    fn coords(&self, rank: c_int) -> Vec<c_int> {
+        let mut rest = rank;
+        let mut coords = vec![0; self.dims.len()];
+        for (coord, &dim) in coords.iter_mut().zip(&self.dims).rev() {
+            *coord = rest % dim;
+            rest /= dim;
+        }
+        coords
+    }
+
+    /// The rank at `coords`; a coordinate out of range wraps in a periodic dimension.
+    ///
+    /// # Errors
+    /// `MPI_ERR_ARG` for a coordinate out of range in a non-periodic dimension.
+    fn rank(&self, coords: &[c_int]) -> Result<c_int, Failure> {
+        let mut rank: i64 = 0;
+        for (i, ((&coord, &dim), &periodic)) in
+            coords.iter().zip(&self.dims).zip(&self.periods).enumerate()
+        {
+            let coord = match self.wrap(i64::from(coord), dim, periodic) {
+                Some(c) => c,
+                None => {
+                    return Err(Failure::new(
+                        MPI_ERR_ARG,
+                        format!(
+                            "coordinate {coord} is outside dimension {i} (0..{dim}, not periodic)"
+                        ),
+                    ))
+                }
+            };
+            rank = rank * i64::from(dim) + coord;
+        }
+        Ok(rank as c_int)
+    }
+
+    /// `coord` in `0..dim`, wrapped when `periodic`; `None` when out of range otherwise.
+    fn wrap(&self, coord: i64, dim: c_int, periodic: bool) -> Option<i64> {
+        let dim = i64::from(dim);
+        if periodic {
+            Some(coord.rem_euclid(dim))
+        } else {
+            (0..dim).contains(&coord).then_some(coord)
+        }
+    }
+
+    fn size(&self) -> i64 {
+        self.dims.iter().map(|&d| i64::from(d)).product()
+    }
+}
+
+/// The grid of communicator `comm`.
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid handle, `MPI_ERR_TOPOLOGY` for a communicator without a
+/// Cartesian topology.
+fn cart_of(comm: c_int) -> Result<Arc<Cart>, Failure> {
+    with_runtime(|runtime| {
+        runtime.comm(comm)?.topology.clone().ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_TOPOLOGY,
+                format!("communicator {comm} has no Cartesian topology"),
+            )
+        })
+    })
+}
+
+/// Registers `made` (a communicator made from `parent`) with grid `cart` and writes its handle.
+fn register_cart(
+    parent: c_int,
+    made: runthrough::Comm,
+    cart: Cart,
+    newcomm: &crate::errors::Out<c_int>,
+) -> Result<(), Failure> {
+    let handle = with_runtime(|runtime| {
+        let handle = runtime.add_comm(made, parent);
+        runtime.comm_mut(handle)?.topology = Some(Arc::new(cart));
+        Ok(handle)
+    })?;
+    newcomm.write(handle);
+    Ok(())
+}
+
+/// Checks that a communicator made for a grid holds a rank for every point of it: a rank that
+/// failed and is recognized in G takes part in no creation, so the grid would have a hole.
+fn check_complete(made: &runthrough::Comm, cart: &Cart) -> Result<(), Failure> {
+    if i64::from(made.size()) != cart.size() {
+        return Err(Failure::new(
+            MPIX_ERR_PROC_FAILED,
+            format!(
+                "the grid has {} points and only {} live ranks for them (a rank of the grid \
+                 failed)",
+                cart.size(),
+                made.size()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `MPI_Cart_create` (MPI-4.0 §8.5.1): a communicator of the first `dims[0]·…·dims[ndims-1]`
+/// ranks of `comm_old`, in their order, with that grid; the other ranks get `MPI_COMM_NULL`.
+/// Collective over `comm_old` (an `MPI_Comm_split` underneath). `reorder` is ignored.
+///
+/// # Errors
+/// `MPI_ERR_DIMS` for `ndims < 0`, an entry of `dims` < 1, or a grid larger than `comm_old`;
+/// `MPI_ERR_ARG` for a NULL array (with `ndims > 0`) or a NULL `comm_cart`;
+/// `MPIX_ERR_PROC_FAILED` when a rank of the grid failed (recognized or not).
+///
+/// # Safety
+/// `dims` and `periods` are NULL or point at `ndims` readable ints; `comm_cart` is NULL or
+/// points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_create(
+    comm_old: c_int,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    _reorder: c_int,
+    comm_cart: *mut c_int,
+) -> c_int {
+    boundary(comm_old, || {
+        // SAFETY: checked for NULL by `out`.
+        let comm_cart = unsafe { out(comm_cart, "comm_cart")? };
+        if ndims < 0 {
+            return Err(Failure::new(
+                MPI_ERR_DIMS,
+                format!("ndims {ndims} is negative"),
+            ));
+        }
+        // SAFETY: forwarded contract; only read.
+        let dims = unsafe { array(dims.cast_mut(), ndims, "dims")? }.to_vec();
+        // SAFETY: forwarded contract; only read.
+        let periods = unsafe { array(periods.cast_mut(), ndims, "periods")? };
+        let cart = Cart {
+            periods: periods.iter().map(|&p| p != 0).collect(),
+            dims,
+        };
+        if let Some(bad) = cart.dims.iter().find(|&&d| d < 1) {
+            return Err(Failure::new(
+                MPI_ERR_DIMS,
+                format!("dimension {bad} is not positive"),
+            ));
+        }
+        let points = cart
+            .dims
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(i64::from(d)))
+            .unwrap_or(i64::MAX);
+        let comm_box = collective_comm_of(comm_old)?;
+        let parent = comm_box.get();
+        if points > i64::from(parent.size()) {
+            return Err(Failure::new(
+                MPI_ERR_DIMS,
+                format!(
+                    "the grid has {points} points and the communicator {} ranks",
+                    parent.size()
+                ),
+            ));
+        }
+        let rank = parent.rank();
+        let color = (i64::from(rank) < points).then_some(0);
+        match parent.split(color, rank as i32)? {
+            None => {
+                comm_cart.write(MPI_COMM_NULL);
+                Ok(())
+            }
+            Some(made) => {
+                check_complete(&made, &cart)?;
+                register_cart(comm_old, made, cart, &comm_cart)
+            }
+        }
+    })
+}
+
+/// `MPI_Cartdim_get`: the number of dimensions.
+///
+/// # Safety
+/// `ndims` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let ndims = unsafe { out(ndims, "ndims")? };
+        ndims.write(cart_of(comm)?.dims.len() as c_int);
+        Ok(())
+    })
+}
+
+/// `MPI_Topo_test`: `MPI_CART` for a Cartesian communicator, `MPI_UNDEFINED` for one without a
+/// topology.
+///
+/// # Safety
+/// `status` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let status = unsafe { out(status, "status")? };
+        let cart = with_runtime(|runtime| Ok(runtime.comm(comm)?.topology.is_some()))?;
+        status.write(if cart { MPI_CART } else { MPI_UNDEFINED });
+        Ok(())
+    })
+}
+
+/// The first `maxdims` entries of a C array of a grid's `ndims` values.
+///
+/// # Safety
+/// `pointer` is NULL or points at `maxdims` writable ints.
+unsafe fn grid_array<'a>(
+    pointer: *mut c_int,
+    maxdims: c_int,
+    ndims: usize,
+    what: &str,
+) -> Result<&'a mut [c_int], Failure> {
+    if usize::try_from(maxdims).map_or(true, |m| m < ndims) {
+        return Err(Failure::new(
+            MPI_ERR_ARG,
+            format!("maxdims {maxdims} is smaller than the grid's {ndims} dimensions"),
+        ));
+    }
+    // SAFETY: forwarded contract.
+    let all = unsafe { array(pointer, maxdims, what)? };
+    Ok(&mut all[..ndims])
+}
+
+/// `MPI_Cart_get`: the grid's dimensions and periodicity, and this rank's coordinates.
+///
+/// # Errors
+/// `MPI_ERR_TOPOLOGY` on a communicator without a grid; `MPI_ERR_ARG` for `maxdims` below the
+/// number of dimensions or a NULL array.
+///
+/// # Safety
+/// `dims`, `periods` and `coords` are NULL or point at `maxdims` writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_get(
+    comm: c_int,
+    maxdims: c_int,
+    dims: *mut c_int,
+    periods: *mut c_int,
+    coords: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        let cart = cart_of(comm)?;
+        let n = cart.dims.len();
+        // SAFETY: forwarded contract.
+        let dims = unsafe { grid_array(dims, maxdims, n, "dims")? };
+        // SAFETY: forwarded contract.
+        let periods = unsafe { grid_array(periods, maxdims, n, "periods")? };
+        // SAFETY: forwarded contract.
+        let coords = unsafe { grid_array(coords, maxdims, n, "coords")? };
+        let rank = comm_of(comm)?.get().rank() as c_int;
+        dims.copy_from_slice(&cart.dims);
+        for (out, &p) in periods.iter_mut().zip(&cart.periods) {
+            *out = c_int::from(p);
+        }
+        coords.copy_from_slice(&cart.coords(rank));
+        Ok(())
+    })
+}
+
+/// `MPI_Cart_coords`: the coordinates of `rank`.
+///
+/// # Errors
+/// `MPI_ERR_TOPOLOGY` on a communicator without a grid; `MPI_ERR_RANK` for a rank outside it;
+/// `MPI_ERR_ARG` for `maxdims` below the number of dimensions or a NULL `coords`.
+///
+/// # Safety
+/// `coords` is NULL or points at `maxdims` writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_coords(
+    comm: c_int,
+    rank: c_int,
+    maxdims: c_int,
+    coords: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        let cart = cart_of(comm)?;
+        if !(0..cart.size()).contains(&i64::from(rank)) {
+            return Err(Failure::new(
+                MPI_ERR_RANK,
+                format!("rank {rank} is not in the grid of {} ranks", cart.size()),
+            ));
+        }
+        // SAFETY: forwarded contract.
+        let coords = unsafe { grid_array(coords, maxdims, cart.dims.len(), "coords")? };
+        coords.copy_from_slice(&cart.coords(rank));
+        Ok(())
+    })
+}
+
+/// `MPI_Cart_rank`: the rank at `coords` (wrapped in periodic dimensions).
+///
+/// # Errors
+/// `MPI_ERR_TOPOLOGY` on a communicator without a grid; `MPI_ERR_ARG` for a coordinate out of
+/// range in a non-periodic dimension or a NULL pointer.
+///
+/// # Safety
+/// `coords` is NULL or points at as many readable ints as the grid has dimensions; `rank` is
+/// NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_rank(
+    comm: c_int,
+    coords: *const c_int,
+    rank: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        let cart = cart_of(comm)?;
+        // SAFETY: checked for NULL by `out`.
+        let rank = unsafe { out(rank, "rank")? };
+        // SAFETY: forwarded contract; only read.
+        let coords = unsafe { array(coords.cast_mut(), cart.dims.len() as c_int, "coords")? };
+        rank.write(cart.rank(coords)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Cart_shift` (MPI-4.0 §8.5.6): the ranks `disp` steps back (`rank_source`) and forward
+/// (`rank_dest`) along `direction`; `MPI_PROC_NULL` past the edge of a non-periodic dimension.
+/// Local: a neighbour that failed is returned like any other.
+///
+/// # Errors
+/// `MPI_ERR_TOPOLOGY` on a communicator without a grid; `MPI_ERR_ARG` for a direction outside
+/// `0..ndims` or a NULL pointer.
+///
+/// # Safety
+/// `rank_source` and `rank_dest` are NULL or point at writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_shift(
+    comm: c_int,
+    direction: c_int,
+    disp: c_int,
+    rank_source: *mut c_int,
+    rank_dest: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let rank_source = unsafe { out(rank_source, "rank_source")? };
+        // SAFETY: checked for NULL by `out`.
+        let rank_dest = unsafe { out(rank_dest, "rank_dest")? };
+        let cart = cart_of(comm)?;
+        let d = usize::try_from(direction)
+            .ok()
+            .filter(|&d| d < cart.dims.len())
+            .ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    format!(
+                        "direction {direction} is not a dimension of the grid (0..{})",
+                        cart.dims.len()
+                    ),
+                )
+            })?;
+        let me = cart.coords(comm_of(comm)?.get().rank() as c_int);
+        let neighbour = |step: i64| {
+            let coord = i64::from(me[d]) + step;
+            match cart.wrap(coord, cart.dims[d], cart.periods[d]) {
+                None => MPI_PROC_NULL,
+                Some(c) => {
+                    let mut at = me.clone();
+                    at[d] = c as c_int;
+                    cart.rank(&at).unwrap_or(MPI_PROC_NULL)
+                }
+            }
+        };
+        rank_source.write(neighbour(-i64::from(disp)));
+        rank_dest.write(neighbour(i64::from(disp)));
+        Ok(())
+    })
+}
+
+/// `MPI_Cart_sub` (MPI-4.0 §8.5.7): splits the grid into sub-grids of the dimensions whose
+/// `remain_dims` entry is true; each rank gets the communicator of its sub-grid, with that grid
+/// (no dimension kept: a communicator of one rank, with a grid of 0 dimensions). Collective.
+///
+/// # Errors
+/// `MPI_ERR_TOPOLOGY` on a communicator without a grid; `MPI_ERR_ARG` for a NULL pointer;
+/// `MPIX_ERR_PROC_FAILED` when a rank of the sub-grid failed.
+///
+/// # Safety
+/// `remain_dims` is NULL or points at as many readable ints as the grid has dimensions;
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_sub(
+    comm: c_int,
+    remain_dims: *const c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let cart = cart_of(comm)?;
+        // SAFETY: forwarded contract; only read.
+        let remain = unsafe {
+            array(
+                remain_dims.cast_mut(),
+                cart.dims.len() as c_int,
+                "remain_dims",
+            )?
+        };
+        let comm_box = collective_comm_of(comm)?;
+        let parent = comm_box.get();
+        let me = cart.coords(parent.rank() as c_int);
+        let mut color: u32 = 0;
+        let mut sub = Cart {
+            dims: Vec::new(),
+            periods: Vec::new(),
+        };
+        for (i, &keep) in remain.iter().enumerate() {
+            if keep != 0 {
+                sub.dims.push(cart.dims[i]);
+                sub.periods.push(cart.periods[i]);
+            } else {
+                color = color * cart.dims[i] as u32 + me[i] as u32;
+            }
+        }
+        let made = parent
+            .split(Some(color), parent.rank() as i32)?
+            .ok_or_else(|| {
+                Failure::new(MPI_ERR_INTERN, "a split with a color gave no communicator")
+            })?;
+        check_complete(&made, &sub)?;
+        register_cart(comm, made, sub, &newcomm)
+    })
+}
+
+/// The grid of `comm`, for `MPI_Comm_dup` to copy (MPI: a duplicate keeps the topology).
+pub(crate) fn topology_of(comm: c_int) -> Option<Arc<Cart>> {
+    with_runtime(|runtime| Ok(runtime.comm(comm)?.topology.clone()))
+        .ok()
+        .flatten()
+}
 
 /// `MPI_Dims_create` (MPI-4.0 §8.5.2): fills the zero entries of `dims` so that the product of
 /// all entries is `nnodes`, the filled ones as close to each other as possible and in

@@ -620,3 +620,79 @@ fn the_readme_c_example_survives_its_kill() {
         );
     }
 }
+
+/// `tests/c/stencil_cart.c`: a 2D Jacobi stencil on a 3x2 Cartesian communicator (periodic in
+/// y), row and column halos as contiguous and vector datatypes exchanged by MPI_Sendrecv and by
+/// MPI_Isend / MPI_Irecv, the residual by MPI_Allreduce; every rank's block and the residual
+/// equal a sequential reference; the grid queries and MPI_Cart_sub.
+#[test]
+fn stencil_cart() {
+    let report = scenario("stencil_cart", 6, &[]);
+    assert!(report
+        .stdout_of(0)
+        .iter()
+        .any(|line| line.starts_with("grid 3x2, 60 iterations")));
+}
+
+/// `tests/c/stencil_cart.c kill`: rtrun kills rank 1 inside the stencil's loop (its 150th
+/// communication call) on a 2x2 grid: every survivor leaves the loop with MPIX_ERR_PROC_FAILED
+/// (a neighbour's exchange, or the residual's all-reduce) or MPIX_ERR_REVOKED (the revocation
+/// by a rank that saw the failure), never hangs, and all agree on the failure and shrink.
+#[test]
+fn stencil_cart_kill() {
+    let report = scenario_with("stencil_cart", 4, &["kill"], &["1@call:150"], &[1]);
+    let mut failed_seen = 0;
+    for rank in [0, 2, 3] {
+        let line = report
+            .stdout_of(rank)
+            .into_iter()
+            .find(|line| line.starts_with(&format!("rank {rank}: stopped in iteration")))
+            .unwrap_or_else(|| panic!("rank {rank}: {}", output(&report)));
+        if line.ends_with("MPIX_ERR_PROC_FAILED") {
+            failed_seen += 1;
+        }
+    }
+    assert!(failed_seen >= 1, "{}", output(&report));
+}
+
+/// `tests/c/master_worker.c`: a master hands out tasks and collects results with MPI_Waitany
+/// and MPI_Testsome (results as a contiguous derived type), MPI_Gatherv of who did what,
+/// MPI_MAXLOC / MPI_MINLOC on the pair types in MPI_Allreduce / MPI_Reduce / MPI_Scan (ties,
+/// several pairs, MPI_IN_PLACE), pair types in MPI_Sendrecv, and the error classes of a wrong
+/// operation, type, count or buffer.
+#[test]
+fn master_worker() {
+    let report = scenario("master_worker", 5, &[]);
+    let master = report.stdout_of(0);
+    assert!(
+        master
+            .iter()
+            .any(|line| line.starts_with("master: 57 tasks")),
+        "{}",
+        output(&report)
+    );
+    assert!(master.iter().any(|line| line.starts_with("largest value")));
+}
+
+/// `tests/c/topo_types.c`: Cartesian edge cases (a grid smaller than the communicator, zero
+/// dimensions, MPI_Cart_sub keeping nothing, MPI_Comm_dup keeping the grid, long shifts) and
+/// the data derived types move (nested, hvector, vectors of pairs, short messages, truncation,
+/// MPI_Irecv + MPI_Test, MPI_Sendrecv_replace, MPI_Isend, MPI_Bcast, reductions, subarray and
+/// resized types in MPI_Gather(v) / MPI_Scatter(v) / MPI_Allgather(v) / MPI_Alltoall(v)), with
+/// bad input to every new call: bad dims, NULL pointers, no grid, uncommitted and freed types,
+/// operations that do not apply (MPI_ERR_OP); MPI_Pack / MPI_Unpack around the ring; indexed
+/// types and their bounds.
+#[test]
+fn topo_types() {
+    scenario("topo_types", 3, &[]);
+}
+
+/// `tests/c/collectives_v.c`: MPI_Allgatherv, MPI_Alltoallv, MPI_Reduce_scatter_block and
+/// MPI_Reduce_scatter give MPI's values (uneven and zero counts, displacements out of order
+/// with gaps, MPI_IN_PLACE, MPI_MINLOC on pairs) and bad input its error class; with rank 3
+/// dead: MPIX_ERR_PROC_FAILED at every survivor until validate_global, then the survivors only
+/// (its slots untouched, no contribution from it).
+#[test]
+fn collectives_v() {
+    scenario("collectives_v", 4, &[3]);
+}

@@ -92,6 +92,7 @@ fn error_classes_and_rank_states_match_the_runtime() {
         constants::ERR_LASTCODE,
         constants::ERR_DIMS,
         constants::ERR_KEYVAL,
+        constants::ERR_TOPOLOGY,
     ] {
         assert!(!ALL
             .iter()
@@ -102,6 +103,7 @@ fn error_classes_and_rank_states_match_the_runtime() {
                     | "MPI_ERR_LASTCODE"
                     | "MPI_ERR_DIMS"
                     | "MPI_ERR_KEYVAL"
+                    | "MPI_ERR_TOPOLOGY"
             ))
             .filter(|(name, _)| name.starts_with("MPI_ERR") || name.starts_with("MPIX_ERR"))
             .any(|&(_, v)| v == c_only));

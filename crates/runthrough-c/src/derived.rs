@@ -1,0 +1,1183 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Derived datatypes (MPI-4.0 chapter 5, in part): `MPI_Type_contiguous`, `MPI_Type_vector`,
+//! `MPI_Type_create_hvector`, `MPI_Type_indexed`, `MPI_Type_create_hindexed`,
+//! `MPI_Type_create_indexed_block`, `MPI_Type_create_subarray`, `MPI_Type_create_resized`
+//! (strides, displacements and lower bounds >= 0), `MPI_Type_commit`, `MPI_Type_free`,
+//! `MPI_Type_get_extent`, and
+//! the pair types of `MPI_MINLOC` / `MPI_MAXLOC` (`MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
+//! `MPI_LONG_INT`, `MPI_2INT`, `MPI_SHORT_INT`).
+//!
+//! A datatype is a [`Layout`]: where the bytes of one element lie (a tree of the constructors
+//! that made it, walked when data moves), its size (the bytes of data), its lower bound and its
+//! extent (the stride of consecutive elements). Calls that take derived types
+//! ([`Data`]) pack the data into a contiguous buffer before it is sent and unpack what is
+//! received; a type whose data is one contiguous run (dense) moves without a copy, as the basic
+//! types do.
+
+use std::ffi::c_void;
+use std::os::raw::{c_int, c_long, c_short};
+use std::sync::Arc;
+
+use crate::constants::*;
+use crate::datatypes::{input, output, zeroed, Element};
+use crate::errors::{boundary, out, Failure};
+use crate::point_to_point::array;
+use crate::runtime::with_runtime;
+
+/// `MPI_Aint`.
+#[allow(non_camel_case_types)]
+pub(crate) type MPI_Aint = isize;
+
+/// Handles of derived datatypes start here, above every predefined one.
+pub(crate) const DERIVED_BASE: c_int = 1 << 20;
+
+/// How the bytes of one element of a datatype lie.
+#[derive(Debug)]
+enum Shape {
+    /// One basic element.
+    Basic,
+    /// A pair type: a value of `value` bytes at offset 0 and a C `int` at `index_at`.
+    Pair { value: usize, index_at: usize },
+    /// `count` elements of `child`, one extent apart.
+    Contiguous { count: usize, child: Arc<Layout> },
+    /// `count` blocks of `blocklen` elements of `child`, `stride` bytes apart.
+    Vector {
+        count: usize,
+        blocklen: usize,
+        stride: usize,
+        child: Arc<Layout>,
+    },
+    /// One element of `child` at `offset`, with the extent the layout gives (a resized type, a
+    /// subarray).
+    Placed { offset: usize, child: Arc<Layout> },
+    /// Blocks of elements of `child`: `(byte offset, elements)` each, in typemap order.
+    Indexed {
+        blocks: Vec<(usize, usize)>,
+        child: Arc<Layout>,
+    },
+}
+
+/// The layout of a datatype's element.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    shape: Shape,
+    /// Bytes of data in one element (`MPI_Type_size`).
+    pub(crate) size: usize,
+    /// The lower bound (`MPI_Type_get_extent`): the least byte offset of the typemap, never
+    /// negative here (displacements and strides are >= 0).
+    pub(crate) lb: usize,
+    /// The distance between consecutive elements (`MPI_Type_get_extent`): upper bound minus
+    /// lower bound. Element k lies at `k · extent` from the buffer, its data at offsets of at
+    /// least `lb`.
+    pub(crate) extent: usize,
+    /// One past the last byte one element touches (at most `extent` unless blocks overlap the
+    /// next element, as a vector's last block may not).
+    reach: usize,
+    /// The data of one element is exactly the bytes `[0, size)` and `extent == size`.
+    dense: bool,
+    /// The basic type that all the data is made of, if there is one (what a reduction
+    /// combines).
+    pub(crate) element: Option<Element>,
+}
+
+/// The largest byte length the library handles.
+const MAX_LEN: usize = isize::MAX as usize;
+
+fn too_large() -> Failure {
+    Failure::new(MPI_ERR_COUNT, "the datatype is too large")
+}
+
+fn mul(a: usize, b: usize) -> Result<usize, Failure> {
+    a.checked_mul(b)
+        .filter(|&n| n <= MAX_LEN)
+        .ok_or_else(too_large)
+}
+
+fn add(a: usize, b: usize) -> Result<usize, Failure> {
+    a.checked_add(b)
+        .filter(|&n| n <= MAX_LEN)
+        .ok_or_else(too_large)
+}
+
+impl Layout {
+    fn basic(size: usize) -> Layout {
+        Layout {
+            shape: Shape::Basic,
+            size,
+            lb: 0,
+            extent: size,
+            reach: size,
+            dense: true,
+            element: None,
+        }
+    }
+
+    /// The layout of basic type `element`.
+    fn of_element(element: Element) -> Layout {
+        Layout {
+            element: Some(element),
+            ..Layout::basic(element.size())
+        }
+    }
+
+    /// A pair type of a `value`-byte value and an int, laid out as C lays out
+    /// `struct { value; int; }`.
+    fn pair(value: usize) -> Layout {
+        let int = std::mem::size_of::<c_int>();
+        let align = value.max(int);
+        let index_at = value.next_multiple_of(int);
+        let reach = index_at + int;
+        let extent = reach.next_multiple_of(align);
+        let size = value + int;
+        Layout {
+            shape: Shape::Pair { value, index_at },
+            size,
+            lb: 0,
+            extent,
+            reach,
+            dense: index_at == value && extent == size,
+            element: None,
+        }
+    }
+
+    fn contiguous(count: usize, child: Arc<Layout>) -> Result<Layout, Failure> {
+        let size = mul(count, child.size)?;
+        let extent = mul(count, child.extent)?;
+        let reach = match count {
+            0 => 0,
+            n => add(mul(n - 1, child.extent)?, child.reach)?,
+        };
+        Ok(Layout {
+            dense: child.dense,
+            element: child.element,
+            size,
+            lb: if count == 0 { 0 } else { child.lb },
+            extent,
+            reach,
+            shape: Shape::Contiguous { count, child },
+        })
+    }
+
+    /// A vector of `count` blocks of `blocklen` elements, `stride` bytes apart (`stride >= 0`).
+    fn vector(
+        count: usize,
+        blocklen: usize,
+        stride: usize,
+        child: Arc<Layout>,
+    ) -> Result<Layout, Failure> {
+        let size = mul(mul(count, blocklen)?, child.size)?;
+        let block_extent = mul(blocklen, child.extent)?;
+        let (extent, reach) = if count == 0 || blocklen == 0 {
+            (0, 0)
+        } else {
+            let last = mul(count - 1, stride)?;
+            let block_reach = add(mul(blocklen - 1, child.extent)?, child.reach)?;
+            (add(last, block_extent)?, add(last, block_reach)?)
+        };
+        let dense = child.dense && (count <= 1 || stride == block_extent);
+        Ok(Layout {
+            dense,
+            element: child.element,
+            size,
+            lb: if count == 0 || blocklen == 0 {
+                0
+            } else {
+                child.lb
+            },
+            extent,
+            reach,
+            shape: Shape::Vector {
+                count,
+                blocklen,
+                stride,
+                child,
+            },
+        })
+    }
+
+    /// One element of `child` at `offset`, with lower bound `lb` and extent `extent`.
+    fn placed(
+        offset: usize,
+        lb: usize,
+        extent: usize,
+        child: Arc<Layout>,
+    ) -> Result<Layout, Failure> {
+        Ok(Layout {
+            size: child.size,
+            lb,
+            extent,
+            reach: add(offset, child.reach)?,
+            dense: offset == 0 && lb == 0 && child.dense && extent == child.size,
+            element: child.element,
+            shape: Shape::Placed { offset, child },
+        })
+    }
+
+    /// Blocks of `child` elements, `(byte offset, elements)` each (the indexed types). The lower
+    /// bound is the first block's start, the upper bound the end of the last one, as MPI
+    /// computes them.
+    fn indexed(blocks: Vec<(usize, usize)>, child: Arc<Layout>) -> Result<Layout, Failure> {
+        let mut size = 0usize;
+        let mut bounds: Option<(usize, usize, usize)> = None; // (lb, ub, reach)
+        let mut dense = child.dense;
+        let mut next = 0usize;
+        for &(offset, blocklen) in &blocks {
+            size = add(size, mul(blocklen, child.size)?)?;
+            if blocklen == 0 {
+                continue;
+            }
+            let start = add(offset, child.lb)?;
+            let end = add(start, mul(blocklen, child.extent)?)?;
+            let reach = add(add(offset, mul(blocklen - 1, child.extent)?)?, child.reach)?;
+            dense &= offset == next;
+            next = add(offset, mul(blocklen, child.extent)?)?;
+            bounds = Some(match bounds {
+                None => (start, end, reach),
+                Some((lb, ub, r)) => (lb.min(start), ub.max(end), r.max(reach)),
+            });
+        }
+        let (lb, ub, reach) = bounds.unwrap_or((0, 0, 0));
+        Ok(Layout {
+            size,
+            lb,
+            extent: ub - lb,
+            reach,
+            dense: dense && lb == 0 && ub == size,
+            element: child.element,
+            shape: Shape::Indexed { blocks, child },
+        })
+    }
+
+    /// Calls `f(offset, len)` for every run of data bytes of the element at `base`, in typemap
+    /// order.
+    fn walk(&self, base: usize, f: &mut dyn FnMut(usize, usize)) {
+        if self.dense {
+            if self.size > 0 {
+                f(base, self.size);
+            }
+            return;
+        }
+        match &self.shape {
+            Shape::Basic => f(base, self.size),
+            Shape::Pair { value, index_at } => {
+                f(base, *value);
+                f(base + index_at, std::mem::size_of::<c_int>());
+            }
+            Shape::Contiguous { count, child } => {
+                for i in 0..*count {
+                    child.walk(base + i * child.extent, f);
+                }
+            }
+            Shape::Vector {
+                count,
+                blocklen,
+                stride,
+                child,
+            } => {
+                for i in 0..*count {
+                    let block = base + i * stride;
+                    if child.dense {
+                        if blocklen * child.size > 0 {
+                            f(block, blocklen * child.size);
+                        }
+                    } else {
+                        for j in 0..*blocklen {
+                            child.walk(block + j * child.extent, f);
+                        }
+                    }
+                }
+            }
+            Shape::Placed { offset, child } => child.walk(base + offset, f),
+            Shape::Indexed { blocks, child } => {
+                for &(offset, blocklen) in blocks {
+                    if child.dense {
+                        if blocklen * child.size > 0 {
+                            f(base + offset, blocklen * child.size);
+                        }
+                    } else {
+                        for j in 0..blocklen {
+                            child.walk(base + offset + j * child.extent, f);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes that `count` elements span in a C buffer.
+    pub(crate) fn span(&self, count: usize) -> Result<usize, Failure> {
+        match count {
+            0 => Ok(0),
+            n => add(mul(n - 1, self.extent)?, self.reach),
+        }
+    }
+
+    /// The data of `count` elements of `buffer`, packed.
+    ///
+    /// # Errors
+    /// `MPI_ERR_INTERN` when the packed buffer cannot be allocated.
+    pub(crate) fn pack(&self, count: usize, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+        let mut packed = zeroed(mul(self.size, count)?)?;
+        let mut to = 0;
+        for k in 0..count {
+            self.walk(k * self.extent, &mut |at, len| {
+                packed[to..to + len].copy_from_slice(&buffer[at..at + len]);
+                to += len;
+            });
+        }
+        Ok(packed)
+    }
+
+    /// Unpacks `packed` (the data of at most `count` elements: a short message fills a prefix)
+    /// into `buffer`.
+    pub(crate) fn unpack(&self, count: usize, packed: &[u8], buffer: &mut [u8]) {
+        let mut from = 0;
+        for k in 0..count {
+            if from >= packed.len() {
+                return;
+            }
+            self.walk(k * self.extent, &mut |at, len| {
+                let len = len.min(packed.len() - from);
+                buffer[at..at + len].copy_from_slice(&packed[from..from + len]);
+                from += len;
+            });
+        }
+    }
+}
+
+/// The layout of pair type `datatype`, if it is one.
+pub(crate) fn pair_layout(datatype: c_int) -> Option<Layout> {
+    Some(Layout::pair(match datatype {
+        MPI_FLOAT_INT => std::mem::size_of::<f32>(),
+        MPI_DOUBLE_INT => std::mem::size_of::<f64>(),
+        MPI_LONG_INT => std::mem::size_of::<c_long>(),
+        MPI_2INT => std::mem::size_of::<c_int>(),
+        MPI_SHORT_INT => std::mem::size_of::<c_short>(),
+        _ => return None,
+    }))
+}
+
+/// A derived datatype in the table.
+#[derive(Debug, Clone)]
+pub(crate) struct DerivedType {
+    pub(crate) layout: Arc<Layout>,
+    pub(crate) committed: bool,
+}
+
+/// The layout of any datatype handle; a derived type must be committed when `committed`.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for an invalid, freed or (when `committed`) uncommitted datatype.
+pub(crate) fn layout_of(datatype: c_int, committed: bool) -> Result<Arc<Layout>, Failure> {
+    if let Ok(element) = Element::of(datatype) {
+        return Ok(Arc::new(Layout::of_element(element)));
+    }
+    if let Some(pair) = pair_layout(datatype) {
+        return Ok(Arc::new(pair));
+    }
+    with_runtime(|runtime| {
+        let found = runtime.datatypes.get(&datatype).ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_TYPE,
+                format!("invalid or freed datatype {datatype}"),
+            )
+        })?;
+        if committed && !found.committed {
+            return Err(Failure::new(
+                MPI_ERR_TYPE,
+                format!("datatype {datatype} is not committed (MPI_Type_commit)"),
+            ));
+        }
+        Ok(Arc::clone(&found.layout))
+    })
+}
+
+/// `count` elements of a datatype in a call that accepts derived types.
+#[derive(Debug)]
+pub(crate) enum Data {
+    /// Data in one run of this many bytes (basic types, dense derived ones).
+    Contiguous(usize),
+    /// Data with gaps: packed before a send, unpacked after a receive.
+    Strided {
+        layout: Arc<Layout>,
+        count: usize,
+        /// The bytes the elements span in the C buffer.
+        span: usize,
+    },
+}
+
+impl Data {
+    /// `count` elements of `datatype` (basic, pair, or a committed derived type).
+    ///
+    /// # Errors
+    /// `MPI_ERR_COUNT` for a negative count or an overflow, `MPI_ERR_TYPE` as [`layout_of`].
+    pub(crate) fn of(count: c_int, datatype: c_int) -> Result<Data, Failure> {
+        let count = usize::try_from(count)
+            .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+        if let Ok(element) = Element::of(datatype) {
+            return Ok(Data::Contiguous(mul(count, element.size())?));
+        }
+        let layout = layout_of(datatype, true)?;
+        if layout.dense {
+            return Ok(Data::Contiguous(mul(count, layout.size)?));
+        }
+        let span = layout.span(count)?;
+        mul(count, layout.size)?;
+        Ok(Data::Strided {
+            layout,
+            count,
+            span,
+        })
+    }
+
+    /// The data of C buffer `buffer`, packed (borrowed when it is contiguous already).
+    ///
+    /// # Safety
+    /// `buffer` is NULL or points at the elements, readable, for `'a`.
+    ///
+    /// # Errors
+    /// `MPI_ERR_BUFFER` for a NULL buffer with data.
+    pub(crate) unsafe fn read<'a>(
+        &self,
+        buffer: *const c_void,
+    ) -> Result<std::borrow::Cow<'a, [u8]>, Failure> {
+        Ok(match self {
+            // SAFETY: forwarded contract.
+            Data::Contiguous(len) => unsafe { input(buffer, *len)? }.into(),
+            Data::Strided {
+                layout,
+                count,
+                span,
+            } => {
+                // SAFETY: forwarded contract: the elements span `span` bytes.
+                let source = unsafe { input(buffer, *span)? };
+                layout.pack(*count, source)?.into()
+            }
+        })
+    }
+
+    /// Where a receive of this data into C buffer `buffer` lands.
+    ///
+    /// # Safety
+    /// `buffer` is NULL or points at the elements, writable and used by nothing else, for `'a`.
+    ///
+    /// # Errors
+    /// `MPI_ERR_BUFFER` for a NULL buffer with data.
+    pub(crate) unsafe fn target<'a>(&self, buffer: *mut c_void) -> Result<Target<'a>, Failure> {
+        Ok(match self {
+            // SAFETY: forwarded contract.
+            Data::Contiguous(len) => Target::Direct(unsafe { output(buffer, *len)? }),
+            Data::Strided {
+                layout,
+                count,
+                span,
+            } => Target::Strided {
+                scratch: zeroed(layout.size * count)?,
+                // SAFETY: forwarded contract: the elements span `span` bytes.
+                buffer: unsafe { output(buffer, *span)? },
+                layout: Arc::clone(layout),
+                count: *count,
+            },
+        })
+    }
+}
+
+/// Where a receive lands: the C buffer itself, or a scratch buffer unpacked into it afterwards.
+pub(crate) enum Target<'a> {
+    Direct(&'a mut [u8]),
+    Strided {
+        scratch: Vec<u8>,
+        buffer: &'a mut [u8],
+        layout: Arc<Layout>,
+        count: usize,
+    },
+}
+
+impl Target<'_> {
+    /// The contiguous buffer the message is received into.
+    pub(crate) fn receive_buffer(&mut self) -> &mut [u8] {
+        match self {
+            Target::Direct(buffer) => buffer,
+            Target::Strided { scratch, .. } => scratch,
+        }
+    }
+
+    /// Puts the `received` bytes where they belong (unpacks them).
+    pub(crate) fn finish(self, received: usize) {
+        if let Target::Strided {
+            scratch,
+            buffer,
+            layout,
+            count,
+        } = self
+        {
+            let received = received.min(scratch.len());
+            layout.unpack(count, &scratch[..received], buffer);
+        }
+    }
+}
+
+/// The unpacking a non-blocking receive of a strided type does when it completes: it owns the
+/// scratch buffer the runtime's request receives into.
+#[derive(Debug)]
+pub(crate) struct Unpack {
+    /// From `Box::into_raw`; freed by `Drop`.
+    scratch: *mut [u8],
+    /// The C buffer: `buffer_len` bytes.
+    buffer: *mut u8,
+    buffer_len: usize,
+    layout: Arc<Layout>,
+    count: usize,
+}
+
+// SAFETY: `scratch` is owned by the `Unpack` (nothing else frees it), and `buffer` is the C
+// caller's receive buffer, which MPI reserves to the request until it completes, from whatever
+// thread completes it.
+unsafe impl Send for Unpack {}
+
+impl Unpack {
+    /// An `Unpack` for data `data`, and the scratch buffer the request receives into.
+    ///
+    /// # Safety
+    /// `buffer` is NULL or points at the elements, writable and used by nothing else until the
+    /// request completes; the returned slice must not be used after the `Unpack` is dropped or
+    /// `apply`'d (the request that holds it is dropped first).
+    ///
+    /// # Errors
+    /// `MPI_ERR_BUFFER` for a NULL buffer with data.
+    pub(crate) unsafe fn new(
+        layout: &Arc<Layout>,
+        count: usize,
+        span: usize,
+        buffer: *mut c_void,
+    ) -> Result<(Unpack, &'static mut [u8]), Failure> {
+        // SAFETY: forwarded contract; only checked here (kept as a pointer).
+        let checked = unsafe { output(buffer, span)? };
+        let scratch = Box::into_raw(zeroed(layout.size * count)?.into_boxed_slice());
+        let unpack = Unpack {
+            scratch,
+            buffer: checked.as_mut_ptr(),
+            buffer_len: span,
+            layout: Arc::clone(layout),
+            count,
+        };
+        // SAFETY: `scratch` is a live allocation that this `Unpack` frees only in `drop`, and
+        // by the contract the slice is not used after that.
+        let receive = unsafe { &mut *scratch };
+        Ok((unpack, receive))
+    }
+
+    /// Unpacks the `received` bytes into the C buffer. Called once the request that received
+    /// into the scratch buffer is dropped.
+    pub(crate) fn apply(self, received: usize) {
+        // SAFETY: `scratch` is live (freed only by drop) and no request uses it any more;
+        // `buffer` holds `buffer_len` bytes reserved to this receive by the C caller.
+        let (scratch, buffer) = unsafe {
+            (
+                &*self.scratch,
+                std::slice::from_raw_parts_mut(self.buffer, self.buffer_len),
+            )
+        };
+        let received = received.min(scratch.len());
+        self.layout.unpack(self.count, &scratch[..received], buffer);
+    }
+}
+
+impl Drop for Unpack {
+    fn drop(&mut self) {
+        // SAFETY: from `Box::into_raw` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.scratch) });
+    }
+}
+
+/// The size in bytes of datatype `datatype` (any committed or not).
+pub(crate) fn type_size(datatype: c_int) -> Result<usize, Failure> {
+    match Element::of(datatype) {
+        Ok(element) => Ok(element.size()),
+        Err(_) => Ok(layout_of(datatype, false)?.size),
+    }
+}
+
+/// Registers a new derived type and writes its handle.
+fn register(layout: Layout, newtype: &crate::errors::Out<c_int>) -> Result<(), Failure> {
+    let handle = with_runtime(|runtime| {
+        let handle = DERIVED_BASE
+            .checked_add(runtime.next_handle())
+            .ok_or_else(|| Failure::new(MPI_ERR_INTERN, "out of datatype handles"))?;
+        runtime.datatypes.insert(
+            handle,
+            DerivedType {
+                layout: Arc::new(layout),
+                committed: false,
+            },
+        );
+        Ok(handle)
+    })?;
+    newtype.write(handle);
+    Ok(())
+}
+
+fn non_negative(value: c_int, what: &str) -> Result<usize, Failure> {
+    usize::try_from(value)
+        .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("{what} {value} is negative")))
+}
+
+/// `MPI_Type_contiguous` (MPI-4.0 §5.1.2): `count` elements of `oldtype` in a row.
+///
+/// # Errors
+/// `MPI_ERR_COUNT` for a negative count, `MPI_ERR_TYPE` for an invalid or freed `oldtype`,
+/// `MPI_ERR_ARG` for a NULL `newtype`.
+///
+/// # Safety
+/// `newtype` is NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_contiguous(
+    count: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        let count = non_negative(count, "count")?;
+        let child = layout_of(oldtype, false)?;
+        register(Layout::contiguous(count, child)?, &newtype)
+    })
+}
+
+/// The vector constructors: `stride` in bytes, or in extents of `oldtype` when `!bytes`.
+fn vector(
+    count: c_int,
+    blocklength: c_int,
+    stride: isize,
+    bytes: bool,
+    oldtype: c_int,
+    newtype: &crate::errors::Out<c_int>,
+) -> Result<(), Failure> {
+    let count = non_negative(count, "count")?;
+    let blocklen = non_negative(blocklength, "blocklength")?;
+    let child = layout_of(oldtype, false)?;
+    let stride = usize::try_from(stride).map_err(|_| {
+        Failure::new(
+            MPI_ERR_ARG,
+            format!("stride {stride}: only strides >= 0 are supported"),
+        )
+    })?;
+    let stride = if bytes {
+        stride
+    } else {
+        mul(stride, child.extent)?
+    };
+    register(Layout::vector(count, blocklen, stride, child)?, newtype)
+}
+
+/// `MPI_Type_vector` (MPI-4.0 §5.1.2): `count` blocks of `blocklength` elements of `oldtype`,
+/// the starts of consecutive blocks `stride` elements apart. Negative strides are not
+/// supported (`MPI_ERR_ARG`).
+///
+/// # Errors
+/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative stride
+/// or a NULL `newtype`, `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+///
+/// # Safety
+/// `newtype` is NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_vector(
+    count: c_int,
+    blocklength: c_int,
+    stride: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        vector(
+            count,
+            blocklength,
+            stride as isize,
+            false,
+            oldtype,
+            &newtype,
+        )
+    })
+}
+
+/// `MPI_Type_create_hvector` (MPI-4.0 §5.1.2): as `MPI_Type_vector` with the stride in bytes.
+///
+/// # Errors
+/// As `MPI_Type_vector`.
+///
+/// # Safety
+/// `newtype` is NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hvector(
+    count: c_int,
+    blocklength: c_int,
+    stride: MPI_Aint,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        vector(count, blocklength, stride, true, oldtype, &newtype)
+    })
+}
+
+/// `MPI_Type_create_resized` (MPI-4.0 §5.1.7): `oldtype` with lower bound `lb` and extent
+/// `extent`. A negative lower bound is not supported (`MPI_ERR_ARG`).
+///
+/// # Errors
+/// `MPI_ERR_ARG` for a negative `lb` or extent or a NULL `newtype`; `MPI_ERR_TYPE` for an
+/// invalid or freed `oldtype`.
+///
+/// # Safety
+/// `newtype` is NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_resized(
+    oldtype: c_int,
+    lb: MPI_Aint,
+    extent: MPI_Aint,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        let lb = usize::try_from(lb).map_err(|_| {
+            Failure::new(
+                MPI_ERR_ARG,
+                format!("lower bound {lb}: only lower bounds >= 0 are supported"),
+            )
+        })?;
+        let extent = usize::try_from(extent)
+            .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative extent {extent}")))?;
+        let child = layout_of(oldtype, false)?;
+        register(Layout::placed(0, lb, extent, child)?, &newtype)
+    })
+}
+
+/// The layout of an `MPI_Type_create_subarray` in C order (the last dimension varies fastest).
+fn subarray(
+    sizes: &[c_int],
+    subsizes: &[c_int],
+    starts: &[c_int],
+    old: Arc<Layout>,
+) -> Result<Layout, Failure> {
+    let n = sizes.len();
+    let bad = |what: String| Failure::new(MPI_ERR_ARG, what);
+    for i in 0..n {
+        let (size, sub, start) = (sizes[i], subsizes[i], starts[i]);
+        if size < 1 || sub < 0 || sub > size || start < 0 || start > size - sub {
+            return Err(bad(format!(
+                "dimension {i}: size {size}, subsize {sub}, start {start} (need size >= 1, \
+                 0 <= subsize <= size, 0 <= start <= size - subsize)"
+            )));
+        }
+    }
+    // Byte strides of the full array's dimensions.
+    let mut strides = vec![0usize; n];
+    let mut stride = old.extent;
+    for i in (0..n).rev() {
+        strides[i] = stride;
+        stride = mul(stride, sizes[i] as usize)?;
+    }
+    let full = stride;
+    let mut layout = Arc::new(Layout::contiguous(subsizes[n - 1] as usize, old)?);
+    for i in (0..n - 1).rev() {
+        layout = Arc::new(Layout::vector(subsizes[i] as usize, 1, strides[i], layout)?);
+    }
+    let mut offset = 0usize;
+    for i in 0..n {
+        offset = add(offset, mul(starts[i] as usize, strides[i])?)?;
+    }
+    Layout::placed(offset, 0, full, layout)
+}
+
+/// `MPI_Type_create_subarray` (MPI-4.0 §5.1.3): the block of `subsizes` at `starts` of an
+/// `ndims`-dimensional array of `sizes` elements of `oldtype`, in C (`MPI_ORDER_C`) or Fortran
+/// (`MPI_ORDER_FORTRAN`) order; its extent is the whole array's.
+///
+/// # Errors
+/// `MPI_ERR_ARG` for `ndims < 1`, a NULL array or `newtype`, sizes, subsizes or starts that do
+/// not fit, or another order; `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+///
+/// # Safety
+/// `sizes`, `subsizes` and `starts` are NULL or point at `ndims` readable ints; `newtype` is
+/// NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        if ndims < 1 {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("ndims {ndims} is not positive"),
+            ));
+        }
+        let read = |pointer: *const c_int, what: &str| {
+            // SAFETY: forwarded contract; only read, during this call.
+            unsafe { array(pointer.cast_mut(), ndims, what) }.map(|a| a.to_vec())
+        };
+        let (mut sizes, mut subsizes, mut starts) = (
+            read(sizes, "sizes")?,
+            read(subsizes, "subsizes")?,
+            read(starts, "starts")?,
+        );
+        match order {
+            MPI_ORDER_C => {}
+            MPI_ORDER_FORTRAN => {
+                sizes.reverse();
+                subsizes.reverse();
+                starts.reverse();
+            }
+            _ => {
+                return Err(Failure::new(
+                    MPI_ERR_ARG,
+                    format!("order {order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+                ))
+            }
+        }
+        let old = layout_of(oldtype, false)?;
+        register(subarray(&sizes, &subsizes, &starts, old)?, &newtype)
+    })
+}
+
+/// The indexed constructors: block i of `blocklens[i]` elements of `oldtype` at `displs[i]`,
+/// in bytes or (when `!bytes`) in extents of `oldtype`.
+fn indexed(
+    blocklens: &[c_int],
+    displs: &[isize],
+    bytes: bool,
+    oldtype: c_int,
+    newtype: &crate::errors::Out<c_int>,
+) -> Result<(), Failure> {
+    let child = layout_of(oldtype, false)?;
+    let blocks = blocklens
+        .iter()
+        .zip(displs)
+        .map(|(&blocklen, &displ)| {
+            let blocklen = non_negative(blocklen, "blocklength")?;
+            let displ = usize::try_from(displ).map_err(|_| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    format!("displacement {displ}: only displacements >= 0 are supported"),
+                )
+            })?;
+            let offset = if bytes {
+                displ
+            } else {
+                mul(displ, child.extent)?
+            };
+            Ok((offset, blocklen))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    register(Layout::indexed(blocks, child)?, newtype)
+}
+
+/// `MPI_Type_indexed` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements of
+/// `oldtype` at `array_of_displacements[i]` extents of it. Negative displacements are not
+/// supported (`MPI_ERR_ARG`).
+///
+/// # Errors
+/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative
+/// displacement or a NULL pointer, `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+///
+/// # Safety
+/// The arrays are NULL or point at `count` readable ints; `newtype` is NULL or points at a
+/// writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_indexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let displs: Vec<isize> = displs.iter().map(|&d| d as isize).collect();
+        indexed(blocklens, &displs, false, oldtype, &newtype)
+    })
+}
+
+/// `MPI_Type_create_hindexed` (MPI-4.0 §5.1.2): as `MPI_Type_indexed` with the displacements
+/// in bytes.
+///
+/// # Errors
+/// As `MPI_Type_indexed`.
+///
+/// # Safety
+/// `array_of_blocklengths` is NULL or points at `count` readable ints,
+/// `array_of_displacements` at `count` readable `MPI_Aint`s; `newtype` is NULL or points at a
+/// writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const MPI_Aint,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        indexed(blocklens, displs, true, oldtype, &newtype)
+    })
+}
+
+/// `MPI_Type_create_indexed_block` (MPI-4.0 §5.1.2): as `MPI_Type_indexed` with one block
+/// length for every block.
+///
+/// # Errors
+/// As `MPI_Type_indexed`.
+///
+/// # Safety
+/// `array_of_displacements` is NULL or points at `count` readable ints; `newtype` is NULL or
+/// points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_indexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let displs: Vec<isize> = displs.iter().map(|&d| d as isize).collect();
+        let blocklens = vec![blocklength; displs.len()];
+        indexed(&blocklens, &displs, false, oldtype, &newtype)
+    })
+}
+
+/// `MPI_Type_commit`: a derived type must be committed before it is used in communication.
+/// Committing a predefined type or a committed one does nothing.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for an invalid or freed datatype, `MPI_ERR_ARG` for a NULL pointer.
+///
+/// # Safety
+/// `datatype` is NULL or points at a readable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let handle = unsafe { out(datatype, "datatype")? }.read();
+        if Element::of(handle).is_ok() || pair_layout(handle).is_some() {
+            return Ok(());
+        }
+        with_runtime(|runtime| {
+            let found = runtime.datatypes.get_mut(&handle).ok_or_else(|| {
+                Failure::new(MPI_ERR_TYPE, format!("invalid or freed datatype {handle}"))
+            })?;
+            found.committed = true;
+            Ok(())
+        })
+    })
+}
+
+/// `MPI_Type_free`: sets the handle to `MPI_DATATYPE_NULL`. Operations in progress with the
+/// type, and types made from it, are not affected. Predefined types cannot be freed.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for a predefined, invalid or freed datatype, `MPI_ERR_ARG` for a NULL pointer.
+///
+/// # Safety
+/// `datatype` is NULL or points at a readable and writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(datatype, "datatype")? };
+        let handle = slot.read();
+        if Element::of(handle).is_ok() || pair_layout(handle).is_some() {
+            return Err(Failure::new(
+                MPI_ERR_TYPE,
+                format!("predefined datatype {handle} cannot be freed"),
+            ));
+        }
+        with_runtime(|runtime| {
+            runtime.datatypes.remove(&handle).ok_or_else(|| {
+                Failure::new(MPI_ERR_TYPE, format!("invalid or freed datatype {handle}"))
+            })
+        })?;
+        slot.write(MPI_DATATYPE_NULL);
+        Ok(())
+    })
+}
+
+/// `MPI_Type_get_extent`: the lower bound (always 0 here) and the extent.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for an invalid or freed datatype, `MPI_ERR_ARG` for a NULL pointer.
+///
+/// # Safety
+/// `lb` and `extent` are NULL or point at writable `MPI_Aint`s.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_extent(
+    datatype: c_int,
+    lb: *mut MPI_Aint,
+    extent: *mut MPI_Aint,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let lb = unsafe { out(lb, "lb")? };
+        // SAFETY: checked for NULL by `out`.
+        let extent = unsafe { out(extent, "extent")? };
+        let layout = layout_of(datatype, false)?;
+        lb.write(layout.lb as MPI_Aint);
+        extent.write(layout.extent as MPI_Aint);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(n: usize) -> Arc<Layout> {
+        Arc::new(Layout::contiguous(n, Arc::new(Layout::basic(4))).unwrap())
+    }
+
+    #[test]
+    fn a_column_vector_packs_and_unpacks() {
+        // A 3x4 matrix of bytes, row-major; column 1.
+        let column = Layout::vector(3, 1, 4, Arc::new(Layout::basic(1))).unwrap();
+        assert_eq!((column.size, column.extent, column.reach), (3, 9, 9));
+        assert!(!column.dense);
+        let matrix: Vec<u8> = (0..12).collect();
+        assert_eq!(column.pack(1, &matrix[1..]).unwrap(), [1, 5, 9]);
+        let mut out = vec![0u8; 12];
+        column.unpack(1, &[7, 8, 9], &mut out[2..]);
+        assert_eq!(out, [0, 0, 7, 0, 0, 0, 8, 0, 0, 0, 9, 0]);
+        // A short message fills a prefix.
+        let mut out = vec![0u8; 12];
+        column.unpack(1, &[7], &mut out);
+        assert_eq!(out[0], 7);
+        assert_eq!(out.iter().filter(|&&b| b != 0).count(), 1);
+    }
+
+    #[test]
+    fn dense_types_and_nested_ones() {
+        assert!(ints(3).dense);
+        let v = Layout::vector(2, 2, 8, ints(1)).unwrap();
+        assert!(v.dense && v.size == 16 && v.extent == 16);
+        // Two elements of a vector of 2 blocks of 1 int, stride 3 ints: extent 16, reach 16.
+        let v = Arc::new(Layout::vector(2, 1, 12, ints(1)).unwrap());
+        assert_eq!((v.size, v.extent, v.span(2).unwrap()), (8, 16, 32));
+        let c = Layout::contiguous(2, Arc::clone(&v)).unwrap();
+        let data: Vec<u8> = (0..32).collect();
+        let packed = c.pack(1, &data).unwrap();
+        assert_eq!(
+            packed,
+            [0, 1, 2, 3, 12, 13, 14, 15, 16, 17, 18, 19, 28, 29, 30, 31]
+        );
+        let mut back = vec![0u8; 32];
+        c.unpack(1, &packed, &mut back);
+        for (i, &b) in back.iter().enumerate() {
+            let kept = matches!(i, 0..=3 | 12..=19 | 28..=31);
+            assert_eq!(b, if kept { i as u8 } else { 0 });
+        }
+    }
+
+    #[test]
+    fn pair_types_are_laid_out_as_c_structs() {
+        #[repr(C)]
+        struct DoubleInt(f64, c_int);
+        #[repr(C)]
+        struct ShortInt(c_short, c_int);
+        let d = Layout::pair(8);
+        assert_eq!(d.extent, std::mem::size_of::<DoubleInt>());
+        assert_eq!(d.size, 12);
+        let s = Layout::pair(2);
+        assert_eq!(s.extent, std::mem::size_of::<ShortInt>());
+        assert_eq!(s.size, 6);
+        assert!(Layout::pair(4).dense);
+        assert!(!d.dense);
+    }
+
+    #[test]
+    fn a_subarray_and_a_resized_type() {
+        // The 2x3 block at (1, 2) of a 4x6 array of bytes.
+        let sub = subarray(&[4, 6], &[2, 3], &[1, 2], Arc::new(Layout::basic(1))).unwrap();
+        assert_eq!((sub.size, sub.extent), (6, 24));
+        let array: Vec<u8> = (0..24).collect();
+        assert_eq!(sub.pack(1, &array).unwrap(), [8, 9, 10, 14, 15, 16]);
+        let mut back = vec![0u8; 24];
+        sub.unpack(1, &[1, 2, 3, 4, 5, 6], &mut back);
+        assert_eq!(&back[8..11], &[1, 2, 3]);
+        assert_eq!(&back[14..17], &[4, 5, 6]);
+        assert_eq!(back.iter().filter(|&&b| b != 0).count(), 6);
+        // Resized to one byte: element k is the block shifted by k.
+        let resized = Layout::placed(0, 0, 1, Arc::new(sub)).unwrap();
+        assert_eq!(resized.span(2).unwrap(), 18);
+        assert_eq!(
+            resized.pack(2, &array).unwrap(),
+            [8, 9, 10, 14, 15, 16, 9, 10, 11, 15, 16, 17]
+        );
+        assert!(subarray(&[4], &[5], &[0], Arc::new(Layout::basic(1))).is_err());
+        assert!(subarray(&[4], &[2], &[3], Arc::new(Layout::basic(1))).is_err());
+        let whole = subarray(&[3, 2], &[3, 2], &[0, 0], Arc::new(Layout::basic(4))).unwrap();
+        assert!(whole.dense);
+    }
+
+    #[test]
+    fn indexed_types_have_mpi_bounds() {
+        // Blocks of 2 ints at 1 and of 1 int at 5 (in ints): lb 4, ub 24, extent 20.
+        let t = Layout::indexed(vec![(4, 2), (20, 1)], ints(1)).unwrap();
+        assert_eq!((t.size, t.lb, t.extent, t.reach), (12, 4, 20, 24));
+        assert!(!t.dense);
+        let data: Vec<u8> = (0..44).collect();
+        // Element 1 starts at one extent (20 bytes): its blocks at 24 and 40.
+        let packed = t.pack(2, &data).unwrap();
+        let want: Vec<u8> = (4..12).chain(20..24).chain(24..32).chain(40..44).collect();
+        assert_eq!(packed, want);
+        let mut back = vec![0u8; 44];
+        t.unpack(2, &packed, &mut back);
+        for (i, &b) in back.iter().enumerate() {
+            let kept = matches!(i, 4..=11 | 20..=31 | 40..=43);
+            assert_eq!(b, if kept { i as u8 } else { 0 });
+        }
+        // Consecutive blocks from 0 are dense; an empty one is nothing.
+        assert!(
+            Layout::indexed(vec![(0, 2), (8, 3)], ints(1))
+                .unwrap()
+                .dense
+        );
+        let empty = Layout::indexed(vec![(8, 0)], ints(1)).unwrap();
+        assert_eq!((empty.size, empty.lb, empty.extent), (0, 0, 0));
+        // A contiguous type of it keeps its lower bound and strides by its extent.
+        let c = Layout::contiguous(2, Arc::new(t)).unwrap();
+        assert_eq!((c.lb, c.extent), (4, 40));
+    }
+
+    #[test]
+    fn sizes_that_overflow_are_errors() {
+        let big = Arc::new(Layout::contiguous(1 << 40, ints(1)).unwrap());
+        assert!(Layout::contiguous(1 << 40, big.clone()).is_err());
+        assert!(Layout::vector(1 << 30, 1, 1 << 40, ints(1)).is_err());
+        assert!(big.span(1 << 30).is_err());
+    }
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! `MPI_MINLOC` and `MPI_MAXLOC` on the pair types (MPI-4.0 §6.9.4): reductions of
+//! (value, index) pairs that keep the extreme value and, among equal values, the smallest
+//! index. The pairs are packed (value then index, no padding), reduced by the runtime with a
+//! commutative user operation, and unpacked into the C layout.
+
+use std::cmp::Ordering;
+use std::ffi::c_void;
+use std::os::raw::{c_int, c_long, c_short};
+
+use bytemuck::Pod;
+use runthrough::{Comm, UserOp};
+
+use crate::collectives::Reduction;
+use crate::constants::*;
+use crate::datatypes::{input, output, zeroed, IN_PLACE};
+use crate::derived::pair_layout;
+use crate::errors::Failure;
+use crate::runtime::collective_comm_of;
+
+/// The value of a pair type.
+#[derive(Debug, Clone, Copy)]
+enum Value {
+    F32,
+    F64,
+    Long,
+    Int,
+    Short,
+}
+
+impl Value {
+    fn of(datatype: c_int) -> Option<Value> {
+        Some(match datatype {
+            MPI_FLOAT_INT => Value::F32,
+            MPI_DOUBLE_INT => Value::F64,
+            MPI_LONG_INT => Value::Long,
+            MPI_2INT => Value::Int,
+            MPI_SHORT_INT => Value::Short,
+            _ => return None,
+        })
+    }
+
+    fn len(self) -> usize {
+        match self {
+            Value::F32 => 4,
+            Value::F64 => 8,
+            Value::Long => std::mem::size_of::<c_long>(),
+            Value::Int => 4,
+            Value::Short => std::mem::size_of::<c_short>(),
+        }
+    }
+
+    /// Compares the values at the start of two packed pairs.
+    fn compare(self, a: &[u8], b: &[u8]) -> Ordering {
+        fn read<T: Pod>(bytes: &[u8]) -> T {
+            bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<T>()])
+        }
+        match self {
+            Value::F32 => read::<f32>(a)
+                .partial_cmp(&read::<f32>(b))
+                .unwrap_or(Ordering::Equal),
+            Value::F64 => read::<f64>(a)
+                .partial_cmp(&read::<f64>(b))
+                .unwrap_or(Ordering::Equal),
+            Value::Long => read::<c_long>(a).cmp(&read::<c_long>(b)),
+            Value::Int => read::<c_int>(a).cmp(&read::<c_int>(b)),
+            Value::Short => read::<c_short>(a).cmp(&read::<c_short>(b)),
+        }
+    }
+}
+
+/// Whether `datatype` is a pair type.
+pub(crate) fn is_pair(datatype: c_int) -> bool {
+    Value::of(datatype).is_some()
+}
+
+/// Whether packed pair `a` wins over `b` under `MPI_MAXLOC` (`max`) or `MPI_MINLOC`: the
+/// extreme value, and the smaller index between equal values.
+fn wins(value: Value, max: bool, a: &[u8], b: &[u8]) -> bool {
+    let index = |pair: &[u8]| -> c_int {
+        bytemuck::pod_read_unaligned(&pair[value.len()..value.len() + std::mem::size_of::<c_int>()])
+    };
+    match (value.compare(a, b), max) {
+        (Ordering::Greater, true) | (Ordering::Less, false) => true,
+        (Ordering::Equal, _) => index(a) < index(b),
+        _ => false,
+    }
+}
+
+/// Runs reduction `kind` of packed pairs of `N` bytes: `send` in, `result` out (and, for an
+/// exclusive scan, what is left at the first participant).
+fn reduce_packed<const N: usize>(
+    comm: &Comm,
+    value: Value,
+    max: bool,
+    send: &[u8],
+    result: Option<&mut [u8]>,
+    kind: Reduction,
+) -> Result<(), Failure>
+where
+    [u8; N]: Pod,
+{
+    let send: &[[u8; N]] = bytemuck::cast_slice(send);
+    let op = UserOp::new(
+        move |input: &[[u8; N]], inout: &mut [[u8; N]]| {
+            for (out, candidate) in inout.iter_mut().zip(input) {
+                if wins(value, max, candidate, out) {
+                    *out = *candidate;
+                }
+            }
+        },
+        true,
+    );
+    let result: Option<&mut [[u8; N]]> = result.map(bytemuck::cast_slice_mut);
+    match (kind, result) {
+        (Reduction::Reduce(root), result) => comm.reduce_with(send, result, &op, root)?,
+        (Reduction::All, Some(result)) => comm.all_reduce_with(send, result, &op)?,
+        (Reduction::Scan, Some(result)) => comm.scan_with(send, result, &op)?,
+        (Reduction::Exscan, Some(result)) => comm.exscan_with(send, result, &op)?,
+        (_, None) => return Err(Failure::new(MPI_ERR_INTERN, "no receive buffer")),
+    }
+    Ok(())
+}
+
+/// A reduction (`MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`) of `count` pairs of
+/// pair type `datatype` with `MPI_MINLOC` / `MPI_MAXLOC`; `sendbuf` may be `MPI_IN_PLACE`
+/// where the receive buffer is significant.
+///
+/// # Errors
+/// `MPI_ERR_OP` for another operation; `MPI_ERR_COUNT`, `MPI_ERR_BUFFER`; the runtime's.
+///
+/// # Safety
+/// As `MPI_Reduce` / `MPI_Allreduce`, with `count` pairs of `datatype` in each buffer.
+pub(crate) unsafe fn reduce_pairs(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    let (Some(value), Some(layout)) = (Value::of(datatype), pair_layout(datatype)) else {
+        return Err(Failure::new(
+            MPI_ERR_TYPE,
+            format!("{datatype} is not a pair type"),
+        ));
+    };
+    let max = match op {
+        MPI_MAXLOC => true,
+        MPI_MINLOC => false,
+        _ => {
+            return Err(Failure::new(
+                MPI_ERR_OP,
+                format!(
+                    "operation {op} does not apply to pair types (only MPI_MINLOC and \
+                     MPI_MAXLOC do)"
+                ),
+            ))
+        }
+    };
+    let count = usize::try_from(count)
+        .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+    let span = layout.span(count)?;
+    let comm_box = collective_comm_of(comm)?;
+    let comm = comm_box.get();
+    let significant = match kind {
+        Reduction::Reduce(root) => comm.rank() == root,
+        _ => true,
+    };
+    let recv = if significant {
+        // SAFETY: forwarded contract; used only during this call.
+        Some(unsafe { output(recvbuf, span)? })
+    } else {
+        None
+    };
+    let send = match recv.as_deref() {
+        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv)?,
+        // SAFETY: forwarded contract; used only during this call.
+        _ => layout.pack(count, unsafe { input(sendbuf, span)? })?,
+    };
+    let mut result = match (kind, recv.as_deref()) {
+        // What exscan leaves untouched (at the first participant) must stay as it was.
+        (Reduction::Exscan, Some(recv)) => layout.pack(count, recv)?,
+        _ => zeroed(send.len())?,
+    };
+    let out = recv.is_some().then_some(&mut result[..]);
+    match layout.size {
+        6 => reduce_packed::<6>(comm, value, max, &send, out, kind)?,
+        8 => reduce_packed::<8>(comm, value, max, &send, out, kind)?,
+        12 => reduce_packed::<12>(comm, value, max, &send, out, kind)?,
+        16 => reduce_packed::<16>(comm, value, max, &send, out, kind)?,
+        other => {
+            return Err(Failure::new(
+                MPI_ERR_INTERN,
+                format!("unexpected pair size {other}"),
+            ))
+        }
+    }
+    if let Some(recv) = recv {
+        layout.unpack(count, &result, recv);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(value: f64, index: c_int) -> Vec<u8> {
+        let mut bytes = value.to_ne_bytes().to_vec();
+        bytes.extend_from_slice(&index.to_ne_bytes());
+        bytes
+    }
+
+    #[test]
+    fn maxloc_and_minloc_keep_the_smallest_index_of_a_tie() {
+        let (a, b, c) = (pair(2.0, 5), pair(2.0, 3), pair(1.0, 0));
+        assert!(!wins(Value::F64, true, &a, &b));
+        assert!(wins(Value::F64, true, &b, &a));
+        assert!(wins(Value::F64, true, &a, &c));
+        assert!(!wins(Value::F64, false, &a, &c));
+        assert!(wins(Value::F64, false, &c, &a));
+    }
+}

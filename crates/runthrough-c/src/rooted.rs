@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The gathers, scatters and all-to-alls (`MPI_Gather(v)`, `MPI_Scatter(v)`,
+//! `MPI_Allgather(v)`, `MPI_Alltoall(v)`) with derived or pair datatypes: every block is packed
+//! into one contiguous buffer of the runtime's gather, scatter, all-gather or all-to-all and
+//! unpacked where it lands. A root's block r of `counts[r]` elements lies at
+//! `displs[r]` extents of its type (`r · count` for the fixed-count forms), as in MPI; the
+//! runtime's failure rules hold (the blocks of ranks recognized as failed are left untouched).
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use runthrough::{Comm, Partition, PartitionMut, Rank};
+
+use crate::constants::*;
+use crate::datatypes::{input, output, zeroed, Element, IN_PLACE};
+use crate::derived::{layout_of, Data, Layout, Target};
+use crate::errors::Failure;
+
+/// Whether `datatype` is a basic type (which the plain paths handle).
+pub(crate) fn basic(datatype: c_int) -> bool {
+    Element::of(datatype).is_ok()
+}
+
+/// The blocks, one per rank, of a buffer of any datatype: where each lies in the C buffer and
+/// in the packed one.
+pub(crate) struct Blocks {
+    layout: Arc<Layout>,
+    /// Elements of each rank's block.
+    counts: Vec<usize>,
+    /// The byte offset of each block in the C buffer, and the bytes it spans there.
+    at: Vec<(usize, usize)>,
+    /// Packed bytes of each block, and their offsets in the packed buffer.
+    pub(crate) packed: Vec<usize>,
+    pub(crate) packed_at: Vec<usize>,
+    /// The bytes the blocks span in the C buffer, and the packed total.
+    pub(crate) end: usize,
+    total: usize,
+}
+
+fn too_large() -> Failure {
+    Failure::new(MPI_ERR_COUNT, "count too large")
+}
+
+impl Blocks {
+    /// `counts[r]` elements of `datatype` at `displs[r]` extents, for each rank r.
+    pub(crate) fn new(
+        counts: &[c_int],
+        displs: &[c_int],
+        datatype: c_int,
+    ) -> Result<Blocks, Failure> {
+        let layout = layout_of(datatype, true)?;
+        let mut blocks = Blocks {
+            counts: Vec::with_capacity(counts.len()),
+            at: Vec::with_capacity(counts.len()),
+            packed: Vec::with_capacity(counts.len()),
+            packed_at: Vec::with_capacity(counts.len()),
+            end: 0,
+            total: 0,
+            layout,
+        };
+        for (rank, (&count, &displ)) in counts.iter().zip(displs).enumerate() {
+            let count = usize::try_from(count)
+                .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+            let at = usize::try_from(displ)
+                .ok()
+                .and_then(|d| d.checked_mul(blocks.layout.extent))
+                .ok_or_else(|| {
+                    Failure::new(
+                        MPI_ERR_ARG,
+                        format!(
+                            "displacement {displ} of rank {rank}: only displacements >= 0 are \
+                             supported"
+                        ),
+                    )
+                })?;
+            let span = blocks.layout.span(count)?;
+            let packed = count
+                .checked_mul(blocks.layout.size)
+                .ok_or_else(too_large)?;
+            blocks.end = blocks.end.max(at.checked_add(span).ok_or_else(too_large)?);
+            blocks.counts.push(count);
+            blocks.at.push((at, span));
+            blocks.packed_at.push(blocks.total);
+            blocks.packed.push(packed);
+            blocks.total = blocks.total.checked_add(packed).ok_or_else(too_large)?;
+        }
+        if blocks.end > isize::MAX as usize || blocks.total > isize::MAX as usize {
+            return Err(too_large());
+        }
+        Ok(blocks)
+    }
+
+    /// The blocks of `buffer` (`end` bytes), packed.
+    pub(crate) fn pack(&self, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+        let mut packed = zeroed(self.total)?;
+        for r in 0..self.counts.len() {
+            let (at, span) = self.at[r];
+            let block = self.layout.pack(self.counts[r], &buffer[at..at + span])?;
+            packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]].copy_from_slice(&block);
+        }
+        Ok(packed)
+    }
+
+    /// Unpacks every block of `packed` into `buffer`.
+    pub(crate) fn unpack(&self, packed: &[u8], buffer: &mut [u8]) {
+        for r in 0..self.counts.len() {
+            let (at, span) = self.at[r];
+            let from = &packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]];
+            self.layout
+                .unpack(self.counts[r], from, &mut buffer[at..at + span]);
+        }
+    }
+}
+
+/// `MPI_Gather` / `MPI_Gatherv` with a derived or pair type on either side: `counts` and
+/// `displs` are the root's (`None` elsewhere); `sendbuf` may be `MPI_IN_PLACE` at the root.
+/// Non-roots pass `varcount` as the root does, so every rank runs the same runtime call.
+///
+/// # Safety
+/// As `MPI_Gatherv`, the buffers described by the given counts and types.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    layout: Option<(&[c_int], &[c_int])>,
+    recvtype: c_int,
+    root: Rank,
+    comm: &Comm,
+    varcount: bool,
+) -> Result<(), Failure> {
+    let blocks = match layout {
+        Some((counts, displs)) => Some(Blocks::new(counts, displs, recvtype)?),
+        None => None,
+    };
+    let mut root_side = match &blocks {
+        Some(blocks) => {
+            // SAFETY: forwarded contract; used only during this call.
+            let recv = unsafe { output(recvbuf, blocks.end)? };
+            // The buffer's own contents first: blocks left untouched (of failed ranks, or
+            // this rank's in place) are written back unchanged.
+            let packed = blocks.pack(recv)?;
+            Some((blocks, recv, packed))
+        }
+        None => None,
+    };
+    let me = comm.rank() as usize;
+    let send: Vec<u8> = match &root_side {
+        Some((blocks, _, packed)) if sendbuf == IN_PLACE => {
+            packed[blocks.packed_at[me]..blocks.packed_at[me] + blocks.packed[me]].to_vec()
+        }
+        // SAFETY: forwarded contract; used only during this call.
+        _ => unsafe { Data::of(sendcount, sendtype)?.read(sendbuf)? }.into_owned(),
+    };
+    match (&mut root_side, varcount) {
+        (Some((blocks, _, packed)), true) => {
+            let partition = PartitionMut::new(&mut packed[..], &blocks.packed, &blocks.packed_at);
+            comm.gather_varcount(&send, Some(partition), root)?;
+        }
+        (Some((_, _, packed)), false) => comm.gather(&send, Some(&mut packed[..]), root)?,
+        (None, true) => comm.gather_varcount(&send, None, root)?,
+        (None, false) => comm.gather(&send, None, root)?,
+    }
+    if let Some((blocks, recv, packed)) = root_side {
+        blocks.unpack(&packed, recv);
+    }
+    Ok(())
+}
+
+/// `MPI_Scatter` / `MPI_Scatterv` with a derived or pair type on either side: `counts` and
+/// `displs` are the root's (`None` elsewhere); `recvbuf` may be `MPI_IN_PLACE` at the root.
+///
+/// # Safety
+/// As `MPI_Scatterv`, the buffers described by the given counts and types.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatter(
+    sendbuf: *const c_void,
+    layout: Option<(&[c_int], &[c_int])>,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: Rank,
+    comm: &Comm,
+    varcount: bool,
+) -> Result<(), Failure> {
+    let root_side = match layout {
+        Some((counts, displs)) => {
+            let blocks = Blocks::new(counts, displs, sendtype)?;
+            // SAFETY: forwarded contract; used only during this call.
+            let packed = blocks.pack(unsafe { input(sendbuf, blocks.end)? })?;
+            Some((blocks, packed))
+        }
+        None => None,
+    };
+    let me = comm.rank() as usize;
+    let mut scratch;
+    let mut target = match &root_side {
+        // In place: the root's own block stays where it is; it receives into a scratch buffer.
+        Some((blocks, _)) if recvbuf.cast_const() == IN_PLACE => {
+            scratch = zeroed(blocks.packed[me])?;
+            Target::Direct(&mut scratch)
+        }
+        // SAFETY: forwarded contract; used only during this call.
+        _ => unsafe { Data::of(recvcount, recvtype)?.target(recvbuf)? },
+    };
+    let buffer = target.receive_buffer();
+    let len = buffer.len();
+    match (&root_side, varcount) {
+        (Some((blocks, packed)), true) => comm.scatter_varcount(
+            Some(Partition::new(packed, &blocks.packed, &blocks.packed_at)),
+            buffer,
+            root,
+        )?,
+        (Some((_, packed)), false) => comm.scatter(Some(packed), buffer, root)?,
+        (None, true) => comm.scatter_varcount(None, buffer, root)?,
+        (None, false) => comm.scatter(None, buffer, root)?,
+    }
+    target.finish(len);
+    Ok(())
+}
+
+/// `MPI_Allgather` / `MPI_Allgatherv` with a derived or pair type on either side: `counts` and
+/// `displs` (in elements of `recvtype`) describe every rank's block; `sendbuf` may be
+/// `MPI_IN_PLACE`. The same runtime all-gather as the basic forms: blocks of one length
+/// (`varcount`: padded to the largest).
+///
+/// # Safety
+/// As `MPI_Allgatherv`, the buffers described by the given counts and types.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    counts: &[c_int],
+    displs: &[c_int],
+    recvtype: c_int,
+    comm: &Comm,
+    varcount: bool,
+) -> Result<(), Failure> {
+    let blocks = Blocks::new(counts, displs, recvtype)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, blocks.end)? };
+    // The buffer's own contents first: blocks left untouched (of failed ranks) are written
+    // back unchanged.
+    let mut packed = blocks.pack(recv)?;
+    let me = comm.rank() as usize;
+    let mine = blocks.packed_at[me]..blocks.packed_at[me] + blocks.packed[me];
+    let mut send: Vec<u8> = if sendbuf == IN_PLACE {
+        packed[mine].to_vec()
+    } else {
+        // SAFETY: forwarded contract; used only during this call.
+        unsafe { Data::of(sendcount, sendtype)?.read(sendbuf)? }.into_owned()
+    };
+    if send.len() != blocks.packed[me] {
+        return Err(Failure::new(
+            MPI_ERR_COUNT,
+            format!(
+                "the send data has {} bytes and this rank's receive block {}",
+                send.len(),
+                blocks.packed[me]
+            ),
+        ));
+    }
+    if varcount {
+        let block = blocks.packed.iter().copied().max().unwrap_or(0);
+        let mut gathered = zeroed(block.checked_mul(counts.len()).ok_or_else(too_large)?)?;
+        for r in 0..counts.len() {
+            let from = &packed[blocks.packed_at[r]..blocks.packed_at[r] + blocks.packed[r]];
+            gathered[r * block..r * block + blocks.packed[r]].copy_from_slice(from);
+        }
+        send.resize(block, 0);
+        comm.all_gather(&send, &mut gathered)?;
+        for r in 0..counts.len() {
+            let to = blocks.packed_at[r]..blocks.packed_at[r] + blocks.packed[r];
+            packed[to].copy_from_slice(&gathered[r * block..r * block + blocks.packed[r]]);
+        }
+    } else {
+        comm.all_gather(&send, &mut packed)?;
+    }
+    blocks.unpack(&packed, recv);
+    Ok(())
+}
+
+/// `MPI_Alltoall` with a derived or pair type on either side: block r of `sendcount` elements
+/// of `sendtype` goes to rank r, the block from rank r lands at `r · recvcount` extents of
+/// `recvtype`; `sendbuf` may be `MPI_IN_PLACE`. The same runtime all-to-all as the basic form.
+///
+/// # Safety
+/// As `MPI_Alltoall`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_to_all(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: &Comm,
+) -> Result<(), Failure> {
+    let n = comm.size() as usize;
+    let regular = |count: c_int| -> Result<(Vec<c_int>, Vec<c_int>), Failure> {
+        let displs = (0..n)
+            .map(|r| c_int::try_from(r).ok().and_then(|r| r.checked_mul(count)))
+            .collect::<Option<Vec<c_int>>>()
+            .ok_or_else(too_large)?;
+        Ok((vec![count; n], displs))
+    };
+    let (counts, displs) = regular(recvcount)?;
+    let receiving = Blocks::new(&counts, &displs, recvtype)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { output(recvbuf, receiving.end)? };
+    // The buffer's own contents first: blocks left untouched (from failed ranks) are written
+    // back unchanged.
+    let mut landing = receiving.pack(recv)?;
+    let send = if sendbuf == IN_PLACE {
+        landing.clone()
+    } else {
+        let (counts, displs) = regular(sendcount)?;
+        let sending = Blocks::new(&counts, &displs, sendtype)?;
+        // SAFETY: forwarded contract; used only during this call.
+        sending.pack(unsafe { input(sendbuf, sending.end)? })?
+    };
+    comm.all_to_all(&send, &mut landing)?;
+    receiving.unpack(&landing, recv);
+    Ok(())
+}
