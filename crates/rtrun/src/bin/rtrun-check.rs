@@ -465,7 +465,10 @@ fn main() -> ExitCode {
     let universe = match runthrough::init() {
         Ok(u) => u,
         Err(e) => {
-            eprintln!("rtrun-check: {e}");
+            // One write: a launcher may kill this process right after (Hydra ends the other
+            // ranks once one fails), and `eprintln!` writes a formatted line in pieces.
+            let line = format!("rtrun-check: {e}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             return ExitCode::from(2);
         }
     };

@@ -351,6 +351,11 @@ pub(crate) struct Tcp {
     inbox: OnceLock<Inbox>,
     /// Peers whose lanes hold bytes waiting for room in their ring.
     pub(super) shm_pending: AtomicUsize,
+    /// This rank and the peers it shares memory with: ranks of this host, for the wait
+    /// policy's oversubscription rule ([`crate::wait`]).
+    local_ranks: AtomicUsize,
+    /// `local_ranks` outnumber this host's cores: waiters yield at once instead of spinning.
+    oversubscribed: AtomicBool,
 }
 
 impl Tcp {
@@ -382,6 +387,8 @@ impl Tcp {
             local_pids: Mutex::new(Vec::new()),
             inbox: OnceLock::new(),
             shm_pending: AtomicUsize::new(0),
+            local_ranks: AtomicUsize::new(1),
+            oversubscribed: AtomicBool::new(false),
         };
         tcp.settle(me);
         Arc::new(tcp)
@@ -987,6 +994,15 @@ impl Tcp {
                 };
                 if p.shm.set(lane).is_ok() {
                     self.log(format_args!("shared memory with rank {peer}: {how}"));
+                    let local = self.local_ranks.fetch_add(1, Ordering::Relaxed) + 1;
+                    self.oversubscribed
+                        .store(crate::wait::oversubscribed(local), Ordering::Relaxed);
+                    // The peer may have written into its ring already, and a poll that took
+                    // its active bit before the lane existed here dropped it: mark it again.
+                    if let Some(inbox) = mine {
+                        inbox.force_active(peer);
+                        self.endpoint.signal.notify();
+                    }
                 }
                 self.backlog_to_lane(peer);
             }
@@ -1386,6 +1402,12 @@ impl Transport for Tcp {
 
     fn wait_past(&self, signal: &crate::signal::Signal, seen: u32) {
         self.wait_polling(signal, seen);
+    }
+
+    /// More ranks of this host (this one and those it shares memory with) than cores.
+    #[inline]
+    fn oversubscribed(&self) -> bool {
+        self.oversubscribed.load(Ordering::Relaxed)
     }
 
     fn is_alive(&self, rank: u32) -> bool {
