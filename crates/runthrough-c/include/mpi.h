@@ -147,6 +147,10 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ERR_DIMS 11
 #define MPI_ERR_KEYVAL 48
 #define MPI_ERR_TOPOLOGY 13
+#define MPI_ERR_INFO 28
+#define MPI_ERR_INFO_KEY 29
+#define MPI_ERR_INFO_VALUE 30
+#define MPI_ERR_INFO_NOKEY 31
 #define MPI_ERR_LASTCODE 100
 
 /* Rank states and modifiers: distinct nonzero bits (the values of runthrough::RankState). */
@@ -162,6 +166,8 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 /* MPI_COMM_SELF: a communicator of this rank alone. */
 #define MPI_COMM_SELF 2
 #define MPI_INFO_NULL 0
+/* MPI_INFO_ENV: read-only (set, delete, free: MPI_ERR_INFO); see "Info objects" below. */
+#define MPI_INFO_ENV 1
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 #define MPI_REQUEST_NULL 0
@@ -251,6 +257,8 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_SUBVERSION 0
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
 /* Predefined attribute keys (MPI_Comm_get_attr; on every communicator). */
 #define MPI_TAG_UB 1
 #define MPI_WTIME_IS_GLOBAL 2
@@ -289,6 +297,9 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen);
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
@@ -298,6 +309,28 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+/* Info objects. Keys are 1 to MPI_MAX_INFO_KEY - 1 bytes (MPI_ERR_INFO_KEY otherwise), values
+ * at most MPI_MAX_INFO_VAL - 1 (MPI_ERR_INFO_VALUE); keys are numbered in the order they were
+ * first set. The info calls work before MPI_Init and after MPI_Finalize too (MPI-4). An invalid
+ * or freed handle is MPI_ERR_INFO; deleting a key that is not there, MPI_ERR_INFO_NOKEY.
+ * MPI_INFO_ENV holds the keys this process knows: command, argv (the arguments after the
+ * command, separated by spaces), maxprocs (the size of MPI_COMM_WORLD, once initialized), host,
+ * arch, wdir and thread_level; never file or soft. The library uses no hints: the calls that
+ * take an info (MPI_Comm_dup_with_info, MPI_Comm_set_info, MPI_Comm_split_type) check the
+ * handle (MPI_INFO_NULL is accepted) and ignore the pairs; MPI_Comm_get_info returns a new,
+ * empty info. */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
 
 /* Topologies. A Cartesian communicator is an ordinary one (made by a split of comm_old, with
  * its failure semantics) that carries its grid; ranks are not reordered (reorder is ignored);

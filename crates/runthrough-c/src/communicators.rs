@@ -63,16 +63,65 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
-        let made = collective_comm_of(comm)?.get().dup()?;
-        register(comm, Some(made), &newcomm)?;
-        // MPI: the duplicate keeps the parent's topology.
-        if let Some(cart) = crate::topology::topology_of(comm) {
-            let handle = newcomm.read();
-            with_runtime(|runtime| {
-                runtime.comm_mut(handle)?.topology = Some(cart);
-                Ok(())
-            })?;
-        }
+        dup_into(comm, &newcomm)
+    })
+}
+
+/// The body of `MPI_Comm_dup`: the duplicate keeps the parent's topology, as MPI says.
+fn dup_into(comm: c_int, newcomm: &crate::errors::Out<c_int>) -> Result<(), Failure> {
+    let made = collective_comm_of(comm)?.get().dup()?;
+    register(comm, Some(made), newcomm)?;
+    if let Some(cart) = crate::topology::topology_of(comm) {
+        let handle = newcomm.read();
+        with_runtime(|runtime| {
+            runtime.comm_mut(handle)?.topology = Some(cart);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// `MPI_Comm_dup_with_info` (MPI-4.0 §7.4.2): `MPI_Comm_dup`; the info (a live handle,
+/// `MPI_INFO_ENV` or `MPI_INFO_NULL`, else `MPI_ERR_INFO`) holds hints the library does not use.
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        crate::info::check_handle(info, true)?;
+        dup_into(comm, &newcomm)
+    })
+}
+
+/// `MPI_Comm_set_info` (MPI-4.0 §7.4.4): checks the communicator and the info (a live handle,
+/// `MPI_INFO_ENV` or `MPI_INFO_NULL`) and ignores the hints: the library uses none.
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_info(comm: c_int, info: c_int) -> c_int {
+    boundary(comm, || {
+        comm_of(comm)?;
+        crate::info::check_handle(info, true)
+    })
+}
+
+/// `MPI_Comm_get_info` (MPI-4.0 §7.4.4): a new info holding the hints in use: none, so it is
+/// empty. The program frees it.
+///
+/// # Safety
+/// `info_used` is NULL or points at a writable `MPI_Info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: c_int, info_used: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let info_used = unsafe { out(info_used, "info_used")? };
+        comm_of(comm)?;
+        info_used.write(crate::info::create_with(Vec::new()));
         Ok(())
     })
 }

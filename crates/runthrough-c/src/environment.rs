@@ -210,12 +210,16 @@ pub extern "C" fn MPI_Wtick() -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     boundary(MPI_COMM_WORLD, || {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|h| h.trim().to_string())
-            .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "localhost".into());
+        let host = host_name().unwrap_or_else(|| "localhost".into());
         // SAFETY: forwarded contract.
         unsafe { write_string(name, MPI_MAX_PROCESSOR_NAME, &host, resultlen, "name") }
     })
+}
+
+/// This host's name (`/proc/sys/kernel/hostname`), if it can be read.
+pub(crate) fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
 }

@@ -170,6 +170,10 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
         MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
         MPI_ERR_TOPOLOGY => "MPI_ERR_TOPOLOGY: the communicator has no such topology",
+        MPI_ERR_INFO => "MPI_ERR_INFO: invalid or freed info object, or MPI_INFO_ENV changed",
+        MPI_ERR_INFO_KEY => "MPI_ERR_INFO_KEY: info key empty or longer than MPI_MAX_INFO_KEY - 1",
+        MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: info value longer than MPI_MAX_INFO_VAL - 1",
+        MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: no such key in the info object",
         MPI_ERR_SIZE => "MPI_ERR_SIZE: the output array is smaller than the number of matches",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
         MPIX_ERR_PROC_FAILED_PENDING => {

@@ -696,3 +696,11 @@ fn topo_types() {
 fn collectives_v() {
     scenario("collectives_v", 4, &[3]);
 }
+
+/// `tests/c/info.c`: info objects (before MPI_Init, while running, after MPI_Finalize),
+/// MPI_INFO_ENV with the job's arguments and size, the communicator calls that take an info,
+/// and bad input.
+#[test]
+fn info() {
+    scenario_with("info", 3, &["alpha", "beta"], &[], &[]);
+}

@@ -93,6 +93,10 @@ fn error_classes_and_rank_states_match_the_runtime() {
         constants::ERR_DIMS,
         constants::ERR_KEYVAL,
         constants::ERR_TOPOLOGY,
+        constants::ERR_INFO,
+        constants::ERR_INFO_KEY,
+        constants::ERR_INFO_VALUE,
+        constants::ERR_INFO_NOKEY,
     ] {
         assert!(!ALL
             .iter()
@@ -104,6 +108,10 @@ fn error_classes_and_rank_states_match_the_runtime() {
                     | "MPI_ERR_DIMS"
                     | "MPI_ERR_KEYVAL"
                     | "MPI_ERR_TOPOLOGY"
+                    | "MPI_ERR_INFO"
+                    | "MPI_ERR_INFO_KEY"
+                    | "MPI_ERR_INFO_VALUE"
+                    | "MPI_ERR_INFO_NOKEY"
             ))
             .filter(|(name, _)| name.starts_with("MPI_ERR") || name.starts_with("MPIX_ERR"))
             .any(|&(_, v)| v == c_only));
