@@ -232,6 +232,12 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
+/* Split types (MPI_Comm_split_type). */
+#define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
+
 /* Topology kinds (MPI_Topo_test); only Cartesian topologies are built. */
 #define MPI_CART 1
 #define MPI_GRAPH 2
@@ -301,6 +307,16 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+/* MPI_Comm_split_type: MPI_COMM_TYPE_SHARED groups the ranks of one host, a host being a
+ * kernel boot (/proc/sys/kernel/random/boot_id) with a host name: each rank learns the others'
+ * by an all-gather of that identity over comm, then the call is MPI_Comm_split with the lowest
+ * rank of the host as the color (the failure semantics of both: MPIX_ERR_PROC_FAILED while a
+ * failure is not recognized, a rank recognized as failed takes no part). MPI_UNDEFINED and
+ * the hardware types (MPI_COMM_TYPE_HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED: no level below
+ * the host is known) take part in the call and get MPI_COMM_NULL; other types are MPI_ERR_ARG.
+ * The info is checked (MPI_ERR_INFO) and its hints ignored. */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);

@@ -152,6 +152,89 @@ pub unsafe extern "C" fn MPI_Comm_split(
     })
 }
 
+/// The bytes of a host identity in `MPI_Comm_split_type`'s all-gather.
+const HOST_IDENTITY_LEN: usize = 192;
+
+/// This rank's host, as `MPI_COMM_TYPE_SHARED` groups ranks: the kernel's boot id
+/// (`/proc/sys/kernel/random/boot_id`, which differs between machines and between boots) and
+/// the host name, zero-padded. Ranks with equal identities run under one kernel with one host
+/// name. Where `/proc` cannot be read, the host name alone (or `localhost`).
+fn host_identity() -> [u8; HOST_IDENTITY_LEN] {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let host = crate::environment::host_name().unwrap_or_else(|| "localhost".into());
+    let text = format!("{}/{host}", boot.trim());
+    let mut identity = [0u8; HOST_IDENTITY_LEN];
+    // The first byte is never 0, so no live rank's identity equals the untouched slot of a
+    // rank recognized as failed; a longer identity (a host name is at most 64 bytes) is cut.
+    identity[0] = 1;
+    let len = text.len().min(HOST_IDENTITY_LEN - 1);
+    identity[1..=len].copy_from_slice(&text.as_bytes()[..len]);
+    identity
+}
+
+/// `MPI_Comm_split_type` (MPI-4.0 §7.4.2). `MPI_COMM_TYPE_SHARED`: one communicator per host
+/// (see [`host_identity`]), ranks ordered by `key`, then by rank in `comm`. The ranks learn
+/// each other's hosts by an all-gather of their identities over `comm`, then split with the
+/// lowest rank of their host as the color: the call is that all-gather and `MPI_Comm_split`,
+/// with their failure semantics (`MPIX_ERR_PROC_FAILED` while a failure is not recognized; a
+/// rank recognized as failed takes no part). `MPI_UNDEFINED`, and the hardware types
+/// (`MPI_COMM_TYPE_HW_GUIDED`, `_HW_UNGUIDED`, `_RESOURCE_GUIDED`: the library knows no level
+/// below the host), take part and get `MPI_COMM_NULL`. Other types are `MPI_ERR_ARG`; an
+/// invalid info, `MPI_ERR_INFO` (its hints are ignored).
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: c_int,
+    split_type: c_int,
+    key: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let shared = match split_type {
+            MPI_COMM_TYPE_SHARED => true,
+            MPI_UNDEFINED
+            | MPI_COMM_TYPE_HW_GUIDED
+            | MPI_COMM_TYPE_HW_UNGUIDED
+            | MPI_COMM_TYPE_RESOURCE_GUIDED => false,
+            other => {
+                return Err(Failure::new(
+                    MPI_ERR_ARG,
+                    format!("invalid split_type {other}"),
+                ))
+            }
+        };
+        crate::info::check_handle(info, true)?;
+        let parent = collective_comm_of(comm)?;
+        let parent = parent.get();
+        let mine = host_identity();
+        let mut all = Vec::new();
+        all.try_reserve_exact(parent.size() as usize * HOST_IDENTITY_LEN)
+            .map_err(|_| Failure::new(MPI_ERR_INTERN, "out of memory"))?;
+        all.resize(parent.size() as usize * HOST_IDENTITY_LEN, 0u8);
+        parent.all_gather(&mine, &mut all)?;
+        let color = shared
+            .then(|| {
+                all.chunks_exact(HOST_IDENTITY_LEN)
+                    .position(|theirs| theirs == mine)
+                    .map(|rank| rank as u32)
+            })
+            .flatten();
+        if shared && color.is_none() {
+            return Err(Failure::new(
+                MPI_ERR_INTERN,
+                "this rank's host identity is missing from the all-gather",
+            ));
+        }
+        let made = parent.split(color, key)?;
+        register(comm, made, &newcomm)
+    })
+}
+
 /// `MPI_Comm_create`: collective over the parent's participants.
 ///
 /// # Safety

@@ -154,6 +154,10 @@ pub const MPI_MAXLOC: c_int = 11;
 pub const MPI_MINLOC: c_int = 12;
 pub const MPI_ORDER_C: c_int = 56;
 pub const MPI_ORDER_FORTRAN: c_int = 57;
+pub const MPI_COMM_TYPE_SHARED: c_int = 1;
+pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 3;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 4;
 pub const MPI_CART: c_int = 1;
 pub const MPI_GRAPH: c_int = 2;
 pub const MPI_DIST_GRAPH: c_int = 3;
@@ -282,6 +286,13 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_MINLOC", MPI_MINLOC),
     ("MPI_ORDER_C", MPI_ORDER_C),
     ("MPI_ORDER_FORTRAN", MPI_ORDER_FORTRAN),
+    ("MPI_COMM_TYPE_SHARED", MPI_COMM_TYPE_SHARED),
+    ("MPI_COMM_TYPE_HW_GUIDED", MPI_COMM_TYPE_HW_GUIDED),
+    ("MPI_COMM_TYPE_HW_UNGUIDED", MPI_COMM_TYPE_HW_UNGUIDED),
+    (
+        "MPI_COMM_TYPE_RESOURCE_GUIDED",
+        MPI_COMM_TYPE_RESOURCE_GUIDED,
+    ),
     ("MPI_CART", MPI_CART),
     ("MPI_GRAPH", MPI_GRAPH),
     ("MPI_DIST_GRAPH", MPI_DIST_GRAPH),

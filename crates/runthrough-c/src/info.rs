@@ -108,10 +108,7 @@ fn read<R>(
 }
 
 /// Runs `f` on the pairs of `info`: changing calls (`MPI_INFO_ENV` is read-only).
-fn change<R>(
-    info: c_int,
-    f: impl FnOnce(&mut Pairs) -> Result<R, Failure>,
-) -> Result<R, Failure> {
+fn change<R>(info: c_int, f: impl FnOnce(&mut Pairs) -> Result<R, Failure>) -> Result<R, Failure> {
     if info == MPI_INFO_ENV {
         return Err(Failure::new(
             MPI_ERR_INFO,

@@ -704,3 +704,17 @@ fn collectives_v() {
 fn info() {
     scenario_with("info", 3, &["alpha", "beta"], &[], &[]);
 }
+
+/// `tests/c/split_type.c`: MPI_Comm_split_type by host (every rank here), MPI_UNDEFINED, the
+/// hardware types, on MPI_COMM_SELF and a sub-communicator, with bad input.
+#[test]
+fn split_type() {
+    scenario("split_type", 4, &[]);
+}
+
+/// `tests/c/split_type.c kill`: rank 1 killed by rtrun before the call; MPI_Comm_split_type
+/// fails as MPI_Comm_split does until MPI_Comm_validate_global, then holds the survivors.
+#[test]
+fn split_type_kill() {
+    scenario_with("split_type", 4, &["kill"], &["1@0.5"], &[1]);
+}
