@@ -16,7 +16,8 @@
  * - Handles (MPI_Comm, MPI_Group, MPI_Request, MPI_Errhandler, MPI_Datatype, MPI_Op) are ints
  *   indexing tables of the library; a handle is never reused after it is freed, so a stale handle
  *   is reported (MPI_ERR_COMM, MPI_ERR_GROUP, MPI_ERR_REQUEST, ...), never misused.
- * - Error codes are error classes: MPI_Error_class(code) == code.
+ * - Error codes are error classes: MPI_Error_class(code) == code (but for codes the program
+ *   adds with MPI_Add_error_code).
  * - Wrong use (a NULL pointer, a freed or unknown handle, a negative count) returns an error
  *   class through the communicator's error handler; the library never crashes on it. As in MPI,
  *   the default handler of MPI_COMM_WORLD is MPI_ERRORS_ARE_FATAL (it prints the error and exits
@@ -269,6 +270,7 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_TAG_UB 1
 #define MPI_WTIME_IS_GLOBAL 2
 #define MPI_UNIVERSE_SIZE 3
+#define MPI_LASTUSEDCODE 4
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
@@ -298,6 +300,12 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Error_class(int errorcode, int *errorclass);
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
+/* Added classes and codes are numbered from MPI_ERR_LASTCODE + 1 up (the MPI_LASTUSEDCODE
+ * attribute is the largest); they are local to the process. MPI_Error_string gives an added
+ * one's string, or "" until MPI_Add_error_string sets it. */
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
 
 /* Communicators. */
 int MPI_Comm_rank(MPI_Comm comm, int *rank);

@@ -681,11 +681,13 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
 static TAG_UB: c_int = runthrough::TAG_UB;
 static WTIME_IS_GLOBAL: c_int = 0;
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
+static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 
 /// `MPI_Comm_get_attr` (MPI-4.0 §7.7.2) for the predefined attributes, on any communicator:
 /// `MPI_TAG_UB` (the largest tag), `MPI_WTIME_IS_GLOBAL` (0: the clocks of different hosts
 /// are not synchronized), `MPI_UNIVERSE_SIZE` (the size of `MPI_COMM_WORLD`: no processes can
-/// be spawned). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
+/// be spawned), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
+/// program adds some). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
 /// is 1. Other keys: `MPI_ERR_KEYVAL` (no keys can be created).
 ///
 /// # Safety
@@ -707,6 +709,10 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         let pointer: *const c_int = match comm_keyval {
             MPI_TAG_UB => &TAG_UB,
             MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+            MPI_LASTUSEDCODE => {
+                LAST_USED_CODE.store(crate::errors::last_used_code(), Ordering::Relaxed);
+                LAST_USED_CODE.as_ptr()
+            }
             MPI_UNIVERSE_SIZE => {
                 let world = with_runtime(|runtime| Ok(runtime.universe.world().size()))?;
                 UNIVERSE_SIZE.store(world as i32, Ordering::Relaxed);

@@ -183,6 +183,7 @@ pub const MPI_MAX_OBJECT_NAME: c_int = 128;
 pub const MPI_TAG_UB: c_int = 1;
 pub const MPI_WTIME_IS_GLOBAL: c_int = 2;
 pub const MPI_UNIVERSE_SIZE: c_int = 3;
+pub const MPI_LASTUSEDCODE: c_int = 4;
 
 /// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
@@ -321,4 +322,5 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_TAG_UB", MPI_TAG_UB),
     ("MPI_WTIME_IS_GLOBAL", MPI_WTIME_IS_GLOBAL),
     ("MPI_UNIVERSE_SIZE", MPI_UNIVERSE_SIZE),
+    ("MPI_LASTUSEDCODE", MPI_LASTUSEDCODE),
 ];

@@ -718,3 +718,10 @@ fn split_type() {
 fn split_type_kill() {
     scenario_with("split_type", 4, &["kill"], &["1@0.5"], &[1]);
 }
+
+/// `tests/c/errors.c`: every error class's string, classes and codes added by the program,
+/// MPI_Wtick against MPI_Wtime's resolution, bad input.
+#[test]
+fn errors() {
+    scenario("errors", 2, &[]);
+}

@@ -157,3 +157,25 @@ fn header_declares_every_exported_function() {
     declared.sort();
     assert_eq!(exported, declared);
 }
+
+/// `tests/c/errors.c` checks the string of every error class the library can return: its list
+/// holds every class of the header (all but `MPI_ERR_LASTCODE`, which is a bound).
+#[test]
+fn the_error_string_test_covers_every_class() {
+    let program = include_str!("c/errors.c");
+    let missing: Vec<&str> = ALL
+        .iter()
+        .map(|&(name, _)| name)
+        .filter(|name| {
+            (name.starts_with("MPI_ERR_")
+                || name.starts_with("MPIX_ERR_")
+                || *name == "MPI_SUCCESS")
+                && *name != "MPI_ERR_LASTCODE"
+        })
+        .filter(|name| !program.contains(&format!("CLASS({name})")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tests/c/errors.c does not check {missing:?}"
+    );
+}
