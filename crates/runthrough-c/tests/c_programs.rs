@@ -725,3 +725,155 @@ fn split_type_kill() {
 fn errors() {
     scenario("errors", 2, &[]);
 }
+
+const RTCXX: &str = env!("CARGO_BIN_EXE_rtcxx");
+
+/// Runs a compiler wrapper with `args`, no compiler variable set; its exit code and stdout.
+fn wrapper(program: &str, args: &[&str], vars: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut command = Command::new(program);
+    for var in ["RTCC_CC", "CC", "RTCXX_CXX", "CXX"] {
+        command.env_remove(var);
+    }
+    command.envs(vars.iter().copied()).args(args);
+    let output = command.output().expect("the wrapper runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// `rtcc --help` and `rtcxx --help` print their own usage, naming their options, and run no
+/// compiler.
+#[test]
+fn the_wrappers_print_their_help() {
+    for (program, name, compiler) in [(RTCC, "rtcc", "$CC"), (RTCXX, "rtcxx", "$CXX")] {
+        for flag in ["--help", "-help"] {
+            let (code, out) = wrapper(program, &[flag, "-o", "never"], &[]);
+            assert_eq!(code, Some(0), "{name} {flag}");
+            assert!(out.starts_with(&format!("usage: {name} ")), "{out}");
+            for word in [
+                "-show",
+                "-showme",
+                "-showme:compile",
+                "-showme:link",
+                compiler,
+            ] {
+                assert!(
+                    out.contains(word),
+                    "{name} {flag} does not mention {word}:\n{out}"
+                );
+            }
+        }
+    }
+}
+
+/// `rtcc -show` (and `-showme`, anywhere among the arguments) prints the compiler line, one
+/// shell line, without running it; `-showme:compile` and `-showme:link` print its parts. The
+/// printed line, run by a shell, builds a program that runs under rtrun.
+#[test]
+fn rtcc_show_prints_the_line_it_runs() {
+    let _one = one_job_at_a_time();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("shown sendrecv");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sendrecv.c");
+    let _ = std::fs::remove_file(&program);
+    let args = [
+        "-Wl,--disable-new-dtags",
+        source.to_str().unwrap(),
+        "-o",
+        program.to_str().unwrap(),
+    ];
+    let (code, shown) = wrapper(RTCC, &[&["-show"], &args[..]].concat(), &[]);
+    assert_eq!(code, Some(0));
+    assert!(!program.exists(), "-show compiled");
+    assert_eq!(shown.lines().count(), 1, "{shown}");
+    let shown = shown.trim_end();
+    assert!(shown.starts_with("cc -I"), "{shown}");
+    assert!(shown.contains(" -lrunthrough_c "), "{shown}");
+    assert!(
+        shown.contains("'"),
+        "the path with a space is quoted: {shown}"
+    );
+    let include = shown.split(' ').find_map(|w| w.strip_prefix("-I"));
+    assert!(
+        Path::new(include.unwrap()).join("mpi.h").is_file(),
+        "{shown}"
+    );
+    // The same line from -showme at the end, and with RTCC_CC.
+    let (_, showme) = wrapper(RTCC, &[&args[..], &["-showme"]].concat(), &[]);
+    assert_eq!(showme.trim_end(), shown);
+    let (_, other) = wrapper(
+        RTCC,
+        &[&["--show"], &args[..]].concat(),
+        &[("RTCC_CC", "gcc")],
+    );
+    assert_eq!(other.trim_end(), format!("gcc{}", &shown[2..]));
+    // The parts.
+    let (_, compile) = wrapper(RTCC, &["-showme:compile"], &[]);
+    let (_, link) = wrapper(RTCC, &["-link_info"], &[]);
+    assert!(
+        compile.trim_end().starts_with("-I") && !compile.contains("-l"),
+        "{compile}"
+    );
+    assert!(
+        link.trim_end().starts_with("-L") && link.contains("-lrunthrough_c"),
+        "{link}"
+    );
+    assert!(shown.contains(compile.trim_end()) && shown.ends_with(link.trim_end()));
+    // A compile alone adds no link flags.
+    let (_, only_compile) = wrapper(RTCC, &["-show", "-c", "x.c"], &[]);
+    assert_eq!(
+        only_compile.trim_end(),
+        format!("cc {} -c x.c", compile.trim_end())
+    );
+    // Run by a shell, the line builds the program.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(shown)
+        .status()
+        .expect("sh runs");
+    assert!(status.success(), "{shown}");
+    run_checked("sendrecv", program, 4, &[], &[], &[]);
+}
+
+/// `rtcxx` builds a C++ program with the C++ compiler (`c++` unless `$RTCXX_CXX` or `$CXX`),
+/// and the program runs under rtrun.
+#[test]
+fn rtcxx_builds_a_cxx_program() {
+    let (code, shown) = wrapper(RTCXX, &["-showme", "ring.cpp"], &[]);
+    assert_eq!(code, Some(0));
+    assert!(
+        shown.starts_with("c++ -I") && shown.contains(" ring.cpp "),
+        "{shown}"
+    );
+    let (_, shown) = wrapper(RTCXX, &["-show", "ring.cpp"], &[("CXX", "g++")]);
+    assert!(shown.starts_with("g++ -I"), "{shown}");
+    let (_, shown) = wrapper(
+        RTCXX,
+        &["-show"],
+        &[("CXX", "g++"), ("RTCXX_CXX", "clang++")],
+    );
+    assert!(shown.starts_with("clang++ -I"), "{shown}");
+
+    let _one = one_job_at_a_time();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("cxx_ring_rtcxx");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/cxx_ring.cpp");
+    let output = Command::new(RTCXX)
+        .env_remove("RTCXX_CXX")
+        .env_remove("CXX")
+        .args(["-Wl,--disable-new-dtags", "-Wall", "-Werror"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .expect("rtcxx runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    run_checked("cxx_ring", program, 3, &[], &[], &[]);
+}
