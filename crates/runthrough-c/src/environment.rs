@@ -51,7 +51,8 @@ fn initialize() -> Result<(), Failure> {
 }
 
 /// `MPI_Init_thread`: as `MPI_Init`; the library is thread-safe, so it provides
-/// `MPI_THREAD_MULTIPLE`.
+/// `MPI_THREAD_MULTIPLE` whatever level is required. A `required` that is no thread level is
+/// `MPI_ERR_ARG` (and the library stays uninitialized).
 ///
 /// # Safety
 /// `provided` is NULL or points at a writable int.
@@ -59,12 +60,18 @@ fn initialize() -> Result<(), Failure> {
 pub unsafe extern "C" fn MPI_Init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
-    _required: c_int,
+    required: c_int,
     provided: *mut c_int,
 ) -> c_int {
     boundary(MPI_COMM_NULL, || {
         // SAFETY: checked for NULL by `out`.
         let provided = unsafe { out(provided, "provided")? };
+        if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("required = {required} is not a thread level"),
+            ));
+        }
         initialize()?;
         provided.write(MPI_THREAD_MULTIPLE);
         Ok(())

@@ -877,3 +877,10 @@ fn rtcxx_builds_a_cxx_program() {
     );
     run_checked("cxx_ring", program, 3, &[], &[], &[]);
 }
+
+/// `tests/c/init_thread.c`: MPI_Init_thread's arguments, MPI_THREAD_MULTIPLE provided, and
+/// four threads per rank passing tokens around the ring at once.
+#[test]
+fn init_thread() {
+    scenario("init_thread", 3, &[]);
+}
