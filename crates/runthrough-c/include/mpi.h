@@ -6,8 +6,8 @@
  * fault-tolerance proposal (MPI_Comm_validate_*, MPI_Comm_get_state_*, MPI_Comm_get_num_state_*)
  * and the ULFM calls, declared in <mpi-ext.h> as Open MPI ships them (this header includes it,
  * so programs that include only <mpi.h> see them too), implemented by the Rust runtime (crate
- * runthrough-c). Compile with `rtcc prog.c -o prog`, run with `rtrun -n 4 ./prog` (or under
- * Hydra's mpiexec or srun); started without a launcher, a program runs as a singleton (a world
+ * runthrough-c). Compile with `rtcc prog.c -o prog` (C++: `rtcxx`), run with
+ * `rtrun -n 4 ./prog` (or under Hydra's mpiexec or srun); started without a launcher, a program runs as a singleton (a world
  * of one rank). MPI_Init that cannot bootstrap (a launcher's variables or an RT_* setting that
  * do not parse, a launcher that cannot be reached) prints one line and exits with status 1,
  * as under MPI_ERRORS_ARE_FATAL.
@@ -25,7 +25,8 @@
  *   invalid communicator handle go to MPI_COMM_WORLD's handler. New communicators inherit the
  *   parent's handler.
  * - Calls before MPI_Init or after MPI_Finalize return MPI_ERR_OTHER (but MPI_Get_version,
- *   MPI_Get_library_version, MPI_Initialized and MPI_Finalized work then).
+ *   MPI_Get_library_version, MPI_Initialized, MPI_Finalized, the MPI_Info_* calls,
+ *   MPI_Error_class, MPI_Error_string and MPI_Add_error_* work then).
  *
  * Run-through semantics, where they differ from MPI / ULFM
  * - Each communicator has a local failure view L (updated by MPI_Comm_validate_local and

@@ -36,7 +36,8 @@ static void *ring(void *arg) {
         OK(MPI_Irecv(&in[2], 2, MPI_INT, right, 200 + tag, MPI_COMM_WORLD, &requests[1]));
         OK(MPI_Isend(out, 2, MPI_INT, right, 100 + tag, MPI_COMM_WORLD, &requests[2]));
         OK(MPI_Isend(out, 2, MPI_INT, left, 200 + tag, MPI_COMM_WORLD, &requests[3]));
-        OK(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE));
+        MPI_Status statuses[4];
+        OK(MPI_Waitall(4, requests, statuses));
         CHECK(in[0] == left * 100 + tag && in[1] == round && in[2] == right * 100 + tag &&
                   in[3] == round,
               "thread %d round %d: got %d %d %d %d", tag, round, in[0], in[1], in[2], in[3]);

@@ -66,9 +66,12 @@ static void healthy(int rank, int size) {
     MPI_Info hints;
     OK(MPI_Info_create(&hints));
     OK(MPI_Info_set(hints, "mpi_hw_resource_type", "mpi_shared_memory"));
-    int types[3] = {MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED,
-                    MPI_COMM_TYPE_RESOURCE_GUIDED};
-    for (int i = 0; i < 3; i++) {
+    int types[] = {MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED,
+#ifdef MPI_COMM_TYPE_RESOURCE_GUIDED /* MPI-4.1 */
+                   MPI_COMM_TYPE_RESOURCE_GUIDED,
+#endif
+    };
+    for (int i = 0; i < (int)(sizeof types / sizeof types[0]); i++) {
         none = 12345;
         OK(MPI_Comm_split_type(MPI_COMM_WORLD, types[i], rank, hints, &none));
         CHECK(none == MPI_COMM_NULL, "split type %d gave %d", types[i], none);
