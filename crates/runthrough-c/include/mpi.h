@@ -318,9 +318,10 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 /* MPI_Comm_split_type: MPI_COMM_TYPE_SHARED groups the ranks of one host, a host being a
  * kernel boot (/proc/sys/kernel/random/boot_id) with a host name: each rank learns the others'
- * by an all-gather of that identity over comm, then the call is MPI_Comm_split with the lowest
- * rank of the host as the color (the failure semantics of both: MPIX_ERR_PROC_FAILED while a
- * failure is not recognized, a rank recognized as failed takes no part). MPI_UNDEFINED and
+ * by an all-gather of that identity over comm and an agreement on its outcome (it fails at
+ * every rank or at none), then the call is MPI_Comm_split with the lowest rank of the host as
+ * the color. Under failure it behaves as MPI_Comm_split: MPIX_ERR_PROC_FAILED while a failure
+ * is not recognized, and a rank recognized as failed takes no part. MPI_UNDEFINED and
  * the hardware types (MPI_COMM_TYPE_HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED: no level below
  * the host is known) take part in the call and get MPI_COMM_NULL; other types are MPI_ERR_ARG.
  * The info is checked (MPI_ERR_INFO) and its hints ignored. */

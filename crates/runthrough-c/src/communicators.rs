@@ -174,10 +174,10 @@ fn host_identity() -> [u8; HOST_IDENTITY_LEN] {
 
 /// `MPI_Comm_split_type` (MPI-4.0 §7.4.2). `MPI_COMM_TYPE_SHARED`: one communicator per host
 /// (see [`host_identity`]), ranks ordered by `key`, then by rank in `comm`. The ranks learn
-/// each other's hosts by an all-gather of their identities over `comm`, then split with the
-/// lowest rank of their host as the color: the call is that all-gather and `MPI_Comm_split`,
-/// with their failure semantics (`MPIX_ERR_PROC_FAILED` while a failure is not recognized; a
-/// rank recognized as failed takes no part). `MPI_UNDEFINED`, and the hardware types
+/// each other's hosts by an all-gather of their identities over `comm` and agree on its
+/// outcome (so it fails at every rank or at none), then split with the lowest rank of their
+/// host as the color: under failure it behaves as `MPI_Comm_split` (`MPIX_ERR_PROC_FAILED`
+/// while a failure is not recognized; a rank recognized as failed takes no part). `MPI_UNDEFINED`, and the hardware types
 /// (`MPI_COMM_TYPE_HW_GUIDED`, `_HW_UNGUIDED`, `_RESOURCE_GUIDED`: the library knows no level
 /// below the host), take part and get `MPI_COMM_NULL`. Other types are `MPI_ERR_ARG`; an
 /// invalid info, `MPI_ERR_INFO` (its hints are ignored).
@@ -216,7 +216,18 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
         all.try_reserve_exact(parent.size() as usize * HOST_IDENTITY_LEN)
             .map_err(|_| Failure::new(MPI_ERR_INTERN, "out of memory"))?;
         all.resize(parent.size() as usize * HOST_IDENTITY_LEN, 0u8);
-        parent.all_gather(&mine, &mut all)?;
+        // An all-gather may fail at some ranks and not at others (a rank that dies midway);
+        // the agreement on its outcome makes the call fail everywhere or nowhere before the
+        // split, as MPI_Comm_split's own creation does.
+        let gathered = parent.all_gather(&mine, &mut all);
+        let agreed = parent.agree(u32::from(gathered.is_ok()));
+        gathered?;
+        if agreed? != 1 {
+            return Err(Failure::new(
+                MPIX_ERR_PROC_FAILED,
+                "a process failed during the exchange of host identities",
+            ));
+        }
         let color = shared
             .then(|| {
                 all.chunks_exact(HOST_IDENTITY_LEN)

@@ -719,6 +719,16 @@ fn split_type_kill() {
     scenario_with("split_type", 4, &["kill"], &["1@0.5"], &[1]);
 }
 
+/// `tests/c/split_type.c during`: rank 1 killed by rtrun inside MPI_Comm_split_type, at the
+/// all-gather's entry, before its second message, and in the agreement on its outcome: every
+/// survivor fails alike, then splits without it after MPI_Comm_validate_global.
+#[test]
+fn split_type_kill_during_the_call() {
+    for kill in ["1@all_gather:1", "1@all_gather:1:2", "1@agreement:1:2"] {
+        scenario_with("split_type", 4, &["during"], &[kill], &[1]);
+    }
+}
+
 /// `tests/c/errors.c`: every error class's string, classes and codes added by the program,
 /// MPI_Wtick against MPI_Wtime's resolution, bad input.
 #[test]

@@ -5,7 +5,9 @@
  * sub-communicator, with an info; bad input returns error classes. With the argument "kill":
  * rtrun kills rank 1 (--kill 1@0.5) while it waits in a receive nothing matches, before the
  * call; the survivors get MPIX_ERR_PROC_FAILED from it as from MPI_Comm_split until
- * MPI_Comm_validate_global, then a communicator of the survivors. */
+ * MPI_Comm_validate_global, then a communicator of the survivors. With "during": every rank
+ * calls it and rtrun kills rank 1 inside it (in the all-gather of host identities or in the
+ * agreement on its outcome): every survivor gets MPIX_ERR_PROC_FAILED, none a communicator. */
 #include "ft_common.h"
 
 #include <string.h>
@@ -113,17 +115,26 @@ static void healthy(int rank, int size) {
     OK(MPI_Comm_free(&half));
 }
 
-static void after_a_kill(int rank, int size) {
-    if (rank == 1) {
+/* `during`: rank 1 is killed inside the call (rtrun's kill point), else before it. */
+static void after_a_kill(int rank, int size, int during) {
+    MPI_Comm node = 777, split = 777;
+    if (during) {
+        EXPECT(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                                   &node),
+               MPIX_ERR_PROC_FAILED);
+        CHECK(rank != 1, "rank 1 was to be killed by rtrun in MPI_Comm_split_type");
+    } else if (rank == 1) {
         int value;
         MPI_Recv(&value, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         FAIL("rank 1 was to be killed by rtrun");
+    } else {
+        ft_wait_detected(MPI_COMM_WORLD, 1);
+        EXPECT(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                                   &node),
+               MPIX_ERR_PROC_FAILED);
+        EXPECT(MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &split), MPIX_ERR_PROC_FAILED);
     }
-    ft_wait_detected(MPI_COMM_WORLD, 1);
-    MPI_Comm node = 777, split = 777;
-    EXPECT(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
-           MPIX_ERR_PROC_FAILED);
-    EXPECT(MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &split), MPIX_ERR_PROC_FAILED);
+    CHECK(node == 777 && split == 777, "a failed call wrote its newcomm");
     int failed = -1;
     OK(MPI_Comm_validate_global(MPI_COMM_WORLD, &failed));
     CHECK(failed == 1, "validate_global: %d failed", failed);
@@ -153,7 +164,9 @@ int main(int argc, char **argv) {
     int rank, size;
     ft_init(&argc, &argv, &rank, &size);
     if (argc > 1 && strcmp(argv[1], "kill") == 0)
-        after_a_kill(rank, size);
+        after_a_kill(rank, size, 0);
+    else if (argc > 1 && strcmp(argv[1], "during") == 0)
+        after_a_kill(rank, size, 1);
     else
         healthy(rank, size);
     if (rank == 0) {
