@@ -6,8 +6,8 @@
  * fault-tolerance proposal (MPI_Comm_validate_*, MPI_Comm_get_state_*, MPI_Comm_get_num_state_*)
  * and the ULFM calls, declared in <mpi-ext.h> as Open MPI ships them (this header includes it,
  * so programs that include only <mpi.h> see them too), implemented by the Rust runtime (crate
- * runthrough-c). Compile with `rtcc prog.c -o prog`, run with `rtrun -n 4 ./prog` (or under
- * Hydra's mpiexec or srun); started without a launcher, a program runs as a singleton (a world
+ * runthrough-c). Compile with `rtcc prog.c -o prog` (C++: `rtcxx`), run with
+ * `rtrun -n 4 ./prog` (or under Hydra's mpiexec or srun); started without a launcher, a program runs as a singleton (a world
  * of one rank). MPI_Init that cannot bootstrap (a launcher's variables or an RT_* setting that
  * do not parse, a launcher that cannot be reached) prints one line and exits with status 1,
  * as under MPI_ERRORS_ARE_FATAL.
@@ -16,7 +16,8 @@
  * - Handles (MPI_Comm, MPI_Group, MPI_Request, MPI_Errhandler, MPI_Datatype, MPI_Op) are ints
  *   indexing tables of the library; a handle is never reused after it is freed, so a stale handle
  *   is reported (MPI_ERR_COMM, MPI_ERR_GROUP, MPI_ERR_REQUEST, ...), never misused.
- * - Error codes are error classes: MPI_Error_class(code) == code.
+ * - Error codes are error classes: MPI_Error_class(code) == code (but for codes the program
+ *   adds with MPI_Add_error_code).
  * - Wrong use (a NULL pointer, a freed or unknown handle, a negative count) returns an error
  *   class through the communicator's error handler; the library never crashes on it. As in MPI,
  *   the default handler of MPI_COMM_WORLD is MPI_ERRORS_ARE_FATAL (it prints the error and exits
@@ -24,7 +25,8 @@
  *   invalid communicator handle go to MPI_COMM_WORLD's handler. New communicators inherit the
  *   parent's handler.
  * - Calls before MPI_Init or after MPI_Finalize return MPI_ERR_OTHER (but MPI_Get_version,
- *   MPI_Get_library_version, MPI_Initialized and MPI_Finalized work then).
+ *   MPI_Get_library_version, MPI_Initialized, MPI_Finalized, the MPI_Info_* calls,
+ *   MPI_Error_class, MPI_Error_string and MPI_Add_error_* work then).
  *
  * Run-through semantics, where they differ from MPI / ULFM
  * - Each communicator has a local failure view L (updated by MPI_Comm_validate_local and
@@ -147,6 +149,10 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ERR_DIMS 11
 #define MPI_ERR_KEYVAL 48
 #define MPI_ERR_TOPOLOGY 13
+#define MPI_ERR_INFO 28
+#define MPI_ERR_INFO_KEY 29
+#define MPI_ERR_INFO_VALUE 30
+#define MPI_ERR_INFO_NOKEY 31
 #define MPI_ERR_LASTCODE 100
 
 /* Rank states and modifiers: distinct nonzero bits (the values of runthrough::RankState). */
@@ -162,6 +168,8 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 /* MPI_COMM_SELF: a communicator of this rank alone. */
 #define MPI_COMM_SELF 2
 #define MPI_INFO_NULL 0
+/* MPI_INFO_ENV: read-only (set, delete, free: MPI_ERR_INFO); see "Info objects" below. */
+#define MPI_INFO_ENV 1
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 #define MPI_REQUEST_NULL 0
@@ -226,6 +234,12 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
+/* Split types (MPI_Comm_split_type). */
+#define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
+
 /* Topology kinds (MPI_Topo_test); only Cartesian topologies are built. */
 #define MPI_CART 1
 #define MPI_GRAPH 2
@@ -251,10 +265,13 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_SUBVERSION 0
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
 /* Predefined attribute keys (MPI_Comm_get_attr; on every communicator). */
 #define MPI_TAG_UB 1
 #define MPI_WTIME_IS_GLOBAL 2
 #define MPI_UNIVERSE_SIZE 3
+#define MPI_LASTUSEDCODE 4
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
@@ -284,12 +301,32 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Error_class(int errorcode, int *errorclass);
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
+/* Added classes and codes are numbered from MPI_ERR_LASTCODE + 1 up (the MPI_LASTUSEDCODE
+ * attribute is the largest); they are local to the process. MPI_Error_string gives an added
+ * one's string, or "" until MPI_Add_error_string sets it. */
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
 
 /* Communicators. */
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+/* MPI_Comm_split_type: MPI_COMM_TYPE_SHARED groups the ranks of one host, a host being a
+ * kernel boot (/proc/sys/kernel/random/boot_id) with a host name: each rank learns the others'
+ * by an all-gather of that identity over comm and an agreement on its outcome (it fails at
+ * every rank or at none), then the call is MPI_Comm_split with the lowest rank of the host as
+ * the color. Under failure it behaves as MPI_Comm_split: MPIX_ERR_PROC_FAILED while a failure
+ * is not recognized, and a rank recognized as failed takes no part. MPI_UNDEFINED and
+ * the hardware types (MPI_COMM_TYPE_HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED: no level below
+ * the host is known) take part in the call and get MPI_COMM_NULL; other types are MPI_ERR_ARG.
+ * The info is checked (MPI_ERR_INFO) and its hints ignored. */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
@@ -298,6 +335,28 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+/* Info objects. Keys are 1 to MPI_MAX_INFO_KEY - 1 bytes (MPI_ERR_INFO_KEY otherwise), values
+ * at most MPI_MAX_INFO_VAL - 1 (MPI_ERR_INFO_VALUE); keys are numbered in the order they were
+ * first set. The info calls work before MPI_Init and after MPI_Finalize too (MPI-4). An invalid
+ * or freed handle is MPI_ERR_INFO; deleting a key that is not there, MPI_ERR_INFO_NOKEY.
+ * MPI_INFO_ENV holds the keys this process knows: command, argv (the arguments after the
+ * command, separated by spaces), maxprocs (the size of MPI_COMM_WORLD, once initialized), host,
+ * arch, wdir and thread_level; never file or soft. The library uses no hints: the calls that
+ * take an info (MPI_Comm_dup_with_info, MPI_Comm_set_info, MPI_Comm_split_type) check the
+ * handle (MPI_INFO_NULL is accepted) and ignore the pairs; MPI_Comm_get_info returns a new,
+ * empty info. */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
 
 /* Topologies. A Cartesian communicator is an ordinary one (made by a split of comm_old, with
  * its failure semantics) that carries its grid; ranks are not reordered (reorder is ignored);

@@ -63,16 +63,65 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
-        let made = collective_comm_of(comm)?.get().dup()?;
-        register(comm, Some(made), &newcomm)?;
-        // MPI: the duplicate keeps the parent's topology.
-        if let Some(cart) = crate::topology::topology_of(comm) {
-            let handle = newcomm.read();
-            with_runtime(|runtime| {
-                runtime.comm_mut(handle)?.topology = Some(cart);
-                Ok(())
-            })?;
-        }
+        dup_into(comm, &newcomm)
+    })
+}
+
+/// The body of `MPI_Comm_dup`: the duplicate keeps the parent's topology, as MPI says.
+fn dup_into(comm: c_int, newcomm: &crate::errors::Out<c_int>) -> Result<(), Failure> {
+    let made = collective_comm_of(comm)?.get().dup()?;
+    register(comm, Some(made), newcomm)?;
+    if let Some(cart) = crate::topology::topology_of(comm) {
+        let handle = newcomm.read();
+        with_runtime(|runtime| {
+            runtime.comm_mut(handle)?.topology = Some(cart);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// `MPI_Comm_dup_with_info` (MPI-4.0 §7.4.2): `MPI_Comm_dup`; the info (a live handle,
+/// `MPI_INFO_ENV` or `MPI_INFO_NULL`, else `MPI_ERR_INFO`) holds hints the library does not use.
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        crate::info::check_handle(info, true)?;
+        dup_into(comm, &newcomm)
+    })
+}
+
+/// `MPI_Comm_set_info` (MPI-4.0 §7.4.4): checks the communicator and the info (a live handle,
+/// `MPI_INFO_ENV` or `MPI_INFO_NULL`) and ignores the hints: the library uses none.
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_info(comm: c_int, info: c_int) -> c_int {
+    boundary(comm, || {
+        comm_of(comm)?;
+        crate::info::check_handle(info, true)
+    })
+}
+
+/// `MPI_Comm_get_info` (MPI-4.0 §7.4.4): a new info holding the hints in use: none, so it is
+/// empty. The program frees it.
+///
+/// # Safety
+/// `info_used` is NULL or points at a writable `MPI_Info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: c_int, info_used: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let info_used = unsafe { out(info_used, "info_used")? };
+        comm_of(comm)?;
+        info_used.write(crate::info::create_with(Vec::new()));
         Ok(())
     })
 }
@@ -99,6 +148,100 @@ pub unsafe extern "C" fn MPI_Comm_split(
             ),
         };
         let made = collective_comm_of(comm)?.get().split(color, key)?;
+        register(comm, made, &newcomm)
+    })
+}
+
+/// The bytes of a host identity in `MPI_Comm_split_type`'s all-gather.
+const HOST_IDENTITY_LEN: usize = 192;
+
+/// This rank's host, as `MPI_COMM_TYPE_SHARED` groups ranks: the kernel's boot id
+/// (`/proc/sys/kernel/random/boot_id`, which differs between machines and between boots) and
+/// the host name, zero-padded. Ranks with equal identities run under one kernel with one host
+/// name. Where `/proc` cannot be read, the host name alone (or `localhost`).
+fn host_identity() -> [u8; HOST_IDENTITY_LEN] {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let host = crate::environment::host_name().unwrap_or_else(|| "localhost".into());
+    let text = format!("{}/{host}", boot.trim());
+    let mut identity = [0u8; HOST_IDENTITY_LEN];
+    // The first byte is never 0, so no live rank's identity equals the untouched slot of a
+    // rank recognized as failed; a longer identity (a host name is at most 64 bytes) is cut.
+    identity[0] = 1;
+    let len = text.len().min(HOST_IDENTITY_LEN - 1);
+    identity[1..=len].copy_from_slice(&text.as_bytes()[..len]);
+    identity
+}
+
+/// `MPI_Comm_split_type` (MPI-4.0 §7.4.2). `MPI_COMM_TYPE_SHARED`: one communicator per host
+/// (see [`host_identity`]), ranks ordered by `key`, then by rank in `comm`. The ranks learn
+/// each other's hosts by an all-gather of their identities over `comm` and agree on its
+/// outcome (so it fails at every rank or at none), then split with the lowest rank of their
+/// host as the color: under failure it behaves as `MPI_Comm_split` (`MPIX_ERR_PROC_FAILED`
+/// while a failure is not recognized; a rank recognized as failed takes no part). `MPI_UNDEFINED`, and the hardware types
+/// (`MPI_COMM_TYPE_HW_GUIDED`, `_HW_UNGUIDED`, `_RESOURCE_GUIDED`: the library knows no level
+/// below the host), take part and get `MPI_COMM_NULL`. Other types are `MPI_ERR_ARG`; an
+/// invalid info, `MPI_ERR_INFO` (its hints are ignored).
+///
+/// # Safety
+/// `newcomm` is NULL or points at a writable `MPI_Comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: c_int,
+    split_type: c_int,
+    key: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newcomm = unsafe { out(newcomm, "newcomm")? };
+        let shared = match split_type {
+            MPI_COMM_TYPE_SHARED => true,
+            MPI_UNDEFINED
+            | MPI_COMM_TYPE_HW_GUIDED
+            | MPI_COMM_TYPE_HW_UNGUIDED
+            | MPI_COMM_TYPE_RESOURCE_GUIDED => false,
+            other => {
+                return Err(Failure::new(
+                    MPI_ERR_ARG,
+                    format!("invalid split_type {other}"),
+                ))
+            }
+        };
+        crate::info::check_handle(info, true)?;
+        let parent = collective_comm_of(comm)?;
+        let parent = parent.get();
+        let mine = host_identity();
+        let mut all = Vec::new();
+        all.try_reserve_exact(parent.size() as usize * HOST_IDENTITY_LEN)
+            .map_err(|_| Failure::new(MPI_ERR_INTERN, "out of memory"))?;
+        all.resize(parent.size() as usize * HOST_IDENTITY_LEN, 0u8);
+        // An all-gather may fail at some ranks and not at others (a rank that dies midway);
+        // the agreement on its outcome makes the call fail everywhere or nowhere before the
+        // split, as MPI_Comm_split's own creation does.
+        let gathered = parent.all_gather(&mine, &mut all);
+        let agreed = parent.agree(u32::from(gathered.is_ok()));
+        gathered?;
+        if agreed? != 1 {
+            return Err(Failure::new(
+                MPIX_ERR_PROC_FAILED,
+                "a process failed during the exchange of host identities",
+            ));
+        }
+        let color = shared
+            .then(|| {
+                all.chunks_exact(HOST_IDENTITY_LEN)
+                    .position(|theirs| theirs == mine)
+                    .map(|rank| rank as u32)
+            })
+            .flatten();
+        if shared && color.is_none() {
+            return Err(Failure::new(
+                MPI_ERR_INTERN,
+                "this rank's host identity is missing from the all-gather",
+            ));
+        }
+        let made = parent.split(color, key)?;
         register(comm, made, &newcomm)
     })
 }
@@ -549,11 +692,13 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
 static TAG_UB: c_int = runthrough::TAG_UB;
 static WTIME_IS_GLOBAL: c_int = 0;
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
+static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 
 /// `MPI_Comm_get_attr` (MPI-4.0 §7.7.2) for the predefined attributes, on any communicator:
 /// `MPI_TAG_UB` (the largest tag), `MPI_WTIME_IS_GLOBAL` (0: the clocks of different hosts
 /// are not synchronized), `MPI_UNIVERSE_SIZE` (the size of `MPI_COMM_WORLD`: no processes can
-/// be spawned). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
+/// be spawned), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
+/// program adds some). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
 /// is 1. Other keys: `MPI_ERR_KEYVAL` (no keys can be created).
 ///
 /// # Safety
@@ -575,6 +720,10 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         let pointer: *const c_int = match comm_keyval {
             MPI_TAG_UB => &TAG_UB,
             MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+            MPI_LASTUSEDCODE => {
+                LAST_USED_CODE.store(crate::errors::last_used_code(), Ordering::Relaxed);
+                LAST_USED_CODE.as_ptr()
+            }
             MPI_UNIVERSE_SIZE => {
                 let world = with_runtime(|runtime| Ok(runtime.universe.world().size()))?;
                 UNIVERSE_SIZE.store(world as i32, Ordering::Relaxed);

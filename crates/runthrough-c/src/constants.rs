@@ -45,6 +45,14 @@ pub const ERR_DIMS: c_int = 11;
 pub const ERR_KEYVAL: c_int = 48;
 /// A communicator without the topology a call needs (`MPI_Cart_*` on a plain communicator).
 pub const ERR_TOPOLOGY: c_int = 13;
+/// An invalid or freed info handle, or a change to `MPI_INFO_ENV`.
+pub const ERR_INFO: c_int = 28;
+/// An info key that is empty or too long.
+pub const ERR_INFO_KEY: c_int = 29;
+/// An info value that is too long.
+pub const ERR_INFO_VALUE: c_int = 30;
+/// `MPI_Info_delete` of a key that is not there.
+pub const ERR_INFO_NOKEY: c_int = 31;
 
 pub const MPI_SUCCESS: c_int = ErrorClass::Success as c_int;
 pub const MPI_ERR_BUFFER: c_int = ErrorClass::Buffer as c_int;
@@ -75,6 +83,10 @@ pub const MPI_ERR_LASTCODE: c_int = ERR_LASTCODE;
 pub const MPI_ERR_DIMS: c_int = ERR_DIMS;
 pub const MPI_ERR_KEYVAL: c_int = ERR_KEYVAL;
 pub const MPI_ERR_TOPOLOGY: c_int = ERR_TOPOLOGY;
+pub const MPI_ERR_INFO: c_int = ERR_INFO;
+pub const MPI_ERR_INFO_KEY: c_int = ERR_INFO_KEY;
+pub const MPI_ERR_INFO_VALUE: c_int = ERR_INFO_VALUE;
+pub const MPI_ERR_INFO_NOKEY: c_int = ERR_INFO_NOKEY;
 pub const MPI_RANK_STATE_OK: c_int = RankState::OK.bits() as c_int;
 pub const MPI_RANK_STATE_FAILED: c_int = RankState::FAILED.bits() as c_int;
 pub const MPI_RANK_STATE_NULL: c_int = RankState::NULL.bits() as c_int;
@@ -84,6 +96,9 @@ pub const MPI_COMM_NULL: c_int = 0;
 pub const MPI_COMM_WORLD: c_int = 1;
 pub const MPI_COMM_SELF: c_int = 2;
 pub const MPI_INFO_NULL: c_int = 0;
+pub const MPI_INFO_ENV: c_int = 1;
+pub const MPI_MAX_INFO_KEY: c_int = 255;
+pub const MPI_MAX_INFO_VAL: c_int = 1024;
 pub const MPI_GROUP_NULL: c_int = 0;
 pub const MPI_GROUP_EMPTY: c_int = 1;
 pub const MPI_REQUEST_NULL: c_int = 0;
@@ -139,6 +154,10 @@ pub const MPI_MAXLOC: c_int = 11;
 pub const MPI_MINLOC: c_int = 12;
 pub const MPI_ORDER_C: c_int = 56;
 pub const MPI_ORDER_FORTRAN: c_int = 57;
+pub const MPI_COMM_TYPE_SHARED: c_int = 1;
+pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 3;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 4;
 pub const MPI_CART: c_int = 1;
 pub const MPI_GRAPH: c_int = 2;
 pub const MPI_DIST_GRAPH: c_int = 3;
@@ -164,6 +183,7 @@ pub const MPI_MAX_OBJECT_NAME: c_int = 128;
 pub const MPI_TAG_UB: c_int = 1;
 pub const MPI_WTIME_IS_GLOBAL: c_int = 2;
 pub const MPI_UNIVERSE_SIZE: c_int = 3;
+pub const MPI_LASTUSEDCODE: c_int = 4;
 
 /// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
@@ -196,6 +216,10 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ERR_DIMS", MPI_ERR_DIMS),
     ("MPI_ERR_KEYVAL", MPI_ERR_KEYVAL),
     ("MPI_ERR_TOPOLOGY", MPI_ERR_TOPOLOGY),
+    ("MPI_ERR_INFO", MPI_ERR_INFO),
+    ("MPI_ERR_INFO_KEY", MPI_ERR_INFO_KEY),
+    ("MPI_ERR_INFO_VALUE", MPI_ERR_INFO_VALUE),
+    ("MPI_ERR_INFO_NOKEY", MPI_ERR_INFO_NOKEY),
     ("MPI_RANK_STATE_OK", MPI_RANK_STATE_OK),
     ("MPI_RANK_STATE_FAILED", MPI_RANK_STATE_FAILED),
     ("MPI_RANK_STATE_NULL", MPI_RANK_STATE_NULL),
@@ -205,6 +229,9 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_COMM_WORLD", MPI_COMM_WORLD),
     ("MPI_COMM_SELF", MPI_COMM_SELF),
     ("MPI_INFO_NULL", MPI_INFO_NULL),
+    ("MPI_INFO_ENV", MPI_INFO_ENV),
+    ("MPI_MAX_INFO_KEY", MPI_MAX_INFO_KEY),
+    ("MPI_MAX_INFO_VAL", MPI_MAX_INFO_VAL),
     ("MPI_GROUP_NULL", MPI_GROUP_NULL),
     ("MPI_GROUP_EMPTY", MPI_GROUP_EMPTY),
     ("MPI_REQUEST_NULL", MPI_REQUEST_NULL),
@@ -260,6 +287,13 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_MINLOC", MPI_MINLOC),
     ("MPI_ORDER_C", MPI_ORDER_C),
     ("MPI_ORDER_FORTRAN", MPI_ORDER_FORTRAN),
+    ("MPI_COMM_TYPE_SHARED", MPI_COMM_TYPE_SHARED),
+    ("MPI_COMM_TYPE_HW_GUIDED", MPI_COMM_TYPE_HW_GUIDED),
+    ("MPI_COMM_TYPE_HW_UNGUIDED", MPI_COMM_TYPE_HW_UNGUIDED),
+    (
+        "MPI_COMM_TYPE_RESOURCE_GUIDED",
+        MPI_COMM_TYPE_RESOURCE_GUIDED,
+    ),
     ("MPI_CART", MPI_CART),
     ("MPI_GRAPH", MPI_GRAPH),
     ("MPI_DIST_GRAPH", MPI_DIST_GRAPH),
@@ -288,4 +322,5 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_TAG_UB", MPI_TAG_UB),
     ("MPI_WTIME_IS_GLOBAL", MPI_WTIME_IS_GLOBAL),
     ("MPI_UNIVERSE_SIZE", MPI_UNIVERSE_SIZE),
+    ("MPI_LASTUSEDCODE", MPI_LASTUSEDCODE),
 ];

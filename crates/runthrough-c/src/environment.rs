@@ -51,7 +51,8 @@ fn initialize() -> Result<(), Failure> {
 }
 
 /// `MPI_Init_thread`: as `MPI_Init`; the library is thread-safe, so it provides
-/// `MPI_THREAD_MULTIPLE`.
+/// `MPI_THREAD_MULTIPLE` whatever level is required. A `required` that is no thread level is
+/// `MPI_ERR_ARG` (and the library stays uninitialized).
 ///
 /// # Safety
 /// `provided` is NULL or points at a writable int.
@@ -59,12 +60,18 @@ fn initialize() -> Result<(), Failure> {
 pub unsafe extern "C" fn MPI_Init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
-    _required: c_int,
+    required: c_int,
     provided: *mut c_int,
 ) -> c_int {
     boundary(MPI_COMM_NULL, || {
         // SAFETY: checked for NULL by `out`.
         let provided = unsafe { out(provided, "provided")? };
+        if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("required = {required} is not a thread level"),
+            ));
+        }
         initialize()?;
         provided.write(MPI_THREAD_MULTIPLE);
         Ok(())
@@ -195,10 +202,14 @@ pub extern "C" fn MPI_Wtime() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// `MPI_Wtick`.
+/// `MPI_Wtick`: the resolution of `MPI_Wtime`, which is the coarser of the clock's (the
+/// system clock counts nanoseconds) and the spacing of doubles around the current time (about
+/// 2.4e-7 s since 2004: seconds since 1970 in a double's 53 bits). Two readings of
+/// `MPI_Wtime` differ by 0 or by at least this.
 #[no_mangle]
 pub extern "C" fn MPI_Wtick() -> f64 {
-    1e-9
+    let now = MPI_Wtime();
+    (now.next_up() - now).max(1e-9)
 }
 
 /// `MPI_Get_processor_name`: this host's name (`/proc/sys/kernel/hostname`; `localhost` where
@@ -210,12 +221,16 @@ pub extern "C" fn MPI_Wtick() -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     boundary(MPI_COMM_WORLD, || {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|h| h.trim().to_string())
-            .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "localhost".into());
+        let host = host_name().unwrap_or_else(|| "localhost".into());
         // SAFETY: forwarded contract.
         unsafe { write_string(name, MPI_MAX_PROCESSOR_NAME, &host, resultlen, "name") }
     })
+}
+
+/// This host's name (`/proc/sys/kernel/hostname`), if it can be read.
+pub(crate) fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
 }

@@ -2,14 +2,16 @@
 //! Errors at the C boundary: the error class a call returns, the communicator's error handler
 //! that reports it, and the panic guard every exported function runs in.
 
+use std::collections::BTreeMap;
 use std::ffi::c_char;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 use runthrough::Error;
 
 use crate::constants::*;
-use crate::runtime::{lock_state, with_runtime, Phase};
+use crate::runtime::{lock, lock_state, with_runtime, Phase};
 
 /// A failed call: its error class and what went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +172,10 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
         MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
         MPI_ERR_TOPOLOGY => "MPI_ERR_TOPOLOGY: the communicator has no such topology",
+        MPI_ERR_INFO => "MPI_ERR_INFO: invalid or freed info object, or MPI_INFO_ENV changed",
+        MPI_ERR_INFO_KEY => "MPI_ERR_INFO_KEY: info key empty or longer than MPI_MAX_INFO_KEY - 1",
+        MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: info value longer than MPI_MAX_INFO_VAL - 1",
+        MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: no such key in the info object",
         MPI_ERR_SIZE => "MPI_ERR_SIZE: the output array is smaller than the number of matches",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
         MPIX_ERR_PROC_FAILED_PENDING => {
@@ -181,26 +187,141 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
     })
 }
 
-/// `MPI_Error_class`: codes are classes.
+/// The error classes and codes the program added (`MPI_Add_error_class`, `_code`), above
+/// `MPI_ERR_LASTCODE`: each added code's class (an added class is its own) and its string.
+struct Added {
+    class_of: BTreeMap<c_int, c_int>,
+    strings: BTreeMap<c_int, String>,
+    last: c_int,
+}
+
+static ADDED: Mutex<Added> = Mutex::new(Added {
+    class_of: BTreeMap::new(),
+    strings: BTreeMap::new(),
+    last: MPI_ERR_LASTCODE,
+});
+
+/// The largest error code in use (the `MPI_LASTUSEDCODE` attribute).
+pub(crate) fn last_used_code() -> c_int {
+    lock(&ADDED).last
+}
+
+/// The class of an error code: a predefined class is its own, an added code its class.
+fn class_of(errorcode: c_int) -> Result<c_int, Failure> {
+    if class_string(errorcode).is_some() {
+        return Ok(errorcode);
+    }
+    lock(&ADDED)
+        .class_of
+        .get(&errorcode)
+        .copied()
+        .ok_or_else(|| Failure::new(MPI_ERR_ARG, format!("{errorcode} is not an error code")))
+}
+
+/// A new code of class `class` (itself for a new class).
+fn add_code(class: Option<c_int>) -> Result<c_int, Failure> {
+    let mut added = lock(&ADDED);
+    let code = added
+        .last
+        .checked_add(1)
+        .ok_or_else(|| Failure::new(MPI_ERR_INTERN, "no error codes are left"))?;
+    added.last = code;
+    added.class_of.insert(code, class.unwrap_or(code));
+    Ok(code)
+}
+
+/// `MPI_Error_class`: a predefined code is its own class; a code added by
+/// `MPI_Add_error_code` has the class it was added to. Anything else is `MPI_ERR_ARG`.
 ///
 /// # Safety
 /// `errorclass` is NULL or points at a writable int.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
     boundary(MPI_COMM_WORLD, || {
-        if class_string(errorcode).is_none() {
-            return Err(Failure::new(
-                MPI_ERR_ARG,
-                format!("{errorcode} is not an error code"),
-            ));
-        }
         // SAFETY: checked for NULL by `out`; the caller passes a writable int.
-        unsafe { out(errorclass, "errorclass")?.write(errorcode) };
+        let errorclass = unsafe { out(errorclass, "errorclass")? };
+        errorclass.write(class_of(errorcode)?);
         Ok(())
     })
 }
 
-/// `MPI_Error_string`: writes the class's description, NUL-terminated, at most
+/// `MPI_Add_error_class` (MPI-4.0 §9.5): a new class, above `MPI_ERR_LASTCODE` (and every
+/// code added before); `MPI_LASTUSEDCODE` follows. Local; works at any time, as
+/// `MPI_Error_class` does.
+///
+/// # Safety
+/// `errorclass` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let errorclass = unsafe { out(errorclass, "errorclass")? };
+        errorclass.write(add_code(None)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Add_error_code` (MPI-4.0 §9.5): a new code of `errorclass` (predefined or added;
+/// `MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// `errorcode` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let errorcode = unsafe { out(errorcode, "errorcode")? };
+        if class_of(errorclass)? != errorclass {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("{errorclass} is an error code, not a class"),
+            ));
+        }
+        errorcode.write(add_code(Some(errorclass))?);
+        Ok(())
+    })
+}
+
+/// `MPI_Add_error_string` (MPI-4.0 §9.5): the string `MPI_Error_string` gives for an added
+/// class or code (set again, replaced). A predefined code, an unknown one, or a string of
+/// `MPI_MAX_ERROR_STRING` bytes or more is `MPI_ERR_ARG`.
+///
+/// # Safety
+/// `string` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        if string.is_null() {
+            return Err(Failure::null("string"));
+        }
+        // SAFETY: not NULL; by the caller's contract a NUL-terminated string.
+        let text = unsafe { std::ffi::CStr::from_ptr(string) };
+        if text.to_bytes().len() >= MPI_MAX_ERROR_STRING as usize {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!(
+                    "an error string of {} bytes (at most {})",
+                    text.to_bytes().len(),
+                    MPI_MAX_ERROR_STRING - 1
+                ),
+            ));
+        }
+        let mut added = lock(&ADDED);
+        if !added.class_of.contains_key(&errorcode) {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("{errorcode} is not an error class or code added by the program"),
+            ));
+        }
+        added
+            .strings
+            .insert(errorcode, text.to_string_lossy().into_owned());
+        Ok(())
+    })
+}
+
+/// `MPI_Error_string`: writes the class's description (for an added class or code, the string
+/// `MPI_Add_error_string` gave it, or the empty string), NUL-terminated, at most
 /// `MPI_MAX_ERROR_STRING` bytes with the NUL.
 ///
 /// # Safety
@@ -213,11 +334,16 @@ pub unsafe extern "C" fn MPI_Error_string(
     resultlen: *mut c_int,
 ) -> c_int {
     boundary(MPI_COMM_WORLD, || {
-        let text = class_string(errorcode).ok_or_else(|| {
-            Failure::new(MPI_ERR_ARG, format!("{errorcode} is not an error code"))
-        })?;
+        let text = match class_string(errorcode) {
+            Some(text) => text.to_string(),
+            None => {
+                class_of(errorcode)?;
+                let added = lock(&ADDED);
+                added.strings.get(&errorcode).cloned().unwrap_or_default()
+            }
+        };
         // SAFETY: forwarded contract.
-        unsafe { write_string(string, MPI_MAX_ERROR_STRING, text, resultlen, "string") }
+        unsafe { write_string(string, MPI_MAX_ERROR_STRING, &text, resultlen, "string") }
     })
 }
 

@@ -35,6 +35,7 @@ mod derived;
 mod environment;
 mod errors;
 mod failures;
+mod info;
 mod pack;
 mod pairs;
 mod point_to_point;

@@ -696,3 +696,201 @@ fn topo_types() {
 fn collectives_v() {
     scenario("collectives_v", 4, &[3]);
 }
+
+/// `tests/c/info.c`: info objects (before MPI_Init, while running, after MPI_Finalize),
+/// MPI_INFO_ENV with the job's arguments and size, the communicator calls that take an info,
+/// and bad input.
+#[test]
+fn info() {
+    scenario_with("info", 3, &["alpha", "beta"], &[], &[]);
+}
+
+/// `tests/c/split_type.c`: MPI_Comm_split_type by host (every rank here), MPI_UNDEFINED, the
+/// hardware types, on MPI_COMM_SELF and a sub-communicator, with bad input.
+#[test]
+fn split_type() {
+    scenario("split_type", 4, &[]);
+}
+
+/// `tests/c/split_type.c kill`: rank 1 killed by rtrun before the call; MPI_Comm_split_type
+/// fails as MPI_Comm_split does until MPI_Comm_validate_global, then holds the survivors.
+#[test]
+fn split_type_kill() {
+    scenario_with("split_type", 4, &["kill"], &["1@0.5"], &[1]);
+}
+
+/// `tests/c/split_type.c during`: rank 1 killed by rtrun inside MPI_Comm_split_type, at the
+/// all-gather's entry, before its second message, and in the agreement on its outcome: every
+/// survivor fails alike, then splits without it after MPI_Comm_validate_global.
+#[test]
+fn split_type_kill_during_the_call() {
+    for kill in ["1@all_gather:1", "1@all_gather:1:2", "1@agreement:1:2"] {
+        scenario_with("split_type", 4, &["during"], &[kill], &[1]);
+    }
+}
+
+/// `tests/c/errors.c`: every error class's string, classes and codes added by the program,
+/// MPI_Wtick against MPI_Wtime's resolution, bad input.
+#[test]
+fn errors() {
+    scenario("errors", 2, &[]);
+}
+
+const RTCXX: &str = env!("CARGO_BIN_EXE_rtcxx");
+
+/// Runs a compiler wrapper with `args`, no compiler variable set; its exit code and stdout.
+fn wrapper(program: &str, args: &[&str], vars: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut command = Command::new(program);
+    for var in ["RTCC_CC", "CC", "RTCXX_CXX", "CXX"] {
+        command.env_remove(var);
+    }
+    command.envs(vars.iter().copied()).args(args);
+    let output = command.output().expect("the wrapper runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// `rtcc --help` and `rtcxx --help` print their own usage, naming their options, and run no
+/// compiler.
+#[test]
+fn the_wrappers_print_their_help() {
+    for (program, name, compiler) in [(RTCC, "rtcc", "$CC"), (RTCXX, "rtcxx", "$CXX")] {
+        for flag in ["--help", "-help"] {
+            let (code, out) = wrapper(program, &[flag, "-o", "never"], &[]);
+            assert_eq!(code, Some(0), "{name} {flag}");
+            assert!(out.starts_with(&format!("usage: {name} ")), "{out}");
+            for word in [
+                "-show",
+                "-showme",
+                "-showme:compile",
+                "-showme:link",
+                compiler,
+            ] {
+                assert!(
+                    out.contains(word),
+                    "{name} {flag} does not mention {word}:\n{out}"
+                );
+            }
+        }
+    }
+}
+
+/// `rtcc -show` (and `-showme`, anywhere among the arguments) prints the compiler line, one
+/// shell line, without running it; `-showme:compile` and `-showme:link` print its parts. The
+/// printed line, run by a shell, builds a program that runs under rtrun.
+#[test]
+fn rtcc_show_prints_the_line_it_runs() {
+    let _one = one_job_at_a_time();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("shown sendrecv");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sendrecv.c");
+    let _ = std::fs::remove_file(&program);
+    let args = [
+        "-Wl,--disable-new-dtags",
+        source.to_str().unwrap(),
+        "-o",
+        program.to_str().unwrap(),
+    ];
+    let (code, shown) = wrapper(RTCC, &[&["-show"], &args[..]].concat(), &[]);
+    assert_eq!(code, Some(0));
+    assert!(!program.exists(), "-show compiled");
+    assert_eq!(shown.lines().count(), 1, "{shown}");
+    let shown = shown.trim_end();
+    assert!(shown.starts_with("cc -I"), "{shown}");
+    assert!(shown.contains(" -lrunthrough_c "), "{shown}");
+    assert!(
+        shown.contains("'"),
+        "the path with a space is quoted: {shown}"
+    );
+    let include = shown.split(' ').find_map(|w| w.strip_prefix("-I"));
+    assert!(
+        Path::new(include.unwrap()).join("mpi.h").is_file(),
+        "{shown}"
+    );
+    // The same line from -showme at the end, and with RTCC_CC.
+    let (_, showme) = wrapper(RTCC, &[&args[..], &["-showme"]].concat(), &[]);
+    assert_eq!(showme.trim_end(), shown);
+    let (_, other) = wrapper(
+        RTCC,
+        &[&["--show"], &args[..]].concat(),
+        &[("RTCC_CC", "gcc")],
+    );
+    assert_eq!(other.trim_end(), format!("gcc{}", &shown[2..]));
+    // The parts.
+    let (_, compile) = wrapper(RTCC, &["-showme:compile"], &[]);
+    let (_, link) = wrapper(RTCC, &["-link_info"], &[]);
+    assert!(
+        compile.trim_end().starts_with("-I") && !compile.contains("-l"),
+        "{compile}"
+    );
+    assert!(
+        link.trim_end().starts_with("-L") && link.contains("-lrunthrough_c"),
+        "{link}"
+    );
+    assert!(shown.contains(compile.trim_end()) && shown.ends_with(link.trim_end()));
+    // A compile alone adds no link flags.
+    let (_, only_compile) = wrapper(RTCC, &["-show", "-c", "x.c"], &[]);
+    assert_eq!(
+        only_compile.trim_end(),
+        format!("cc {} -c x.c", compile.trim_end())
+    );
+    // Run by a shell, the line builds the program.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(shown)
+        .status()
+        .expect("sh runs");
+    assert!(status.success(), "{shown}");
+    run_checked("sendrecv", program, 4, &[], &[], &[]);
+}
+
+/// `rtcxx` builds a C++ program with the C++ compiler (`c++` unless `$RTCXX_CXX` or `$CXX`),
+/// and the program runs under rtrun.
+#[test]
+fn rtcxx_builds_a_cxx_program() {
+    let (code, shown) = wrapper(RTCXX, &["-showme", "ring.cpp"], &[]);
+    assert_eq!(code, Some(0));
+    assert!(
+        shown.starts_with("c++ -I") && shown.contains(" ring.cpp "),
+        "{shown}"
+    );
+    let (_, shown) = wrapper(RTCXX, &["-show", "ring.cpp"], &[("CXX", "g++")]);
+    assert!(shown.starts_with("g++ -I"), "{shown}");
+    let (_, shown) = wrapper(
+        RTCXX,
+        &["-show"],
+        &[("CXX", "g++"), ("RTCXX_CXX", "clang++")],
+    );
+    assert!(shown.starts_with("clang++ -I"), "{shown}");
+
+    let _one = one_job_at_a_time();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("cxx_ring_rtcxx");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/cxx_ring.cpp");
+    let output = Command::new(RTCXX)
+        .env_remove("RTCXX_CXX")
+        .env_remove("CXX")
+        .args(["-Wl,--disable-new-dtags", "-Wall", "-Werror"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .expect("rtcxx runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    run_checked("cxx_ring", program, 3, &[], &[], &[]);
+}
+
+/// `tests/c/init_thread.c`: MPI_Init_thread's arguments, MPI_THREAD_MULTIPLE provided, and
+/// four threads per rank passing tokens around the ring at once.
+#[test]
+fn init_thread() {
+    scenario("init_thread", 3, &[]);
+}

@@ -93,6 +93,10 @@ fn error_classes_and_rank_states_match_the_runtime() {
         constants::ERR_DIMS,
         constants::ERR_KEYVAL,
         constants::ERR_TOPOLOGY,
+        constants::ERR_INFO,
+        constants::ERR_INFO_KEY,
+        constants::ERR_INFO_VALUE,
+        constants::ERR_INFO_NOKEY,
     ] {
         assert!(!ALL
             .iter()
@@ -104,6 +108,10 @@ fn error_classes_and_rank_states_match_the_runtime() {
                     | "MPI_ERR_DIMS"
                     | "MPI_ERR_KEYVAL"
                     | "MPI_ERR_TOPOLOGY"
+                    | "MPI_ERR_INFO"
+                    | "MPI_ERR_INFO_KEY"
+                    | "MPI_ERR_INFO_VALUE"
+                    | "MPI_ERR_INFO_NOKEY"
             ))
             .filter(|(name, _)| name.starts_with("MPI_ERR") || name.starts_with("MPIX_ERR"))
             .any(|&(_, v)| v == c_only));
@@ -148,4 +156,26 @@ fn header_declares_every_exported_function() {
         .collect();
     declared.sort();
     assert_eq!(exported, declared);
+}
+
+/// `tests/c/errors.c` checks the string of every error class the library can return: its list
+/// holds every class of the header (all but `MPI_ERR_LASTCODE`, which is a bound).
+#[test]
+fn the_error_string_test_covers_every_class() {
+    let program = include_str!("c/errors.c");
+    let missing: Vec<&str> = ALL
+        .iter()
+        .map(|&(name, _)| name)
+        .filter(|name| {
+            (name.starts_with("MPI_ERR_")
+                || name.starts_with("MPIX_ERR_")
+                || *name == "MPI_SUCCESS")
+                && *name != "MPI_ERR_LASTCODE"
+        })
+        .filter(|name| !program.contains(&format!("CLASS({name})")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tests/c/errors.c does not check {missing:?}"
+    );
 }
