@@ -42,6 +42,14 @@ use std::time::{Duration, Instant};
 use support::{ip, namespace_pids, Job, Labels, Outcome, Stream};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+const SUPERVISE: &str = env!("CARGO_BIN_EXE_rt-supervise");
+/// Hydra's stand-in for ssh on the emulated hosts.
+const HYDRA_LAUNCHER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../.ci/multihost/hydra-launcher.sh"
+);
+/// mpiexec's `-prepend-rank` labels lines `[R] `, as rtrun's `--tag-output` does.
+const HYDRA_LABELS: Labels = Labels::Rtrun;
 const EXIT_NO_MAJORITY: i32 = runthrough_net::launch::EXIT_NO_MAJORITY;
 /// srun's own bound (`timeout`), and the test's deadline a little later.
 const SRUN_LIMIT_SECONDS: u64 = 90;
@@ -75,7 +83,11 @@ struct Cluster {
     head_address: String,
     /// The namespaces of hosts h1, h2, h3.
     hosts: [String; 3],
+    /// Their addresses on the bridge.
+    addresses: [String; 3],
     slurm_conf: String,
+    /// up.sh's `hosts.env` (what `.ci/multihost/hydra-launcher.sh` reads).
+    hosts_env: std::ffi::OsString,
 }
 
 impl Cluster {
@@ -108,12 +120,25 @@ impl Cluster {
             skip(&format!("{file:?} lacks a key of .ci/multihost/up.sh"));
             return None;
         };
+        let (Some(a1), Some(a2), Some(a3), Some(_), Some(_), Some(_)) = (
+            value("RT_MULTIHOST_ADDR_H1"),
+            value("RT_MULTIHOST_ADDR_H2"),
+            value("RT_MULTIHOST_ADDR_H3"),
+            value("RT_MULTIHOST_INIT_H1"),
+            value("RT_MULTIHOST_INIT_H2"),
+            value("RT_MULTIHOST_INIT_H3"),
+        ) else {
+            skip(&format!("{file:?} lacks a key of .ci/multihost/up.sh"));
+            return None;
+        };
         let cluster = Cluster {
             _one: one,
             head,
             head_address,
             hosts: [h1, h2, h3],
+            addresses: [a1, a2, a3],
             slurm_conf,
+            hosts_env: file,
         };
         // The nodes of the previous test's job may still be completing, or, after a cut, be
         // taken for unresponsive until their next ping: wait for all three to be idle.
@@ -172,6 +197,49 @@ impl Cluster {
     /// `srun` of the heat job's nine ranks on the three hosts, if the heat binary is there.
     fn heat_srun(&self) -> Option<Command> {
         Some(self.srun("h1,h2,h3", 9, heat()?.to_str().unwrap()))
+    }
+
+    /// Hydra's `mpiexec` of `ranks` ranks on `hosts` (`h1,h2,h3`), `ranks / hosts` on each in
+    /// order (`-ppn`: ranks 0-2 on h1 for 9 on 3 hosts, as srun places them), run in the head's
+    /// namespace and bounded by `timeout`. Each host's proxy is started by
+    /// `.ci/multihost/hydra-launcher.sh` (Hydra's ssh) in that host's namespaces, and reaches
+    /// mpiexec on the bridge (`-iface br0`); `-disable-auto-cleanup` keeps the other ranks
+    /// running when one exits non-zero; lines are labelled `[R] ` (`-prepend-rank`). The
+    /// environment, ours, goes to every rank.
+    fn mpiexec(&self, hosts: &str, ranks: u32) -> Command {
+        let per_host = ranks / hosts.split(',').count() as u32;
+        let mut command = self.in_head("timeout");
+        command
+            .args(["--kill-after=5", &SRUN_LIMIT_SECONDS.to_string(), "mpiexec"])
+            .args(["-launcher", "ssh", "-launcher-exec", HYDRA_LAUNCHER])
+            .args(["-iface", "br0", "-hosts", hosts])
+            .args(["-ppn", &per_host.to_string(), "-n", &ranks.to_string()])
+            .args(["-prepend-rank", "-disable-auto-cleanup"]);
+        for variable in [
+            "RT_RANK",
+            "RT_SIZE",
+            "RT_CONTROL",
+            "RT_SECRET",
+            "RT_FAULT",
+            "RT_PMI",
+        ] {
+            command.env_remove(variable);
+        }
+        command
+            .env("RT_MULTIHOST", &self.hosts_env)
+            .env("RT_BIND", format!("route:{}", self.head_address))
+            .env("RT_HEARTBEAT", "100:1000")
+            .env("RT_VERBOSE", "1");
+        command
+    }
+
+    /// mpiexec of the heat job's nine ranks on the three hosts, each under `rt-supervise` (a
+    /// rank's death by a signal would make Hydra end the whole job), if the heat binary is
+    /// there.
+    fn heat_mpiexec(&self) -> Option<Command> {
+        let mut command = self.mpiexec("h1,h2,h3", 9);
+        command.arg(SUPERVISE).arg(heat()?);
+        Some(command)
     }
 
     /// `(rank, pid)` of the processes of `program` on host `host` (0 for h1).
@@ -338,13 +406,19 @@ fn assert_heat_exact(outcome: &Outcome, lowest: u32, failed: &str) {
     }
 }
 
-/// The heat job on the three hosts, with `ranks` (all on host `host`, 0 for h1) SIGKILLed at
-/// once when the checkpoint of iteration 300 is committed.
-fn heat_killing(cluster: &Cluster, host: usize, ranks: &[u32]) -> Option<Outcome> {
-    let mut srun = cluster.heat_srun()?;
+/// The heat job on the three hosts under `launcher` (labelling lines by `labels`), with
+/// `ranks` (all on host `host`, 0 for h1) SIGKILLed at once when the checkpoint of iteration
+/// 300 is committed.
+fn heat_killing(
+    cluster: &Cluster,
+    mut launcher: Command,
+    labels: Labels,
+    host: usize,
+    ranks: &[u32],
+) -> Option<Outcome> {
     let program = heat()?;
     let program = program.to_str().unwrap();
-    let mut job = Job::start(srun.args(HEAT), JOB_LIMIT);
+    let mut job = Job::start(launcher.args(HEAT), JOB_LIMIT);
     wait_for(&mut job, STRIKE_AFTER);
     let victims: Vec<(u32, i32)> = cluster
         .ranks_on(host, program)
@@ -358,7 +432,7 @@ fn heat_killing(cluster: &Cluster, host: usize, ranks: &[u32]) -> Option<Outcome
         host + 1
     );
     victims.iter().for_each(|&(_, pid)| support::kill(pid));
-    Some(Outcome::new(job, Labels::Srun))
+    Some(Outcome::new(job, labels))
 }
 
 /// Reads the job's output until `line` appears on standard output.
@@ -415,7 +489,10 @@ fn heat_survives_a_sigkill_of_one_rank_bit_for_bit() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
-    let Some(outcome) = heat_killing(&cluster, 1, &[4]) else {
+    let Some(srun) = cluster.heat_srun() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, srun, Labels::Srun, 1, &[4]) else {
         return;
     };
     let text = outcome.text();
@@ -431,7 +508,10 @@ fn heat_survives_the_loss_of_a_whole_host_killed_at_once() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
-    let Some(outcome) = heat_killing(&cluster, 2, &[6, 7, 8]) else {
+    let Some(srun) = cluster.heat_srun() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, srun, Labels::Srun, 2, &[6, 7, 8]) else {
         return;
     };
     let text = outcome.text();
@@ -440,20 +520,22 @@ fn heat_survives_the_loss_of_a_whole_host_killed_at_once() {
     assert_task_ends(&outcome, &[6, 7, 8], "Killed");
 }
 
-/// Runs `srun` until every rank has printed `ready` on its standard output, cuts `host`'s link,
-/// reads until `done` (with the link still cut), then puts the link back and lets srun end.
+/// Runs `launcher` (labelling lines by `labels`) until every rank has printed `ready` on its
+/// standard output, cuts `host`'s link, reads until `done` (with the link still cut), then puts
+/// the link back and lets the launcher end.
 fn run_with_cut(
     cluster: &Cluster,
-    srun: &mut Command,
+    launcher: &mut Command,
+    labels: Labels,
     ranks: u32,
     ready: &str,
     host: usize,
     mut done: impl FnMut(&Job) -> bool,
 ) -> Outcome {
-    let mut job = Job::start(srun, JOB_LIMIT);
+    let mut job = Job::start(launcher, JOB_LIMIT);
     let mut started = vec![false; ranks as usize];
     let all_ready = job.read_until(|stream, line| {
-        if let (Stream::Out, Some((rank, text))) = (stream, Labels::Srun.split(line)) {
+        if let (Stream::Out, Some((rank, text))) = (stream, labels.split(line)) {
             if text.contains(ready) {
                 if let Some(seen) = started.get_mut(rank as usize) {
                     *seen = true;
@@ -468,7 +550,7 @@ fn run_with_cut(
     while !done(&job) && job.read_for(Duration::from_millis(100)) {}
     drop(cut);
     eprintln!("link of h{} cut for {:.2?}", host + 1, cut_at.elapsed());
-    Outcome::new(job, Labels::Srun)
+    Outcome::new(job, labels)
 }
 
 /// `rtrun-check validate` (30 rounds, 200 ms apart) of `ranks` on `nodes`, with host `host`'s
@@ -482,7 +564,8 @@ fn validate_with_cut(
 ) -> Outcome {
     let mut srun = cluster.srun(nodes, ranks, CHECK);
     srun.args(["validate", "--rounds", "30", "--pause-ms", "200"]);
-    run_with_cut(cluster, &mut srun, ranks, "round 0 failed=[]", host, done)
+    let ready = "round 0 failed=[]";
+    run_with_cut(cluster, &mut srun, Labels::Srun, ranks, ready, host, done)
 }
 
 /// How srun reports a rank that halted without a majority.
@@ -491,11 +574,11 @@ fn halted() -> String {
 }
 
 /// Whether every rank in `ranks` has printed a standard output line containing `text`.
-fn all_said(job: &Job, ranks: std::ops::Range<u32>, text: &str) -> bool {
+fn all_said(job: &Job, labels: Labels, ranks: std::ops::Range<u32>, text: &str) -> bool {
     ranks.clone().all(|rank| {
         job.seen.iter().any(|(stream, line)| {
             *stream == Stream::Out
-                && Labels::Srun
+                && labels
                     .split(line)
                     .is_some_and(|(r, l)| r == rank && l.contains(text))
         })
@@ -511,7 +594,7 @@ fn a_host_cut_off_its_ranks_halt_and_the_others_agree_and_finish() {
         return;
     };
     let outcome = validate_with_cut(&cluster, "h1,h2,h3", 9, 2, |job| {
-        all_said(job, 0..6, "final failed=")
+        all_said(job, Labels::Srun, 0..6, "final failed=")
     });
     let text = outcome.text();
     assert_agreed(&outcome, 9, &[6, 7, 8], "[6, 7, 8]");
@@ -534,9 +617,15 @@ fn heat_survives_a_host_cut_off_bit_for_bit() {
     };
     srun.args(HEAT);
     // Rank 0 alone prints the job's lines: the others are ready when it is.
-    let outcome = run_with_cut(&cluster, &mut srun, 1, STRIKE_AFTER, 2, |job| {
-        all_said(job, 0..1, "equal bit for bit")
-    });
+    let outcome = run_with_cut(
+        &cluster,
+        &mut srun,
+        Labels::Srun,
+        1,
+        STRIKE_AFTER,
+        2,
+        |job| all_said(job, Labels::Srun, 0..1, "equal bit for bit"),
+    );
     let text = outcome.text();
     assert_heat_exact(&outcome, 0, "[6, 7, 8]");
     assert_eq!(outcome.status.code(), Some(EXIT_NO_MAJORITY), "{text}");
@@ -589,4 +678,146 @@ fn loopback_listeners_across_hosts_fail_init_naming_rt_bind() {
         );
         assert!(!outcome.stdout_of(rank).contains(&"ring ok"), "{text}");
     }
+}
+
+/// Every line of a job, both streams, as one text: Hydra's `-v` lines (on mpiexec's standard
+/// output) and a rank's lines may share a line of the output, so these are searched whole.
+fn all_text(outcome: &Outcome) -> String {
+    outcome
+        .lines
+        .iter()
+        .map(|(_, l)| format!("{l}\n"))
+        .collect()
+}
+
+/// Hydra across the three hosts, over PMI-1 and PMI-2 (`RT_PMI`): nine ranks pass the token
+/// around the ring and agree that nobody failed. mpiexec's `-v` shows what each host's proxy
+/// was asked: the PMI version of each rank's handshake (`pmi_version=V`, from proxies that run
+/// with the hosts' names), and each rank's published address, that of its own host.
+#[test]
+fn hydra_runs_rtrun_check_across_three_hosts_over_pmi1_and_pmi2() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    for version in [1, 2] {
+        let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+        mpiexec
+            .arg("-v")
+            .env("RT_PMI", version.to_string())
+            .args([CHECK, "ring"]);
+        let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+        let text = all_text(&outcome);
+        let context = format!("PMI-{version}, status {:?}\n{text}", outcome.status);
+        assert_eq!(outcome.status.code(), Some(0), "{context}");
+        for rank in 0..9 {
+            for said in ["ring ok", "final failed=[]"] {
+                assert!(
+                    text.contains(&format!("[{rank}] {said}\n")),
+                    "rank {rank}: {said}\n{context}"
+                );
+            }
+            let address = &cluster.addresses[rank / 3];
+            let published = match version {
+                1 => format!("rt-addr-{rank}={address}:"),
+                _ => format!("cmd=kvs-put;key=rt-addr-{rank};value={address}:"),
+            };
+            assert!(text.contains(&published), "{published}\n{context}");
+        }
+        for host in 1..=3 {
+            let handshake =
+                format!("@h{host}] PMI response: cmd=response_to_init pmi_version={version} ");
+            assert_eq!(
+                text.matches(&handshake).count(),
+                3,
+                "{handshake}\n{context}"
+            );
+        }
+        let other = if version == 1 {
+            "cmd=kvs-fence"
+        } else {
+            "cmd=barrier_in"
+        };
+        assert!(!text.contains(other), "{other}\n{context}");
+    }
+}
+
+/// The heat job across the three hosts under Hydra, over PMI-2: buddy copies on other hosts,
+/// the failure-free field.
+#[test]
+fn hydra_runs_heat_across_three_hosts_over_pmi2() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let Some(mut mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    mpiexec
+        .env("RT_PMI", "2")
+        .args(["--size", "48", "--iterations", "300", "--checkpoint", "10"]);
+    let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+    assert_eq!(outcome.status.code(), Some(0), "{}", outcome.text());
+    assert_heat_exact(&outcome, 0, "[]");
+}
+
+/// Under Hydra, one rank (4, on h2) SIGKILLed mid-run: its `rt-supervise` exits 137, which
+/// Hydra tolerates (`-disable-auto-cleanup`), so the eight others agree on [4], recover and
+/// finish bit for bit; mpiexec passes the dead rank's status on.
+#[test]
+fn hydra_heat_survives_a_sigkill_of_one_rank_bit_for_bit() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let Some(mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, mpiexec, HYDRA_LABELS, 1, &[4]) else {
+        return;
+    };
+    let text = outcome.text();
+    assert_heat_exact(&outcome, 0, "[4]");
+    assert_eq!(outcome.status.code(), Some(128 + 9), "{text}");
+}
+
+/// Under Hydra, host h3's three ranks SIGKILLed at once: the six others agree on [6, 7, 8],
+/// recover every block from the copies on h1 and h2 and finish bit for bit.
+#[test]
+fn hydra_heat_survives_the_loss_of_a_host_s_ranks_bit_for_bit() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let Some(mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, mpiexec, HYDRA_LABELS, 2, &[6, 7, 8]) else {
+        return;
+    };
+    let text = outcome.text();
+    assert_heat_exact(&outcome, 0, "[6, 7, 8]");
+    assert_eq!(outcome.status.code(), Some(128 + 9), "{text}");
+}
+
+/// Under Hydra, host h3 cut off (its link down) mid-run: the six ranks of h1 and h2 fence its
+/// three by a majority, agree on [6, 7, 8] and finish bit for bit; h3's ranks halt for want of
+/// a majority (exit 88, which mpiexec reports once the link is back and h3's proxy can tell it).
+#[test]
+fn hydra_heat_survives_a_host_cut_off_bit_for_bit() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let Some(mut mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    mpiexec.args(HEAT);
+    let outcome = run_with_cut(
+        &cluster,
+        &mut mpiexec,
+        HYDRA_LABELS,
+        1,
+        STRIKE_AFTER,
+        2,
+        |job| all_said(job, HYDRA_LABELS, 0..1, "equal bit for bit"),
+    );
+    let text = outcome.text();
+    assert_heat_exact(&outcome, 0, "[6, 7, 8]");
+    assert_eq!(outcome.status.code(), Some(EXIT_NO_MAJORITY), "{text}");
 }
