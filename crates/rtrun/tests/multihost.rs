@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Jobs across hosts under Slurm (the launchers of docs/semantics.md §4, the failure rule of
-//! its §1): `srun -N 3 -n 9 --mpi=pmi2 -K0` over three emulated hosts, each a network, UTS and
-//! PID namespace with its own address and a slurmd of its own (`.ci/multihost/up.sh`; the
-//! controller and srun run in a fourth namespace holding the bridge that joins them).
+//! Jobs across hosts under Slurm and Hydra (the launchers of docs/semantics.md §4, the failure
+//! rule of its §1): `srun -N 3 -n 9 --mpi=pmi2 -K0` over three emulated hosts, each a network,
+//! UTS and PID namespace with its own address and a slurmd of its own (`.ci/multihost/up.sh`;
+//! the controller and srun run in a fourth namespace holding the bridge that joins them); and
+//! MPICH's `mpiexec -hosts h1,h2,h3 -ppn 3 -n 9 -disable-auto-cleanup` from that fourth
+//! namespace, whose ssh is `.ci/multihost/hydra-launcher.sh`: it starts each host's proxy in
+//! that host's namespaces (those of its slurmd), so Hydra's ranks live on the hosts as Slurm's
+//! do.
 //!
 //! - `rtrun-check ring` and the heat solver run across the hosts; heat puts each block's buddy
 //!   copy on another host than its owner's.
@@ -14,18 +18,23 @@
 //!   own PID namespace), so a lost host's ranks enter the survivors' detectors because a
 //!   majority fenced them, as on real hosts.
 //! - Two hosts, two ranks each, split by a cut: neither half has a majority, so both halt.
+//! - Under Hydra (each rank under `rt-supervise`, since Hydra ends the job when a rank dies by
+//!   a signal): rtrun-check over PMI-1 and over PMI-2 (`RT_PMI`), heat, and heat through a
+//!   SIGKILLed rank, a host's three ranks killed at once and a host cut off, as above. The loss
+//!   of a host's Hydra proxy ends the whole job (mpiexec's choice): tested as such.
 //!
 //! Ranks bind to the address of their host's interface towards the controller
 //! (`RT_BIND=route:10.201.0.254`): loopback, the default, would not reach the other hosts.
-//! Heartbeats every 100 ms, time-out 1 s. Every srun runs under `timeout` and a deadline here,
-//! in a process group of its own that is ended if the test ends first; a cut link is put back
-//! whatever happens; only processes in our namespaces (ranks this test's srun started) are
-//! killed, by PID.
+//! Heartbeats every 100 ms, time-out 1 s. Every srun and mpiexec runs under `timeout` and a
+//! deadline here, in a process group of its own that is ended if the test ends first; a cut
+//! link is put back whatever happens; only processes in our namespaces (ranks and proxies this
+//! test's launcher started) are killed, by PID.
 //!
 //! The hosts and Slurm come from `.ci/multihost.sh`, which starts them, points `RT_MULTIHOST`
 //! at the `hosts.env` that up.sh writes, runs these tests and tears everything down. Without
 //! them each test skips with a message, unless `RT_LAUNCHER_TESTS=require` (as the script
-//! sets), which makes that a failure. The heat binary is looked for next to `rtrun-check`
+//! sets), which makes that a failure; so do the Hydra tests without MPICH's `mpiexec` on
+//! `PATH` (the script installs mpich). The heat binary is looked for next to `rtrun-check`
 //! (built by `cargo test -p runthrough-examples --no-run`, as the script does).
 //!
 //! No rank that finished its work halts: a rank that finalized says goodbye to its peers, so
@@ -260,6 +269,17 @@ impl Cluster {
             .collect()
     }
 
+    /// The processes on host `host` whose executable's file name is `name`.
+    fn processes_on(&self, host: usize, name: &str) -> Vec<i32> {
+        namespace_pids(&self.hosts[host])
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .is_ok_and(|exe| exe.file_name().is_some_and(|n| n == name))
+            })
+            .collect()
+    }
+
     /// Cuts host `host`'s link at the bridge until the guard is dropped.
     fn cut(&self, host: usize) -> Cut<'_> {
         let port = format!("p{}", host + 1);
@@ -281,6 +301,20 @@ impl Drop for Cut<'_> {
     fn drop(&mut self) {
         let _ = ip(&["-n", &self.cluster.head, "link", "set", &self.port, "up"]);
     }
+}
+
+/// Whether `mpiexec` is MPICH's Hydra (else the test skips, or fails when required).
+fn hydra() -> bool {
+    let found = Command::new("mpiexec")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("HYDRA"));
+    if !found {
+        skip("no MPICH Hydra mpiexec on PATH (apt-get install -y mpich)");
+    }
+    found
 }
 
 /// The heat binary, built next to rtrun-check.
@@ -699,6 +733,9 @@ fn hydra_runs_rtrun_check_across_three_hosts_over_pmi1_and_pmi2() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
+    if !hydra() {
+        return;
+    }
     for version in [1, 2] {
         let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
         mpiexec
@@ -748,6 +785,9 @@ fn hydra_runs_heat_across_three_hosts_over_pmi2() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
+    if !hydra() {
+        return;
+    }
     let Some(mut mpiexec) = cluster.heat_mpiexec() else {
         return;
     };
@@ -767,6 +807,9 @@ fn hydra_heat_survives_a_sigkill_of_one_rank_bit_for_bit() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
+    if !hydra() {
+        return;
+    }
     let Some(mpiexec) = cluster.heat_mpiexec() else {
         return;
     };
@@ -785,6 +828,9 @@ fn hydra_heat_survives_the_loss_of_a_host_s_ranks_bit_for_bit() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
+    if !hydra() {
+        return;
+    }
     let Some(mpiexec) = cluster.heat_mpiexec() else {
         return;
     };
@@ -804,6 +850,9 @@ fn hydra_heat_survives_a_host_cut_off_bit_for_bit() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
+    if !hydra() {
+        return;
+    }
     let Some(mut mpiexec) = cluster.heat_mpiexec() else {
         return;
     };
@@ -820,4 +869,64 @@ fn hydra_heat_survives_a_host_cut_off_bit_for_bit() {
     let text = outcome.text();
     assert_heat_exact(&outcome, 0, "[6, 7, 8]");
     assert_eq!(outcome.status.code(), Some(EXIT_NO_MAJORITY), "{text}");
+}
+
+/// What Hydra allows: the loss of a host's proxy (`hydra_pmi_proxy`, SIGKILLed with its
+/// supervisors and ranks, as when a machine crashes and its connections are reset) makes
+/// mpiexec end the whole job, `-disable-auto-cleanup` or not: the other hosts' ranks are
+/// killed and never finish. Only the loss of ranks, or of a host's link, is survived under
+/// Hydra (this documents the launcher, and fails if Hydra changes).
+#[test]
+fn hydra_the_loss_of_a_host_s_proxy_ends_the_whole_job() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let Some(mut mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    let program = heat().unwrap();
+    let program = program.to_str().unwrap();
+    let mut job = Job::start(mpiexec.args(HEAT), JOB_LIMIT);
+    wait_for(&mut job, STRIKE_AFTER);
+    let name = |path: &str| {
+        Path::new(path)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let victims: Vec<i32> = ["hydra_pmi_proxy", &name(SUPERVISE), &name(program)]
+        .iter()
+        .flat_map(|exe| cluster.processes_on(2, exe))
+        .collect();
+    assert_eq!(victims.len(), 7, "h3's proxy, supervisors and ranks");
+    victims.iter().for_each(|&pid| support::kill(pid));
+    let outcome = Outcome::new(job, HYDRA_LABELS);
+    let text = outcome.text();
+    assert_eq!(outcome.status.code(), Some(255), "{text}");
+    assert!(
+        outcome
+            .launcher_stderr()
+            .iter()
+            .any(|l| l.contains("assert (!closed) failed")),
+        "{text}"
+    );
+    assert!(
+        !outcome
+            .lines
+            .iter()
+            .any(|(_, l)| l.contains("equal bit for bit")),
+        "{text}"
+    );
+    // The other hosts' proxies end their ranks once mpiexec is gone: wait for that (bounded),
+    // so that no rank is left to the next test.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (0..2).any(|host| !cluster.ranks_on(host, program).is_empty()) {
+        assert!(Instant::now() < deadline, "ranks left on h1 or h2\n{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
