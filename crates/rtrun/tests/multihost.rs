@@ -18,10 +18,12 @@
 //!   own PID namespace), so a lost host's ranks enter the survivors' detectors because a
 //!   majority fenced them, as on real hosts.
 //! - Two hosts, two ranks each, split by a cut: neither half has a majority, so both halt.
-//! - Under Hydra (each rank under `rt-supervise`, since Hydra ends the job when a rank dies by
-//!   a signal): rtrun-check over PMI-1 and over PMI-2 (`RT_PMI`), heat, and heat through a
-//!   SIGKILLed rank, a host's three ranks killed at once and a host cut off, as above. The loss
-//!   of a host's Hydra proxy ends the whole job (mpiexec's choice): tested as such.
+//! - Under Hydra (a rank that may be killed runs under `rt-supervise`, since Hydra ends the
+//!   job when a rank dies by a signal): rtrun-check over PMI-1 and over PMI-2 (`RT_PMI`), and
+//!   through a SIGKILLed rank and a host cut off, each survivor agreeing on the same failures;
+//!   heat, and heat through a SIGKILLed rank, a host's three ranks killed at once and a host
+//!   cut off, bit for bit. The loss of a host's Hydra proxy ends the whole job (mpiexec's
+//!   choice): tested as such.
 //!
 //! Ranks bind to the address of their host's interface towards the controller
 //! (`RT_BIND=route:10.201.0.254`): loopback, the default, would not reach the other hosts.
@@ -930,4 +932,51 @@ fn hydra_the_loss_of_a_host_s_proxy_ends_the_whole_job() {
         assert!(Instant::now() < deadline, "ranks left on h1 or h2\n{text}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Under Hydra, rtrun-check's rank 4 (on h2) SIGKILLs itself at its second communication call
+/// (`RT_FAULT=call:2`, set for that rank alone): its `rt-supervise` exits 137, and each of the
+/// eight others agrees on [4] and finishes.
+#[test]
+fn hydra_a_sigkilled_rank_the_others_agree_and_finish() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+    mpiexec
+        .args([SUPERVISE, "sh", "-c"])
+        .arg(r#"if [ "$PMI_RANK" = 4 ]; then export RT_FAULT=call:2; fi; exec "$0" "$@""#)
+        .args([CHECK, "validate", "--rounds", "4", "--pause-ms", "50"]);
+    let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+    assert_agreed(&outcome, 9, &[4], "[4]");
+    assert_eq!(outcome.status.code(), Some(128 + 9), "{}", outcome.text());
+}
+
+/// Under Hydra, host h3's link cut while rtrun-check's nine ranks are in their loop: the six
+/// ranks of h1 and h2 fence h3's three by a majority and agree on [6, 7, 8]; h3's ranks halt
+/// without deciding anything (exit 88, which mpiexec reports once the link is back).
+#[test]
+fn hydra_a_host_cut_off_its_ranks_halt_and_the_others_agree_and_finish() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+    mpiexec.args([CHECK, "validate", "--rounds", "30", "--pause-ms", "200"]);
+    let ready = "round 0 failed=[]";
+    let outcome = run_with_cut(&cluster, &mut mpiexec, HYDRA_LABELS, 9, ready, 2, |job| {
+        all_said(job, HYDRA_LABELS, 0..6, "final failed=")
+    });
+    assert_agreed(&outcome, 9, &[6, 7, 8], "[6, 7, 8]");
+    assert_eq!(
+        outcome.status.code(),
+        Some(EXIT_NO_MAJORITY),
+        "{}",
+        outcome.text()
+    );
 }
