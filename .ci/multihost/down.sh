@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stops and deletes what .ci/multihost/up.sh RUN made, as far as it got: the daemons by their
 # PID files, then whatever else still runs in our namespaces (all of it started there by us:
-# slurmstepd, ranks), then the namespaces themselves (their veth pairs and bridge go with
-# them). Bounded; safe to run twice.
+# slurmstepd, ranks, Hydra's mpiexec, proxies and their launchers), then the namespaces
+# themselves (their veth pairs and bridge go with them). Bounded; safe to run twice.
 RUN=${1:?usage: down.sh RUN}
 [ -d "$RUN" ] || exit 0
 

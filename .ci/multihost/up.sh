@@ -17,6 +17,8 @@
 # Writes RUN/hosts.env (the tests read it where RT_MULTIHOST says):
 #   RT_MULTIHOST_NS_HEAD, RT_MULTIHOST_NS_H1..3  the namespaces
 #   RT_MULTIHOST_ADDR_HEAD, RT_MULTIHOST_ADDR_H1..3
+#   RT_MULTIHOST_INIT_H1..3                      each host's first process (its slurmd), whose
+#                                                namespaces hydra-launcher.sh enters
 #   SLURM_CONF                                   the configuration clients use
 # Every wait is bounded; on any failure the caller's trap runs down.sh.
 set -euo pipefail
@@ -96,6 +98,18 @@ if ! idle; then
   exit 1
 fi
 
+# Each host's first process: the one child of its `unshare` (the slurmd, PID 1 of the host).
+init_of() {
+  local unshare children
+  unshare=$(cat "$RUN/host.$1.pid")
+  children=$(cat "/proc/$unshare/task/$unshare/children")
+  [ "$(echo "$children" | wc -w)" = 1 ] || { echo "multihost: $1 has no single slurmd" >&2; exit 1; }
+  echo $children
+}
+init_h1=$(init_of h1)
+init_h2=$(init_of h2)
+init_h3=$(init_of h3)
+
 cat > "$RUN/hosts.env" <<ENV
 RT_MULTIHOST_NS_HEAD=$head
 RT_MULTIHOST_NS_H1=$(ns h1)
@@ -105,6 +119,9 @@ RT_MULTIHOST_ADDR_HEAD=10.201.0.254
 RT_MULTIHOST_ADDR_H1=10.201.0.1
 RT_MULTIHOST_ADDR_H2=10.201.0.2
 RT_MULTIHOST_ADDR_H3=10.201.0.3
+RT_MULTIHOST_INIT_H1=$init_h1
+RT_MULTIHOST_INIT_H2=$init_h2
+RT_MULTIHOST_INIT_H3=$init_h3
 SLURM_CONF=$SLURM_CONF
 ENV
 echo "multihost: hosts h1 h2 h3 and Slurm up (namespaces $TAG-*, SLURM_CONF=$SLURM_CONF)"

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Jobs across hosts under Slurm (the launchers of docs/semantics.md §4, the failure rule of
-//! its §1): `srun -N 3 -n 9 --mpi=pmi2 -K0` over three emulated hosts, each a network, UTS and
-//! PID namespace with its own address and a slurmd of its own (`.ci/multihost/up.sh`; the
-//! controller and srun run in a fourth namespace holding the bridge that joins them).
+//! Jobs across hosts under Slurm and Hydra (the launchers of docs/semantics.md §4, the failure
+//! rule of its §1): `srun -N 3 -n 9 --mpi=pmi2 -K0` over three emulated hosts, each a network,
+//! UTS and PID namespace with its own address and a slurmd of its own (`.ci/multihost/up.sh`;
+//! the controller and srun run in a fourth namespace holding the bridge that joins them); and
+//! MPICH's `mpiexec -hosts h1,h2,h3 -ppn 3 -n 9 -disable-auto-cleanup` from that fourth
+//! namespace, whose ssh is `.ci/multihost/hydra-launcher.sh`: it starts each host's proxy in
+//! that host's namespaces (those of its slurmd), so Hydra's ranks live on the hosts as Slurm's
+//! do.
 //!
 //! - `rtrun-check ring` and the heat solver run across the hosts; heat puts each block's buddy
 //!   copy on another host than its owner's.
@@ -14,18 +18,25 @@
 //!   own PID namespace), so a lost host's ranks enter the survivors' detectors because a
 //!   majority fenced them, as on real hosts.
 //! - Two hosts, two ranks each, split by a cut: neither half has a majority, so both halt.
+//! - Under Hydra (a rank that may be killed runs under `rt-supervise`, since Hydra ends the
+//!   job when a rank dies by a signal): rtrun-check over PMI-1 and over PMI-2 (`RT_PMI`), and
+//!   through a SIGKILLed rank and a host cut off, each survivor agreeing on the same failures;
+//!   heat, and heat through a SIGKILLed rank, a host's three ranks killed at once and a host
+//!   cut off, bit for bit. The loss of a host's Hydra proxy ends the whole job (mpiexec's
+//!   choice): tested as such.
 //!
 //! Ranks bind to the address of their host's interface towards the controller
 //! (`RT_BIND=route:10.201.0.254`): loopback, the default, would not reach the other hosts.
-//! Heartbeats every 100 ms, time-out 1 s. Every srun runs under `timeout` and a deadline here,
-//! in a process group of its own that is ended if the test ends first; a cut link is put back
-//! whatever happens; only processes in our namespaces (ranks this test's srun started) are
-//! killed, by PID.
+//! Heartbeats every 100 ms, time-out 1 s. Every srun and mpiexec runs under `timeout` and a
+//! deadline here, in a process group of its own that is ended if the test ends first; a cut
+//! link is put back whatever happens; only processes in our namespaces (ranks and proxies this
+//! test's launcher started) are killed, by PID.
 //!
 //! The hosts and Slurm come from `.ci/multihost.sh`, which starts them, points `RT_MULTIHOST`
 //! at the `hosts.env` that up.sh writes, runs these tests and tears everything down. Without
 //! them each test skips with a message, unless `RT_LAUNCHER_TESTS=require` (as the script
-//! sets), which makes that a failure. The heat binary is looked for next to `rtrun-check`
+//! sets), which makes that a failure; so do the Hydra tests without MPICH's `mpiexec` on
+//! `PATH` (the script installs mpich). The heat binary is looked for next to `rtrun-check`
 //! (built by `cargo test -p runthrough-examples --no-run`, as the script does).
 //!
 //! No rank that finished its work halts: a rank that finalized says goodbye to its peers, so
@@ -42,6 +53,14 @@ use std::time::{Duration, Instant};
 use support::{ip, namespace_pids, Job, Labels, Outcome, Stream};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
+const SUPERVISE: &str = env!("CARGO_BIN_EXE_rt-supervise");
+/// Hydra's stand-in for ssh on the emulated hosts.
+const HYDRA_LAUNCHER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../.ci/multihost/hydra-launcher.sh"
+);
+/// mpiexec's `-prepend-rank` labels lines `[R] `, as rtrun's `--tag-output` does.
+const HYDRA_LABELS: Labels = Labels::Rtrun;
 const EXIT_NO_MAJORITY: i32 = runthrough_net::launch::EXIT_NO_MAJORITY;
 /// srun's own bound (`timeout`), and the test's deadline a little later.
 const SRUN_LIMIT_SECONDS: u64 = 90;
@@ -75,7 +94,11 @@ struct Cluster {
     head_address: String,
     /// The namespaces of hosts h1, h2, h3.
     hosts: [String; 3],
+    /// Their addresses on the bridge.
+    addresses: [String; 3],
     slurm_conf: String,
+    /// up.sh's `hosts.env` (what `.ci/multihost/hydra-launcher.sh` reads).
+    hosts_env: std::ffi::OsString,
 }
 
 impl Cluster {
@@ -108,12 +131,25 @@ impl Cluster {
             skip(&format!("{file:?} lacks a key of .ci/multihost/up.sh"));
             return None;
         };
+        let (Some(a1), Some(a2), Some(a3), Some(_), Some(_), Some(_)) = (
+            value("RT_MULTIHOST_ADDR_H1"),
+            value("RT_MULTIHOST_ADDR_H2"),
+            value("RT_MULTIHOST_ADDR_H3"),
+            value("RT_MULTIHOST_INIT_H1"),
+            value("RT_MULTIHOST_INIT_H2"),
+            value("RT_MULTIHOST_INIT_H3"),
+        ) else {
+            skip(&format!("{file:?} lacks a key of .ci/multihost/up.sh"));
+            return None;
+        };
         let cluster = Cluster {
             _one: one,
             head,
             head_address,
             hosts: [h1, h2, h3],
+            addresses: [a1, a2, a3],
             slurm_conf,
+            hosts_env: file,
         };
         // The nodes of the previous test's job may still be completing, or, after a cut, be
         // taken for unresponsive until their next ping: wait for all three to be idle.
@@ -174,6 +210,49 @@ impl Cluster {
         Some(self.srun("h1,h2,h3", 9, heat()?.to_str().unwrap()))
     }
 
+    /// Hydra's `mpiexec` of `ranks` ranks on `hosts` (`h1,h2,h3`), `ranks / hosts` on each in
+    /// order (`-ppn`: ranks 0-2 on h1 for 9 on 3 hosts, as srun places them), run in the head's
+    /// namespace and bounded by `timeout`. Each host's proxy is started by
+    /// `.ci/multihost/hydra-launcher.sh` (Hydra's ssh) in that host's namespaces, and reaches
+    /// mpiexec on the bridge (`-iface br0`); `-disable-auto-cleanup` keeps the other ranks
+    /// running when one exits non-zero; lines are labelled `[R] ` (`-prepend-rank`). The
+    /// environment, ours, goes to every rank.
+    fn mpiexec(&self, hosts: &str, ranks: u32) -> Command {
+        let per_host = ranks / hosts.split(',').count() as u32;
+        let mut command = self.in_head("timeout");
+        command
+            .args(["--kill-after=5", &SRUN_LIMIT_SECONDS.to_string(), "mpiexec"])
+            .args(["-launcher", "ssh", "-launcher-exec", HYDRA_LAUNCHER])
+            .args(["-iface", "br0", "-hosts", hosts])
+            .args(["-ppn", &per_host.to_string(), "-n", &ranks.to_string()])
+            .args(["-prepend-rank", "-disable-auto-cleanup"]);
+        for variable in [
+            "RT_RANK",
+            "RT_SIZE",
+            "RT_CONTROL",
+            "RT_SECRET",
+            "RT_FAULT",
+            "RT_PMI",
+        ] {
+            command.env_remove(variable);
+        }
+        command
+            .env("RT_MULTIHOST", &self.hosts_env)
+            .env("RT_BIND", format!("route:{}", self.head_address))
+            .env("RT_HEARTBEAT", "100:1000")
+            .env("RT_VERBOSE", "1");
+        command
+    }
+
+    /// mpiexec of the heat job's nine ranks on the three hosts, each under `rt-supervise` (a
+    /// rank's death by a signal would make Hydra end the whole job), if the heat binary is
+    /// there.
+    fn heat_mpiexec(&self) -> Option<Command> {
+        let mut command = self.mpiexec("h1,h2,h3", 9);
+        command.arg(SUPERVISE).arg(heat()?);
+        Some(command)
+    }
+
     /// `(rank, pid)` of the processes of `program` on host `host` (0 for h1).
     fn ranks_on(&self, host: usize, program: &str) -> Vec<(u32, i32)> {
         namespace_pids(&self.hosts[host])
@@ -188,6 +267,17 @@ impl Cluster {
                     .split(|&b| b == 0)
                     .find_map(|v| v.strip_prefix(b"PMI_RANK="))?;
                 Some((std::str::from_utf8(rank).ok()?.parse().ok()?, pid))
+            })
+            .collect()
+    }
+
+    /// The processes on host `host` whose executable's file name is `name`.
+    fn processes_on(&self, host: usize, name: &str) -> Vec<i32> {
+        namespace_pids(&self.hosts[host])
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .is_ok_and(|exe| exe.file_name().is_some_and(|n| n == name))
             })
             .collect()
     }
@@ -213,6 +303,20 @@ impl Drop for Cut<'_> {
     fn drop(&mut self) {
         let _ = ip(&["-n", &self.cluster.head, "link", "set", &self.port, "up"]);
     }
+}
+
+/// Whether `mpiexec` is MPICH's Hydra (else the test skips, or fails when required).
+fn hydra() -> bool {
+    let found = Command::new("mpiexec")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("HYDRA"));
+    if !found {
+        skip("no MPICH Hydra mpiexec on PATH (apt-get install -y mpich)");
+    }
+    found
 }
 
 /// The heat binary, built next to rtrun-check.
@@ -338,13 +442,19 @@ fn assert_heat_exact(outcome: &Outcome, lowest: u32, failed: &str) {
     }
 }
 
-/// The heat job on the three hosts, with `ranks` (all on host `host`, 0 for h1) SIGKILLed at
-/// once when the checkpoint of iteration 300 is committed.
-fn heat_killing(cluster: &Cluster, host: usize, ranks: &[u32]) -> Option<Outcome> {
-    let mut srun = cluster.heat_srun()?;
+/// The heat job on the three hosts under `launcher` (labelling lines by `labels`), with
+/// `ranks` (all on host `host`, 0 for h1) SIGKILLed at once when the checkpoint of iteration
+/// 300 is committed.
+fn heat_killing(
+    cluster: &Cluster,
+    mut launcher: Command,
+    labels: Labels,
+    host: usize,
+    ranks: &[u32],
+) -> Option<Outcome> {
     let program = heat()?;
     let program = program.to_str().unwrap();
-    let mut job = Job::start(srun.args(HEAT), JOB_LIMIT);
+    let mut job = Job::start(launcher.args(HEAT), JOB_LIMIT);
     wait_for(&mut job, STRIKE_AFTER);
     let victims: Vec<(u32, i32)> = cluster
         .ranks_on(host, program)
@@ -358,7 +468,7 @@ fn heat_killing(cluster: &Cluster, host: usize, ranks: &[u32]) -> Option<Outcome
         host + 1
     );
     victims.iter().for_each(|&(_, pid)| support::kill(pid));
-    Some(Outcome::new(job, Labels::Srun))
+    Some(Outcome::new(job, labels))
 }
 
 /// Reads the job's output until `line` appears on standard output.
@@ -415,7 +525,10 @@ fn heat_survives_a_sigkill_of_one_rank_bit_for_bit() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
-    let Some(outcome) = heat_killing(&cluster, 1, &[4]) else {
+    let Some(srun) = cluster.heat_srun() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, srun, Labels::Srun, 1, &[4]) else {
         return;
     };
     let text = outcome.text();
@@ -431,7 +544,10 @@ fn heat_survives_the_loss_of_a_whole_host_killed_at_once() {
     let Some(cluster) = Cluster::get() else {
         return;
     };
-    let Some(outcome) = heat_killing(&cluster, 2, &[6, 7, 8]) else {
+    let Some(srun) = cluster.heat_srun() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, srun, Labels::Srun, 2, &[6, 7, 8]) else {
         return;
     };
     let text = outcome.text();
@@ -440,20 +556,22 @@ fn heat_survives_the_loss_of_a_whole_host_killed_at_once() {
     assert_task_ends(&outcome, &[6, 7, 8], "Killed");
 }
 
-/// Runs `srun` until every rank has printed `ready` on its standard output, cuts `host`'s link,
-/// reads until `done` (with the link still cut), then puts the link back and lets srun end.
+/// Runs `launcher` (labelling lines by `labels`) until every rank has printed `ready` on its
+/// standard output, cuts `host`'s link, reads until `done` (with the link still cut), then puts
+/// the link back and lets the launcher end.
 fn run_with_cut(
     cluster: &Cluster,
-    srun: &mut Command,
+    launcher: &mut Command,
+    labels: Labels,
     ranks: u32,
     ready: &str,
     host: usize,
     mut done: impl FnMut(&Job) -> bool,
 ) -> Outcome {
-    let mut job = Job::start(srun, JOB_LIMIT);
+    let mut job = Job::start(launcher, JOB_LIMIT);
     let mut started = vec![false; ranks as usize];
     let all_ready = job.read_until(|stream, line| {
-        if let (Stream::Out, Some((rank, text))) = (stream, Labels::Srun.split(line)) {
+        if let (Stream::Out, Some((rank, text))) = (stream, labels.split(line)) {
             if text.contains(ready) {
                 if let Some(seen) = started.get_mut(rank as usize) {
                     *seen = true;
@@ -468,7 +586,7 @@ fn run_with_cut(
     while !done(&job) && job.read_for(Duration::from_millis(100)) {}
     drop(cut);
     eprintln!("link of h{} cut for {:.2?}", host + 1, cut_at.elapsed());
-    Outcome::new(job, Labels::Srun)
+    Outcome::new(job, labels)
 }
 
 /// `rtrun-check validate` (30 rounds, 200 ms apart) of `ranks` on `nodes`, with host `host`'s
@@ -482,7 +600,8 @@ fn validate_with_cut(
 ) -> Outcome {
     let mut srun = cluster.srun(nodes, ranks, CHECK);
     srun.args(["validate", "--rounds", "30", "--pause-ms", "200"]);
-    run_with_cut(cluster, &mut srun, ranks, "round 0 failed=[]", host, done)
+    let ready = "round 0 failed=[]";
+    run_with_cut(cluster, &mut srun, Labels::Srun, ranks, ready, host, done)
 }
 
 /// How srun reports a rank that halted without a majority.
@@ -491,11 +610,11 @@ fn halted() -> String {
 }
 
 /// Whether every rank in `ranks` has printed a standard output line containing `text`.
-fn all_said(job: &Job, ranks: std::ops::Range<u32>, text: &str) -> bool {
+fn all_said(job: &Job, labels: Labels, ranks: std::ops::Range<u32>, text: &str) -> bool {
     ranks.clone().all(|rank| {
         job.seen.iter().any(|(stream, line)| {
             *stream == Stream::Out
-                && Labels::Srun
+                && labels
                     .split(line)
                     .is_some_and(|(r, l)| r == rank && l.contains(text))
         })
@@ -511,7 +630,7 @@ fn a_host_cut_off_its_ranks_halt_and_the_others_agree_and_finish() {
         return;
     };
     let outcome = validate_with_cut(&cluster, "h1,h2,h3", 9, 2, |job| {
-        all_said(job, 0..6, "final failed=")
+        all_said(job, Labels::Srun, 0..6, "final failed=")
     });
     let text = outcome.text();
     assert_agreed(&outcome, 9, &[6, 7, 8], "[6, 7, 8]");
@@ -534,9 +653,15 @@ fn heat_survives_a_host_cut_off_bit_for_bit() {
     };
     srun.args(HEAT);
     // Rank 0 alone prints the job's lines: the others are ready when it is.
-    let outcome = run_with_cut(&cluster, &mut srun, 1, STRIKE_AFTER, 2, |job| {
-        all_said(job, 0..1, "equal bit for bit")
-    });
+    let outcome = run_with_cut(
+        &cluster,
+        &mut srun,
+        Labels::Srun,
+        1,
+        STRIKE_AFTER,
+        2,
+        |job| all_said(job, Labels::Srun, 0..1, "equal bit for bit"),
+    );
     let text = outcome.text();
     assert_heat_exact(&outcome, 0, "[6, 7, 8]");
     assert_eq!(outcome.status.code(), Some(EXIT_NO_MAJORITY), "{text}");
@@ -589,4 +714,269 @@ fn loopback_listeners_across_hosts_fail_init_naming_rt_bind() {
         );
         assert!(!outcome.stdout_of(rank).contains(&"ring ok"), "{text}");
     }
+}
+
+/// Every line of a job, both streams, as one text. With `-v`, mpiexec and each host's proxy
+/// write to the same standard output, each message in two writes (a label such as
+/// `[proxy:0:2@h3] ` or `[4] `, then the text), and the writers interleave: a label may end up
+/// away from its text. So only whole texts are searched for, and counted.
+fn all_text(outcome: &Outcome) -> String {
+    outcome
+        .lines
+        .iter()
+        .map(|(_, l)| format!("{l}\n"))
+        .collect()
+}
+
+/// Hydra across the three hosts, over PMI-1 and PMI-2 (`RT_PMI`): nine ranks pass the token
+/// around the ring and agree that nobody failed (mpiexec exits 0 only if every rank did, and
+/// rtrun-check exits 0 only with every result right). mpiexec's `-v` shows what the proxies,
+/// named after their hosts, were asked: nine handshakes of the PMI version chosen, and each
+/// rank's published address, that of its own host (ranks 0-2 on h1, ...).
+#[test]
+fn hydra_runs_rtrun_check_across_three_hosts_over_pmi1_and_pmi2() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    for version in [1, 2] {
+        let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+        mpiexec
+            .arg("-v")
+            .env("RT_PMI", version.to_string())
+            .args([CHECK, "ring"]);
+        let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+        let text = all_text(&outcome);
+        let context = format!("PMI-{version}, status {:?}\n{text}", outcome.status);
+        assert_eq!(outcome.status.code(), Some(0), "{context}");
+        for said in ["ring ok\n", "final failed=[]\n"] {
+            assert_eq!(text.matches(said).count(), 9, "{said}\n{context}");
+        }
+        let handshake = format!("cmd=response_to_init pmi_version={version} pmi_subversion=");
+        assert_eq!(
+            text.matches(&handshake).count(),
+            9,
+            "{handshake}\n{context}"
+        );
+        for host in 1..=3 {
+            let proxy = format!("@h{host}] ");
+            assert!(text.contains(&proxy), "{proxy}\n{context}");
+        }
+        for rank in 0..9 {
+            let address = &cluster.addresses[rank / 3];
+            let published = match version {
+                1 => format!("rt-addr-{rank}={address}:"),
+                _ => format!("cmd=kvs-put;key=rt-addr-{rank};value={address}:"),
+            };
+            assert!(text.contains(&published), "{published}\n{context}");
+        }
+        let other = if version == 1 {
+            "cmd=kvs-fence"
+        } else {
+            "cmd=barrier_in"
+        };
+        assert!(!text.contains(other), "{other}\n{context}");
+    }
+}
+
+/// The heat job across the three hosts under Hydra, over PMI-2: buddy copies on other hosts,
+/// the failure-free field.
+#[test]
+fn hydra_runs_heat_across_three_hosts_over_pmi2() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let Some(mut mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    mpiexec
+        .env("RT_PMI", "2")
+        .args(["--size", "48", "--iterations", "300", "--checkpoint", "10"]);
+    let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+    assert_eq!(outcome.status.code(), Some(0), "{}", outcome.text());
+    assert_heat_exact(&outcome, 0, "[]");
+}
+
+/// Under Hydra, one rank (4, on h2) SIGKILLed mid-run: its `rt-supervise` exits 137, which
+/// Hydra tolerates (`-disable-auto-cleanup`), so the eight others agree on [4], recover and
+/// finish bit for bit; mpiexec passes the dead rank's status on.
+#[test]
+fn hydra_heat_survives_a_sigkill_of_one_rank_bit_for_bit() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let Some(mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, mpiexec, HYDRA_LABELS, 1, &[4]) else {
+        return;
+    };
+    let text = outcome.text();
+    assert_heat_exact(&outcome, 0, "[4]");
+    assert_eq!(outcome.status.code(), Some(128 + 9), "{text}");
+}
+
+/// Under Hydra, host h3's three ranks SIGKILLed at once: the six others agree on [6, 7, 8],
+/// recover every block from the copies on h1 and h2 and finish bit for bit.
+#[test]
+fn hydra_heat_survives_the_loss_of_a_host_s_ranks_bit_for_bit() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let Some(mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    let Some(outcome) = heat_killing(&cluster, mpiexec, HYDRA_LABELS, 2, &[6, 7, 8]) else {
+        return;
+    };
+    let text = outcome.text();
+    assert_heat_exact(&outcome, 0, "[6, 7, 8]");
+    assert_eq!(outcome.status.code(), Some(128 + 9), "{text}");
+}
+
+/// Under Hydra, host h3 cut off (its link down) mid-run: the six ranks of h1 and h2 fence its
+/// three by a majority, agree on [6, 7, 8] and finish bit for bit; h3's ranks halt for want of
+/// a majority (exit 88, which mpiexec reports once the link is back and h3's proxy can tell it).
+#[test]
+fn hydra_heat_survives_a_host_cut_off_bit_for_bit() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let Some(mut mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    mpiexec.args(HEAT);
+    let outcome = run_with_cut(
+        &cluster,
+        &mut mpiexec,
+        HYDRA_LABELS,
+        1,
+        STRIKE_AFTER,
+        2,
+        |job| all_said(job, HYDRA_LABELS, 0..1, "equal bit for bit"),
+    );
+    let text = outcome.text();
+    assert_heat_exact(&outcome, 0, "[6, 7, 8]");
+    assert_eq!(outcome.status.code(), Some(EXIT_NO_MAJORITY), "{text}");
+}
+
+/// What Hydra allows: the loss of a host's proxy (`hydra_pmi_proxy`, SIGKILLed with its
+/// supervisors and ranks, as when a machine crashes and its connections are reset) makes
+/// mpiexec end the whole job, `-disable-auto-cleanup` or not: the other hosts' ranks are
+/// killed and never finish. Only the loss of ranks, or of a host's link, is survived under
+/// Hydra (this documents the launcher, and fails if Hydra changes).
+#[test]
+fn hydra_the_loss_of_a_host_s_proxy_ends_the_whole_job() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let Some(mut mpiexec) = cluster.heat_mpiexec() else {
+        return;
+    };
+    let program = heat().unwrap();
+    let program = program.to_str().unwrap();
+    let mut job = Job::start(mpiexec.args(HEAT), JOB_LIMIT);
+    wait_for(&mut job, STRIKE_AFTER);
+    let name = |path: &str| {
+        Path::new(path)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let victims: Vec<i32> = ["hydra_pmi_proxy", &name(SUPERVISE), &name(program)]
+        .iter()
+        .flat_map(|exe| cluster.processes_on(2, exe))
+        .collect();
+    assert_eq!(victims.len(), 7, "h3's proxy, supervisors and ranks");
+    victims.iter().for_each(|&pid| support::kill(pid));
+    let outcome = Outcome::new(job, HYDRA_LABELS);
+    let text = outcome.text();
+    assert_eq!(outcome.status.code(), Some(255), "{text}");
+    assert!(
+        outcome
+            .launcher_stderr()
+            .iter()
+            .any(|l| l.contains("assert (!closed) failed")),
+        "{text}"
+    );
+    assert!(
+        !outcome
+            .lines
+            .iter()
+            .any(|(_, l)| l.contains("equal bit for bit")),
+        "{text}"
+    );
+    // The other hosts' proxies end their ranks once mpiexec is gone: wait for that (bounded),
+    // so that no rank is left to the next test.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (0..2).any(|host| !cluster.ranks_on(host, program).is_empty()) {
+        assert!(Instant::now() < deadline, "ranks left on h1 or h2\n{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Under Hydra, rtrun-check's rank 4 (on h2) SIGKILLs itself at its second communication call
+/// (`RT_FAULT=call:2`, set for that rank alone): its `rt-supervise` exits 137, and each of the
+/// eight others agrees on [4] and finishes.
+#[test]
+fn hydra_a_sigkilled_rank_the_others_agree_and_finish() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+    mpiexec
+        .args([SUPERVISE, "sh", "-c"])
+        .arg(r#"if [ "$PMI_RANK" = 4 ]; then export RT_FAULT=call:2; fi; exec "$0" "$@""#)
+        .args([CHECK, "validate", "--rounds", "4", "--pause-ms", "50"]);
+    let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+    assert_agreed(&outcome, 9, &[4], "[4]");
+    assert_eq!(outcome.status.code(), Some(128 + 9), "{}", outcome.text());
+}
+
+/// Under Hydra, host h3's link cut while rtrun-check's nine ranks are in their loop: the six
+/// ranks of h1 and h2 fence h3's three by a majority and agree on [6, 7, 8]; h3's ranks halt
+/// without deciding anything (exit 88, which mpiexec reports once the link is back).
+#[test]
+fn hydra_a_host_cut_off_its_ranks_halt_and_the_others_agree_and_finish() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+    mpiexec.args([CHECK, "validate", "--rounds", "30", "--pause-ms", "200"]);
+    let ready = "round 0 failed=[]";
+    let outcome = run_with_cut(&cluster, &mut mpiexec, HYDRA_LABELS, 9, ready, 2, |job| {
+        all_said(job, HYDRA_LABELS, 0..6, "final failed=")
+    });
+    assert_agreed(&outcome, 9, &[6, 7, 8], "[6, 7, 8]");
+    assert_eq!(
+        outcome.status.code(),
+        Some(EXIT_NO_MAJORITY),
+        "{}",
+        outcome.text()
+    );
 }
