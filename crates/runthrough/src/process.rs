@@ -79,6 +79,7 @@ impl Process {
     /// briefly, then yields, then sleeps (see [`crate::wait`]). Unwinds if the rank is killed.
     /// Transmits this rank's messages that waited for credit meanwhile ([`Process::progress`]).
     pub(crate) fn wait_for<R>(&self, mut check: impl FnMut(&mut Engine) -> Option<R>) -> R {
+        let _waiting = self.waiting();
         loop {
             let seen = self.endpoint.signal.current();
             self.check_alive();
@@ -127,6 +128,25 @@ impl Process {
                 Default::default()
             };
         }
+    }
+}
+
+/// A thread of the rank inside a blocking call ([`Process::waiting`]).
+pub(crate) struct Waiting<'a>(&'a dyn Transport);
+
+impl Process {
+    /// Marks the calling thread as waiting inside a blocking call until the guard drops
+    /// ([`Transport::begin_wait`]): a transport with polling progress then tells peers that
+    /// this rank polls, so they need not wake its progress thread.
+    pub(crate) fn waiting(&self) -> Waiting<'_> {
+        self.transport.begin_wait();
+        Waiting(&*self.transport)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.end_wait();
     }
 }
 

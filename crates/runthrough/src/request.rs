@@ -139,6 +139,7 @@ impl<'a> Request<'a> {
     }
 
     fn wait_inner(&mut self, comm: &Comm) -> Result<Status> {
+        let _waiting = comm.process.waiting();
         loop {
             let seen = comm.process.endpoint.signal.current();
             if let Some(status) = self.test()? {
@@ -180,6 +181,7 @@ impl Drop for Request<'_> {
 /// outcome (the request stays pending).
 pub fn wait_any(requests: &mut [Request<'_>]) -> Option<(usize, Result<Status>)> {
     let comm = requests.iter().find_map(Request::comm);
+    let _waiting = comm.map(|c| c.process.waiting());
     loop {
         let seen = comm.map(|c| c.process.endpoint.signal.current());
         let mut any_active = false;
@@ -288,6 +290,7 @@ impl<'a, T> AgreementRequest<'a, T> {
     }
 
     fn wait_inner(&mut self) -> Result<T> {
+        let _waiting = self.comm.process.waiting();
         loop {
             let seen = self.comm.process.endpoint.signal.current();
             if let Some(value) = self.test()? {

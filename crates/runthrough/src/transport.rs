@@ -48,6 +48,13 @@ pub(crate) trait Transport: Send + Sync + Debug {
     #[inline]
     fn poll(&self) {}
 
+    /// A thread of this process's rank starts a blocking call: it polls until
+    /// [`Transport::end_wait`].
+    fn begin_wait(&self) {}
+
+    /// The thread of [`Transport::begin_wait`] leaves its blocking call.
+    fn end_wait(&self) {}
+
     /// Waits until `signal` (this process's rank's) moves past `seen`, by the wait policy
     /// ([`crate::wait`]); a transport with polling progress polls on the way out.
     fn wait_past(&self, signal: &Signal, seen: u32) {

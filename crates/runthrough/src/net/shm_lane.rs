@@ -269,8 +269,8 @@ impl Tcp {
         let out = lane.out.as_ref().expect("sends() checked");
         let control = frame.is_control();
         let (published, pending) = {
-            let mut out = lock(out);
-            let out = &mut *out;
+            let mut guard = lock(out);
+            let out = &mut *guard;
             let mut scratch = std::mem::take(&mut out.scratch);
             scratch.clear();
             let tail = frame.encode(&mut scratch);
@@ -281,7 +281,10 @@ impl Tcp {
             out.scratch = scratch;
             match result {
                 Ok(published) => (published, self.note_pending(p, out)),
-                Err(e) => return self.lane_broken(to, e),
+                Err(e) => {
+                    drop(guard);
+                    return self.lane_broken(to, e);
+                }
             }
         };
         self.after_push(lane, published, control, pending);

@@ -448,6 +448,11 @@ impl Tcp {
     /// After `peer`'s connection ended: if it runs on this host, waits (up to a heartbeat
     /// period) for its process to end, and confirms its failure when it has (SPEC §1).
     fn confirm_if_ended(&self, peer: u32) {
+        // A rank that finalized suspects and fails nobody (a peer that read its goodbye
+        // closes without one of its own): see `declare_failed`.
+        if self.finished.load(Ordering::SeqCst) {
+            return;
+        }
         let pid = lock(&self.local_pids).get(peer as usize).copied().flatten();
         let Some(pid) = pid else {
             return;
@@ -1402,6 +1407,22 @@ impl Transport for Tcp {
 
     fn wait_past(&self, signal: &crate::signal::Signal, seen: u32) {
         self.wait_polling(signal, seen);
+    }
+
+    fn begin_wait(&self) {
+        if let Some(inbox) = self.inbox() {
+            inbox.enter_wait();
+        }
+    }
+
+    /// No longer counted among the pollers, this thread drains what peers left to it while
+    /// it was (a peer that wrote after this drain sees no poller and wakes the progress
+    /// thread).
+    fn end_wait(&self) {
+        if let Some(inbox) = self.inbox() {
+            inbox.leave_wait();
+            self.poll_shm();
+        }
     }
 
     /// More ranks of this host (this one and those it shares memory with) than cores.
