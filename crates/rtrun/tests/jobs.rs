@@ -213,6 +213,32 @@ fn a_send_blocked_for_credit_fails_when_its_receiver_dies() {
         .any(|l| l.starts_with("blocked sender got")));
 }
 
+/// Issue 12 item 5, SPEC §1: a sender whose peer stopped (SIGSTOP: its progress thread too)
+/// fills the peer's shared-memory ring and waits for room; the silent peer is fenced after the
+/// heartbeat timeout and killed, and the sender is released with `ProcFailed`, never a hang.
+/// It never waited for credit: what blocked it was the full ring.
+#[test]
+fn a_sender_blocked_on_a_stopped_peers_full_ring_is_released_when_it_is_fenced() {
+    let mut job = job(2, &["send_to_stopped"], &[]);
+    job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
+    let report = agreed(&job, &[1]);
+    let line = report
+        .stdout_of(0)
+        .into_iter()
+        .find(|l| l.starts_with("sender to a stopped rank got"))
+        .unwrap_or_else(|| panic!("{}", output(&report)));
+    let sent: u64 = line
+        .split(" after ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    // A ring of 1 MiB holds 15 such messages and part of a 16th: the sender filled it.
+    assert!(sent >= 15, "{line}");
+    assert!(line.ends_with("delayed=0"), "{line}");
+    assert!(report.ranks[1].fenced_by.is_some(), "{}", report.summary());
+}
+
 /// SPEC §4: a connection to the launcher that cannot prove the job secret is refused and
 /// logged, and the job goes on unaffected.
 #[test]

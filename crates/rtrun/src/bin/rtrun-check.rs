@@ -298,6 +298,41 @@ fn flood_kill(world: &Comm) -> Result<(), String> {
     Ok(())
 }
 
+/// Rank 1 stops its whole process (SIGSTOP) once both are connected; rank 0 sends it 64 KiB
+/// messages until a send fails. The peer's ring fills (its progress thread is stopped too), the
+/// sender waits for room, and is released when the silent peer is fenced: `ProcFailed`, never a
+/// hang. Rank 0 reports whether it ever waited for credit (it should not: the ring fills long
+/// before the flow-control window does).
+fn send_to_stopped(world: &Comm) -> Result<(), String> {
+    world.barrier().map_err(|e| e.to_string())?;
+    match world.rank() {
+        0 => {
+            let buf = vec![7u8; 64 << 10];
+            let mut sent = 0u64;
+            let error = loop {
+                match world.send(&buf, 1, 11) {
+                    Ok(()) => sent += 1,
+                    Err(e) => break e,
+                }
+            };
+            if error != (Error::ProcFailed { rank: 1 }) {
+                return Err(format!("expected ProcFailed from rank 1, got {error:?}"));
+            }
+            let delayed = world.flow_stats().delayed_sends;
+            println!("sender to a stopped rank got {error} after {sent} sends, delayed={delayed}");
+        }
+        1 => {
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::STOP,
+            );
+            return Err("rank 1 should have been fenced and killed while stopped".into());
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn rogue(world: &Comm) -> Result<(), String> {
     use std::io::{BufRead, BufReader, Write};
     if world.rank() != 0 {
@@ -481,6 +516,7 @@ fn main() -> ExitCode {
         "bench" => bench(world, &options),
         "flood" => flood(world, &options),
         "flood_kill" => flood_kill(world),
+        "send_to_stopped" => send_to_stopped(world),
         "rogue" => rogue(world).and_then(|()| ring(world)),
         "shrink" => shrink(world),
         "idle" => {
