@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The README's example commands for `heat` and `bag_of_tasks` (issue 14, item 6), read from
+//! The README's example commands for `heat`, `bag_of_tasks` and `tcp_ring` (issue 14, item 6), read from
 //! README.md itself and run as it writes them, with this build's binaries in place of
 //! `target/release/...`: in-process (`cargo run ... --bin heat -- ARGS`) and under rtrun
 //! (`target/release/rtrun OPTIONS PROGRAM ARGS`, given to `rtrun::run` as rtrun's `main` gives
@@ -18,6 +18,7 @@ use rtrun::{Job, Strict};
 
 const HEAT: &str = env!("CARGO_BIN_EXE_heat");
 const BAG: &str = env!("CARGO_BIN_EXE_bag_of_tasks");
+const RING: &str = env!("CARGO_BIN_EXE_tcp_ring");
 const JOB_LIMIT: Duration = Duration::from_secs(120);
 
 static ONE_JOB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -58,6 +59,7 @@ fn program(word: &str) -> Option<&'static str> {
     match word {
         "target/release/heat" | "heat" => Some(HEAT),
         "target/release/bag_of_tasks" | "bag_of_tasks" => Some(BAG),
+        "target/release/tcp_ring" => Some(RING),
         _ => None,
     }
 }
@@ -151,7 +153,8 @@ fn run_under_rtrun(command: &str) {
     job.args = args.iter().map(Into::into).collect();
     job.timeout = Some(JOB_LIMIT);
     let kills = job.kills.len() + program_kills(&args);
-    assert!(kills > 0, "the example kills: {command}");
+    // tcp_ring's first example is the failure-free run; every other example kills.
+    assert!(kills > 0 || binary == RING, "the example kills: {command}");
     for kill in &job.kills {
         assert!(
             !matches!(kill.trigger, rtrun::Trigger::After(_)),
@@ -176,7 +179,26 @@ fn run_under_rtrun(command: &str) {
     let died = report.ranks.iter().filter(|r| r.died()).count();
     assert_eq!(died, kills, "each kill is a death\n{text}");
     let lines: Vec<&str> = report.lines.iter().map(|(_, _, l)| l.as_str()).collect();
-    assert!(says_equal(&lines), "{text}");
+    if binary == RING {
+        // Each survivor checked its sum over the ranks validate_global left (exit 0), and
+        // they all agreed on who died: one line per survivor, the same, naming `kills` ranks.
+        let agreed: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("agreed failed="))
+            .collect();
+        assert_eq!(agreed.len(), job.size as usize - kills, "{text}");
+        assert!(agreed.windows(2).all(|w| w[0] == w[1]), "{text}");
+        let named = agreed[0]
+            .split(']')
+            .next()
+            .unwrap_or("")
+            .matches(',')
+            .count()
+            + usize::from(kills > 0);
+        assert_eq!(named, kills, "{text}");
+    } else {
+        assert!(says_equal(&lines), "{text}");
+    }
     if timeline {
         let svg = report.timeline.as_ref().expect("asked for").svg();
         let lanes = svg.matches("class=\"lane\"").count();
@@ -186,7 +208,7 @@ fn run_under_rtrun(command: &str) {
 }
 
 #[test]
-fn every_readme_example_of_heat_and_bag_of_tasks_runs_as_written() {
+fn every_readme_example_of_heat_bag_of_tasks_and_tcp_ring_runs_as_written() {
     let commands = readme_commands();
     let mut ran = Vec::new();
     for command in &commands {
@@ -202,7 +224,7 @@ fn every_readme_example_of_heat_and_bag_of_tasks_runs_as_written() {
         }
         ran.push(command.clone());
     }
-    // The README's examples: two in-process, three under rtrun.
+    // The README's examples: two in-process; three of heat and bag, two of tcp_ring under rtrun.
     let in_process = ran.iter().filter(|c| c.starts_with("cargo run")).count();
-    assert_eq!((in_process, ran.len() - in_process), (2, 3), "{ran:#?}");
+    assert_eq!((in_process, ran.len() - in_process), (2, 5), "{ran:#?}");
 }

@@ -31,7 +31,7 @@ const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 /// A multi-process job as one rank sees it: its world communicator over TCP.
 ///
 /// ```no_run
-/// // Run under the launcher: `rtrun -n 4 target/release/examples/tcp_ring`.
+/// // Run under the launcher: `rtrun -n 4 target/release/tcp_ring` (runthrough-examples).
 /// let universe = runthrough::init().expect("started by rtrun");
 /// let world = universe.world();
 /// let next = (world.rank() + 1) % world.size();

@@ -5,9 +5,9 @@
 //! Exits non-zero when a result is wrong.
 //!
 //! ```sh
-//! cargo build --release -p rtrun -p runthrough --example tcp_ring
-//! target/release/rtrun -n 4 --tag-output target/release/examples/tcp_ring
-//! target/release/rtrun -n 8 --tag-output --kill 3@validate_global:1 target/release/examples/tcp_ring
+//! cargo build --release -p rtrun -p runthrough-examples --bin tcp_ring
+//! target/release/rtrun -n 4 --tag-output target/release/tcp_ring
+//! target/release/rtrun -n 8 --tag-output --kill 3@validate_global:1 target/release/tcp_ring
 //! ```
 
 use std::process::ExitCode;
