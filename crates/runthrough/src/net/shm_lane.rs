@@ -14,21 +14,26 @@
 //!
 //! # Sending
 //! A frame is encoded as on a socket (the same wire format) and written into the ring in
-//! entries of at most half the ring; what does not fit waits in the lane's *pending* bytes,
+//! entries of at most 64 KiB (so the receiver copies one out while the sender copies the next
+//! in); what does not fit waits in the lane's *pending* bytes,
 //! in order, and every later frame queues behind it. After writing, the sender sets its bit in
 //! the receiver's *active* bitmap and rings the receiver's *application bell* (the receiver's
 //! event count, which its waiting threads watch: one atomic add, and a `FUTEX_WAKE` only when
 //! a thread sleeps there). Control frames (agreement messages, revocations, requests for
-//! credit, suspicions) also ring the *progress bell*, which wakes the receiver's progress thread, so
-//! agreements advance while the receiver computes; data and collective traffic does not, so a
-//! computing rank pays no wake-up per message. Several threads of a rank that send to one
-//! peer are serialised by the lane's writer mutex, held only while copying.
+//! credit, suspicions) also ring the *progress bell*, which wakes the receiver's progress
+//! thread, so agreements advance while the receiver computes, unless a thread of the receiver
+//! is inside a blocking call (the inbox's *pollers* count, kept for the whole call): that
+//! thread reads them itself, and drains once more as it leaves. Data, collective traffic and
+//! credits never wake the progress thread, so a computing rank pays no wake-up per message.
+//! Several threads of a rank that send to one peer are serialised by the lane's writer mutex,
+//! held only while copying.
 //!
 //! When the ring is full the sender sets its *blocked* bit in the receiver's inbox and rings
-//! its progress bell; the receiver drains that ring and rings the sender's bells, and the
-//! sender's pending bytes go out. An application thread's send returns only once its bytes are
-//! in the ring (so a rank that dies after `send` returned leaves its message receivable, as the
-//! socket path does once the kernel has the bytes); it drains its own inbox while it waits, so
+//! its progress bell (unless a thread of the receiver polls); the receiver drains that ring
+//! and rings the sender's bells, and the sender's pending bytes go out. An application
+//! thread's send returns only once its bytes are in the ring (so a rank that dies after `send`
+//! returned leaves its message receivable, as the socket path does once the kernel has the
+//! bytes); it drains its own inbox while it waits, so
 //! two ranks sending to each other never deadlock. Progress threads never wait: their frames
 //! stay pending and the next poll sends them.
 //!
