@@ -72,6 +72,9 @@ struct Outbound {
     /// Bytes of frames not yet in the ring, in order (`sent..` of it still to go).
     pending: Vec<u8>,
     sent: usize,
+    /// Whether a control frame is among the pending bytes (its flush wakes the receiver's
+    /// progress thread, as its send would have).
+    pending_control: bool,
     /// Reused encoding buffer.
     scratch: Vec<u8>,
 }
@@ -130,6 +133,7 @@ impl Lane {
                 producer: Producer::attach(inbox.slot(me)?).map_err(ring)?,
                 pending: Vec::new(),
                 sent: 0,
+                pending_control: false,
                 scratch: Vec::with_capacity(COPY_LIMIT),
             })),
             None => None,
@@ -255,6 +259,19 @@ fn push_some(producer: &mut Producer<Slot>, bytes: &[u8]) -> Result<usize, RingE
     Ok(written)
 }
 
+/// Leaves the inbox's pollers when dropped, draining what peers left meanwhile (as
+/// `Transport::end_wait` does).
+struct LeaveWait<'a>(&'a Tcp);
+
+impl Drop for LeaveWait<'_> {
+    fn drop(&mut self) {
+        if let Some(inbox) = self.0.inbox() {
+            inbox.leave_wait();
+            self.0.poll_shm();
+        }
+    }
+}
+
 /// What a send into a lane did.
 pub(super) enum Sent {
     /// Not through shared memory: use the socket.
@@ -285,6 +302,9 @@ impl Tcp {
                 result = result.and_then(|head| Ok(out.push(tail)? || head));
             }
             out.scratch = scratch;
+            if control && out.is_pending() {
+                out.pending_control = true;
+            }
             match result {
                 Ok(published) => (published, self.note_pending(p, out)),
                 Err(e) => {
@@ -310,7 +330,11 @@ impl Tcp {
         };
         let (published, pending) = {
             let mut out = lock(out);
-            match out.push(bytes) {
+            let result = out.push(bytes);
+            if out.is_pending() {
+                out.pending_control = true;
+            }
+            match result {
                 Ok(published) => (published, self.note_pending(self.peer(to), &out)),
                 Err(e) => {
                     drop(out);
@@ -354,6 +378,12 @@ impl Tcp {
     /// own bell, which the peer rings once it drained.
     fn wait_pending(&self, to: u32) {
         let p = self.peer(to);
+        // A poller for the whole wait: the peer that frees room rings only its application
+        // bell, not its progress thread.
+        if let Some(inbox) = self.inbox() {
+            inbox.enter_wait();
+        }
+        let _leave = LeaveWait(self);
         loop {
             let seen = self.endpoint().signal.current();
             self.flush_pending(to);
@@ -380,14 +410,22 @@ impl Tcp {
         if p.failed.load(Ordering::SeqCst) {
             let mut out = lock(out);
             out.pending.clear();
+            out.pending_control = false;
             out.sent = 0;
             self.note_pending(p, &out);
             return;
         }
-        let (published, pending) = {
+        let (published, pending, control) = {
             let mut out = lock(out);
             match out.flush() {
-                Ok(published) => (published, self.note_pending(p, &out)),
+                Ok(published) => {
+                    let pending = self.note_pending(p, &out);
+                    let control = published && out.pending_control;
+                    if !pending {
+                        out.pending_control = false;
+                    }
+                    (published, pending, control)
+                }
                 Err(e) => {
                     drop(out);
                     self.lane_broken(to, e);
@@ -400,7 +438,7 @@ impl Tcp {
                 theirs.set_blocked(self.me(), false);
             }
         }
-        self.after_push(lane, published, true, pending);
+        self.after_push(lane, published, control, pending);
     }
 
     /// Keeps `p.shm_blocked` and the count of blocked lanes in step with `out` (under its lock,
@@ -628,6 +666,7 @@ mod tests {
             producer: Producer::attach(inbox.slot(1).unwrap()).unwrap(),
             pending: Vec::new(),
             sent: 0,
+            pending_control: false,
             scratch: Vec::new(),
         };
         let input = Inbound {
