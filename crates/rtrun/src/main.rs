@@ -116,7 +116,7 @@ FAULTS (--kill RANK@WHEN; the README's \"Fault injection\" has the details):
   (iteration:K and recovery:N are the application's: give them to its own --kill)
 
 SETTINGS (the ranks' environment, checked before the job starts):
-  RT_TRANSPORT=auto|unix|tcp  RT_UNEXPECTED_CAP=BYTES[K|M|G]  RT_HEARTBEAT=PERIOD_MS:TIMEOUT_MS
+  RT_TRANSPORT=auto|shm|unix|tcp  RT_UNEXPECTED_CAP=BYTES[K|M|G]  RT_HEARTBEAT=PERIOD_MS:TIMEOUT_MS
   RT_BIND=ADDR|IFACE|route:HOST  RT_VERBOSE=0|1  RT_FAULT=WHEN[,WHEN...]  RT_PMI=1|2
   A bad value stops rtrun with exit status 2 before anything starts; an unknown RT_ name is
   a warning.

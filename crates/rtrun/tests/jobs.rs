@@ -221,6 +221,7 @@ fn a_send_blocked_for_credit_fails_when_its_receiver_dies() {
 fn a_sender_blocked_on_a_stopped_peers_full_ring_is_released_when_it_is_fenced() {
     let mut job = job(2, &["send_to_stopped"], &[]);
     job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
+    job.env.push(("RT_TRANSPORT".into(), "shm".into()));
     let report = agreed(&job, &[1]);
     let line = report
         .stdout_of(0)

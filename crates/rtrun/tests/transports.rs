@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Which connections a job's ranks use (SPEC §4): shared memory beside a Unix-domain socket
-//! between ranks of one host (the default), Unix sockets alone with `RT_TRANSPORT=unix`, TCP for
-//! every pair with `RT_TRANSPORT=tcp`, and the same failure handling on all three. Every test runs real `rtrun-check` processes through rtrun as a library, bounded by a
-//! job time-out; jobs run one at a time.
+//! Which connections a job's ranks use (SPEC §4): Unix-domain sockets between ranks of one host
+//! (the default; `RT_TRANSPORT=unix` says so explicitly), shared memory beside them with
+//! `RT_TRANSPORT=shm`, TCP for every pair with `RT_TRANSPORT=tcp`, and the same failure
+//! handling on all three. Every test runs real `rtrun-check` processes through rtrun as a
+//! library, bounded by a job time-out; jobs run one at a time.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -101,12 +102,13 @@ fn survived_the_kill(report: &Report, size: u32) -> Vec<(u32, u32, String)> {
     seen
 }
 
-/// SPEC §4: by default every pair of ranks of one host shares memory beside a Unix socket,
+/// SPEC §4: with `RT_TRANSPORT=shm` every pair of ranks of one host shares memory beside a
+/// Unix socket,
 /// the job completes through a kill (EOF on the dead rank's sockets, rtrun's confirmation,
 /// its ring drained), and the socket directory is gone after the job.
 #[test]
 fn a_job_over_shared_memory_survives_a_kill_and_leaves_no_directory() {
-    let report = run(&job_killing_rank_2(4, "auto"));
+    let report = run(&job_killing_rank_2(4, "shm"));
     let seen = survived_the_kill(&report, 4);
     assert!(
         seen.iter().all(|(_, _, kind)| kind == "unix"),
@@ -130,11 +132,11 @@ fn a_job_over_shared_memory_survives_a_kill_and_leaves_no_directory() {
     assert!(!dir.exists(), "{} is left behind", dir.display());
 }
 
-/// `RT_TRANSPORT=unix` keeps every pair of one host on its Unix socket alone (no shared
-/// memory), and the same job survives the same kill.
+/// By default (and with `RT_TRANSPORT=unix`) every pair of one host is on its Unix socket
+/// alone (no shared memory), and the same job survives the same kill.
 #[test]
 fn a_unix_socket_job_without_shared_memory_survives_a_kill() {
-    let report = run(&job_killing_rank_2(4, "unix"));
+    let report = run(&job_killing_rank_2(4, "auto"));
     let seen = survived_the_kill(&report, 4);
     assert!(
         seen.iter().all(|(_, _, kind)| kind == "unix"),

@@ -36,7 +36,7 @@ pub enum Setting {
     Bind,
     /// `RT_HEARTBEAT`: `PERIOD_MS:TIMEOUT_MS`, 0 < period < timeout.
     Heartbeat,
-    /// `RT_TRANSPORT`: `auto` (the default), `unix` or `tcp`.
+    /// `RT_TRANSPORT`: `auto` (the default), `shm`, `unix` or `tcp`.
     Transport,
     /// `RT_UNEXPECTED_CAP`: bytes of unexpected messages a rank buffers, with `K`, `M` or `G`.
     UnexpectedCap,
@@ -230,30 +230,33 @@ pub fn heartbeat(value: &str) -> Result<(Duration, Duration), SettingError> {
 /// Which connections ranks use ([`transport`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Transport {
-    /// Shared memory (with a Unix-domain socket beside it) to peers on the same host, TCP to
-    /// the others (the default).
+    /// Unix-domain sockets to peers on the same host, TCP to the others (the default).
     #[default]
     Auto,
-    /// Unix-domain sockets alone to peers on the same host (no shared memory), TCP to the
-    /// others.
+    /// Shared memory (with a Unix-domain socket beside it) to peers on the same host, TCP to
+    /// the others. Opt-in while a known stall with long streams of large blocking sends is
+    /// open (see the README).
+    Shm,
+    /// The same as `Auto`: Unix-domain sockets to peers on the same host.
     Unix,
     /// TCP for every pair.
     Tcp,
 }
 
-/// `RT_TRANSPORT`: `auto` (or empty), `unix` or `tcp`.
+/// `RT_TRANSPORT`: `auto` (or empty), `shm`, `unix` or `tcp`.
 ///
 /// # Errors
 /// Anything else.
 pub fn transport(value: &str) -> Result<Transport, SettingError> {
     match value {
         "" | "auto" => Ok(Transport::Auto),
+        "shm" => Ok(Transport::Shm),
         "unix" => Ok(Transport::Unix),
         "tcp" => Ok(Transport::Tcp),
         _ => Err(SettingError::new(
             Setting::Transport,
             value,
-            "expected auto (the default), unix or tcp",
+            "expected auto (the default), shm, unix or tcp",
         )),
     }
 }
@@ -359,6 +362,7 @@ mod tests {
             ("RT_TRANSPORT", "tcp"),
             ("RT_TRANSPORT", "auto"),
             ("RT_TRANSPORT", "unix"),
+            ("RT_TRANSPORT", "shm"),
             ("RT_BIND", "eth1"),
             ("RT_BIND", "route:headnode"),
             ("RT_BIND", "127.0.0.1"),
@@ -392,7 +396,11 @@ mod tests {
             ("RT_UNEXPECTED_CAP", "12X", "a number of bytes"),
             ("RT_UNEXPECTED_CAP", "99999999999999999999", "too large"),
             ("RT_UNEXPECTED_CAP", "99999999999G", "too large"),
-            ("RT_TRANSPORT", "foo", "auto (the default), unix or tcp"),
+            (
+                "RT_TRANSPORT",
+                "foo",
+                "auto (the default), shm, unix or tcp",
+            ),
             ("RT_HEARTBEAT", "garbage", "PERIOD_MS:TIMEOUT_MS"),
             ("RT_HEARTBEAT", "500:100", "shorter than the timeout"),
             ("RT_HEARTBEAT", "0:100", "at least 1 ms"),
