@@ -234,8 +234,8 @@ pub enum Transport {
     #[default]
     Auto,
     /// Shared memory (with a Unix-domain socket beside it) to peers on the same host, TCP to
-    /// the others. Opt-in while a known stall with long streams of large blocking sends is
-    /// open (see the README).
+    /// the others. Opt-in until a longer soak confirms the fix of a stall with long streams
+    /// of large blocking sends (see the README).
     Shm,
     /// The same as `Auto`: Unix-domain sockets to peers on the same host.
     Unix,

@@ -437,6 +437,9 @@ impl Tcp {
             if let Some(theirs) = &lane.peer_inbox {
                 theirs.set_blocked(self.me(), false);
             }
+            // A thread of this rank may wait for these bytes to go (`wait_pending`), and the
+            // flush may be another thread's: its wait ends only when this rank's bell moves.
+            self.endpoint().signal.notify();
         }
         self.after_push(lane, published, control, pending);
     }
