@@ -264,34 +264,12 @@ pub fn recv_optional_fd(socket: impl AsFd) -> io::Result<Option<OwnedFd>> {
 ///
 /// The socket's error, an end of stream, or a message without exactly one descriptor.
 pub fn recv_fd(socket: impl AsFd) -> io::Result<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let received = recvmsg(
-        socket,
-        &mut [IoSliceMut::new(&mut byte)],
-        &mut control,
-        RecvFlags::CMSG_CLOEXEC,
-    )?;
-    if received.bytes == 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the socket closed before a descriptor came",
-        ));
-    }
-    let mut fds: Vec<OwnedFd> = Vec::new();
-    for message in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(rights) = message {
-            fds.extend(rights);
-        }
-    }
-    match (fds.pop(), fds.is_empty()) {
-        (Some(fd), true) => Ok(fd),
-        _ => Err(io::Error::new(
+    recv_optional_fd(socket)?.ok_or_else(|| {
+        io::Error::new(
             io::ErrorKind::InvalidData,
             "expected exactly one descriptor with the message",
-        )),
-    }
+        )
+    })
 }
 
 #[cfg(test)]

@@ -265,10 +265,7 @@ struct LeaveWait<'a>(&'a Tcp);
 
 impl Drop for LeaveWait<'_> {
     fn drop(&mut self) {
-        if let Some(inbox) = self.0.inbox() {
-            inbox.leave_wait();
-            self.0.poll_shm();
-        }
+        crate::transport::Transport::end_wait(self.0);
     }
 }
 
@@ -380,9 +377,7 @@ impl Tcp {
         let p = self.peer(to);
         // A poller for the whole wait: the peer that frees room rings only its application
         // bell, not its progress thread.
-        if let Some(inbox) = self.inbox() {
-            inbox.enter_wait();
-        }
+        crate::transport::Transport::begin_wait(self);
         let _leave = LeaveWait(self);
         loop {
             let seen = self.endpoint().signal.current();
