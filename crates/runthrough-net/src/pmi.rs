@@ -249,6 +249,15 @@ impl<S: Read + Write> Pmi<S> {
             body.push_str(&format!("{k}={};", v.replace(';', ";;")));
         }
         self.stream.write_all(&frame_v2(&body)?)?;
+        let items = parse_v2(&self.read_frame_v2()?)?;
+        let reply = format!("{command}-response");
+        expect_cmd(&items, &reply)?;
+        check_rc(command, &items)?;
+        Ok(items)
+    }
+
+    /// Reads one PMI-2 frame: a 6-byte length, then the body.
+    fn read_frame_v2(&mut self) -> Result<String, PmiError> {
         let mut header = [0u8; 6];
         self.stream.read_exact(&mut header)?;
         let length: usize = std::str::from_utf8(&header)
@@ -260,12 +269,7 @@ impl<S: Read + Write> Pmi<S> {
         }
         let mut body = vec![0u8; length];
         self.stream.read_exact(&mut body)?;
-        let body = String::from_utf8(body).map_err(|_| protocol("frame is not UTF-8"))?;
-        let items = parse_v2(&body)?;
-        let reply = format!("{command}-response");
-        expect_cmd(&items, &reply)?;
-        check_rc(command, &items)?;
-        Ok(items)
+        String::from_utf8(body).map_err(|_| protocol("frame is not UTF-8"))
     }
 
     /// The `cmd=init` handshake line both protocols start with.
@@ -453,6 +457,41 @@ impl<S: Read + Write> Pmi<S> {
             Version::V1 => self.call_v1("cmd=finalize", "finalize_ack").map(drop),
             Version::V2 => self.call_v2("finalize", &[]).map(drop),
         }
+    }
+}
+
+impl Pmi<UnixStream> {
+    /// Ends the session after a call failed (a fence that timed out), waiting at most `wait` for
+    /// the launcher's acknowledgement and skipping any late reply to the failed call.
+    ///
+    /// A process that exits with its PMI connection open is, to Hydra, a crash: it kills the
+    /// whole job at once, and what the other ranks were writing (their own reason) can be lost.
+    /// After this, the process's exit is an ordinary one with its own status.
+    ///
+    /// # Errors
+    /// The acknowledgement did not come within `wait`, or the connection failed.
+    pub fn leave(&mut self, wait: Duration) -> Result<(), PmiError> {
+        if std::mem::replace(&mut self.finalized, true) {
+            return Ok(());
+        }
+        self.stream.set_read_timeout(Some(wait))?;
+        let (request, ack) = match self.version {
+            Version::V1 => (b"cmd=finalize\n".to_vec(), "finalize_ack"),
+            Version::V2 => (frame_v2("cmd=finalize;")?, "finalize-response"),
+        };
+        self.stream.write_all(&request)?;
+        // Replies come in order: a late reply to the failed call (a fence that completed after
+        // all) comes before the acknowledgement.
+        for _ in 0..4 {
+            let items = match self.version {
+                Version::V1 => parse_v1(&self.read_line()?)?,
+                Version::V2 => parse_v2(&self.read_frame_v2()?)?,
+            };
+            if expect_cmd(&items, ack).is_ok() {
+                return Ok(());
+            }
+        }
+        Err(protocol("no finalize acknowledgement"))
     }
 }
 
@@ -645,6 +684,48 @@ mod tests {
         handle.join().unwrap();
         let closed = PmiError::Io(io::Error::from(io::ErrorKind::UnexpectedEof));
         assert!(!closed.is_timeout());
+    }
+
+    /// After a fence timed out, `leave` finalizes: it skips the fence's late reply and takes
+    /// the acknowledgement; a server that never acknowledges makes it fail after its wait.
+    #[test]
+    fn leaving_after_a_timed_out_fence_finalizes_the_session() {
+        for acknowledged in [true, false] {
+            let (client, server) = UnixStream::pair().unwrap();
+            client
+                .set_read_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
+            let handle = thread::spawn(move || {
+                let mut reader = io::BufReader::new(server.try_clone().unwrap());
+                let mut server = server;
+                for (want, reply) in [INIT1, MAXES, KVS, ("cmd=barrier_in", "")] {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    assert!(line.starts_with(want), "got {line:?}, expected {want:?}");
+                    server.write_all(reply.as_bytes()).unwrap();
+                }
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                assert_eq!(line, "cmd=finalize\n");
+                if acknowledged {
+                    server
+                        .write_all(b"cmd=barrier_out\ncmd=finalize_ack\n")
+                        .unwrap();
+                }
+                // Holds the connection open until the client is gone.
+                let _ = reader.read_line(&mut line);
+            });
+            let mut pmi = Pmi::init_v1(client, 0, 2).unwrap();
+            assert!(pmi.fence().unwrap_err().is_timeout());
+            let left = pmi.leave(Duration::from_millis(200));
+            assert_eq!(left.is_ok(), acknowledged, "{left:?}");
+            if let Err(e) = left {
+                assert!(e.is_timeout(), "{e}");
+            }
+            assert!(pmi.leave(Duration::ZERO).is_ok(), "only once");
+            drop(pmi);
+            handle.join().unwrap();
+        }
     }
 
     #[test]

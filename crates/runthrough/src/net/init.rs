@@ -528,6 +528,10 @@ fn loopback_across_hosts<'a>(
     })
 }
 
+/// How long a rank whose start timed out waits for the launcher to acknowledge that it leaves
+/// the PMI session.
+const LEAVE_WAIT: Duration = Duration::from_secs(1);
+
 /// The PMI key of the job secret (put by rank 0).
 const SECRET_KEY: &str = "rt-secret";
 
@@ -570,6 +574,10 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
     }
     client.fence().map_err(|e| {
         if e.is_timeout() {
+            // Leave the PMI session before returning: to Hydra, a process that exits with
+            // its connection open crashed, and it would kill the other ranks while they are
+            // still saying why their own start failed. Best effort: the error stands.
+            let _ = client.leave(LEAVE_WAIT);
             InitError::StartTimeout {
                 waited: init_timeout,
             }
