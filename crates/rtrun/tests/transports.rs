@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Which connections a job's ranks use (SPEC §4): Unix-domain sockets between ranks of one host
-//! (the default; `RT_TRANSPORT=unix` says so explicitly), shared memory beside them with
-//! `RT_TRANSPORT=shm`, TCP for every pair with `RT_TRANSPORT=tcp`, and the same failure
-//! handling on all three. Every test runs real `rtrun-check` processes through rtrun as a
+//! Which connections a job's ranks use (SPEC §4): shared memory beside a Unix-domain socket
+//! between ranks of one host (the default; `RT_TRANSPORT=shm` says so explicitly), Unix sockets
+//! alone with `RT_TRANSPORT=unix`, TCP for every pair with `RT_TRANSPORT=tcp`, and the same
+//! failure handling on all three. Every test runs real `rtrun-check` processes through rtrun as a
 //! library, bounded by a job time-out; jobs run one at a time.
 
 use std::sync::Mutex;
@@ -102,13 +102,19 @@ fn survived_the_kill(report: &Report, size: u32) -> Vec<(u32, u32, String)> {
     seen
 }
 
-/// SPEC §4: with `RT_TRANSPORT=shm` every pair of ranks of one host shares memory beside a
-/// Unix socket,
-/// the job completes through a kill (EOF on the dead rank's sockets, rtrun's confirmation,
-/// its ring drained), and the socket directory is gone after the job.
+/// SPEC §4: by default (and with `RT_TRANSPORT=shm`) every pair of ranks of one host shares
+/// memory beside a Unix socket, the job completes through a kill (EOF on the dead rank's
+/// sockets, rtrun's confirmation, its ring drained), and the socket directory is gone after
+/// the job.
 #[test]
 fn a_job_over_shared_memory_survives_a_kill_and_leaves_no_directory() {
-    let report = run(&job_killing_rank_2(4, "shm"));
+    for transport in ["auto", "shm"] {
+        shared_memory_survives_a_kill(transport);
+    }
+}
+
+fn shared_memory_survives_a_kill(transport: &str) {
+    let report = run(&job_killing_rank_2(4, transport));
     let seen = survived_the_kill(&report, 4);
     assert!(
         seen.iter().all(|(_, _, kind)| kind == "unix"),
@@ -132,11 +138,11 @@ fn a_job_over_shared_memory_survives_a_kill_and_leaves_no_directory() {
     assert!(!dir.exists(), "{} is left behind", dir.display());
 }
 
-/// By default (and with `RT_TRANSPORT=unix`) every pair of one host is on its Unix socket
-/// alone (no shared memory), and the same job survives the same kill.
+/// With `RT_TRANSPORT=unix` every pair of one host is on its Unix socket alone (no shared
+/// memory), and the same job survives the same kill.
 #[test]
 fn a_unix_socket_job_without_shared_memory_survives_a_kill() {
-    let report = run(&job_killing_rank_2(4, "auto"));
+    let report = run(&job_killing_rank_2(4, "unix"));
     let seen = survived_the_kill(&report, 4);
     assert!(
         seen.iter().all(|(_, _, kind)| kind == "unix"),
@@ -153,6 +159,30 @@ fn a_unix_socket_job_without_shared_memory_survives_a_kill() {
         .as_ref()
         .expect("rtrun made a socket directory");
     assert!(!dir.exists(), "{} is left behind", dir.display());
+}
+
+/// Issue 12 item 4, no thread per peer: the sockets of the peers a rank shares memory with are
+/// read by one thread (`rt-sockets`), so a rank of a job of 8 on one host runs no reader
+/// thread; with Unix sockets alone each peer has its reader (7).
+#[test]
+fn peers_sharing_memory_need_no_reader_thread_each() {
+    for (transport, readers, pollers) in [("auto", 0, 1), ("unix", 7, 0)] {
+        let mut job = Job::new(8, CHECK);
+        job.args = vec!["threads".into()];
+        job.timeout = Some(JOB_LIMIT);
+        job.env = vec![("RT_TRANSPORT".into(), transport.into())];
+        let report = run(&job);
+        assert!(report.success(), "{}", output(&report));
+        for rank in 0..8 {
+            let line = report
+                .stdout_of(rank)
+                .into_iter()
+                .find(|l| l.starts_with("threads "))
+                .unwrap_or_else(|| panic!("rank {rank}\n{}", output(&report)));
+            let want = format!("readers={readers} pollers={pollers}");
+            assert!(line.ends_with(&want), "{transport}, rank {rank}: {line}");
+        }
+    }
 }
 
 /// `RT_TRANSPORT=tcp` puts every pair on TCP, and the same job survives the same kill.

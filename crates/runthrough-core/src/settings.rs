@@ -230,14 +230,14 @@ pub fn heartbeat(value: &str) -> Result<(Duration, Duration), SettingError> {
 /// Which connections ranks use ([`transport`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Transport {
-    /// Unix-domain sockets to peers on the same host, TCP to the others (the default).
+    /// Shared memory (with a Unix-domain socket beside it, for the handshake and as a second
+    /// death signal) to peers on the same host, TCP to the others (the default).
     #[default]
     Auto,
-    /// Shared memory (with a Unix-domain socket beside it) to peers on the same host, TCP to
-    /// the others. Opt-in until a longer soak confirms the fix of a stall with long streams
-    /// of large blocking sends (see the README).
+    /// The same as `Auto`, said explicitly.
     Shm,
-    /// The same as `Auto`: Unix-domain sockets to peers on the same host.
+    /// Unix-domain sockets alone to peers on the same host (no shared memory), TCP to the
+    /// others.
     Unix,
     /// TCP for every pair.
     Tcp,

@@ -83,6 +83,25 @@ fn ring(world: &Comm) -> Result<(), String> {
     Ok(())
 }
 
+/// After a validate_global (every connection is up): how many threads this rank runs, how many
+/// of them read one peer's socket (`rt-reader-*`) and how many read them all (`rt-sockets`).
+fn threads(world: &Comm) -> Result<(), String> {
+    world.validate_global().map_err(|e| e.to_string())?;
+    let tasks = std::fs::read_dir("/proc/self/task").map_err(|e| e.to_string())?;
+    let names: Vec<String> = tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .collect();
+    let count = |prefix: &str| names.iter().filter(|n| n.starts_with(prefix)).count();
+    println!(
+        "threads total={} readers={} pollers={}",
+        names.len(),
+        count("rt-reader-"),
+        count("rt-sockets")
+    );
+    Ok(())
+}
+
 fn validate(world: &Comm, o: &Options) -> Result<(), String> {
     for round in 0..o.rounds {
         std::thread::sleep(o.pause);
@@ -510,6 +529,7 @@ fn main() -> ExitCode {
     let world = universe.world();
     let result = match options.scenario.as_str() {
         "ring" => ring(world),
+        "threads" => threads(world),
         "validate" => validate(world, &options),
         "collective" => collective(world, &options),
         "stream" => stream(world, &options),

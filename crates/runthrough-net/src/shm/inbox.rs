@@ -11,6 +11,7 @@
 //! | 0 | magic `rtinbox1` (stored last by [`Inbox::create`]) | the owner, once |
 //! | 8 | the number of ring slots `n` (the job's size) | the owner, once |
 //! | 16 | each ring's data capacity `C` | the owner, once |
+//! | 24 | the *pulse*: a count the owner's progress side advances every heartbeat period, which peers on this host read instead of receiving heartbeats | the owner |
 //! | 64 | the *application bell*: a futex word (the rank's event count, `runthrough`'s signal) | everyone |
 //! | 128 | the *progress bell*: a futex word the rank's progress thread sleeps on | everyone |
 //! | 192 | *pollers*: how many of the owner's threads wait in the library, polling | the owner |
@@ -44,6 +45,7 @@ pub const INBOX_MAGIC: u64 = u64::from_le_bytes(*b"rtinbox1");
 const MAGIC_AT: usize = 0;
 const SLOTS_AT: usize = 8;
 const CAPACITY_AT: usize = 16;
+const PULSE_AT: usize = 24;
 const APP_BELL_AT: usize = 64;
 const PROGRESS_BELL_AT: usize = 128;
 const POLLERS_AT: usize = 192;
@@ -251,6 +253,19 @@ impl Inbox {
         self.word(POLLERS_AT).fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// The owner is alive and its progress side runs: advances the pulse (once per heartbeat
+    /// period, by the owner).
+    pub fn beat(&self) {
+        self.word(PULSE_AT).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The owner's pulse: a peer that sees it move has heard from the owner (a heartbeat that
+    /// costs neither a syscall nor a wake-up). Any value is possible from a hostile owner; only
+    /// whether it changed matters.
+    pub fn pulse(&self) -> u64 {
+        self.word(PULSE_AT).load(Ordering::Relaxed)
+    }
+
     /// Whether some thread of the owner polls now (a peer's hint: then ringing the
     /// application bell is enough).
     pub fn has_pollers(&self) -> bool {
@@ -397,6 +412,22 @@ mod tests {
         assert_eq!(capacity_for(512), 64 << 10);
         assert_eq!(capacity_for(100_000), 64 << 10);
         assert_eq!(capacity_for(0), 1 << 20);
+    }
+
+    /// The owner's beat is seen through a peer's mapping, and only the owner's beats move it.
+    #[test]
+    fn a_peer_sees_the_owners_pulse_move() {
+        let owner = Inbox::create(4, 4096).unwrap();
+        let peer = Inbox::attach(pass(&owner), 4).unwrap();
+        let before = peer.pulse();
+        assert_eq!(peer.pulse(), before, "no beat, no change");
+        owner.beat();
+        assert_ne!(peer.pulse(), before);
+        assert_eq!(peer.pulse(), owner.pulse());
+        // The pulse is not a ring's or a bell's word.
+        owner.bell(Bell::Application).fetch_add(1, Ordering::SeqCst);
+        owner.bell(Bell::Progress).fetch_add(1, Ordering::SeqCst);
+        assert_eq!(peer.pulse(), before.wrapping_add(1));
     }
 
     /// A peer maps the owner's inbox, writes its own ring and marks itself active; the owner

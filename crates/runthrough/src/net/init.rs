@@ -282,7 +282,8 @@ fn parse_config() -> Result<Config, InitError> {
         Transport::Auto | Transport::Unix | Transport::Shm => stream::local_identity(),
         Transport::Tcp => None,
     };
-    config.shm = transport == Transport::Shm && config.local_identity.is_some();
+    config.shm =
+        matches!(transport, Transport::Auto | Transport::Shm) && config.local_identity.is_some();
     Ok(config)
 }
 
@@ -669,7 +670,7 @@ struct Started {
     inbox: Option<Inbox>,
 }
 
-/// This rank's endpoint, with its inbox when shared memory is on (`RT_TRANSPORT=shm` on a
+/// This rank's endpoint, with its inbox when shared memory is on (the default, `RT_TRANSPORT=auto` or `shm`, on a
 /// host with Unix sockets): then the endpoint's doorbell is the inbox's application bell, which
 /// peers on this host ring. A refused inbox is said on standard error, and peers on this host
 /// use the Unix sockets instead.

@@ -11,6 +11,7 @@
 
 mod init;
 mod shm_lane;
+mod sockets;
 mod tcp;
 
 pub use init::{init, init_or_singleton, init_singleton, InitError, Universe};

@@ -99,6 +99,13 @@ pub(super) struct Lane {
     their_progress: Option<Doorbell<Futex>>,
 }
 
+impl Lane {
+    /// The peer's pulse, read from its inbox (`None` when this rank does not map it).
+    pub(super) fn peer_pulse(&self) -> Option<u64> {
+        self.peer_inbox.as_ref().map(Inbox::pulse)
+    }
+}
+
 impl std::fmt::Debug for Lane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lane")

@@ -311,6 +311,15 @@ impl Peer {
     }
 }
 
+/// What the shared-memory part of a handshake gave.
+#[derive(Debug, Default)]
+pub(super) struct Mapped {
+    /// The peer's inbox, mapped here (frames to the peer go through it).
+    theirs: Option<Inbox>,
+    /// The peer mapped this rank's inbox (frames from it come through it).
+    mine_mapped: bool,
+}
+
 /// The TCP transport of one rank.
 #[derive(Debug)]
 pub(crate) struct Tcp {
@@ -356,6 +365,9 @@ pub(crate) struct Tcp {
     local_ranks: AtomicUsize,
     /// `local_ranks` outnumber this host's cores: waiters yield at once instead of spinning.
     oversubscribed: AtomicBool,
+    /// The thread that reads the sockets of the peers reached through shared memory
+    /// (`super::sockets`), once started (`None`: it could not start).
+    pub(super) poller: OnceLock<Option<Arc<super::sockets::Poller>>>,
 }
 
 impl Tcp {
@@ -389,9 +401,14 @@ impl Tcp {
             shm_pending: AtomicUsize::new(0),
             local_ranks: AtomicUsize::new(1),
             oversubscribed: AtomicBool::new(false),
+            poller: OnceLock::new(),
         };
         tcp.settle(me);
         Arc::new(tcp)
+    }
+
+    pub(super) fn config(&self) -> &Config {
+        &self.config
     }
 
     pub(super) fn size(&self) -> u32 {
@@ -447,7 +464,7 @@ impl Tcp {
 
     /// After `peer`'s connection ended: if it runs on this host, waits (up to a heartbeat
     /// period) for its process to end, and confirms its failure when it has (SPEC §1).
-    fn confirm_if_ended(&self, peer: u32) {
+    pub(super) fn confirm_if_ended(&self, peer: u32) {
         // A rank that finalized suspects and fails nobody (a peer that read its goodbye
         // closes without one of its own): see `declare_failed`.
         if self.finished.load(Ordering::SeqCst) {
@@ -679,7 +696,7 @@ impl Tcp {
 
     /// Hands the engine an event from a progress thread (`event` returns what it caused) and
     /// sends the result, counted in `in_progress` throughout.
-    fn progress(&self, event: impl FnOnce() -> Outgoing) {
+    pub(super) fn progress(&self, event: impl FnOnce() -> Outgoing) {
         self.in_progress.fetch_add(1, Ordering::SeqCst);
         let out = event();
         self.route(out, false);
@@ -689,7 +706,7 @@ impl Tcp {
     /// `peer` said goodbye: it finalized and closes its connection after this frame. Unless
     /// this rank fenced it or has it in its output already, it departs ([`Fence::depart`]):
     /// no suspicion, no failure in the engine, and the agreements route around it.
-    fn peer_said_goodbye(&self, peer: u32) {
+    pub(super) fn peer_said_goodbye(&self, peer: u32) {
         let (change, departed) = {
             let mut fence = lock(&self.fence);
             let change = fence.depart(peer);
@@ -884,7 +901,7 @@ impl Tcp {
     }
 
     /// Tells the engine that `peer` failed, once it is in the output and no reader runs.
-    fn tell_engine(&self, peer: u32) {
+    pub(super) fn tell_engine(&self, peer: u32) {
         let p = &self.peers[peer as usize];
         if p.out_pending.load(Ordering::SeqCst)
             && !p.reading.load(Ordering::SeqCst)
@@ -980,16 +997,14 @@ impl Tcp {
 
     /// Installs an authenticated connection to `peer` and starts its reader; `theirs`: the
     /// peer's inbox, when it gave it (then frames to it go through shared memory).
-    fn install(
-        self: &Arc<Self>,
-        peer: u32,
-        stream: Stream,
-        mut decoder: Decoder,
-        theirs: Option<Inbox>,
-    ) {
+    fn install(self: &Arc<Self>, peer: u32, stream: Stream, mut decoder: Decoder, mapped: Mapped) {
         let p = &self.peers[peer as usize];
+        let Mapped {
+            theirs,
+            mine_mapped,
+        } = mapped;
         let kind = stream.kind();
-        let mine = self.inbox().filter(|_| kind == "unix");
+        let mine = self.inbox().filter(|_| mine_mapped);
         match Lane::new(self.me, peer, mine, theirs, self.config.max_frame) {
             Ok(Some(lane)) => {
                 let how = match (lane.sends(), lane.receives()) {
@@ -1041,10 +1056,23 @@ impl Tcp {
             return;
         }
         decoder.set_max_frame(self.config.max_frame);
-        let tcp = Arc::clone(self);
-        let spawned = std::thread::Builder::new()
-            .name(format!("rt-reader-{peer}"))
-            .spawn(move || tcp.read_loop(peer, stream, decoder));
+        // A peer whose frames come through shared memory both ways shares the socket poller;
+        // the others get a reader thread.
+        let shared = p
+            .shm
+            .get()
+            .is_some_and(|lane| lane.sends() && lane.receives());
+        let spawned = match shared {
+            true => self.poll_socket(peer, stream, decoder),
+            false => Err((stream, decoder)),
+        }
+        .or_else(|(stream, decoder)| {
+            let tcp = Arc::clone(self);
+            std::thread::Builder::new()
+                .name(format!("rt-reader-{peer}"))
+                .spawn(move || tcp.read_loop(peer, stream, decoder))
+                .map(drop)
+        });
         if let Err(e) = spawned {
             p.reading.store(false, Ordering::SeqCst);
             return self.declare_failed(peer, Cause::Io(e));
@@ -1220,7 +1248,7 @@ impl Tcp {
             .map_err(|e| format!("handshake: {e}"))
     }
 
-    fn handshake_accept(&self, stream: &Stream) -> Result<(u32, Decoder, Option<Inbox>), String> {
+    fn handshake_accept(&self, stream: &Stream) -> Result<(u32, Decoder, Mapped), String> {
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
             .map_err(|e| e.to_string())?;
@@ -1269,9 +1297,9 @@ impl Tcp {
         stream: &Stream,
         peer: u32,
         accepting: bool,
-    ) -> Result<Option<Inbox>, String> {
+    ) -> Result<Mapped, String> {
         let Stream::Unix(socket) = stream else {
-            return Ok(None);
+            return Ok(Mapped::default());
         };
         let give = || -> io::Result<()> {
             match self.inbox() {
@@ -1291,20 +1319,32 @@ impl Tcp {
             give().map_err(|e| format!("handshake (shared memory): {e}"))?;
             fd
         };
-        let Some(fd) = fd else {
-            return Ok(None);
-        };
-        match Inbox::attach(fd, self.size()) {
-            Ok(inbox) => Ok(Some(inbox)),
+        let theirs = fd.and_then(|fd| match Inbox::attach(fd, self.size()) {
+            Ok(inbox) => Some(inbox),
             Err(e) => {
                 stderr_line(format_args!(
                     "runthrough rank {}: rank {peer}'s shared memory is refused ({e}): \
                      traffic to it goes over the socket",
                     self.me
                 ));
-                Ok(None)
+                None
             }
-        }
+        });
+        // Each side says whether it mapped the other's inbox: a lane is "both ways" on both
+        // sides or on neither, so both agree on who reads the socket and how they hear from
+        // each other (`super::sockets`).
+        let said = (|| -> io::Result<bool> {
+            use std::io::Read;
+            (&*socket).write_all(&[u8::from(theirs.is_some())])?;
+            let mut answer = [0u8];
+            (&*socket).read_exact(&mut answer)?;
+            Ok(answer[0] == 1)
+        })();
+        let mine_mapped = said.map_err(|e| format!("handshake (shared memory): {e}"))?;
+        Ok(Mapped {
+            theirs,
+            mine_mapped,
+        })
     }
 
     /// Connects to `peer` (a higher rank) at `address` and authenticates; fences it on failure.
@@ -1343,7 +1383,7 @@ impl Tcp {
         &self,
         peer: u32,
         address: &str,
-    ) -> Result<(Stream, Decoder, Option<Inbox>), String> {
+    ) -> Result<(Stream, Decoder, Mapped), String> {
         let stream = self.open(address)?;
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
