@@ -18,6 +18,8 @@ use support::{bounded, outcomes};
 const KIB: usize = 1 << 10;
 const MIB: usize = 1 << 20;
 const FLOOD: i32 = 3;
+/// A go-ahead between the two ranks of a test.
+const GO: i32 = 4;
 
 /// The charge of a message of `bytes` (payload plus the runtime's per-message charge).
 fn charge(stats: &FlowStats, bytes: usize) -> u64 {
@@ -249,6 +251,9 @@ fn a_blocked_sender_whose_communicator_is_revoked_gets_revoked() {
                         }
                     };
                     assert_eq!(error, Error::Revoked);
+                    // The flood on `side` waits for rank 1's look at what it held: the flow
+                    // counters are the rank's, and this traffic is not the revoked one's.
+                    side.recv(&mut [0u32], 1u32, GO)?;
                     // 4 MiB on another communicator, through the same window (512 KiB).
                     for i in 0..COUNT {
                         stamp(&mut buf, i);
@@ -259,6 +264,7 @@ fn a_blocked_sender_whose_communicator_is_revoked_gets_revoked() {
                     world.revoke()?;
                     assert_eq!(world.flow_stats().unexpected_bytes, 0, "dropped");
                     assert_eq!(world.recv(&mut buf, 0u32, FLOOD), Err(Error::Revoked));
+                    side.send(&[1u32], 0, GO)?;
                     receive_in_order(&side, 0, COUNT, words)?;
                 }
                 side.barrier()?;
