@@ -436,6 +436,8 @@ pub fn init() -> Result<Universe, InitError> {
         table,
         control: Some(control_stream),
         local_pids: Vec::new(),
+        // rtrun starts every rank of its job on its own host.
+        local_ranks: size as usize,
         inbox,
     })
 }
@@ -469,6 +471,7 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         table,
         control: None,
         local_pids: Vec::new(),
+        local_ranks: 1,
         inbox,
     })
 }
@@ -645,6 +648,7 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         listeners,
         table,
         control: None,
+        local_ranks: 1 + local_pids.iter().flatten().count(),
         local_pids,
         inbox,
     })
@@ -666,6 +670,8 @@ struct Started {
     /// The PIDs of the peers that run on this host (empty: none known), for confirming their
     /// deaths ([`runthrough_net::local`]).
     local_pids: Vec<Option<u32>>,
+    /// The ranks of the job on this host, this one included (start-up's time-outs).
+    local_ranks: usize,
     /// This rank's shared-memory inbox, unless shared memory is off or was refused.
     inbox: Option<Inbox>,
 }
@@ -697,7 +703,25 @@ fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option
 }
 
 /// Connects to every peer of the table and returns the universe.
-fn start(s: Started) -> Result<Universe, InitError> {
+/// Start-up's time-outs for a host crowded with ranks: every pair of a job connects at start
+/// (n² handshakes of a few round trips each, on n / cores ranks per core), so on a crowded host
+/// the handshake time-out (40 ms per rank per core, at least 5 s) and the connect deadline
+/// (500 ms per rank per core, at least 30 s) grow with the ranks per core: 512 ranks on 2 cores
+/// get about 10 s and 128 s.
+fn startup_timeouts(local_ranks: usize, cores: usize, config: &Config) -> (Duration, Duration) {
+    let per_core = (local_ranks / cores.max(1)) as u32;
+    (
+        config
+            .handshake_timeout
+            .max(Duration::from_millis(40) * per_core),
+        CONNECT_DEADLINE.max(Duration::from_millis(500) * per_core),
+    )
+}
+
+fn start(mut s: Started) -> Result<Universe, InitError> {
+    let (handshake, connect_deadline) =
+        startup_timeouts(s.local_ranks, crate::wait::cores(), &s.config);
+    s.config.handshake_timeout = handshake;
     let (rank, size) = (s.rank, s.size);
     if let Some(cap) = s.unexpected_cap {
         s.endpoint.set_unexpected_cap(cap, size);
@@ -762,7 +786,7 @@ fn start(s: Started) -> Result<Universe, InitError> {
             tcp.connect(peer as u32, address);
         }
     }
-    tcp.wait_settled(CONNECT_DEADLINE);
+    tcp.wait_settled(connect_deadline);
     tcp.watch_majority()
         .map_err(io("starting the majority watch"))?;
 
@@ -787,6 +811,20 @@ fn start(s: Started) -> Result<Universe, InitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Start-up's time-outs stay as they are on an uncrowded host and grow with the ranks per
+    /// core on a crowded one.
+    #[test]
+    fn startup_timeouts_grow_only_on_a_crowded_host() {
+        let config = Config::default();
+        let base = (config.handshake_timeout, CONNECT_DEADLINE);
+        assert_eq!(startup_timeouts(8, 2, &config), base);
+        assert_eq!(startup_timeouts(100, 2, &config), base);
+        assert_eq!(startup_timeouts(1, 0, &config), base);
+        let (handshake, deadline) = startup_timeouts(512, 2, &config);
+        assert_eq!(handshake, Duration::from_millis(40 * 256));
+        assert_eq!(deadline, Duration::from_millis(500 * 256));
+    }
 
     const LOOP: &str = "127.0.0.1:4000,unix:/tmp/rt/0,host:a";
     const WIDE: &str = "10.0.0.1:4000";
