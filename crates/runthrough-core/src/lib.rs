@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod agreement;
+pub mod buffers;
 mod error;
 pub mod fault;
 pub mod fence;

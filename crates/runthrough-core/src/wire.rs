@@ -559,7 +559,7 @@ impl Decoder {
         if len > DIRECT_READ_THRESHOLD && available >= COLLECTIVE_HEAD.min(len) {
             let body = &self.buffer[s + 4..s + 4 + available.min(len)];
             if let Some((head, at)) = PayloadHead::parse(body)? {
-                let mut payload = vec![0u8; len - at];
+                let mut payload = crate::buffers::buffer(len - at);
                 let have = available.min(len) - at;
                 payload[..have].copy_from_slice(&body[at..at + have]);
                 self.start += 4 + at + have;

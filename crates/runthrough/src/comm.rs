@@ -201,7 +201,7 @@ impl Comm {
             context: self.context,
             source: self.rank,
             tag,
-            payload: bytes.to_vec(),
+            payload: runthrough_core::buffers::copy_of(bytes),
         }
     }
 
@@ -666,6 +666,7 @@ pub(crate) fn deliver_into(
     let bytes = received.payload.len();
     let fits = bytes.min(buffer.len());
     buffer[..fits].copy_from_slice(&received.payload[..fits]);
+    runthrough_core::buffers::give_back(received.payload);
     if bytes > buffer.len() {
         return Err(Error::Truncated {
             needed: bytes.div_ceil(element),

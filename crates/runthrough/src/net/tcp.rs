@@ -992,6 +992,10 @@ impl Tcp {
             }
         } else {
             self.send_to_peer(to, &packet, blocking);
+            // Its bytes are in the ring, the socket or the backlog now.
+            if let Packet::Data { payload, .. } = packet {
+                runthrough_core::buffers::give_back(payload);
+            }
         }
     }
 
