@@ -282,7 +282,12 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 
 /* Environment. */
 int MPI_Init(int *argc, char ***argv);
+/* The library is thread-safe: MPI_Init_thread provides MPI_THREAD_MULTIPLE whatever is
+ * required, and MPI_Query_thread returns MPI_THREAD_MULTIPLE after MPI_Init too.
+ * MPI_Is_thread_main is true on the thread that called MPI_Init / MPI_Init_thread. */
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
 int MPI_Initialized(int *flag);
 int MPI_Finalized(int *flag);
 int MPI_Finalize(void);
