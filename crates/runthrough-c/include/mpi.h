@@ -83,8 +83,8 @@
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
- *   contiguous / vector / hvector / indexed / subarray / resized types (no struct types; see
- *   "Derived datatypes" below).
+ *   contiguous / vector / hvector / indexed / struct / subarray / resized types (see "Derived
+ *   datatypes" below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
@@ -382,9 +382,14 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 
-/* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, subarray
- * and resized, with MPI_Type_commit / _free / _get_extent / _size. Strides, displacements and
- * lower bounds must be >= 0 (MPI_ERR_ARG otherwise); no struct types. They are accepted by the
+/* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, struct,
+ * subarray and resized, with MPI_Type_commit / _free / _get_extent / _get_true_extent / _size.
+ * Strides, displacements and lower bounds must be >= 0 (MPI_ERR_ARG otherwise), so struct
+ * displacements are offsets within the object (offsetof, or differences of MPI_Get_address
+ * results; there is no MPI_BOTTOM). The extent of a struct type is rounded up to a multiple of
+ * the alignment of its most aligned basic type (a basic type of n bytes aligns on the largest
+ * power of two dividing n), so a type that describes a C struct member by member has the
+ * struct's sizeof as its extent; the other constructors do not round. They are accepted by the
  * point-to-point calls (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
  * MPI_Sendrecv, MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed
  * before it is sent and unpacked where it is received (a type whose data is one contiguous run
@@ -408,6 +413,14 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              MPI_Datatype *newtype);
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+/* MPI-1's name of MPI_Type_create_struct (removed from MPI-3.0; kept for old programs). */
+int MPI_Type_struct(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                    MPI_Datatype *newtype);
+int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -416,6 +429,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
 /* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
  * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,

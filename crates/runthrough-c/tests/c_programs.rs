@@ -894,3 +894,12 @@ fn rtcxx_builds_a_cxx_program() {
 fn init_thread() {
     scenario("init_thread", 3, &[]);
 }
+
+/// `tests/c/struct_type.c`: MPI_Type_create_struct for struct { int; double; char[3]; } by
+/// offsetof and by MPI_Get_address (extent = sizeof, true extent, size), arrays of it in
+/// point-to-point, collectives and MPI_Pack, nested in a contiguous type; MPI_Type_struct; bad
+/// input (error classes); a receive of it from a rank that died.
+#[test]
+fn struct_type() {
+    scenario("struct_type", 3, &[2]);
+}
