@@ -341,6 +341,35 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
+/* Intercommunicators. MPI_Intercomm_create is collective over both groups: the leaders
+ * exchange their groups over peer_comm (with the tag), each broadcasts the other group to its
+ * own, then an agreement over peer_comm and two splits of it (the fault-tolerant creation)
+ * make the communicators that carry its traffic: every rank gets the intercommunicator, or
+ * every rank the same error (MPIX_ERR_PROC_FAILED when a member or a leader failed first).
+ * Because creation is collective over every participant of the parent (see
+ * MPI_Comm_create_group), the participants of peer_comm (its OK ranks in G) must be exactly the
+ * two groups (MPI_ERR_ARG at every rank otherwise), and every rank uses peer_comm, not only
+ * the leaders: when the leaders pass MPI_COMM_WORLD, the other ranks use it whatever they
+ * pass; otherwise they must pass the same communicator.
+ * On an intercommunicator MPI_Comm_size, _rank and _group are the local group's; the ranks of
+ * point-to-point calls (and statuses' MPI_SOURCE) name the remote group (MPI_ERR_RANK outside
+ * it), and a remote rank that failed is MPIX_ERR_PROC_FAILED (MPI_PROC_NULL once recognized)
+ * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
+ * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. Collectives, the
+ * communicator constructors (dup, split, create, Cart_create), the validate and ULFM calls,
+ * MPI_Comm_get_attr and MPI_Pack on an intercommunicator return MPI_ERR_COMM
+ * (only intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
+ * an agreement then a split, so every rank gets the same result) puts the group that passes
+ * high = 0 first (when both pass the same value, the group whose first member has the lower
+ * MPI_COMM_WORLD rank);
+ * a member's failure that not every member acknowledged makes it MPIX_ERR_PROC_FAILED at every
+ * rank. MPI_Comm_compare of two intercommunicators compares both groups. */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
 /* Info objects. Keys are 1 to MPI_MAX_INFO_KEY - 1 bytes (MPI_ERR_INFO_KEY otherwise), values
  * at most MPI_MAX_INFO_VAL - 1 (MPI_ERR_INFO_VALUE); keys are numbered in the order they were
  * first set. The info calls work before MPI_Init and after MPI_Finalize too (MPI-4). An invalid

@@ -36,6 +36,7 @@ mod environment;
 mod errors;
 mod failures;
 mod info;
+mod intercomm;
 mod pack;
 mod pairs;
 mod point_to_point;

@@ -11,7 +11,8 @@ use crate::constants::*;
 use crate::datatypes::output;
 use crate::derived::{type_size, Data, Target, Unpack};
 use crate::errors::{boundary, boundary_on, out, Failure, Out};
-use crate::runtime::{comm_of, with_runtime, Operation, PendingReceive, RequestEntry};
+use crate::intercomm::{receive_side, send_side};
+use crate::runtime::{with_runtime, Operation, PendingReceive, RequestEntry};
 
 /// A destination argument: `None` for `MPI_PROC_NULL`.
 pub(crate) fn destination(dest: c_int) -> Result<Option<Rank>, Failure> {
@@ -102,7 +103,7 @@ unsafe fn send(
     // SAFETY: forwarded contract; the data is used only during this call.
     let data = unsafe { Data::of(count, datatype)?.read(buf)? };
     let len = data.len();
-    let comm = comm_of(comm)?;
+    let (comm, dest) = send_side(comm, dest)?;
     if tag < 0 {
         return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
     }
@@ -180,7 +181,7 @@ pub unsafe extern "C" fn MPI_Isend(
         // Argument errors are reported at once; failures by the request (SPEC §3.1).
         // SAFETY: forwarded contract; the data is used only during this call (copied).
         let data = unsafe { Data::of(count, datatype)?.read(buf)? };
-        let comm_box = comm_of(comm)?;
+        let (comm_box, dest) = send_side(comm, dest)?;
         let dest = destination(dest)?;
         if tag < 0 {
             return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
@@ -261,7 +262,7 @@ pub unsafe extern "C" fn MPI_Recv(
         let mut target = unsafe { Data::of(count, datatype)?.target(buf)? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
-        let comm = comm_of(comm)?;
+        let comm = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let Some(source) = source(source_rank)? else {
             status.write(proc_null_status());
@@ -314,7 +315,7 @@ pub unsafe extern "C" fn MPI_Irecv(
                 (scratch, Some(unpack))
             }
         };
-        let comm_box = comm_of(comm)?;
+        let comm_box = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let operation = match source(source_rank)? {
             None => Operation::Complete(Ok(proc_null_status())),
@@ -351,7 +352,7 @@ pub unsafe extern "C" fn MPI_Probe(
     boundary(comm, || {
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
-        let comm = comm_of(comm)?;
+        let comm = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let Some(source) = source(source_rank)? else {
             status.write(proc_null_status());
@@ -381,7 +382,7 @@ pub unsafe extern "C" fn MPI_Iprobe(
         let flag = unsafe { out(flag, "flag")? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
-        let comm = comm_of(comm)?;
+        let comm = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let Some(source) = source(source_rank)? else {
             flag.write(1);
@@ -969,6 +970,8 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 /// The arguments of the two `MPI_Sendrecv` calls besides the buffers, checked before
 /// anything is sent.
 struct Exchange {
+    /// The communicator the send goes over (for an intercommunicator, not the receive's).
+    send_comm: std::sync::Arc<crate::runtime::CommBox>,
     comm: std::sync::Arc<crate::runtime::CommBox>,
     /// `None` for `MPI_PROC_NULL`.
     dest: Option<Rank>,
@@ -986,7 +989,8 @@ impl Exchange {
         source_rank: c_int,
         receive_tag_value: c_int,
     ) -> Result<Self, Failure> {
-        let comm = comm_of(comm)?;
+        let (send_comm, dest) = send_side(comm, dest)?;
+        let comm = receive_side(comm, source_rank)?;
         if send_tag < 0 {
             return Err(Failure::new(
                 MPI_ERR_TAG,
@@ -994,6 +998,7 @@ impl Exchange {
             ));
         }
         Ok(Exchange {
+            send_comm,
             comm,
             dest: destination(dest)?,
             send_tag,
@@ -1022,7 +1027,7 @@ impl Exchange {
         let mut send = match self.dest {
             None => None,
             Some(dest) => {
-                let mut request = comm.isend(data, dest, self.send_tag)?;
+                let mut request = self.send_comm.get().isend(data, dest, self.send_tag)?;
                 match request.test()? {
                     Some(_) => None,
                     None => Some(request),

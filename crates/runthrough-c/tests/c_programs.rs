@@ -903,3 +903,22 @@ fn init_thread() {
 fn struct_type() {
     scenario("struct_type", 3, &[2]);
 }
+
+/// `tests/c/intercomm.c`: MPI_Intercomm_create between the even and odd ranks, the local and
+/// remote queries, point-to-point across it in remote ranks (blocking, non-blocking, wildcard,
+/// Sendrecv, probes), MPI_Intercomm_merge's order with either group high, MPI_Comm_free, and
+/// wrong use (MPI_ERR_RANK, MPI_ERR_COMM).
+#[test]
+fn intercomm() {
+    scenario("intercomm", 4, &[]);
+    let _one = one_job_at_a_time();
+    run_checked("intercomm", compile("intercomm"), 6, &[], &[], &[]);
+}
+
+/// `tests/c/intercomm_kill.c`: a remote rank dies: point-to-point with it is
+/// MPIX_ERR_PROC_FAILED, the others still talk; merge and a new creation fail at every
+/// survivor without a hang; after MPI_Comm_validate_global new groups make a working one.
+#[test]
+fn intercomm_kill() {
+    scenario("intercomm_kill", 4, &[3]);
+}
