@@ -48,12 +48,15 @@
  *   Alltoall(v), Reduce_scatter(_block), Scan and Exscan. The v-collectives take displacements
  *   >= 0 only (MPI_ERR_ARG).
  *
+ * - MPI_Ssend / MPI_Issend are synchronous: the call (the request) completes once a receive
+ *   at the destination has matched the message (the destination's runtime acknowledges it when
+ *   a receive takes it, even before the receiver waits for that receive; ordinary messages carry
+ *   nothing for this). A destination that fails before it matches the message, or before its
+ *   acknowledgement arrives, makes the send MPIX_ERR_PROC_FAILED; one recognized in G completes
+ *   it (MPI_PROC_NULL). A destination that frees the communicator, or finalizes, without
+ *   receiving the message leaves the send pending, as in MPI.
+ *
  * Where the runtime has no exact counterpart (the closest sound reading)
- * - MPI_Ssend / MPI_Issend: the runtime's sends are eager (the message is buffered by the
- *   destination's runtime); they behave as MPI_Send / MPI_Isend and do not wait for the matching
- *   receive. A program that is correct and deadlock-free with synchronous sends stays so; a
- *   failure of the destination after the message left is reported by the failure views, not by
- *   the send.
  * - Multiple completion (MPI_Waitall, _Waitany, _Waitsome, MPI_Testall, _Testany, _Testsome):
  *   a request that failed is done, like one that succeeded; a wildcard receive reporting
  *   MPIX_ERR_PROC_FAILED_PENDING is done for these calls but keeps its handle. The calls with

@@ -88,7 +88,8 @@ impl StatusOut {
     }
 }
 
-/// The send calls (`MPI_Send`, `MPI_Ssend`): sends are eager (see the header).
+/// The send calls: `MPI_Send` (eager) and, when `synchronous`, `MPI_Ssend` (returns once the
+/// receiver matched the message).
 ///
 /// # Safety
 /// `buf` is NULL or points at `count` readable elements of `datatype`.
@@ -99,6 +100,7 @@ unsafe fn send(
     dest: c_int,
     tag: c_int,
     comm: c_int,
+    synchronous: bool,
 ) -> Result<Status, Failure> {
     // SAFETY: forwarded contract; the data is used only during this call.
     let data = unsafe { Data::of(count, datatype)?.read(buf)? };
@@ -114,7 +116,11 @@ unsafe fn send(
             count: 0,
         });
     };
-    comm.get().send(&data, dest, tag)?;
+    if synchronous {
+        comm.get().ssend(&data, dest, tag)?;
+    } else {
+        comm.get().send(&data, dest, tag)?;
+    }
     Ok(Status {
         source: Some(dest),
         tag: Some(tag),
@@ -137,11 +143,13 @@ pub unsafe extern "C" fn MPI_Send(
 ) -> c_int {
     // SAFETY: forwarded contract.
     boundary(comm, || {
-        unsafe { send(buf, count, datatype, dest, tag, comm) }.map(drop)
+        unsafe { send(buf, count, datatype, dest, tag, comm, false) }.map(drop)
     })
 }
 
-/// `MPI_Ssend`: as `MPI_Send` (sends are eager; see the header).
+/// `MPI_Ssend` (MPI-4.0 §3.4): returns once the destination has matched the message with a
+/// receive (the runtime's `Comm::ssend`: the receiver acknowledges a synchronous message when
+/// a receive takes it). A destination that fails before that is `MPIX_ERR_PROC_FAILED`.
 ///
 /// # Safety
 /// As `MPI_Send`.
@@ -155,7 +163,9 @@ pub unsafe extern "C" fn MPI_Ssend(
     comm: c_int,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { MPI_Send(buf, count, datatype, dest, tag, comm) }
+    boundary(comm, || {
+        unsafe { send(buf, count, datatype, dest, tag, comm, true) }.map(drop)
+    })
 }
 
 /// `MPI_Isend`: the message is sent at once when the runtime's flow control allows (the
@@ -174,6 +184,25 @@ pub unsafe extern "C" fn MPI_Isend(
     tag: c_int,
     comm: c_int,
     request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { start_send(buf, count, datatype, dest, tag, comm, request, false) }
+}
+
+/// `MPI_Isend` and, when `synchronous`, `MPI_Issend`.
+///
+/// # Safety
+/// As `MPI_Isend`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+    synchronous: bool,
 ) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
@@ -196,7 +225,11 @@ pub unsafe extern "C" fn MPI_Isend(
                 // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
                 // `PendingReceive` holds and drops after the request.
                 let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
-                let mut pending = comm_ref.isend(&data, dest, tag)?;
+                let mut pending = if synchronous {
+                    comm_ref.issend(&data, dest, tag)?
+                } else {
+                    comm_ref.isend(&data, dest, tag)?
+                };
                 match pending.test() {
                     Ok(None) => Operation::Receive(PendingReceive {
                         request: pending,
@@ -223,7 +256,8 @@ pub unsafe extern "C" fn MPI_Isend(
     })
 }
 
-/// `MPI_Issend`: as `MPI_Isend` (see the header).
+/// `MPI_Issend`: the request completes once the destination has matched the message (see
+/// `MPI_Ssend`); `MPI_Test` reports it pending until then.
 ///
 /// # Safety
 /// As `MPI_Isend`.
@@ -238,7 +272,7 @@ pub unsafe extern "C" fn MPI_Issend(
     request: *mut c_int,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { MPI_Isend(buf, count, datatype, dest, tag, comm, request) }
+    unsafe { start_send(buf, count, datatype, dest, tag, comm, request, true) }
 }
 
 /// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of SPEC §3.1-3.2; from

@@ -922,3 +922,19 @@ fn intercomm() {
 fn intercomm_kill() {
     scenario("intercomm_kill", 4, &[3]);
 }
+
+/// `tests/c/ssend.c`: MPI_Issend stays pending (MPI_Test) until the receiver, which waits for
+/// a later message of the sender first, matches it; MPI_Ssend's next message cannot overtake
+/// the match; a receive posted first matches on arrival; order with ordinary messages;
+/// oneself and MPI_PROC_NULL.
+#[test]
+fn ssend() {
+    scenario("ssend", 3, &[]);
+}
+
+/// `tests/c/ssend_kill.c`: the destination of an MPI_Issend and of an MPI_Ssend dies before
+/// matching them: MPIX_ERR_PROC_FAILED, no hang; live ranks still complete synchronous sends.
+#[test]
+fn ssend_kill() {
+    scenario("ssend_kill", 3, &[1]);
+}

@@ -304,6 +304,11 @@ pub(crate) struct Engine {
     pub(crate) reserved: BTreeSet<ContextId>,
     /// Flow control of eager traffic, to and from every peer (`crate::flow`).
     pub(crate) flow: Flow,
+    /// The synchronous sends of this rank that their receiver matched: (world rank of the
+    /// receiver, the send's id), until the send's request sees it.
+    pub(crate) sync_acks: BTreeSet<(u32, u64)>,
+    /// The id of this rank's next synchronous send.
+    pub(crate) next_sync: u64,
 }
 
 impl Engine {
@@ -319,6 +324,8 @@ impl Engine {
             early: BTreeMap::new(),
             reserved: BTreeSet::new(),
             flow: Flow::new(world_size),
+            sync_acks: BTreeSet::new(),
+            next_sync: 0,
         }
     }
 
@@ -459,6 +466,10 @@ impl Engine {
             | Packet::Revoke { context } => *context,
             Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
             Packet::CreditWanted { lane } => return self.flow.credit_wanted(from, *lane),
+            Packet::SyncAck { id } => {
+                self.sync_acks.insert((from, *id));
+                return;
+            }
         };
         if !self.comms.contains_key(&context) {
             if let Some((lane, charge)) = flow_charge(&packet) {
@@ -468,8 +479,8 @@ impl Engine {
             return;
         }
         match packet {
-            Packet::Credit { .. } | Packet::CreditWanted { .. } => {
-                unreachable!("flow control is handled above")
+            Packet::Credit { .. } | Packet::CreditWanted { .. } | Packet::SyncAck { .. } => {
+                unreachable!("flow control and acknowledgements are handled above")
             }
             Packet::Revoke { context } => self.revoke(context, Some(from), out),
             Packet::Data {
@@ -491,6 +502,7 @@ impl Engine {
                     None => self.flow.hold(Lane::Point, charge),
                     Some((id, envelope, payload)) => {
                         self.flow.release(from, Lane::Point, charge);
+                        let (envelope, payload) = matched(envelope, payload, from, out);
                         let received = Received {
                             envelope: Some(envelope),
                             payload,
@@ -785,4 +797,53 @@ impl Endpoint {
     pub(crate) fn collective_started(&self, operation: Collective, context: ContextId) -> bool {
         self.fault_here(|faults| faults.dies_at_collective_start(operation, context))
     }
+}
+
+/// A point-to-point message that a receive matched, from world rank `from`, as its sender gave
+/// it: a synchronous one (a negative tag `!t`, its payload led by the sender's 8-byte id) is
+/// acknowledged to `from` (a `SyncAck` pushed on `out`) and returned with tag `t` and the rest
+/// of its payload. An ordinary message is returned as it is.
+pub(crate) fn matched(
+    envelope: Envelope,
+    mut payload: Payload,
+    from: u32,
+    out: &mut Outgoing,
+) -> (Envelope, Payload) {
+    if envelope.tag >= 0 {
+        return (envelope, payload);
+    }
+    let visible = Envelope {
+        tag: !envelope.tag,
+        ..envelope
+    };
+    if let Some(head) = payload.get(..SYNC_HEAD) {
+        let mut id = [0u8; SYNC_HEAD];
+        id.copy_from_slice(head);
+        out.push((
+            from,
+            Packet::SyncAck {
+                id: u64::from_le_bytes(id),
+            },
+        ));
+        payload.drain(..SYNC_HEAD);
+    }
+    (visible, payload)
+}
+
+/// The bytes a synchronous message's payload starts with: the sender's id for it.
+pub(crate) const SYNC_HEAD: usize = 8;
+
+/// What a probe reports of a buffered message of `len` payload bytes: a synchronous one's tag
+/// `t` and its data's length.
+pub(crate) fn probed(envelope: Envelope, len: usize) -> (Envelope, usize) {
+    if envelope.tag >= 0 {
+        return (envelope, len);
+    }
+    (
+        Envelope {
+            tag: !envelope.tag,
+            ..envelope
+        },
+        len.saturating_sub(SYNC_HEAD),
+    )
 }
