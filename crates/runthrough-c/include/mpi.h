@@ -360,7 +360,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
  * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
  * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. Collectives, the
  * communicator constructors (dup, split, create, Cart_create), the validate and ULFM calls,
- * MPI_Comm_get_attr and MPI_Pack on an intercommunicator return MPI_ERR_COMM
+ * MPI_Pack on an intercommunicator return MPI_ERR_COMM
  * (only intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
  * an agreement then a split, so every rank gets the same result) puts the group that passes
  * high = 0 first (when both pass the same value, the group whose first member has the lower

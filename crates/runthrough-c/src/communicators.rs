@@ -747,7 +747,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         let value = unsafe { out(attribute_val.cast::<*const c_int>(), "attribute_val")? };
         // SAFETY: checked for NULL by `out`.
         let flag = unsafe { out(flag, "flag")? };
-        comm_of(comm)?;
+        inter_of(comm)?; // any valid communicator, intercommunicators included
         let pointer: *const c_int = match comm_keyval {
             MPI_TAG_UB => &TAG_UB,
             MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,

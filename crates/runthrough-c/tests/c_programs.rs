@@ -96,6 +96,11 @@ fn run_checked(
     let mut job = Job::new(size, program);
     job.args = args.iter().map(Into::into).collect();
     job.kills = kills.iter().map(|k| k.parse::<Kill>().unwrap()).collect();
+    run_job(name, job, dead)
+}
+
+/// Runs `job` and checks it as [`run_checked`] does.
+fn run_job(name: &str, mut job: Job, dead: &[u32]) -> Report {
     job.timeout = Some(JOB_LIMIT);
     job.tag_output = false;
     let report = rtrun::run(&job).expect("the job starts");
@@ -927,9 +932,17 @@ fn intercomm_kill() {
 /// a later message of the sender first, matches it; MPI_Ssend's next message cannot overtake
 /// the match; a receive posted first matches on arrival; order with ordinary messages;
 /// oneself and MPI_PROC_NULL.
+/// Run on each transport: Unix sockets (the default), shared memory and TCP.
 #[test]
 fn ssend() {
     scenario("ssend", 3, &[]);
+    let _one = one_job_at_a_time();
+    let program = compile("ssend");
+    for transport in ["shm", "tcp"] {
+        let mut job = Job::new(3, program.clone());
+        job.env = vec![("RT_TRANSPORT".into(), transport.into())];
+        run_job(&format!("ssend over {transport}"), job, &[]);
+    }
 }
 
 /// `tests/c/ssend_kill.c`: the destination of an MPI_Issend and of an MPI_Ssend dies before

@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
     MPI_Comm peer = (even || rank == 1) ? MPI_COMM_WORLD : MPI_COMM_NULL;
     OK(MPI_Intercomm_create(local, 0, peer, even ? 1 : 0, 77, &inter));
 
-    int n = -1;
+    int n = -1, flag0 = 0;
     OK(MPI_Comm_size(inter, &n));
     CHECK(n == half, "intercomm size %d, want the local group's %d", n, half);
     OK(MPI_Comm_rank(inter, &n));
@@ -49,6 +49,18 @@ int main(int argc, char **argv) {
     CHECK(n == MPI_UNEQUAL, "compare with the local comm: %d", n);
     OK(MPI_Comm_compare(MPI_COMM_WORLD, inter, &n));
     CHECK(n == MPI_UNEQUAL, "compare with MPI_COMM_WORLD: %d", n);
+
+    /* Names, attributes and error handlers work on it as on any communicator. */
+    char name[MPI_MAX_OBJECT_NAME];
+    OK(MPI_Comm_set_name(inter, "evens-odds"));
+    OK(MPI_Comm_get_name(inter, name, &n));
+    CHECK(n == 10 && name[0] == 'e', "name %s (%d)", name, n);
+    int *tag_ub = NULL;
+    OK(MPI_Comm_get_attr(inter, MPI_TAG_UB, &tag_ub, &flag0));
+    CHECK(flag0 && tag_ub && *tag_ub >= 32767, "MPI_TAG_UB on the intercommunicator");
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+    OK(MPI_Comm_get_errhandler(inter, &handler));
+    CHECK(handler == MPI_ERRORS_RETURN, "the intercommunicator's handler is %d", handler);
 
     /* Ping: local rank i and remote rank i exchange world ranks, blocking. */
     int got = -1;
