@@ -359,7 +359,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
  * it), and a remote rank that failed is MPIX_ERR_PROC_FAILED (MPI_PROC_NULL once recognized)
  * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
  * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. Collectives, the
- * communicator constructors (dup, split, create, Cart_create), the validate and ULFM calls,
+ * communicator constructors (dup, split, create, Cart_create), the validate calls and the ULFM
+ * calls but MPIX_Comm_revoke and MPIX_Comm_is_revoked (which revoke, and look at, both groups),
  * MPI_Pack on an intercommunicator return MPI_ERR_COMM
  * (only intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
  * an agreement then a split, so every rank gets the same result) puts the group that passes

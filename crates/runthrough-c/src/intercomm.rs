@@ -56,6 +56,22 @@ pub(crate) fn is_intercomm(handle: c_int) -> bool {
     with_runtime(|runtime| Ok(runtime.comm(handle)?.inter.is_some())).unwrap_or(false)
 }
 
+/// The communicators that carry `handle`'s traffic: its own for an intracommunicator; the one
+/// it sends on and the one it receives on for an intercommunicator.
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid or freed handle.
+pub(crate) fn backing(handle: c_int) -> Result<Vec<Arc<CommBox>>, Failure> {
+    with_runtime(|runtime| {
+        let entry = runtime.comm(handle)?;
+        let mut comms = vec![Arc::clone(&entry.comm)];
+        if let Some(inter) = &entry.inter {
+            comms.push(Arc::clone(&inter.receive));
+        }
+        Ok(comms)
+    })
+}
+
 /// The intercommunicator part of `handle`'s entry: `None` for an intracommunicator.
 ///
 /// # Errors

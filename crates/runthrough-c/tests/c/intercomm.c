@@ -146,6 +146,22 @@ int main(int argc, char **argv) {
     CHECK(sum == size * (size - 1) / 2, "merged sum %d", sum);
     OK(MPI_Comm_free(&merged));
 
+    /* Revocation: world rank 0 revokes; the others, waiting in a receive that nothing
+     * matches, see MPIX_ERR_REVOKED, and every rank then sees the intercommunicator revoked. */
+    flag = 0;
+    if (rank == 0) {
+        OK(MPIX_Comm_revoke(inter));
+        OK(MPIX_Comm_is_revoked(inter, &flag));
+        CHECK(flag, "not revoked where it was revoked");
+        EXPECT(MPI_Send(&rank, 1, MPI_INT, 0, 9, inter), MPIX_ERR_REVOKED);
+    } else {
+        EXPECT(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 9, inter, MPI_STATUS_IGNORE),
+               MPIX_ERR_REVOKED);
+        OK(MPIX_Comm_is_revoked(inter, &flag));
+        CHECK(flag, "a receive returned MPIX_ERR_REVOKED but the comm is not revoked");
+    }
+    EXPECT(MPIX_Comm_is_revoked(local + 1000, &flag), MPI_ERR_COMM);
+
     /* Free. */
     MPI_Comm stale = inter;
     OK(MPI_Comm_free(&inter));
