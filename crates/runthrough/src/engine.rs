@@ -307,6 +307,9 @@ pub(crate) struct Engine {
     /// The synchronous sends of this rank that their receiver matched: (world rank of the
     /// receiver, the send's id), until the send's request sees it.
     pub(crate) sync_acks: BTreeSet<(u32, u64)>,
+    /// Synchronous sends whose request was dropped before their acknowledgement: (world rank
+    /// of the receiver, id); the acknowledgement is dropped when it comes.
+    pub(crate) sync_abandoned: BTreeSet<(u32, u64)>,
     /// The id of this rank's next synchronous send.
     pub(crate) next_sync: u64,
 }
@@ -325,6 +328,7 @@ impl Engine {
             reserved: BTreeSet::new(),
             flow: Flow::new(world_size),
             sync_acks: BTreeSet::new(),
+            sync_abandoned: BTreeSet::new(),
             next_sync: 0,
         }
     }
@@ -467,7 +471,9 @@ impl Engine {
             Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
             Packet::CreditWanted { lane } => return self.flow.credit_wanted(from, *lane),
             Packet::SyncAck { id } => {
-                self.sync_acks.insert((from, *id));
+                if !self.sync_abandoned.remove(&(from, *id)) {
+                    self.sync_acks.insert((from, *id));
+                }
                 return;
             }
         };
@@ -846,4 +852,43 @@ pub(crate) fn probed(envelope: Envelope, len: usize) -> (Envelope, usize) {
         },
         len.saturating_sub(SYNC_HEAD),
     )
+}
+
+#[cfg(test)]
+mod synchronous_tests {
+    use super::*;
+
+    /// An acknowledgement is kept for the request that waits for it, or forgotten when its
+    /// request was dropped first.
+    #[test]
+    fn acknowledgements_are_kept_or_forgotten() {
+        let mut engine = Engine::new(0, 2);
+        let mut out = Outgoing::new();
+        engine.sync_abandoned.insert((1, 5));
+        engine.deliver(1, Packet::SyncAck { id: 5 }, &mut out);
+        assert!(engine.sync_acks.is_empty() && engine.sync_abandoned.is_empty());
+        engine.deliver(1, Packet::SyncAck { id: 6 }, &mut out);
+        assert!(engine.sync_acks.contains(&(1, 6)));
+        assert!(out.is_empty());
+    }
+
+    /// A matched synchronous message is acknowledged to its sender and returned as sent; an
+    /// ordinary one is returned untouched; probes see the synchronous one's tag and length.
+    #[test]
+    fn a_matched_synchronous_message_is_acknowledged() {
+        let mut out = Outgoing::new();
+        let mut payload = 9u64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[1, 2, 3]);
+        let envelope = Envelope { source: 2, tag: !4 };
+        assert_eq!(
+            probed(envelope, payload.len()),
+            (Envelope { source: 2, tag: 4 }, 3)
+        );
+        let (seen, data) = matched(envelope, payload, 7, &mut out);
+        assert_eq!((seen.tag, data), (4, vec![1, 2, 3]));
+        assert_eq!(out, vec![(7, Packet::SyncAck { id: 9 })]);
+        let ordinary = Envelope { source: 2, tag: 4 };
+        let (seen, data) = matched(ordinary, vec![5], 7, &mut out);
+        assert_eq!((seen, data, out.len()), (ordinary, vec![5], 1));
+    }
 }

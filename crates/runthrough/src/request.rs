@@ -239,17 +239,26 @@ impl Drop for Request<'_> {
                 }
             }
             // Dropped before its acknowledgement: a message still waiting for credit goes (as
-            // a dropped send's does), and nothing waits for the acknowledgement.
+            // a dropped send's does), nothing waits for the acknowledgement, and the engine
+            // forgets it (now, or when it comes).
             State::Synchronous {
                 comm,
-                slot: Some(slot),
+                world,
+                id,
+                slot,
                 ..
             } => {
-                let (comm, slot) = (*comm, *slot);
-                if std::thread::panicking() || comm.process.endpoint.is_killed() {
-                    comm.process.endpoint.lock().flow.cancel(slot);
-                } else {
-                    let _ = comm.process.wait_for(|engine| engine.flow.outcome(slot));
+                let (comm, world, id) = (*comm, *world, *id);
+                if let Some(slot) = *slot {
+                    if std::thread::panicking() || comm.process.endpoint.is_killed() {
+                        comm.process.endpoint.lock().flow.cancel(slot);
+                    } else {
+                        let _ = comm.process.wait_for(|engine| engine.flow.outcome(slot));
+                    }
+                }
+                let mut engine = comm.process.endpoint.lock();
+                if !engine.sync_acks.remove(&(world, id)) {
+                    engine.sync_abandoned.insert((world, id));
                 }
             }
             _ => {}

@@ -93,3 +93,25 @@ fn a_destination_that_dies_before_matching_fails_the_send() {
         outcomes(results, &[1]);
     });
 }
+
+/// A dropped `issend` request: the message still goes and is received; the sender's later
+/// synchronous sends to the same rank are unaffected.
+#[test]
+fn a_dropped_issend_still_delivers() {
+    bounded(|| {
+        let results = runthrough::local(2).run(|world| -> Result<()> {
+            if world.rank() == 0 {
+                drop(world.issend(&[1u8], 1, 1)?);
+                world.ssend(&[2u8], 1, 2)?;
+                return Ok(());
+            }
+            let mut buf = [0u8];
+            world.recv(&mut buf, 0u32, 1)?;
+            assert_eq!(buf, [1]);
+            world.recv(&mut buf, 0u32, 2)?;
+            assert_eq!(buf, [2]);
+            Ok(())
+        });
+        outcomes(results, &[]);
+    });
+}
