@@ -5,6 +5,7 @@
  *   MPIX_ERR_PROC_FAILED.
  * - Rank 2's blocking MPI_Ssend to rank 1, started before the death is known, returns
  *   MPIX_ERR_PROC_FAILED.
+ * - A synchronous message that rank 1 sent just before it died is still received by rank 0.
  * - Between live ranks MPI_Ssend still completes; after MPI_Comm_validate_global the dead
  *   rank is MPI_PROC_NULL to a synchronous send too. */
 #include "ft_common.h"
@@ -18,8 +19,15 @@ int main(int argc, char **argv) {
         OK(MPI_Issend(&value, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &request));
         OK(MPI_Send(&value, 1, MPI_INT, 1, 2, MPI_COMM_WORLD));
         EXPECT(MPI_Wait(&request, MPI_STATUS_IGNORE), MPIX_ERR_PROC_FAILED);
+        /* Rank 1's synchronous message, sent before it died, is still received (and its
+         * acknowledgement goes nowhere, harmlessly). */
+        int last = -1;
+        OK(MPI_Recv(&last, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(last == 11, "the dead rank's synchronous message: %d", last);
     } else if (rank == 1) {
         OK(MPI_Recv(&value, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        int last = 11;
+        OK(MPI_Issend(&last, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, &request));
         DIE();
     } else if (rank == 2) {
         EXPECT(MPI_Ssend(&value, 1, MPI_INT, 1, 3, MPI_COMM_WORLD), MPIX_ERR_PROC_FAILED);
