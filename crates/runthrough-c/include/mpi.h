@@ -353,7 +353,9 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
  * MPI_Comm_create_group), the participants of peer_comm (its OK ranks in G) must be exactly the
  * two groups (MPI_ERR_ARG at every rank otherwise), and every rank uses peer_comm, not only
  * the leaders: when the leaders pass MPI_COMM_WORLD, the other ranks use it whatever they
- * pass; otherwise they must pass the same communicator.
+ * pass; otherwise they must pass the same communicator. A leader whose peer_comm or
+ * remote_leader is wrong returns that error (MPI_ERR_COMM, MPI_ERR_RANK) and the other members
+ * of its group MPI_ERR_ARG.
  * On an intercommunicator MPI_Comm_size, _rank and _group are the local group's; the ranks of
  * point-to-point calls (and statuses' MPI_SOURCE) name the remote group (MPI_ERR_RANK outside
  * it), and a remote rank that failed is MPIX_ERR_PROC_FAILED (MPI_PROC_NULL once recognized)

@@ -123,6 +123,30 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Intercomm_create(local, half, MPI_COMM_WORLD, 1, 7, &unused), MPI_ERR_RANK);
     CHECK(unused == MPI_COMM_NULL, "a refused call wrote a handle");
 
+    /* A second intercommunicator of the same groups is congruent to the first. */
+    MPI_Comm twin;
+    OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, even ? 1 : 0, 78, &twin));
+    OK(MPI_Comm_compare(inter, twin, &n));
+    CHECK(n == MPI_CONGRUENT, "compare with a twin: %d", n);
+    OK(MPI_Comm_free(&twin));
+
+    /* Leaders with a remote_leader outside peer_comm: they get MPI_ERR_RANK, their groups
+     * MPI_ERR_ARG, and nobody waits. */
+    EXPECT(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, size + 5, 79, &unused),
+           lrank == 0 ? MPI_ERR_RANK : MPI_ERR_ARG);
+    CHECK(unused == MPI_COMM_NULL, "a refused creation wrote a handle");
+
+    /* Groups that leave out ranks of peer_comm: MPI_ERR_ARG at every member (the runtime
+     * creates communicators over every participant of the parent). World ranks 0 and 1 each
+     * form a group of one; the others take no part. */
+    MPI_Comm single;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? rank : 2, 0, &single));
+    if (rank < 2)
+        EXPECT(MPI_Intercomm_create(single, 0, MPI_COMM_WORLD, 1 - rank, 80, &unused),
+               MPI_ERR_ARG);
+    CHECK(unused == MPI_COMM_NULL, "a refused creation wrote a handle");
+    OK(MPI_Comm_free(&single));
+
     /* Merge with the even group high: the odd group comes first. */
     MPI_Comm merged;
     OK(MPI_Intercomm_merge(inter, even, &merged));
