@@ -4,6 +4,7 @@
  * group) dies.
  * - A receive from it and (once its failure is known) a send to it are MPIX_ERR_PROC_FAILED;
  *   ranks 0 and 1 still talk across the intercommunicator.
+ * - A blocking MPI_ANY_SOURCE receive on it returns MPIX_ERR_PROC_FAILED at every survivor.
  * - MPI_Intercomm_merge returns MPIX_ERR_PROC_FAILED at every survivor (nobody acknowledged
  *   the failure); so does a new MPI_Intercomm_create over the old groups (the odd group's
  *   local communicator holds the dead rank), at every survivor, without a hang.
@@ -40,6 +41,13 @@ int main(int argc, char **argv) {
                         MPI_STATUS_IGNORE));
         CHECK(got == 1 - rank, "ping after the failure: %d", got);
     }
+
+    /* A blocking wildcard receive meets the unacknowledged failure (in the remote group for
+     * the even ranks, in the local group for rank 1). */
+    if (rank == 1)
+        ft_wait_detected(MPI_COMM_WORLD, victim);
+    EXPECT(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 4, inter, MPI_STATUS_IGNORE),
+           MPIX_ERR_PROC_FAILED);
 
     EXPECT(MPI_Intercomm_merge(inter, 0, &merged), MPIX_ERR_PROC_FAILED);
     CHECK(merged == MPI_COMM_NULL, "a failed merge wrote a handle");
