@@ -7,6 +7,7 @@
  * - Arrays of the struct move right, padding untouched, in MPI_Send / MPI_Recv (with
  *   MPI_Get_count), MPI_Isend / MPI_Irecv, MPI_Sendrecv, MPI_Bcast, MPI_Gather, MPI_Allgather
  *   and MPI_Pack / MPI_Unpack, and nested in a contiguous type.
+ * - A struct of ints only (with a gap) reduces element by element (MPI_Allreduce).
  * - Bad input gives an error class: negative count or block length (MPI_ERR_COUNT), NULL
  *   arrays or newtype (MPI_ERR_ARG), a negative displacement (MPI_ERR_ARG), a freed or null
  *   member type (MPI_ERR_TYPE), an uncommitted type in a send (MPI_ERR_TYPE), a reduction of a
@@ -218,6 +219,28 @@ int main(int argc, char **argv) {
     OK(MPI_Type_free(&empty));
     /* A reduction cannot combine a struct of mixed types. */
     EXPECT(MPI_Allreduce(items, got, 1, item_type, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
+
+    /* A struct type made of one basic type reduces element by element; the gap is left. */
+    typedef struct {
+        int a;
+        double skipped;
+        int b;
+    } pair_of_ints;
+    MPI_Datatype ints_type;
+    int two[2] = {1, 1};
+    MPI_Aint int_displs[2] = {offsetof(pair_of_ints, a), offsetof(pair_of_ints, b)};
+    MPI_Datatype int_types[2] = {MPI_INT, MPI_INT};
+    OK(MPI_Type_create_struct(2, two, int_displs, int_types, &ints_type));
+    OK(MPI_Type_commit(&ints_type));
+    OK(MPI_Type_get_extent(ints_type, &lb, &extent));
+    CHECK(extent == (MPI_Aint)(offsetof(pair_of_ints, b) + sizeof(int)), "ints extent %td",
+          extent);
+    pair_of_ints mine_pair = {rank, -1.0, 2 * rank}, sum_pair = {-7, 4.5, -7};
+    OK(MPI_Allreduce(&mine_pair, &sum_pair, 1, ints_type, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(sum_pair.a == size * (size - 1) / 2 && sum_pair.b == size * (size - 1) &&
+              sum_pair.skipped == 4.5,
+          "struct reduction: %d %d %g", sum_pair.a, sum_pair.b, sum_pair.skipped);
+    OK(MPI_Type_free(&ints_type));
 
     /* A struct from a dead rank. */
     ft_sync_then_die(MPI_COMM_WORLD, victim);
