@@ -362,14 +362,19 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
  * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
  * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. Collectives, the
  * communicator constructors (dup, split, create, Cart_create), the validate calls and the ULFM
- * calls but MPIX_Comm_revoke and MPIX_Comm_is_revoked (which revoke, and look at, both groups),
- * MPI_Pack on an intercommunicator return MPI_ERR_COMM
- * (only intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
+ * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
+ * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
+ * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only
+ * intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
  * an agreement then a split, so every rank gets the same result) puts the group that passes
  * high = 0 first (when both pass the same value, the group whose first member has the lower
  * MPI_COMM_WORLD rank);
  * a member's failure that not every member acknowledged makes it MPIX_ERR_PROC_FAILED at every
- * rank. MPI_Comm_compare of two intercommunicators compares both groups. */
+ * rank. MPI_Comm_compare of two intercommunicators compares both groups. MPIX_Comm_revoke and
+ * MPIX_Comm_is_revoked revoke, and look at, both groups' traffic; MPIX_Comm_failure_ack
+ * acknowledges the failures known in both groups; MPIX_Comm_agree gives, as in ULFM, the AND
+ * of the remote group's flags, and MPIX_ERR_PROC_FAILED at every rank of both groups when a
+ * member failed and not every member acknowledged it (two agreements over both groups). */
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                          int remote_leader, int tag, MPI_Comm *newintercomm);
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);

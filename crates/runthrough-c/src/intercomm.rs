@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Intercommunicators (MPI-4.0 §7.6): `MPI_Intercomm_create`, `MPI_Intercomm_merge`,
 //! `MPI_Comm_remote_size`, `MPI_Comm_remote_group`; point-to-point on them goes through
-//! [`send_side`] and [`receive_side`], and the local queries (`MPI_Comm_size`, `_rank`,
-//! `_group`, `_compare`) through [`Inter`].
+//! [`send_side`] and [`receive_side`], the local queries (`MPI_Comm_size`, `_rank`, `_group`,
+//! `_compare`) through [`Inter`], revocation and acknowledgement through [`backing`], and
+//! `MPIX_Comm_agree` through [`agree`]. Every other call refuses an intercommunicator
+//! (`crate::runtime::comm_of`).
 //!
 //! # Design
 //! An intercommunicator between groups A and B (A being the group whose first member has the
@@ -436,6 +438,49 @@ fn required(handle: c_int) -> Result<Arc<Inter>, Failure> {
             MPI_ERR_COMM,
             format!("communicator {handle} is not an intercommunicator"),
         )
+    })
+}
+
+/// `MPIX_Comm_agree` on an intercommunicator, as ULFM defines it: `mine` is this rank's
+/// contribution and the result the bitwise AND over the *remote* group's contributions. Two
+/// agreements over the communicator that spans both groups (numbering A first), in which one
+/// group contributes its flags and the other all ones; every member of both groups calls both
+/// whatever the first gave, so the outcome is uniform. `AgreeProcFailed` (with the agreed
+/// flag) when either reports a failure that not every contributor acknowledged.
+///
+/// # Errors
+/// The outer error: `MPI_ERR_COMM` for an invalid handle or an intracommunicator; the inner
+/// one: the agreement's.
+pub(crate) fn agree(handle: c_int, mine: u32) -> Result<Result<u32, Error>, Failure> {
+    let (send, inter) = with_runtime(|runtime| {
+        let entry = runtime.comm(handle)?;
+        Ok((
+            Arc::clone(&entry.comm),
+            entry
+                .inter
+                .clone()
+                .ok_or_else(|| Failure::new(MPI_ERR_COMM, "not an intercommunicator"))?,
+        ))
+    })?;
+    let spanning = if inter.local_first {
+        send
+    } else {
+        Arc::clone(&inter.receive)
+    };
+    let comm = spanning.get();
+    let (for_a, for_b) = if inter.local_first {
+        (mine, u32::MAX)
+    } else {
+        (u32::MAX, mine)
+    };
+    let a = comm.agree(for_a);
+    let b = comm.agree(for_b);
+    let (remote, local) = if inter.local_first { (b, a) } else { (a, b) };
+    Ok(match (remote, local) {
+        (Ok(flag), Ok(_)) => Ok(flag),
+        (Err(Error::AgreeProcFailed { flag }), _)
+        | (Ok(flag), Err(Error::AgreeProcFailed { .. })) => Err(Error::AgreeProcFailed { flag }),
+        (Err(error), _) | (_, Err(error)) => Err(error),
     })
 }
 

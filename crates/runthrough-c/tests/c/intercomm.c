@@ -4,7 +4,8 @@
  * reads only at the leaders), its local queries (size, rank and group are the local group's;
  * MPI_Comm_remote_size / _remote_group; MPI_Comm_compare), point-to-point across it (ranks
  * name the remote group: blocking, non-blocking, MPI_ANY_SOURCE, Sendrecv, Probe / Iprobe,
- * with statuses in remote ranks), MPI_Intercomm_merge with either group high, and
+ * with statuses in remote ranks), MPIX_Comm_agree (the AND over the remote group),
+ * MPIX_Comm_revoke, MPI_Intercomm_merge with either group high, and
  * MPI_Comm_free. Errors: a rank outside the remote group (MPI_ERR_RANK), a collective on an
  * intercommunicator and the remote queries on an intracommunicator (MPI_ERR_COMM). Needs an
  * even number of ranks (>= 4). */
@@ -114,9 +115,14 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Isend(&rank, 1, MPI_INT, -5, 6, inter, &request), MPI_ERR_RANK);
     EXPECT(MPI_Barrier(inter), MPI_ERR_COMM);
     EXPECT(MPI_Allreduce(&rank, &got, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM);
+    MPI_Comm unused = MPI_COMM_NULL;
+    EXPECT(MPI_Comm_dup(inter, &unused), MPI_ERR_COMM);
+    EXPECT(MPIX_Comm_shrink(inter, &unused), MPI_ERR_COMM);
+    EXPECT(MPI_Comm_validate_local(inter, &n), MPI_ERR_COMM);
+    MPI_Group failed_group;
+    EXPECT(MPIX_Comm_get_failed(inter, &failed_group), MPI_ERR_COMM);
     EXPECT(MPI_Comm_remote_size(local, &n), MPI_ERR_COMM);
     EXPECT(MPI_Comm_remote_group(MPI_COMM_WORLD, &remote), MPI_ERR_COMM);
-    MPI_Comm unused = MPI_COMM_NULL;
     EXPECT(MPI_Intercomm_merge(local, 0, &unused), MPI_ERR_COMM);
     EXPECT(MPI_Comm_remote_size(inter, NULL), MPI_ERR_ARG);
     EXPECT(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1, -3, &unused), MPI_ERR_TAG);
@@ -169,6 +175,14 @@ int main(int argc, char **argv) {
     OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged));
     CHECK(sum == size * (size - 1) / 2, "merged sum %d", sum);
     OK(MPI_Comm_free(&merged));
+
+    /* MPIX_Comm_agree on an intercommunicator: the AND over the remote group's flags. */
+    int agreed = ~(1 << rank), want = ~0;
+    for (int r = even ? 1 : 0; r < size; r += 2)
+        want &= ~(1 << r);
+    OK(MPIX_Comm_agree(inter, &agreed));
+    CHECK(agreed == want, "agree: %x, want %x", (unsigned)agreed, (unsigned)want);
+    OK(MPIX_Comm_failure_ack(inter));
 
     /* Revocation: world rank 0 revokes; the others, waiting in a receive that nothing
      * matches, see MPIX_ERR_REVOKED, and every rank then sees the intercommunicator revoked. */

@@ -8,6 +8,9 @@
  * - MPI_Intercomm_merge returns MPIX_ERR_PROC_FAILED at every survivor (nobody acknowledged
  *   the failure); so does a new MPI_Intercomm_create over the old groups (the odd group's
  *   local communicator holds the dead rank), at every survivor, without a hang.
+ * - MPIX_Comm_agree on it: MPIX_ERR_PROC_FAILED at every survivor until all acknowledged the
+ *   failure (MPIX_Comm_failure_ack), with the AND of the remote group's survivors; after the
+ *   acknowledgement a wildcard receive works again.
  * - After MPI_Comm_validate_global on MPI_COMM_WORLD, new groups ({0, 2} and {1}) make a
  *   working intercommunicator, which merges. */
 #include "ft_common.h"
@@ -54,6 +57,25 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, even ? 1 : 0, 6, &again),
            MPIX_ERR_PROC_FAILED);
     CHECK(again == MPI_COMM_NULL, "a failed creation wrote a handle");
+
+    /* MPIX_Comm_agree: MPIX_ERR_PROC_FAILED at every survivor with the AND over the remote
+     * group's contributors; after MPIX_Comm_failure_ack at all, no error; and a wildcard
+     * receive works again. */
+    int want = even ? ~(1 << 1) : ~((1 << 0) | (1 << 2)), agreed = ~(1 << rank);
+    EXPECT(MPIX_Comm_agree(inter, &agreed), MPIX_ERR_PROC_FAILED);
+    CHECK(agreed == want, "agree with a failure: %x, want %x", (unsigned)agreed, (unsigned)want);
+    OK(MPIX_Comm_failure_ack(inter));
+    agreed = ~(1 << rank);
+    OK(MPIX_Comm_agree(inter, &agreed));
+    CHECK(agreed == want, "agree after the ack: %x, want %x", (unsigned)agreed, (unsigned)want);
+    if (rank == 0)
+        OK(MPI_Send(&rank, 1, MPI_INT, 0, 10, inter));
+    if (rank == 1) {
+        MPI_Status status;
+        OK(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 10, inter, &status));
+        CHECK(got == 0 && status.MPI_SOURCE == 0, "wildcard after the ack: %d from %d", got,
+              status.MPI_SOURCE);
+    }
     OK(MPI_Comm_free(&inter));
     OK(MPI_Comm_free(&local));
 
