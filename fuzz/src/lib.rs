@@ -482,7 +482,7 @@ pub fn payload(u: &mut Unstructured) -> AResult<Vec<u8>> {
 /// A frame of any kind.
 pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
     let token = |u: &mut Unstructured| -> AResult<[u8; TOKEN]> { u.arbitrary() };
-    Ok(match u.int_in_range(0..=12)? {
+    Ok(match u.int_in_range(0..=13)? {
         0 => Frame::Packet(Packet::Data {
             context: u.arbitrary()?,
             source: u.arbitrary()?,
@@ -526,6 +526,9 @@ pub fn frame(u: &mut Unstructured) -> AResult<Frame> {
         10 => Frame::Packet(Packet::Credit {
             lane: lane(u.arbitrary()?),
             bytes: u.arbitrary()?,
+        }),
+        13 => Frame::Packet(Packet::SyncAck {
+            id: u.arbitrary()?,
         }),
         _ => Frame::Packet(Packet::CreditWanted {
             lane: lane(u.arbitrary()?),

@@ -48,12 +48,15 @@
  *   Alltoall(v), Reduce_scatter(_block), Scan and Exscan. The v-collectives take displacements
  *   >= 0 only (MPI_ERR_ARG).
  *
+ * - MPI_Ssend / MPI_Issend are synchronous: the call (the request) completes once a receive
+ *   at the destination has matched the message (the destination's runtime acknowledges it when
+ *   a receive takes it, even before the receiver waits for that receive; ordinary messages carry
+ *   nothing for this). A destination that fails before it matches the message, or before its
+ *   acknowledgement arrives, makes the send MPIX_ERR_PROC_FAILED; one recognized in G completes
+ *   it (MPI_PROC_NULL). A destination that frees the communicator, or finalizes, without
+ *   receiving the message leaves the send pending, as in MPI.
+ *
  * Where the runtime has no exact counterpart (the closest sound reading)
- * - MPI_Ssend / MPI_Issend: the runtime's sends are eager (the message is buffered by the
- *   destination's runtime); they behave as MPI_Send / MPI_Isend and do not wait for the matching
- *   receive. A program that is correct and deadlock-free with synchronous sends stays so; a
- *   failure of the destination after the message left is reported by the failure views, not by
- *   the send.
  * - Multiple completion (MPI_Waitall, _Waitany, _Waitsome, MPI_Testall, _Testany, _Testsome):
  *   a request that failed is done, like one that succeeded; a wildcard receive reporting
  *   MPIX_ERR_PROC_FAILED_PENDING is done for these calls but keeps its handle. The calls with
@@ -83,8 +86,8 @@
  * - MPI_Finalize is a fault-tolerant agreement over MPI_COMM_WORLD (it never blocks on a failed
  *   rank); calls after it return MPI_ERR_OTHER.
  * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
- *   contiguous / vector / hvector / indexed / subarray / resized types (no struct types; see
- *   "Derived datatypes" below).
+ *   contiguous / vector / hvector / indexed / struct / subarray / resized types (see "Derived
+ *   datatypes" below).
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
@@ -282,7 +285,12 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 
 /* Environment. */
 int MPI_Init(int *argc, char ***argv);
+/* The library is thread-safe: MPI_Init_thread provides MPI_THREAD_MULTIPLE whatever is
+ * required, and MPI_Query_thread returns MPI_THREAD_MULTIPLE after MPI_Init too.
+ * MPI_Is_thread_main is true on the thread that called MPI_Init / MPI_Init_thread. */
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
 int MPI_Initialized(int *flag);
 int MPI_Finalized(int *flag);
 int MPI_Finalize(void);
@@ -336,6 +344,43 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
+/* Intercommunicators. MPI_Intercomm_create is collective over both groups: the leaders
+ * exchange their groups over peer_comm (with the tag), each broadcasts the other group to its
+ * own, then an agreement over peer_comm and two splits of it (the fault-tolerant creation)
+ * make the communicators that carry its traffic: every rank gets the intercommunicator, or
+ * every rank the same error (MPIX_ERR_PROC_FAILED when a member or a leader failed first).
+ * Because creation is collective over every participant of the parent (see
+ * MPI_Comm_create_group), the participants of peer_comm (its OK ranks in G) must be exactly the
+ * two groups (MPI_ERR_ARG at every rank otherwise), and every rank uses peer_comm, not only
+ * the leaders: when the leaders pass MPI_COMM_WORLD, the other ranks use it whatever they
+ * pass; otherwise they must pass the same communicator. A leader whose peer_comm or
+ * remote_leader is wrong returns that error (MPI_ERR_COMM, MPI_ERR_RANK) and the other members
+ * of its group MPI_ERR_ARG.
+ * On an intercommunicator MPI_Comm_size, _rank and _group are the local group's; the ranks of
+ * point-to-point calls (and statuses' MPI_SOURCE) name the remote group (MPI_ERR_RANK outside
+ * it), and a remote rank that failed is MPIX_ERR_PROC_FAILED (MPI_PROC_NULL once recognized)
+ * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
+ * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. Collectives, the
+ * communicator constructors (dup, split, create, Cart_create), the validate calls and the ULFM
+ * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
+ * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
+ * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only
+ * intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
+ * an agreement then a split, so every rank gets the same result) puts the group that passes
+ * high = 0 first (when both pass the same value, the group whose first member has the lower
+ * MPI_COMM_WORLD rank);
+ * a member's failure that not every member acknowledged makes it MPIX_ERR_PROC_FAILED at every
+ * rank. MPI_Comm_compare of two intercommunicators compares both groups. MPIX_Comm_revoke and
+ * MPIX_Comm_is_revoked revoke, and look at, both groups' traffic; MPIX_Comm_failure_ack
+ * acknowledges the failures known in both groups; MPIX_Comm_agree gives, as in ULFM, the AND
+ * of the remote group's flags, and MPIX_ERR_PROC_FAILED at every rank of both groups when a
+ * member failed and not every member acknowledged it (two agreements over both groups). */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
 /* Info objects. Keys are 1 to MPI_MAX_INFO_KEY - 1 bytes (MPI_ERR_INFO_KEY otherwise), values
  * at most MPI_MAX_INFO_VAL - 1 (MPI_ERR_INFO_VALUE); keys are numbered in the order they were
  * first set. The info calls work before MPI_Init and after MPI_Finalize too (MPI-4). An invalid
@@ -377,9 +422,14 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 
-/* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, subarray
- * and resized, with MPI_Type_commit / _free / _get_extent / _size. Strides, displacements and
- * lower bounds must be >= 0 (MPI_ERR_ARG otherwise); no struct types. They are accepted by the
+/* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, struct,
+ * subarray and resized, with MPI_Type_commit / _free / _get_extent / _get_true_extent / _size.
+ * Strides, displacements and lower bounds must be >= 0 (MPI_ERR_ARG otherwise), so struct
+ * displacements are offsets within the object (offsetof, or differences of MPI_Get_address
+ * results; there is no MPI_BOTTOM). The extent of a struct type is rounded up to a multiple of
+ * the alignment of its most aligned basic type (a basic type of n bytes aligns on the largest
+ * power of two dividing n), so a type that describes a C struct member by member has the
+ * struct's sizeof as its extent; the other constructors do not round. They are accepted by the
  * point-to-point calls (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
  * MPI_Sendrecv, MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed
  * before it is sent and unpacked where it is received (a type whose data is one contiguous run
@@ -403,6 +453,14 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              MPI_Datatype *newtype);
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+/* MPI-1's name of MPI_Type_create_struct (removed from MPI-3.0; kept for old programs). */
+int MPI_Type_struct(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                    MPI_Datatype *newtype);
+int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -411,6 +469,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
 /* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
  * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,

@@ -9,6 +9,7 @@ use runthrough::{Group, GroupComparison, Rank, RankState};
 
 use crate::constants::*;
 use crate::errors::{boundary, out, write_string, Failure};
+use crate::intercomm::inter_of;
 use crate::point_to_point::array;
 use crate::runtime::{collective_comm_of, comm_of, with_runtime};
 
@@ -21,6 +22,10 @@ pub unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let rank = unsafe { out(rank, "rank")? };
+        if let Some(inter) = inter_of(comm)? {
+            rank.write(inter.rank as c_int);
+            return Ok(());
+        }
         rank.write(comm_of(comm)?.get().rank() as c_int);
         Ok(())
     })
@@ -35,6 +40,10 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let size = unsafe { out(size, "size")? };
+        if let Some(inter) = inter_of(comm)? {
+            size.write(inter.local.len() as c_int);
+            return Ok(());
+        }
         size.write(comm_of(comm)?.get().size() as c_int);
         Ok(())
     })
@@ -343,6 +352,12 @@ pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, group: *mut c_int) -> c_int
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let group = unsafe { out(group, "group")? };
+        if let Some(inter) = inter_of(comm)? {
+            let handle =
+                with_runtime(|runtime| crate::intercomm::world_group(runtime, &inter.local))?;
+            group.write(handle);
+            return Ok(());
+        }
         let made = comm_of(comm)?.get().group();
         group.write(with_runtime(|runtime| Ok(runtime.add_group(made)))?);
         Ok(())
@@ -616,6 +631,22 @@ pub unsafe extern "C" fn MPI_Comm_compare(comm1: c_int, comm2: c_int, result: *m
     boundary(comm1, || {
         // SAFETY: checked for NULL by `out`.
         let result = unsafe { out(result, "result")? };
+        match (inter_of(comm1)?, inter_of(comm2)?) {
+            (None, None) => {}
+            (Some(first), second) => {
+                let same = comm1 == comm2;
+                result.write(if same {
+                    MPI_IDENT
+                } else {
+                    crate::intercomm::compare(&first, second.as_deref())
+                });
+                return Ok(());
+            }
+            (None, Some(_)) => {
+                result.write(MPI_UNEQUAL);
+                return Ok(());
+            }
+        }
         let first = comm_of(comm1)?;
         let second = comm_of(comm2)?;
         result.write(if comm1 == comm2 {
@@ -716,7 +747,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         let value = unsafe { out(attribute_val.cast::<*const c_int>(), "attribute_val")? };
         // SAFETY: checked for NULL by `out`.
         let flag = unsafe { out(flag, "flag")? };
-        comm_of(comm)?;
+        inter_of(comm)?; // any valid communicator, intercommunicators included
         let pointer: *const c_int = match comm_keyval {
             MPI_TAG_UB => &TAG_UB,
             MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,

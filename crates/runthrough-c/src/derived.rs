@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Derived datatypes (MPI-4.0 chapter 5, in part): `MPI_Type_contiguous`, `MPI_Type_vector`,
 //! `MPI_Type_create_hvector`, `MPI_Type_indexed`, `MPI_Type_create_hindexed`,
-//! `MPI_Type_create_indexed_block`, `MPI_Type_create_subarray`, `MPI_Type_create_resized`
+//! `MPI_Type_create_indexed_block`, `MPI_Type_create_struct` (and MPI-1's `MPI_Type_struct`),
+//! `MPI_Type_create_subarray`, `MPI_Type_create_resized`
 //! (strides, displacements and lower bounds >= 0), `MPI_Type_commit`, `MPI_Type_free`,
-//! `MPI_Type_get_extent`, and
+//! `MPI_Type_get_extent`, `MPI_Type_get_true_extent`, `MPI_Get_address`, and
 //! the pair types of `MPI_MINLOC` / `MPI_MAXLOC` (`MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
 //! `MPI_LONG_INT`, `MPI_2INT`, `MPI_SHORT_INT`).
 //!
@@ -54,6 +55,11 @@ enum Shape {
     Indexed {
         blocks: Vec<(usize, usize)>,
         child: Arc<Layout>,
+    },
+    /// Blocks of elements of their own types (`MPI_Type_create_struct`): `(byte offset,
+    /// elements, type)` each, in typemap order.
+    Struct {
+        blocks: Vec<(usize, usize, Arc<Layout>)>,
     },
 }
 
@@ -248,6 +254,90 @@ impl Layout {
         })
     }
 
+    /// The alignment of the type: that of its most aligned basic type (a basic type of n bytes
+    /// is aligned on the largest power of two that divides n, at most 16), as a C compiler
+    /// aligns the struct that holds it.
+    fn align(&self) -> usize {
+        match &self.shape {
+            Shape::Basic => 1 << self.size.trailing_zeros().min(4),
+            Shape::Pair { value, .. } => (*value).max(std::mem::size_of::<c_int>()),
+            Shape::Contiguous { child, .. }
+            | Shape::Vector { child, .. }
+            | Shape::Placed { child, .. }
+            | Shape::Indexed { child, .. } => child.align(),
+            Shape::Struct { blocks } => blocks
+                .iter()
+                .filter(|(_, count, _)| *count > 0)
+                .map(|(_, _, child)| child.align())
+                .max()
+                .unwrap_or(1),
+        }
+    }
+
+    /// A struct type (`MPI_Type_create_struct`): blocks of `(byte offset, elements, type)`. The
+    /// bounds are the indexed types' (the first byte of the lowest block, the end of the
+    /// highest), and, as MPI says for struct types, the extent is rounded up to a multiple of
+    /// the most aligned member's alignment, so that the extent of a type that describes a C
+    /// struct is `sizeof` the struct (its trailing padding included).
+    fn structure(blocks: Vec<(usize, usize, Arc<Layout>)>) -> Result<Layout, Failure> {
+        let mut size = 0usize;
+        let mut bounds: Option<(usize, usize, usize)> = None; // (lb, ub, reach)
+        let mut dense = true;
+        let mut next = 0usize;
+        let mut element: Option<Option<Element>> = None;
+        let mut align = 1usize;
+        for (offset, count, child) in &blocks {
+            let (offset, count) = (*offset, *count);
+            size = add(size, mul(count, child.size)?)?;
+            if count == 0 {
+                continue;
+            }
+            align = align.max(child.align());
+            element = match element {
+                None => Some(child.element),
+                Some(e) if e == child.element => Some(e),
+                Some(_) => Some(None),
+            };
+            let start = add(offset, child.lb)?;
+            let end = add(start, mul(count, child.extent)?)?;
+            let reach = add(add(offset, mul(count - 1, child.extent)?)?, child.reach)?;
+            dense &= child.dense && offset == next;
+            next = add(offset, mul(count, child.extent)?)?;
+            bounds = Some(match bounds {
+                None => (start, end, reach),
+                Some((lb, ub, r)) => (lb.min(start), ub.max(end), r.max(reach)),
+            });
+        }
+        let (lb, ub, reach) = bounds.unwrap_or((0, 0, 0));
+        let extent = (ub - lb)
+            .checked_next_multiple_of(align)
+            .filter(|&n| n <= MAX_LEN)
+            .ok_or_else(too_large)?;
+        Ok(Layout {
+            size,
+            lb,
+            extent,
+            reach,
+            dense: dense && lb == 0 && extent == size,
+            element: element.flatten(),
+            shape: Shape::Struct { blocks },
+        })
+    }
+
+    /// The true lower bound and true extent (`MPI_Type_get_true_extent`): the first byte and
+    /// the span of the data of one element, whatever its lower bound and extent say (0, 0
+    /// for a type without data).
+    fn true_extent(&self) -> (usize, usize) {
+        let mut bounds: Option<(usize, usize)> = None;
+        self.walk(0, &mut |at, len| {
+            bounds = Some(match bounds {
+                None => (at, at + len),
+                Some((lo, hi)) => (lo.min(at), hi.max(at + len)),
+            });
+        });
+        bounds.map_or((0, 0), |(lo, hi)| (lo, hi - lo))
+    }
+
     /// Calls `f(offset, len)` for every run of data bytes of the element at `base`, in typemap
     /// order.
     fn walk(&self, base: usize, f: &mut dyn FnMut(usize, usize)) {
@@ -296,6 +386,19 @@ impl Layout {
                         }
                     } else {
                         for j in 0..blocklen {
+                            child.walk(base + offset + j * child.extent, f);
+                        }
+                    }
+                }
+            }
+            Shape::Struct { blocks } => {
+                for (offset, count, child) in blocks {
+                    if child.dense {
+                        if count * child.size > 0 {
+                            f(base + offset, count * child.size);
+                        }
+                    } else {
+                        for j in 0..*count {
                             child.walk(base + offset + j * child.extent, f);
                         }
                     }
@@ -972,6 +1075,103 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     })
 }
 
+/// `MPI_Type_create_struct` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements
+/// of `array_of_types[i]` at byte displacement `array_of_displacements[i]`. The extent is
+/// rounded up to a multiple of the alignment of the most aligned basic type in it (so a type
+/// that describes a C struct by `offsetof` has the struct's `sizeof` as its extent). Negative
+/// displacements are not supported (`MPI_ERR_ARG`).
+///
+/// # Errors
+/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative
+/// displacement or a NULL array (with `count > 0`) or `newtype`, `MPI_ERR_TYPE` for an
+/// invalid or freed type among `array_of_types`.
+///
+/// # Safety
+/// `array_of_blocklengths` and `array_of_types` are NULL or point at `count` readable ints,
+/// `array_of_displacements` at `count` readable `MPI_Aint`s; `newtype` is NULL or points at a
+/// writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_struct(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const MPI_Aint,
+    array_of_types: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let types = unsafe { array(array_of_types.cast_mut(), count, "types")? };
+        let blocks = blocklens
+            .iter()
+            .zip(displs.iter())
+            .zip(types.iter())
+            .map(|((&blocklen, &displ), &datatype)| {
+                let blocklen = non_negative(blocklen, "blocklength")?;
+                let offset = usize::try_from(displ).map_err(|_| {
+                    Failure::new(
+                        MPI_ERR_ARG,
+                        format!("displacement {displ}: only displacements >= 0 are supported"),
+                    )
+                })?;
+                Ok((offset, blocklen, layout_of(datatype, false)?))
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        register(Layout::structure(blocks)?, &newtype)
+    })
+}
+
+/// `MPI_Type_struct`: the name MPI-1 gave `MPI_Type_create_struct` (removed from MPI-3.0, still
+/// used by old programs); the same call.
+///
+/// # Errors
+/// As `MPI_Type_create_struct`.
+///
+/// # Safety
+/// As `MPI_Type_create_struct`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_struct(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const MPI_Aint,
+    array_of_types: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        MPI_Type_create_struct(
+            count,
+            array_of_blocklengths,
+            array_of_displacements,
+            array_of_types,
+            newtype,
+        )
+    }
+}
+
+/// `MPI_Get_address` (MPI-4.0 §5.1.5): the address of `location` as an `MPI_Aint`, to compute
+/// the displacements of a struct type (differences of addresses within one object).
+///
+/// # Errors
+/// `MPI_ERR_ARG` for a NULL `address`.
+///
+/// # Safety
+/// `address` is NULL or points at a writable `MPI_Aint`; `location` is not dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let address = unsafe { out(address, "address")? };
+        address.write(location as MPI_Aint);
+        Ok(())
+    })
+}
+
 /// `MPI_Type_commit`: a derived type must be committed before it is used in communication.
 /// Committing a predefined type or a committed one does nothing.
 ///
@@ -1028,7 +1228,7 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Type_get_extent`: the lower bound (always 0 here) and the extent.
+/// `MPI_Type_get_extent`: the lower bound (never negative here) and the extent.
 ///
 /// # Errors
 /// `MPI_ERR_TYPE` for an invalid or freed datatype, `MPI_ERR_ARG` for a NULL pointer.
@@ -1049,6 +1249,33 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
         let layout = layout_of(datatype, false)?;
         lb.write(layout.lb as MPI_Aint);
         extent.write(layout.extent as MPI_Aint);
+        Ok(())
+    })
+}
+
+/// `MPI_Type_get_true_extent` (MPI-4.0 §5.1.8): the first byte of the data of one element and
+/// the span of its data, whatever its lower bound and extent (as set by
+/// `MPI_Type_create_resized`) say.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for an invalid or freed datatype, `MPI_ERR_ARG` for a NULL pointer.
+///
+/// # Safety
+/// `true_lb` and `true_extent` are NULL or point at writable `MPI_Aint`s.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_true_extent(
+    datatype: c_int,
+    true_lb: *mut MPI_Aint,
+    true_extent: *mut MPI_Aint,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let true_lb = unsafe { out(true_lb, "true_lb")? };
+        // SAFETY: checked for NULL by `out`.
+        let true_extent = unsafe { out(true_extent, "true_extent")? };
+        let (lb, extent) = layout_of(datatype, false)?.true_extent();
+        true_lb.write(lb as MPI_Aint);
+        true_extent.write(extent as MPI_Aint);
         Ok(())
     })
 }
@@ -1171,6 +1398,49 @@ mod tests {
         // A contiguous type of it keeps its lower bound and strides by its extent.
         let c = Layout::contiguous(2, Arc::new(t)).unwrap();
         assert_eq!((c.lb, c.extent), (4, 40));
+    }
+
+    #[test]
+    fn a_struct_of_int_double_and_three_chars_is_laid_out_as_c_lays_it_out() {
+        #[repr(C)]
+        struct S {
+            i: c_int,
+            d: f64,
+            c: [u8; 3],
+        }
+        let int = Arc::new(Layout::of_element(Element::I32));
+        let double = Arc::new(Layout::of_element(Element::F64));
+        let char = Arc::new(Layout::of_element(Element::I8));
+        let s = Layout::structure(vec![
+            (std::mem::offset_of!(S, i), 1, Arc::clone(&int)),
+            (std::mem::offset_of!(S, d), 1, Arc::clone(&double)),
+            (std::mem::offset_of!(S, c), 3, char),
+        ])
+        .unwrap();
+        assert_eq!((s.size, s.lb), (15, 0));
+        assert_eq!(s.extent, std::mem::size_of::<S>());
+        assert_eq!(s.true_extent(), (0, 19));
+        assert!(!s.dense);
+        assert_eq!(s.element, None);
+        let data: Vec<u8> = (0..48).collect();
+        let packed = s.pack(2, &data).unwrap();
+        let want: Vec<u8> = (0..4).chain(8..19).chain(24..28).chain(32..43).collect();
+        assert_eq!(packed, want);
+        let mut back = vec![0u8; 48];
+        s.unpack(2, &packed, &mut back);
+        for (i, &b) in back.iter().enumerate() {
+            let kept = matches!(i, 0..=3 | 8..=18 | 24..=27 | 32..=42);
+            assert_eq!(b, if kept { i as u8 } else { 0 });
+        }
+        // Two ints side by side: dense, one element type.
+        let two = Layout::structure(vec![(0, 1, Arc::clone(&int)), (4, 1, int)]).unwrap();
+        assert!(two.dense && two.element == Some(Element::I32));
+        // No data: nothing.
+        let empty = Layout::structure(vec![(8, 0, double)]).unwrap();
+        assert_eq!(
+            (empty.size, empty.extent, empty.true_extent()),
+            (0, 0, (0, 0))
+        );
     }
 
     #[test]

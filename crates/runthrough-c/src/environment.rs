@@ -6,7 +6,7 @@ use std::os::raw::c_int;
 
 use crate::constants::*;
 use crate::errors::{boundary, out, stderr_line, write_string, Failure};
-use crate::runtime::{collective_comm_of, lock_state, Phase, Runtime};
+use crate::runtime::{collective_comm_of, lock_state, with_runtime, Phase, Runtime};
 
 /// `MPI_Init`: bootstraps this rank from its launcher (rtrun, or a PMI launcher such as Hydra's
 /// `mpiexec` or `srun`, through `runthrough::init`); a program started by no launcher runs as
@@ -47,8 +47,17 @@ fn initialize() -> Result<(), Failure> {
     // is the fault-tolerant agreement that ends the rank's part in the job.
     let universe: &'static runthrough::Universe = Box::leak(Box::new(universe));
     *phase = Phase::Running(Runtime::new(universe));
+    // The library is initialized once per process, so this is set at most once.
+    let _ = MAIN_THREAD.set(std::thread::current().id());
     Ok(())
 }
+
+/// The thread that initialized the library (`MPI_Is_thread_main`).
+static MAIN_THREAD: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
+/// The thread level the library provides: `MPI_THREAD_MULTIPLE`, whatever was required (every
+/// call is thread-safe), after `MPI_Init` as after `MPI_Init_thread`.
+const PROVIDED: c_int = MPI_THREAD_MULTIPLE;
 
 /// `MPI_Init_thread`: as `MPI_Init`; the library is thread-safe, so it provides
 /// `MPI_THREAD_MULTIPLE` whatever level is required. A `required` that is no thread level is
@@ -73,7 +82,47 @@ pub unsafe extern "C" fn MPI_Init_thread(
             ));
         }
         initialize()?;
-        provided.write(MPI_THREAD_MULTIPLE);
+        provided.write(PROVIDED);
+        Ok(())
+    })
+}
+
+/// `MPI_Query_thread`: the thread level the library provides, `MPI_THREAD_MULTIPLE` (after
+/// `MPI_Init` too: every call is thread-safe).
+///
+/// # Errors
+/// `MPI_ERR_OTHER` before `MPI_Init` and after `MPI_Finalize`; `MPI_ERR_ARG` for a NULL
+/// `provided`.
+///
+/// # Safety
+/// `provided` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let provided = unsafe { out(provided, "provided")? };
+        with_runtime(|_| Ok(()))?;
+        provided.write(PROVIDED);
+        Ok(())
+    })
+}
+
+/// `MPI_Is_thread_main`: whether the calling thread is the one that called `MPI_Init` or
+/// `MPI_Init_thread`.
+///
+/// # Errors
+/// `MPI_ERR_OTHER` before `MPI_Init` and after `MPI_Finalize`; `MPI_ERR_ARG` for a NULL `flag`.
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        with_runtime(|_| Ok(()))?;
+        let main = MAIN_THREAD.get() == Some(&std::thread::current().id());
+        flag.write(c_int::from(main));
         Ok(())
     })
 }

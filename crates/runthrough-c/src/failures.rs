@@ -273,10 +273,16 @@ pub unsafe extern "C" fn MPI_Comm_get_num_state_global(
     })
 }
 
-/// `MPIX_Comm_revoke` (SPEC §3.5): not collective.
+/// `MPIX_Comm_revoke` (SPEC §3.5): not collective. On an intercommunicator it revokes both
+/// communicators that carry its traffic, so every member of both groups sees it revoked.
 #[no_mangle]
 pub extern "C" fn MPIX_Comm_revoke(comm: c_int) -> c_int {
-    boundary(comm, || Ok(comm_of(comm)?.get().revoke()?))
+    boundary(comm, || {
+        for backing in crate::intercomm::backing(comm)? {
+            backing.get().revoke()?;
+        }
+        Ok(())
+    })
 }
 
 /// `MPIX_Comm_is_revoked`.
@@ -288,7 +294,8 @@ pub unsafe extern "C" fn MPIX_Comm_is_revoked(comm: c_int, flag: *mut c_int) -> 
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let flag = unsafe { out(flag, "flag")? };
-        flag.write(c_int::from(comm_of(comm)?.get().is_revoked()));
+        let backing = crate::intercomm::backing(comm)?;
+        flag.write(c_int::from(backing.iter().any(|b| b.get().is_revoked())));
         Ok(())
     })
 }
@@ -321,7 +328,12 @@ pub unsafe extern "C" fn MPIX_Comm_agree(comm: c_int, flag: *mut c_int) -> c_int
         // SAFETY: checked for NULL by `out`.
         let flag = unsafe { out(flag, "flag")? };
         let mine = flag.read() as u32;
-        match collective_comm_of(comm)?.get().agree(mine) {
+        let agreed = if crate::intercomm::inter_of(comm)?.is_some() {
+            crate::intercomm::agree(comm, mine)?
+        } else {
+            collective_comm_of(comm)?.get().agree(mine)
+        };
+        match agreed {
             Ok(agreed) => {
                 flag.write(agreed as c_int);
                 Ok(())
@@ -381,7 +393,16 @@ pub unsafe extern "C" fn MPIX_Comm_iagree(
 /// (`validate_local`: L is updated), so `MPI_ANY_SOURCE` receives work again.
 #[no_mangle]
 pub extern "C" fn MPIX_Comm_failure_ack(comm: c_int) -> c_int {
-    boundary(comm, || validate(comm, Which::Local).map(drop))
+    boundary(comm, || {
+        if crate::intercomm::inter_of(comm)?.is_some() {
+            // Both communicators that carry its traffic: wildcard receives and agreements.
+            for backing in crate::intercomm::backing(comm)? {
+                backing.get().validate_local()?;
+            }
+            return Ok(());
+        }
+        validate(comm, Which::Local).map(drop)
+    })
 }
 
 /// `MPIX_Comm_failure_get_acked`: the group of the failed ranks of L (acknowledged by the last

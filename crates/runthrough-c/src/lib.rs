@@ -24,7 +24,7 @@
 //! - Blocking calls never hold the table lock while they wait.
 //!
 //! The header's opening comment lists where the runtime has no exact counterpart and what the
-//! library does instead (`MPI_Ssend`, `MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
+//! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
 
 mod collectives;
 mod communicators;
@@ -36,6 +36,7 @@ mod environment;
 mod errors;
 mod failures;
 mod info;
+mod intercomm;
 mod pack;
 mod pairs;
 mod point_to_point;

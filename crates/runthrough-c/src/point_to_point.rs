@@ -11,7 +11,8 @@ use crate::constants::*;
 use crate::datatypes::output;
 use crate::derived::{type_size, Data, Target, Unpack};
 use crate::errors::{boundary, boundary_on, out, Failure, Out};
-use crate::runtime::{comm_of, with_runtime, Operation, PendingReceive, RequestEntry};
+use crate::intercomm::{receive_side, send_side};
+use crate::runtime::{with_runtime, Operation, PendingReceive, RequestEntry};
 
 /// A destination argument: `None` for `MPI_PROC_NULL`.
 pub(crate) fn destination(dest: c_int) -> Result<Option<Rank>, Failure> {
@@ -87,7 +88,8 @@ impl StatusOut {
     }
 }
 
-/// The send calls (`MPI_Send`, `MPI_Ssend`): sends are eager (see the header).
+/// The send calls: `MPI_Send` (eager) and, when `synchronous`, `MPI_Ssend` (returns once the
+/// receiver matched the message).
 ///
 /// # Safety
 /// `buf` is NULL or points at `count` readable elements of `datatype`.
@@ -98,11 +100,12 @@ unsafe fn send(
     dest: c_int,
     tag: c_int,
     comm: c_int,
+    synchronous: bool,
 ) -> Result<Status, Failure> {
     // SAFETY: forwarded contract; the data is used only during this call.
     let data = unsafe { Data::of(count, datatype)?.read(buf)? };
     let len = data.len();
-    let comm = comm_of(comm)?;
+    let (comm, dest) = send_side(comm, dest)?;
     if tag < 0 {
         return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
     }
@@ -113,7 +116,11 @@ unsafe fn send(
             count: 0,
         });
     };
-    comm.get().send(&data, dest, tag)?;
+    if synchronous {
+        comm.get().ssend(&data, dest, tag)?;
+    } else {
+        comm.get().send(&data, dest, tag)?;
+    }
     Ok(Status {
         source: Some(dest),
         tag: Some(tag),
@@ -136,11 +143,13 @@ pub unsafe extern "C" fn MPI_Send(
 ) -> c_int {
     // SAFETY: forwarded contract.
     boundary(comm, || {
-        unsafe { send(buf, count, datatype, dest, tag, comm) }.map(drop)
+        unsafe { send(buf, count, datatype, dest, tag, comm, false) }.map(drop)
     })
 }
 
-/// `MPI_Ssend`: as `MPI_Send` (sends are eager; see the header).
+/// `MPI_Ssend` (MPI-4.0 §3.4): returns once the destination has matched the message with a
+/// receive (the runtime's `Comm::ssend`: the receiver acknowledges a synchronous message when
+/// a receive takes it). A destination that fails before that is `MPIX_ERR_PROC_FAILED`.
 ///
 /// # Safety
 /// As `MPI_Send`.
@@ -154,7 +163,9 @@ pub unsafe extern "C" fn MPI_Ssend(
     comm: c_int,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { MPI_Send(buf, count, datatype, dest, tag, comm) }
+    boundary(comm, || {
+        unsafe { send(buf, count, datatype, dest, tag, comm, true) }.map(drop)
+    })
 }
 
 /// `MPI_Isend`: the message is sent at once when the runtime's flow control allows (the
@@ -174,13 +185,32 @@ pub unsafe extern "C" fn MPI_Isend(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { start_send(buf, count, datatype, dest, tag, comm, request, false) }
+}
+
+/// `MPI_Isend` and, when `synchronous`, `MPI_Issend`.
+///
+/// # Safety
+/// As `MPI_Isend`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+    synchronous: bool,
+) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
         // Argument errors are reported at once; failures by the request (SPEC §3.1).
         // SAFETY: forwarded contract; the data is used only during this call (copied).
         let data = unsafe { Data::of(count, datatype)?.read(buf)? };
-        let comm_box = comm_of(comm)?;
+        let (comm_box, dest) = send_side(comm, dest)?;
         let dest = destination(dest)?;
         if tag < 0 {
             return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
@@ -195,7 +225,11 @@ pub unsafe extern "C" fn MPI_Isend(
                 // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
                 // `PendingReceive` holds and drops after the request.
                 let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
-                let mut pending = comm_ref.isend(&data, dest, tag)?;
+                let mut pending = if synchronous {
+                    comm_ref.issend(&data, dest, tag)?
+                } else {
+                    comm_ref.isend(&data, dest, tag)?
+                };
                 match pending.test() {
                     Ok(None) => Operation::Receive(PendingReceive {
                         request: pending,
@@ -222,7 +256,8 @@ pub unsafe extern "C" fn MPI_Isend(
     })
 }
 
-/// `MPI_Issend`: as `MPI_Isend` (see the header).
+/// `MPI_Issend`: the request completes once the destination has matched the message (see
+/// `MPI_Ssend`); `MPI_Test` reports it pending until then.
 ///
 /// # Safety
 /// As `MPI_Isend`.
@@ -237,7 +272,7 @@ pub unsafe extern "C" fn MPI_Issend(
     request: *mut c_int,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { MPI_Isend(buf, count, datatype, dest, tag, comm, request) }
+    unsafe { start_send(buf, count, datatype, dest, tag, comm, request, true) }
 }
 
 /// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of SPEC §3.1-3.2; from
@@ -261,7 +296,7 @@ pub unsafe extern "C" fn MPI_Recv(
         let mut target = unsafe { Data::of(count, datatype)?.target(buf)? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
-        let comm = comm_of(comm)?;
+        let comm = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let Some(source) = source(source_rank)? else {
             status.write(proc_null_status());
@@ -314,7 +349,7 @@ pub unsafe extern "C" fn MPI_Irecv(
                 (scratch, Some(unpack))
             }
         };
-        let comm_box = comm_of(comm)?;
+        let comm_box = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let operation = match source(source_rank)? {
             None => Operation::Complete(Ok(proc_null_status())),
@@ -351,7 +386,7 @@ pub unsafe extern "C" fn MPI_Probe(
     boundary(comm, || {
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
-        let comm = comm_of(comm)?;
+        let comm = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let Some(source) = source(source_rank)? else {
             status.write(proc_null_status());
@@ -381,7 +416,7 @@ pub unsafe extern "C" fn MPI_Iprobe(
         let flag = unsafe { out(flag, "flag")? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
-        let comm = comm_of(comm)?;
+        let comm = receive_side(comm, source_rank)?;
         let tag = receive_tag(tag)?;
         let Some(source) = source(source_rank)? else {
             flag.write(1);
@@ -969,6 +1004,8 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 /// The arguments of the two `MPI_Sendrecv` calls besides the buffers, checked before
 /// anything is sent.
 struct Exchange {
+    /// The communicator the send goes over (for an intercommunicator, not the receive's).
+    send_comm: std::sync::Arc<crate::runtime::CommBox>,
     comm: std::sync::Arc<crate::runtime::CommBox>,
     /// `None` for `MPI_PROC_NULL`.
     dest: Option<Rank>,
@@ -986,7 +1023,8 @@ impl Exchange {
         source_rank: c_int,
         receive_tag_value: c_int,
     ) -> Result<Self, Failure> {
-        let comm = comm_of(comm)?;
+        let (send_comm, dest) = send_side(comm, dest)?;
+        let comm = receive_side(comm, source_rank)?;
         if send_tag < 0 {
             return Err(Failure::new(
                 MPI_ERR_TAG,
@@ -994,6 +1032,7 @@ impl Exchange {
             ));
         }
         Ok(Exchange {
+            send_comm,
             comm,
             dest: destination(dest)?,
             send_tag,
@@ -1022,7 +1061,7 @@ impl Exchange {
         let mut send = match self.dest {
             None => None,
             Some(dest) => {
-                let mut request = comm.isend(data, dest, self.send_tag)?;
+                let mut request = self.send_comm.get().isend(data, dest, self.send_tag)?;
                 match request.test()? {
                     Some(_) => None,
                     None => Some(request),

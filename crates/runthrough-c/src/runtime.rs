@@ -49,6 +49,9 @@ pub(crate) struct CommEntry {
     pub(crate) name: String,
     /// Its Cartesian topology (`MPI_Cart_create`, `MPI_Cart_sub`), if it has one.
     pub(crate) topology: Option<Arc<crate::topology::Cart>>,
+    /// For an intercommunicator (`MPI_Intercomm_create`): its groups and the communicator it
+    /// receives on; `comm` is then the one it sends on (see `crate::intercomm`).
+    pub(crate) inter: Option<Arc<crate::intercomm::Inter>>,
 }
 
 impl CommEntry {
@@ -60,6 +63,7 @@ impl CommEntry {
             agreements: Vec::new(),
             name: String::new(),
             topology: None,
+            inter: None,
         }
     }
 }
@@ -317,8 +321,28 @@ fn invalid_comm(handle: c_int) -> Failure {
 }
 
 /// The communicator of `handle`, for a call that does not wait for other collectives.
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid or freed handle, and for an intercommunicator: the calls that
+/// take one (point-to-point, the local queries) go through `crate::intercomm` instead.
 pub(crate) fn comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    with_runtime(|runtime| Ok(Arc::clone(&runtime.comm(handle)?.comm)))
+    with_runtime(|runtime| Ok(Arc::clone(&intra(runtime.comm(handle)?, handle)?.comm)))
+}
+
+/// `entry` (of `handle`) if it is an intracommunicator; `MPI_ERR_COMM` for an
+/// intercommunicator.
+pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Failure> {
+    if entry.inter.is_some() {
+        return Err(Failure::new(
+            MPI_ERR_COMM,
+            format!(
+                "communicator {handle} is an intercommunicator: this call takes an \
+                 intracommunicator (on intercommunicators only point-to-point, the local \
+                 queries, MPI_Intercomm_merge and MPI_Comm_free are supported)"
+            ),
+        ));
+    }
+    Ok(entry)
 }
 
 /// The communicator of `handle` for a collective call: first waits (without the lock) for the
@@ -326,6 +350,7 @@ pub(crate) fn comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
 /// collectives on a communicator are ordered. Their outcomes stay with their requests.
 pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
     let (comm, background, agreements) = with_runtime(|runtime| {
+        intra(runtime.comm(handle)?, handle)?;
         let entry = runtime.comm_mut(handle)?;
         let agreements = std::mem::take(&mut entry.agreements);
         Ok((

@@ -96,6 +96,11 @@ fn run_checked(
     let mut job = Job::new(size, program);
     job.args = args.iter().map(Into::into).collect();
     job.kills = kills.iter().map(|k| k.parse::<Kill>().unwrap()).collect();
+    run_job(name, job, dead)
+}
+
+/// Runs `job` and checks it as [`run_checked`] does.
+fn run_job(name: &str, mut job: Job, dead: &[u32]) -> Report {
     job.timeout = Some(JOB_LIMIT);
     job.tag_output = false;
     let report = rtrun::run(&job).expect("the job starts");
@@ -893,4 +898,56 @@ fn rtcxx_builds_a_cxx_program() {
 #[test]
 fn init_thread() {
     scenario("init_thread", 3, &[]);
+}
+
+/// `tests/c/struct_type.c`: MPI_Type_create_struct for struct { int; double; char[3]; } by
+/// offsetof and by MPI_Get_address (extent = sizeof, true extent, size), arrays of it in
+/// point-to-point, collectives and MPI_Pack, nested in a contiguous type; MPI_Type_struct; bad
+/// input (error classes); a receive of it from a rank that died.
+#[test]
+fn struct_type() {
+    scenario("struct_type", 3, &[2]);
+}
+
+/// `tests/c/intercomm.c`: MPI_Intercomm_create between the even and odd ranks, the local and
+/// remote queries, point-to-point across it in remote ranks (blocking, non-blocking, wildcard,
+/// Sendrecv, probes), MPI_Intercomm_merge's order with either group high, MPI_Comm_free, and
+/// wrong use (MPI_ERR_RANK, MPI_ERR_COMM).
+#[test]
+fn intercomm() {
+    scenario("intercomm", 4, &[]);
+    let _one = one_job_at_a_time();
+    run_checked("intercomm", compile("intercomm"), 6, &[], &[], &[]);
+}
+
+/// `tests/c/intercomm_kill.c`: a remote rank dies: point-to-point with it is
+/// MPIX_ERR_PROC_FAILED, the others still talk; merge and a new creation fail at every
+/// survivor without a hang; after MPI_Comm_validate_global new groups make a working one.
+#[test]
+fn intercomm_kill() {
+    scenario("intercomm_kill", 4, &[3]);
+}
+
+/// `tests/c/ssend.c`: MPI_Issend stays pending (MPI_Test) until the receiver, which waits for
+/// a later message of the sender first, matches it; MPI_Ssend's next message cannot overtake
+/// the match; a receive posted first matches on arrival; order with ordinary messages;
+/// oneself and MPI_PROC_NULL.
+/// Run on each transport: Unix sockets (the default), shared memory and TCP.
+#[test]
+fn ssend() {
+    scenario("ssend", 3, &[]);
+    let _one = one_job_at_a_time();
+    let program = compile("ssend");
+    for transport in ["shm", "tcp"] {
+        let mut job = Job::new(3, program.clone());
+        job.env = vec![("RT_TRANSPORT".into(), transport.into())];
+        run_job(&format!("ssend over {transport}"), job, &[]);
+    }
+}
+
+/// `tests/c/ssend_kill.c`: the destination of an MPI_Issend and of an MPI_Ssend dies before
+/// matching them: MPIX_ERR_PROC_FAILED, no hang; live ranks still complete synchronous sends.
+#[test]
+fn ssend_kill() {
+    scenario("ssend_kill", 3, &[1]);
 }

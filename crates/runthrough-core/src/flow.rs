@@ -614,6 +614,11 @@ impl<R: Ready> Flow<R> {
         }
     }
 
+    /// Queues `packet` for `to` with the flow-control packets (sent when they are).
+    pub fn send_later(&mut self, to: u32, packet: Packet) {
+        self.due.push((to, packet));
+    }
+
     /// The flow-control packets to send now.
     pub fn take_due(&mut self) -> Outgoing {
         std::mem::take(&mut self.due)

@@ -62,10 +62,12 @@ impl SourceSelector {
 }
 
 impl TagSelector {
+    /// A selector of tag `t >= 0` also accepts `!t`, the tag a synchronous message of tag
+    /// `t` travels with (see `Packet::SyncAck`); application tags are never negative.
     fn accepts(self, tag: i32) -> bool {
         match self {
             TagSelector::Any => true,
-            TagSelector::Value(t) => t == tag,
+            TagSelector::Value(t) => t == tag || (t >= 0 && tag == !t),
         }
     }
 }
@@ -279,6 +281,25 @@ mod tests {
             (proptest::option::of(0u32..3), proptest::option::of(0i32..3))
                 .prop_map(|(s, t)| Op::Post(s, t)),
         ]
+    }
+
+    /// A synchronous message of tag t travels with tag !t: a receive of tag t and a wildcard
+    /// one match it in order with the ordinary messages of the sender; a receive of another
+    /// tag does not.
+    #[test]
+    fn a_tag_selector_accepts_the_synchronous_form_of_its_tag() {
+        let mut m: Matcher<u8> = Matcher::default();
+        m.arrive(Envelope { source: 1, tag: 5 }, 1, 1);
+        m.arrive(Envelope { source: 1, tag: !5 }, 2, 1);
+        m.arrive(Envelope { source: 1, tag: !6 }, 3, 1);
+        assert!(m
+            .take(SourceSelector::Rank(1), TagSelector::Value(4))
+            .is_none());
+        let take = |m: &mut Matcher<u8>, tag| m.take(SourceSelector::Any, tag).map(|(_, p)| p);
+        assert_eq!(take(&mut m, TagSelector::Value(5)), Some(1));
+        assert_eq!(take(&mut m, TagSelector::Value(5)), Some(2));
+        assert_eq!(take(&mut m, TagSelector::Value(5)), None);
+        assert_eq!(take(&mut m, TagSelector::Any), Some(3));
     }
 
     proptest! {

@@ -54,6 +54,14 @@ pub enum Packet {
         /// The protocol message.
         message: Message,
     },
+    /// The receiver matched the synchronous message `id` of the rank it is sent to (`MPI_Ssend`
+    /// completes on it). A synchronous message is a `Data` packet whose tag is `!t` (negative)
+    /// for the application's tag `t` and whose payload starts with the sender's `id` (8 bytes,
+    /// little-endian); ordinary messages carry nothing more.
+    SyncAck {
+        /// The sender's number for the message.
+        id: u64,
+    },
     /// The communicator has been revoked (SPEC §3.5): sent by the revoking rank to every other
     /// member, and forwarded once by every member at its first receipt.
     Revoke {

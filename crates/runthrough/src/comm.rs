@@ -161,9 +161,21 @@ impl Comm {
 
     /// Sends `bytes`, or queues them for credit (`crate::flow`).
     pub(crate) fn start_send(&self, bytes: &[u8], dest: Rank, tag: i32) -> Result<Started> {
+        self.start_send_as(bytes, dest, tag, None)
+    }
+
+    /// [`Comm::start_send`], as synchronous message `sync` when given (see
+    /// `Packet::SyncAck`).
+    fn start_send_as(
+        &self,
+        bytes: &[u8],
+        dest: Rank,
+        tag: i32,
+        sync: Option<u64>,
+    ) -> Result<Started> {
         self.check_rank(dest)?;
         Self::check_tag(tag)?;
-        let charge = flow::charge(bytes.len());
+        let charge = flow::charge(bytes.len() + sync.map_or(0, |_| crate::engine::SYNC_HEAD));
         let world = {
             let mut engine = self.process.endpoint.lock();
             let Some(world) = self.send_check(&mut engine, dest)? else {
@@ -171,11 +183,11 @@ impl Comm {
             };
             if !engine.flow.try_admit(world, Lane::Point, charge) {
                 drop(engine);
-                return self.queue_send(bytes, dest, tag, charge);
+                return self.queue_send(bytes, dest, tag, sync, charge);
             }
             world
         };
-        let packet = self.data_packet(bytes, tag);
+        let packet = self.data_packet(bytes, tag, sync);
         self.process
             .transport
             .send(self.process.world_rank(), world, packet);
@@ -196,19 +208,36 @@ impl Comm {
         }
     }
 
-    fn data_packet(&self, bytes: &[u8], tag: i32) -> Packet {
+    fn data_packet(&self, bytes: &[u8], tag: i32, sync: Option<u64>) -> Packet {
+        let (tag, payload) = match sync {
+            None => (tag, runthrough_core::buffers::copy_of(bytes)),
+            Some(id) => {
+                let head = crate::engine::SYNC_HEAD;
+                let mut payload = runthrough_core::buffers::buffer(head + bytes.len());
+                payload[..head].copy_from_slice(&id.to_le_bytes());
+                payload[head..].copy_from_slice(bytes);
+                (!tag, payload)
+            }
+        };
         Packet::Data {
             context: self.context,
             source: self.rank,
             tag,
-            payload: runthrough_core::buffers::copy_of(bytes),
+            payload,
         }
     }
 
     /// The slow path of [`Comm::start_send`]: the message is copied without the lock, then
     /// queued (or sent, if credit came back meanwhile).
-    fn queue_send(&self, bytes: &[u8], dest: Rank, tag: i32, charge: u64) -> Result<Started> {
-        let packet = self.data_packet(bytes, tag);
+    fn queue_send(
+        &self,
+        bytes: &[u8],
+        dest: Rank,
+        tag: i32,
+        sync: Option<u64>,
+        charge: u64,
+    ) -> Result<Started> {
+        let packet = self.data_packet(bytes, tag, sync);
         let mut engine = self.process.endpoint.lock();
         let Some(world) = self.send_check(&mut engine, dest)? else {
             return Ok(Started::Done);
@@ -234,6 +263,85 @@ impl Comm {
     /// Waits for a send that waits for credit: transmitted, or failed.
     pub(crate) fn wait_send(&self, slot: usize) -> Result<()> {
         self.process.wait_for(|engine| engine.flow.outcome(slot))
+    }
+
+    /// Sends `buf` to `dest` with `tag` synchronously (`MPI_Ssend`, MPI-4.0 §3.4): returns
+    /// once the receiver has matched the message with a receive. The message goes as an
+    /// ordinary one does (eager, with flow control) and the receiver acknowledges it when a
+    /// receive takes it; ordinary messages carry nothing for this.
+    ///
+    /// # Errors
+    /// As [`Comm::send`]; moreover `Error::ProcFailed` when `dest` is known to have failed
+    /// (and is not recognized in G) before the acknowledgement came, whether or not the message
+    /// left (a destination that dies before it matches the message), and `Error::Revoked` when
+    /// the communicator is revoked meanwhile. A destination recognized in G (NULL) completes the
+    /// send, as `MPI_PROC_NULL`.
+    pub fn ssend<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<()> {
+        self.issend(buf, dest, tag)?.wait().map(drop)
+    }
+
+    /// Starts a synchronous send (`MPI_Issend`): the request completes once the receiver has
+    /// matched the message, with the outcomes of [`Comm::ssend`]. The buffer is copied.
+    ///
+    /// # Errors
+    /// Bad arguments, as [`Comm::isend`]; every other outcome is reported by the request.
+    pub fn issend<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<Request<'_>> {
+        self.process.enter()?;
+        element_size::<T>()?;
+        self.check_rank(dest)?;
+        Self::check_tag(tag)?;
+        let status = Status {
+            source: Some(dest),
+            tag: Some(tag),
+            count: buf.len(),
+        };
+        let (world, id) = {
+            let mut engine = self.process.endpoint.lock();
+            match self.send_check(&mut engine, dest) {
+                Ok(None) => return Ok(Request::completed(Ok(Status::proc_null()))),
+                Err(error) => return Ok(Request::completed(Err(error))),
+                Ok(Some(world)) => {
+                    engine.next_sync += 1;
+                    (world, engine.next_sync)
+                }
+            }
+        };
+        let slot = match self.start_send_as(bytemuck::cast_slice(buf), dest, tag, Some(id)) {
+            Ok(Started::Done) => None,
+            Ok(Started::Queued(slot)) => Some(slot),
+            Err(error) => return Ok(Request::completed(Err(error))),
+        };
+        Ok(Request::synchronous(self, world, dest, id, slot, status))
+    }
+
+    /// Whether synchronous send `id` to `dest` (world rank `world`) is done: `Some(Ok)` once
+    /// the receiver acknowledged it (or `dest` was recognized in G), `Some(Err)` when `dest`
+    /// failed first or the communicator was revoked or freed, `None` while it waits.
+    pub(crate) fn poll_synchronous(
+        &self,
+        engine: &mut Engine,
+        world: u32,
+        dest: Rank,
+        id: u64,
+    ) -> Option<Result<()>> {
+        if engine.sync_acks.remove(&(world, id)) {
+            return Some(Ok(()));
+        }
+        let comm = match engine.comm(self.context) {
+            Ok(comm) => comm,
+            Err(error) => return Some(Err(error)),
+        };
+        if let Err(error) = comm.check_not_revoked() {
+            return Some(Err(error));
+        }
+        match unmatched_outcome(
+            comm.global.is_failed(dest),
+            comm.known_failed.contains(dest),
+        ) {
+            PeerOutcome::ProcNull => Some(Ok(())),
+            PeerOutcome::Failed => Some(Err(Error::ProcFailed { rank: dest })),
+            PeerOutcome::Proceed => None,
+        }
     }
 
     /// Starts a send (`MPI_Isend`). The message is sent at once when flow control allows (as
@@ -372,9 +480,16 @@ impl Comm {
         let comm = engine.comm(self.context)?;
         comm.check_not_revoked()?;
         if let Some((envelope, payload)) = comm.matcher.take(source, tag) {
+            let mut payload = payload;
+            let mut envelope = envelope;
             if let Some(world) = comm.members.try_world_of(envelope.source) {
                 let charge = flow::charge(payload.len());
                 engine.flow.release_held(world, Lane::Point, charge);
+                let mut ack = Vec::new();
+                (envelope, payload) = crate::engine::matched(envelope, payload, world, &mut ack);
+                for (to, packet) in ack {
+                    engine.flow.send_later(to, packet);
+                }
             }
             return Ok(Posted::Done(Ok(Received {
                 envelope: Some(envelope),
@@ -524,7 +639,8 @@ impl Comm {
         let comm = engine.comm(self.context)?;
         comm.check_not_revoked()?;
         if let Some((envelope, payload)) = comm.matcher.peek(source, tag) {
-            return Ok(Some(status_of(envelope, payload.len(), element)));
+            let (envelope, len) = crate::engine::probed(envelope, payload.len());
+            return Ok(Some(status_of(envelope, len, element)));
         }
         match source {
             SourceSelector::Rank(r) => {

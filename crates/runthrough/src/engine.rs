@@ -304,6 +304,14 @@ pub(crate) struct Engine {
     pub(crate) reserved: BTreeSet<ContextId>,
     /// Flow control of eager traffic, to and from every peer (`crate::flow`).
     pub(crate) flow: Flow,
+    /// The synchronous sends of this rank that their receiver matched: (world rank of the
+    /// receiver, the send's id), until the send's request sees it.
+    pub(crate) sync_acks: BTreeSet<(u32, u64)>,
+    /// Synchronous sends whose request was dropped before their acknowledgement: (world rank
+    /// of the receiver, id); the acknowledgement is dropped when it comes.
+    pub(crate) sync_abandoned: BTreeSet<(u32, u64)>,
+    /// The id of this rank's next synchronous send.
+    pub(crate) next_sync: u64,
 }
 
 impl Engine {
@@ -319,6 +327,9 @@ impl Engine {
             early: BTreeMap::new(),
             reserved: BTreeSet::new(),
             flow: Flow::new(world_size),
+            sync_acks: BTreeSet::new(),
+            sync_abandoned: BTreeSet::new(),
+            next_sync: 0,
         }
     }
 
@@ -459,6 +470,12 @@ impl Engine {
             | Packet::Revoke { context } => *context,
             Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
             Packet::CreditWanted { lane } => return self.flow.credit_wanted(from, *lane),
+            Packet::SyncAck { id } => {
+                if !self.sync_abandoned.remove(&(from, *id)) {
+                    self.sync_acks.insert((from, *id));
+                }
+                return;
+            }
         };
         if !self.comms.contains_key(&context) {
             if let Some((lane, charge)) = flow_charge(&packet) {
@@ -468,8 +485,8 @@ impl Engine {
             return;
         }
         match packet {
-            Packet::Credit { .. } | Packet::CreditWanted { .. } => {
-                unreachable!("flow control is handled above")
+            Packet::Credit { .. } | Packet::CreditWanted { .. } | Packet::SyncAck { .. } => {
+                unreachable!("flow control and acknowledgements are handled above")
             }
             Packet::Revoke { context } => self.revoke(context, Some(from), out),
             Packet::Data {
@@ -491,6 +508,7 @@ impl Engine {
                     None => self.flow.hold(Lane::Point, charge),
                     Some((id, envelope, payload)) => {
                         self.flow.release(from, Lane::Point, charge);
+                        let (envelope, payload) = matched(envelope, payload, from, out);
                         let received = Received {
                             envelope: Some(envelope),
                             payload,
@@ -784,5 +802,93 @@ impl Endpoint {
     #[inline]
     pub(crate) fn collective_started(&self, operation: Collective, context: ContextId) -> bool {
         self.fault_here(|faults| faults.dies_at_collective_start(operation, context))
+    }
+}
+
+/// A point-to-point message that a receive matched, from world rank `from`, as its sender gave
+/// it: a synchronous one (a negative tag `!t`, its payload led by the sender's 8-byte id) is
+/// acknowledged to `from` (a `SyncAck` pushed on `out`) and returned with tag `t` and the rest
+/// of its payload. An ordinary message is returned as it is.
+pub(crate) fn matched(
+    envelope: Envelope,
+    mut payload: Payload,
+    from: u32,
+    out: &mut Outgoing,
+) -> (Envelope, Payload) {
+    if envelope.tag >= 0 {
+        return (envelope, payload);
+    }
+    let visible = Envelope {
+        tag: !envelope.tag,
+        ..envelope
+    };
+    if let Some(head) = payload.get(..SYNC_HEAD) {
+        let mut id = [0u8; SYNC_HEAD];
+        id.copy_from_slice(head);
+        out.push((
+            from,
+            Packet::SyncAck {
+                id: u64::from_le_bytes(id),
+            },
+        ));
+        payload.drain(..SYNC_HEAD);
+    }
+    (visible, payload)
+}
+
+/// The bytes a synchronous message's payload starts with: the sender's id for it.
+pub(crate) const SYNC_HEAD: usize = 8;
+
+/// What a probe reports of a buffered message of `len` payload bytes: a synchronous one's tag
+/// `t` and its data's length.
+pub(crate) fn probed(envelope: Envelope, len: usize) -> (Envelope, usize) {
+    if envelope.tag >= 0 {
+        return (envelope, len);
+    }
+    (
+        Envelope {
+            tag: !envelope.tag,
+            ..envelope
+        },
+        len.saturating_sub(SYNC_HEAD),
+    )
+}
+
+#[cfg(test)]
+mod synchronous_tests {
+    use super::*;
+
+    /// An acknowledgement is kept for the request that waits for it, or forgotten when its
+    /// request was dropped first.
+    #[test]
+    fn acknowledgements_are_kept_or_forgotten() {
+        let mut engine = Engine::new(0, 2);
+        let mut out = Outgoing::new();
+        engine.sync_abandoned.insert((1, 5));
+        engine.deliver(1, Packet::SyncAck { id: 5 }, &mut out);
+        assert!(engine.sync_acks.is_empty() && engine.sync_abandoned.is_empty());
+        engine.deliver(1, Packet::SyncAck { id: 6 }, &mut out);
+        assert!(engine.sync_acks.contains(&(1, 6)));
+        assert!(out.is_empty());
+    }
+
+    /// A matched synchronous message is acknowledged to its sender and returned as sent; an
+    /// ordinary one is returned untouched; probes see the synchronous one's tag and length.
+    #[test]
+    fn a_matched_synchronous_message_is_acknowledged() {
+        let mut out = Outgoing::new();
+        let mut payload = 9u64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[1, 2, 3]);
+        let envelope = Envelope { source: 2, tag: !4 };
+        assert_eq!(
+            probed(envelope, payload.len()),
+            (Envelope { source: 2, tag: 4 }, 3)
+        );
+        let (seen, data) = matched(envelope, payload, 7, &mut out);
+        assert_eq!((seen.tag, data), (4, vec![1, 2, 3]));
+        assert_eq!(out, vec![(7, Packet::SyncAck { id: 9 })]);
+        let ordinary = Envelope { source: 2, tag: 4 };
+        let (seen, data) = matched(ordinary, vec![5], 7, &mut out);
+        assert_eq!((seen, data, out.len()), (ordinary, vec![5], 1));
     }
 }

@@ -2,7 +2,7 @@
 //! Non-blocking requests: wait, test, wait_any, wait_all (MPI-4.0 §3.7).
 
 use runthrough_core::agreement::Decision;
-use runthrough_core::{Error, Result};
+use runthrough_core::{Error, Rank, Result};
 
 use crate::comm::{deliver_into, Comm, SlotPoll, Status};
 use crate::validate::ActiveCall;
@@ -36,6 +36,16 @@ enum State<'a> {
         wildcard: bool,
         buffer: &'a mut [u8],
         element: usize,
+    },
+    /// A synchronous send (`Comm::issend`) waiting for its receiver's acknowledgement, after
+    /// waiting for credit in this send slot when it has one.
+    Synchronous {
+        comm: &'a Comm,
+        world: u32,
+        dest: Rank,
+        id: u64,
+        slot: Option<usize>,
+        status: Status,
     },
     Inactive,
 }
@@ -71,6 +81,26 @@ impl<'a> Request<'a> {
         }
     }
 
+    pub(crate) fn synchronous(
+        comm: &'a Comm,
+        world: u32,
+        dest: Rank,
+        id: u64,
+        slot: Option<usize>,
+        status: Status,
+    ) -> Self {
+        Request {
+            state: State::Synchronous {
+                comm,
+                world,
+                dest,
+                id,
+                slot,
+                status,
+            },
+        }
+    }
+
     /// Whether the request has already returned its outcome.
     pub fn is_inactive(&self) -> bool {
         matches!(self.state, State::Inactive)
@@ -98,6 +128,39 @@ impl<'a> Request<'a> {
                 };
                 self.state = State::Inactive;
                 outcome.map(|()| Some(status))
+            }
+            State::Synchronous {
+                comm,
+                world,
+                dest,
+                id,
+                slot,
+                status,
+            } => {
+                let (comm, world, dest, id, status) = (*comm, *world, *dest, *id, *status);
+                comm.process.check_alive();
+                comm.process.progress();
+                let mut engine = comm.process.endpoint.lock();
+                if let Some(queued) = *slot {
+                    match engine.flow.outcome(queued) {
+                        None => return Ok(None),
+                        Some(Ok(())) => *slot = None,
+                        Some(Err(error)) => {
+                            drop(engine);
+                            self.state = State::Inactive;
+                            return Err(error);
+                        }
+                    }
+                }
+                let outcome = comm.poll_synchronous(&mut engine, world, dest, id);
+                drop(engine);
+                match outcome {
+                    None => Ok(None),
+                    Some(outcome) => {
+                        self.state = State::Inactive;
+                        outcome.map(|()| Some(status))
+                    }
+                }
             }
             State::Receive {
                 comm,
@@ -131,7 +194,9 @@ impl<'a> Request<'a> {
     /// Waits for the request to complete (`MPI_Wait`), with the errors of [`Request::test`].
     pub fn wait(&mut self) -> Result<Status> {
         let comm = match &self.state {
-            State::Receive { comm, .. } | State::Send { comm, .. } => *comm,
+            State::Receive { comm, .. }
+            | State::Send { comm, .. }
+            | State::Synchronous { comm, .. } => *comm,
             _ => return self.test().map(|s| s.unwrap_or_else(Status::proc_null)),
         };
         comm.process.enter()?;
@@ -151,7 +216,9 @@ impl<'a> Request<'a> {
 
     fn comm(&self) -> Option<&'a Comm> {
         match &self.state {
-            State::Receive { comm, .. } | State::Send { comm, .. } => Some(*comm),
+            State::Receive { comm, .. }
+            | State::Send { comm, .. }
+            | State::Synchronous { comm, .. } => Some(*comm),
             _ => None,
         }
     }
@@ -169,6 +236,29 @@ impl Drop for Request<'_> {
                     comm.process.endpoint.lock().flow.cancel(slot);
                 } else {
                     let _ = self.wait_inner(comm);
+                }
+            }
+            // Dropped before its acknowledgement: a message still waiting for credit goes (as
+            // a dropped send's does), nothing waits for the acknowledgement, and the engine
+            // forgets it (now, or when it comes).
+            State::Synchronous {
+                comm,
+                world,
+                id,
+                slot,
+                ..
+            } => {
+                let (comm, world, id) = (*comm, *world, *id);
+                if let Some(slot) = *slot {
+                    if std::thread::panicking() || comm.process.endpoint.is_killed() {
+                        comm.process.endpoint.lock().flow.cancel(slot);
+                    } else {
+                        let _ = comm.process.wait_for(|engine| engine.flow.outcome(slot));
+                    }
+                }
+                let mut engine = comm.process.endpoint.lock();
+                if !engine.sync_acks.remove(&(world, id)) {
+                    engine.sync_abandoned.insert((world, id));
                 }
             }
             _ => {}

@@ -4,6 +4,8 @@
  *   and agree with MPI_VERSION / MPI_SUBVERSION; NULL arguments are MPI_ERR_ARG.
  * - The C names of the Fortran types: MPI_INTEGER is int, MPI_REAL float, MPI_DOUBLE_PRECISION
  *   double, in sizes, reductions and point-to-point.
+ * - MPI_Query_thread after MPI_Init is MPI_THREAD_MULTIPLE, MPI_Is_thread_main true on the
+ *   thread that called it; after MPI_Finalize, MPI_ERR_OTHER.
  * - MPI_INFO_NULL, MPI_ERRCODES_IGNORE and MPI_ARGV_NULL exist with their types. */
 #include "ft_common.h"
 #include <string.h>
@@ -32,6 +34,13 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Get_version(NULL, &version), MPI_ERR_ARG);
     EXPECT(MPI_Get_library_version(library, NULL), MPI_ERR_ARG);
     EXPECT(MPI_Get_library_version(NULL, &version), MPI_ERR_ARG);
+
+    /* MPI_Init (not _thread) provides MPI_THREAD_MULTIPLE too, on this, the main thread. */
+    int level = -1, is_main = -1;
+    OK(MPI_Query_thread(&level));
+    CHECK(level == MPI_THREAD_MULTIPLE, "MPI_Query_thread after MPI_Init: %d", level);
+    OK(MPI_Is_thread_main(&is_main));
+    CHECK(is_main == 1, "MPI_Is_thread_main after MPI_Init: %d", is_main);
 
     MPI_Info info = MPI_INFO_NULL;
     int *errcodes = MPI_ERRCODES_IGNORE;
@@ -63,5 +72,8 @@ int main(int argc, char **argv) {
 
     ft_finish();
     check_versions();
+    level = -1;
+    CHECK(MPI_Query_thread(&level) == MPI_ERR_OTHER && level == -1,
+          "MPI_Query_thread after MPI_Finalize");
     return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* MPI_Init_thread: bad arguments leave the library uninitialized; MPI_THREAD_SERIALIZED
+/* MPI_Query_thread and MPI_Is_thread_main before MPI_Init (MPI_ERR_OTHER), on the main thread
+ * and on other threads. MPI_Init_thread: bad arguments leave the library uninitialized; MPI_THREAD_SERIALIZED
  * required, MPI_THREAD_MULTIPLE provided; a second initialization is MPI_ERR_OTHER. Then
  * MPI_THREAD_MULTIPLE at work: on each rank, THREADS threads at once pass tokens around the
  * ring, each on its own tag (blocking Sendrecv and Isend/Irecv/Waitall), and every token comes
@@ -15,6 +16,11 @@ static int world_rank, world_size;
 
 static void *ring(void *arg) {
     int tag = (int)(long)arg;
+    int main_flag = -1, level = -1;
+    OK(MPI_Is_thread_main(&main_flag));
+    CHECK(main_flag == 0, "thread %d: MPI_Is_thread_main says it is the main thread", tag);
+    OK(MPI_Query_thread(&level));
+    CHECK(level == MPI_THREAD_MULTIPLE, "thread %d: MPI_Query_thread gave %d", tag, level);
     int right = (world_rank + 1) % world_size, left = (world_rank + world_size - 1) % world_size;
     for (int round = 0; round < ROUNDS; round++) {
         /* A token that collects every rank's number on its way around. */
@@ -47,6 +53,10 @@ static void *ring(void *arg) {
 
 int main(int argc, char **argv) {
     int provided = -1, flag = -1;
+    CHECK(MPI_Query_thread(&provided) == MPI_ERR_OTHER && provided == -1,
+          "MPI_Query_thread before MPI_Init");
+    CHECK(MPI_Is_thread_main(&flag) == MPI_ERR_OTHER && flag == -1,
+          "MPI_Is_thread_main before MPI_Init");
     CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, NULL) == MPI_ERR_ARG,
           "MPI_Init_thread without provided");
     CHECK(MPI_Init_thread(&argc, &argv, 17, &provided) == MPI_ERR_ARG && provided == -1,
@@ -62,6 +72,14 @@ int main(int argc, char **argv) {
     OK(MPI_Initialized(&flag));
     CHECK(flag == 1, "not initialized");
     EXPECT(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided), MPI_ERR_OTHER);
+    provided = -1;
+    OK(MPI_Query_thread(&provided));
+    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_Query_thread gave %d", provided);
+    flag = -1;
+    OK(MPI_Is_thread_main(&flag));
+    CHECK(flag == 1, "MPI_Is_thread_main is false on the thread that initialized");
+    EXPECT(MPI_Query_thread(NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Is_thread_main(NULL), MPI_ERR_ARG);
 
     pthread_t threads[THREADS];
     for (long t = 0; t < THREADS; t++)
