@@ -523,6 +523,18 @@ int MPI_Comm_validate_global_flag(MPI_Comm comm, int *new_failures);
 int MPI_Comm_validate_local_count(MPI_Comm comm, int type, int *count);
 int MPI_Comm_validate_global_count(MPI_Comm comm, int type, int *count);
 
+/* Fault tolerance under the MPI-5 names (the FT chapter of MPI 5.0): the same calls as the
+ * MPIX_ ones of <mpi-ext.h>, with the same behaviour (docs/semantics.md §3.5, §5), and the
+ * error classes MPI_ERR_PROC_FAILED, MPI_ERR_PROC_FAILED_PENDING and MPI_ERR_REVOKED above,
+ * equal to MPIX_ERR_PROC_FAILED, _PENDING and MPIX_ERR_REVOKED. */
+int MPI_Comm_revoke(MPI_Comm comm);
+int MPI_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_agree(MPI_Comm comm, int *flag);
+int MPI_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPI_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPI_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
 #ifdef __cplusplus
 }
