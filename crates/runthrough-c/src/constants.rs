@@ -184,6 +184,8 @@ pub const MPI_TAG_UB: c_int = 1;
 pub const MPI_WTIME_IS_GLOBAL: c_int = 2;
 pub const MPI_UNIVERSE_SIZE: c_int = 3;
 pub const MPI_LASTUSEDCODE: c_int = 4;
+/// The key value `MPI_Comm_free_keyval` leaves (user keys start at 64).
+pub const MPI_KEYVAL_INVALID: c_int = -1;
 
 /// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
@@ -323,4 +325,5 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_WTIME_IS_GLOBAL", MPI_WTIME_IS_GLOBAL),
     ("MPI_UNIVERSE_SIZE", MPI_UNIVERSE_SIZE),
     ("MPI_LASTUSEDCODE", MPI_LASTUSEDCODE),
+    ("MPI_KEYVAL_INVALID", MPI_KEYVAL_INVALID),
 ];

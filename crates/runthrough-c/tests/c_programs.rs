@@ -280,6 +280,14 @@ fn agree_shrink() {
     scenario("agree_shrink", 4, &[1]);
 }
 
+/// `tests/c/attributes.c`: attribute caching with copy and delete callbacks (dup, free,
+/// set over a value, freed keys, MPI_COMM_SELF's at MPI_Finalize), MPI_Comm_test_inter and
+/// MPI_Comm_call_errhandler, with their wrong uses.
+#[test]
+fn attributes_test_inter_call_errhandler() {
+    scenario("attributes", 2, &[]);
+}
+
 /// `tests/c/mpi5_ft.c`: the MPI-5 names of the fault-tolerance calls and error classes
 /// (MPI_Comm_revoke / _is_revoked / _shrink / _ishrink / _agree / _iagree / _get_failed /
 /// _ack_failed, MPI_ERR_PROC_FAILED / _PENDING / MPI_ERR_REVOKED) behave as the MPIX ones, with

@@ -18,7 +18,10 @@ const AREAS: &[(&str, &[&str])] = &[
     ("Environment", &["environment.rs"]),
     ("Errors and error handlers", &["errors.rs"]),
     ("Info objects", &["info.rs"]),
-    ("Communicators and groups", &["communicators.rs"]),
+    (
+        "Communicators and groups",
+        &["communicators.rs", "attributes.rs"],
+    ),
     ("Cartesian topologies", &["topology.rs"]),
     ("Point-to-point", &["point_to_point.rs"]),
     ("Completion", &["completion.rs"]),
