@@ -107,6 +107,9 @@ typedef int MPI_Op;
 typedef int MPI_Info;
 /* An address-sized integer (byte displacements and extents). */
 typedef ptrdiff_t MPI_Aint;
+/* File offsets and large counts (MPI-4's _c calls are not provided: counts are ints). */
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -226,6 +229,10 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_SHORT_INT 31
 /* The bytes of MPI_Pack (as MPI_BYTE). */
 #define MPI_PACKED 32
+/* The datatypes of MPI_Aint, MPI_Offset and MPI_Count (64-bit integers). */
+#define MPI_AINT 40
+#define MPI_OFFSET 41
+#define MPI_COUNT 42
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1

@@ -5,7 +5,9 @@
  * value deletes the old one; MPI_Comm_free and MPI_Comm_delete_attr run the delete callback;
  * MPI_Comm_free_keyval leaves MPI_KEYVAL_INVALID and existing attributes keep their callbacks;
  * MPI_Finalize deletes MPI_COMM_SELF's attributes (checked by an atexit handler after it).
- * Wrong use: unknown and freed keys (MPI_ERR_KEYVAL), a freed communicator (MPI_ERR_COMM). */
+ * Wrong use: unknown and freed keys (MPI_ERR_KEYVAL), a freed communicator (MPI_ERR_COMM).
+ * Also the datatypes of MPI_Aint, MPI_Offset and MPI_Count (mpi4py sends its counts as
+ * MPI_COUNT). */
 #include "ft_common.h"
 
 #include <string.h>
@@ -145,6 +147,20 @@ int main(int argc, char **argv) {
     OK(MPI_Errhandler_free(&handler));
     OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER)); /* ERRORS_RETURN: returns */
     EXPECT(MPI_Comm_call_errhandler(424242, MPI_ERR_OTHER), MPI_ERR_COMM);
+
+    /* MPI_AINT, MPI_OFFSET, MPI_COUNT: 64-bit integers, in collectives and sizes. */
+    MPI_Aint aint = (MPI_Aint)1 << 40, aint_sum = 0;
+    MPI_Offset offset = rank, offset_max = -1;
+    MPI_Count count = 3, count_bcast = rank == 0 ? ((MPI_Count)1 << 35) : 0;
+    int type_size = 0;
+    OK(MPI_Allreduce(&aint, &aint_sum, 1, MPI_AINT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(aint_sum == (MPI_Aint)size << 40, "MPI_AINT sum %td", aint_sum);
+    OK(MPI_Allreduce(&offset, &offset_max, 1, MPI_OFFSET, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(offset_max == size - 1, "MPI_OFFSET max %lld", offset_max);
+    OK(MPI_Bcast(&count_bcast, 1, MPI_COUNT, 0, MPI_COMM_WORLD));
+    CHECK(count_bcast == (MPI_Count)1 << 35, "MPI_COUNT bcast %lld", count_bcast);
+    OK(MPI_Type_size(MPI_COUNT, &type_size));
+    CHECK(type_size == 8 && sizeof(count) == 8, "MPI_COUNT size %d", type_size);
 
     /* MPI_COMM_SELF's attribute is deleted by MPI_Finalize. */
     OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &key_self, NULL));
