@@ -28,6 +28,7 @@ fi
 "$PY" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$ROOT/python"
 "$PY" - <<'PYEOF'
 import mpi4py
-print("python/setup.sh: mpi4py", mpi4py.__version__, "built with", mpi4py.get_config().get("mpicc"))
+from mpi4py import MPI
+print("python/setup.sh: mpi4py", mpi4py.__version__, "on", MPI.Get_library_version())
 PYEOF
 echo "python/setup.sh: ready: $PY (run programs with target/release/rtrun -n N $PY prog.py)"
