@@ -62,6 +62,13 @@ def test_views_fail_when_the_kill_is_missing():
     assert "AssertionError" in output
 
 
+def test_mpi4py_fault_tolerance_methods_through_a_kill():
+    status, output = rtrun(4, PROGRAMS / "ulfm.py", kills=["1@barrier:1"])
+    assert status == 0, output
+    assert "[0] No Errors" in output
+    assert died(output, 1), output
+
+
 def test_bag_of_tasks_example_survives_two_kills():
     status, output = rtrun(6, EXAMPLES / "bag_of_tasks.py", "--tasks", "120",
                            kills=["2@call:9", "4@call:30"])
