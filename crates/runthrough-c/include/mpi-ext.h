@@ -22,7 +22,13 @@
  *   written when the request completes (MPI_Wait, MPI_Test). While it is pending, a later
  *   collective call on the communicator waits for it first (collectives are ordered).
  * - MPIX_Comm_shrink: a new communicator of the survivors, in their old order.
- *   MPIX_Comm_ishrink is not provided: the runtime has no non-blocking shrink yet.
+ *   MPIX_Comm_ishrink: the same as a request; the shrink runs on a helper thread of the library
+ *   (as MPI_Ibarrier) and *newcomm is written when the request completes. Its request cannot be
+ *   freed with MPI_Request_free (MPI_ERR_REQUEST).
+ * - The MPI-5 names (MPI_Comm_revoke, _is_revoked, _shrink, _ishrink, _agree, _iagree,
+ *   _get_failed, _ack_failed and the classes MPI_ERR_PROC_FAILED, _PROC_FAILED_PENDING,
+ *   MPI_ERR_REVOKED) are declared in <mpi.h> and behave as these.
+ * docs/semantics.md describes the failure rules.
  */
 #ifndef RUNTHROUGH_MPI_EXT_H
 #define RUNTHROUGH_MPI_EXT_H
@@ -42,6 +48,7 @@ extern "C" {
 int MPIX_Comm_revoke(MPI_Comm comm);
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
 int MPIX_Comm_failure_ack(MPI_Comm comm);

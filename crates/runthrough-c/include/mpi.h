@@ -110,6 +110,9 @@ typedef int MPI_Op;
 typedef int MPI_Info;
 /* An address-sized integer (byte displacements and extents). */
 typedef ptrdiff_t MPI_Aint;
+/* File offsets and large counts (MPI-4's _c calls are not provided: counts are ints). */
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -126,6 +129,18 @@ typedef struct MPI_Rank_info {
 } MPI_Rank_info;
 
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
+/* The predefined attribute callbacks (functions of the library). */
+int rt_comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+int rt_comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN rt_comm_null_copy_fn
+#define MPI_COMM_DUP_FN rt_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN rt_comm_null_delete_fn
 
 /* Error classes (the values of runthrough_core::ErrorClass). */
 #define MPI_SUCCESS 0
@@ -217,6 +232,10 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_SHORT_INT 31
 /* The bytes of MPI_Pack (as MPI_BYTE). */
 #define MPI_PACKED 32
+/* The datatypes of MPI_Aint, MPI_Offset and MPI_Count (64-bit integers). */
+#define MPI_AINT 40
+#define MPI_OFFSET 41
+#define MPI_COUNT 42
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1
@@ -275,6 +294,8 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 #define MPI_WTIME_IS_GLOBAL 2
 #define MPI_UNIVERSE_SIZE 3
 #define MPI_LASTUSEDCODE 4
+/* What MPI_Comm_free_keyval leaves in the key; keys of MPI_Comm_create_keyval start at 64. */
+#define MPI_KEYVAL_INVALID (-1)
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
@@ -308,6 +329,8 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                MPI_Errhandler *errhandler);
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Error_class(int errorcode, int *errorclass);
+/* Reports errorcode through comm's error handler; MPI_SUCCESS when the handler returns. */
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
 /* Added classes and codes are numbered from MPI_ERR_LASTCODE + 1 up (the MPI_LASTUSEDCODE
  * attribute is the largest); they are local to the process. MPI_Error_string gives an added
@@ -342,7 +365,20 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+/* Attributes (MPI-4.0 §7.7): MPI_Comm_get_attr reads the predefined keys (a pointer to the int
+ * value) and the keys of MPI_Comm_create_keyval (the value stored by MPI_Comm_set_attr; *flag 0
+ * when the communicator has none). MPI_Comm_dup runs each key's copy callback, MPI_Comm_free
+ * each delete callback, and MPI_Finalize deletes MPI_COMM_SELF's attributes first. NULL
+ * callbacks act as MPI_COMM_NULL_COPY_FN / MPI_COMM_NULL_DELETE_FN. Unknown keys: MPI_ERR_KEYVAL. */
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+/* Every communicator is an intracommunicator for now: *flag is 0. */
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
 
 /* Intercommunicators. MPI_Intercomm_create is collective over both groups: the leaders
  * exchange their groups over peer_comm (with the tag), each broadcasts the other group to its
@@ -582,6 +618,18 @@ int MPI_Comm_validate_global_flag(MPI_Comm comm, int *new_failures);
 int MPI_Comm_validate_local_count(MPI_Comm comm, int type, int *count);
 int MPI_Comm_validate_global_count(MPI_Comm comm, int type, int *count);
 
+/* Fault tolerance under the MPI-5 names (the FT chapter of MPI 5.0): the same calls as the
+ * MPIX_ ones of <mpi-ext.h>, with the same behaviour (docs/semantics.md §3.5, §5), and the
+ * error classes MPI_ERR_PROC_FAILED, MPI_ERR_PROC_FAILED_PENDING and MPI_ERR_REVOKED above,
+ * equal to MPIX_ERR_PROC_FAILED, _PENDING and MPIX_ERR_REVOKED. */
+int MPI_Comm_revoke(MPI_Comm comm);
+int MPI_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_agree(MPI_Comm comm, int *flag);
+int MPI_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPI_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPI_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,7 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
 fn dup_into(comm: c_int, newcomm: &crate::errors::Out<c_int>) -> Result<(), Failure> {
     let made = collective_comm_of(comm)?.get().dup()?;
     register(comm, Some(made), newcomm)?;
+    crate::attributes::copy_all(comm, newcomm.read())?;
     if let Some(cart) = crate::topology::topology_of(comm) {
         let handle = newcomm.read();
         with_runtime(|runtime| {
@@ -312,7 +313,8 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
     })
 }
 
-/// `MPI_Comm_free`: local; sets the handle to `MPI_COMM_NULL`. Pending requests on it complete
+/// `MPI_Comm_free`: local; runs the delete callbacks of its attributes, then sets the handle
+/// to `MPI_COMM_NULL`. Pending requests on it complete
 /// normally. `MPI_COMM_WORLD` and `MPI_COMM_SELF` cannot be freed (`MPI_ERR_COMM`).
 ///
 /// # Safety
@@ -332,6 +334,9 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
                 "a predefined communicator (MPI_COMM_WORLD, MPI_COMM_SELF) cannot be freed",
             ));
         }
+        with_runtime(|runtime| runtime.comm(handle).map(drop))?;
+        // The attributes' delete callbacks run first (MPI-4.0 §7.7.2), without the lock.
+        crate::attributes::delete_all(handle)?;
         let entry = with_runtime(|runtime| {
             runtime.comm(handle)?;
             Ok(runtime.comms.remove(&handle))
@@ -730,7 +735,9 @@ static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 /// are not synchronized), `MPI_UNIVERSE_SIZE` (the size of `MPI_COMM_WORLD`: no processes can
 /// be spawned), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
 /// program adds some). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
-/// is 1. Other keys: `MPI_ERR_KEYVAL` (no keys can be created).
+/// is 1. A key of `MPI_Comm_create_keyval`: `*attribute_val` becomes the value stored by
+/// `MPI_Comm_set_attr` and `*flag` 1, or `*flag` 0 when the communicator has none; an unknown
+/// key is `MPI_ERR_KEYVAL`.
 ///
 /// # Safety
 /// `attribute_val` is NULL or points at a writable `void *`; `flag` is NULL or points at a
@@ -760,15 +767,38 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
                 UNIVERSE_SIZE.store(world as i32, Ordering::Relaxed);
                 UNIVERSE_SIZE.as_ptr()
             }
-            other => {
+            MPI_KEYVAL_INVALID => {
                 return Err(Failure::new(
                     MPI_ERR_KEYVAL,
-                    format!("invalid attribute key {other}"),
+                    "invalid attribute key MPI_KEYVAL_INVALID",
                 ))
+            }
+            user => {
+                // A key of MPI_Comm_create_keyval: its value is the address stored.
+                let stored = crate::attributes::get(comm, user)?;
+                value.write(stored.unwrap_or(0) as *const c_int);
+                flag.write(c_int::from(stored.is_some()));
+                return Ok(());
             }
         };
         value.write(pointer);
         flag.write(1);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_test_inter`: whether `comm` is an intercommunicator (made by
+/// `MPI_Intercomm_create`).
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        let inter = crate::intercomm::inter_of(comm)?;
+        flag.write(c_int::from(inter.is_some()));
         Ok(())
     })
 }

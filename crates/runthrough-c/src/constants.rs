@@ -139,6 +139,10 @@ pub const MPI_LONG_INT: c_int = 29;
 pub const MPI_2INT: c_int = 30;
 pub const MPI_SHORT_INT: c_int = 31;
 pub const MPI_PACKED: c_int = 32;
+/// The address, file-offset and count integers (`MPI_Aint`, `MPI_Offset`, `MPI_Count`: 64 bits).
+pub const MPI_AINT: c_int = 40;
+pub const MPI_OFFSET: c_int = 41;
+pub const MPI_COUNT: c_int = 42;
 pub const MPI_OP_NULL: c_int = 0;
 pub const MPI_MAX: c_int = 1;
 pub const MPI_MIN: c_int = 2;
@@ -184,6 +188,8 @@ pub const MPI_TAG_UB: c_int = 1;
 pub const MPI_WTIME_IS_GLOBAL: c_int = 2;
 pub const MPI_UNIVERSE_SIZE: c_int = 3;
 pub const MPI_LASTUSEDCODE: c_int = 4;
+/// The key value `MPI_Comm_free_keyval` leaves (user keys start at 64).
+pub const MPI_KEYVAL_INVALID: c_int = -1;
 
 /// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
@@ -272,6 +278,9 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_2INT", MPI_2INT),
     ("MPI_SHORT_INT", MPI_SHORT_INT),
     ("MPI_PACKED", MPI_PACKED),
+    ("MPI_AINT", MPI_AINT),
+    ("MPI_OFFSET", MPI_OFFSET),
+    ("MPI_COUNT", MPI_COUNT),
     ("MPI_OP_NULL", MPI_OP_NULL),
     ("MPI_MAX", MPI_MAX),
     ("MPI_MIN", MPI_MIN),
@@ -323,4 +332,5 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_WTIME_IS_GLOBAL", MPI_WTIME_IS_GLOBAL),
     ("MPI_UNIVERSE_SIZE", MPI_UNIVERSE_SIZE),
     ("MPI_LASTUSEDCODE", MPI_LASTUSEDCODE),
+    ("MPI_KEYVAL_INVALID", MPI_KEYVAL_INVALID),
 ];

@@ -40,7 +40,7 @@ impl Element {
             MPI_UNSIGNED | MPI_UINT32_T => Element::U32,
             MPI_LONG => Element::Long,
             MPI_UNSIGNED_LONG => Element::UnsignedLong,
-            MPI_LONG_LONG | MPI_INT64_T => Element::I64,
+            MPI_LONG_LONG | MPI_INT64_T | MPI_AINT | MPI_OFFSET | MPI_COUNT => Element::I64,
             MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => Element::U64,
             MPI_FLOAT | MPI_REAL => Element::F32,
             MPI_DOUBLE | MPI_DOUBLE_PRECISION => Element::F64,

@@ -155,12 +155,15 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Finalize`: a fault-tolerant agreement over `MPI_COMM_WORLD` (`validate_global`), so that
+/// `MPI_Finalize`: deletes the attributes of `MPI_COMM_SELF`, then a fault-tolerant agreement over `MPI_COMM_WORLD` (`validate_global`), so that
 /// every live rank has reached it before any leaves, and it never blocks on a failed rank. Then
 /// the tables are dropped (communicators freed, pending requests withdrawn).
 #[no_mangle]
 pub extern "C" fn MPI_Finalize() -> c_int {
     boundary(MPI_COMM_WORLD, || {
+        // As MPI-4.0 §11.2.2 says, MPI_COMM_SELF's attributes are deleted first (their delete
+        // callbacks run: mpi4py and other libraries hook their clean-up there).
+        crate::attributes::delete_all(MPI_COMM_SELF)?;
         let world = collective_comm_of(MPI_COMM_WORLD)?;
         // Failures are its subject, not errors: it returns only ConcurrentCollective / Comm.
         world.get().validate_global()?;

@@ -492,3 +492,20 @@ pub(crate) unsafe fn out<T>(pointer: *mut T, what: &str) -> Result<Out<T>, Failu
 
 #[allow(non_camel_case_types)]
 type MPI_Comm = c_int;
+
+/// `MPI_Comm_call_errhandler`: reports `errorcode` through `comm`'s error handler (which may end
+/// the process, `MPI_ERRORS_ARE_FATAL`, or call the program's handler) and returns
+/// `MPI_SUCCESS` when the handler returns, as MPI says. An invalid handle goes to
+/// `MPI_COMM_WORLD`'s handler as `MPI_ERR_COMM`.
+#[no_mangle]
+pub extern "C" fn MPI_Comm_call_errhandler(comm: c_int, errorcode: c_int) -> c_int {
+    let valid = crate::runtime::with_runtime(|runtime| runtime.comm(comm).map(drop));
+    match valid {
+        Ok(()) => {
+            let message = format!("error code {errorcode} raised by MPI_Comm_call_errhandler");
+            raise(comm, Failure::new(errorcode, message));
+            MPI_SUCCESS
+        }
+        Err(failure) => raise(comm, failure),
+    }
+}

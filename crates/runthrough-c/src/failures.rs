@@ -3,13 +3,16 @@
 //! thread's two variants, and the ULFM calls (SPEC §3.5).
 
 use std::os::raw::c_int;
+use std::sync::Arc;
 
 use runthrough::{Error, FailureView, RankState};
 
 use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
-use crate::runtime::{collective_comm_of, comm_of, with_runtime, Operation, PendingAgreement};
+use crate::runtime::{
+    collective_comm_of, comm_of, with_runtime, Background, Operation, PendingAgreement,
+};
 
 /// Which view a call reads or updates.
 #[derive(Clone, Copy)]
@@ -477,4 +480,163 @@ pub unsafe extern "C" fn MPIX_Comm_ack_failed(
         num_acked.write(local.num_failed() as c_int);
         Ok(())
     })
+}
+
+/// The caller's `*newcomm` of `MPIX_Comm_ishrink`, written by the helper thread that runs the
+/// shrink.
+struct NewcommSlot(*mut c_int);
+
+// SAFETY: by `MPIX_Comm_ishrink`'s contract the int stays valid and the program does not
+// access it until the request completes; only the helper thread writes it, once, before it
+// finishes the request (the request's mutex orders that write before the completion call's
+// return).
+unsafe impl Send for NewcommSlot {}
+
+/// `MPIX_Comm_ishrink`: `MPIX_Comm_shrink` as a request. The shrink runs on a helper thread
+/// (as `MPI_Ibarrier` does: the runtime has no non-blocking shrink); `*newcomm` is written
+/// before the request completes. A later collective call on `comm` waits for it first
+/// (collectives are ordered). The request cannot be freed with `MPI_Request_free`.
+///
+/// # Safety
+/// `newcomm` is NULL or points at an `MPI_Comm` that stays valid, and that the program does
+/// not access, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_ishrink(
+    comm: c_int,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        if newcomm.is_null() {
+            return Err(Failure::null("newcomm"));
+        }
+        let slot = NewcommSlot(newcomm);
+        let comm_box = collective_comm_of(comm)?;
+        let job = Arc::new(Background::default());
+        let thread_job = Arc::clone(&job);
+        std::thread::Builder::new()
+            .name("rt-ishrink".into())
+            .spawn(move || {
+                let slot = slot;
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let made = comm_box.get().shrink()?;
+                    let handle = with_runtime(|runtime| Ok(runtime.add_comm(made, comm))).map_err(
+                        |failure| Error::Internal {
+                            reason: failure.message,
+                        },
+                    )?;
+                    // SAFETY: see `NewcommSlot`: valid, and ours to write until completion.
+                    unsafe { slot.0.write(handle) };
+                    Ok(())
+                }))
+                .unwrap_or_else(|_| {
+                    Err(Error::Internal {
+                        reason: "the shrink panicked".into(),
+                    })
+                });
+                thread_job.finish(outcome);
+            })
+            .map_err(|e| Failure::new(MPI_ERR_INTERN, format!("starting a thread: {e}")))?;
+        let handle = with_runtime(|runtime| {
+            runtime.comm_mut(comm)?.background = Some(Arc::clone(&job));
+            Ok(runtime.add_request(Operation::Background(job), comm))
+        })?;
+        request.write(handle);
+        Ok(())
+    })
+}
+
+// The MPI-5 names of the fault-tolerance calls (the FT chapter of MPI 5.0), with the behaviour
+// of their MPIX_ counterparts above; the error classes MPI_ERR_PROC_FAILED,
+// MPI_ERR_PROC_FAILED_PENDING and MPI_ERR_REVOKED equal the MPIX_ ones.
+
+/// `MPI_Comm_revoke`: `MPIX_Comm_revoke`.
+#[no_mangle]
+pub extern "C" fn MPI_Comm_revoke(comm: c_int) -> c_int {
+    MPIX_Comm_revoke(comm)
+}
+
+/// `MPI_Comm_is_revoked`: `MPIX_Comm_is_revoked`.
+///
+/// # Safety
+/// As `MPIX_Comm_is_revoked`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_is_revoked(comm: c_int, flag: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_is_revoked(comm, flag) }
+}
+
+/// `MPI_Comm_shrink`: `MPIX_Comm_shrink`.
+///
+/// # Safety
+/// As `MPIX_Comm_shrink`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_shrink(comm: c_int, newcomm: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_shrink(comm, newcomm) }
+}
+
+/// `MPI_Comm_ishrink`: `MPIX_Comm_ishrink`.
+///
+/// # Safety
+/// As `MPIX_Comm_ishrink`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_ishrink(
+    comm: c_int,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_ishrink(comm, newcomm, request) }
+}
+
+/// `MPI_Comm_agree`: `MPIX_Comm_agree`.
+///
+/// # Safety
+/// As `MPIX_Comm_agree`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_agree(comm: c_int, flag: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_agree(comm, flag) }
+}
+
+/// `MPI_Comm_iagree`: `MPIX_Comm_iagree`.
+///
+/// # Safety
+/// As `MPIX_Comm_iagree`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_iagree(
+    comm: c_int,
+    flag: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_iagree(comm, flag, request) }
+}
+
+/// `MPI_Comm_get_failed`: `MPIX_Comm_get_failed`.
+///
+/// # Safety
+/// As `MPIX_Comm_get_failed`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_failed(comm: c_int, failedgrp: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_get_failed(comm, failedgrp) }
+}
+
+/// `MPI_Comm_ack_failed`: `MPIX_Comm_ack_failed`.
+///
+/// # Safety
+/// As `MPIX_Comm_ack_failed`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_ack_failed(
+    comm: c_int,
+    num_to_ack: c_int,
+    num_acked: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPIX_Comm_ack_failed(comm, num_to_ack, num_acked) }
 }

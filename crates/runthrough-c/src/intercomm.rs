@@ -51,13 +51,6 @@ pub(crate) struct Inter {
     local_first: bool,
 }
 
-/// Whether `handle` is an intercommunicator (false for an invalid or freed handle, and before
-/// `MPI_Init` / after `MPI_Finalize`). For `MPI_Comm_test_inter`, which is added separately.
-#[allow(dead_code)]
-pub(crate) fn is_intercomm(handle: c_int) -> bool {
-    with_runtime(|runtime| Ok(runtime.comm(handle)?.inter.is_some())).unwrap_or(false)
-}
-
 /// The communicators that carry `handle`'s traffic: its own for an intracommunicator; the one
 /// it sends on and the one it receives on for an intercommunicator.
 ///

@@ -26,6 +26,7 @@
 //! The header's opening comment lists where the runtime has no exact counterpart and what the
 //! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
 
+mod attributes;
 mod collectives;
 mod communicators;
 mod completion;

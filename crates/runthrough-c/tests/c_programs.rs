@@ -285,6 +285,23 @@ fn agree_shrink() {
     scenario("agree_shrink", 4, &[1]);
 }
 
+/// `tests/c/attributes.c`: attribute caching with copy and delete callbacks (dup, free,
+/// set over a value, freed keys, MPI_COMM_SELF's at MPI_Finalize), MPI_Comm_test_inter and
+/// MPI_Comm_call_errhandler, with their wrong uses.
+#[test]
+fn attributes_test_inter_call_errhandler() {
+    scenario("attributes", 2, &[]);
+}
+
+/// `tests/c/mpi5_ft.c`: the MPI-5 names of the fault-tolerance calls and error classes
+/// (MPI_Comm_revoke / _is_revoked / _shrink / _ishrink / _agree / _iagree / _get_failed /
+/// _ack_failed, MPI_ERR_PROC_FAILED / _PENDING / MPI_ERR_REVOKED) behave as the MPIX ones, with
+/// rank 1 killed by rtrun as it enters its second barrier; MPIX_Comm_ishrink too.
+#[test]
+fn mpi5_fault_tolerance_names() {
+    scenario_with("mpi5_ft", 4, &[], &["1@barrier:2"], &[1]);
+}
+
 /// SPEC §5, `tests/c/revoke_shrink.c`: the rank that notices the failure revokes; everyone shrinks and goes on.
 #[test]
 fn revoke_shrink() {

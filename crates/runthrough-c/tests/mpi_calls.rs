@@ -20,7 +20,7 @@ const AREAS: &[(&str, &[&str])] = &[
     ("Info objects", &["info.rs"]),
     (
         "Communicators and groups",
-        &["communicators.rs", "intercomm.rs"],
+        &["communicators.rs", "intercomm.rs", "attributes.rs"],
     ),
     ("Cartesian topologies", &["topology.rs"]),
     ("Point-to-point", &["point_to_point.rs"]),

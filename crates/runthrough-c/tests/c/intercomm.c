@@ -30,6 +30,11 @@ int main(int argc, char **argv) {
     CHECK(n == lrank, "intercomm rank %d, want %d", n, lrank);
     OK(MPI_Comm_remote_size(inter, &n));
     CHECK(n == half, "remote size %d", n);
+    OK(MPI_Comm_test_inter(inter, &flag0));
+    CHECK(flag0 == 1, "MPI_Comm_test_inter says %d on an intercommunicator", flag0);
+    OK(MPI_Comm_test_inter(local, &flag0));
+    CHECK(flag0 == 0, "MPI_Comm_test_inter says %d on an intracommunicator", flag0);
+    flag0 = 0;
     MPI_Group remote, local_group, world_group, inter_group;
     OK(MPI_Comm_remote_group(inter, &remote));
     OK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Attribute caching on communicators (MPI-4.0 §7.7): `MPI_Comm_create_keyval` / `_free_keyval`
+//! / `_set_attr` / `_delete_attr`, and the user keys of `MPI_Comm_get_attr`.
+//!
+//! # Invariants
+//! - Key values are numbered from [`FIRST_KEYVAL`] up and never reused; the predefined keys
+//!   (`MPI_TAG_UB`, ...) are below it.
+//! - The callbacks of a key stay known while an attribute uses it, even after
+//!   `MPI_Comm_free_keyval` (MPI's rule: the key is freed once no attribute refers to it).
+//! - No callback runs while the library holds a lock: callbacks may call MPI functions.
+
+use std::collections::BTreeMap;
+use std::os::raw::{c_int, c_void};
+use std::sync::Mutex;
+
+use crate::constants::*;
+use crate::errors::{boundary, out, Failure};
+use crate::runtime::{comm_of, lock};
+
+/// `MPI_Comm_copy_attr_function`.
+pub(crate) type CopyFn =
+    unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+
+/// `MPI_Comm_delete_attr_function`.
+pub(crate) type DeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+
+/// The first key value `MPI_Comm_create_keyval` hands out.
+pub(crate) const FIRST_KEYVAL: c_int = 64;
+
+/// One key: its callbacks and extra state (an address the library only passes back).
+#[derive(Clone, Copy)]
+struct Keyval {
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    extra_state: usize,
+    freed: bool,
+}
+
+struct Attributes {
+    keyvals: BTreeMap<c_int, Keyval>,
+    /// (communicator handle, key) -> value (an address or an integer the program chose), and
+    /// the order in which it was set (deletion at MPI_Finalize runs in reverse order).
+    values: BTreeMap<(c_int, c_int), (usize, u64)>,
+    next_keyval: c_int,
+    next_order: u64,
+}
+
+static ATTRIBUTES: Mutex<Attributes> = Mutex::new(Attributes {
+    keyvals: BTreeMap::new(),
+    values: BTreeMap::new(),
+    next_keyval: FIRST_KEYVAL,
+    next_order: 0,
+});
+
+fn invalid_keyval(keyval: c_int) -> Failure {
+    Failure::new(
+        MPI_ERR_KEYVAL,
+        format!("invalid or freed attribute key {keyval}"),
+    )
+}
+
+/// The value of user key `keyval` on `comm`, if set (`None` for a key without a value).
+///
+/// # Errors
+/// `MPI_ERR_KEYVAL` for a key that was never created.
+pub(crate) fn get(comm: c_int, keyval: c_int) -> Result<Option<usize>, Failure> {
+    let attributes = lock(&ATTRIBUTES);
+    if !attributes.keyvals.contains_key(&keyval) {
+        return Err(invalid_keyval(keyval));
+    }
+    Ok(attributes
+        .values
+        .get(&(comm, keyval))
+        .map(|&(value, _)| value))
+}
+
+/// Calls the delete callback of `keyval` for `value` on `comm` (no lock held).
+fn call_delete(comm: c_int, keyval: c_int, key: Keyval, value: usize) -> Result<(), Failure> {
+    let Some(delete) = key.delete else {
+        return Ok(());
+    };
+    // SAFETY: `delete` was given to MPI_Comm_create_keyval as an MPI_Comm_delete_attr_function;
+    // it is called as MPI calls it, with the value and extra state the program gave, and
+    // without the library's locks.
+    let code = unsafe {
+        delete(
+            comm,
+            keyval,
+            value as *mut c_void,
+            key.extra_state as *mut c_void,
+        )
+    };
+    if code == MPI_SUCCESS {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            code,
+            format!("the delete callback of attribute key {keyval} returned {code}"),
+        ))
+    }
+}
+
+/// Deletes every attribute of `comm` (its delete callbacks run, the latest set first): before
+/// `MPI_Comm_free` releases the handle, and for `MPI_COMM_SELF` at `MPI_Finalize`.
+///
+/// # Errors
+/// The first error a delete callback returns (the remaining attributes are still deleted).
+pub(crate) fn delete_all(comm: c_int) -> Result<(), Failure> {
+    let mut doomed: Vec<(u64, c_int, Keyval, usize)> = {
+        let mut attributes = lock(&ATTRIBUTES);
+        let keys: Vec<(c_int, c_int)> = attributes
+            .values
+            .range((comm, c_int::MIN)..=(comm, c_int::MAX))
+            .map(|(&key, _)| key)
+            .collect();
+        let mut doomed = Vec::new();
+        for key in keys {
+            if let Some((value, order)) = attributes.values.remove(&key) {
+                if let Some(&keyval) = attributes.keyvals.get(&key.1) {
+                    doomed.push((order, key.1, keyval, value));
+                }
+            }
+        }
+        doomed
+    };
+    doomed.sort_by_key(|&(order, ..)| std::cmp::Reverse(order));
+    let mut first_error = None;
+    for (_, keyval, key, value) in doomed {
+        if let Err(failure) = call_delete(comm, keyval, key, value) {
+            first_error.get_or_insert(failure);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Copies the attributes of `from` to the new communicator `to` (`MPI_Comm_dup`): each key's
+/// copy callback decides whether and what.
+///
+/// # Errors
+/// The first error a copy callback returns.
+pub(crate) fn copy_all(from: c_int, to: c_int) -> Result<(), Failure> {
+    let sources: Vec<(c_int, Keyval, usize)> = {
+        let attributes = lock(&ATTRIBUTES);
+        attributes
+            .values
+            .range((from, c_int::MIN)..=(from, c_int::MAX))
+            .filter_map(|(&(_, keyval), &(value, _))| {
+                attributes
+                    .keyvals
+                    .get(&keyval)
+                    .map(|&key| (keyval, key, value))
+            })
+            .collect()
+    };
+    for (keyval, key, value) in sources {
+        let Some(copy) = key.copy else { continue };
+        let mut copied: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: `copy` was given to MPI_Comm_create_keyval as an
+        // MPI_Comm_copy_attr_function; it is called as MPI calls it, with pointers to two live
+        // locals for its outputs, and without the library's locks.
+        let code = unsafe {
+            copy(
+                from,
+                keyval,
+                key.extra_state as *mut c_void,
+                value as *mut c_void,
+                std::ptr::addr_of_mut!(copied).cast(),
+                &mut flag,
+            )
+        };
+        if code != MPI_SUCCESS {
+            return Err(Failure::new(
+                code,
+                format!("the copy callback of attribute key {keyval} returned {code}"),
+            ));
+        }
+        if flag != 0 {
+            let mut attributes = lock(&ATTRIBUTES);
+            let order = attributes.next_order;
+            attributes.next_order += 1;
+            attributes
+                .values
+                .insert((to, keyval), (copied as usize, order));
+        }
+    }
+    Ok(())
+}
+
+/// `MPI_COMM_NULL_COPY_FN`: copies nothing.
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rt_comm_null_copy_fn(
+    _oldcomm: c_int,
+    _keyval: c_int,
+    _extra_state: *mut c_void,
+    _value_in: *mut c_void,
+    _value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    if !flag.is_null() {
+        // SAFETY: not NULL; writable by the contract.
+        unsafe { flag.write(0) };
+    }
+    MPI_SUCCESS
+}
+
+/// `MPI_COMM_DUP_FN`: the new communicator gets the same value.
+///
+/// # Safety
+/// `value_out` is NULL or points at a writable `void *`; `flag` NULL or a writable int.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rt_comm_dup_fn(
+    _oldcomm: c_int,
+    _keyval: c_int,
+    _extra_state: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    if value_out.is_null() || flag.is_null() {
+        return MPI_ERR_ARG;
+    }
+    // SAFETY: not NULL; writable by the contract.
+    unsafe {
+        value_out.cast::<*mut c_void>().write(value_in);
+        flag.write(1);
+    }
+    MPI_SUCCESS
+}
+
+/// `MPI_COMM_NULL_DELETE_FN`: does nothing.
+#[no_mangle]
+pub(crate) extern "C" fn rt_comm_null_delete_fn(
+    _comm: c_int,
+    _keyval: c_int,
+    _value: *mut c_void,
+    _extra_state: *mut c_void,
+) -> c_int {
+    MPI_SUCCESS
+}
+
+/// `MPI_Comm_create_keyval`: a new key; NULL callbacks act as `MPI_COMM_NULL_COPY_FN` and
+/// `MPI_COMM_NULL_DELETE_FN`.
+///
+/// # Safety
+/// `comm_keyval` is NULL or points at a writable int; the callbacks are NULL or functions of
+/// the `MPI_Comm_*_attr_function` types.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_keyval(
+    comm_copy_attr_fn: Option<CopyFn>,
+    comm_delete_attr_fn: Option<DeleteFn>,
+    comm_keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(comm_keyval, "comm_keyval")? };
+        crate::runtime::with_runtime(|_| Ok(()))?;
+        let mut attributes = lock(&ATTRIBUTES);
+        let keyval = attributes.next_keyval;
+        attributes.next_keyval = keyval.saturating_add(1);
+        attributes.keyvals.insert(
+            keyval,
+            Keyval {
+                copy: comm_copy_attr_fn,
+                delete: comm_delete_attr_fn,
+                extra_state: extra_state as usize,
+                freed: false,
+            },
+        );
+        slot.write(keyval);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_free_keyval`: sets `*comm_keyval` to `MPI_KEYVAL_INVALID`; attributes already set
+/// with it keep their callbacks until they are deleted. A predefined or unknown key is
+/// `MPI_ERR_KEYVAL`.
+///
+/// # Safety
+/// `comm_keyval` is NULL or points at a readable and writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(comm_keyval, "comm_keyval")? };
+        let keyval = slot.read();
+        let mut attributes = lock(&ATTRIBUTES);
+        match attributes.keyvals.get_mut(&keyval) {
+            Some(key) if !key.freed => key.freed = true,
+            _ => return Err(invalid_keyval(keyval)),
+        }
+        slot.write(MPI_KEYVAL_INVALID);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_set_attr`: stores `attribute_val` (the value itself, as MPI says) under the key;
+/// a value already there is deleted first (its delete callback runs).
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_attr(
+    comm: c_int,
+    comm_keyval: c_int,
+    attribute_val: *mut c_void,
+) -> c_int {
+    boundary(comm, || {
+        comm_of(comm)?;
+        let (old, key) = {
+            let mut attributes = lock(&ATTRIBUTES);
+            let key = match attributes.keyvals.get(&comm_keyval) {
+                Some(key) if !key.freed => *key,
+                _ => return Err(invalid_keyval(comm_keyval)),
+            };
+            let order = attributes.next_order;
+            attributes.next_order += 1;
+            let old = attributes
+                .values
+                .insert((comm, comm_keyval), (attribute_val as usize, order));
+            (old, key)
+        };
+        match old {
+            Some((value, _)) => call_delete(comm, comm_keyval, key, value),
+            None => Ok(()),
+        }
+    })
+}
+
+/// `MPI_Comm_delete_attr`: removes the key's value from the communicator (its delete callback
+/// runs); nothing to do when it has none. An unknown key is `MPI_ERR_KEYVAL`.
+#[no_mangle]
+pub extern "C" fn MPI_Comm_delete_attr(comm: c_int, comm_keyval: c_int) -> c_int {
+    boundary(comm, || {
+        comm_of(comm)?;
+        let (value, key) = {
+            let mut attributes = lock(&ATTRIBUTES);
+            let key = *attributes
+                .keyvals
+                .get(&comm_keyval)
+                .ok_or_else(|| invalid_keyval(comm_keyval))?;
+            match attributes.values.remove(&(comm, comm_keyval)) {
+                Some((value, _)) => (value, key),
+                None => return Ok(()),
+            }
+        };
+        call_delete(comm, comm_keyval, key, value)
+    })
+}
