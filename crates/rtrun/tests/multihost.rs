@@ -911,11 +911,13 @@ fn hydra_the_loss_of_a_host_s_proxy_ends_the_whole_job() {
     let outcome = Outcome::new(job, HYDRA_LABELS);
     let text = outcome.text();
     assert_eq!(outcome.status.code(), Some(255), "{text}");
+    // mpiexec's own words, on any stderr line: a rank's partial line and mpiexec's share the
+    // stream, so the message can follow a rank's label on one line.
     assert!(
         outcome
-            .launcher_stderr()
+            .lines
             .iter()
-            .any(|l| l.contains("assert (!closed) failed")),
+            .any(|(s, l)| *s == Stream::Err && l.contains("assert (!closed) failed")),
         "{text}"
     );
     assert!(

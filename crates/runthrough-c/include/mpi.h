@@ -70,9 +70,16 @@
  *   request stays pending until its message goes (while the rank waits in MPI_Wait, MPI_Test or
  *   another blocking call). A send waiting so on a rank that fails returns
  *   MPIX_ERR_PROC_FAILED.
- * - MPI_Ibarrier runs the barrier on a helper thread; the request completes when it returns.
- *   A later collective call on the same communicator first waits for it (collectives are
- *   ordered), so it never sees MPI_ERR_OTHER for two concurrent collectives.
+ * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
+ *   MPIX_Comm_ishrink) each run their blocking call on a helper thread of their own (about the
+ *   cost of starting a thread per call); the request completes when it returns. Several may be
+ *   pending on one communicator: each waits for the one started before it, and a blocking
+ *   collective call waits for all of them (collectives are ordered). Errors of the
+ *   communicator and request arguments come from the starting call; every other error
+ *   (datatype, count, root, op, a failed peer) from the call that completes the request
+ *   (MPI_Wait, MPI_Test, ...), through the communicator's error handler there. The datatypes
+ *   and ops must stay valid until the request completes. Their requests cannot be freed with
+ *   MPI_Request_free (MPI_ERR_REQUEST).
  * - MPI_Comm_create_group: the runtime's creation is collective over every participant of the
  *   parent (the OK ranks of its G). The call is supported when the group holds every one of them
  *   (the usual fault-tolerant use: the group of the survivors); a group that leaves out a
@@ -601,6 +608,46 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/* Non-blocking collectives: each runs its blocking call on a helper thread (see the notes at
+ * the top of this file). */
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request *request);
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request);
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request);
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request);
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *request);
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request);
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request);
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
 /* Run-through stabilization (the calls of the MPI Forum's 2011 proposal). */
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed);

@@ -3,7 +3,6 @@
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
-use std::sync::Arc;
 
 use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
@@ -14,7 +13,7 @@ use crate::errors::{boundary, out, Failure};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks};
-use crate::runtime::{collective_comm_of, with_runtime, Background, Operation};
+use crate::runtime::{collective_comm_of, start_background};
 
 /// A root argument.
 fn root_of(root: c_int) -> Result<Rank, Failure> {
@@ -27,40 +26,14 @@ pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     boundary(comm, || Ok(collective_comm_of(comm)?.get().barrier()?))
 }
 
-/// `MPI_Ibarrier`: the barrier runs on a helper thread (see the header); the request completes
-/// when it returns.
+/// `MPI_Ibarrier`: [`MPI_Barrier`] on a helper thread (see [`start`]).
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    boundary(comm, || {
-        // SAFETY: checked for NULL by `out`.
-        let request = unsafe { out(request, "request")? };
-        let comm_box = collective_comm_of(comm)?;
-        let job = Arc::new(Background::default());
-        let thread_job = Arc::clone(&job);
-        std::thread::Builder::new()
-            .name("rt-ibarrier".into())
-            .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    comm_box.get().barrier()
-                }))
-                .unwrap_or_else(|_| {
-                    Err(runthrough::Error::Internal {
-                        reason: "the barrier panicked".into(),
-                    })
-                });
-                thread_job.finish(outcome);
-            })
-            .map_err(|e| Failure::new(MPI_ERR_INTERN, format!("starting a thread: {e}")))?;
-        let handle = with_runtime(|runtime| {
-            runtime.comm_mut(comm)?.background = Some(Arc::clone(&job));
-            Ok(runtime.add_request(Operation::Background(job), comm))
-        })?;
-        request.write(handle);
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { start(comm, request, "rt-ibarrier", move || MPI_Barrier(comm)) }
 }
 
 /// `MPI_Bcast`; derived datatypes are accepted (packed at the root, unpacked elsewhere).
@@ -1221,4 +1194,532 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
         // SAFETY: forwarded contract.
         unsafe { reduce_scatter(sendbuf, recvbuf, &counts, datatype, op, comm, rank) }
     })
+}
+
+/// A pointer of the C caller's, carried to the helper thread of a non-blocking collective.
+#[derive(Clone, Copy)]
+struct Carried<P>(P);
+
+// SAFETY: only the C caller's buffer and array pointers of a non-blocking collective are
+// carried, to the one helper thread that makes the blocking call with them. By the non-blocking
+// call's contract (MPI-4.0 §6.12) they stay valid, and the program does not modify them (nor
+// read the output ones) until the request completes; the helper's last access happens before
+// it finishes the request (the request's mutex orders it before the completion call's return).
+unsafe impl<P> Send for Carried<P> {}
+
+impl<P: Copy> Carried<P> {
+    /// The pointer (a method, so that a closure captures the whole `Carried`, not its field).
+    fn get(self) -> P {
+        self.0
+    }
+}
+
+/// Starts the blocking collective `call` on `comm` as a non-blocking one and writes its request
+/// to `*request`: see [`start_background`]. Errors of the arguments other than `comm` and
+/// `request` are reported when the request completes (by `MPI_Wait`, `MPI_Test`, ...).
+///
+/// # Safety
+/// `request` is NULL or points at a writable `MPI_Request`.
+unsafe fn start(
+    comm: c_int,
+    request: *mut c_int,
+    name: &str,
+    call: impl FnOnce() -> c_int + Send + 'static,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        request.write(start_background(comm, name, call)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Ibcast`: [`MPI_Bcast`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Bcast`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let buffer = Carried(buffer);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-ibcast", move || {
+            MPI_Bcast(buffer.get(), count, datatype, root, comm)
+        })
+    }
+}
+
+/// `MPI_Ireduce`: [`MPI_Reduce`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Reduce`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-ireduce", move || {
+            MPI_Reduce(
+                sendbuf.get(),
+                recvbuf.get(),
+                count,
+                datatype,
+                op,
+                root,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Iallreduce`: [`MPI_Allreduce`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Allreduce`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iallreduce", move || {
+            MPI_Allreduce(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
+        })
+    }
+}
+
+/// `MPI_Iscan`: [`MPI_Scan`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Scan`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iscan", move || {
+            MPI_Scan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
+        })
+    }
+}
+
+/// `MPI_Iexscan`: [`MPI_Exscan`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Exscan`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iexscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iexscan", move || {
+            MPI_Exscan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
+        })
+    }
+}
+
+/// `MPI_Igather`: [`MPI_Gather`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Gather`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-igather", move || {
+            MPI_Gather(
+                sendbuf.get(),
+                sendcount,
+                sendtype,
+                recvbuf.get(),
+                recvcount,
+                recvtype,
+                root,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Iscatter`: [`MPI_Scatter`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Scatter`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iscatter", move || {
+            MPI_Scatter(
+                sendbuf.get(),
+                sendcount,
+                sendtype,
+                recvbuf.get(),
+                recvcount,
+                recvtype,
+                root,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Igatherv`: [`MPI_Gatherv`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Gatherv`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    let recvcounts = Carried(recvcounts);
+    let displs = Carried(displs);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-igatherv", move || {
+            MPI_Gatherv(
+                sendbuf.get(),
+                sendcount,
+                sendtype,
+                recvbuf.get(),
+                recvcounts.get(),
+                displs.get(),
+                recvtype,
+                root,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Iscatterv`: [`MPI_Scatterv`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Scatterv`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let sendcounts = Carried(sendcounts);
+    let displs = Carried(displs);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iscatterv", move || {
+            MPI_Scatterv(
+                sendbuf.get(),
+                sendcounts.get(),
+                displs.get(),
+                sendtype,
+                recvbuf.get(),
+                recvcount,
+                recvtype,
+                root,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Iallgather`: [`MPI_Allgather`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Allgather`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iallgather", move || {
+            MPI_Allgather(
+                sendbuf.get(),
+                sendcount,
+                sendtype,
+                recvbuf.get(),
+                recvcount,
+                recvtype,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Ialltoall`: [`MPI_Alltoall`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Alltoall`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-ialltoall", move || {
+            MPI_Alltoall(
+                sendbuf.get(),
+                sendcount,
+                sendtype,
+                recvbuf.get(),
+                recvcount,
+                recvtype,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Iallgatherv`: [`MPI_Allgatherv`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Allgatherv`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    let recvcounts = Carried(recvcounts);
+    let displs = Carried(displs);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-iallgatherv", move || {
+            MPI_Allgatherv(
+                sendbuf.get(),
+                sendcount,
+                sendtype,
+                recvbuf.get(),
+                recvcounts.get(),
+                displs.get(),
+                recvtype,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Ialltoallv`: [`MPI_Alltoallv`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Alltoallv`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let sendcounts = Carried(sendcounts);
+    let sdispls = Carried(sdispls);
+    let recvbuf = Carried(recvbuf);
+    let recvcounts = Carried(recvcounts);
+    let rdispls = Carried(rdispls);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-ialltoallv", move || {
+            MPI_Alltoallv(
+                sendbuf.get(),
+                sendcounts.get(),
+                sdispls.get(),
+                sendtype,
+                recvbuf.get(),
+                recvcounts.get(),
+                rdispls.get(),
+                recvtype,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Reduce_scatter_block`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-ireduce_scatter_block", move || {
+            MPI_Reduce_scatter_block(sendbuf.get(), recvbuf.get(), recvcount, datatype, op, comm)
+        })
+    }
+}
+
+/// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] on a helper thread (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Reduce_scatter`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    let recvcounts = Carried(recvcounts);
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, "rt-ireduce_scatter", move || {
+            MPI_Reduce_scatter(
+                sendbuf.get(),
+                recvbuf.get(),
+                recvcounts.get(),
+                datatype,
+                op,
+                comm,
+            )
+        })
+    }
 }

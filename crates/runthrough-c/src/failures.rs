@@ -3,7 +3,6 @@
 //! thread's two variants, and the ULFM calls (SPEC §3.5).
 
 use std::os::raw::c_int;
-use std::sync::Arc;
 
 use runthrough::{Error, FailureView, RankState};
 
@@ -11,7 +10,7 @@ use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::{
-    collective_comm_of, comm_of, with_runtime, Background, Operation, PendingAgreement,
+    collective_comm_of, comm_of, start_background, with_runtime, Operation, PendingAgreement,
 };
 
 /// Which view a call reads or updates.
@@ -514,35 +513,10 @@ pub unsafe extern "C" fn MPIX_Comm_ishrink(
             return Err(Failure::null("newcomm"));
         }
         let slot = NewcommSlot(newcomm);
-        let comm_box = collective_comm_of(comm)?;
-        let job = Arc::new(Background::default());
-        let thread_job = Arc::clone(&job);
-        std::thread::Builder::new()
-            .name("rt-ishrink".into())
-            .spawn(move || {
-                let slot = slot;
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let made = comm_box.get().shrink()?;
-                    let handle = with_runtime(|runtime| Ok(runtime.add_comm(made, comm))).map_err(
-                        |failure| Error::Internal {
-                            reason: failure.message,
-                        },
-                    )?;
-                    // SAFETY: see `NewcommSlot`: valid, and ours to write until completion.
-                    unsafe { slot.0.write(handle) };
-                    Ok(())
-                }))
-                .unwrap_or_else(|_| {
-                    Err(Error::Internal {
-                        reason: "the shrink panicked".into(),
-                    })
-                });
-                thread_job.finish(outcome);
-            })
-            .map_err(|e| Failure::new(MPI_ERR_INTERN, format!("starting a thread: {e}")))?;
-        let handle = with_runtime(|runtime| {
-            runtime.comm_mut(comm)?.background = Some(Arc::clone(&job));
-            Ok(runtime.add_request(Operation::Background(job), comm))
+        let handle = start_background(comm, "rt-ishrink", move || {
+            let slot = slot;
+            // SAFETY: see `NewcommSlot`: valid, and ours to write until completion.
+            unsafe { MPIX_Comm_shrink(comm, slot.0) }
         })?;
         request.write(handle);
         Ok(())

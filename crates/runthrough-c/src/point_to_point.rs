@@ -575,9 +575,7 @@ pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<P
                     put_back(Operation::Background(job))?;
                     Ok(Progress::Pending)
                 }
-                Some(outcome) => Ok(finished(
-                    outcome.map(|()| empty_status()).map_err(Failure::from),
-                )),
+                Some(outcome) => Ok(finished(outcome.map(|()| empty_status()))),
             }
         }
         Operation::Agreement(mut pending) => match pending.request.look(block) {

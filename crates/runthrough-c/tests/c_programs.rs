@@ -571,6 +571,34 @@ fn collectives_kill() {
     }
 }
 
+/// `tests/c/nonblocking.c`: the fifteen non-blocking collectives pending at once on 4 ranks,
+/// each result checked; pending ones never hold up point-to-point traffic; a blocking
+/// collective after them; MPI_Test; a communicator freed while one is pending; bad input (the
+/// communicator and request refused by the start, the rest reported by MPI_Wait through the
+/// error handler there); MPI_Request_free of a pending one refused.
+#[test]
+fn nonblocking_collectives() {
+    scenario("nonblocking", 4, &[]);
+}
+
+/// `tests/c/nonblocking_kill.c`: rtrun kills rank 1 inside its third all-reduce, run by the
+/// helper thread of its third MPI_Iallreduce: every survivor's MPI_Wait returns
+/// MPIX_ERR_PROC_FAILED by that round (never a hang), a new one fails until validate_global,
+/// and after it they run over the survivors.
+#[test]
+fn nonblocking_collectives_kill() {
+    let report = scenario_with("nonblocking_kill", 4, &[], &["1@all_reduce:3:1"], &[1]);
+    for rank in [0, 2, 3] {
+        assert!(
+            report
+                .stdout_of(rank)
+                .iter()
+                .any(|line| line.starts_with(&format!("rank {rank}: iallreduce failed in round"))),
+            "rank {rank}"
+        );
+    }
+}
+
 /// `tests/c/comm_info.c`: MPI_Initialized / MPI_Finalized around MPI_Init and MPI_Finalize,
 /// MPI_Wtick, MPI_Get_processor_name (the host's name), MPI_Comm_compare (IDENT, CONGRUENT,
 /// SIMILAR, UNEQUAL), MPI_Comm_set_name / _get_name, MPI_Comm_get_attr, MPI_Dims_create, with
