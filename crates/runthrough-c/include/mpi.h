@@ -111,6 +111,7 @@ extern "C" {
 typedef int MPI_Comm;
 typedef int MPI_Group;
 typedef int MPI_Request;
+typedef int MPI_Message;
 typedef int MPI_Errhandler;
 typedef int MPI_Datatype;
 typedef int MPI_Op;
@@ -198,6 +199,9 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 #define MPI_REQUEST_NULL 0
+#define MPI_MESSAGE_NULL 0
+/* The message of a matched probe of MPI_PROC_NULL or of a rank recognized as failed. */
+#define MPI_MESSAGE_NO_PROC 1
 #define MPI_ERRHANDLER_NULL 0
 #define MPI_ERRORS_ARE_FATAL 1
 #define MPI_ERRORS_RETURN 2
@@ -555,6 +559,18 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+/* Matched probes: the probed message is taken out of matching; MPI_Imrecv completes at once. */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
+/* Cancels a receive that no message has matched yet; a send is never cancelled (it completes
+ * as it would have: MPI_Test_cancelled says 0). */
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The request-completion calls beyond `MPI_Wait`, `MPI_Test`, `MPI_Waitall` and `MPI_Waitany`
 //! (MPI-4.0 §3.7.3, §3.7.5): `MPI_Testall`, `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`, and
-//! `MPI_Request_free`.
+//! `MPI_Request_free`, `MPI_Cancel` and `MPI_Test_cancelled`.
 //!
 //! # Failure semantics
 //! A request that completes with an error (a failed peer, a revocation) is *done*, like one
@@ -284,6 +284,65 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
                 })
                 .map_err(|e| Failure::new(MPI_ERR_INTERN, format!("starting a thread: {e}")))?;
         }
+        Ok(())
+    })
+}
+
+/// `MPI_Cancel`: a receive that no message has matched yet is withdrawn, and its request
+/// completes (by `MPI_Wait`, `MPI_Test`, ...) with a status that `MPI_Test_cancelled` reports
+/// as cancelled, its buffer untouched. A receive already matched, a send (never cancelled here:
+/// its message may be with the receiver already) and a completed request complete as they
+/// would have. Cancelling the request of a non-blocking collective is erroneous in MPI:
+/// `MPI_ERR_REQUEST`.
+///
+/// # Safety
+/// `request` is NULL or points at a readable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: checked for NULL by `out`.
+        let handle = unsafe { out(request, "request")? }.read();
+        with_runtime(|runtime| {
+            let entry = runtime.requests.get_mut(&handle).ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_REQUEST,
+                    format!("invalid or completed request handle {handle}"),
+                )
+            })?;
+            *comm = entry.comm;
+            match &mut entry.operation {
+                Operation::Background(_) | Operation::Agreement(_) => Err(Failure::new(
+                    MPI_ERR_REQUEST,
+                    "the request of a non-blocking collective cannot be cancelled",
+                )),
+                Operation::Receive(pending) => {
+                    if pending.request.cancel() {
+                        entry.operation = Operation::Complete(Ok(MPI_Status {
+                            rt_cancelled: 1,
+                            ..empty_status()
+                        }));
+                    }
+                    Ok(())
+                }
+                Operation::Complete(_) => Ok(()),
+            }
+        })
+    })
+}
+
+/// `MPI_Test_cancelled`.
+///
+/// # Safety
+/// `status` is NULL or points at a readable `MPI_Status`; `flag` is NULL or points at a
+/// writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
+    boundary_on(|_| {
+        // SAFETY: checked for NULL by `out`; only read.
+        let status = unsafe { out(status.cast_mut(), "status")? }.read();
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        flag.write(c_int::from(status.rt_cancelled != 0));
         Ok(())
     })
 }

@@ -102,6 +102,8 @@ pub const MPI_MAX_INFO_VAL: c_int = 1024;
 pub const MPI_GROUP_NULL: c_int = 0;
 pub const MPI_GROUP_EMPTY: c_int = 1;
 pub const MPI_REQUEST_NULL: c_int = 0;
+pub const MPI_MESSAGE_NULL: c_int = 0;
+pub const MPI_MESSAGE_NO_PROC: c_int = 1;
 pub const MPI_ERRHANDLER_NULL: c_int = 0;
 pub const MPI_ERRORS_ARE_FATAL: c_int = 1;
 pub const MPI_ERRORS_RETURN: c_int = 2;
@@ -241,6 +243,8 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_GROUP_NULL", MPI_GROUP_NULL),
     ("MPI_GROUP_EMPTY", MPI_GROUP_EMPTY),
     ("MPI_REQUEST_NULL", MPI_REQUEST_NULL),
+    ("MPI_MESSAGE_NULL", MPI_MESSAGE_NULL),
+    ("MPI_MESSAGE_NO_PROC", MPI_MESSAGE_NO_PROC),
     ("MPI_ERRHANDLER_NULL", MPI_ERRHANDLER_NULL),
     ("MPI_ERRORS_ARE_FATAL", MPI_ERRORS_ARE_FATAL),
     ("MPI_ERRORS_RETURN", MPI_ERRORS_RETURN),

@@ -25,7 +25,7 @@ pub(crate) fn destination(dest: c_int) -> Result<Option<Rank>, Failure> {
 }
 
 /// A source argument: `None` for `MPI_PROC_NULL`.
-fn source(source: c_int) -> Result<Option<Source>, Failure> {
+pub(crate) fn source(source: c_int) -> Result<Option<Source>, Failure> {
     if source == MPI_ANY_SOURCE {
         return Ok(Some(Source::Any));
     }
@@ -33,7 +33,7 @@ fn source(source: c_int) -> Result<Option<Source>, Failure> {
 }
 
 /// A receive's tag argument.
-fn receive_tag(tag: c_int) -> Result<Tag, Failure> {
+pub(crate) fn receive_tag(tag: c_int) -> Result<Tag, Failure> {
     match tag {
         MPI_ANY_TAG => Ok(Tag::Any),
         t if t >= 0 => Ok(Tag::Value(t)),
@@ -53,7 +53,7 @@ pub(crate) fn c_status(status: Status) -> MPI_Status {
 }
 
 /// The status of a `MPI_PROC_NULL` receive.
-fn proc_null_status() -> MPI_Status {
+pub(crate) fn proc_null_status() -> MPI_Status {
     MPI_Status {
         MPI_SOURCE: MPI_PROC_NULL,
         MPI_TAG: MPI_ANY_TAG,

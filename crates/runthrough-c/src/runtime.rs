@@ -179,6 +179,8 @@ pub(crate) struct Runtime {
     pub(crate) errhandlers: BTreeMap<c_int, Handler>,
     /// Derived datatypes, by handle (from `derived::DERIVED_BASE` up).
     pub(crate) datatypes: BTreeMap<c_int, crate::derived::DerivedType>,
+    /// Messages taken out of matching by `MPI_Mprobe` / `MPI_Improbe`, not yet received.
+    pub(crate) messages: BTreeMap<c_int, crate::matched::MessageEntry>,
     next_handle: c_int,
 }
 
@@ -238,6 +240,7 @@ impl Runtime {
             requests: BTreeMap::new(),
             errhandlers: BTreeMap::new(),
             datatypes: BTreeMap::new(),
+            messages: BTreeMap::new(),
             next_handle: 16,
         };
         runtime

@@ -571,6 +571,15 @@ fn collectives_kill() {
     }
 }
 
+/// `tests/c/matched_probe.c`: MPI_Mprobe / MPI_Improbe take their message out of matching,
+/// MPI_Mrecv / MPI_Imrecv receive it (truncation, MPI_MESSAGE_NO_PROC, bad handles);
+/// MPI_Cancel withdraws an unmatched receive only (MPI_Test_cancelled); then rank 2 dies:
+/// probes of it fail (never wait for ever) until validate_global, then give MPI_MESSAGE_NO_PROC.
+#[test]
+fn matched_probe_and_cancel() {
+    scenario("matched_probe", 3, &[2]);
+}
+
 /// `tests/c/nonblocking.c`: the fifteen non-blocking collectives pending at once on 4 ranks,
 /// each result checked; pending ones never hold up point-to-point traffic; a blocking
 /// collective after them; MPI_Test; a communicator freed while one is pending; bad input (the

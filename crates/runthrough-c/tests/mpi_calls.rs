@@ -23,7 +23,7 @@ const AREAS: &[(&str, &[&str])] = &[
         &["communicators.rs", "intercomm.rs", "attributes.rs"],
     ),
     ("Cartesian topologies", &["topology.rs"]),
-    ("Point-to-point", &["point_to_point.rs"]),
+    ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
     ("Completion", &["completion.rs"]),
     ("Collectives", &["collectives.rs"]),
     ("Derived datatypes and packing", &["derived.rs", "pack.rs"]),

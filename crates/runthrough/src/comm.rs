@@ -119,7 +119,11 @@ impl Comm {
         }
     }
 
-    fn selectors(&self, source: Source, tag: Tag) -> Result<(SourceSelector, TagSelector)> {
+    pub(crate) fn selectors(
+        &self,
+        source: Source,
+        tag: Tag,
+    ) -> Result<(SourceSelector, TagSelector)> {
         let source = match source {
             Source::Any => SourceSelector::Any,
             Source::Rank(r) => {
@@ -477,25 +481,10 @@ impl Comm {
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Posted> {
-        let comm = engine.comm(self.context)?;
-        comm.check_not_revoked()?;
-        if let Some((envelope, payload)) = comm.matcher.take(source, tag) {
-            let mut payload = payload;
-            let mut envelope = envelope;
-            if let Some(world) = comm.members.try_world_of(envelope.source) {
-                let charge = flow::charge(payload.len());
-                engine.flow.release_held(world, Lane::Point, charge);
-                let mut ack = Vec::new();
-                (envelope, payload) = crate::engine::matched(envelope, payload, world, &mut ack);
-                for (to, packet) in ack {
-                    engine.flow.send_later(to, packet);
-                }
-            }
-            return Ok(Posted::Done(Ok(Received {
-                envelope: Some(envelope),
-                payload,
-            })));
+        if let Some(received) = self.take_buffered(engine, source, tag)? {
+            return Ok(Posted::Done(Ok(received)));
         }
+        let comm = engine.comm(self.context)?;
         match source {
             SourceSelector::Rank(r) => {
                 match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
@@ -518,6 +507,38 @@ impl Comm {
             }
         }
         self.post_receive(engine, source, tag).map(Posted::Waiting)
+    }
+
+    /// Takes the first buffered message that matches, if one is there: its flow-control credit
+    /// falls due and a synchronous sender's acknowledgement is queued (both sent when the
+    /// caller unlocks with `Process::unlock_and_send_credits`).
+    ///
+    /// # Errors
+    /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one.
+    pub(crate) fn take_buffered(
+        &self,
+        engine: &mut Engine,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Result<Option<Received>> {
+        let comm = engine.comm(self.context)?;
+        comm.check_not_revoked()?;
+        let Some((mut envelope, mut payload)) = comm.matcher.take(source, tag) else {
+            return Ok(None);
+        };
+        if let Some(world) = comm.members.try_world_of(envelope.source) {
+            let charge = flow::charge(payload.len());
+            engine.flow.release_held(world, Lane::Point, charge);
+            let mut ack = Vec::new();
+            (envelope, payload) = crate::engine::matched(envelope, payload, world, &mut ack);
+            for (to, packet) in ack {
+                engine.flow.send_later(to, packet);
+            }
+        }
+        Ok(Some(Received {
+            envelope: Some(envelope),
+            payload,
+        }))
     }
 
     /// Posts a receive that no buffered message matches (the caller just looked).
@@ -753,7 +774,7 @@ pub(crate) enum SlotPoll {
     FailurePending,
 }
 
-fn element_size<T>() -> Result<usize> {
+pub(crate) fn element_size<T>() -> Result<usize> {
     match std::mem::size_of::<T>() {
         0 => Err(Error::Argument {
             reason: "zero-sized element type".into(),

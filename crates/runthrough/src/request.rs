@@ -106,6 +106,30 @@ impl<'a> Request<'a> {
         matches!(self.state, State::Inactive)
     }
 
+    /// Cancels a receive that no message has matched yet (`MPI_Cancel`): withdraws it and
+    /// returns `true`; the request is then complete, and `wait` / `test` return an empty status
+    /// (source and tag `None`, count 0) without touching the buffer. Returns `false`, and
+    /// leaves the request as it was, when a message (or a failure) already completed it, and
+    /// for every other kind of request: a send here is never cancelled (its message may already
+    /// be with the receiver), it completes as it would have.
+    pub fn cancel(&mut self) -> bool {
+        let State::Receive { comm, slot, .. } = &self.state else {
+            return false;
+        };
+        let (comm, slot) = (*comm, *slot);
+        let mut engine = comm.process.endpoint.lock();
+        if !matches!(
+            engine.slots.get(slot as usize),
+            Some(crate::engine::Slot::Pending)
+        ) {
+            return false;
+        }
+        comm.cancel_receive(&mut engine, slot);
+        drop(engine);
+        self.state = State::Complete(Ok(Status::proc_null()));
+        true
+    }
+
     /// Completes the request if it can (`MPI_Test`): `Ok(Some(status))` when it did, `Ok(None)`
     /// when it is still pending.
     ///
