@@ -38,6 +38,7 @@ mod errors;
 mod failures;
 mod info;
 mod intercomm;
+mod ops;
 mod pack;
 mod pairs;
 mod point_to_point;

@@ -179,6 +179,8 @@ pub(crate) struct Runtime {
     pub(crate) errhandlers: BTreeMap<c_int, Handler>,
     /// Derived datatypes, by handle (from `derived::DERIVED_BASE` up).
     pub(crate) datatypes: BTreeMap<c_int, crate::derived::DerivedType>,
+    /// User reduction operations (`MPI_Op_create`), by handle.
+    pub(crate) ops: BTreeMap<c_int, crate::ops::UserOperation>,
     next_handle: c_int,
 }
 
@@ -238,6 +240,7 @@ impl Runtime {
             requests: BTreeMap::new(),
             errhandlers: BTreeMap::new(),
             datatypes: BTreeMap::new(),
+            ops: BTreeMap::new(),
             next_handle: 16,
         };
         runtime
