@@ -95,6 +95,17 @@
  * - Datatypes: the basic ones, the pair types with MPI_MINLOC / MPI_MAXLOC, and derived
  *   contiguous / vector / hvector / indexed / struct / subarray / resized types (see "Derived
  *   datatypes" below).
+ * - User reduction operations (MPI_Op_create) work in MPI_Reduce, _Allreduce, _Scan, _Exscan,
+ *   _Reduce_scatter(_block) and their non-blocking forms, on any datatype (basic, pair or
+ *   derived, mixed basic types included). They fail as the predefined ones do (an unrecognized
+ *   failure: MPIX_ERR_PROC_FAILED; after MPI_Comm_validate_global a recognized rank contributes
+ *   nothing). Every user operation is applied in rank order (v0 op v1 op ... over the
+ *   contributing ranks), whether or not it was declared commutative, so every rank of an
+ *   all-reduce gets the same result. The function is called with the data in the datatype's
+ *   layout, in scratch buffers of the library (aligned for any basic type; the gaps of a strided
+ *   type hold zeros, and what the function writes there is dropped), possibly several times per
+ *   call and on any rank, never with the library's lock held: it may call MPI_Type_size and the
+ *   other local calls, not communicate.
  * - Accessors compare incount with the number of matches m of the query, not with |L| or |G|:
  *   incount = 0 gives outcount = m (rank_infos may be NULL); incount >= m writes m entries; 0 < incount < m writes the first incount, sets outcount = incount and returns
  *   MPI_ERR_SIZE.
@@ -137,6 +148,8 @@ typedef struct MPI_Rank_info {
 } MPI_Rank_info;
 
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+/* A user reduction (MPI_Op_create): inoutvec[i] = invec[i] op inoutvec[i], i < *len. */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
                                         void *attribute_val_in, void *attribute_val_out,
                                         int *flag);
@@ -481,10 +494,11 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
  * MPI_Sendrecv, MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed
  * before it is sent and unpacked where it is received (a type whose data is one contiguous run
  * moves without a copy; a v-collective's displacements count extents of its type, as in MPI).
- * The reductions (reduce, allreduce, scan, exscan, the reduce-scatters) take a derived type
- * made of one basic type and combine it element by element (MPI_ERR_TYPE for one that mixes
- * types); the pair types (MPI_DOUBLE_INT, ...) go with MPI_MINLOC / MPI_MAXLOC only (MPI_ERR_OP
- * otherwise), and are accepted wherever derived types are. A bitwise operation on a
+ * The reductions (reduce, allreduce, scan, exscan, the reduce-scatters) with a predefined
+ * operation take a derived type made of one basic type and combine it element by element
+ * (MPI_ERR_TYPE for one that mixes types), with a user operation (MPI_Op_create) any type;
+ * the pair types (MPI_DOUBLE_INT, ...) go with MPI_MINLOC / MPI_MAXLOC or a user operation
+ * (MPI_ERR_OP for another predefined one), and are accepted wherever derived types are. A bitwise operation on a
  * floating-point type is MPI_ERR_OP. A derived type must be committed before it is used to
  * communicate (MPI_ERR_TYPE otherwise); a freed handle is MPI_ERR_TYPE. */
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
@@ -572,6 +586,9 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
+/* The basic elements received: MPI_Get_count for a basic type; for a derived type those of
+ * the whole elements and of a partial last one (MPI_UNDEFINED if the data ends inside one). */
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
@@ -624,6 +641,12 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/* User reduction operations, accepted by every reduction above and below (see the notes at
+ * the top of this file). MPI_Op_free of a predefined operation is MPI_ERR_OP; a NULL function
+ * is MPI_ERR_ARG. */
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+int MPI_Op_free(MPI_Op *op);
+int MPI_Op_commutative(MPI_Op op, int *commute);
 /* Non-blocking collectives: each runs its blocking call on a helper thread (see the notes at
  * the top of this file). */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,

@@ -3,6 +3,7 @@
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
+use std::sync::Arc;
 
 use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
@@ -10,6 +11,7 @@ use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
 use crate::derived::{layout_of, Data};
 use crate::errors::{boundary, out, Failure};
+use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks};
@@ -177,7 +179,7 @@ pub unsafe extern "C" fn MPI_Reduce(
 ) -> c_int {
     boundary(comm, || {
         let root = root_of(root)?;
-        if is_pair(datatype) {
+        if is_pair(datatype) && user_op(op)?.is_none() {
             // SAFETY: forwarded contract.
             return unsafe {
                 reduce_pairs(
@@ -191,7 +193,7 @@ pub unsafe extern "C" fn MPI_Reduce(
                 )
             };
         }
-        if !basic(datatype) {
+        if !basic(datatype) || user_op(op)?.is_some() {
             // SAFETY: forwarded contract.
             return unsafe {
                 reduce_derived(
@@ -293,12 +295,14 @@ pub unsafe extern "C" fn MPI_Exscan(
 }
 
 /// A reduction of a derived datatype made of one basic type (`MPI_Type_contiguous(3,
-/// MPI_DOUBLE)`, a vector of ints, ...): the data is packed, reduced element by element as that
-/// basic type, and unpacked; the gaps of the receive buffer are left as they were.
+/// MPI_DOUBLE)`, a vector of ints, ...) with a predefined operation, or of any datatype with a
+/// user operation (`MPI_Op_create`, see `crate::ops`): the data is packed, reduced element by
+/// element (as that basic type, or by the user's function), and unpacked; the gaps of the
+/// receive buffer are left as they were.
 ///
 /// # Errors
-/// `MPI_ERR_TYPE` for a type that mixes basic types (or is invalid, freed, not committed);
-/// the errors of the basic reductions.
+/// `MPI_ERR_TYPE` for a type that mixes basic types with a predefined operation (or is
+/// invalid, freed, not committed); the errors of the basic reductions.
 ///
 /// # Safety
 /// As `MPI_Reduce` / `MPI_Allreduce`, with `count` elements of `datatype` in each buffer.
@@ -312,16 +316,22 @@ unsafe fn reduce_derived(
     kind: Reduction,
 ) -> Result<(), Failure> {
     let layout = layout_of(datatype, true)?;
-    let element = layout.element.ok_or_else(|| {
-        Failure::new(
-            MPI_ERR_TYPE,
-            format!(
-                "datatype {datatype} mixes basic types: a reduction needs a type made of one \
-                 basic type (or a pair type with MPI_MINLOC / MPI_MAXLOC)"
-            ),
-        )
-    })?;
-    let op = op_of(op)?;
+    let combine = match user_op(op)? {
+        Some(user) => Err(user),
+        None => {
+            let element = layout.element.ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_TYPE,
+                    format!(
+                        "datatype {datatype} mixes basic types: a reduction with a predefined \
+                         operation needs a type made of one basic type (or a pair type with \
+                         MPI_MINLOC / MPI_MAXLOC)"
+                    ),
+                )
+            })?;
+            Ok((element, op_of(op)?))
+        }
+    };
     let count = usize::try_from(count)
         .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
     let span = layout.span(count)?;
@@ -348,7 +358,10 @@ unsafe fn reduce_derived(
         None => Vec::new(),
     };
     let out = recv.is_some().then_some(&mut result[..]);
-    reduce_typed(element, comm, &send, out, op, kind)?;
+    match combine {
+        Ok((element, op)) => reduce_typed(element, comm, &send, out, op, kind)?,
+        Err(user) => reduce_user(user, Arc::clone(&layout), datatype, comm, &send, out, kind)?,
+    }
     if let Some(recv) = recv {
         layout.unpack(count, &result, recv);
     }
@@ -387,11 +400,12 @@ unsafe fn reduce_everywhere(
     comm: c_int,
     kind: Reduction,
 ) -> Result<(), Failure> {
-    if is_pair(datatype) {
+    let user = user_op(op)?.is_some();
+    if is_pair(datatype) && !user {
         // SAFETY: forwarded contract.
         return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
     }
-    if !basic(datatype) {
+    if !basic(datatype) || user {
         // SAFETY: forwarded contract.
         return unsafe { reduce_derived(sendbuf, recvbuf, count, datatype, op, comm, kind) };
     }

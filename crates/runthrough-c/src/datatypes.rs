@@ -117,7 +117,12 @@ pub(crate) fn op_of(op: c_int) -> Result<Op, Failure> {
                 "MPI_MINLOC and MPI_MAXLOC apply to the pair types only (MPI_DOUBLE_INT, ...)",
             ))
         }
-        _ => return Err(Failure::new(MPI_ERR_OP, format!("invalid operation {op}"))),
+        _ => {
+            return Err(Failure::new(
+                MPI_ERR_OP,
+                format!("invalid or freed operation {op}"),
+            ))
+        }
     })
 }
 

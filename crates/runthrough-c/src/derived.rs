@@ -324,6 +324,89 @@ impl Layout {
         })
     }
 
+    /// A vector of `count` blocks of `blocklen` ints, `stride` ints apart (for other modules'
+    /// tests).
+    #[cfg(test)]
+    pub(crate) fn test_vector_of_ints(count: usize, blocklen: usize, stride: usize) -> Arc<Layout> {
+        let int = Arc::new(Layout::of_element(Element::I32));
+        Arc::new(Layout::vector(count, blocklen, stride * 4, int).unwrap())
+    }
+
+    /// Whether the data of one element is exactly its first `size` bytes and the extent is the
+    /// size: `count` elements in a C buffer are then their packed data.
+    pub(crate) fn is_dense(&self) -> bool {
+        self.dense
+    }
+
+    /// The number of basic elements in `bytes` of packed data of this type (`MPI_Get_elements`):
+    /// whole elements times the basic elements of one, plus those of the last, partial one;
+    /// `None` when the data ends inside a basic element.
+    pub(crate) fn basic_elements_in(&self, bytes: usize) -> Option<usize> {
+        if self.size == 0 {
+            return (bytes == 0).then_some(0);
+        }
+        let whole = (bytes / self.size).checked_mul(self.basic_count())?;
+        let mut left = bytes % self.size;
+        let mut partial = 0usize;
+        self.each_basic(&mut |len| {
+            if left == 0 || len > left {
+                return false;
+            }
+            left -= len;
+            partial += 1;
+            true
+        });
+        (left == 0).then(|| whole.checked_add(partial)).flatten()
+    }
+
+    /// The number of basic elements in one element of this type.
+    fn basic_count(&self) -> usize {
+        match &self.shape {
+            Shape::Basic => 1,
+            Shape::Pair { .. } => 2,
+            Shape::Contiguous { count, child } => count.saturating_mul(child.basic_count()),
+            Shape::Vector {
+                count,
+                blocklen,
+                child,
+                ..
+            } => count
+                .saturating_mul(*blocklen)
+                .saturating_mul(child.basic_count()),
+            Shape::Placed { child, .. } => child.basic_count(),
+            Shape::Indexed { blocks, child } => blocks
+                .iter()
+                .map(|&(_, n)| n.saturating_mul(child.basic_count()))
+                .fold(0, usize::saturating_add),
+            Shape::Struct { blocks } => blocks
+                .iter()
+                .map(|(_, n, child)| n.saturating_mul(child.basic_count()))
+                .fold(0, usize::saturating_add),
+        }
+    }
+
+    /// Calls `f(size)` for every basic element of one element, in typemap order, while it
+    /// returns true; returns false once it has returned false.
+    fn each_basic(&self, f: &mut dyn FnMut(usize) -> bool) -> bool {
+        let repeat = |n: usize, child: &Layout, f: &mut dyn FnMut(usize) -> bool| {
+            (0..n).all(|_| child.each_basic(f))
+        };
+        match &self.shape {
+            Shape::Basic => f(self.size),
+            Shape::Pair { value, .. } => f(*value) && f(std::mem::size_of::<c_int>()),
+            Shape::Contiguous { count, child } => repeat(*count, child, f),
+            Shape::Vector {
+                count,
+                blocklen,
+                child,
+                ..
+            } => (0..*count).all(|_| repeat(*blocklen, child, f)),
+            Shape::Placed { child, .. } => child.each_basic(f),
+            Shape::Indexed { blocks, child } => blocks.iter().all(|&(_, n)| repeat(n, child, f)),
+            Shape::Struct { blocks } => blocks.iter().all(|(_, n, child)| repeat(*n, child, f)),
+        }
+    }
+
     /// The true lower bound and true extent (`MPI_Type_get_true_extent`): the first byte and
     /// the span of the data of one element, whatever its lower bound and extent say (0, 0
     /// for a type without data).
@@ -1304,6 +1387,25 @@ mod tests {
         column.unpack(1, &[7], &mut out);
         assert_eq!(out[0], 7);
         assert_eq!(out.iter().filter(|&&b| b != 0).count(), 1);
+    }
+
+    #[test]
+    fn basic_elements_of_partial_messages() {
+        // MPI_Get_elements: a struct { int; double; } (extent 16, size 12), and a vector.
+        let int = Arc::new(Layout::of_element(Element::I32));
+        let double = Arc::new(Layout::of_element(Element::F64));
+        let pair = Layout::structure(vec![(0, 1, int.clone()), (8, 1, double)]).unwrap();
+        assert_eq!((pair.size, pair.extent, pair.basic_count()), (12, 16, 2));
+        assert_eq!(pair.basic_elements_in(0), Some(0));
+        assert_eq!(pair.basic_elements_in(4), Some(1));
+        assert_eq!(pair.basic_elements_in(12), Some(2));
+        assert_eq!(pair.basic_elements_in(16), Some(3));
+        assert_eq!(pair.basic_elements_in(6), None);
+        assert_eq!(pair.basic_elements_in(26), None);
+        let v = Layout::vector(2, 3, 16, int).unwrap();
+        assert_eq!(v.basic_elements_in(24 * 2 + 8), Some(14));
+        assert_eq!(v.basic_elements_in(25), None);
+        assert!(!v.is_dense() && ints(5).is_dense());
     }
 
     #[test]

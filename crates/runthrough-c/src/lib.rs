@@ -39,6 +39,7 @@ mod failures;
 mod info;
 mod intercomm;
 mod matched;
+mod ops;
 mod pack;
 mod pairs;
 mod point_to_point;

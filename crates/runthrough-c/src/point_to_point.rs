@@ -462,6 +462,40 @@ pub unsafe extern "C" fn MPI_Get_count(
     })
 }
 
+/// `MPI_Get_elements` (MPI-4.0 §5.1.11): the number of basic elements received. For a basic
+/// type it is `MPI_Get_count`; for a derived type, the basic elements of the whole elements
+/// and of the partial last one, `MPI_UNDEFINED` when the data ends inside a basic element.
+///
+/// # Safety
+/// As `MPI_Get_count`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements(
+    status: *const MPI_Status,
+    datatype: c_int,
+    count: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`; only read.
+        let status = unsafe { out(status.cast_mut(), "status")? }.read();
+        // SAFETY: checked for NULL by `out`.
+        let count = unsafe { out(count, "count")? };
+        let bytes = usize::try_from(status.rt_count_bytes).map_err(|_| {
+            Failure::new(
+                MPI_ERR_ARG,
+                format!(
+                    "the status holds a negative byte count {}",
+                    status.rt_count_bytes
+                ),
+            )
+        })?;
+        let elements = crate::derived::layout_of(datatype, false)?.basic_elements_in(bytes);
+        count.write(elements.map_or(MPI_UNDEFINED, |n| {
+            c_int::try_from(n).unwrap_or(MPI_UNDEFINED)
+        }));
+        Ok(())
+    })
+}
+
 /// `MPI_Type_size`.
 ///
 /// # Safety

@@ -181,6 +181,8 @@ pub(crate) struct Runtime {
     pub(crate) datatypes: BTreeMap<c_int, crate::derived::DerivedType>,
     /// Messages taken out of matching by `MPI_Mprobe` / `MPI_Improbe`, not yet received.
     pub(crate) messages: BTreeMap<c_int, crate::matched::MessageEntry>,
+    /// User reduction operations (`MPI_Op_create`), by handle.
+    pub(crate) ops: BTreeMap<c_int, crate::ops::UserOperation>,
     next_handle: c_int,
 }
 
@@ -241,6 +243,7 @@ impl Runtime {
             errhandlers: BTreeMap::new(),
             datatypes: BTreeMap::new(),
             messages: BTreeMap::new(),
+            ops: BTreeMap::new(),
             next_handle: 16,
         };
         runtime

@@ -608,6 +608,25 @@ fn nonblocking_collectives_kill() {
     }
 }
 
+/// `tests/c/user_op.c`: user reduction operations (`MPI_Op_create`, `_free`, `_commutative`):
+/// a non-commutative one (2x2 matrix product on a contiguous type) through MPI_Allreduce,
+/// MPI_Reduce (root not 0), MPI_Scan, MPI_Exscan, MPI_Iallreduce, in place where MPI allows it,
+/// checked against the product in rank order; decimal concatenation on MPI_INT through the
+/// reduce-scatters and on a strided vector type; a commutative one; bad input;
+/// `MPI_Get_elements`. Then rank 2 dies: MPIX_ERR_PROC_FAILED at every survivor until
+/// validate_global, then the survivors' product in rank order.
+#[test]
+fn user_reduction_operations() {
+    let report = scenario("user_op", 4, &[2]);
+    for rank in [0, 1, 3] {
+        let line = format!("rank {rank}: user operations over the survivors");
+        assert!(
+            report.stdout_of(rank).contains(&line.as_str()),
+            "rank {rank}"
+        );
+    }
+}
+
 /// `tests/c/comm_info.c`: MPI_Initialized / MPI_Finalized around MPI_Init and MPI_Finalize,
 /// MPI_Wtick, MPI_Get_processor_name (the host's name), MPI_Comm_compare (IDENT, CONGRUENT,
 /// SIMILAR, UNEQUAL), MPI_Comm_set_name / _get_name, MPI_Comm_get_attr, MPI_Dims_create, with

@@ -25,7 +25,7 @@ const AREAS: &[(&str, &[&str])] = &[
     ("Cartesian topologies", &["topology.rs"]),
     ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
     ("Completion", &["completion.rs"]),
-    ("Collectives", &["collectives.rs"]),
+    ("Collectives", &["collectives.rs", "ops.rs"]),
     ("Derived datatypes and packing", &["derived.rs", "pack.rs"]),
     (
         "Fault tolerance (run-through stabilization, ULFM)",

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! User-defined reduction operations (MPI-4.0 §6.9.5): `MPI_Op_create`, `MPI_Op_free`,
+//! `MPI_Op_commutative`, and the reductions that combine with them.
+//!
+//! A user operation runs on the runtime's own user-operation reductions
+//! (`Comm::reduce_with`, `all_reduce_with`, `scan_with`, `exscan_with`: the same algorithms,
+//! and so the same failure semantics, as the predefined operations; a non-commutative operation
+//! is applied in rank order, `v0 op v1 op ... op vn-1`). The data travels packed (as every
+//! reduction of a derived type here does, see `collectives::reduce_derived`); each time the
+//! runtime combines two vectors, they are laid out again in the datatype's C layout in aligned
+//! scratch buffers and the program's function is called on those, without the library's lock,
+//! so it may call MPI functions such as `MPI_Type_size`.
+
+use std::os::raw::{c_int, c_void};
+use std::sync::{Arc, Mutex};
+
+use runthrough::{Comm, UserOp};
+
+use crate::collectives::Reduction;
+use crate::constants::*;
+use crate::derived::Layout;
+use crate::errors::{boundary, out, Failure};
+use crate::runtime::{lock, with_runtime};
+
+/// `MPI_User_function`: `inoutvec[i] = invec[i] op inoutvec[i]` for `*len` elements of
+/// `*datatype`.
+pub(crate) type UserFunction =
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+/// An operation made by `MPI_Op_create`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UserOperation {
+    pub(crate) function: UserFunction,
+    pub(crate) commutative: bool,
+}
+
+/// Whether `op` is one of the predefined operations (`MPI_MAX` ... `MPI_MINLOC`).
+fn predefined(op: c_int) -> bool {
+    (MPI_MAX..=MPI_MINLOC).contains(&op)
+}
+
+/// The user operation of handle `op`, or `None` for any other handle (predefined, null,
+/// freed, invalid: the predefined path reports those).
+pub(crate) fn user_op(op: c_int) -> Result<Option<UserOperation>, Failure> {
+    if predefined(op) || op == MPI_OP_NULL {
+        return Ok(None);
+    }
+    with_runtime(|runtime| Ok(runtime.ops.get(&op).copied()))
+}
+
+/// `MPI_Op_create`: a handle for the program's function; `commute` says whether it is
+/// commutative (reported by `MPI_Op_commutative`; the library applies every user operation in
+/// rank order, which is right for both).
+///
+/// # Errors
+/// `MPI_ERR_ARG` for a NULL function or `op`.
+///
+/// # Safety
+/// `op` is NULL or points at a writable `MPI_Op`; `function` is NULL or a function of the type
+/// `MPI_User_function`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create(
+    function: Option<UserFunction>,
+    commute: c_int,
+    op: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let op = unsafe { out(op, "op")? };
+        let function = function.ok_or_else(|| Failure::null("the user function"))?;
+        let handle = with_runtime(|runtime| {
+            let handle = runtime.next_handle();
+            runtime.ops.insert(
+                handle,
+                UserOperation {
+                    function,
+                    commutative: commute != 0,
+                },
+            );
+            Ok(handle)
+        })?;
+        op.write(handle);
+        Ok(())
+    })
+}
+
+/// `MPI_Op_free`: frees a user operation and sets `*op` to `MPI_OP_NULL`.
+///
+/// # Errors
+/// `MPI_ERR_OP` for a predefined, null, freed or invalid operation; `MPI_ERR_ARG` for a NULL
+/// `op`.
+///
+/// # Safety
+/// `op` is NULL or points at a readable and writable `MPI_Op`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let op = unsafe { out(op, "op")? };
+        let handle = op.read();
+        if predefined(handle) {
+            return Err(Failure::new(
+                MPI_ERR_OP,
+                format!("operation {handle} is predefined: only MPI_Op_create's can be freed"),
+            ));
+        }
+        with_runtime(|runtime| {
+            runtime.ops.remove(&handle).ok_or_else(|| {
+                Failure::new(MPI_ERR_OP, format!("invalid or freed operation {handle}"))
+            })
+        })?;
+        op.write(MPI_OP_NULL);
+        Ok(())
+    })
+}
+
+/// `MPI_Op_commutative`: 1 for the predefined operations, the `commute` of `MPI_Op_create`
+/// for a user one.
+///
+/// # Errors
+/// `MPI_ERR_OP` for a null, freed or invalid operation; `MPI_ERR_ARG` for a NULL `commute`.
+///
+/// # Safety
+/// `commute` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let commute = unsafe { out(commute, "commute")? };
+        let commutative = if predefined(op) {
+            true
+        } else {
+            user_op(op)?
+                .ok_or_else(|| {
+                    Failure::new(MPI_ERR_OP, format!("invalid or freed operation {op}"))
+                })?
+                .commutative
+        };
+        commute.write(c_int::from(commutative));
+        Ok(())
+    })
+}
+
+/// A zeroed scratch buffer of at least `len` bytes aligned for any basic type (16 bytes).
+fn aligned(len: usize) -> Vec<u128> {
+    vec![0u128; len.div_ceil(std::mem::size_of::<u128>())]
+}
+
+/// Combines the packed vectors `input` and `inout` (`inout = input op inout`) with `apply`,
+/// called on the two laid out in `layout`'s C layout, in aligned scratch buffers, with the
+/// number of elements; the result is packed back into `inout`.
+///
+/// # Errors
+/// `MPI_ERR_INTERN` when the vectors are not whole elements of one length (the runtime hands
+/// over whole vectors: see [`reduce_user`]).
+fn combine_packed(
+    layout: &Layout,
+    input: &[u8],
+    inout: &mut [u8],
+    apply: impl FnOnce(&mut [u8], &mut [u8], usize),
+) -> Result<(), Failure> {
+    let size = layout.size;
+    if input.is_empty() && inout.is_empty() {
+        return Ok(());
+    }
+    if input.len() != inout.len() || size == 0 || !inout.len().is_multiple_of(size) {
+        return Err(Failure::new(
+            MPI_ERR_INTERN,
+            format!(
+                "internal error: a user operation was handed {} and {} bytes of elements of {} \
+                 bytes",
+                input.len(),
+                inout.len(),
+                size
+            ),
+        ));
+    }
+    let count = inout.len() / size;
+    let span = layout.span(count)?;
+    let mut input_c = aligned(span);
+    let mut inout_c = aligned(span);
+    let input_bytes = &mut bytemuck::cast_slice_mut::<u128, u8>(&mut input_c)[..span];
+    let inout_bytes = &mut bytemuck::cast_slice_mut::<u128, u8>(&mut inout_c)[..span];
+    if layout.is_dense() {
+        input_bytes.copy_from_slice(input);
+        inout_bytes.copy_from_slice(inout);
+    } else {
+        layout.unpack(count, input, input_bytes);
+        layout.unpack(count, inout, inout_bytes);
+    }
+    apply(input_bytes, inout_bytes, count);
+    if layout.is_dense() {
+        inout.copy_from_slice(inout_bytes);
+    } else {
+        inout.copy_from_slice(&layout.pack(count, inout_bytes)?);
+    }
+    Ok(())
+}
+
+/// A reduction with user operation `user` of `send`, `count` elements of `datatype` (layout
+/// `layout`) packed, into `recv` (packed, where significant; for exscan it holds what the first
+/// participant keeps).
+///
+/// The runtime is told that the operation does not commute, whatever `commute` said: its
+/// non-commutative algorithms combine whole vectors in rank order, while the commutative ring
+/// all-reduce would cut the packed bytes into chunks that need not be whole elements. (Rank
+/// order is a right result for a commutative operation too.)
+///
+/// # Errors
+/// The runtime's (`MPIX_ERR_PROC_FAILED`, `MPI_ERR_ROOT`, `MPI_ERR_COUNT`, ...).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_user(
+    user: UserOperation,
+    layout: Arc<Layout>,
+    datatype: c_int,
+    comm: &Comm,
+    send: &[u8],
+    recv: Option<&mut [u8]>,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    let trouble: Mutex<Option<Failure>> = Mutex::new(None);
+    let op = UserOp::new(
+        |input: &[u8], inout: &mut [u8]| {
+            let combined = combine_packed(&layout, input, inout, |input, inout, count| {
+                let mut len = c_int::try_from(count).unwrap_or(c_int::MAX);
+                let mut datatype = datatype;
+                // SAFETY: `function` is an `MPI_User_function` (the contract of
+                // `MPI_Op_create`); both buffers hold `count` elements of `datatype` in its C
+                // layout, aligned for any basic type, and live until it returns; `len` and
+                // `datatype` are valid for the call. No lock of the library is held.
+                unsafe {
+                    (user.function)(
+                        input.as_mut_ptr().cast(),
+                        inout.as_mut_ptr().cast(),
+                        &mut len,
+                        &mut datatype,
+                    );
+                }
+            });
+            if let Err(failure) = combined {
+                lock(&trouble).get_or_insert(failure);
+            }
+        },
+        false,
+    );
+    run(comm, send, recv, &op, kind)?;
+    let trouble = lock(&trouble).take();
+    trouble.map_or(Ok(()), Err)
+}
+
+/// The runtime's reduction of kind `kind` with `op`.
+fn run(
+    comm: &Comm,
+    send: &[u8],
+    recv: Option<&mut [u8]>,
+    op: &UserOp<'_, u8>,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    match (kind, recv) {
+        (Reduction::Reduce(root), recv) => comm.reduce_with(send, recv, op, root)?,
+        (Reduction::All, Some(recv)) => comm.all_reduce_with(send, recv, op)?,
+        (Reduction::Scan, Some(recv)) => comm.scan_with(send, recv, op)?,
+        (Reduction::Exscan, Some(recv)) => comm.exscan_with(send, recv, op)?,
+        (_, None) => return Err(Failure::new(MPI_ERR_INTERN, "no receive buffer")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 2x2 integer matrix product, `inout = input · inout`, on C-layout ints.
+    fn matmul(input: &mut [u8], inout: &mut [u8], count: usize) {
+        let a: Vec<i32> = bytemuck::pod_collect_to_vec(input);
+        let b: &mut [i32] = bytemuck::cast_slice_mut(inout);
+        assert_eq!(a.len(), 4 * count);
+        for k in 0..count {
+            let (a, b) = (&a[4 * k..4 * k + 4], &mut b[4 * k..4 * k + 4]);
+            let p = [
+                a[0] * b[0] + a[1] * b[2],
+                a[0] * b[1] + a[1] * b[3],
+                a[2] * b[0] + a[3] * b[2],
+                a[2] * b[1] + a[3] * b[3],
+            ];
+            b.copy_from_slice(&p);
+        }
+    }
+
+    fn bytes(ints: &[i32]) -> Vec<u8> {
+        bytemuck::cast_slice(ints).to_vec()
+    }
+
+    #[test]
+    fn a_dense_type_is_combined_with_the_input_on_the_left() {
+        let layout = crate::derived::layout_of(MPI_INT, false).unwrap();
+        // Four ints per matrix: count 2 matrices as 8 MPI_INTs is 8 "elements" of the layout,
+        // so the function sees count 8; the matrices are rows of 4 ints each.
+        let a = bytes(&[1, 1, 0, 1, 2, 0, 0, 2]);
+        let mut b = bytes(&[1, 0, 1, 1, 1, 2, 3, 4]);
+        let mut seen = 0;
+        combine_packed(&layout, &a, &mut b, |i, io, count| {
+            seen = count;
+            matmul(i, io, count / 4);
+        })
+        .unwrap();
+        assert_eq!(seen, 8);
+        let b: Vec<i32> = bytemuck::pod_collect_to_vec(&b);
+        // [1 1; 0 1]·[1 0; 1 1] = [2 1; 1 1] (the reverse order gives [1 1; 1 2]).
+        assert_eq!(&b[..4], [2, 1, 1, 1]);
+        assert_eq!(&b[4..], [2, 4, 6, 8]);
+    }
+
+    #[test]
+    fn a_strided_type_is_laid_out_for_the_function_and_packed_back() {
+        // Two ints with a gap of one int between them: span 12 bytes, size 8, extent 12.
+        let layout = crate::derived::Layout::test_vector_of_ints(2, 1, 2);
+        assert!(!layout.is_dense());
+        let a = bytes(&[1, 2]);
+        let mut b = bytes(&[10, 20]);
+        combine_packed(&layout, &a, &mut b, |i, io, count| {
+            assert_eq!((count, i.len()), (1, 12));
+            let i: Vec<i32> = bytemuck::pod_collect_to_vec(i);
+            let io: &mut [i32] = bytemuck::cast_slice_mut(io);
+            assert_eq!(i, [1, 0, 2]);
+            assert_eq!(io, [10, 0, 20]);
+            io[0] += i[0] * 100;
+            io[1] = 77; // a gap: not data, not packed back
+            io[2] += i[2] * 100;
+        })
+        .unwrap();
+        assert_eq!(bytemuck::pod_collect_to_vec::<u8, i32>(&b), [110, 220]);
+    }
+
+    #[test]
+    fn vectors_that_are_not_whole_elements_are_refused() {
+        let layout = crate::derived::layout_of(MPI_INT, false).unwrap();
+        let a = vec![0u8; 6];
+        let mut b = vec![0u8; 6];
+        let failure = combine_packed(&layout, &a, &mut b, |_, _, _| panic!("called")).unwrap_err();
+        assert_eq!(failure.class, MPI_ERR_INTERN);
+    }
+}
