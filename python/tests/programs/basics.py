@@ -2,7 +2,8 @@
 """mpi4py's basic paths on runthrough, failure-free, on any number of ranks (1, 2, 4):
 pickled and buffer point-to-point and collectives, MPI.IN_PLACE, Dup / Split / Free,
 attributes, error handlers, Wtime, Get_processor_name, the MPI-5 fault-tolerance calls on a
-communicator without failures; and the parts not offered (windows, MPI-IO, sessions) raise
+communicator without failures, non-blocking collectives, matched probes, cancelled receives and
+user reduction operations; and the parts not offered (windows, MPI-IO, sessions) raise
 NotImplementedError at once. Every check raises on a wrong value; rank 0 prints "No Errors"."""
 
 import sys
@@ -117,6 +118,43 @@ assert rt.validate_global(ft) == 0 and rt.validate_local(ft) == 0
 ft.Revoke()
 assert ft.Is_revoked()
 ft.Free()
+
+# Non-blocking collectives (two pending at once), matched probes, cancelled receives, user
+# reduction operations (mpi4py finds these calls in the library when it is built).
+# (Send buffers named: mpi4py keeps no reference to a non-blocking collective's send buffer, and
+# the library reads it until the request completes.)
+mine, total = array("i", [rank + 1]), array("i", [0])
+word = array("i", [41 if rank == 0 else 0])
+requests = [
+    comm.Iallreduce(mine, total, op=MPI.SUM),
+    comm.Ibcast(word, root=0),
+]
+MPI.Request.Waitall(requests)
+assert total[0] == size * (size + 1) // 2 and word[0] == 41, (total[0], word[0])
+comm.send(("probed", rank), dest=right, tag=21)
+message = comm.mprobe(source=left, tag=21)
+assert message.recv() == ("probed", left)
+pending = comm.Irecv(array("i", [0]), source=left, tag=22)
+pending.Cancel()
+status = MPI.Status()
+pending.Wait(status)
+assert status.Is_cancelled()
+
+
+def concatenate(a, b, datatype):
+    # Decimal concatenation, associative, not commutative: (value, 10 ** digits) pairs, the
+    # left operand (lower ranks) in `a`, the result in `b`.
+    a, b = memoryview(a).cast("i"), memoryview(b).cast("i")
+    b[0], b[1] = a[0] * b[1] + b[0], a[1] * b[1]
+
+
+concat = MPI.Op.Create(concatenate, commute=False)
+assert not concat.Is_commutative()
+ordered = array("i", [0, 0])
+comm.Allreduce(array("i", [rank + 1, 10]), ordered, op=concat)
+want = int("".join(str(r + 1) for r in range(size)))
+assert ordered[0] == want, (ordered[0], want)
+concat.Free()
 
 # Not offered: one-sided windows, MPI-IO, sessions raise NotImplementedError at once.
 for name, call in [
