@@ -80,11 +80,10 @@
  *   (MPI_Wait, MPI_Test, ...), through the communicator's error handler there. The datatypes
  *   and ops must stay valid until the request completes. Their requests cannot be freed with
  *   MPI_Request_free (MPI_ERR_REQUEST).
- * - MPI_Comm_create_group: the runtime's creation is collective over every participant of the
- *   parent (the OK ranks of its G). The call is supported when the group holds every one of them
- *   (the usual fault-tolerant use: the group of the survivors); a group that leaves out a
- *   participant returns MPI_ERR_GROUP rather than wait for ranks that will not call it. The tag
- *   is ignored.
+ * - MPI_Comm_create_group is collective over the group's members only (a rank outside the
+ *   group that calls it gets MPI_COMM_NULL); every member gets the communicator, or every member
+ *   MPIX_ERR_PROC_FAILED when a member failed (a validate_global on the new communicator decides).
+ *   Members that make several calls with the same group and tag make them in the same order.
  * - MPI_Abort ends every rank of the job, whatever the communicator, with the error code as
  *   the job's exit status (1 when the code is not in 1..=255). Under rtrun every rank is ended
  *   and rtrun exits with the code. Under Hydra's mpiexec or srun only the calling rank ends,
@@ -409,8 +408,8 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * own, then an agreement over peer_comm and two splits of it (the fault-tolerant creation)
  * make the communicators that carry its traffic: every rank gets the intercommunicator, or
  * every rank the same error (MPIX_ERR_PROC_FAILED when a member or a leader failed first).
- * Because creation is collective over every participant of the parent (see
- * MPI_Comm_create_group), the participants of peer_comm (its OK ranks in G) must be exactly the
+ * Because those splits are collective over every participant of peer_comm, the participants of
+ * peer_comm (its OK ranks in G) must be exactly the
  * two groups (MPI_ERR_ARG at every rank otherwise), and every rank uses peer_comm, not only
  * the leaders: when the leaders pass MPI_COMM_WORLD, the other ranks use it whatever they
  * pass; otherwise they must pass the same communicator. A leader whose peer_comm or

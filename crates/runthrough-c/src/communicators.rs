@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use runthrough::{Group, GroupComparison, Rank, RankState};
+use runthrough::{Group, GroupComparison, Rank};
 
 use crate::constants::*;
 use crate::errors::{boundary, out, write_string, Failure};
@@ -271,9 +271,11 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, newcomm: *mu
     })
 }
 
-/// `MPI_Comm_create_group`: supported when `group` holds every participant of `comm` (every OK
-/// rank of its G), then as `MPI_Comm_create`; otherwise `MPI_ERR_GROUP` (see the header). The
-/// tag is ignored.
+/// `MPI_Comm_create_group`: collective over the members of `group` only (the other ranks of
+/// `comm` do not call it; one that does gets `MPI_COMM_NULL`); every member gets the new
+/// communicator, or the same `MPIX_ERR_PROC_FAILED` when a member failed (see
+/// `runthrough::Comm::create_group`). Members that make several such calls with the same
+/// group and tag make them in the same order.
 ///
 /// # Safety
 /// `newcomm` is NULL or points at a writable `MPI_Comm`.
@@ -281,34 +283,14 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, newcomm: *mu
 pub unsafe extern "C" fn MPI_Comm_create_group(
     comm: c_int,
     group: c_int,
-    _tag: c_int,
+    tag: c_int,
     newcomm: *mut c_int,
 ) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
         let group = with_runtime(|runtime| runtime.group(group).cloned())?;
-        let comm_box = collective_comm_of(comm)?;
-        let parent = comm_box.get();
-        let global = parent.global_view()?;
-        let members = parent.group();
-        let left_out = (0..parent.size())
-            .filter(|&r| global.state_of(r) == Some(RankState::OK))
-            .find(|&r| {
-                group
-                    .rank_of_world(members.world_ranks()[r as usize])
-                    .is_none()
-            });
-        if let Some(rank) = left_out {
-            return Err(Failure::new(
-                MPI_ERR_GROUP,
-                format!(
-                    "MPI_Comm_create_group: the group leaves out participant {rank}; only groups \
-                     of every participant are supported"
-                ),
-            ));
-        }
-        let made = parent.create(&group)?;
+        let made = comm_of(comm)?.get().create_group(&group, tag)?;
         register(comm, made, &newcomm)
     })
 }

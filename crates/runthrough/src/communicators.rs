@@ -86,6 +86,7 @@ pub(crate) enum Kind {
     Split = 3,
     Shrink = 4,
     SelfOnly = 5,
+    Group = 6,
 }
 
 /// The context id of a communicator made by call number `seq` of kind `kind` on `parent`, for
@@ -307,6 +308,90 @@ impl Comm {
                 color: 0,
             })
         })
+    }
+
+    /// A new communicator of `group`'s processes, in the group's order, collective over those
+    /// processes only (`MPI_Comm_create_group`, MPI-4.0 §7.4.2): the others do not call it (and
+    /// get `Ok(None)` if they do). Every member must pass the same group and `tag`; members
+    /// that make several such calls on this communicator make them in the same order (as MPI
+    /// requires). The new communicator starts with empty views.
+    ///
+    /// How: each member installs the communicator at once, under a context id that every member
+    /// derives alike from this communicator's, the tag, the group and the call's number among
+    /// its calls with the same tag and group (no message); then the members run
+    /// `validate_global` on it, so that they all see the same outcome: with no failure among
+    /// them, the communicator; otherwise each frees it and returns `Error::ProcFailed` naming
+    /// the same failed member (its rank here). Traffic from a faster member that arrives before
+    /// a slower one installed it waits for it (as for every creation).
+    ///
+    /// # Errors
+    /// `Error::Tag` for a negative tag and `Error::Argument` for a group with a process that is
+    /// not in this communicator, before anything is sent; `Error::Revoked` and `Error::Comm` for
+    /// a revoked or freed communicator; `Error::ProcFailed` as said above; `Error::Internal`
+    /// (at this rank alone) if the derived id is already held here, which the 63-bit hash makes
+    /// vanishingly unlikely.
+    pub fn create_group(&self, group: &Group, tag: i32) -> Result<Option<Comm>> {
+        self.process.enter()?;
+        if tag < 0 {
+            return Err(Error::Tag { tag: tag.into() });
+        }
+        let me = self.process.world_rank();
+        let worlds = group.world_ranks().to_vec();
+        let mut out = Outgoing::new();
+        let comm = {
+            let mut engine = self.process.endpoint.lock();
+            let state = engine.comm(self.context)?;
+            state.check_not_revoked()?;
+            if let Some(&w) = worlds.iter().find(|&&w| state.members.comm_of(w).is_none()) {
+                return Err(Error::Argument {
+                    reason: format!("world rank {w} of the group is not in the communicator"),
+                });
+            }
+            if !worlds.contains(&me) {
+                return Ok(None);
+            }
+            let members_hash = worlds
+                .iter()
+                .fold(0x9E37_79B9_7F4A_7C15_u64, |h, &w| mix(h ^ u64::from(w)));
+            let state = engine.comms.get_mut(&self.context).ok_or(Error::Comm)?;
+            let seq = state
+                .group_creations
+                .entry((tag, members_hash))
+                .or_insert(0);
+            *seq += 1;
+            let seq = *seq;
+            let color = mix(members_hash ^ u64::from(tag as u32));
+            let context = derive_context(self.context, Kind::Group, seq, color);
+            if engine.comms.contains_key(&context) || engine.reserved.contains(&context) {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "create_group: the derived context id {context:#x} is already held here"
+                    ),
+                });
+            }
+            let size = worlds.len() as u32;
+            let plan = Plan {
+                members: Members::list(worlds.clone()),
+                global: FailureView::empty(size),
+                color: 0,
+            };
+            self.install(&mut engine, context, plan, &mut out)
+        };
+        self.process.send_all(out);
+        let global = comm.validate_global()?;
+        let Some(failed) = (0..comm.size()).find(|&r| global.is_failed(r)) else {
+            return Ok(Some(comm));
+        };
+        drop(comm);
+        let engine = self.process.endpoint.lock();
+        let rank = engine
+            .comms
+            .get(&self.context)
+            .ok_or(Error::Comm)?
+            .members
+            .comm_of(worlds[failed as usize])
+            .unwrap_or(failed);
+        Err(Error::ProcFailed { rank })
     }
 
     /// A communicator of this rank alone (`MPI_COMM_SELF`, MPI-4.0 §7.2.3): size 1, rank 0,

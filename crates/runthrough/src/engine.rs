@@ -136,6 +136,9 @@ pub(crate) struct CommState {
     pub(crate) revoke_contributed: bool,
     /// Whether the communicator has been revoked (SPEC §3.5).
     pub(crate) revoked: bool,
+    /// `create_group` calls made on it so far, by (tag, hash of the group's members): the
+    /// call's number among those with the same tag and group, which every member counts alike.
+    pub(crate) group_creations: std::collections::BTreeMap<(i32, u64), u64>,
 }
 
 impl CommState {
@@ -161,6 +164,7 @@ impl CommState {
             revoke_contributed: false,
             revoked: false,
             members,
+            group_creations: std::collections::BTreeMap::new(),
         }
         .with_participants()
     }

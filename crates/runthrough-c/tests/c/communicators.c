@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Communicators and groups from C (SPEC §3.4): split, create, create_group, dup after a
  * failure, group algebra, error handler inheritance, probe and waitany. Rank 3 of 4 dies
- * halfway: creations then hold only survivors, and MPI_Comm_create_group works with the group
- * of every survivor (and refuses a group that leaves one out, see the header). */
+ * halfway: creations then hold only survivors; MPI_Comm_create_group works with the group of
+ * every survivor, and over a group's members only (the evens), and fails at every member of a
+ * group with the dead rank in it (the odds). */
 #include "ft_common.h"
 
 static int inherited_calls = 0;
@@ -123,7 +124,20 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_size(survivors_comm, &count));
     CHECK(count == 3, "create_group size %d", count);
     OK(MPI_Barrier(survivors_comm));
-    EXPECT(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 0, &made), MPI_ERR_GROUP);
+    /* Over its members only: the evens make theirs while rank 1 tries the odds, whose rank 3
+     * is dead: every member of a group gets the same outcome. */
+    if (rank % 2 == 0) {
+        OK(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 5, &made));
+        OK(MPI_Comm_size(made, &count));
+        CHECK(count == 2, "evens' create_group size %d", count);
+        OK(MPI_Barrier(made));
+        OK(MPI_Comm_free(&made));
+    } else {
+        made = MPI_COMM_NULL;
+        EXPECT(MPI_Comm_create_group(MPI_COMM_WORLD, odds, 5, &made), MPIX_ERR_PROC_FAILED);
+        CHECK(made == MPI_COMM_NULL, "a failed create_group wrote a handle");
+    }
+    EXPECT(MPI_Comm_create_group(MPI_COMM_WORLD, evens, -1, &made), MPI_ERR_TAG);
     OK(MPI_Comm_free(&survivors_comm));
     OK(MPI_Comm_free(&half));
     OK(MPI_Comm_free(&dup));
