@@ -71,15 +71,16 @@
  *   another blocking call). A send waiting so on a rank that fails returns
  *   MPIX_ERR_PROC_FAILED.
  * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
- *   MPIX_Comm_ishrink) each run their blocking call on a helper thread of their own (about the
- *   cost of starting a thread per call); the request completes when it returns. Several may be
- *   pending on one communicator: each waits for the one started before it, and a blocking
- *   collective call waits for all of them (collectives are ordered). Errors of the
- *   communicator and request arguments come from the starting call; every other error
- *   (datatype, count, root, op, a failed peer) from the call that completes the request
- *   (MPI_Wait, MPI_Test, ...), through the communicator's error handler there. The datatypes
- *   and ops must stay valid until the request completes. Their requests cannot be freed with
- *   MPI_Request_free (MPI_ERR_REQUEST).
+ *   MPIX_Comm_ishrink) are their blocking calls, queued on the communicator and run in the
+ *   order they were started: by the communicator's worker thread (started by its first
+ *   non-blocking collective) while the program does other things, or by the thread that waits
+ *   for one (MPI_Wait, or a blocking collective on the communicator, which waits for all of
+ *   them), which runs the queued calls up to its own itself. Errors of the communicator and
+ *   request arguments come from the starting call; every other error (datatype, count, root,
+ *   op, a failed peer) from the call that completes the request (MPI_Wait, MPI_Test, ...),
+ *   through the communicator's error handler there. The buffers, datatypes and ops must stay
+ *   valid until the request completes. Their requests cannot be freed with MPI_Request_free
+ *   (MPI_ERR_REQUEST).
  * - MPI_Comm_create_group is collective over the group's members only (a rank outside the
  *   group that calls it gets MPI_COMM_NULL); every member gets the communicator, or every member
  *   MPIX_ERR_PROC_FAILED when a member failed (a validate_global on the new communicator decides).
@@ -646,7 +647,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 int MPI_Op_free(MPI_Op *op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
-/* Non-blocking collectives: each runs its blocking call on a helper thread (see the notes at
+/* Non-blocking collectives: each is its blocking call, queued and run in order (see the notes at
  * the top of this file). */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request);

@@ -28,14 +28,14 @@ pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     boundary(comm, || Ok(collective_comm_of(comm)?.get().barrier()?))
 }
 
-/// `MPI_Ibarrier`: [`MPI_Barrier`] on a helper thread (see [`start`]).
+/// `MPI_Ibarrier`: [`MPI_Barrier`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { start(comm, request, "rt-ibarrier", move || MPI_Barrier(comm)) }
+    unsafe { start(comm, request, move || MPI_Barrier(comm)) }
 }
 
 /// `MPI_Bcast`; derived datatypes are accepted (packed at the root, unpacked elsewhere).
@@ -1210,15 +1210,16 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     })
 }
 
-/// A pointer of the C caller's, carried to the helper thread of a non-blocking collective.
+/// A pointer of the C caller's, carried with a non-blocking collective's queued call.
 #[derive(Clone, Copy)]
 struct Carried<P>(P);
 
 // SAFETY: only the C caller's buffer and array pointers of a non-blocking collective are
-// carried, to the one helper thread that makes the blocking call with them. By the non-blocking
-// call's contract (MPI-4.0 §6.12) they stay valid, and the program does not modify them (nor
-// read the output ones) until the request completes; the helper's last access happens before
-// it finishes the request (the request's mutex orders it before the completion call's return).
+// carried, with its queued call, to the one thread that runs that call (the communicator's
+// worker, or a thread waiting for it: `crate::background`). By the non-blocking call's contract
+// (MPI-4.0 §6.12) they stay valid, and the program does not modify them (nor read the output
+// ones) until the request completes; the call's last access happens before its outcome is set
+// (under the outcome's mutex, which orders it before the completion call's return).
 unsafe impl<P> Send for Carried<P> {}
 
 impl<P: Copy> Carried<P> {
@@ -1237,18 +1238,17 @@ impl<P: Copy> Carried<P> {
 unsafe fn start(
     comm: c_int,
     request: *mut c_int,
-    name: &str,
     call: impl FnOnce() -> c_int + Send + 'static,
 ) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
-        request.write(start_background(comm, name, call)?);
+        request.write(start_background(comm, call)?);
         Ok(())
     })
 }
 
-/// `MPI_Ibcast`: [`MPI_Bcast`] on a helper thread (see [`start`]).
+/// `MPI_Ibcast`: [`MPI_Bcast`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Bcast`, until the request completes; `request` is NULL or points at a writable
@@ -1265,13 +1265,13 @@ pub unsafe extern "C" fn MPI_Ibcast(
     let buffer = Carried(buffer);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-ibcast", move || {
+        start(comm, request, move || {
             MPI_Bcast(buffer.get(), count, datatype, root, comm)
         })
     }
 }
 
-/// `MPI_Ireduce`: [`MPI_Reduce`] on a helper thread (see [`start`]).
+/// `MPI_Ireduce`: [`MPI_Reduce`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Reduce`, until the request completes; `request` is NULL or points at a writable
@@ -1291,7 +1291,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-ireduce", move || {
+        start(comm, request, move || {
             MPI_Reduce(
                 sendbuf.get(),
                 recvbuf.get(),
@@ -1305,7 +1305,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
     }
 }
 
-/// `MPI_Iallreduce`: [`MPI_Allreduce`] on a helper thread (see [`start`]).
+/// `MPI_Iallreduce`: [`MPI_Allreduce`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Allreduce`, until the request completes; `request` is NULL or points at a writable
@@ -1324,13 +1324,13 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iallreduce", move || {
+        start(comm, request, move || {
             MPI_Allreduce(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
         })
     }
 }
 
-/// `MPI_Iscan`: [`MPI_Scan`] on a helper thread (see [`start`]).
+/// `MPI_Iscan`: [`MPI_Scan`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Scan`, until the request completes; `request` is NULL or points at a writable
@@ -1349,13 +1349,13 @@ pub unsafe extern "C" fn MPI_Iscan(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iscan", move || {
+        start(comm, request, move || {
             MPI_Scan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
         })
     }
 }
 
-/// `MPI_Iexscan`: [`MPI_Exscan`] on a helper thread (see [`start`]).
+/// `MPI_Iexscan`: [`MPI_Exscan`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Exscan`, until the request completes; `request` is NULL or points at a writable
@@ -1374,13 +1374,13 @@ pub unsafe extern "C" fn MPI_Iexscan(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iexscan", move || {
+        start(comm, request, move || {
             MPI_Exscan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
         })
     }
 }
 
-/// `MPI_Igather`: [`MPI_Gather`] on a helper thread (see [`start`]).
+/// `MPI_Igather`: [`MPI_Gather`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Gather`, until the request completes; `request` is NULL or points at a writable
@@ -1401,7 +1401,7 @@ pub unsafe extern "C" fn MPI_Igather(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-igather", move || {
+        start(comm, request, move || {
             MPI_Gather(
                 sendbuf.get(),
                 sendcount,
@@ -1416,7 +1416,7 @@ pub unsafe extern "C" fn MPI_Igather(
     }
 }
 
-/// `MPI_Iscatter`: [`MPI_Scatter`] on a helper thread (see [`start`]).
+/// `MPI_Iscatter`: [`MPI_Scatter`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Scatter`, until the request completes; `request` is NULL or points at a writable
@@ -1437,7 +1437,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iscatter", move || {
+        start(comm, request, move || {
             MPI_Scatter(
                 sendbuf.get(),
                 sendcount,
@@ -1452,7 +1452,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
     }
 }
 
-/// `MPI_Igatherv`: [`MPI_Gatherv`] on a helper thread (see [`start`]).
+/// `MPI_Igatherv`: [`MPI_Gatherv`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Gatherv`, until the request completes; `request` is NULL or points at a writable
@@ -1476,7 +1476,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
     let displs = Carried(displs);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-igatherv", move || {
+        start(comm, request, move || {
             MPI_Gatherv(
                 sendbuf.get(),
                 sendcount,
@@ -1492,7 +1492,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
     }
 }
 
-/// `MPI_Iscatterv`: [`MPI_Scatterv`] on a helper thread (see [`start`]).
+/// `MPI_Iscatterv`: [`MPI_Scatterv`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Scatterv`, until the request completes; `request` is NULL or points at a writable
@@ -1516,7 +1516,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iscatterv", move || {
+        start(comm, request, move || {
             MPI_Scatterv(
                 sendbuf.get(),
                 sendcounts.get(),
@@ -1532,7 +1532,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     }
 }
 
-/// `MPI_Iallgather`: [`MPI_Allgather`] on a helper thread (see [`start`]).
+/// `MPI_Iallgather`: [`MPI_Allgather`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Allgather`, until the request completes; `request` is NULL or points at a writable
@@ -1552,7 +1552,7 @@ pub unsafe extern "C" fn MPI_Iallgather(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iallgather", move || {
+        start(comm, request, move || {
             MPI_Allgather(
                 sendbuf.get(),
                 sendcount,
@@ -1566,7 +1566,7 @@ pub unsafe extern "C" fn MPI_Iallgather(
     }
 }
 
-/// `MPI_Ialltoall`: [`MPI_Alltoall`] on a helper thread (see [`start`]).
+/// `MPI_Ialltoall`: [`MPI_Alltoall`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Alltoall`, until the request completes; `request` is NULL or points at a writable
@@ -1586,7 +1586,7 @@ pub unsafe extern "C" fn MPI_Ialltoall(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-ialltoall", move || {
+        start(comm, request, move || {
             MPI_Alltoall(
                 sendbuf.get(),
                 sendcount,
@@ -1600,7 +1600,7 @@ pub unsafe extern "C" fn MPI_Ialltoall(
     }
 }
 
-/// `MPI_Iallgatherv`: [`MPI_Allgatherv`] on a helper thread (see [`start`]).
+/// `MPI_Iallgatherv`: [`MPI_Allgatherv`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Allgatherv`, until the request completes; `request` is NULL or points at a writable
@@ -1623,7 +1623,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     let displs = Carried(displs);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-iallgatherv", move || {
+        start(comm, request, move || {
             MPI_Allgatherv(
                 sendbuf.get(),
                 sendcount,
@@ -1638,7 +1638,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     }
 }
 
-/// `MPI_Ialltoallv`: [`MPI_Alltoallv`] on a helper thread (see [`start`]).
+/// `MPI_Ialltoallv`: [`MPI_Alltoallv`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Alltoallv`, until the request completes; `request` is NULL or points at a writable
@@ -1664,7 +1664,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     let rdispls = Carried(rdispls);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-ialltoallv", move || {
+        start(comm, request, move || {
             MPI_Alltoallv(
                 sendbuf.get(),
                 sendcounts.get(),
@@ -1680,7 +1680,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     }
 }
 
-/// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] on a helper thread (see [`start`]).
+/// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Reduce_scatter_block`, until the request completes; `request` is NULL or points at a writable
@@ -1699,13 +1699,13 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-ireduce_scatter_block", move || {
+        start(comm, request, move || {
             MPI_Reduce_scatter_block(sendbuf.get(), recvbuf.get(), recvcount, datatype, op, comm)
         })
     }
 }
 
-/// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] on a helper thread (see [`start`]).
+/// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] as a non-blocking collective (see [`start`]).
 ///
 /// # Safety
 /// As for `MPI_Reduce_scatter`, until the request completes; `request` is NULL or points at a writable
@@ -1725,7 +1725,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
     let recvcounts = Carried(recvcounts);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, "rt-ireduce_scatter", move || {
+        start(comm, request, move || {
             MPI_Reduce_scatter(
                 sendbuf.get(),
                 recvbuf.get(),

@@ -481,18 +481,19 @@ pub unsafe extern "C" fn MPIX_Comm_ack_failed(
     })
 }
 
-/// The caller's `*newcomm` of `MPIX_Comm_ishrink`, written by the helper thread that runs the
+/// The caller's `*newcomm` of `MPIX_Comm_ishrink`, written by the thread that runs the queued
 /// shrink.
 struct NewcommSlot(*mut c_int);
 
 // SAFETY: by `MPIX_Comm_ishrink`'s contract the int stays valid and the program does not
-// access it until the request completes; only the helper thread writes it, once, before it
-// finishes the request (the request's mutex orders that write before the completion call's
-// return).
+// access it until the request completes; only the thread that runs the queued shrink writes
+// it, once, before the request's outcome is set (the outcome's mutex orders that write before
+// the completion call's return).
 unsafe impl Send for NewcommSlot {}
 
-/// `MPIX_Comm_ishrink`: `MPIX_Comm_shrink` as a request. The shrink runs on a helper thread
-/// (as `MPI_Ibarrier` does: the runtime has no non-blocking shrink); `*newcomm` is written
+/// `MPIX_Comm_ishrink`: `MPIX_Comm_shrink` as a request, queued and run in order as the
+/// non-blocking collectives are (`crate::background`: the runtime has no non-blocking shrink);
+/// `*newcomm` is written
 /// before the request completes. A later collective call on `comm` waits for it first
 /// (collectives are ordered). The request cannot be freed with `MPI_Request_free`.
 ///
@@ -513,7 +514,7 @@ pub unsafe extern "C" fn MPIX_Comm_ishrink(
             return Err(Failure::null("newcomm"));
         }
         let slot = NewcommSlot(newcomm);
-        let handle = start_background(comm, "rt-ishrink", move || {
+        let handle = start_background(comm, move || {
             let slot = slot;
             // SAFETY: see `NewcommSlot`: valid, and ours to write until completion.
             unsafe { MPIX_Comm_shrink(comm, slot.0) }

@@ -27,6 +27,7 @@
 //! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
 
 mod attributes;
+mod background;
 mod collectives;
 mod communicators;
 mod completion;

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use runthrough::{AgreementRequest, Comm, Group, Request};
 
@@ -40,8 +40,11 @@ pub(crate) struct CommEntry {
     /// The handle of its error handler (reported by `MPI_Comm_get_errhandler`) and what it does.
     pub(crate) errhandler: (c_int, Handler),
     /// The latest non-blocking collective started on it (`MPI_Ibarrier`, `MPI_Ibcast`, ...),
-    /// which every later collective call waits for first (it waited for the one before it).
+    /// which every later collective call waits for first (the queue runs them in order).
     pub(crate) background: Option<Arc<Background>>,
+    /// The queue of its non-blocking collectives and their worker thread, from the first one
+    /// on (see `crate::background`).
+    pub(crate) worker: Option<crate::background::Worker>,
     /// The `MPIX_Comm_iagree` requests started on it and perhaps still pending, which every
     /// later collective call completes first.
     pub(crate) agreements: Vec<c_int>,
@@ -60,6 +63,7 @@ impl CommEntry {
             comm: Arc::new(comm),
             errhandler,
             background: None,
+            worker: None,
             agreements: Vec::new(),
             name: String::new(),
             topology: None,
@@ -68,36 +72,7 @@ impl CommEntry {
     }
 }
 
-/// A collective running on a helper thread, and its outcome once it has one.
-#[derive(Debug, Default)]
-pub(crate) struct Background {
-    outcome: Mutex<Option<Result<(), Failure>>>,
-    done: Condvar,
-}
-
-impl Background {
-    pub(crate) fn finish(&self, outcome: Result<(), Failure>) {
-        *lock(&self.outcome) = Some(outcome);
-        self.done.notify_all();
-    }
-
-    pub(crate) fn poll(&self) -> Option<Result<(), Failure>> {
-        lock(&self.outcome).clone()
-    }
-
-    pub(crate) fn wait(&self) -> Result<(), Failure> {
-        let mut outcome = lock(&self.outcome);
-        loop {
-            if let Some(outcome) = outcome.as_ref() {
-                return outcome.clone();
-            }
-            outcome = self
-                .done
-                .wait(outcome)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
-    }
-}
+pub(crate) use crate::background::Background;
 
 /// A receive in progress, or a send waiting for flow-control credit. Field order matters:
 /// `request` borrows from `comm` (and, for a receive, from the C caller's buffer) and is dropped
@@ -351,74 +326,49 @@ pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Fail
     Ok(entry)
 }
 
-thread_local! {
-    /// On the helper thread of a non-blocking collective: the handle it was started on and its
-    /// communicator, which [`collective_comm_of`] gives at once (the helper waited for the
-    /// collectives started before it) and even if the program freed the handle meanwhile.
-    static RUNNING: std::cell::RefCell<Option<(c_int, Arc<CommBox>)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
 /// Starts `call`, a blocking collective call on `handle` (an exported function, called as the
-/// program would), as a non-blocking collective, and returns its request: a helper thread named
-/// `name` waits for the non-blocking collectives started on `handle` before it, then makes the
-/// call, whose failure the request reports when it completes. Collectives on a communicator
-/// are ordered: the agreements started on it before (`MPIX_Comm_iagree`) complete first, here,
-/// and every later collective call waits for this one.
+/// program would), as a non-blocking collective, and returns its request: the call is queued
+/// on the communicator and run in order (see `crate::background`); its failure is reported by
+/// the request when it completes. Collectives on a communicator are ordered: the agreements
+/// started on it before (`MPIX_Comm_iagree`) complete first, here, and every later collective
+/// call waits for this one.
 ///
 /// # Errors
-/// `MPI_ERR_COMM` for an invalid handle or an intercommunicator; `MPI_ERR_INTERN` when no
-/// thread can be started.
+/// `MPI_ERR_COMM` for an invalid handle or an intercommunicator; `MPI_ERR_INTERN` when the
+/// communicator's worker thread cannot be started.
 pub(crate) fn start_background(
     handle: c_int,
-    name: &str,
     call: impl FnOnce() -> c_int + Send + 'static,
 ) -> Result<c_int, Failure> {
-    let (comm, agreements) = with_runtime(|runtime| {
+    let (comm, agreements, queue) = with_runtime(|runtime| {
         intra(runtime.comm(handle)?, handle)?;
         let entry = runtime.comm_mut(handle)?;
         Ok((
             Arc::clone(&entry.comm),
             std::mem::take(&mut entry.agreements),
+            entry.worker.as_ref().map(|w| Arc::clone(&w.0)),
         ))
     })?;
     for request in agreements {
         crate::point_to_point::complete_in_place(request);
     }
-    let job = Arc::new(Background::default());
-    let previous = with_runtime(|runtime| {
-        Ok(runtime
-            .comm_mut(handle)?
-            .background
-            .replace(Arc::clone(&job)))
-    })?;
-    let thread_job = Arc::clone(&job);
-    let started = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            if let Some(previous) = previous {
-                let _ = previous.wait();
-            }
-            RUNNING.with(|running| *running.borrow_mut() = Some((handle, comm)));
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                crate::errors::keeping_failures(call)
-            }))
-            .unwrap_or_else(|_| {
-                Err(Failure::new(
-                    MPI_ERR_INTERN,
-                    "internal error: a non-blocking collective panicked",
-                ))
-            });
-            RUNNING.with(|running| running.borrow_mut().take());
-            thread_job.finish(outcome);
-        });
-    if let Err(e) = started {
-        let failure = Failure::new(MPI_ERR_INTERN, format!("starting a thread: {e}"));
-        // Later collectives on the communicator wait for it: it must end.
-        job.finish(Err(failure.clone()));
-        return Err(failure);
-    }
-    with_runtime(|runtime| Ok(runtime.add_request(Operation::Background(job), handle)))
+    let queue = match queue {
+        Some(queue) => queue,
+        None => {
+            let worker = crate::background::Worker::start()?;
+            let queue = Arc::clone(&worker.0);
+            with_runtime(|runtime| {
+                runtime.comm_mut(handle)?.worker = Some(worker);
+                Ok(())
+            })?;
+            queue
+        }
+    };
+    let job = queue.push(handle, comm, Box::new(call));
+    with_runtime(|runtime| {
+        runtime.comm_mut(handle)?.background = Some(Arc::clone(&job));
+        Ok(runtime.add_request(Operation::Background(job), handle))
+    })
 }
 
 /// The communicator of `handle` for a collective call: first waits (without the lock) for the
@@ -426,7 +376,7 @@ pub(crate) fn start_background(
 /// collectives on a communicator are ordered. Their outcomes stay with their requests. On the
 /// helper thread of a non-blocking collective started on `handle`, its communicator at once.
 pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    let running = RUNNING.with(|running| {
+    let running = crate::background::RUNNING.with(|running| {
         running
             .borrow()
             .as_ref()
