@@ -39,7 +39,9 @@
 extern "C" {
 #endif
 
-#define MPIX_FT 1
+/* An attribute key too, as in Open MPI: MPI_Comm_get_attr(comm, MPIX_FT, &value, &flag) gives
+ * flag 1 and a pointer to an int 1 (this library tolerates failures). */
+#define MPIX_FT 8
 
 #define MPIX_ERR_PROC_FAILED 75
 #define MPIX_ERR_PROC_FAILED_PENDING 76

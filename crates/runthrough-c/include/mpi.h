@@ -60,7 +60,8 @@
  * - Multiple completion (MPI_Waitall, _Waitany, _Waitsome, MPI_Testall, _Testany, _Testsome):
  *   a request that failed is done, like one that succeeded; a wildcard receive reporting
  *   MPIX_ERR_PROC_FAILED_PENDING is done for these calls but keeps its handle. The calls with
- *   statuses return MPI_ERR_IN_STATUS with each status's MPI_ERROR.
+ *   statuses return MPI_ERR_IN_STATUS with each status's MPI_ERROR; a user error handler is
+ *   called with the first failed request's own class (as Open MPI does), not MPI_ERR_IN_STATUS.
  * - MPI_Request_free of a pending receive or of a send waiting for credit: the operation goes
  *   on (a helper thread completes it); the request of a non-blocking collective cannot be
  *   freed (MPI_ERR_REQUEST, as MPI says it is erroneous).
@@ -425,7 +426,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
  * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
  * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only
- * intracommunicators have them here). MPI_Intercomm_merge (collective over both groups:
+ * intracommunicators have them here), or MPIX_ERR_REVOKED once it is revoked. MPI_Intercomm_merge (collective over both groups:
  * an agreement then a split, so every rank gets the same result) puts the group that passes
  * high = 0 first (when both pass the same value, the group whose first member has the lower
  * MPI_COMM_WORLD rank);

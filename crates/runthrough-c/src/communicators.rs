@@ -709,6 +709,8 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
 /// The values of the predefined attributes, which `MPI_Comm_get_attr` hands out pointers to.
 static TAG_UB: c_int = runthrough::TAG_UB;
 static WTIME_IS_GLOBAL: c_int = 0;
+/// `MPIX_FT`'s value: this library tolerates failures.
+static FAULT_TOLERANT: c_int = 1;
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
 static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 
@@ -740,6 +742,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         let pointer: *const c_int = match comm_keyval {
             MPI_TAG_UB => &TAG_UB,
             MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+            MPIX_FT => &FAULT_TOLERANT,
             MPI_LASTUSEDCODE => {
                 LAST_USED_CODE.store(crate::errors::last_used_code(), Ordering::Relaxed);
                 LAST_USED_CODE.as_ptr()

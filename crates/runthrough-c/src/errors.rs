@@ -18,6 +18,10 @@ use crate::runtime::{lock, lock_state, with_runtime, Phase};
 pub(crate) struct Failure {
     pub(crate) class: c_int,
     pub(crate) message: String,
+    /// The code a user error handler is called with when it is not `class`: for
+    /// `MPI_ERR_IN_STATUS`, the first failed request's own class, as Open MPI passes it (ULFM
+    /// programs' handlers look for `MPIX_ERR_PROC_FAILED` there).
+    pub(crate) handler_code: Option<c_int>,
 }
 
 impl Failure {
@@ -25,6 +29,17 @@ impl Failure {
         Failure {
             class,
             message: message.into(),
+            handler_code: None,
+        }
+    }
+
+    /// `MPI_ERR_IN_STATUS` for a multiple completion call whose first failed request failed
+    /// with `first` (its error is in its status; a user error handler gets `first`'s class).
+    pub(crate) fn in_status(first: &Failure) -> Self {
+        Failure {
+            class: MPI_ERR_IN_STATUS,
+            message: format!("a request failed: {}", first.message),
+            handler_code: Some(first.class),
         }
     }
 
@@ -55,6 +70,7 @@ impl From<Error> for Failure {
         Failure {
             class: error.class() as c_int,
             message: error.to_string(),
+            handler_code: None,
         }
     }
 }
@@ -168,7 +184,7 @@ pub(crate) fn raise(comm: c_int, failure: Failure) -> c_int {
         }
         Handler::User(function) => {
             let mut handle = handle;
-            let mut code = failure.class;
+            let mut code = failure.handler_code.unwrap_or(failure.class);
             // SAFETY: `function` was given to MPI_Comm_create_errhandler as an
             // `MPI_Comm_errhandler_function`; it is called as MPI calls it, with pointers to
             // two live ints, and without the library's lock (it may call MPI functions).

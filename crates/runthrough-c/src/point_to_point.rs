@@ -752,10 +752,7 @@ pub(crate) fn first_error_outcome(
         Some((request_comm, failure)) => {
             *comm = request_comm;
             if statuses_given {
-                Err(Failure::new(
-                    MPI_ERR_IN_STATUS,
-                    format!("a request failed: {}", failure.message),
-                ))
+                Err(Failure::in_status(&failure))
             } else {
                 Err(failure)
             }

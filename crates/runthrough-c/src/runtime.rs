@@ -314,6 +314,14 @@ pub(crate) fn comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
 /// intercommunicator.
 pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Failure> {
     if entry.inter.is_some() {
+        // A revoked intercommunicator says so first (ULFM programs test collectives on one
+        // for MPIX_ERR_REVOKED).
+        if entry.comm.get().is_revoked() {
+            return Err(Failure::new(
+                MPIX_ERR_REVOKED,
+                format!("communicator {handle} (an intercommunicator) is revoked"),
+            ));
+        }
         return Err(Failure::new(
             MPI_ERR_COMM,
             format!(

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The ULFM names of <mpi-ext.h>, as an Open MPI ULFM program uses them, on 5 ranks.
- * - MPIX_FT is defined; MPIX_Comm_iagree: the AND of the flags, progressed while the program
+ * - MPIX_FT is defined, and is an attribute whose value is 1; MPIX_Comm_iagree: the AND of the flags, progressed while the program
  *   does point-to-point, completed by MPI_Wait or MPI_Test, or by a later collective call
  *   (collectives are ordered), its outcome still reported by MPI_Wait afterwards.
  * - Rank 3 dies: an MPIX_Comm_iagree that no survivor acknowledged it for returns
@@ -16,6 +16,9 @@
 
 #ifndef MPIX_FT
 #error "MPIX_FT is not defined"
+#endif
+#if MPIX_FT == MPI_TAG_UB || MPIX_FT == MPI_WTIME_IS_GLOBAL || MPIX_FT == MPI_UNIVERSE_SIZE
+#error "MPIX_FT is another attribute's key"
 #endif
 
 /* Every rank's flag has all low 8 bits but its own. */
@@ -38,6 +41,12 @@ int main(int argc, char **argv) {
     ft_init(&argc, &argv, &rank, &size);
     CHECK(size == 5, "run on 5 ranks, not %d", size);
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+
+    /* MPIX_FT is also an attribute: this library tolerates failures (as Open MPI says). */
+    int *ft = NULL;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &flag));
+    CHECK(flag == 1 && ft != NULL && *ft == 1, "MPIX_FT attribute: flag %d, value %d", flag,
+          ft ? *ft : -1);
 
     /* Overlap: the agreement is pending while the ring goes round. */
     flag = FLAG_OF(rank);
