@@ -74,6 +74,11 @@ struct Args {
     /// rtrun has none), as mpirun's `-x`. Repeatable.
     #[arg(short = 'x', value_name = "VAR[=VALUE]")]
     export: Vec<String>,
+    /// The error handler MPI_COMM_WORLD and MPI_COMM_SELF start with in C programs, as
+    /// mpiexec's option (MPI-4): mpi_errors_are_fatal (the default), mpi_errors_abort (the same
+    /// here) or mpi_errors_return. Sets RT_INITIAL_ERRHANDLER for the ranks.
+    #[arg(long, value_name = "NAME", value_parser = runthrough::settings::INITIAL_ERRHANDLERS)]
+    initial_errhandler: Option<String>,
     /// Start the ranks in DIR (mpirun's `-wdir` is taken too); a relative program path is
     /// still found from rtrun's own directory.
     #[arg(long, value_name = "DIR")]
@@ -244,6 +249,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         job.env.push((name.to_string(), value));
+    }
+    if let Some(name) = args.initial_errhandler {
+        job.env.push(("RT_INITIAL_ERRHANDLER".into(), name));
     }
     job.working_dir = args.wdir;
     job.output_dir = args.output_filename;

@@ -33,6 +33,16 @@ fn initialize() -> Result<(), Failure> {
             "MPI_Init called twice, or after MPI_Finalize",
         ));
     }
+    let initial = match initial_errhandler() {
+        Ok(initial) => initial,
+        Err(error) => {
+            drop(phase);
+            stderr_line(format_args!(
+                "runthrough: MPI_Init failed: {error}; MPI_ERRORS_ARE_FATAL: exiting"
+            ));
+            std::process::exit(1)
+        }
+    };
     let universe = match runthrough::init_or_singleton() {
         Ok(universe) => universe,
         Err(error) => {
@@ -46,10 +56,32 @@ fn initialize() -> Result<(), Failure> {
     // The universe lives as long as the process: its world is MPI_COMM_WORLD, and MPI_Finalize
     // is the fault-tolerant agreement that ends the rank's part in the job.
     let universe: &'static runthrough::Universe = Box::leak(Box::new(universe));
-    *phase = Phase::Running(Runtime::new(universe));
+    let mut runtime = Runtime::new(universe);
+    if initial == "mpi_errors_return" {
+        for comm in [MPI_COMM_WORLD, MPI_COMM_SELF] {
+            if let Ok(entry) = runtime.comm_mut(comm) {
+                entry.errhandler = (MPI_ERRORS_RETURN, crate::errors::Handler::Return);
+            }
+        }
+    }
+    *phase = Phase::Running(runtime);
     // The library is initialized once per process, so this is set at most once.
     let _ = MAIN_THREAD.set(std::thread::current().id());
     Ok(())
+}
+
+/// The error handler `MPI_COMM_WORLD` and `MPI_COMM_SELF` start with (MPI-4.0 §9.3), by
+/// MPI's name: `RT_INITIAL_ERRHANDLER` (`rtrun --initial-errhandler`), else
+/// `mpi_errors_are_fatal`. `mpi_errors_abort` acts as `mpi_errors_are_fatal` here (the failing
+/// process ends; the others learn of its death and run on).
+///
+/// # Errors
+/// A value that is none of the three names.
+pub(crate) fn initial_errhandler() -> Result<&'static str, runthrough::settings::SettingError> {
+    match std::env::var("RT_INITIAL_ERRHANDLER") {
+        Ok(value) => runthrough::settings::initial_errhandler(&value),
+        Err(_) => Ok("mpi_errors_are_fatal"),
+    }
 }
 
 /// The thread that initialized the library (`MPI_Is_thread_main`).

@@ -66,7 +66,7 @@ pub(crate) fn create_with(pairs: Pairs) -> c_int {
 
 /// The pairs of `MPI_INFO_ENV` (MPI-4.0 §11.2.4), those this process knows: `command` and
 /// `argv` (from its command line), `maxprocs` (the size of `MPI_COMM_WORLD`, once
-/// initialized), `host`, `arch`, `wdir` and `thread_level`. `file` and `soft` are absent (no
+/// initialized), `host`, `arch`, `wdir`, `thread_level` and `mpi_initial_errhandler`. `file` and `soft` are absent (no
 /// launcher passes them).
 fn environment() -> Pairs {
     let mut pairs = Vec::new();
@@ -91,6 +91,9 @@ fn environment() -> Pairs {
         push("wdir", dir.to_string_lossy().into_owned());
     }
     push("thread_level", "MPI_THREAD_MULTIPLE".into());
+    if let Ok(initial) = crate::environment::initial_errhandler() {
+        push("mpi_initial_errhandler", initial.into());
+    }
     pairs
 }
 

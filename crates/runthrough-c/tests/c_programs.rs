@@ -580,6 +580,21 @@ fn matched_probe_and_cancel() {
     scenario("matched_probe", 3, &[2]);
 }
 
+/// `tests/c/initial_errhandler.c`: the initial error handler, by default and with
+/// RT_INITIAL_ERRHANDLER=mpi_errors_return (what `rtrun --initial-errhandler` sets): in
+/// MPI_INFO_ENV, on MPI_COMM_WORLD and MPI_COMM_SELF, and a bad call then returns.
+#[test]
+fn initial_error_handler() {
+    let _one = one_job_at_a_time();
+    let program = compile("initial_errhandler");
+    run_checked("initial_errhandler", program.clone(), 2, &[], &[], &[]);
+    let mut job = Job::new(2, program);
+    job.args = vec!["mpi_errors_return".into()];
+    job.env
+        .push(("RT_INITIAL_ERRHANDLER".into(), "MPI_ERRORS_RETURN".into()));
+    run_job("initial_errhandler", job, &[]);
+}
+
 /// `tests/c/nonblocking.c`: the fifteen non-blocking collectives pending at once on 4 ranks,
 /// each result checked; pending ones never hold up point-to-point traffic; a blocking
 /// collective after them; MPI_Test; a communicator freed while one is pending; bad input (the

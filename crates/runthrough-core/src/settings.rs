@@ -50,6 +50,10 @@ pub enum Setting {
     /// `RT_TIMELINE`: `1` when the launcher draws a job timeline (`rtrun --timeline`): the
     /// rank reports its events to it. Set by the launcher.
     Timeline,
+    /// `RT_INITIAL_ERRHANDLER`: the error handler `MPI_COMM_WORLD` and `MPI_COMM_SELF` start
+    /// with in the C library (MPI-4.0 §9.3): `mpi_errors_are_fatal` (the default),
+    /// `mpi_errors_abort` or `mpi_errors_return` (`rtrun --initial-errhandler`).
+    InitialErrhandler,
 }
 
 /// How long start-up waits for the other ranks by default (`RT_INIT_TIMEOUT`).
@@ -57,7 +61,7 @@ pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 14] = [
+    pub const ALL: [Setting; 15] = [
         Setting::Rank,
         Setting::Size,
         Setting::Control,
@@ -72,6 +76,7 @@ impl Setting {
         Setting::Pmi,
         Setting::InitTimeout,
         Setting::Timeline,
+        Setting::InitialErrhandler,
     ];
 
     /// The variable's name.
@@ -91,6 +96,7 @@ impl Setting {
             Setting::Pmi => "RT_PMI",
             Setting::InitTimeout => "RT_INIT_TIMEOUT",
             Setting::Timeline => "RT_TIMELINE",
+            Setting::InitialErrhandler => "RT_INITIAL_ERRHANDLER",
         }
     }
 
@@ -160,6 +166,7 @@ pub fn check(name: &str, value: &str) -> Result<(), SettingError> {
         Setting::Verbose => verbose(value).map(drop),
         Setting::Pmi => pmi(value).map(drop),
         Setting::InitTimeout => init_timeout(value).map(drop),
+        Setting::InitialErrhandler => initial_errhandler(value).map(drop),
         Setting::Rank
         | Setting::Size
         | Setting::Control
@@ -323,6 +330,32 @@ pub fn pmi(value: &str) -> Result<u8, SettingError> {
     }
 }
 
+/// The error handlers a program can start with (`RT_INITIAL_ERRHANDLER`), by the names MPI's
+/// `mpiexec -initial-errhandler` takes.
+pub const INITIAL_ERRHANDLERS: [&str; 3] = [
+    "mpi_errors_are_fatal",
+    "mpi_errors_abort",
+    "mpi_errors_return",
+];
+
+/// `RT_INITIAL_ERRHANDLER`: one of [`INITIAL_ERRHANDLERS`], in any case; the name in lower case.
+///
+/// # Errors
+/// Anything else.
+pub fn initial_errhandler(value: &str) -> Result<&'static str, SettingError> {
+    let lower = value.trim().to_ascii_lowercase();
+    INITIAL_ERRHANDLERS
+        .into_iter()
+        .find(|name| *name == lower)
+        .ok_or_else(|| {
+            SettingError::new(
+                Setting::InitialErrhandler,
+                value,
+                "expected mpi_errors_are_fatal, mpi_errors_abort or mpi_errors_return",
+            )
+        })
+}
+
 /// `RT_INIT_TIMEOUT`: seconds, a positive number (`30`, `2.5`), at most a day.
 ///
 /// # Errors
@@ -350,6 +383,24 @@ pub fn init_timeout(value: &str) -> Result<Duration, SettingError> {
 mod tests {
     use super::*;
 
+    /// The initial error handler: MPI's three names in any case, nothing else.
+    #[test]
+    fn initial_errhandler_takes_mpi_s_names() {
+        assert_eq!(
+            initial_errhandler("MPI_ERRORS_RETURN"),
+            Ok("mpi_errors_return")
+        );
+        assert_eq!(
+            initial_errhandler(" mpi_errors_abort"),
+            Ok("mpi_errors_abort")
+        );
+        for bad in ["", "return", "mpi_errors_ignore"] {
+            let error = initial_errhandler(bad).unwrap_err();
+            assert_eq!(error.variable, "RT_INITIAL_ERRHANDLER");
+            assert!(error.reason.contains("mpi_errors_return"), "{error}");
+        }
+    }
+
     /// Every value the README and the docs show is accepted.
     #[test]
     fn documented_values_are_accepted() {
@@ -368,6 +419,9 @@ mod tests {
             ("RT_BIND", "127.0.0.1"),
             ("RT_VERBOSE", "1"),
             ("RT_PMI", "2"),
+            ("RT_INITIAL_ERRHANDLER", "mpi_errors_return"),
+            ("RT_INITIAL_ERRHANDLER", "MPI_ERRORS_ARE_FATAL"),
+            ("RT_INITIAL_ERRHANDLER", "mpi_errors_abort"),
             ("RT_FAULT", "call:2"),
             ("RT_FAULT", "validate_global:2:1,all_reduce:3"),
             ("RT_INIT_TIMEOUT", "30"),

@@ -252,6 +252,10 @@ fn parse_settings() -> Result<Settings, InitError> {
     if let Some(value) = var(pmi::ENV_VERSION)? {
         settings::pmi(&value).map_err(InitError::BadSetting)?;
     }
+    // Read by the C library; checked here with the others, so a bad value stops every program.
+    if let Some(value) = var(settings::Setting::InitialErrhandler.name())? {
+        settings::initial_errhandler(&value).map_err(InitError::BadSetting)?;
+    }
     let init_timeout = match var(settings::Setting::InitTimeout.name())? {
         Some(value) => settings::init_timeout(&value).map_err(InitError::BadSetting)?,
         None => settings::DEFAULT_INIT_TIMEOUT,
