@@ -426,7 +426,9 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
  * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
  * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only
- * intracommunicators have them here), or MPIX_ERR_REVOKED once it is revoked. MPI_Intercomm_merge (collective over both groups:
+ * intracommunicators have them here), or MPIX_ERR_REVOKED once it is revoked; MPI_Barrier is
+ * the exception: on an intercommunicator it is a barrier over both groups (and returns
+ * MPIX_ERR_REVOKED when the intercommunicator is revoked while it waits). MPI_Intercomm_merge (collective over both groups:
  * an agreement then a split, so every rank gets the same result) puts the group that passes
  * high = 0 first (when both pass the same value, the group whose first member has the lower
  * MPI_COMM_WORLD rank);

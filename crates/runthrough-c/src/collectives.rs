@@ -22,10 +22,25 @@ fn root_of(root: c_int) -> Result<Rank, Failure> {
     Rank::try_from(root).map_err(|_| Failure::new(MPI_ERR_ROOT, format!("invalid root {root}")))
 }
 
-/// `MPI_Barrier`.
+/// `MPI_Barrier`. On an intercommunicator (MPI-4.0 §6.3: every member of both groups has
+/// entered when any leaves), a barrier over the communicator that spans both groups and numbers
+/// group A first (`crate::intercomm`): revoking the intercommunicator revokes that one too, so a
+/// barrier waiting on it returns `MPIX_ERR_REVOKED`.
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
-    boundary(comm, || Ok(collective_comm_of(comm)?.get().barrier()?))
+    boundary(comm, || {
+        if let Some(inter) = crate::intercomm::inter_of(comm)? {
+            // Both groups use the same one of the two: the one that numbers group A first.
+            let mut both = crate::intercomm::backing(comm)?;
+            let spanning = if inter.local_first() {
+                both.swap_remove(0)
+            } else {
+                both.swap_remove(1)
+            };
+            return Ok(spanning.get().barrier()?);
+        }
+        Ok(collective_comm_of(comm)?.get().barrier()?)
+    })
 }
 
 /// `MPI_Ibarrier`: [`MPI_Barrier`] as a non-blocking collective (see [`start`]).

@@ -3,7 +3,8 @@
 //! `MPI_Comm_remote_size`, `MPI_Comm_remote_group`; point-to-point on them goes through
 //! [`send_side`] and [`receive_side`], the local queries (`MPI_Comm_size`, `_rank`, `_group`,
 //! `_compare`) through [`Inter`], revocation and acknowledgement through [`backing`], and
-//! `MPIX_Comm_agree` through [`agree`]. Every other call refuses an intercommunicator
+//! `MPIX_Comm_agree` through [`agree`], `MPI_Barrier` over the communicator that spans both
+//! groups. Every other call refuses an intercommunicator
 //! (`crate::runtime::comm_of`).
 //!
 //! # Design
@@ -49,6 +50,14 @@ pub(crate) struct Inter {
     /// Whether the local group is A (numbered first by the communicator that `MPI_Intercomm_merge`
     /// runs on).
     local_first: bool,
+}
+
+impl Inter {
+    /// Whether the local group is A: then the communicator it sends on numbers A first (the
+    /// one both groups run their collectives on), else the one it receives on does.
+    pub(crate) fn local_first(&self) -> bool {
+        self.local_first
+    }
 }
 
 /// The communicators that carry `handle`'s traffic: its own for an intracommunicator; the one
