@@ -170,10 +170,11 @@ static void check_env(int argc, char **argv, int size) {
         expect_value(env, "thread_level", "MPI_THREAD_MULTIPLE");
         OK(MPI_Info_get_valuelen(env, "arch", &len, &flag));
         CHECK(flag == 1 && len > 0, "arch: flag %d, length %d", flag, len);
+        expect_value(env, "mpi_initial_errhandler", "mpi_errors_are_fatal");
         expect_absent(env, "file");
         int nkeys = -1;
         OK(MPI_Info_get_nkeys(env, &nkeys));
-        CHECK(nkeys == 7, "MPI_INFO_ENV has %d keys", nkeys);
+        CHECK(nkeys == 8, "MPI_INFO_ENV has %d keys", nkeys);
         char key[MPI_MAX_INFO_KEY];
         OK(MPI_Info_get_nthkey(env, 0, key));
         CHECK(strcmp(key, "command") == 0, "first key %s", key);
