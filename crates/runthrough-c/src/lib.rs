@@ -27,6 +27,7 @@
 //! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
 
 mod attributes;
+mod buffered;
 mod collectives;
 mod communicators;
 mod completion;
@@ -42,6 +43,7 @@ mod matched;
 mod ops;
 mod pack;
 mod pairs;
+mod persistent;
 mod point_to_point;
 mod rooted;
 mod runtime;
