@@ -785,16 +785,18 @@ pub(crate) fn settle(handle: c_int, block: bool) -> Result<Standing, Failure> {
         } => {
             let operation = Operation::Complete(error.map_or(Ok(status), Err));
             with_runtime(|runtime| {
-                match runtime.requests.get_mut(&handle) {
-                    Some(RequestEntry {
-                        operation: Operation::Persistent(persistent),
-                        ..
-                    }) if next == Next::Inactive => persistent.active = Some(Box::new(operation)),
-                    _ => {
-                        runtime
-                            .requests
-                            .insert(handle, RequestEntry { operation, comm });
-                    }
+                if next == Next::Freed {
+                    runtime
+                        .requests
+                        .insert(handle, RequestEntry { operation, comm });
+                } else if let Some(RequestEntry {
+                    operation: Operation::Persistent(persistent),
+                    ..
+                }) = runtime.requests.get_mut(&handle)
+                {
+                    // `progress` put the persistent request back, inactive: the outcome becomes
+                    // its active operation again.
+                    persistent.active = Some(Box::new(operation));
                 }
                 Ok(())
             })?;
