@@ -17,6 +17,7 @@
  *   a message rank 0 sends after testing); started twice.
  * - MPI_Cancel of a started persistent receive, then the same request started again receives.
  * - MPI_Rsend_init, and persistent requests to / from MPI_PROC_NULL.
+ * - A persistent receive of a strided (vector) type, started twice.
  * - MPI_Bsend, MPI_Ibsend, MPI_Rsend, MPI_Irsend; MPI_Buffer_attach / _detach (a second attach
  *   is MPI_ERR_BUFFER, the detach returns the same pointer and size, an empty detach NULL / 0,
  *   a negative size MPI_ERR_BUFFER).
@@ -258,6 +259,31 @@ static void ready_and_proc_null(void) {
     OK(MPI_Request_free(&requests[1]));
 }
 
+/* A persistent receive of a strided type (unpacked at each completion), twice. */
+static void strided(void) {
+    int data[3], grid[6];
+    MPI_Datatype column;
+    MPI_Request requests[2];
+    OK(MPI_Type_vector(3, 1, 2, MPI_INT, &column));
+    OK(MPI_Type_commit(&column));
+    OK(MPI_Send_init(data, 3, MPI_INT, right, 16, MPI_COMM_WORLD, &requests[0]));
+    OK(MPI_Recv_init(grid, 1, column, left, 16, MPI_COMM_WORLD, &requests[1]));
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 3; k++)
+            data[k] = 10 * rank + k + round;
+        for (int k = 0; k < 6; k++)
+            grid[k] = -1;
+        OK(MPI_Startall(2, requests));
+        OK(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+        for (int k = 0; k < 6; k++)
+            CHECK(grid[k] == (k % 2 ? -1 : 10 * left + k / 2 + round),
+                  "round %d: strided element %d is %d", round, k, grid[k]);
+    }
+    OK(MPI_Request_free(&requests[0]));
+    OK(MPI_Request_free(&requests[1]));
+    OK(MPI_Type_free(&column));
+}
+
 static void buffered(void) {
     int size_bytes = 4 * (int)sizeof(int) + 4 * MPI_BSEND_OVERHEAD;
     char *buffer = malloc(size_bytes), *other = malloc(16);
@@ -344,6 +370,7 @@ int main(int argc, char **argv) {
     synchronous();
     cancel();
     ready_and_proc_null();
+    strided();
     buffered();
     bad_input();
     OK(MPI_Barrier(MPI_COMM_WORLD));
