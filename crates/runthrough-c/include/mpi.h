@@ -65,6 +65,23 @@
  * - MPI_Request_free of a pending receive or of a send waiting for credit: the operation goes
  *   on (a helper thread completes it); the request of a non-blocking collective cannot be
  *   freed (MPI_ERR_REQUEST, as MPI says it is erroneous).
+ * - Persistent requests (MPI_Send_init, _Ssend_init, _Bsend_init, _Rsend_init, MPI_Recv_init):
+ *   the init call checks the arguments (MPI_ERR_RANK, MPI_ERR_TAG, ... at once); MPI_Start /
+ *   MPI_Startall start the operation exactly as MPI_Isend / MPI_Issend / MPI_Irecv would, so
+ *   it fails as they do (a peer that failed: MPIX_ERR_PROC_FAILED at completion; a peer
+ *   recognized in G: completes as MPI_PROC_NULL). Every completion call leaves the request
+ *   inactive and allocated, also when it failed; completing an inactive one returns at once
+ *   with an empty status, and the Waitany/Testany/Waitsome/Testsome calls skip it as they skip
+ *   MPI_REQUEST_NULL. MPI_Start of an active request is MPI_ERR_REQUEST. MPI_Request_free of
+ *   an active one lets its operation go on, as for a non-persistent request; MPI_Cancel of an
+ *   active receive withdraws it as for MPI_Irecv.
+ * - Buffered and ready sends (MPI_Bsend, _Ibsend, _Bsend_init, MPI_Rsend, _Irsend,
+ *   _Rsend_init) are standard sends: the library buffers every message itself (eager, with
+ *   the flow control below), and a standard send is a valid ready send. MPI_Buffer_attach
+ *   only records the buffer (MPI_ERR_BUFFER if one is attached or the size is negative) and
+ *   MPI_Buffer_detach returns it (NULL and 0 when none is attached, as MPICH does); the
+ *   attached buffer is never used, so a program that expects MPI_ERR_BUFFER from a buffered
+ *   send that does not fit in it will not get it.
  * - Flow control: each sender may have a share of the destination's buffer for unexpected
  *   messages (RT_UNEXPECTED_CAP, default 64 MiB, divided among the ranks) in flight; beyond it
  *   MPI_Send waits until the destination has received earlier messages, and an MPI_Isend
@@ -298,6 +315,8 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_ANY_TAG (-1)
 #define MPI_UNDEFINED (-32766)
 #define MPI_TAG_UB_VALUE 2147483647
+/* Per-message bytes to add to MPI_Buffer_attach's size (the attached buffer is not used). */
+#define MPI_BSEND_OVERHEAD 128
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_PROCESSOR_NAME 256
 #define MPI_IDENT 0
@@ -494,7 +513,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
  * power of two dividing n), so a type that describes a C struct member by member has the
  * struct's sizeof as its extent; the other constructors do not round. They are accepted by the
  * point-to-point calls (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
- * MPI_Sendrecv, MPI_Sendrecv_replace), MPI_Get_count and every collective: the data is packed
+ * MPI_Sendrecv, MPI_Sendrecv_replace, the buffered, ready and persistent forms), MPI_Get_count and every collective: the data is packed
  * before it is sent and unpacked where it is received (a type whose data is one contiguous run
  * moves without a copy; a v-collective's displacements count extents of its type, as in MPI).
  * The reductions (reduce, allreduce, scan, exscan, the reduce-scatters) with a predefined
@@ -568,6 +587,33 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                MPI_Comm comm, MPI_Request *request);
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request);
+/* Buffered and ready sends are standard sends (the library buffers every message); the buffer
+ * of MPI_Buffer_attach is recorded and returned by MPI_Buffer_detach, never used. */
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+/* Persistent requests: created inactive; MPI_Start starts the operation as MPI_Isend,
+ * MPI_Issend or MPI_Irecv would; completion leaves them inactive (not MPI_REQUEST_NULL)
+ * until MPI_Request_free. */
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request requests[]);
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status);

@@ -10,6 +10,10 @@
 //! can still complete after the acknowledgement (SPEC §3.2, §5). The calls with an array of
 //! statuses report errors as `MPI_ERR_IN_STATUS` with each status's `MPI_ERROR` (the error
 //! itself with `MPI_STATUSES_IGNORE`), as `MPI_Waitall` does.
+//!
+//! A persistent request (`crate::persistent`) keeps its handle when these calls complete it
+//! (it becomes inactive, whatever its outcome), and an inactive one counts as
+//! `MPI_REQUEST_NULL` does; `crate::point_to_point::progress` does both for every call.
 
 use std::os::raw::c_int;
 use std::time::Duration;
@@ -235,7 +239,8 @@ pub unsafe extern "C" fn MPI_Waitsome(
 /// waiting for flow-control credit still goes (a helper thread completes such a request; its
 /// outcome, an error included, is dropped). Freeing the request of a non-blocking collective
 /// (`MPI_Ibarrier`, `MPIX_Comm_iagree`) is erroneous in MPI: `MPI_ERR_REQUEST`, the request
-/// untouched.
+/// untouched. A persistent request is freed, inactive or not: its active operation goes on as
+/// above.
 ///
 /// # Safety
 /// `request` is NULL or points at a readable and writable `MPI_Request`.
@@ -266,7 +271,12 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
             runtime.requests.remove(&handle).ok_or_else(invalid)
         })?;
         slot.write(MPI_REQUEST_NULL);
-        if let Operation::Receive(mut pending) = entry.operation {
+        // A persistent request's active operation goes on as a non-persistent one would.
+        let operation = match entry.operation {
+            Operation::Persistent(persistent) => persistent.active.map(|active| *active),
+            operation => Some(operation),
+        };
+        if let Some(Operation::Receive(mut pending)) = operation {
             std::thread::Builder::new()
                 .name("rt-freed-request".into())
                 .spawn(move || {
@@ -293,7 +303,8 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
 /// as cancelled, its buffer untouched. A receive already matched, a send (never cancelled here:
 /// its message may be with the receiver already) and a completed request complete as they
 /// would have. Cancelling the request of a non-blocking collective is erroneous in MPI:
-/// `MPI_ERR_REQUEST`.
+/// `MPI_ERR_REQUEST`. For an active persistent request, its started operation is cancelled so
+/// (the request is inactive again once that completes); an inactive one is left as it is.
 ///
 /// # Safety
 /// `request` is NULL or points at a readable `MPI_Request`.
@@ -310,24 +321,34 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
                 )
             })?;
             *comm = entry.comm;
-            match &mut entry.operation {
-                Operation::Background(_) | Operation::Agreement(_) => Err(Failure::new(
-                    MPI_ERR_REQUEST,
-                    "the request of a non-blocking collective cannot be cancelled",
-                )),
-                Operation::Receive(pending) => {
-                    if pending.request.cancel() {
-                        entry.operation = Operation::Complete(Ok(MPI_Status {
-                            rt_cancelled: 1,
-                            ..empty_status()
-                        }));
-                    }
-                    Ok(())
-                }
-                Operation::Complete(_) => Ok(()),
-            }
+            cancel(&mut entry.operation)
         })
     })
+}
+
+/// Cancels `operation` if it is a receive no message has matched yet (in a persistent
+/// request: its active operation; an inactive one is left as it is).
+fn cancel(operation: &mut Operation) -> Result<(), Failure> {
+    match operation {
+        Operation::Background(_) | Operation::Agreement(_) => Err(Failure::new(
+            MPI_ERR_REQUEST,
+            "the request of a non-blocking collective cannot be cancelled",
+        )),
+        Operation::Receive(pending) => {
+            if pending.request.cancel() {
+                *operation = Operation::Complete(Ok(MPI_Status {
+                    rt_cancelled: 1,
+                    ..empty_status()
+                }));
+            }
+            Ok(())
+        }
+        Operation::Complete(_) => Ok(()),
+        Operation::Persistent(persistent) => match persistent.active.as_deref_mut() {
+            Some(active) => cancel(active),
+            None => Ok(()),
+        },
+    }
 }
 
 /// `MPI_Test_cancelled`.

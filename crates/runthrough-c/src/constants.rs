@@ -172,6 +172,9 @@ pub const MPI_ANY_SOURCE: c_int = -2;
 pub const MPI_ANY_TAG: c_int = -1;
 pub const MPI_UNDEFINED: c_int = -32766;
 pub const MPI_TAG_UB_VALUE: c_int = 2147483647;
+/// The bytes per message a program adds to `MPI_Buffer_attach`'s size (Open MPI's value; the
+/// library does not use the attached buffer).
+pub const MPI_BSEND_OVERHEAD: c_int = 128;
 pub const MPI_MAX_ERROR_STRING: c_int = 256;
 pub const MPI_MAX_PROCESSOR_NAME: c_int = 256;
 pub const MPI_IDENT: c_int = 0;
@@ -315,6 +318,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ANY_TAG", MPI_ANY_TAG),
     ("MPI_UNDEFINED", MPI_UNDEFINED),
     ("MPI_TAG_UB_VALUE", MPI_TAG_UB_VALUE),
+    ("MPI_BSEND_OVERHEAD", MPI_BSEND_OVERHEAD),
     ("MPI_MAX_ERROR_STRING", MPI_MAX_ERROR_STRING),
     ("MPI_MAX_PROCESSOR_NAME", MPI_MAX_PROCESSOR_NAME),
     ("MPI_IDENT", MPI_IDENT),

@@ -28,6 +28,7 @@
 
 mod attributes;
 mod background;
+mod buffered;
 mod collectives;
 mod communicators;
 mod completion;
@@ -43,6 +44,7 @@ mod matched;
 mod ops;
 mod pack;
 mod pairs;
+mod persistent;
 mod point_to_point;
 mod rooted;
 mod runtime;

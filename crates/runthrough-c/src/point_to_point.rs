@@ -93,7 +93,7 @@ impl StatusOut {
 ///
 /// # Safety
 /// `buf` is NULL or points at `count` readable elements of `datatype`.
-unsafe fn send(
+pub(crate) unsafe fn send(
     buf: *const c_void,
     count: c_int,
     datatype: c_int,
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn MPI_Isend(
 /// # Safety
 /// As `MPI_Isend`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn start_send(
+pub(crate) unsafe fn start_send(
     buf: *const c_void,
     count: c_int,
     datatype: c_int,
@@ -207,52 +207,71 @@ unsafe fn start_send(
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
-        // Argument errors are reported at once; failures by the request (SPEC §3.1).
-        // SAFETY: forwarded contract; the data is used only during this call (copied).
-        let data = unsafe { Data::of(count, datatype)?.read(buf)? };
-        let (comm_box, dest) = send_side(comm, dest)?;
-        let dest = destination(dest)?;
-        if tag < 0 {
-            return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
-        }
-        let operation = match dest {
-            None => Operation::Complete(Ok(c_status(Status {
-                source: None,
-                tag: None,
-                count: 0,
-            }))),
-            Some(dest) => {
-                // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
-                // `PendingReceive` holds and drops after the request.
-                let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
-                let mut pending = if synchronous {
-                    comm_ref.issend(&data, dest, tag)?
-                } else {
-                    comm_ref.isend(&data, dest, tag)?
-                };
-                match pending.test() {
-                    Ok(None) => Operation::Receive(PendingReceive {
-                        request: pending,
-                        unpack: None,
-                        comm: comm_box,
-                    }),
-                    Ok(Some(status)) => Operation::Complete(Ok(c_status(status))),
-                    Err(error) => {
-                        let failure = Failure::from(error);
-                        if !matches!(
-                            failure.class,
-                            MPIX_ERR_PROC_FAILED | MPIX_ERR_REVOKED | MPIX_ERR_PROC_FAILED_PENDING
-                        ) {
-                            return Err(failure);
-                        }
-                        Operation::Complete(Err(failure))
-                    }
-                }
-            }
-        };
+        // SAFETY: forwarded contract.
+        let operation =
+            unsafe { send_operation(buf, count, datatype, dest, tag, comm, synchronous)? };
         let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
         request.write(handle);
         Ok(())
+    })
+}
+
+/// Starts a send as `MPI_Isend` (`MPI_Issend` when `synchronous`) does, and returns the
+/// operation its request holds (`MPI_Start` of a persistent send calls it too). Argument errors
+/// are returned at once; failures are the operation's outcome (SPEC §3.1).
+///
+/// # Safety
+/// `buf` is NULL or points at `count` readable elements of `datatype` (copied by the call).
+pub(crate) unsafe fn send_operation(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    synchronous: bool,
+) -> Result<Operation, Failure> {
+    // SAFETY: forwarded contract; the data is used only during this call (copied).
+    let data = unsafe { Data::of(count, datatype)?.read(buf)? };
+    let (comm_box, dest) = send_side(comm, dest)?;
+    let dest = destination(dest)?;
+    if tag < 0 {
+        return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
+    }
+    Ok(match dest {
+        None => Operation::Complete(Ok(c_status(Status {
+            source: None,
+            tag: None,
+            count: 0,
+        }))),
+        Some(dest) => {
+            // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
+            // `PendingReceive` holds and drops after the request.
+            let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+            let mut pending = if synchronous {
+                comm_ref.issend(&data, dest, tag)?
+            } else {
+                comm_ref.isend(&data, dest, tag)?
+            };
+            match pending.test() {
+                Ok(None) => Operation::Receive(PendingReceive {
+                    request: pending,
+                    unpack: None,
+                    comm: comm_box,
+                }),
+                Ok(Some(status)) => Operation::Complete(Ok(c_status(status))),
+                Err(error) => {
+                    let failure = Failure::from(error);
+                    if !matches!(
+                        failure.class,
+                        MPIX_ERR_PROC_FAILED | MPIX_ERR_REVOKED | MPIX_ERR_PROC_FAILED_PENDING
+                    ) {
+                        return Err(failure);
+                    }
+                    Operation::Complete(Err(failure))
+                }
+            }
+        }
     })
 }
 
@@ -333,42 +352,60 @@ pub unsafe extern "C" fn MPI_Irecv(
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
-        let (buffer, unpack): (&'static mut [u8], _) = match Data::of(count, datatype)? {
-            // SAFETY: forwarded contract: the buffer is valid and reserved to the request until
-            // it completes, and the request (in the table) is dropped at the latest at
-            // MPI_Finalize.
-            Data::Contiguous(len) => (unsafe { output(buf, len)? }, None),
-            Data::Strided {
-                layout,
-                count,
-                span,
-            } => {
-                // SAFETY: as above; the scratch buffer is used only by the request, which
-                // `PendingReceive` drops before the `Unpack` (field order).
-                let (unpack, scratch) = unsafe { Unpack::new(&layout, count, span, buf)? };
-                (scratch, Some(unpack))
-            }
-        };
-        let comm_box = receive_side(comm, source_rank)?;
-        let tag = receive_tag(tag)?;
-        let operation = match source(source_rank)? {
-            None => Operation::Complete(Ok(proc_null_status())),
-            Some(source) => {
-                // SAFETY: the communicator lives in the `Arc` that the same `PendingReceive`
-                // holds (never moved: it is on the heap) and drops after the request (field
-                // order), so the reference outlives every use the request makes of it.
-                let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
-                let pending = comm_ref.irecv(buffer, source, tag)?;
-                Operation::Receive(PendingReceive {
-                    request: pending,
-                    unpack,
-                    comm: comm_box,
-                })
-            }
-        };
+        // SAFETY: forwarded contract.
+        let operation = unsafe { receive_operation(buf, count, datatype, source_rank, tag, comm)? };
         let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
         request.write(handle);
         Ok(())
+    })
+}
+
+/// Posts a receive as `MPI_Irecv` does, and returns the operation its request holds
+/// (`MPI_Start` of a persistent receive calls it too).
+///
+/// # Safety
+/// As `MPI_Irecv` for `buf`: valid and reserved to the operation until it completes or is
+/// dropped (at the latest by `MPI_Finalize`).
+pub(crate) unsafe fn receive_operation(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source_rank: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> Result<Operation, Failure> {
+    let (buffer, unpack): (&'static mut [u8], _) = match Data::of(count, datatype)? {
+        // SAFETY: forwarded contract: the buffer is valid and reserved to the request until
+        // it completes, and the request (in the table) is dropped at the latest at
+        // MPI_Finalize.
+        Data::Contiguous(len) => (unsafe { output(buf, len)? }, None),
+        Data::Strided {
+            layout,
+            count,
+            span,
+        } => {
+            // SAFETY: as above; the scratch buffer is used only by the request, which
+            // `PendingReceive` drops before the `Unpack` (field order).
+            let (unpack, scratch) = unsafe { Unpack::new(&layout, count, span, buf)? };
+            (scratch, Some(unpack))
+        }
+    };
+    let comm_box = receive_side(comm, source_rank)?;
+    let tag = receive_tag(tag)?;
+    Ok(match source(source_rank)? {
+        None => Operation::Complete(Ok(proc_null_status())),
+        Some(source) => {
+            // SAFETY: the communicator lives in the `Arc` that the same `PendingReceive`
+            // holds (never moved: it is on the heap) and drops after the request (field
+            // order), so the reference outlives every use the request makes of it.
+            let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+            let pending = comm_ref.irecv(buffer, source, tag)?;
+            Operation::Receive(PendingReceive {
+                request: pending,
+                unpack,
+                comm: comm_box,
+            })
+        }
     })
 }
 
@@ -513,15 +550,47 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_i
 
 /// What became of a request looked at once.
 pub(crate) enum Progress {
+    /// `MPI_REQUEST_NULL` or an inactive persistent request: nothing to complete (an empty
+    /// status, no error; the handle does not change).
+    Inactive,
     /// Still running (the request stays in the table).
     Pending,
-    /// Finished with this status and error (`None` for success); `kept` when the request stays
-    /// active nonetheless (a wildcard receive's `MPIX_ERR_PROC_FAILED_PENDING`).
+    /// Finished with this status and error (`None` for success); `next` says what becomes of
+    /// the request.
     Done {
         status: MPI_Status,
         error: Option<Failure>,
-        kept: bool,
+        next: Next,
     },
+}
+
+/// What becomes of a request that [`progress`] found done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// It is freed: the program's handle becomes `MPI_REQUEST_NULL`.
+    Freed,
+    /// It stays active (a wildcard receive's `MPIX_ERR_PROC_FAILED_PENDING`, SPEC §3.2): not
+    /// complete, the handle kept.
+    Active,
+    /// A persistent request, now inactive: complete, and the handle stays valid (for the next
+    /// `MPI_Start` or `MPI_Request_free`).
+    Inactive,
+}
+
+impl Next {
+    /// Whether the operation completed (`MPI_Test`'s flag).
+    pub(crate) fn completed(self) -> bool {
+        self != Next::Active
+    }
+
+    /// The program's handle after the completion: `MPI_REQUEST_NULL` for a freed request.
+    pub(crate) fn handle(self, handle: c_int) -> c_int {
+        if self == Next::Freed {
+            MPI_REQUEST_NULL
+        } else {
+            handle
+        }
+    }
 }
 
 /// A runtime request that a C request holds, looked at once.
@@ -551,14 +620,12 @@ look_by_wait_or_test!(Request<'_>, Status);
 look_by_wait_or_test!(AgreementRequest<'_, u32>, u32);
 
 /// Looks at request `handle` (waiting for it when `block`); `comm` is set to the communicator
-/// handle whose error handler reports it.
+/// handle whose error handler reports it. Every completion call goes through here: a finished
+/// request leaves the table ([`Next::Freed`]), but a persistent one stays, inactive
+/// ([`Next::Inactive`]); an inactive one is [`Progress::Inactive`], as `MPI_REQUEST_NULL` is.
 pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<Progress, Failure> {
     if handle == MPI_REQUEST_NULL {
-        return Ok(Progress::Done {
-            status: empty_status(),
-            error: None,
-            kept: false,
-        });
+        return Ok(Progress::Inactive);
     }
     let entry = with_runtime(|runtime| {
         runtime.requests.remove(&handle).ok_or_else(|| {
@@ -573,7 +640,32 @@ pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<P
         operation,
         comm: request_comm,
     } = entry;
-    let put_back = |operation: Operation| {
+    let (progress, kept) = match operation {
+        Operation::Persistent(mut persistent) => {
+            let progress = match persistent.active.take() {
+                None => Progress::Inactive,
+                Some(active) => {
+                    let (progress, still) = advance(*active, block);
+                    persistent.active = still.map(Box::new);
+                    match progress {
+                        Progress::Done {
+                            status,
+                            error,
+                            next: Next::Freed,
+                        } => Progress::Done {
+                            status,
+                            error,
+                            next: Next::Inactive,
+                        },
+                        other => other,
+                    }
+                }
+            };
+            (progress, Some(Operation::Persistent(persistent)))
+        }
+        operation => advance(operation, block),
+    };
+    if let Some(operation) = kept {
         with_runtime(|runtime| {
             runtime.requests.insert(
                 handle,
@@ -583,13 +675,19 @@ pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<P
                 },
             );
             Ok(())
-        })
-    };
+        })?;
+    }
+    Ok(progress)
+}
+
+/// Looks at one operation (waiting for it when `block`): what became of it, and the operation
+/// that stays in the request (`None` once it finished).
+fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
     let finished = |outcome: Result<MPI_Status, Failure>| match outcome {
         Ok(status) => Progress::Done {
             status,
             error: None,
-            kept: false,
+            next: Next::Freed,
         },
         Err(failure) => Progress::Done {
             status: MPI_Status {
@@ -597,59 +695,58 @@ pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<P
                 ..empty_status()
             },
             error: Some(failure),
-            kept: false,
+            next: Next::Freed,
         },
     };
     match operation {
-        Operation::Complete(outcome) => Ok(finished(outcome)),
+        Operation::Complete(outcome) => (finished(outcome), None),
         Operation::Background(job) => {
             let outcome = if block { Some(job.wait()) } else { job.poll() };
             match outcome {
-                None => {
-                    put_back(Operation::Background(job))?;
-                    Ok(Progress::Pending)
-                }
-                Some(outcome) => Ok(finished(outcome.map(|()| empty_status()))),
+                None => (Progress::Pending, Some(Operation::Background(job))),
+                Some(outcome) => (finished(outcome.map(|()| empty_status())), None),
             }
         }
         Operation::Agreement(mut pending) => match pending.request.look(block) {
-            Ok(None) => put_back(Operation::Agreement(pending)).map(|()| Progress::Pending),
+            Ok(None) => (Progress::Pending, Some(Operation::Agreement(pending))),
             Ok(Some(agreed)) => {
                 *pending.flag = agreed as c_int;
-                Ok(finished(Ok(empty_status())))
+                (finished(Ok(empty_status())), None)
             }
             Err(error) => {
                 if let Error::AgreeProcFailed { flag: agreed } = error {
                     *pending.flag = agreed as c_int;
                 }
-                Ok(finished(Err(error.into())))
+                (finished(Err(error.into())), None)
             }
         },
-        Operation::Receive(mut pending) => {
-            let outcome = pending.request.look(block);
-            match outcome {
-                Ok(None) => {
-                    put_back(Operation::Receive(pending))?;
-                    Ok(Progress::Pending)
-                }
-                Err(Error::ProcFailedPending) => {
-                    put_back(Operation::Receive(pending))?;
-                    let failure = Failure::from(Error::ProcFailedPending);
-                    Ok(Progress::Done {
-                        status: MPI_Status {
-                            MPI_ERROR: failure.class,
-                            ..empty_status()
-                        },
-                        error: Some(failure),
-                        kept: true,
-                    })
-                }
-                Ok(Some(status)) => {
-                    pending.complete(status.count);
-                    Ok(finished(Ok(c_status(status))))
-                }
-                Err(error) => Ok(finished(Err(error.into()))),
+        Operation::Receive(mut pending) => match pending.request.look(block) {
+            Ok(None) => (Progress::Pending, Some(Operation::Receive(pending))),
+            Err(Error::ProcFailedPending) => {
+                let failure = Failure::from(Error::ProcFailedPending);
+                let progress = Progress::Done {
+                    status: MPI_Status {
+                        MPI_ERROR: failure.class,
+                        ..empty_status()
+                    },
+                    error: Some(failure),
+                    next: Next::Active,
+                };
+                (progress, Some(Operation::Receive(pending)))
             }
+            Ok(Some(status)) => {
+                pending.complete(status.count);
+                (finished(Ok(c_status(status))), None)
+            }
+            Err(error) => (finished(Err(error.into())), None),
+        },
+        // A persistent request is never nested in another (`progress` unwraps it).
+        Operation::Persistent(persistent) => {
+            let failure = Failure::new(MPI_ERR_INTERN, "a persistent request inside a request");
+            (
+                finished(Err(failure)),
+                Some(Operation::Persistent(persistent)),
+            )
         }
     }
 }
@@ -657,7 +754,7 @@ pub(crate) fn progress(handle: c_int, block: bool, comm: &mut c_int) -> Result<P
 /// Where a request stands after [`settle`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Standing {
-    /// `MPI_REQUEST_NULL`.
+    /// `MPI_REQUEST_NULL`, or an inactive persistent request.
     Inactive,
     /// Still running.
     Pending,
@@ -668,29 +765,39 @@ pub(crate) enum Standing {
 }
 
 /// Looks at request `handle` (waiting for it when `block`) without completing it for the
-/// program: an outcome is left in the table, where the next completion call finds it.
+/// program: an outcome is left in the table (in a persistent request, as its active
+/// operation), where the next completion call finds it.
 ///
 /// # Errors
 /// `MPI_ERR_REQUEST` for a handle that is not in the table.
 pub(crate) fn settle(handle: c_int, block: bool) -> Result<Standing, Failure> {
-    if handle == MPI_REQUEST_NULL {
-        return Ok(Standing::Inactive);
-    }
     let mut comm = MPI_COMM_WORLD;
     Ok(match progress(handle, block, &mut comm)? {
+        Progress::Inactive => Standing::Inactive,
         Progress::Pending => Standing::Pending,
-        Progress::Done { kept: true, .. } => Standing::FailurePending,
+        Progress::Done {
+            next: Next::Active, ..
+        } => Standing::FailurePending,
         Progress::Done {
             status,
             error,
-            kept: false,
+            next,
         } => {
-            let outcome = error.map_or(Ok(status), Err);
+            let operation = Operation::Complete(error.map_or(Ok(status), Err));
             with_runtime(|runtime| {
-                let operation = Operation::Complete(outcome);
-                runtime
-                    .requests
-                    .insert(handle, RequestEntry { operation, comm });
+                if next == Next::Freed {
+                    runtime
+                        .requests
+                        .insert(handle, RequestEntry { operation, comm });
+                } else if let Some(RequestEntry {
+                    operation: Operation::Persistent(persistent),
+                    ..
+                }) = runtime.requests.get_mut(&handle)
+                {
+                    // `progress` put the persistent request back, inactive: the outcome becomes
+                    // its active operation again.
+                    persistent.active = Some(Box::new(operation));
+                }
                 Ok(())
             })?;
             Standing::Finished
@@ -708,22 +815,24 @@ pub(crate) fn complete_in_place(handle: c_int) {
 /// Completes `*request` for the program (waiting for it when `block`), as the multiple
 /// completion calls do: its status (`MPI_ERROR` set) and error; the handle becomes
 /// `MPI_REQUEST_NULL` unless the request stays pending (a wildcard receive's
-/// `MPIX_ERR_PROC_FAILED_PENDING`, or a request not finished when `!block`). `comm` is set to
+/// `MPIX_ERR_PROC_FAILED_PENDING`, or a request not finished when `!block`) or is persistent
+/// (it stays allocated, inactive). An inactive request gives an empty status. `comm` is set to
 /// the request's communicator handle.
 pub(crate) fn finish(
     request: &mut c_int,
     block: bool,
     comm: &mut c_int,
 ) -> (MPI_Status, Option<Failure>) {
-    let (status, error, kept) = match progress(*request, block, comm) {
+    let (status, error, next) = match progress(*request, block, comm) {
+        Ok(Progress::Inactive) => (empty_status(), None, Next::Inactive),
         Ok(Progress::Done {
             status,
             error,
-            kept,
-        }) => (status, error, kept),
+            next,
+        }) => (status, error, next),
         Ok(Progress::Pending) => {
             let failure = Failure::new(MPI_ERR_INTERN, "a completed request is pending");
-            (empty_status(), Some(failure), true)
+            (empty_status(), Some(failure), Next::Active)
         }
         Err(failure) => (
             MPI_Status {
@@ -731,12 +840,10 @@ pub(crate) fn finish(
                 ..empty_status()
             },
             Some(failure),
-            true,
+            Next::Active,
         ),
     };
-    if !kept {
-        *request = MPI_REQUEST_NULL;
-    }
+    *request = next.handle(*request);
     (status, error)
 }
 
@@ -761,7 +868,9 @@ pub(crate) fn first_error_outcome(
 }
 
 /// `MPI_Wait`. A wildcard receive that reports `MPIX_ERR_PROC_FAILED_PENDING` keeps its handle
-/// (the request stays pending, SPEC §3.2); any other completion sets it to `MPI_REQUEST_NULL`.
+/// (the request stays pending, SPEC §3.2), and so does a persistent request (it becomes
+/// inactive); any other completion sets it to `MPI_REQUEST_NULL`. An inactive request returns
+/// at once with an empty status.
 ///
 /// # Safety
 /// `request` is NULL or points at a readable and writable `MPI_Request`; `status` is NULL or
@@ -775,14 +884,16 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MPI_Status) 
         let status = unsafe { StatusOut::new(status) };
         match progress(request.read(), true, comm)? {
             Progress::Pending => Err(Failure::new(MPI_ERR_INTERN, "a waited request is pending")),
+            Progress::Inactive => {
+                status.write(empty_status());
+                Ok(())
+            }
             Progress::Done {
                 status: done,
                 error,
-                kept,
+                next,
             } => {
-                if !kept {
-                    request.write(MPI_REQUEST_NULL);
-                }
+                request.write(next.handle(request.read()));
                 status.write(done);
                 error.map_or(Ok(()), Err)
             }
@@ -812,15 +923,18 @@ pub unsafe extern "C" fn MPI_Test(
                 flag.write(0);
                 Ok(())
             }
+            Progress::Inactive => {
+                flag.write(1);
+                status.write(empty_status());
+                Ok(())
+            }
             Progress::Done {
                 status: done,
                 error,
-                kept,
+                next,
             } => {
-                flag.write(c_int::from(!kept));
-                if !kept {
-                    request.write(MPI_REQUEST_NULL);
-                }
+                flag.write(c_int::from(next.completed()));
+                request.write(next.handle(request.read()));
                 status.write(done);
                 error.map_or(Ok(()), Err)
             }
@@ -909,7 +1023,8 @@ pub(crate) fn finish_all(
     first_error_outcome(first_error, statuses.is_some(), comm)
 }
 
-/// `MPI_Waitany`: `index = MPI_UNDEFINED` when every request is inactive.
+/// `MPI_Waitany`: `index = MPI_UNDEFINED` when every request is inactive (`MPI_REQUEST_NULL`
+/// or an inactive persistent request).
 ///
 /// # Safety
 /// As `MPI_Waitall` for `requests`; `index` is NULL or points at a writable int; `status` is
@@ -931,22 +1046,19 @@ pub unsafe extern "C" fn MPI_Waitany(
         loop {
             let mut any_active = false;
             for (i, request) in requests.iter_mut().enumerate() {
-                if *request == MPI_REQUEST_NULL {
-                    continue;
-                }
-                any_active = true;
-                if let Progress::Done {
-                    status: done,
-                    error,
-                    kept,
-                } = progress(*request, false, comm)?
-                {
-                    if !kept {
-                        *request = MPI_REQUEST_NULL;
+                match progress(*request, false, comm)? {
+                    Progress::Inactive => {}
+                    Progress::Pending => any_active = true,
+                    Progress::Done {
+                        status: done,
+                        error,
+                        next,
+                    } => {
+                        *request = next.handle(*request);
+                        index.write(i as c_int);
+                        status.write(done);
+                        return error.map_or(Ok(()), Err);
                     }
-                    index.write(i as c_int);
-                    status.write(done);
-                    return error.map_or(Ok(()), Err);
                 }
             }
             if !any_active {

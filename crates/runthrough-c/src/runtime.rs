@@ -133,6 +133,19 @@ pub(crate) enum Operation {
     Background(Arc<Background>),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),
+    /// A persistent request (`MPI_Send_init`, `MPI_Recv_init`, ...): inactive, or active with
+    /// the operation its last `MPI_Start` started. Completing that operation leaves it inactive
+    /// and in the table (`crate::point_to_point::progress`).
+    Persistent(Box<Persistent>),
+}
+
+/// A persistent request: the arguments it was created with, and the operation started from
+/// them (`Complete`, `Receive`), if it is active.
+#[derive(Debug)]
+pub(crate) struct Persistent {
+    pub(crate) template: crate::persistent::Template,
+    /// `None` while the request is inactive.
+    pub(crate) active: Option<Box<Operation>>,
 }
 
 /// One request handle: the operation and the communicator handle whose error handler reports it.
@@ -158,6 +171,9 @@ pub(crate) struct Runtime {
     pub(crate) messages: BTreeMap<c_int, crate::matched::MessageEntry>,
     /// User reduction operations (`MPI_Op_create`), by handle.
     pub(crate) ops: BTreeMap<c_int, crate::ops::UserOperation>,
+    /// The buffer of `MPI_Buffer_attach` and its size, until `MPI_Buffer_detach` (only kept:
+    /// the library buffers messages itself). Boxed: it is rarely set.
+    pub(crate) attached: Option<Box<(crate::buffered::Address, c_int)>>,
     next_handle: c_int,
 }
 
@@ -219,6 +235,7 @@ impl Runtime {
             datatypes: BTreeMap::new(),
             messages: BTreeMap::new(),
             ops: BTreeMap::new(),
+            attached: None,
             next_handle: 16,
         };
         runtime

@@ -483,6 +483,26 @@ fn completion_kill() {
     scenario_with("completion_kill", 3, &[], &["1@0.5"], &[1]);
 }
 
+/// `tests/c/persistent.c`: persistent requests (a halo exchange of 20 iterations with
+/// MPI_Startall / MPI_Waitall on a ring of 4, handles kept between them; inactive requests in
+/// every completion call; MPI_Start of an active request MPI_ERR_REQUEST; MPI_Request_free of
+/// inactive and active ones; MPI_Ssend_init completing only once matched; MPI_Cancel of a
+/// started receive), buffered and ready sends with MPI_Buffer_attach / _detach, and bad input
+/// refused by the init calls.
+#[test]
+fn persistent() {
+    scenario("persistent", 4, &[]);
+}
+
+/// `tests/c/persistent_kill.c`: rank 1 dies while the others' persistent requests to and from
+/// it are started: MPI_Waitall gives MPI_ERR_IN_STATUS with MPIX_ERR_PROC_FAILED in its
+/// statuses, the requests stay allocated and inactive, and after validate_global they complete
+/// as with MPI_PROC_NULL.
+#[test]
+fn persistent_kill() {
+    scenario("persistent_kill", 3, &[1]);
+}
+
 /// Runs `tests/c/abort.c` on 4 ranks with `args` and checks that the job was aborted by rank 2
 /// with `code`: rtrun ended every rank (none exited 0 or ran on past its receive), well before
 /// the job's time limit, and its exit status is the code.

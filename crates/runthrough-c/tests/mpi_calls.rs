@@ -25,6 +25,10 @@ const AREAS: &[(&str, &[&str])] = &[
     ("Cartesian topologies", &["topology.rs"]),
     ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
     ("Completion", &["completion.rs"]),
+    (
+        "Persistent requests, buffered and ready sends",
+        &["persistent.rs", "buffered.rs"],
+    ),
     ("Collectives", &["collectives.rs", "ops.rs"]),
     ("Derived datatypes and packing", &["derived.rs", "pack.rs"]),
     (

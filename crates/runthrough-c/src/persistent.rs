@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Persistent requests (MPI-4.0 §3.9): `MPI_Send_init`, `MPI_Ssend_init`, `MPI_Bsend_init`,
+//! `MPI_Rsend_init`, `MPI_Recv_init`, `MPI_Start` and `MPI_Startall`.
+//!
+//! A persistent request is an [`Operation::Persistent`] in the request table: the arguments of
+//! its init call (a [`Template`], checked by that call) and, while it is active, the operation
+//! its last `MPI_Start` started, exactly as `MPI_Isend` / `MPI_Issend` / `MPI_Irecv` would have
+//! started it (so the failure rules are theirs, SPEC §3.1-3.2). The completion calls complete
+//! that operation in one place, `crate::point_to_point::progress`, which leaves the request
+//! inactive and allocated; `MPI_Request_free` frees it (`crate::completion`).
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+use crate::buffered::Address;
+use crate::constants::*;
+use crate::derived::Data;
+use crate::errors::{boundary, boundary_on, out, Failure};
+use crate::intercomm::{receive_side, send_side};
+use crate::point_to_point::{
+    array, destination, receive_operation, receive_tag, send_operation, source,
+};
+use crate::runtime::{with_runtime, Operation, Persistent, RequestEntry};
+
+/// What a persistent request starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A send (`MPI_Send_init`, `_Bsend_init`, `_Rsend_init`), or a synchronous one
+    /// (`MPI_Ssend_init`).
+    Send { synchronous: bool },
+    /// A receive (`MPI_Recv_init`).
+    Receive,
+}
+
+/// The arguments of a persistent request's init call, which every `MPI_Start` uses.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Template {
+    kind: Kind,
+    buf: Address,
+    count: c_int,
+    datatype: c_int,
+    /// The destination or source rank.
+    peer: c_int,
+    tag: c_int,
+    comm: c_int,
+}
+
+impl Template {
+    /// Checks the arguments as the non-persistent call would (count, datatype, communicator,
+    /// rank, tag), so that an init call reports its argument errors at once.
+    fn check(&self) -> Result<(), Failure> {
+        Data::of(self.count, self.datatype)?;
+        let (comm, peer) = match self.kind {
+            Kind::Send { .. } => {
+                let (comm, dest) = send_side(self.comm, self.peer)?;
+                if self.tag < 0 {
+                    return Err(Failure::new(
+                        MPI_ERR_TAG,
+                        format!("invalid tag {}", self.tag),
+                    ));
+                }
+                (comm, destination(dest)?)
+            }
+            Kind::Receive => {
+                let comm = receive_side(self.comm, self.peer)?;
+                receive_tag(self.tag)?;
+                let inter = with_runtime(|runtime| Ok(runtime.comm(self.comm)?.inter.is_some()))?;
+                let peer = match source(self.peer)? {
+                    // `receive_side` checked an intercommunicator's source.
+                    Some(runthrough::Source::Rank(rank)) if !inter => Some(rank),
+                    _ => None,
+                };
+                (comm, peer)
+            }
+        };
+        // A send's destination on an intercommunicator is a rank of the communicator it goes
+        // over (`send_side`).
+        match peer {
+            Some(rank) if rank >= comm.get().size() => Err(Failure::new(
+                MPI_ERR_RANK,
+                format!(
+                    "invalid rank {}: the communicator has {} ranks",
+                    self.peer,
+                    comm.get().size()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Starts the operation, as `MPI_Isend`, `MPI_Issend` or `MPI_Irecv` does.
+    ///
+    /// # Safety
+    /// The init call's contract: the buffer is valid (for a receive, writable and reserved to
+    /// the request) until the operation completes.
+    unsafe fn start(&self) -> Result<Operation, Failure> {
+        match self.kind {
+            Kind::Send { synchronous } => {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    send_operation(
+                        self.buf.0.cast_const(),
+                        self.count,
+                        self.datatype,
+                        self.peer,
+                        self.tag,
+                        self.comm,
+                        synchronous,
+                    )
+                }
+            }
+            Kind::Receive => {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    receive_operation(
+                        self.buf.0,
+                        self.count,
+                        self.datatype,
+                        self.peer,
+                        self.tag,
+                        self.comm,
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// The init calls: checks the arguments and writes an inactive persistent request.
+///
+/// # Safety
+/// `request` is NULL or points at a writable `MPI_Request`.
+unsafe fn init(template: Template, request: *mut c_int) -> c_int {
+    boundary(template.comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        template.check()?;
+        let operation = Operation::Persistent(Box::new(Persistent {
+            template,
+            active: None,
+        }));
+        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, template.comm)))?;
+        request.write(handle);
+        Ok(())
+    })
+}
+
+/// A send's template.
+fn send_template(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    synchronous: bool,
+) -> Template {
+    Template {
+        kind: Kind::Send { synchronous },
+        buf: Address(buf.cast_mut()),
+        count,
+        datatype,
+        peer: dest,
+        tag,
+        comm,
+    }
+}
+
+/// `MPI_Send_init`: a persistent request whose `MPI_Start` starts an `MPI_Isend`.
+///
+/// # Safety
+/// `buf` is NULL or points at `count` elements of `datatype`, readable whenever the request is
+/// started (each start copies them); `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let template = send_template(buf, count, datatype, dest, tag, comm, false);
+    // SAFETY: forwarded contract.
+    unsafe { init(template, request) }
+}
+
+/// `MPI_Ssend_init`: as `MPI_Send_init`, each start an `MPI_Issend` (the operation completes
+/// once the destination has matched the message).
+///
+/// # Safety
+/// As `MPI_Send_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let template = send_template(buf, count, datatype, dest, tag, comm, true);
+    // SAFETY: forwarded contract.
+    unsafe { init(template, request) }
+}
+
+/// `MPI_Bsend_init`: `MPI_Send_init` (sends are buffered by the library; see `MPI_Bsend`).
+///
+/// # Safety
+/// As `MPI_Send_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Send_init(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `MPI_Rsend_init`: `MPI_Send_init` (a standard send is a valid ready send; see `MPI_Rsend`).
+///
+/// # Safety
+/// As `MPI_Send_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Send_init(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `MPI_Recv_init`: a persistent request whose `MPI_Start` posts an `MPI_Irecv`.
+///
+/// # Safety
+/// `buf` is NULL or points at `count` writable elements of `datatype` that, while the request
+/// is active, stay valid and untouched by the program (as for `MPI_Irecv`); `request` is NULL
+/// or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source_rank: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let template = Template {
+        kind: Kind::Receive,
+        buf: Address(buf),
+        count,
+        datatype,
+        peer: source_rank,
+        tag,
+        comm,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { init(template, request) }
+}
+
+/// The template of `handle`, an inactive persistent request; `comm` is set to its communicator.
+///
+/// # Errors
+/// `MPI_ERR_REQUEST` for an invalid handle, a request that is not persistent, or one that is
+/// active.
+fn inactive_template(handle: c_int, comm: &mut c_int) -> Result<Template, Failure> {
+    with_runtime(|runtime| {
+        let entry = runtime.requests.get(&handle).ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_REQUEST,
+                format!("invalid or freed request handle {handle}"),
+            )
+        })?;
+        *comm = entry.comm;
+        match &entry.operation {
+            Operation::Persistent(persistent) if persistent.active.is_none() => {
+                Ok(persistent.template)
+            }
+            Operation::Persistent(_) => Err(Failure::new(
+                MPI_ERR_REQUEST,
+                format!("persistent request {handle} is active: complete it before MPI_Start"),
+            )),
+            _ => Err(Failure::new(
+                MPI_ERR_REQUEST,
+                format!("request {handle} is not a persistent request"),
+            )),
+        }
+    })
+}
+
+/// Starts persistent request `handle`; `comm` is set to its communicator.
+///
+/// # Safety
+/// The contract of the request's init call.
+unsafe fn start(handle: c_int, comm: &mut c_int) -> Result<(), Failure> {
+    let template = inactive_template(handle, comm)?;
+    // SAFETY: forwarded contract.
+    let operation = unsafe { template.start()? };
+    with_runtime(|runtime| match runtime.requests.get_mut(&handle) {
+        Some(RequestEntry {
+            operation: Operation::Persistent(persistent),
+            ..
+        }) if persistent.active.is_none() => {
+            persistent.active = Some(Box::new(operation));
+            Ok(())
+        }
+        _ => Err(Failure::new(
+            MPI_ERR_REQUEST,
+            format!("persistent request {handle} was started or freed by another thread"),
+        )),
+    })
+}
+
+/// `MPI_Start` (MPI-4.0 §3.9): starts the operation of an inactive persistent request, as the
+/// non-persistent call would (argument errors are returned here; failures complete the
+/// request). `MPI_ERR_REQUEST` for a request that is active or not persistent.
+///
+/// # Safety
+/// `request` is NULL or points at a readable `MPI_Request`; the contract of its init call.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(request: *mut c_int) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: checked for NULL by `out`.
+        let handle = unsafe { out(request, "request")? }.read();
+        // SAFETY: forwarded contract.
+        unsafe { start(handle, comm) }
+    })
+}
+
+/// `MPI_Startall`: every request is checked first (each must be an inactive persistent
+/// request, else `MPI_ERR_REQUEST` and none is started), then started in array order; a start
+/// that fails (an argument error) is returned, and the requests after it are not started.
+///
+/// # Safety
+/// `requests` is NULL or points at `count` readable `MPI_Request`s; the contract of their
+/// init calls.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut c_int) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: forwarded contract; only read.
+        let requests = unsafe { array(requests, count, "requests")? };
+        for (i, &handle) in requests.iter().enumerate() {
+            if requests[..i].contains(&handle) {
+                return Err(Failure::new(
+                    MPI_ERR_REQUEST,
+                    format!("request {handle} appears twice"),
+                ));
+            }
+            inactive_template(handle, comm)?;
+        }
+        for &handle in requests.iter() {
+            // SAFETY: forwarded contract.
+            unsafe { start(handle, comm)? };
+        }
+        Ok(())
+    })
+}
