@@ -13,7 +13,7 @@ step "launchers: packages"
 if ! command -v mpiexec >/dev/null || ! command -v srun >/dev/null || [ ! -x /usr/sbin/munged ]; then
   export DEBIAN_FRONTEND=noninteractive
   timeout 90 apt-get update -qq
-  timeout 240 apt-get install -y -qq mpich slurm-wlm munge >/dev/null
+  timeout 180 apt-get install -y -qq mpich slurm-wlm munge >/dev/null
 fi
 mpiexec --version | head -2
 dpkg-query -W slurm-wlm munge mpich 2>/dev/null || true
@@ -26,6 +26,9 @@ trap '.ci/slurm/stop.sh' EXIT
 timeout 60 .ci/slurm/start.sh
 
 step "launchers: tests under mpiexec and srun"
-RT_LAUNCHER_TESTS=require timeout 180 cargo test -p rtrun --test launchers
+RT_LAUNCHER_TESTS=require timeout 150 cargo test -p rtrun --test launchers
+
+step "launchers: the portable C test programs build with MPICH's mpicc"
+RT_STOCK_MPICC=require timeout 90 cargo test -p runthrough-c --test stock_wrappers
 echo
 echo "launcher tests passed"

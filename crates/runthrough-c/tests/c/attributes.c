@@ -87,7 +87,10 @@ int main(int argc, char **argv) {
     /* The predefined keys still work. */
     int *tag_ub;
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
-    CHECK(flag == 1 && *tag_ub == MPI_TAG_UB_VALUE, "MPI_TAG_UB");
+    CHECK(flag == 1 && *tag_ub >= 32767, "MPI_TAG_UB");
+#ifdef MPI_TAG_UB_VALUE /* runthrough's mpi.h */
+    CHECK(*tag_ub == MPI_TAG_UB_VALUE, "MPI_TAG_UB %d", *tag_ub);
+#endif
 
     /* Dup: my_copy gives value + 1, MPI_COMM_DUP_FN the same value, NULL_COPY nothing. */
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));

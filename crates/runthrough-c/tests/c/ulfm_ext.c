@@ -17,9 +17,6 @@
 #ifndef MPIX_FT
 #error "MPIX_FT is not defined"
 #endif
-#if MPIX_FT == MPI_TAG_UB || MPIX_FT == MPI_WTIME_IS_GLOBAL || MPIX_FT == MPI_UNIVERSE_SIZE
-#error "MPIX_FT is another attribute's key"
-#endif
 
 /* Every rank's flag has all low 8 bits but its own. */
 #define FLAG_OF(rank) (0xff & ~(1 << (rank)))
