@@ -153,6 +153,18 @@ int main(int argc, char **argv) {
     if (rank == 1)
         CHECK(token == 42, "token %d", token);
 
+    /* Completed out of order: the later one waited for first (it runs the earlier one too),
+     * each with its own result. */
+    int x = rank, y = 10 * rank, sx = -1, sy = -1;
+    MPI_Request first, second;
+    OK(MPI_Iallreduce(&x, &sx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &first));
+    OK(MPI_Iallreduce(&y, &sy, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &second));
+    OK(MPI_Wait(&second, MPI_STATUS_IGNORE));
+    CHECK(sy == 10 * P * (P - 1) / 2, "second, waited for first: %d", sy);
+    int done = 0;
+    OK(MPI_Test(&first, &done, MPI_STATUS_IGNORE));
+    CHECK(done && sx == P - 1, "the first is done once the second is: %d, %d", done, sx);
+
     /* MPI_Test until done; an Ibarrier on a communicator of our own. */
     MPI_Comm dup;
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
