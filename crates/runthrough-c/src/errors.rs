@@ -444,13 +444,22 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mu
             let (handle, handler) = runtime.comm(comm)?.errhandler;
             if !predefined_errhandler(handle) {
                 runtime.errhandlers.entry(handle).or_insert(handler);
-                *runtime.errhandler_refs.entry(handle).or_insert(0) += 1;
+                *refs().entry(handle).or_insert(0) += 1;
             }
             Ok(handle)
         })?;
         slot.write(handle);
         Ok(())
     })
+}
+
+/// The references to each user error handler (see [`MPI_Errhandler_free`]), apart from the
+/// runtime to keep it small; taken only while the runtime's lock is held, so in one order.
+static REFS: std::sync::Mutex<std::collections::BTreeMap<c_int, usize>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn refs() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<c_int, usize>> {
+    REFS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `MPI_ERRORS_ARE_FATAL` or `MPI_ERRORS_RETURN`.
@@ -475,7 +484,7 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
         let handle = with_runtime(|runtime| {
             let handle = runtime.next_handle();
             runtime.errhandlers.insert(handle, Handler::User(function));
-            runtime.errhandler_refs.insert(handle, 1);
+            refs().insert(handle, 1);
             Ok(handle)
         })?;
         slot.write(handle);
@@ -503,7 +512,8 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
         let handle = slot.read();
         if !predefined_errhandler(handle) {
             with_runtime(|runtime| {
-                let refs = runtime.errhandler_refs.get_mut(&handle).ok_or_else(|| {
+                let mut all = refs();
+                let refs = all.get_mut(&handle).ok_or_else(|| {
                     Failure::new(
                         MPI_ERR_ARG,
                         format!("invalid or freed error handler {handle}"),
@@ -511,7 +521,7 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
                 })?;
                 *refs -= 1;
                 if *refs == 0 {
-                    runtime.errhandler_refs.remove(&handle);
+                    all.remove(&handle);
                     runtime.errhandlers.remove(&handle);
                 }
                 Ok(())

@@ -177,8 +177,6 @@ pub(crate) struct Runtime {
     pub(crate) groups: BTreeMap<c_int, Group>,
     pub(crate) requests: BTreeMap<c_int, RequestEntry>,
     pub(crate) errhandlers: BTreeMap<c_int, Handler>,
-    /// The references to each user error handler (see `MPI_Errhandler_free`).
-    pub(crate) errhandler_refs: BTreeMap<c_int, usize>,
     /// Derived datatypes, by handle (from `derived::DERIVED_BASE` up).
     pub(crate) datatypes: BTreeMap<c_int, crate::derived::DerivedType>,
     /// Messages taken out of matching by `MPI_Mprobe` / `MPI_Improbe`, not yet received.
@@ -243,7 +241,6 @@ impl Runtime {
             groups: BTreeMap::new(),
             requests: BTreeMap::new(),
             errhandlers: BTreeMap::new(),
-            errhandler_refs: BTreeMap::new(),
             datatypes: BTreeMap::new(),
             messages: BTreeMap::new(),
             ops: BTreeMap::new(),
