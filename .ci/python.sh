@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # CI step for Python: builds mpi4py from source against runthrough's C library and installs
 # the runthrough package (python/setup.sh), then runs the package's tests and the example
-# under rtrun with kills (python/tests, pytest). A Python without venv support or without its
-# C headers (a distribution's python3 alone) gets python3-venv and python3-dev from apt first.
+# under rtrun with kills (python/tests, pytest), then mpi4py's own test suite at 1, 2 and 4
+# ranks (python/mpi4py-suite/run.sh, with the exclusions of excluded.txt). A Python without
+# venv support or without its C headers (a distribution's python3 alone) gets python3-venv and
+# python3-dev from apt first.
 # Bounded: packages 45 + 90 s, set-up 450 s (about 5-6 min from a clean clone, most of it
-# mpi4py's compile), tests 100 s (each job inside also has its own rtrun --timeout): 685 s at
-# most, under .ci/run's 720 for this script. Prints its duration.
+# mpi4py's compile), tests 100 s (each job inside also has its own rtrun --timeout), the suite
+# 3 x 60 s (each run inside has rtrun --timeout 45; here they take about 3, 5 and 12 s, plus a
+# one-time download of the source, 2 s): 865 s at most, above .ci/run's 720 for this script
+# (it needs 870 there). Prints its duration.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -21,4 +25,7 @@ then
 fi
 timeout 450 bash python/setup.sh
 timeout 100 "${RT_PY_VENV:-target/py/venv}/bin/python" -m pytest -v -p no:cacheprovider python/tests
+for n in 1 2 4; do
+  RT_SUITE_TIMEOUT=45 timeout 60 bash python/mpi4py-suite/run.sh "$n"
+done
 echo "=== .ci/python.sh: $(($(date +%s) - start)) s ==="

@@ -371,6 +371,9 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                MPI_Errhandler *errhandler);
+/* MPI_Comm_get_errhandler gives a new reference, MPI_Errhandler_free releases one (a
+ * predefined handler, as MPI_Comm_get_errhandler returns it, included); a user handler goes
+ * with its last reference, and communicators that use it keep it. */
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Error_class(int errorcode, int *errorclass);
 /* Reports errorcode through comm's error handler; MPI_SUCCESS when the handler returns. */
@@ -396,10 +399,12 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
  * by an all-gather of that identity over comm and an agreement on its outcome (it fails at
  * every rank or at none), then the call is MPI_Comm_split with the lowest rank of the host as
  * the color. Under failure it behaves as MPI_Comm_split: MPIX_ERR_PROC_FAILED while a failure
- * is not recognized, and a rank recognized as failed takes no part. MPI_UNDEFINED and
- * the hardware types (MPI_COMM_TYPE_HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED: no level below
+ * is not recognized, and a rank recognized as failed takes no part. MPI_COMM_TYPE_HW_GUIDED
+ * with the info hint mpi_hw_resource_type = mpi_shared_memory splits as MPI_COMM_TYPE_SHARED
+ * among the ranks that pass it. MPI_UNDEFINED and the other hardware types and levels
+ * (MPI_COMM_TYPE_HW_GUIDED without that hint, _HW_UNGUIDED, _RESOURCE_GUIDED: no level below
  * the host is known) take part in the call and get MPI_COMM_NULL; other types are MPI_ERR_ARG.
- * The info is checked (MPI_ERR_INFO) and its hints ignored. */
+ * The info is checked (MPI_ERR_INFO) and its other hints ignored. */
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                         MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
@@ -697,7 +702,8 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 int MPI_Op_free(MPI_Op *op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
 /* Non-blocking collectives: each is its blocking call, queued and run in order (see the notes at
- * the top of this file). */
+ * the top of this file). The counts and displacement arrays of the vector forms are copied
+ * when the call starts (the buffers must stay valid until completion). */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request);
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

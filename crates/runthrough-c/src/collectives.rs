@@ -15,7 +15,7 @@ use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks};
-use crate::runtime::{collective_comm_of, start_background};
+use crate::runtime::{collective_comm_of, start_background, with_runtime};
 
 /// A root argument.
 fn root_of(root: c_int) -> Result<Rank, Failure> {
@@ -1244,6 +1244,54 @@ impl<P: Copy> Carried<P> {
     }
 }
 
+/// A counts or displacements array of a non-blocking vector collective, copied when the call
+/// starts. MPI-4.0 §6.12 asks the program to leave these arrays alone until the request
+/// completes, but a program may keep them only for the call (mpi4py frees the arrays it builds
+/// from Python lists as the starting call returns, and MPI libraries copy them at the start):
+/// the queued call reads the copy. An array the call does not read at this rank (a root's
+/// array elsewhere), a NULL one, or one of an invalid communicator is not copied: the blocking
+/// call gets the pointer as it came and reports what is wrong when the request completes.
+struct Snapshot {
+    copy: Option<Vec<c_int>>,
+    pointer: Carried<*const c_int>,
+}
+
+impl Snapshot {
+    /// Copies the `comm`'s-size entries of `pointer` when this rank reads them: every rank, or
+    /// with `root`, that rank only.
+    ///
+    /// # Safety
+    /// When this rank reads the array (as above), `pointer` is NULL or points at one readable
+    /// `int` per rank of `comm`, as the blocking call requires.
+    unsafe fn take(pointer: *const c_int, comm: c_int, root: Option<c_int>) -> Snapshot {
+        let size_rank = with_runtime(|runtime| {
+            let entry = crate::runtime::intra(runtime.comm(comm)?, comm)?;
+            let comm = entry.comm.get();
+            Ok((comm.size(), comm.rank()))
+        });
+        let copy = match size_rank {
+            Ok((size, rank))
+                if !pointer.is_null() && root.is_none_or(|root| root == rank as c_int) =>
+            {
+                // SAFETY: not NULL and, by the caller's contract, `size` readable ints.
+                Some(unsafe { std::slice::from_raw_parts(pointer, size as usize) }.to_vec())
+            }
+            _ => None,
+        };
+        Snapshot {
+            copy,
+            pointer: Carried(pointer),
+        }
+    }
+
+    /// The copy, or the pointer as it came.
+    fn get(&self) -> *const c_int {
+        self.copy
+            .as_ref()
+            .map_or(self.pointer.0, |copy| copy.as_ptr())
+    }
+}
+
 /// Starts the blocking collective `call` on `comm` as a non-blocking one and writes its request
 /// to `*request`: see [`start_background`]. Errors of the arguments other than `comm` and
 /// `request` are reported when the request completes (by `MPI_Wait`, `MPI_Test`, ...).
@@ -1487,8 +1535,10 @@ pub unsafe extern "C" fn MPI_Igatherv(
 ) -> c_int {
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
-    let recvcounts = Carried(recvcounts);
-    let displs = Carried(displs);
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, Some(root)) };
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let displs = unsafe { Snapshot::take(displs, comm, Some(root)) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
         start(comm, request, move || {
@@ -1526,8 +1576,10 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     request: *mut c_int,
 ) -> c_int {
     let sendbuf = Carried(sendbuf);
-    let sendcounts = Carried(sendcounts);
-    let displs = Carried(displs);
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let sendcounts = unsafe { Snapshot::take(sendcounts, comm, Some(root)) };
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let displs = unsafe { Snapshot::take(displs, comm, Some(root)) };
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
@@ -1634,8 +1686,10 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
 ) -> c_int {
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
-    let recvcounts = Carried(recvcounts);
-    let displs = Carried(displs);
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let displs = unsafe { Snapshot::take(displs, comm, None) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
         start(comm, request, move || {
@@ -1672,11 +1726,15 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     request: *mut c_int,
 ) -> c_int {
     let sendbuf = Carried(sendbuf);
-    let sendcounts = Carried(sendcounts);
-    let sdispls = Carried(sdispls);
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let sendcounts = unsafe { Snapshot::take(sendcounts, comm, None) };
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let sdispls = unsafe { Snapshot::take(sdispls, comm, None) };
     let recvbuf = Carried(recvbuf);
-    let recvcounts = Carried(recvcounts);
-    let rdispls = Carried(rdispls);
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let rdispls = unsafe { Snapshot::take(rdispls, comm, None) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
         start(comm, request, move || {
@@ -1737,7 +1795,8 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
 ) -> c_int {
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
-    let recvcounts = Carried(recvcounts);
+    // SAFETY: forwarded contract (the array is read now, at the start).
+    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
         start(comm, request, move || {

@@ -187,10 +187,13 @@ fn host_identity() -> [u8; HOST_IDENTITY_LEN] {
 /// each other's hosts by an all-gather of their identities over `comm` and agree on its
 /// outcome (so it fails at every rank or at none), then split with the lowest rank of their
 /// host as the color: under failure it behaves as `MPI_Comm_split` (`MPIX_ERR_PROC_FAILED`
-/// while a failure is not recognized; a rank recognized as failed takes no part). `MPI_UNDEFINED`, and the hardware types
-/// (`MPI_COMM_TYPE_HW_GUIDED`, `_HW_UNGUIDED`, `_RESOURCE_GUIDED`: the library knows no level
-/// below the host), take part and get `MPI_COMM_NULL`. Other types are `MPI_ERR_ARG`; an
-/// invalid info, `MPI_ERR_INFO` (its hints are ignored).
+/// while a failure is not recognized; a rank recognized as failed takes no part).
+/// `MPI_COMM_TYPE_HW_GUIDED` with the info hint `mpi_hw_resource_type` = `mpi_shared_memory`
+/// (the one level MPI-4.0 §7.4.2 names) splits as `MPI_COMM_TYPE_SHARED`, among the ranks that
+/// pass it. `MPI_UNDEFINED`, and the other hardware types and levels (`MPI_COMM_TYPE_HW_GUIDED`
+/// without that hint, `_HW_UNGUIDED`, `_RESOURCE_GUIDED`: the library knows no level below the
+/// host), take part and get `MPI_COMM_NULL`. Other types are `MPI_ERR_ARG`; an invalid info,
+/// `MPI_ERR_INFO` (its other hints are ignored).
 ///
 /// # Safety
 /// `newcomm` is NULL or points at a writable `MPI_Comm`.
@@ -207,10 +210,11 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
         let newcomm = unsafe { out(newcomm, "newcomm")? };
         let shared = match split_type {
             MPI_COMM_TYPE_SHARED => true,
-            MPI_UNDEFINED
-            | MPI_COMM_TYPE_HW_GUIDED
-            | MPI_COMM_TYPE_HW_UNGUIDED
-            | MPI_COMM_TYPE_RESOURCE_GUIDED => false,
+            MPI_COMM_TYPE_HW_GUIDED => {
+                crate::info::value_of(info, "mpi_hw_resource_type").as_deref()
+                    == Some(b"mpi_shared_memory".as_slice())
+            }
+            MPI_UNDEFINED | MPI_COMM_TYPE_HW_UNGUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => false,
             other => {
                 return Err(Failure::new(
                     MPI_ERR_ARG,

@@ -445,18 +445,42 @@ pub extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: c_int) -> 
     })
 }
 
-/// `MPI_Comm_get_errhandler`.
+/// `MPI_Comm_get_errhandler`: a new reference to the communicator's error handler, which the
+/// program frees with `MPI_Errhandler_free` (MPI-4.0 §9.3.1). A user handler freed by the
+/// program while a communicator still uses it is given back under its handle.
 ///
 /// # Safety
 /// `errhandler` is NULL or points at a writable int.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut c_int) -> c_int {
     boundary(comm, || {
-        let handle = with_runtime(|runtime| Ok(runtime.comm(comm)?.errhandler.0))?;
         // SAFETY: checked for NULL by `out`.
-        unsafe { out(errhandler, "errhandler")?.write(handle) };
+        let slot = unsafe { out(errhandler, "errhandler")? };
+        let handle = with_runtime(|runtime| {
+            let (handle, handler) = runtime.comm(comm)?.errhandler;
+            if !predefined_errhandler(handle) {
+                runtime.errhandlers.entry(handle).or_insert(handler);
+                *refs().entry(handle).or_insert(0) += 1;
+            }
+            Ok(handle)
+        })?;
+        slot.write(handle);
         Ok(())
     })
+}
+
+/// The references to each user error handler (see [`MPI_Errhandler_free`]), apart from the
+/// runtime to keep it small; taken only while the runtime's lock is held, so in one order.
+static REFS: std::sync::Mutex<std::collections::BTreeMap<c_int, usize>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn refs() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<c_int, usize>> {
+    REFS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `MPI_ERRORS_ARE_FATAL` or `MPI_ERRORS_RETURN`.
+fn predefined_errhandler(handle: c_int) -> bool {
+    handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN
 }
 
 /// `MPI_Comm_create_errhandler`.
@@ -476,6 +500,7 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
         let handle = with_runtime(|runtime| {
             let handle = runtime.next_handle();
             runtime.errhandlers.insert(handle, Handler::User(function));
+            refs().insert(handle, 1);
             Ok(handle)
         })?;
         slot.write(handle);
@@ -483,7 +508,15 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
     })
 }
 
-/// `MPI_Errhandler_free`: communicators that use the handler keep it.
+/// `MPI_Errhandler_free` (MPI-4.0 §9.3.4): releases one reference to the handler and sets the
+/// handle to `MPI_ERRHANDLER_NULL`. `MPI_Comm_create_errhandler` and each
+/// `MPI_Comm_get_errhandler` give a reference; a user handler goes when its last one does, and
+/// communicators that use it keep it. A predefined handler (`MPI_ERRORS_ARE_FATAL`,
+/// `MPI_ERRORS_RETURN`, as `MPI_Comm_get_errhandler` returns them) is freed as any reference is
+/// and stays predefined.
+///
+/// # Errors
+/// `MPI_ERR_ARG` for `MPI_ERRHANDLER_NULL`, a freed or an invalid handle, or a NULL pointer.
 ///
 /// # Safety
 /// `errhandler` is NULL or points at a readable and writable int.
@@ -493,20 +526,23 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(errhandler, "errhandler")? };
         let handle = slot.read();
-        with_runtime(|runtime| {
-            if handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN {
-                return Err(Failure::new(
-                    MPI_ERR_ARG,
-                    "a predefined error handler cannot be freed",
-                ));
-            }
-            runtime.errhandlers.remove(&handle).ok_or_else(|| {
-                Failure::new(
-                    MPI_ERR_ARG,
-                    format!("invalid or freed error handler {handle}"),
-                )
-            })
-        })?;
+        if !predefined_errhandler(handle) {
+            with_runtime(|runtime| {
+                let mut all = refs();
+                let refs = all.get_mut(&handle).ok_or_else(|| {
+                    Failure::new(
+                        MPI_ERR_ARG,
+                        format!("invalid or freed error handler {handle}"),
+                    )
+                })?;
+                *refs -= 1;
+                if *refs == 0 {
+                    all.remove(&handle);
+                    runtime.errhandlers.remove(&handle);
+                }
+                Ok(())
+            })?;
+        }
         slot.write(MPI_ERRHANDLER_NULL);
         Ok(())
     })

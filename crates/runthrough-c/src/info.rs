@@ -8,8 +8,9 @@
 //! deleting or freeing it is `MPI_ERR_INFO`); its pairs are computed each time it is read.
 //!
 //! The library uses no hints: the calls that take an info (`MPI_Comm_dup_with_info`,
-//! `MPI_Comm_set_info`, `MPI_Comm_split_type`) check the handle and ignore its contents, and
-//! `MPI_Comm_get_info` returns a new, empty info.
+//! `MPI_Comm_set_info`) check the handle and ignore its contents, and `MPI_Comm_get_info`
+//! returns a new, empty info. `MPI_Comm_split_type` reads one key, `mpi_hw_resource_type`, for
+//! `MPI_COMM_TYPE_HW_GUIDED`.
 
 use std::collections::BTreeMap;
 use std::ffi::c_char;
@@ -53,6 +54,16 @@ pub(crate) fn check_handle(info: c_int, null_ok: bool) -> Result<(), Failure> {
     } else {
         Err(invalid(info))
     }
+}
+
+/// The value of `key` in a live info (not `MPI_INFO_ENV` nor `MPI_INFO_NULL`), if it is set.
+pub(crate) fn value_of(info: c_int, key: &str) -> Option<Vec<u8>> {
+    lock(&TABLE)
+        .infos
+        .get(&info)?
+        .iter()
+        .find(|(k, _)| k.as_slice() == key.as_bytes())
+        .map(|(_, v)| v.clone())
 }
 
 /// A new info holding `pairs`; its handle.

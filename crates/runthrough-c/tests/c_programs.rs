@@ -1059,3 +1059,12 @@ fn ssend() {
 fn ssend_kill() {
     scenario("ssend_kill", 3, &[1]);
 }
+
+/// `tests/c/suite_fixes.c`: what mpi4py's test suite relies on: error handler references
+/// (MPI_Comm_get_errhandler / MPI_Errhandler_free, predefined handlers included), the counts
+/// and displacements of non-blocking vector collectives read at the start (freed before
+/// MPI_Wait), and MPI_COMM_TYPE_HW_GUIDED with the mpi_shared_memory hint.
+#[test]
+fn suite_fixes() {
+    scenario("suite_fixes", 4, &[]);
+}
