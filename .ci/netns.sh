@@ -10,12 +10,12 @@ export CARGO_TERM_COLOR=never
 echo; echo "=== netns: packages ==="
 if ! command -v ip >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
-  timeout 60 apt-get update -qq
-  timeout 60 apt-get install -y -qq iproute2 >/dev/null
+  timeout 45 apt-get update -qq
+  timeout 45 apt-get install -y -qq iproute2 >/dev/null
 fi
 ip -V
 
 echo; echo "=== netns: a cut link between two hosts (3 against 1, 2 against 2) ==="
-RT_NETNS_TESTS=require timeout 110 cargo test -p rtrun --test netns
+RT_NETNS_TESTS=require timeout 85 cargo test -p rtrun --test netns
 echo
 echo "netns tests passed"
