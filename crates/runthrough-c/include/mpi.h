@@ -639,6 +639,12 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
  * as it would have: MPI_Test_cancelled says 0). */
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+/* Whether a request is complete, and its status, without freeing it or making it inactive: the
+ * call that completes it afterwards gives the same status and error. */
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+/* What MPI_Get_elements / MPI_Get_count and MPI_Test_cancelled then read from a status. */
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 /* The basic elements received: MPI_Get_count for a basic type; for a derived type those of
  * the whole elements and of a partial last one (MPI_UNDEFINED if the data ends inside one). */

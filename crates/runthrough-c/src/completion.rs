@@ -23,10 +23,10 @@ use runthrough::Error;
 use crate::constants::*;
 use crate::errors::{boundary_on, out, Failure, Out};
 use crate::point_to_point::{
-    array, empty_status, finish, finish_all, first_error_outcome, settle, statuses_of, Standing,
-    StatusOut,
+    array, empty_status, finish, finish_all, first_error_outcome, progress, settle, statuses_of,
+    Next, Progress, Standing, StatusOut,
 };
-use crate::runtime::{with_runtime, Operation};
+use crate::runtime::{with_runtime, Operation, RequestEntry};
 
 /// How long the waiting calls sleep between two looks at their requests (as `MPI_Waitany`).
 const POLL: Duration = Duration::from_micros(50);
@@ -365,5 +365,82 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mu
         let flag = unsafe { out(flag, "flag")? };
         flag.write(c_int::from(status.rt_cancelled != 0));
         Ok(())
+    })
+}
+
+/// `MPI_Request_get_status` (MPI-4.0 §3.7.3): whether the request is complete, and its status,
+/// without freeing it or making it inactive. An operation found complete is kept with its
+/// outcome for the call that completes the request (`MPI_Wait`, `MPI_Test`, ...: the same
+/// status, the same error); its error is also returned here, as `MPI_Test` would. A wildcard
+/// receive reporting `MPIX_ERR_PROC_FAILED_PENDING` is not complete (flag 0, that error), and
+/// `MPI_REQUEST_NULL` or an inactive persistent request is (flag 1, an empty status).
+///
+/// # Safety
+/// `flag` is NULL or points at a writable int; `status` is NULL or points at a writable
+/// `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_get_status(
+    request: c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary_on(|comm| {
+        // SAFETY: checked for NULL by `out`.
+        let flag = unsafe { out(flag, "flag")? };
+        // SAFETY: forwarded contract.
+        let status = unsafe { StatusOut::new(status) };
+        match progress(request, false, comm)? {
+            Progress::Pending => {
+                flag.write(0);
+                Ok(())
+            }
+            Progress::Inactive => {
+                flag.write(1);
+                status.write(empty_status());
+                Ok(())
+            }
+            Progress::Done {
+                status: found,
+                error,
+                next,
+            } => {
+                if next == Next::Active {
+                    flag.write(0);
+                    return error.map_or(Ok(()), Err);
+                }
+                let outcome = match &error {
+                    None => Ok(found),
+                    Some(failure) => Err(failure.clone()),
+                };
+                let request_comm = *comm;
+                with_runtime(|runtime| {
+                    match next {
+                        Next::Freed => {
+                            runtime.requests.insert(
+                                request,
+                                RequestEntry {
+                                    operation: Operation::Complete(outcome),
+                                    comm: request_comm,
+                                },
+                            );
+                        }
+                        Next::Inactive => {
+                            if let Some(RequestEntry {
+                                operation: Operation::Persistent(persistent),
+                                ..
+                            }) = runtime.requests.get_mut(&request)
+                            {
+                                persistent.active = Some(Box::new(Operation::Complete(outcome)));
+                            }
+                        }
+                        Next::Active => {}
+                    }
+                    Ok(())
+                })?;
+                flag.write(1);
+                status.write(found);
+                error.map_or(Ok(()), Err)
+            }
+        }
     })
 }

@@ -533,6 +533,61 @@ pub unsafe extern "C" fn MPI_Get_elements(
     })
 }
 
+/// `MPI_Status_set_elements` (MPI-4.0 §13.3): makes `status` say that `count` basic elements of
+/// `datatype` were received (what `MPI_Get_elements` and `MPI_Get_count` then read). A derived
+/// type must have basic elements of one size (`MPI_ERR_TYPE` otherwise).
+///
+/// # Safety
+/// `status` is NULL or points at a readable and writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: c_int,
+    count: c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let status = unsafe { out(status, "status")? };
+        let count = usize::try_from(count)
+            .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
+        let size = type_size(datatype)?;
+        let per_element = crate::derived::layout_of(datatype, false)?
+            .basic_elements_in(size)
+            .filter(|&n| n > 0 && size % n == 0)
+            .map(|n| size / n)
+            .ok_or_else(|| {
+                Failure::new(
+                    MPI_ERR_TYPE,
+                    "MPI_Status_set_elements: the datatype's basic elements differ in size",
+                )
+            })?;
+        let bytes = count
+            .checked_mul(per_element)
+            .and_then(|b| c_int::try_from(b).ok())
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the byte count does not fit an int"))?;
+        let mut updated = status.read();
+        updated.rt_count_bytes = bytes;
+        status.write(updated);
+        Ok(())
+    })
+}
+
+/// `MPI_Status_set_cancelled` (MPI-4.0 §13.3): what `MPI_Test_cancelled` then reads.
+///
+/// # Safety
+/// `status` is NULL or points at a readable and writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let status = unsafe { out(status, "status")? };
+        let mut updated = status.read();
+        updated.rt_cancelled = c_int::from(flag != 0);
+        status.write(updated);
+        Ok(())
+    })
+}
+
 /// `MPI_Type_size`.
 ///
 /// # Safety

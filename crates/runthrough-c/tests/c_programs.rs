@@ -615,6 +615,15 @@ fn initial_error_handler() {
     run_job("initial_errhandler", job, &[]);
 }
 
+/// `tests/c/request_status.c`: MPI_Request_get_status looks without freeing (a receive, a
+/// persistent receive, an MPI_Ibarrier request, MPI_REQUEST_NULL), MPI_Wait then gives the
+/// same status; with rank 2 dead, a receive from it is complete with MPIX_ERR_PROC_FAILED and
+/// a wildcard receive is not (MPIX_ERR_PROC_FAILED_PENDING); bad input.
+#[test]
+fn request_get_status() {
+    scenario("request_status", 3, &[2]);
+}
+
 /// `tests/c/nonblocking.c`: the fifteen non-blocking collectives pending at once on 4 ranks,
 /// each result checked; pending ones never hold up point-to-point traffic; a blocking
 /// collective after them; MPI_Test; a communicator freed while one is pending; bad input (the

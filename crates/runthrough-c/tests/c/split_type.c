@@ -64,11 +64,24 @@ static void healthy(int rank, int size) {
     else
         expect_shape(partial, rank - 1, size - 1, "shared without rank 0");
 
-    /* The hardware types: no level below the host, MPI_COMM_NULL everywhere. */
+    /* MPI_COMM_TYPE_HW_GUIDED with mpi_hw_resource_type = mpi_shared_memory is the shared
+     * split (MPI-4.0 §7.4.2): every rank here shares this host. Other resource names and the
+     * other hardware types: no level below the host, MPI_COMM_NULL everywhere. */
     MPI_Info hints;
     OK(MPI_Info_create(&hints));
     OK(MPI_Info_set(hints, "mpi_hw_resource_type", "mpi_shared_memory"));
-    int types[] = {MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED,
+    MPI_Comm guided;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hints, &guided));
+    expect_shape(guided, rank, size, "hw_guided mpi_shared_memory");
+    OK(MPI_Comm_free(&guided));
+    MPI_Info socket;
+    OK(MPI_Info_create(&socket));
+    OK(MPI_Info_set(socket, "mpi_hw_resource_type", "socket"));
+    none = 12345;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, socket, &none));
+    CHECK(none == MPI_COMM_NULL, "hw_guided socket gave %d", none);
+    OK(MPI_Info_free(&socket));
+    int types[] = {MPI_COMM_TYPE_HW_UNGUIDED,
 #ifdef MPI_COMM_TYPE_RESOURCE_GUIDED /* MPI-4.1 */
                    MPI_COMM_TYPE_RESOURCE_GUIDED,
 #endif
