@@ -456,6 +456,90 @@ pub unsafe extern "C" fn MPI_Group_excl(
     })
 }
 
+/// The ranks that `n` triplets `(first, last, stride)` of `MPI_Group_range_incl` /
+/// `_range_excl` name, in order. At most `limit` ranks (the group's size: more would repeat one).
+///
+/// # Safety
+/// `ranges` is NULL or points at `n` readable triplets of ints.
+///
+/// # Errors
+/// `MPI_ERR_ARG` for a NULL `ranges` with `n > 0`, a zero stride, or a range that runs away from
+/// its last rank; `MPI_ERR_RANK` for more ranks than the group holds or a negative rank.
+unsafe fn range_ranks(
+    n: c_int,
+    ranges: *const [c_int; 3],
+    limit: u32,
+) -> Result<Vec<Rank>, Failure> {
+    // SAFETY: forwarded contract; only read.
+    let ranges = unsafe { array(ranges.cast_mut(), n, "ranges")? };
+    let mut ranks = Vec::new();
+    for &[first, last, stride] in ranges.iter() {
+        if stride == 0 || (stride > 0 && first > last) || (stride < 0 && first < last) {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                format!("invalid range ({first}, {last}, {stride})"),
+            ));
+        }
+        let mut rank = i64::from(first);
+        while (stride > 0 && rank <= i64::from(last)) || (stride < 0 && rank >= i64::from(last)) {
+            if ranks.len() >= limit as usize {
+                return Err(Failure::new(
+                    MPI_ERR_RANK,
+                    format!("the ranges name more ranks than the group's {limit}"),
+                ));
+            }
+            ranks.push(
+                Rank::try_from(rank)
+                    .map_err(|_| Failure::new(MPI_ERR_RANK, format!("invalid rank {rank}")))?,
+            );
+            rank += i64::from(stride);
+        }
+    }
+    Ok(ranks)
+}
+
+/// `MPI_Group_range_incl`: the ranks of the triplets `(first, last, stride)`, in that order
+/// (as `MPI_Group_incl` of them).
+///
+/// # Safety
+/// `ranges` is NULL or points at `n` readable triplets; `newgroup` is NULL or points at a
+/// writable `MPI_Group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_range_incl(
+    group: c_int,
+    n: c_int,
+    ranges: *const [c_int; 3],
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        let size = with_runtime(|rt| Ok(rt.group(group)?.size()))?;
+        // SAFETY: forwarded contract.
+        let ranks = unsafe { range_ranks(n, ranges, size)? };
+        // SAFETY: forwarded contract.
+        unsafe { derive_group(newgroup, |rt| Ok(rt.group(group)?.incl(&ranks)?)) }
+    })
+}
+
+/// `MPI_Group_range_excl`: the group without the ranks of the triplets (as `MPI_Group_excl`).
+///
+/// # Safety
+/// As `MPI_Group_range_incl`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_range_excl(
+    group: c_int,
+    n: c_int,
+    ranges: *const [c_int; 3],
+    newgroup: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        let size = with_runtime(|rt| Ok(rt.group(group)?.size()))?;
+        // SAFETY: forwarded contract.
+        let ranks = unsafe { range_ranks(n, ranges, size)? };
+        // SAFETY: forwarded contract.
+        unsafe { derive_group(newgroup, |rt| Ok(rt.group(group)?.excl(&ranks)?)) }
+    })
+}
+
 /// `MPI_Group_union`.
 ///
 /// # Safety

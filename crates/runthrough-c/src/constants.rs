@@ -107,6 +107,7 @@ pub const MPI_MESSAGE_NO_PROC: c_int = 1;
 pub const MPI_ERRHANDLER_NULL: c_int = 0;
 pub const MPI_ERRORS_ARE_FATAL: c_int = 1;
 pub const MPI_ERRORS_RETURN: c_int = 2;
+pub const MPI_ERRORS_ABORT: c_int = 3;
 pub const MPI_DATATYPE_NULL: c_int = 0;
 pub const MPI_CHAR: c_int = 1;
 pub const MPI_SIGNED_CHAR: c_int = 2;
@@ -251,6 +252,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ERRHANDLER_NULL", MPI_ERRHANDLER_NULL),
     ("MPI_ERRORS_ARE_FATAL", MPI_ERRORS_ARE_FATAL),
     ("MPI_ERRORS_RETURN", MPI_ERRORS_RETURN),
+    ("MPI_ERRORS_ABORT", MPI_ERRORS_ABORT),
     ("MPI_DATATYPE_NULL", MPI_DATATYPE_NULL),
     ("MPI_CHAR", MPI_CHAR),
     ("MPI_SIGNED_CHAR", MPI_SIGNED_CHAR),

@@ -57,10 +57,15 @@ fn initialize() -> Result<(), Failure> {
     // is the fault-tolerant agreement that ends the rank's part in the job.
     let universe: &'static runthrough::Universe = Box::leak(Box::new(universe));
     let mut runtime = Runtime::new(universe);
-    if initial == "mpi_errors_return" {
+    let start_with = match initial {
+        "mpi_errors_return" => Some((MPI_ERRORS_RETURN, crate::errors::Handler::Return)),
+        "mpi_errors_abort" => Some((MPI_ERRORS_ABORT, crate::errors::Handler::Fatal)),
+        _ => None,
+    };
+    if let Some(handler) = start_with {
         for comm in [MPI_COMM_WORLD, MPI_COMM_SELF] {
             if let Ok(entry) = runtime.comm_mut(comm) {
-                entry.errhandler = (MPI_ERRORS_RETURN, crate::errors::Handler::Return);
+                entry.errhandler = handler;
             }
         }
     }

@@ -478,9 +478,9 @@ fn refs() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<c_int, us
     REFS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// `MPI_ERRORS_ARE_FATAL` or `MPI_ERRORS_RETURN`.
+/// `MPI_ERRORS_ARE_FATAL`, `MPI_ERRORS_RETURN` or `MPI_ERRORS_ABORT`.
 fn predefined_errhandler(handle: c_int) -> bool {
-    handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN
+    handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN || handle == MPI_ERRORS_ABORT
 }
 
 /// `MPI_Comm_create_errhandler`.

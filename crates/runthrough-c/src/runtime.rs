@@ -244,6 +244,7 @@ impl Runtime {
         runtime
             .errhandlers
             .insert(MPI_ERRORS_RETURN, Handler::Return);
+        runtime.errhandlers.insert(MPI_ERRORS_ABORT, Handler::Fatal);
         let fatal = (MPI_ERRORS_ARE_FATAL, Handler::Fatal);
         let mut world_entry = CommEntry::new(CommBox::World(world), fatal);
         world_entry.name = "MPI_COMM_WORLD".into();

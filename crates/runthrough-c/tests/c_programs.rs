@@ -608,10 +608,15 @@ fn initial_error_handler() {
     let _one = one_job_at_a_time();
     let program = compile("initial_errhandler");
     run_checked("initial_errhandler", program.clone(), 2, &[], &[], &[]);
-    let mut job = Job::new(2, program);
+    let mut job = Job::new(2, program.clone());
     job.args = vec!["mpi_errors_return".into()];
     job.env
         .push(("RT_INITIAL_ERRHANDLER".into(), "MPI_ERRORS_RETURN".into()));
+    run_job("initial_errhandler", job, &[]);
+    let mut job = Job::new(2, program);
+    job.args = vec!["mpi_errors_abort".into()];
+    job.env
+        .push(("RT_INITIAL_ERRHANDLER".into(), "mpi_errors_abort".into()));
     run_job("initial_errhandler", job, &[]);
 }
 

@@ -63,6 +63,25 @@ int main(int argc, char **argv) {
     OK(MPI_Group_rank(odds, &value));
     CHECK(value == (rank % 2 ? rank / 2 : MPI_UNDEFINED), "group rank %d", value);
     EXPECT(MPI_Group_incl(world_group, 2, (int[]){1, 1}, &none), MPI_ERR_ARG);
+    /* Ranges: (0, 3, 2) names the evens, its exclusion the odds; (3, 0, -1) the world backwards. */
+    MPI_Group ranged;
+    int evens_range[1][3] = {{0, size - 1, 2}}, backwards[1][3] = {{size - 1, 0, -1}};
+    OK(MPI_Group_range_incl(world_group, 1, evens_range, &ranged));
+    OK(MPI_Group_compare(ranged, evens, &result));
+    CHECK(result == MPI_IDENT, "range_incl compare %d", result);
+    OK(MPI_Group_free(&ranged));
+    OK(MPI_Group_range_excl(world_group, 1, evens_range, &ranged));
+    OK(MPI_Group_compare(ranged, odds, &result));
+    CHECK(result == MPI_IDENT, "range_excl compare %d", result);
+    OK(MPI_Group_free(&ranged));
+    OK(MPI_Group_range_incl(world_group, 1, backwards, &ranged));
+    OK(MPI_Group_compare(ranged, world_group, &result));
+    CHECK(result == MPI_SIMILAR, "backwards compare %d", result);
+    OK(MPI_Group_free(&ranged));
+    EXPECT(MPI_Group_range_incl(world_group, 1, (int[][3]){{0, 2, 0}}, &ranged), MPI_ERR_ARG);
+    EXPECT(MPI_Group_range_incl(world_group, 1, (int[][3]){{3, 0, 1}}, &ranged), MPI_ERR_ARG);
+    EXPECT(MPI_Group_range_incl(world_group, 1, (int[][3]){{0, 9, 1}}, &ranged), MPI_ERR_RANK);
+    EXPECT(MPI_Group_range_excl(world_group, 1, NULL, &ranged), MPI_ERR_ARG);
 
     /* create: the odd ranks, in the group's order; the others get MPI_COMM_NULL. */
     OK(MPI_Comm_create(MPI_COMM_WORLD, odds, &made));

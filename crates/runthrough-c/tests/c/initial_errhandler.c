@@ -25,8 +25,9 @@ int main(int argc, char **argv) {
     if (!flag || strcmp(value, want) != 0)
         FAIL("MPI_INFO_ENV{mpi_initial_errhandler}: flag %d, %s; want %s", flag, value, want);
     MPI_Errhandler handler;
-    MPI_Errhandler expected =
-        strcmp(want, "mpi_errors_return") == 0 ? MPI_ERRORS_RETURN : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler expected = strcmp(want, "mpi_errors_return") == 0  ? MPI_ERRORS_RETURN
+                              : strcmp(want, "mpi_errors_abort") == 0 ? MPI_ERRORS_ABORT
+                                                                      : MPI_ERRORS_ARE_FATAL;
     MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
     for (int i = 0; i < 2; i++) {
         MPI_Comm_get_errhandler(comms[i], &handler);
