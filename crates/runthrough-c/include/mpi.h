@@ -504,6 +504,8 @@ int MPI_Info_free(MPI_Info *info);
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *comm_cart);
+/* The rank MPI_Cart_create would give this process (no reordering: its own), or MPI_UNDEFINED. */
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
@@ -712,6 +714,10 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 int MPI_Op_free(MPI_Op *op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
+/* inoutbuf = inbuf op inoutbuf on this rank alone: a user operation on any datatype, a
+ * predefined one on the basic types. */
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op);
 /* Non-blocking collectives: each is its blocking call, queued and run in order (see the notes at
  * the top of this file). The counts and displacement arrays of the vector forms are copied
  * when the call starts (the buffers must stay valid until completion). */

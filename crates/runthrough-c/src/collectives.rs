@@ -176,6 +176,93 @@ fn reduce_typed(
     }
 }
 
+/// `inout = input op inout` for `T` elements (copies: C buffers carry no alignment guarantee).
+fn combine_local<T: Reducible>(op: Op, input: &[u8], inout: &mut [u8]) {
+    let input: Vec<T> = bytemuck::pod_collect_to_vec(input);
+    let mut result: Vec<T> = bytemuck::pod_collect_to_vec(inout);
+    T::combine(op, &input, &mut result);
+    inout.copy_from_slice(bytemuck::cast_slice(&result));
+}
+
+/// `MPI_Reduce_local` (MPI-4.0 §6.9.7): `inoutbuf = inbuf op inoutbuf`, element by element, on
+/// this rank alone (no communication, so no failure semantics). A user operation
+/// (`MPI_Op_create`) is called on the two buffers as they are, on any datatype; a predefined
+/// one takes the basic datatypes (`MPI_ERR_TYPE` for a derived or pair type here).
+///
+/// # Safety
+/// `inbuf` points at `count` readable and `inoutbuf` at `count` readable and writable elements
+/// of `datatype` (NULL only when `count` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_local(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        if count < 0 {
+            return Err(Failure::new(
+                MPI_ERR_COUNT,
+                format!("negative count {count}"),
+            ));
+        }
+        if let Some(user) = user_op(op)? {
+            let len = crate::derived::type_size(datatype)?
+                .checked_mul(count as usize)
+                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the buffers are too large"))?;
+            if len > 0 && (inbuf.is_null() || inoutbuf.is_null()) {
+                return Err(Failure::new(MPI_ERR_BUFFER, "a NULL buffer with data"));
+            }
+            let (mut len, mut datatype) = (count, datatype);
+            if len > 0 {
+                // SAFETY: `function` is an `MPI_User_function` (MPI_Op_create's contract); the
+                // buffers are the caller's, of `count` elements of `datatype` each (this call's
+                // contract), valid for the call; no lock of the library is held.
+                unsafe { (user.function)(inbuf.cast_mut(), inoutbuf, &mut len, &mut datatype) };
+            }
+            return Ok(());
+        }
+        let op = op_of(op)?;
+        if !basic(datatype) || is_pair(datatype) {
+            return Err(Failure::new(
+                MPI_ERR_TYPE,
+                "MPI_Reduce_local: a predefined operation takes a basic datatype here",
+            ));
+        }
+        let element = Element::of(datatype)?;
+        if matches!(op, Op::BitAnd | Op::BitOr | Op::BitXor)
+            && matches!(element, Element::F32 | Element::F64)
+        {
+            return Err(Failure::new(
+                MPI_ERR_OP,
+                "a bitwise operation (MPI_BAND, MPI_BOR, MPI_BXOR) does not apply to a \
+                 floating-point type",
+            ));
+        }
+        let len = byte_len(count, datatype)?;
+        // SAFETY: forwarded contract; used only during this call.
+        let input = unsafe { input(inbuf, len)? }.to_vec();
+        // SAFETY: forwarded contract; used only during this call.
+        let inout = unsafe { output(inoutbuf, len)? };
+        match element {
+            Element::I8 => combine_local::<i8>(op, &input, inout),
+            Element::U8 => combine_local::<u8>(op, &input, inout),
+            Element::I16 => combine_local::<i16>(op, &input, inout),
+            Element::U16 => combine_local::<u16>(op, &input, inout),
+            Element::I32 => combine_local::<i32>(op, &input, inout),
+            Element::U32 => combine_local::<u32>(op, &input, inout),
+            Element::Long => combine_local::<c_long>(op, &input, inout),
+            Element::UnsignedLong => combine_local::<c_ulong>(op, &input, inout),
+            Element::I64 => combine_local::<i64>(op, &input, inout),
+            Element::U64 => combine_local::<u64>(op, &input, inout),
+            Element::F32 => combine_local::<f32>(op, &input, inout),
+            Element::F64 => combine_local::<f64>(op, &input, inout),
+        }
+        Ok(())
+    })
+}
+
 /// `MPI_Reduce`; `sendbuf` may be `MPI_IN_PLACE` at the root.
 ///
 /// # Safety

@@ -125,6 +125,69 @@ fn check_complete(made: &runthrough::Comm, cart: &Cart) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `MPI_Cart_map` (MPI-4.0 §8.5.8): the rank this process would have in a grid of `dims` made
+/// from `comm` by `MPI_Cart_create` (the same ranks, no reordering: its own rank), or
+/// `MPI_UNDEFINED` when the grid leaves it out. Local.
+///
+/// # Errors
+/// `MPI_ERR_DIMS` for `ndims < 0`, an entry of `dims` < 1, or a grid larger than `comm`;
+/// `MPI_ERR_ARG` for a NULL array (with `ndims > 0`) or `newrank`.
+///
+/// # Safety
+/// `dims` and `periods` are NULL or point at `ndims` readable ints; `newrank` is NULL or points
+/// at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_map(
+    comm: c_int,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let newrank = unsafe { out(newrank, "newrank")? };
+        if ndims < 0 {
+            return Err(Failure::new(
+                MPI_ERR_DIMS,
+                format!("ndims {ndims} is negative"),
+            ));
+        }
+        // SAFETY: forwarded contract; only read.
+        let dims = unsafe { array(dims.cast_mut(), ndims, "dims")? };
+        // SAFETY: forwarded contract; only read.
+        unsafe { array(periods.cast_mut(), ndims, "periods")? };
+        if let Some(bad) = dims.iter().find(|&&d| d < 1) {
+            return Err(Failure::new(
+                MPI_ERR_DIMS,
+                format!("dimension {bad} is not positive"),
+            ));
+        }
+        let points = dims
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(i64::from(d)))
+            .unwrap_or(i64::MAX);
+        let comm_box = comm_of(comm)?;
+        let parent = comm_box.get();
+        if points > i64::from(parent.size()) {
+            return Err(Failure::new(
+                MPI_ERR_DIMS,
+                format!(
+                    "the grid has {points} points and the communicator {} ranks",
+                    parent.size()
+                ),
+            ));
+        }
+        let rank = parent.rank();
+        newrank.write(if i64::from(rank) < points {
+            rank as c_int
+        } else {
+            MPI_UNDEFINED
+        });
+        Ok(())
+    })
+}
+
 /// `MPI_Cart_create` (MPI-4.0 §8.5.1): a communicator of the first `dims[0]·…·dims[ndims-1]`
 /// ranks of `comm_old`, in their order, with that grid; the other ranks get `MPI_COMM_NULL`.
 /// Collective over `comm_old` (an `MPI_Comm_split` underneath). `reorder` is ignored.

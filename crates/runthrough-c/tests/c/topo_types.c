@@ -25,6 +25,16 @@ static void grid_errors(MPI_Comm cart) {
     EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, NULL, 0, &c), MPI_ERR_ARG);
     EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, NULL), MPI_ERR_ARG);
     EXPECT(MPI_Cart_create(12345, 2, dims, periods, 0, &c), MPI_ERR_COMM);
+    /* MPI_Cart_map: the rank MPI_Cart_create would give (3 ranks here). */
+    int world_rank, mapped = -7, two[1] = {2};
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+    OK(MPI_Cart_map(MPI_COMM_WORLD, 2, dims, periods, &mapped));
+    CHECK(mapped == world_rank, "Cart_map of the whole world: %d", mapped);
+    OK(MPI_Cart_map(MPI_COMM_WORLD, 1, two, periods, &mapped));
+    CHECK(mapped == (world_rank < 2 ? world_rank : MPI_UNDEFINED), "Cart_map of 2: %d", mapped);
+    EXPECT(MPI_Cart_map(MPI_COMM_WORLD, 2, big, periods, &mapped), MPI_ERR_DIMS);
+    EXPECT(MPI_Cart_map(MPI_COMM_WORLD, 2, zero, periods, &mapped), MPI_ERR_DIMS);
+    EXPECT(MPI_Cart_map(MPI_COMM_WORLD, 2, dims, periods, NULL), MPI_ERR_ARG);
     /* A communicator without a grid. */
     EXPECT(MPI_Cart_coords(MPI_COMM_WORLD, 0, 2, coords), MPI_ERR_TOPOLOGY);
     EXPECT(MPI_Cart_rank(MPI_COMM_WORLD, coords, &r), MPI_ERR_TOPOLOGY);

@@ -189,6 +189,28 @@ int main(int argc, char **argv) {
     OK(MPI_Op_commutative(MPI_SUM, &flag));
     CHECK(flag == 1, "MPI_SUM commutative: %d", flag);
 
+    /* MPI_Reduce_local: inout = in op inout, on this rank alone. */
+    {
+        int a[8] = {1, 2, 3, 4, 0, 1, 1, 0}, b[8] = {2, 0, 1, 3, 5, 6, 7, 8}, want[8];
+        product(a, b, want);
+        product(a + 4, b + 4, want + 4);
+        OK(MPI_Reduce_local(a, b, 2, mat, matop));
+        check_matrices("Reduce_local matop", b, want);
+        int x[3] = {1, 5, -2}, y[3] = {10, 1, 4};
+        OK(MPI_Reduce_local(x, y, 3, MPI_INT, MPI_SUM));
+        CHECK(y[0] == 11 && y[1] == 6 && y[2] == 2, "Reduce_local SUM %d %d %d", y[0], y[1],
+              y[2]);
+        double d = 2.5, e = 1.0;
+        OK(MPI_Reduce_local(&d, &e, 1, MPI_DOUBLE, MPI_MAX));
+        CHECK(e == 2.5, "Reduce_local MAX %g", e);
+        float f = 1, g = 2;
+        EXPECT(MPI_Reduce_local(&f, &g, 1, MPI_FLOAT, MPI_BAND), MPI_ERR_OP);
+        EXPECT(MPI_Reduce_local(a, b, 1, mat, MPI_SUM), MPI_ERR_TYPE);
+        EXPECT(MPI_Reduce_local(x, y, -1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
+        EXPECT(MPI_Reduce_local(x, y, 1, MPI_INT, 9999), MPI_ERR_OP);
+        OK(MPI_Reduce_local(NULL, NULL, 0, MPI_INT, MPI_SUM));
+    }
+
     matrix_reductions(matop, rank, size, -1);
     CHECK(matmul_calls > 0 || rank == 0, "rank %d never combined", rank);
 
