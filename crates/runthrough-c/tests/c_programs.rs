@@ -629,6 +629,68 @@ fn request_get_status() {
     scenario("request_status", 3, &[2]);
 }
 
+/// The OSU-style loops of `crates/runthrough-bench/c/ompi_bench.c` (written for Open MPI with
+/// ULFM: latency, bandwidth, barrier, all-reduce, agree, shrink; then a rank that SIGKILLs
+/// itself while the others wait in MPI_Recv from it, and the ack + agree + shrink after) build
+/// unchanged with rtcc and run under rtrun: every row on rank 0's output.
+#[test]
+fn osu_style_benchmark_loops() {
+    let _one = one_job_at_a_time();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runthrough-bench/c/ompi_bench.c");
+    let program = compile_source("ompi_bench", &source, None);
+    let mut job = Job::new(2, program.clone());
+    job.args = ["collectives", "1", "100"].iter().map(Into::into).collect();
+    job.timeout = Some(JOB_LIMIT);
+    let report = rtrun::run(&job).expect("the job starts");
+    let text = output(&report);
+    assert!(
+        report
+            .ranks
+            .iter()
+            .all(|r| r.ending == Some(Ending::Exited(0))),
+        "{}{text}",
+        report.summary()
+    );
+    for op in [
+        "p2p_latency",
+        "p2p_bandwidth",
+        "barrier",
+        "all_reduce",
+        "agree",
+        "shrink",
+    ] {
+        let row = format!("{{\"op\":\"{op}\"");
+        assert!(
+            report.stdout_of(0).iter().any(|l| l.starts_with(&row)),
+            "{op}\n{text}"
+        );
+    }
+    let stamp = std::env::temp_dir().join(format!("rt-ompi-bench-{}", std::process::id()));
+    let mut job = Job::new(3, program);
+    job.args = vec!["fault".into(), stamp.clone().into()];
+    job.timeout = Some(JOB_LIMIT);
+    let report = rtrun::run(&job).expect("the job starts");
+    let _ = std::fs::remove_file(&stamp);
+    let text = output(&report);
+    assert!(report.ranks[2].failed(), "{}{text}", report.summary());
+    for rank in [0, 1] {
+        assert_eq!(
+            report.ranks[rank].ending,
+            Some(Ending::Exited(0)),
+            "{}{text}",
+            report.summary()
+        );
+    }
+    for op in ["detection", "recovery", "recovery_after_detection"] {
+        let row = format!("{{\"op\":\"{op}\"");
+        assert!(
+            report.stdout_of(0).iter().any(|l| l.starts_with(&row)),
+            "{op}: {:?}",
+            report.stdout_of(0)
+        );
+    }
+}
+
 /// `tests/c/nonblocking.c`: the fifteen non-blocking collectives pending at once on 4 ranks,
 /// each result checked; pending ones never hold up point-to-point traffic; a blocking
 /// collective after them; MPI_Test; a communicator freed while one is pending; bad input (the
