@@ -498,6 +498,27 @@ unsafe fn range_ranks(
     Ok(ranks)
 }
 
+/// `MPI_Group_range_incl` / `_range_excl`: `pick` (`Group::incl` or `Group::excl`) of the
+/// ranks the triplets name.
+///
+/// # Safety
+/// As `MPI_Group_range_incl`.
+unsafe fn range_group(
+    group: c_int,
+    n: c_int,
+    ranges: *const [c_int; 3],
+    newgroup: *mut c_int,
+    pick: fn(&Group, &[Rank]) -> runthrough::Result<Group>,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        let size = with_runtime(|rt| Ok(rt.group(group)?.size()))?;
+        // SAFETY: forwarded contract.
+        let ranks = unsafe { range_ranks(n, ranges, size)? };
+        // SAFETY: forwarded contract.
+        unsafe { derive_group(newgroup, |rt| Ok(pick(rt.group(group)?, &ranks)?)) }
+    })
+}
+
 /// `MPI_Group_range_incl`: the ranks of the triplets `(first, last, stride)`, in that order
 /// (as `MPI_Group_incl` of them).
 ///
@@ -511,13 +532,8 @@ pub unsafe extern "C" fn MPI_Group_range_incl(
     ranges: *const [c_int; 3],
     newgroup: *mut c_int,
 ) -> c_int {
-    boundary(MPI_COMM_WORLD, || {
-        let size = with_runtime(|rt| Ok(rt.group(group)?.size()))?;
-        // SAFETY: forwarded contract.
-        let ranks = unsafe { range_ranks(n, ranges, size)? };
-        // SAFETY: forwarded contract.
-        unsafe { derive_group(newgroup, |rt| Ok(rt.group(group)?.incl(&ranks)?)) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { range_group(group, n, ranges, newgroup, Group::incl) }
 }
 
 /// `MPI_Group_range_excl`: the group without the ranks of the triplets (as `MPI_Group_excl`).
@@ -531,13 +547,8 @@ pub unsafe extern "C" fn MPI_Group_range_excl(
     ranges: *const [c_int; 3],
     newgroup: *mut c_int,
 ) -> c_int {
-    boundary(MPI_COMM_WORLD, || {
-        let size = with_runtime(|rt| Ok(rt.group(group)?.size()))?;
-        // SAFETY: forwarded contract.
-        let ranks = unsafe { range_ranks(n, ranges, size)? };
-        // SAFETY: forwarded contract.
-        unsafe { derive_group(newgroup, |rt| Ok(rt.group(group)?.excl(&ranks)?)) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { range_group(group, n, ranges, newgroup, Group::excl) }
 }
 
 /// `MPI_Group_union`.

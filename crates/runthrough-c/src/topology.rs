@@ -125,6 +125,48 @@ fn check_complete(made: &runthrough::Comm, cart: &Cart) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The dimensions of a grid (`ndims` of them at `dims`) and its number of points, checked as
+/// `MPI_Cart_create` and `MPI_Cart_map` check them.
+///
+/// # Safety
+/// `dims` is NULL or points at `ndims` readable ints, valid for `'a`.
+///
+/// # Errors
+/// `MPI_ERR_DIMS` for `ndims < 0` or an entry < 1; `MPI_ERR_ARG` for a NULL `dims` with
+/// `ndims > 0`.
+unsafe fn grid<'a>(ndims: c_int, dims: *const c_int) -> Result<(&'a [c_int], i64), Failure> {
+    if ndims < 0 {
+        return Err(Failure::new(
+            MPI_ERR_DIMS,
+            format!("ndims {ndims} is negative"),
+        ));
+    }
+    // SAFETY: forwarded contract; only read.
+    let dims = unsafe { array(dims.cast_mut(), ndims, "dims")? };
+    if let Some(bad) = dims.iter().find(|&&d| d < 1) {
+        return Err(Failure::new(
+            MPI_ERR_DIMS,
+            format!("dimension {bad} is not positive"),
+        ));
+    }
+    let points = dims
+        .iter()
+        .try_fold(1i64, |n, &d| n.checked_mul(i64::from(d)))
+        .unwrap_or(i64::MAX);
+    Ok((dims, points))
+}
+
+/// `MPI_ERR_DIMS` when a grid of `points` does not fit a communicator of `size` ranks.
+fn fits(points: i64, size: u32) -> Result<(), Failure> {
+    if points > i64::from(size) {
+        return Err(Failure::new(
+            MPI_ERR_DIMS,
+            format!("the grid has {points} points and the communicator {size} ranks"),
+        ));
+    }
+    Ok(())
+}
+
 /// `MPI_Cart_map` (MPI-4.0 §8.5.8): the rank this process would have in a grid of `dims` made
 /// from `comm` by `MPI_Cart_create` (the same ranks, no reordering: its own rank), or
 /// `MPI_UNDEFINED` when the grid leaves it out. Local.
@@ -147,37 +189,13 @@ pub unsafe extern "C" fn MPI_Cart_map(
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let newrank = unsafe { out(newrank, "newrank")? };
-        if ndims < 0 {
-            return Err(Failure::new(
-                MPI_ERR_DIMS,
-                format!("ndims {ndims} is negative"),
-            ));
-        }
-        // SAFETY: forwarded contract; only read.
-        let dims = unsafe { array(dims.cast_mut(), ndims, "dims")? };
+        // SAFETY: forwarded contract.
+        let (_, points) = unsafe { grid(ndims, dims)? };
         // SAFETY: forwarded contract; only read.
         unsafe { array(periods.cast_mut(), ndims, "periods")? };
-        if let Some(bad) = dims.iter().find(|&&d| d < 1) {
-            return Err(Failure::new(
-                MPI_ERR_DIMS,
-                format!("dimension {bad} is not positive"),
-            ));
-        }
-        let points = dims
-            .iter()
-            .try_fold(1i64, |n, &d| n.checked_mul(i64::from(d)))
-            .unwrap_or(i64::MAX);
         let comm_box = comm_of(comm)?;
         let parent = comm_box.get();
-        if points > i64::from(parent.size()) {
-            return Err(Failure::new(
-                MPI_ERR_DIMS,
-                format!(
-                    "the grid has {points} points and the communicator {} ranks",
-                    parent.size()
-                ),
-            ));
-        }
+        fits(points, parent.size())?;
         let rank = parent.rank();
         newrank.write(if i64::from(rank) < points {
             rank as c_int
@@ -212,42 +230,17 @@ pub unsafe extern "C" fn MPI_Cart_create(
     boundary(comm_old, || {
         // SAFETY: checked for NULL by `out`.
         let comm_cart = unsafe { out(comm_cart, "comm_cart")? };
-        if ndims < 0 {
-            return Err(Failure::new(
-                MPI_ERR_DIMS,
-                format!("ndims {ndims} is negative"),
-            ));
-        }
-        // SAFETY: forwarded contract; only read.
-        let dims = unsafe { array(dims.cast_mut(), ndims, "dims")? }.to_vec();
+        // SAFETY: forwarded contract.
+        let (dims, points) = unsafe { grid(ndims, dims)? };
         // SAFETY: forwarded contract; only read.
         let periods = unsafe { array(periods.cast_mut(), ndims, "periods")? };
         let cart = Cart {
             periods: periods.iter().map(|&p| p != 0).collect(),
-            dims,
+            dims: dims.to_vec(),
         };
-        if let Some(bad) = cart.dims.iter().find(|&&d| d < 1) {
-            return Err(Failure::new(
-                MPI_ERR_DIMS,
-                format!("dimension {bad} is not positive"),
-            ));
-        }
-        let points = cart
-            .dims
-            .iter()
-            .try_fold(1i64, |n, &d| n.checked_mul(i64::from(d)))
-            .unwrap_or(i64::MAX);
         let comm_box = collective_comm_of(comm_old)?;
         let parent = comm_box.get();
-        if points > i64::from(parent.size()) {
-            return Err(Failure::new(
-                MPI_ERR_DIMS,
-                format!(
-                    "the grid has {points} points and the communicator {} ranks",
-                    parent.size()
-                ),
-            ));
-        }
+        fits(points, parent.size())?;
         let rank = parent.rank();
         let color = (i64::from(rank) < points).then_some(0);
         match parent.split(color, rank as i32)? {

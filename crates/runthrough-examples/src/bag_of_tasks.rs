@@ -44,6 +44,9 @@ const TAG_RESULT: i32 = 2;
 /// Multi-process only: `[1]` tells a worker's process to die now (an injected kill), `[0]`
 /// that no kill is coming.
 const TAG_KILL: i32 = 3;
+/// A tag nobody sends on: the master's receive on it from a worker it told to die returns
+/// once the death is known.
+const TAG_DEATH: i32 = 4;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -289,6 +292,15 @@ pub fn run_rank(
     };
     if world.rank() == 0 {
         let done = Master::new(world, &shared).run()?;
+        // The workers it told to die (every planned kill below the task count was given) do
+        // die: a receive on a tag nobody sends returns once this rank knows of the death, so
+        // the summary holds every planned failure however fast the tasks went (a kill order
+        // can land after the last result).
+        for &(worker, at) in &shared.config.kills {
+            if at < shared.config.tasks {
+                let _ = world.recv(&mut [0u8; 1], worker, TAG_DEATH);
+            }
+        }
         return Ok(Some(MasterRun {
             checksum: fnv1a(done.results.iter().copied()),
             results: done.results,

@@ -216,7 +216,7 @@ fn heat_under_rtrun_rejects_a_wrong_rank_count_and_agreement_kills() {
 /// acknowledges it, the dead workers' tasks are re-issued, and the results are exact.
 #[test]
 fn bag_of_tasks_on_six_processes_survives_worker_kills() {
-    let args = ["--tasks", "200", "--work", "5000", "--progress", "0"];
+    let args = ["--tasks", "200", "--work", "50000", "--progress", "0"];
     let mut own: Vec<&str> = args.to_vec();
     own.extend(["--kill", "2@10,4@50"]);
     let report = run(6, BAG, &own, &["5@call:9"]);
