@@ -96,6 +96,8 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::{Rank, Result};
 use slab::Slab;
@@ -164,6 +166,29 @@ impl Ready for Cell<bool> {
     }
     fn clear(&self) {
         Cell::set(self, false);
+    }
+}
+
+/// The flag as an atomic shared between the flow state (behind its rank's lock) and the rank's
+/// waiting threads, which look at it without that lock ([`SharedReady::shared`]).
+#[derive(Debug, Default)]
+pub struct SharedReady(Arc<AtomicBool>);
+
+impl SharedReady {
+    /// Another handle on the flag, for waiters that look without the engine's lock.
+    pub fn shared(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+}
+
+impl Ready for SharedReady {
+    #[inline]
+    fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    #[inline]
+    fn clear(&self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 

@@ -13,6 +13,8 @@
 //!   modifiers, and the local and global views L and G as immutable snapshots.
 //! - [`RankSet`]: a sparse sorted set of ranks, the representation of failed sets everywhere
 //!   (never a dense bitset of n bits: a million-rank job knows few failures).
+//! - [`engine`]: a rank's protocol state (communicators, detector knowledge, posted receives,
+//!   flow control) and the rules that change it on a packet or a detected failure.
 //! - [`matching`]: MPI receive matching with the failure rules of SPEC §3.1–3.2.
 //! - [`packet`]: what ranks send each other, whatever the transport, and [`wire`]: the frames
 //!   of the socket transports, their encoding and a streaming decoder that never panics.
@@ -37,6 +39,7 @@
 
 pub mod agreement;
 pub mod buffers;
+pub mod engine;
 mod error;
 pub mod fault;
 pub mod fence;

@@ -4,16 +4,15 @@
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use runthrough_core::matching::{
-    unmatched_outcome, Envelope, PeerOutcome, SourceSelector, TagSelector,
-};
+use runthrough_core::matching::{Envelope, SourceSelector, TagSelector};
 use runthrough_core::{Error, FailureView, Rank, Result};
 
-use crate::engine::{Engine, Received, Slot};
+use crate::engine::{Engine, Received};
 use crate::flow::{self, FlowStats};
 use crate::process::Process;
 use crate::request::Request;
-use runthrough_core::packet::{ContextId, Lane, Packet, Payload};
+use runthrough_core::engine::Probed;
+use runthrough_core::packet::{ContextId, Lane, Packet};
 
 /// The largest tag an application may use (`MPI_TAG_UB`).
 pub const TAG_UB: i32 = i32::MAX;
@@ -199,17 +198,9 @@ impl Comm {
     }
 
     /// The world rank to send to, `None` for `MPI_PROC_NULL`, or the send's error (SPEC §3.1).
+    #[inline]
     fn send_check(&self, engine: &mut Engine, dest: Rank) -> Result<Option<u32>> {
-        let comm = engine.comm(self.context)?;
-        comm.check_not_revoked()?;
-        match unmatched_outcome(
-            comm.global.is_failed(dest),
-            comm.known_failed.contains(dest),
-        ) {
-            PeerOutcome::ProcNull => Ok(None),
-            PeerOutcome::Failed => Err(Error::ProcFailed { rank: dest }),
-            PeerOutcome::Proceed => Ok(Some(comm.members.world_of(dest))),
-        }
+        engine.send_target(self.context, dest)
     }
 
     fn data_packet(&self, bytes: &[u8], tag: i32, sync: Option<u64>) -> Packet {
@@ -304,10 +295,7 @@ impl Comm {
             match self.send_check(&mut engine, dest) {
                 Ok(None) => return Ok(Request::completed(Ok(Status::proc_null()))),
                 Err(error) => return Ok(Request::completed(Err(error))),
-                Ok(Some(world)) => {
-                    engine.next_sync += 1;
-                    (world, engine.next_sync)
-                }
+                Ok(Some(world)) => (world, engine.next_synchronous_id()),
             }
         };
         let slot = match self.start_send_as(bytemuck::cast_slice(buf), dest, tag, Some(id)) {
@@ -328,24 +316,7 @@ impl Comm {
         dest: Rank,
         id: u64,
     ) -> Option<Result<()>> {
-        if engine.sync_acks.remove(&(world, id)) {
-            return Some(Ok(()));
-        }
-        let comm = match engine.comm(self.context) {
-            Ok(comm) => comm,
-            Err(error) => return Some(Err(error)),
-        };
-        if let Err(error) = comm.check_not_revoked() {
-            return Some(Err(error));
-        }
-        match unmatched_outcome(
-            comm.global.is_failed(dest),
-            comm.known_failed.contains(dest),
-        ) {
-            PeerOutcome::ProcNull => Some(Ok(())),
-            PeerOutcome::Failed => Some(Err(Error::ProcFailed { rank: dest })),
-            PeerOutcome::Proceed => None,
-        }
+        engine.poll_synchronous(self.context, world, dest, id)
     }
 
     /// Starts a send (`MPI_Isend`). The message is sent at once when flow control allows (as
@@ -474,71 +445,28 @@ impl Comm {
             })
     }
 
-    /// Matches a buffered message or decides from the peer's state; otherwise posts a receive.
+    /// Matches a buffered message or decides from the peer's state; otherwise posts a receive
+    /// ([`Engine::match_or_post`]).
+    #[inline]
     pub(crate) fn match_or_post(
         &self,
         engine: &mut Engine,
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Posted> {
-        if let Some(received) = self.take_buffered(engine, source, tag)? {
-            return Ok(Posted::Done(Ok(received)));
-        }
-        let comm = engine.comm(self.context)?;
-        match source {
-            SourceSelector::Rank(r) => {
-                match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
-                    PeerOutcome::ProcNull => {
-                        return Ok(Posted::Done(Ok(Received {
-                            envelope: None,
-                            payload: Payload::new(),
-                        })))
-                    }
-                    PeerOutcome::Failed => {
-                        return Ok(Posted::Done(Err(Error::ProcFailed { rank: r })))
-                    }
-                    PeerOutcome::Proceed => {}
-                }
-            }
-            SourceSelector::Any => {
-                if comm.has_unacknowledged_failure() {
-                    return Ok(Posted::Done(Err(Error::ProcFailedPending)));
-                }
-            }
-        }
-        self.post_receive(engine, source, tag).map(Posted::Waiting)
+        engine.match_or_post(self.context, source, tag)
     }
 
-    /// Takes the first buffered message that matches, if one is there: its flow-control credit
-    /// falls due and a synchronous sender's acknowledgement is queued (both sent when the
-    /// caller unlocks with `Process::unlock_and_send_credits`).
-    ///
-    /// # Errors
-    /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one.
+    /// Takes the first buffered message that matches, if one is there
+    /// ([`Engine::take_buffered`]); its credit and acknowledgement go out when the caller
+    /// unlocks with `Process::unlock_and_send_credits`.
     pub(crate) fn take_buffered(
         &self,
         engine: &mut Engine,
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Option<Received>> {
-        let comm = engine.comm(self.context)?;
-        comm.check_not_revoked()?;
-        let Some((mut envelope, mut payload)) = comm.matcher.take(source, tag) else {
-            return Ok(None);
-        };
-        if let Some(world) = comm.members.try_world_of(envelope.source) {
-            let charge = flow::charge(payload.len());
-            engine.flow.release_held(world, Lane::Point, charge);
-            let mut ack = Vec::new();
-            (envelope, payload) = crate::engine::matched(envelope, payload, world, &mut ack);
-            for (to, packet) in ack {
-                engine.flow.send_later(to, packet);
-            }
-        }
-        Ok(Some(Received {
-            envelope: Some(envelope),
-            payload,
-        }))
+        engine.take_buffered(self.context, source, tag)
     }
 
     /// Posts a receive that no buffered message matches (the caller just looked).
@@ -548,47 +476,18 @@ impl Comm {
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<u64> {
-        let id = engine.slots.insert(Slot::Pending) as u64;
-        let comm = engine.comm(self.context)?;
-        let matched = comm.matcher.post(id, source, tag);
-        debug_assert!(matched.is_none(), "take found nothing a moment ago");
-        Ok(id)
+        engine.post_receive(self.context, source, tag)
     }
 
-    /// Looks at a posted receive: complete (the slot is freed), still pending, or a wildcard
-    /// that must report `ProcFailedPending` now.
+    /// Looks at a posted receive ([`Engine::poll_receive`]).
+    #[inline]
     pub(crate) fn poll_slot(&self, engine: &mut Engine, id: u64, wildcard: bool) -> SlotPoll {
-        match engine.slots.get(id as usize) {
-            Some(Slot::Complete(_)) => match engine.slots.remove(id as usize) {
-                Slot::Complete(received) => SlotPoll::Complete(received),
-                Slot::Pending => unreachable!(),
-            },
-            Some(Slot::Pending) => {
-                if wildcard
-                    && engine
-                        .comm(self.context)
-                        .is_ok_and(|c| c.has_unacknowledged_failure())
-                {
-                    SlotPoll::FailurePending
-                } else if engine.comm(self.context).is_err() {
-                    engine.slots.remove(id as usize);
-                    SlotPoll::Complete(Err(Error::Comm))
-                } else {
-                    SlotPoll::Pending
-                }
-            }
-            None => SlotPoll::Complete(Err(Error::Request)),
-        }
+        engine.poll_receive(self.context, id, wildcard)
     }
 
     /// Withdraws a posted receive and frees its slot.
     pub(crate) fn cancel_receive(&self, engine: &mut Engine, id: u64) {
-        if let Some(comm) = engine.comms.get_mut(&self.context) {
-            comm.matcher.cancel(id);
-        }
-        if engine.slots.contains(id as usize) {
-            engine.slots.remove(id as usize);
-        }
+        engine.cancel_receive(self.context, id)
     }
 
     /// Starts a receive into `buf` (`MPI_Irecv`). The request borrows `buf` until it completes.
@@ -657,25 +556,11 @@ impl Comm {
         tag: TagSelector,
         element: usize,
     ) -> Result<Option<Status>> {
-        let comm = engine.comm(self.context)?;
-        comm.check_not_revoked()?;
-        if let Some((envelope, payload)) = comm.matcher.peek(source, tag) {
-            let (envelope, len) = crate::engine::probed(envelope, payload.len());
-            return Ok(Some(status_of(envelope, len, element)));
-        }
-        match source {
-            SourceSelector::Rank(r) => {
-                match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
-                    PeerOutcome::ProcNull => Ok(Some(Status::proc_null())),
-                    PeerOutcome::Failed => Err(Error::ProcFailed { rank: r }),
-                    PeerOutcome::Proceed => Ok(None),
-                }
-            }
-            SourceSelector::Any if comm.has_unacknowledged_failure() => {
-                Err(Error::ProcFailedPending)
-            }
-            SourceSelector::Any => Ok(None),
-        }
+        Ok(match engine.probe(self.context, source, tag)? {
+            Some(Probed::Message(envelope, len)) => Some(status_of(envelope, len, element)),
+            Some(Probed::ProcNull) => Some(Status::proc_null()),
+            None => None,
+        })
     }
 
     /// Updates the local view L from this rank's detector (`MPI_Comm_validate_local`, SPEC §2.1):
@@ -686,10 +571,7 @@ impl Comm {
     /// `Error::Comm` on a freed communicator.
     pub fn validate_local(&self) -> Result<FailureView> {
         self.process.check_alive();
-        let mut engine = self.process.endpoint.lock();
-        let comm = engine.comm(self.context)?;
-        comm.local = comm.local.validated_local(&comm.global, &comm.known_failed);
-        Ok(comm.local.clone())
+        self.process.endpoint.lock().validate_local(self.context)
     }
 
     /// The failures this rank's detector knows in the communicator, in the order it learned
@@ -718,14 +600,10 @@ impl Comm {
     /// `Error::Comm` on a freed communicator.
     pub fn acknowledge_failures(&self, count: usize) -> Result<FailureView> {
         self.process.check_alive();
-        let mut engine = self.process.endpoint.lock();
-        let comm = engine.comm(self.context)?;
-        let mut acknowledged = comm.local.failed_set();
-        for &rank in comm.detected.iter().take(count) {
-            acknowledged.insert(rank);
-        }
-        comm.local = comm.local.validated_local(&comm.global, &acknowledged);
-        Ok(comm.local.clone())
+        self.process
+            .endpoint
+            .lock()
+            .acknowledge_failures(self.context, count)
     }
 
     /// The local view L as left by the last update call. Never changes L.
@@ -760,19 +638,9 @@ pub(crate) enum Started {
 }
 
 /// The outcome of matching or posting a receive.
-pub(crate) enum Posted {
-    /// Finished at once.
-    Done(Result<Received>),
-    /// Posted as this slot.
-    Waiting(u64),
-}
-
+pub(crate) use runthrough_core::engine::Posted;
 /// What a look at a posted receive found.
-pub(crate) enum SlotPoll {
-    Pending,
-    Complete(Result<Received>),
-    FailurePending,
-}
+pub(crate) use runthrough_core::engine::ReceivePoll as SlotPoll;
 
 pub(crate) fn element_size<T>() -> Result<usize> {
     match std::mem::size_of::<T>() {

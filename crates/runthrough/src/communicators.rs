@@ -71,7 +71,7 @@ use crate::validate::ActiveCall;
 use runthrough_core::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 
 /// Creation flag bit: the parent is not revoked at the contributing rank.
-pub(crate) const NOT_REVOKED: u32 = 1;
+pub(crate) use runthrough_core::engine::NOT_REVOKED;
 /// Creation flag bit: no unrecognized failure at entry, and the exchange succeeded.
 pub(crate) const EXCHANGE_OK: u32 = 2;
 /// Creation (and shrink) flag bit: the candidate context id is free at the contributing rank.
@@ -585,7 +585,7 @@ impl Comm {
         let members = state.members.clone();
         let mut out = Outgoing::new();
         for rank in &decision.failed {
-            engine.peer_failed(members.world_of(rank), &mut out);
+            crate::engine::learn_failed(engine, members.world_of(rank), &mut out);
         }
         Ok(Some((decision, out)))
     }

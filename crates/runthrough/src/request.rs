@@ -281,9 +281,7 @@ impl Drop for Request<'_> {
                     }
                 }
                 let mut engine = comm.process.endpoint.lock();
-                if !engine.sync_acks.remove(&(world, id)) {
-                    engine.sync_abandoned.insert((world, id));
-                }
+                engine.abandon_synchronous(world, id);
             }
             _ => {}
         }

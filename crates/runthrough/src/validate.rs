@@ -89,7 +89,7 @@ impl Comm {
         let members = comm.members.clone();
         let mut out = Outgoing::new();
         for rank in &decision.failed {
-            engine.peer_failed(members.world_of(rank), &mut out);
+            crate::engine::learn_failed(engine, members.world_of(rank), &mut out);
         }
         Ok(Some((decision, out)))
     }

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! A rank's protocol state as a state machine: its communicators, what its detector knows, its
+//! posted receives, flow control and synchronous-send acknowledgements.
+//!
+//! The [`Engine`] decides; it never waits, sends or reads a clock. Its drivers (the `runthrough`
+//! crate's transports, and the simulator) feed it packets ([`Engine::deliver`]) and detector
+//! news ([`Engine::peer_failed`], [`Engine::peer_departed`]), call its commands on behalf of the
+//! rank's threads, and transmit the packets it pushes on the [`Outgoing`] list they pass in.
+//!
+//! This is the first step of moving the whole rank engine here: the state and the rules that
+//! were already in one place moved unchanged; the runtime crate still reads and writes some of
+//! the state's fields directly (they are public for that reason, and will become private as the
+//! commands that need them move here).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::agreement::{AgreementSeries, Contribution, Participants};
+use crate::flow::{self, SharedReady};
+use crate::matching::{unmatched_outcome, Envelope, Matcher, PeerOutcome, ReceiveId};
+use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT};
+use crate::{Error, FailureView, Rank, RankSet, Result};
+use slab::Slab;
+
+mod point_to_point;
+pub use point_to_point::{Posted, Probed, ReceivePoll};
+
+/// A rank's flow-control state, part of its engine; its ready flag is shared with the rank's
+/// waiting threads ([`SharedReady`]).
+pub type Flow = flow::Flow<SharedReady>;
+
+/// The flag word of a creation's agreement: set when the contributor's communicator was not
+/// revoked (without it, everyone's creation call returns `Error::Revoked`).
+pub const NOT_REVOKED: u32 = 1;
+
+/// A communicator's members: comm rank -> world rank.
+#[derive(Debug, Clone)]
+pub enum Members {
+    /// Comm rank r is world rank r.
+    Identity(u32),
+    /// An explicit list, with its inverse.
+    List {
+        /// Comm rank -> world rank.
+        world_of: Arc<[u32]>,
+        /// World rank -> comm rank, for the members.
+        comm_of: Arc<BTreeMap<u32, Rank>>,
+    },
+}
+
+impl Members {
+    /// A list of world ranks, in comm-rank order.
+    pub fn list(world_of: Vec<u32>) -> Self {
+        let comm_of = world_of
+            .iter()
+            .enumerate()
+            .map(|(c, &w)| (w, c as Rank))
+            .collect();
+        Members::List {
+            world_of: Arc::from(world_of),
+            comm_of: Arc::new(comm_of),
+        }
+    }
+
+    /// How many ranks.
+    pub fn size(&self) -> u32 {
+        match self {
+            Members::Identity(n) => *n,
+            Members::List { world_of, .. } => world_of.len() as u32,
+        }
+    }
+
+    /// The world rank of comm rank `rank` (which must be one).
+    #[inline]
+    pub fn world_of(&self, rank: Rank) -> u32 {
+        match self {
+            Members::Identity(_) => rank,
+            Members::List { world_of, .. } => world_of[rank as usize],
+        }
+    }
+
+    /// The comm rank of world rank `world`, if it is a member.
+    #[inline]
+    pub fn comm_of(&self, world: u32) -> Option<Rank> {
+        match self {
+            Members::Identity(n) => (world < *n).then_some(world),
+            Members::List { comm_of, .. } => comm_of.get(&world).copied(),
+        }
+    }
+
+    /// The world rank of comm rank `rank`, if it is one.
+    #[inline]
+    pub fn try_world_of(&self, rank: Rank) -> Option<u32> {
+        match self {
+            Members::Identity(n) => (rank < *n).then_some(rank),
+            Members::List { world_of, .. } => world_of.get(rank as usize).copied(),
+        }
+    }
+}
+
+/// A received message (or the `MPI_PROC_NULL` outcome) waiting for its request's owner.
+#[derive(Debug)]
+pub struct Received {
+    /// `None` for `MPI_PROC_NULL` completions.
+    pub envelope: Option<Envelope>,
+    /// The message's bytes (empty for `MPI_PROC_NULL`).
+    pub payload: Payload,
+}
+
+/// The state of one posted receive.
+#[derive(Debug)]
+pub enum Slot {
+    /// Posted, not yet matched.
+    Pending,
+    /// Finished: a message, `MPI_PROC_NULL`, or an error.
+    Complete(Result<Received>),
+}
+
+/// One communicator at one rank.
+#[derive(Debug)]
+pub struct CommState {
+    /// Who the communicator's ranks are.
+    pub members: Members,
+    /// This rank's number in it.
+    pub rank: Rank,
+    /// Comm ranks this rank's detector knows failed (a superset of L's failed ranks).
+    pub known_failed: RankSet,
+    /// The same ranks in the order this rank learned of them (those of the initial G first, in
+    /// rank order); only appended to.
+    pub detected: Vec<Rank>,
+    /// The local view L (SPEC §2).
+    pub local: FailureView,
+    /// The agreed global view G (SPEC §2).
+    pub global: FailureView,
+    /// Point-to-point receive matching.
+    pub matcher: Matcher<Payload>,
+    /// Whether the communicator was freed here.
+    pub freed: bool,
+    /// Collective traffic of the current epoch, matched by collective number (as the tag).
+    pub collective_matcher: Matcher<Payload>,
+    /// Collective traffic from senders already in the next epoch.
+    pub collective_early: Vec<(Envelope, Payload)>,
+    /// The collective epoch: starts at 0, one more after each `validate_global`.
+    pub epoch: u32,
+    /// Collectives begun in this epoch at this rank.
+    pub collective_sequence: u32,
+    /// Whether a collective call (validate_global included) is running on this communicator.
+    pub collective_active: bool,
+    /// The participants of collectives: the OK ranks of G, in order.
+    pub participants: Arc<[Rank]>,
+    /// The same, as the agreement protocol takes them (rebuilt only when G changes).
+    pub agreement_participants: Arc<Participants>,
+    /// The agreements of this communicator's `validate_global`, `agree` and `shrink` calls.
+    pub agreements: AgreementSeries,
+    /// The agreements of the communicator creations (`dup`, `split`, `create`) on this
+    /// communicator: a series of its own, so that a rank can take part in one without calling
+    /// it once the communicator is revoked (see `crate::communicators`).
+    pub creations: AgreementSeries,
+    /// Whether a creation call runs on this communicator at this rank.
+    pub creating: bool,
+    /// Whether this rank's latest contribution to the creation series said "revoked".
+    pub revoke_contributed: bool,
+    /// Whether the communicator has been revoked (SPEC §3.5).
+    pub revoked: bool,
+    /// `create_group` calls made on it so far, by (tag, hash of the group's members): the
+    /// call's number among those with the same tag and group, which every member counts alike.
+    pub group_creations: std::collections::BTreeMap<(i32, u64), u64>,
+}
+
+impl CommState {
+    /// A communicator whose members are `members`, this rank being `rank`, with G = `global`.
+    pub fn new(members: Members, rank: Rank, global: FailureView) -> Self {
+        CommState {
+            rank,
+            known_failed: global.failed_set(),
+            detected: global.failed_set().iter().collect(),
+            local: global.clone(),
+            global,
+            matcher: Matcher::default(),
+            freed: false,
+            collective_matcher: Matcher::default(),
+            collective_early: Vec::new(),
+            epoch: 0,
+            collective_sequence: 0,
+            collective_active: false,
+            participants: Arc::from(Vec::new()),
+            agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
+            agreements: AgreementSeries::new(rank),
+            creations: AgreementSeries::new(rank),
+            creating: false,
+            revoke_contributed: false,
+            revoked: false,
+            members,
+            group_creations: std::collections::BTreeMap::new(),
+        }
+        .with_participants()
+    }
+
+    fn with_participants(mut self) -> Self {
+        self.rebuild_participants();
+        self
+    }
+
+    /// The participants of collectives and agreements from G.
+    fn rebuild_participants(&mut self) {
+        self.participants = (0..self.members.size())
+            .filter(|&r| !self.global.is_failed(r))
+            .collect();
+        self.agreement_participants = Arc::new(Participants::new(
+            self.members.size(),
+            &self.global.failed_set(),
+        ));
+    }
+
+    /// A participant of collectives that this rank knows failed but G does not recognize: while
+    /// there is one, collectives are disabled here (SPEC §3.3).
+    pub fn unrecognized_failure(&self) -> Option<Rank> {
+        if self.known_failed.len() == self.global.num_failed() {
+            return None; // G ⊆ known_failed, so equal sizes mean equal sets
+        }
+        self.known_failed
+            .iter()
+            .find(|&r| !self.global.is_failed(r))
+    }
+
+    /// Moves the agreement protocols' pending messages (both series) into `out`.
+    pub fn drain_agreements(&mut self, context: ContextId, out: &mut Outgoing) {
+        while let Some((to, seq, message)) = self.agreements.poll_transmit() {
+            let packet = Packet::Agreement {
+                context,
+                source: self.rank,
+                seq,
+                message,
+            };
+            out.push((self.members.world_of(to), packet));
+        }
+        while let Some((to, seq, message)) = self.creations.poll_transmit() {
+            let packet = Packet::Agreement {
+                context,
+                source: self.rank,
+                seq: seq | CREATION_SERIES,
+                message,
+            };
+            out.push((self.members.world_of(to), packet));
+        }
+    }
+
+    /// Non-local operations other than agreements: `Error::Revoked` once revoked (SPEC §3.5).
+    pub fn check_not_revoked(&self) -> Result<()> {
+        if self.revoked {
+            Err(Error::Revoked)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// This rank enters the next call of the creation series with `flag`; returns its number.
+    /// The participants are all ranks of the communicator: ranks recognized as failed are
+    /// known failed to every detector and skipped, and a rank that joins without a creation call
+    /// (after a revocation) needs no agreed G to do so.
+    pub fn start_creation(&mut self, flag: u32) -> u64 {
+        let participants = Arc::new(Participants::new(self.members.size(), &Default::default()));
+        let contribution = Contribution {
+            known_failed: self.known_failed.clone(),
+            acknowledged: self.local.failed_set(),
+            flag,
+        };
+        self.revoke_contributed = flag & NOT_REVOKED == 0;
+        self.creations.start(participants, contribution)
+    }
+
+    /// On a revoked communicator with no creation call running here: makes sure this rank has
+    /// contributed "revoked" to the creation series' current call, so that peers inside a
+    /// creation call that this rank will never make are released (with `Error::Revoked`).
+    pub fn settle_revoked_creations(&mut self, context: ContextId, out: &mut Outgoing) {
+        if self.revoked && !self.creating && !self.revoke_contributed {
+            self.start_creation(!NOT_REVOKED);
+            self.drain_agreements(context, out);
+        }
+    }
+
+    /// Installs a new G (after an agreement): L := G, a new collective epoch whose participants
+    /// are the OK ranks of G; collective messages of older epochs are dropped (SPEC §2.1).
+    pub fn install_global(&mut self, global: FailureView) {
+        let same_failed = global.num_failed() == self.global.num_failed(); // G only grows
+        self.local = global.clone();
+        self.global = global;
+        if !same_failed {
+            self.rebuild_participants();
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        self.collective_sequence = 0;
+        let stale: Vec<ReceiveId> = self.collective_matcher.take_all_posted();
+        debug_assert!(
+            stale.is_empty(),
+            "no collective is running during validate_global"
+        );
+        if self.collective_matcher.unexpected_len() > 0 {
+            self.collective_matcher = Matcher::default(); // the old epoch's messages
+        }
+        for (envelope, payload) in self.collective_early.drain(..) {
+            let bytes = payload.len();
+            let matched = self.collective_matcher.arrive(envelope, payload, bytes);
+            debug_assert!(matched.is_none());
+        }
+    }
+
+    /// This rank's detector learns that comm rank `rank` failed.
+    fn learn_failure(&mut self, rank: Rank) {
+        if self.known_failed.insert(rank) {
+            self.detected.push(rank);
+        }
+    }
+
+    /// Whether the detector knows of a failure in this communicator that L does not hold:
+    /// the condition that makes wildcard receives report `ProcFailedPending` (SPEC §3.2).
+    pub fn has_unacknowledged_failure(&self) -> bool {
+        // L ⊆ known_failed always (validate_local copies from it, validate_global adds its
+        // decision to it), so a larger known set means an unacknowledged failure.
+        self.known_failed.len() > self.local.num_failed()
+    }
+}
+
+/// A rank's whole protocol state.
+#[derive(Debug)]
+pub struct Engine {
+    /// The communicators this rank holds, by context id.
+    pub comms: BTreeMap<ContextId, CommState>,
+    /// World ranks this rank's detector knows failed.
+    pub known_failed: RankSet,
+    /// The posted receives (point-to-point and collective), by receive id.
+    pub slots: Slab<Slot>,
+    /// Packets for communicators that do not exist here yet (a faster peer already uses a
+    /// communicator that this rank's creation call has not installed): replayed at installation.
+    pub early: BTreeMap<ContextId, Vec<(u32, Packet)>>,
+    /// Context ids that a creation call in progress here has claimed.
+    pub reserved: BTreeSet<ContextId>,
+    /// Flow control of eager traffic, to and from every peer (`crate::flow`).
+    pub flow: Flow,
+    /// The synchronous sends of this rank that their receiver matched: (world rank of the
+    /// receiver, the send's id), until the send's request sees it.
+    pub sync_acks: BTreeSet<(u32, u64)>,
+    /// Synchronous sends whose request was dropped before their acknowledgement: (world rank
+    /// of the receiver, id); the acknowledgement is dropped when it comes.
+    pub sync_abandoned: BTreeSet<(u32, u64)>,
+    /// The id of this rank's next synchronous send.
+    pub next_sync: u64,
+}
+
+impl Engine {
+    /// World rank `world_rank`'s engine in a job of `world_size` ranks: it holds the world
+    /// communicator.
+    pub fn new(world_rank: u32, world_size: u32) -> Self {
+        let mut comms = BTreeMap::new();
+        let members = Members::Identity(world_size);
+        let world = CommState::new(members, world_rank, FailureView::empty(world_size));
+        comms.insert(WORLD_CONTEXT, world);
+        Engine {
+            comms,
+            known_failed: RankSet::new(),
+            slots: Slab::new(),
+            early: BTreeMap::new(),
+            reserved: BTreeSet::new(),
+            flow: Flow::new(world_size),
+            sync_acks: BTreeSet::new(),
+            sync_abandoned: BTreeSet::new(),
+            next_sync: 0,
+        }
+    }
+
+    /// The communicator `context`, if it exists here and was not freed.
+    #[inline]
+    pub fn comm(&mut self, context: ContextId) -> Result<&mut CommState> {
+        match self.comms.get_mut(&context) {
+            Some(comm) if !comm.freed => Ok(comm),
+            _ => Err(Error::Comm),
+        }
+    }
+
+    /// Whether `context` is free for a new communicator here: not held (freed ones included),
+    /// not claimed by another creation call, no traffic waiting for it.
+    pub fn context_is_free(&self, context: ContextId) -> bool {
+        !self.comms.contains_key(&context)
+            && !self.reserved.contains(&context)
+            && !self.early.contains_key(&context)
+    }
+
+    /// Installs a new communicator: it learns the failures this rank's detector knows of its
+    /// members, and the traffic that arrived for it before it existed is delivered now.
+    pub fn install(&mut self, context: ContextId, mut comm: CommState, out: &mut Outgoing) {
+        self.reserved.remove(&context);
+        for world in &self.known_failed {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.learn_failure(rank);
+                comm.agreements.handle_failure(rank);
+                comm.creations.handle_failure(rank);
+            }
+        }
+        self.comms.insert(context, comm);
+        for (from, packet) in self.early.remove(&context).unwrap_or_default() {
+            if let Some((lane, charge)) = flow_charge(&packet) {
+                self.flow.unhold(lane, charge); // held while it waited; counted again now
+            }
+            self.deliver(from, packet, out);
+        }
+        self.flush_flow(out);
+    }
+
+    /// Drops the traffic buffered on `context` (revoked or freed: nothing can receive it any
+    /// more) and gives its charges back to the senders.
+    pub fn drop_buffered(&mut self, context: ContextId) {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
+        let point = comm.matcher.take_all_unexpected();
+        let mut collective = comm.collective_matcher.take_all_unexpected();
+        collective.append(&mut comm.collective_early);
+        let members = comm.members.clone();
+        for (lane, messages) in [(Lane::Point, point), (Lane::Collective, collective)] {
+            for (envelope, payload) in messages {
+                if let Some(world) = members.try_world_of(envelope.source) {
+                    self.flow
+                        .release_held(world, lane, flow::charge(payload.len()));
+                }
+            }
+        }
+    }
+
+    /// Installs a new G on `context` ([`CommState::install_global`]): the collective messages
+    /// of the old epoch still buffered are dropped and their charges given back.
+    pub fn install_global(&mut self, context: ContextId, global: FailureView) {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
+        let stale = comm.collective_matcher.take_all_unexpected();
+        comm.install_global(global);
+        let members = comm.members.clone();
+        for (envelope, payload) in stale {
+            if let Some(world) = members.try_world_of(envelope.source) {
+                self.flow
+                    .release_held(world, Lane::Collective, flow::charge(payload.len()));
+            }
+        }
+    }
+
+    /// Moves the flow-control packets waiting to be sent into `out`.
+    pub fn flush_flow(&mut self, out: &mut Outgoing) {
+        if self.flow.has_due() {
+            out.extend(self.flow.take_due());
+        }
+    }
+
+    /// The communicator `context` is revoked here (by this rank, or at the first receipt of a
+    /// `Revoke`): every pending receive on it completes with `Error::Revoked`, its buffered
+    /// traffic is dropped (nothing can receive it any more), and the revocation is forwarded to
+    /// every other member not known failed except `from`, the rank it came from. Every member
+    /// forwards once, so a revocation that reached one live member reaches all of them, whoever
+    /// dies meanwhile: n - 1 packets per member, O(n²) in all.
+    pub fn revoke(&mut self, context: ContextId, from: Option<u32>, out: &mut Outgoing) {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            self.early
+                .entry(context)
+                .or_default()
+                .push((from.unwrap_or(u32::MAX), Packet::Revoke { context }));
+            return;
+        };
+        if comm.revoked {
+            return;
+        }
+        comm.revoked = true;
+        let mut pending = comm.matcher.take_all_posted();
+        pending.extend(comm.collective_matcher.take_all_posted());
+        self.drop_buffered(context);
+        self.flow.fail_context(context, &Err(Error::Revoked));
+        self.flush_flow(out);
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
+        comm.matcher = Matcher::default();
+        comm.collective_matcher = Matcher::default();
+        comm.collective_early.clear();
+        for rank in 0..comm.members.size() {
+            let world = comm.members.world_of(rank);
+            if rank != comm.rank && !comm.known_failed.contains(rank) && Some(world) != from {
+                out.push((world, Packet::Revoke { context }));
+            }
+        }
+        comm.settle_revoked_creations(context, out);
+        for id in pending {
+            self.complete(id, Err(Error::Revoked));
+        }
+    }
+
+    fn complete(&mut self, id: ReceiveId, outcome: Result<Received>) {
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            *slot = Slot::Complete(outcome);
+        }
+    }
+
+    /// A packet from world rank `from` arrives.
+    pub fn deliver(&mut self, from: u32, packet: Packet, out: &mut Outgoing) {
+        let context = match &packet {
+            Packet::Data { context, .. }
+            | Packet::Collective { context, .. }
+            | Packet::Agreement { context, .. }
+            | Packet::Revoke { context } => *context,
+            Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
+            Packet::CreditWanted { lane } => return self.flow.credit_wanted(from, *lane),
+            Packet::SyncAck { id } => {
+                if !self.sync_abandoned.remove(&(from, *id)) {
+                    self.sync_acks.insert((from, *id));
+                }
+                return;
+            }
+        };
+        if !self.comms.contains_key(&context) {
+            if let Some((lane, charge)) = flow_charge(&packet) {
+                self.flow.hold(lane, charge);
+            }
+            self.early.entry(context).or_default().push((from, packet));
+            return;
+        }
+        match packet {
+            Packet::Credit { .. } | Packet::CreditWanted { .. } | Packet::SyncAck { .. } => {
+                unreachable!("flow control and acknowledgements are handled above")
+            }
+            Packet::Revoke { context } => self.revoke(context, Some(from), out),
+            Packet::Data {
+                context,
+                source,
+                tag,
+                payload,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                let bytes = payload.len();
+                let charge = flow::charge(bytes);
+                if comm.freed || comm.revoked || comm.members.try_world_of(source) != Some(from) {
+                    return self.flow.release(from, Lane::Point, charge);
+                }
+                let envelope = Envelope { source, tag };
+                match comm.matcher.arrive(envelope, payload, bytes) {
+                    None => self.flow.hold(Lane::Point, charge),
+                    Some((id, envelope, payload)) => {
+                        self.flow.release(from, Lane::Point, charge);
+                        let (envelope, payload) = matched(envelope, payload, from, out);
+                        let received = Received {
+                            envelope: Some(envelope),
+                            payload,
+                        };
+                        self.complete(id, Ok(received));
+                    }
+                }
+            }
+            Packet::Agreement {
+                context,
+                source,
+                seq,
+                message,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                if seq & CREATION_SERIES != 0 {
+                    comm.creations
+                        .handle_message(source, seq & !CREATION_SERIES, message);
+                } else {
+                    comm.agreements.handle_message(source, seq, message);
+                }
+                comm.drain_agreements(context, out);
+            }
+            Packet::Collective {
+                context,
+                source,
+                epoch,
+                sequence,
+                payload,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                let bytes = payload.len();
+                let charge = flow::charge(bytes);
+                if comm.freed || comm.revoked || comm.members.try_world_of(source) != Some(from) {
+                    return self.flow.release(from, Lane::Collective, charge);
+                }
+                let envelope = Envelope {
+                    source,
+                    tag: sequence as i32,
+                };
+                if epoch == comm.epoch.wrapping_add(1) {
+                    comm.collective_early.push((envelope, payload));
+                    return self.flow.hold(Lane::Collective, charge);
+                }
+                if epoch != comm.epoch {
+                    // A collective of an older epoch: discarded.
+                    return self.flow.release(from, Lane::Collective, charge);
+                }
+                match comm.collective_matcher.arrive(envelope, payload, bytes) {
+                    None => self.flow.hold(Lane::Collective, charge),
+                    Some((id, envelope, payload)) => {
+                        self.flow.release(from, Lane::Collective, charge);
+                        let received = Received {
+                            envelope: Some(envelope),
+                            payload,
+                        };
+                        self.complete(id, Ok(received));
+                    }
+                }
+            }
+        }
+    }
+
+    /// World rank `world` finalized and left (its transport said goodbye): it is no failure
+    /// (it never enters `known_failed`, L or G, docs/semantics.md §3.4), but it no longer
+    /// answers, so the agreements route around it as around a failed rank. That changes no
+    /// decision: a rank departs only once it decided its finalize agreement, after every live
+    /// participant accepted that value, so any later ballot proposes the same value, and a
+    /// departed rank, having contributed, is never a non-contributor of it.
+    pub fn peer_departed(&mut self, world: u32, out: &mut Outgoing) {
+        if self.known_failed.contains(world) {
+            return;
+        }
+        for (&context, comm) in self.comms.iter_mut() {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.agreements.handle_failure(rank);
+                comm.drain_agreements(context, out);
+            }
+        }
+    }
+
+    /// This rank's detector learns that world rank `world` failed.
+    /// Returns whether this is news to it (false when it already knew).
+    pub fn peer_failed(&mut self, world: u32, out: &mut Outgoing) -> bool {
+        if !self.known_failed.insert(world) {
+            return false;
+        }
+        let mut failed_receives = Vec::new();
+        for comm in self.comms.values_mut() {
+            let Some(rank) = comm.members.comm_of(world) else {
+                continue;
+            };
+            comm.learn_failure(rank);
+            for id in comm.matcher.take_posted_from(rank) {
+                failed_receives.push((id, rank));
+            }
+            for id in comm.collective_matcher.take_posted_from(rank) {
+                failed_receives.push((id, rank));
+            }
+        }
+        for (&context, comm) in self.comms.iter_mut() {
+            if let Some(rank) = comm.members.comm_of(world) {
+                comm.agreements.handle_failure(rank);
+                comm.creations.handle_failure(rank);
+                comm.drain_agreements(context, out);
+            }
+        }
+        for (id, rank) in failed_receives {
+            self.complete(id, Err(Error::ProcFailed { rank }));
+        }
+        // Sends waiting for credit from it: the outcome of SPEC §3.1 for their communicator.
+        let comms = &self.comms;
+        self.flow.peer_failed(world, |context, dest| {
+            let Some(comm) = comms.get(&context) else {
+                return Err(Error::ProcFailed { rank: dest });
+            };
+            match unmatched_outcome(comm.global.is_failed(dest), true) {
+                PeerOutcome::ProcNull => Ok(()),
+                _ => Err(Error::ProcFailed { rank: dest }),
+            }
+        });
+        true
+    }
+}
+
+/// The lane and charge of a flow-controlled packet.
+fn flow_charge(packet: &Packet) -> Option<(Lane, u64)> {
+    match packet {
+        Packet::Data { payload, .. } => Some((Lane::Point, flow::charge(payload.len()))),
+        Packet::Collective { payload, .. } => Some((Lane::Collective, flow::charge(payload.len()))),
+        _ => None,
+    }
+}
+
+/// A point-to-point message that a receive matched, from world rank `from`, as its sender gave
+/// it: a synchronous one (a negative tag `!t`, its payload led by the sender's 8-byte id) is
+/// acknowledged to `from` (a `SyncAck` pushed on `out`) and returned with tag `t` and the rest
+/// of its payload. An ordinary message is returned as it is.
+pub fn matched(
+    envelope: Envelope,
+    mut payload: Payload,
+    from: u32,
+    out: &mut Outgoing,
+) -> (Envelope, Payload) {
+    if envelope.tag >= 0 {
+        return (envelope, payload);
+    }
+    let visible = Envelope {
+        tag: !envelope.tag,
+        ..envelope
+    };
+    if let Some(head) = payload.get(..SYNC_HEAD) {
+        let mut id = [0u8; SYNC_HEAD];
+        id.copy_from_slice(head);
+        out.push((
+            from,
+            Packet::SyncAck {
+                id: u64::from_le_bytes(id),
+            },
+        ));
+        payload.drain(..SYNC_HEAD);
+    }
+    (visible, payload)
+}
+
+/// The bytes a synchronous message's payload starts with: the sender's id for it.
+pub const SYNC_HEAD: usize = 8;
+
+/// What a probe reports of a buffered message of `len` payload bytes: a synchronous one's tag
+/// `t` and its data's length.
+pub fn probed(envelope: Envelope, len: usize) -> (Envelope, usize) {
+    if envelope.tag >= 0 {
+        return (envelope, len);
+    }
+    (
+        Envelope {
+            tag: !envelope.tag,
+            ..envelope
+        },
+        len.saturating_sub(SYNC_HEAD),
+    )
+}
+
+#[cfg(test)]
+mod synchronous_tests {
+    use super::*;
+
+    /// An acknowledgement is kept for the request that waits for it, or forgotten when its
+    /// request was dropped first.
+    #[test]
+    fn acknowledgements_are_kept_or_forgotten() {
+        let mut engine = Engine::new(0, 2);
+        let mut out = Outgoing::new();
+        engine.sync_abandoned.insert((1, 5));
+        engine.deliver(1, Packet::SyncAck { id: 5 }, &mut out);
+        assert!(engine.sync_acks.is_empty() && engine.sync_abandoned.is_empty());
+        engine.deliver(1, Packet::SyncAck { id: 6 }, &mut out);
+        assert!(engine.sync_acks.contains(&(1, 6)));
+        assert!(out.is_empty());
+    }
+
+    /// A matched synchronous message is acknowledged to its sender and returned as sent; an
+    /// ordinary one is returned untouched; probes see the synchronous one's tag and length.
+    #[test]
+    fn a_matched_synchronous_message_is_acknowledged() {
+        let mut out = Outgoing::new();
+        let mut payload = 9u64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[1, 2, 3]);
+        let envelope = Envelope { source: 2, tag: !4 };
+        assert_eq!(
+            probed(envelope, payload.len()),
+            (Envelope { source: 2, tag: 4 }, 3)
+        );
+        let (seen, data) = matched(envelope, payload, 7, &mut out);
+        assert_eq!((seen.tag, data), (4, vec![1, 2, 3]));
+        assert_eq!(out, vec![(7, Packet::SyncAck { id: 9 })]);
+        let ordinary = Envelope { source: 2, tag: 4 };
+        let (seen, data) = matched(ordinary, vec![5], 7, &mut out);
+        assert_eq!((seen, data, out.len()), (ordinary, vec![5], 1));
+    }
+}
