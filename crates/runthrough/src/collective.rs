@@ -11,11 +11,10 @@
 
 use std::sync::Arc;
 
-use runthrough_core::matching::{SourceSelector, TagSelector};
+use runthrough_core::engine::CollectivePosted;
 use runthrough_core::{Error, Rank, Result};
 
-use crate::comm::{Comm, SlotPoll};
-use crate::engine::Slot;
+use crate::comm::Comm;
 use crate::flow;
 use runthrough_core::packet::{Lane, Packet, Payload};
 
@@ -54,32 +53,17 @@ impl<'a> CollectiveCall<'a> {
     }
 
     fn begin_inner(comm: &'a Comm, owns_active: bool) -> Result<Self> {
-        let mut engine = comm.process.endpoint.lock();
-        let state = engine.comm(comm.context)?;
-        if owns_active && state.collective_active {
-            return Err(Error::ConcurrentCollective);
-        }
-        state.check_not_revoked()?;
-        let sequence = state.collective_sequence;
-        state.collective_sequence = state.collective_sequence.wrapping_add(1) & 0x7fff_ffff;
-        if let Some(rank) = state.unrecognized_failure() {
-            return Err(Error::ProcFailed { rank });
-        }
-        let participants = Arc::clone(&state.participants);
-        let index = participants
-            .binary_search(&comm.rank)
-            .map_err(|_| Error::Internal {
-                reason: "a rank recognized as failed is running".into(),
-            })?;
-        if owns_active {
-            state.collective_active = true;
-        }
+        let call =
+            comm.process
+                .endpoint
+                .lock()
+                .begin_collective(comm.context, comm.rank, owns_active)?;
         Ok(CollectiveCall {
             comm,
-            epoch: state.epoch,
-            sequence,
-            participants,
-            index,
+            epoch: call.epoch,
+            sequence: call.sequence,
+            participants: call.participants,
+            index: call.index,
             owns_active,
         })
     }
@@ -109,13 +93,8 @@ impl<'a> CollectiveCall<'a> {
         let mut queued = None;
         loop {
             let mut engine = process.endpoint.lock();
-            let state = engine.comm(self.comm.context)?;
-            state.check_not_revoked()?;
-            if let Some(failed) = state.unrecognized_failure() {
-                return Err(Error::ProcFailed { rank: failed });
-            }
-            let world = state.members.world_of(rank);
-            if engine.flow.try_admit(world, Lane::Collective, charge) {
+            let world = engine.collective_target(self.comm.context, rank)?;
+            if engine.admit(world, Lane::Collective, charge) {
                 drop(engine);
                 let packet = queued.unwrap_or_else(|| self.packet(bytes));
                 process.transport.send(process.world_rank(), world, packet);
@@ -131,10 +110,8 @@ impl<'a> CollectiveCall<'a> {
                 continue;
             };
             let context = self.comm.context;
-            let slot = engine
-                .flow
-                .enqueue(world, Lane::Collective, context, rank, packet, charge);
-            let due = engine.flow.take_due();
+            let slot = engine.queue_send(world, Lane::Collective, context, rank, packet, charge);
+            let due = engine.take_due();
             drop(engine);
             process.endpoint.signal.notify(); // for threads watching the statistics
             process.send_all(due);
@@ -158,66 +135,30 @@ impl<'a> CollectiveCall<'a> {
     fn wait_queued(&self, slot: usize) -> Result<()> {
         let process = &self.comm.process;
         process.wait_for(|engine| {
-            if let Some(outcome) = engine.flow.outcome(slot) {
+            if let Some(outcome) = engine.send_outcome(slot) {
                 return Some(outcome);
             }
-            let stop = match engine.comm(self.comm.context) {
-                Err(error) => Err(error),
-                Ok(state) => match state.check_not_revoked() {
-                    Err(error) => Err(error),
-                    Ok(()) => match state.unrecognized_failure() {
-                        Some(failed) => Err(Error::ProcFailed { rank: failed }),
-                        None => return None,
-                    },
-                },
-            };
+            let stop = Err(engine.collective_stop(self.comm.context)?);
             // Withdrawn; unless it went out meanwhile, then that is the outcome.
-            Some(engine.flow.cancel(slot).unwrap_or(stop))
+            Some(engine.cancel_send(slot).unwrap_or(stop))
         })
     }
 
     /// Receives this call's message from participant `rank`.
     pub(crate) fn recv(&self, rank: Rank) -> Result<Payload> {
-        let source = SourceSelector::Rank(rank);
-        let tag = TagSelector::Value(self.sequence as i32);
         let id = {
             let mut engine = self.comm.process.endpoint.lock();
-            let state = engine.comm(self.comm.context)?;
-            state.check_not_revoked()?;
-            if let Some((_, payload)) = state.collective_matcher.take(source, tag) {
-                let world = state.members.world_of(rank);
-                engine
-                    .flow
-                    .release_held(world, Lane::Collective, flow::charge(payload.len()));
-                self.comm.process.unlock_and_send_credits(engine);
-                return Ok(payload);
+            match engine.collective_receive(self.comm.context, rank, self.sequence)? {
+                CollectivePosted::Done(payload) => {
+                    self.comm.process.unlock_and_send_credits(engine);
+                    return Ok(payload);
+                }
+                CollectivePosted::Waiting(id) => id,
             }
-            if let Some(failed) = state.unrecognized_failure() {
-                return Err(Error::ProcFailed { rank: failed });
-            }
-            let id = engine.slots.insert(Slot::Pending) as u64;
-            let state = engine.comm(self.comm.context)?;
-            let matched = state.collective_matcher.post(id, source, tag);
-            debug_assert!(matched.is_none());
-            id
         };
-        self.comm.process.wait_for(|engine| {
-            if let Some(Slot::Complete(_)) = engine.slots.get(id as usize) {
-                return match self.comm.poll_slot(engine, id, false) {
-                    SlotPoll::Complete(received) => Some(received.map(|r| r.payload)),
-                    _ => unreachable!("the slot is complete"),
-                };
-            }
-            let failed = engine
-                .comm(self.comm.context)
-                .ok()?
-                .unrecognized_failure()?;
-            if let Some(state) = engine.comms.get_mut(&self.comm.context) {
-                state.collective_matcher.cancel(id);
-            }
-            engine.slots.remove(id as usize);
-            Some(Err(Error::ProcFailed { rank: failed }))
-        })
+        self.comm
+            .process
+            .wait_for(|engine| engine.poll_collective_receive(self.comm.context, id))
     }
 }
 
@@ -226,8 +167,10 @@ impl Drop for CollectiveCall<'_> {
         if !self.owns_active {
             return;
         }
-        if let Ok(state) = self.comm.process.endpoint.lock().comm(self.comm.context) {
-            state.collective_active = false;
-        }
+        self.comm
+            .process
+            .endpoint
+            .lock()
+            .end_collective(self.comm.context);
     }
 }

@@ -184,7 +184,7 @@ impl Comm {
             let Some(world) = self.send_check(&mut engine, dest)? else {
                 return Ok(Started::Done);
             };
-            if !engine.flow.try_admit(world, Lane::Point, charge) {
+            if !engine.admit(world, Lane::Point, charge) {
                 drop(engine);
                 return self.queue_send(bytes, dest, tag, sync, charge);
             }
@@ -237,7 +237,7 @@ impl Comm {
         let Some(world) = self.send_check(&mut engine, dest)? else {
             return Ok(Started::Done);
         };
-        if engine.flow.try_admit(world, Lane::Point, charge) {
+        if engine.admit(world, Lane::Point, charge) {
             drop(engine);
             self.process
                 .transport
@@ -245,10 +245,8 @@ impl Comm {
             return Ok(Started::Done);
         }
         let context = self.context;
-        let slot = engine
-            .flow
-            .enqueue(world, Lane::Point, context, dest, packet, charge);
-        let due = engine.flow.take_due();
+        let slot = engine.queue_send(world, Lane::Point, context, dest, packet, charge);
+        let due = engine.take_due();
         drop(engine);
         self.process.endpoint.signal.notify(); // for threads watching the statistics
         self.process.send_all(due);
@@ -257,7 +255,7 @@ impl Comm {
 
     /// Waits for a send that waits for credit: transmitted, or failed.
     pub(crate) fn wait_send(&self, slot: usize) -> Result<()> {
-        self.process.wait_for(|engine| engine.flow.outcome(slot))
+        self.process.wait_for(|engine| engine.send_outcome(slot))
     }
 
     /// Sends `buf` to `dest` with `tag` synchronously (`MPI_Ssend`, MPI-4.0 §3.4): returns
@@ -350,7 +348,7 @@ impl Comm {
     /// What flow control has seen at this rank (for tests and diagnostics; not a stable API).
     #[doc(hidden)]
     pub fn flow_stats(&self) -> FlowStats {
-        self.process.endpoint.lock().flow.stats()
+        self.process.endpoint.lock().flow_stats()
     }
 
     /// Waits until this rank's flow-control statistics satisfy `until`, and returns them (for
@@ -358,7 +356,7 @@ impl Comm {
     #[doc(hidden)]
     pub fn wait_flow_stats(&self, until: impl Fn(&FlowStats) -> bool) -> FlowStats {
         self.process.wait_for(|engine| {
-            let stats = engine.flow.stats();
+            let stats = engine.flow_stats();
             until(&stats).then_some(stats)
         })
     }

@@ -462,7 +462,7 @@ impl Comm {
                 }
             }
         }
-        let credits = engine.flow.take_due();
+        let credits = engine.take_due();
         drop(engine);
         self.process.send_all(credits);
     }

@@ -61,8 +61,8 @@ impl Process {
     /// for buffered messages that a receive took).
     #[inline]
     pub(crate) fn unlock_and_send_credits(&self, mut engine: MutexGuard<'_, Engine>) {
-        if engine.flow.has_due() {
-            let credits = engine.flow.take_due();
+        if engine.has_due() {
+            let credits = engine.take_due();
             drop(engine);
             self.send_all(credits);
         }
@@ -114,16 +114,16 @@ impl Process {
 
     #[inline(never)]
     fn transmit_queued(&self) {
-        let mut transmit = self.endpoint.lock().flow.poll_transmit();
+        let mut transmit = self.endpoint.lock().poll_transmit();
         while !transmit.is_empty() {
             let packets = std::mem::take(&mut transmit.packets);
             self.send_all(packets);
             // Their senders may be other threads of this rank, waiting for the outcome.
             self.endpoint.signal.notify();
             let mut engine = self.endpoint.lock();
-            engine.flow.end_transmit(&transmit);
+            engine.end_transmit(&transmit);
             transmit = if self.endpoint.transmit_ready() {
-                engine.flow.poll_transmit()
+                engine.poll_transmit()
             } else {
                 Default::default()
             };

@@ -147,7 +147,7 @@ impl<'a> Request<'a> {
                 let (comm, slot, status) = (*comm, *slot, *status);
                 comm.process.check_alive();
                 comm.process.progress();
-                let Some(outcome) = comm.process.endpoint.lock().flow.outcome(slot) else {
+                let Some(outcome) = comm.process.endpoint.lock().send_outcome(slot) else {
                     return Ok(None);
                 };
                 self.state = State::Inactive;
@@ -166,7 +166,7 @@ impl<'a> Request<'a> {
                 comm.process.progress();
                 let mut engine = comm.process.endpoint.lock();
                 if let Some(queued) = *slot {
-                    match engine.flow.outcome(queued) {
+                    match engine.send_outcome(queued) {
                         None => return Ok(None),
                         Some(Ok(())) => *slot = None,
                         Some(Err(error)) => {
@@ -257,7 +257,7 @@ impl Drop for Request<'_> {
             State::Send { comm, slot, .. } => {
                 let (comm, slot) = (*comm, *slot);
                 if std::thread::panicking() || comm.process.endpoint.is_killed() {
-                    comm.process.endpoint.lock().flow.cancel(slot);
+                    comm.process.endpoint.lock().cancel_send(slot);
                 } else {
                     let _ = self.wait_inner(comm);
                 }
@@ -275,9 +275,9 @@ impl Drop for Request<'_> {
                 let (comm, world, id) = (*comm, *world, *id);
                 if let Some(slot) = *slot {
                     if std::thread::panicking() || comm.process.endpoint.is_killed() {
-                        comm.process.endpoint.lock().flow.cancel(slot);
+                        comm.process.endpoint.lock().cancel_send(slot);
                     } else {
-                        let _ = comm.process.wait_for(|engine| engine.flow.outcome(slot));
+                        let _ = comm.process.wait_for(|engine| engine.send_outcome(slot));
                     }
                 }
                 let mut engine = comm.process.endpoint.lock();

@@ -22,7 +22,10 @@ use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES,
 use crate::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
 
+mod collective;
 mod point_to_point;
+pub use collective::{CollectiveCall, CollectivePosted};
+mod send;
 pub use point_to_point::{Posted, Probed, ReceivePoll};
 
 /// A rank's flow-control state, part of its engine; its ready flag is shared with the rank's
