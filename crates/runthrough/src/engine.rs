@@ -108,7 +108,7 @@ impl Endpoint {
 
     /// Sets the cap on unexpected bytes (`crate::flow`), before any traffic.
     pub(crate) fn set_unexpected_cap(&self, cap: usize, world_size: u32) {
-        self.lock().flow.set_cap(cap, world_size);
+        self.lock().set_unexpected_cap(cap, world_size);
     }
 
     pub(crate) fn is_killed(&self) -> bool {

@@ -72,6 +72,12 @@ impl Engine {
         self.flow.has_due()
     }
 
+    /// Sets the cap on this rank's unexpected bytes, shared out among `world_size` senders
+    /// ([`crate::flow`]); before any traffic.
+    pub fn set_unexpected_cap(&mut self, cap: usize, world_size: u32) {
+        self.flow.set_cap(cap, world_size);
+    }
+
     /// What flow control has seen at this rank.
     pub fn flow_stats(&self) -> FlowStats {
         self.flow.stats()
