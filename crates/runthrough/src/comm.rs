@@ -455,18 +455,6 @@ impl Comm {
         engine.match_or_post(self.context, source, tag)
     }
 
-    /// Takes the first buffered message that matches, if one is there
-    /// ([`Engine::take_buffered`]); its credit and acknowledgement go out when the caller
-    /// unlocks with `Process::unlock_and_send_credits`.
-    pub(crate) fn take_buffered(
-        &self,
-        engine: &mut Engine,
-        source: SourceSelector,
-        tag: TagSelector,
-    ) -> Result<Option<Received>> {
-        engine.take_buffered(self.context, source, tag)
-    }
-
     /// Posts a receive that no buffered message matches (the caller just looked).
     fn post_receive(
         &self,
@@ -583,9 +571,7 @@ impl Comm {
             .process
             .endpoint
             .lock()
-            .comm(self.context)?
-            .detected
-            .clone())
+            .detected_failures(self.context)?)
     }
 
     /// Acknowledges the first `count` failures of [`Comm::detected_failures`]
@@ -606,24 +592,12 @@ impl Comm {
 
     /// The local view L as left by the last update call. Never changes L.
     pub fn local_view(&self) -> Result<FailureView> {
-        Ok(self
-            .process
-            .endpoint
-            .lock()
-            .comm(self.context)?
-            .local
-            .clone())
+        Ok(self.process.endpoint.lock().local_view(self.context)?)
     }
 
     /// The global view G as left by the last `validate_global`. Never changes G.
     pub fn global_view(&self) -> Result<FailureView> {
-        Ok(self
-            .process
-            .endpoint
-            .lock()
-            .comm(self.context)?
-            .global
-            .clone())
+        Ok(self.process.endpoint.lock().global_view(self.context)?)
     }
 }
 

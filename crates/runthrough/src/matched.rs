@@ -4,8 +4,8 @@
 //! take it before the program receives it.
 
 use bytemuck::Pod;
-use runthrough_core::matching::{unmatched_outcome, PeerOutcome, SourceSelector, TagSelector};
-use runthrough_core::{Error, Result};
+use runthrough_core::matching::{SourceSelector, TagSelector};
+use runthrough_core::Result;
 
 use crate::comm::{deliver_into, element_size, Comm, Source, Status, Tag};
 use crate::engine::{Engine, Received};
@@ -116,27 +116,8 @@ impl Comm {
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Option<Message>> {
-        if let Some(received) = self.take_buffered(engine, source, tag)? {
-            return Ok(Some(Message { received }));
-        }
-        let comm = engine.comm(self.context)?;
-        match source {
-            SourceSelector::Rank(r) => {
-                match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
-                    PeerOutcome::ProcNull => Ok(Some(Message {
-                        received: Received {
-                            envelope: None,
-                            payload: Default::default(),
-                        },
-                    })),
-                    PeerOutcome::Failed => Err(Error::ProcFailed { rank: r }),
-                    PeerOutcome::Proceed => Ok(None),
-                }
-            }
-            SourceSelector::Any if comm.has_unacknowledged_failure() => {
-                Err(Error::ProcFailedPending)
-            }
-            SourceSelector::Any => Ok(None),
-        }
+        Ok(engine
+            .take_matched(self.context, source, tag)?
+            .map(|received| Message { received }))
     }
 }

@@ -118,10 +118,7 @@ impl<'a> Request<'a> {
         };
         let (comm, slot) = (*comm, *slot);
         let mut engine = comm.process.endpoint.lock();
-        if !matches!(
-            engine.slots.get(slot as usize),
-            Some(crate::engine::Slot::Pending)
-        ) {
+        if !engine.receive_is_pending(slot) {
             return false;
         }
         comm.cancel_receive(&mut engine, slot);

@@ -66,12 +66,7 @@ impl Comm {
     /// Whether the communicator has been revoked, as far as this rank knows
     /// (`MPIX_Comm_is_revoked`). Local.
     pub fn is_revoked(&self) -> bool {
-        self.process
-            .endpoint
-            .lock()
-            .comms
-            .get(&self.context)
-            .is_some_and(|state| state.revoked)
+        self.process.endpoint.lock().is_revoked(self.context)
     }
 
     /// A new communicator of the surviving participants, in their order here

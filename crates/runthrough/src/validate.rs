@@ -2,10 +2,8 @@
 //! `validate_global`, `agree` and the agreement every fault-tolerant collective is built on
 //! (SPEC §2.1, §3.5), blocking and non-blocking.
 
-use std::sync::Arc;
-
-use runthrough_core::agreement::{Contribution, Decision};
-use runthrough_core::{Error, FailureView, RankState, Result};
+use runthrough_core::agreement::Decision;
+use runthrough_core::{Error, FailureView, Result};
 
 use crate::comm::Comm;
 use crate::request::AgreementRequest;
@@ -20,21 +18,21 @@ impl<'a> ActiveCall<'a> {
     /// # Errors
     /// `Error::ConcurrentCollective` when another collective call runs on `comm`.
     pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
-        let mut engine = comm.process.endpoint.lock();
-        let state = engine.comm(comm.context)?;
-        if state.collective_active {
-            return Err(Error::ConcurrentCollective);
-        }
-        state.collective_active = true;
+        comm.process
+            .endpoint
+            .lock()
+            .claim_collective(comm.context)?;
         Ok(ActiveCall { comm })
     }
 }
 
 impl Drop for ActiveCall<'_> {
     fn drop(&mut self) {
-        if let Ok(state) = self.comm.process.endpoint.lock().comm(self.comm.context) {
-            state.collective_active = false;
-        }
+        self.comm
+            .process
+            .endpoint
+            .lock()
+            .end_collective(self.comm.context);
     }
 }
 
@@ -54,22 +52,12 @@ impl Comm {
     /// Enters the next agreement of this communicator with `flag`; returns its number. The
     /// caller holds the communicator's [`ActiveCall`].
     pub(crate) fn start_agreement(&self, flag: u32) -> Result<u64> {
-        let context = self.context;
-        let (seq, out) = {
-            let mut engine = self.process.endpoint.lock();
-            let comm = engine.comm(context)?;
-            let participants = Arc::clone(&comm.agreement_participants);
-            debug_assert_eq!(participants.size(), self.size);
-            let contribution = Contribution {
-                known_failed: comm.known_failed.clone(),
-                acknowledged: comm.local.failed_set(),
-                flag,
-            };
-            let seq = comm.agreements.start(participants, contribution);
-            let mut out = Outgoing::new();
-            comm.drain_agreements(context, &mut out);
-            (seq, out)
-        };
+        let mut out = Outgoing::new();
+        let seq = self
+            .process
+            .endpoint
+            .lock()
+            .start_agreement(self.context, flag, &mut out)?;
         self.process.send_all(out);
         Ok(seq)
     }
@@ -82,16 +70,13 @@ impl Comm {
         engine: &mut crate::engine::Engine,
         seq: u64,
     ) -> Result<Option<(Decision, Outgoing)>> {
-        let comm = engine.comm(self.context)?;
-        let Some(decision) = comm.agreements.decision(seq).cloned() else {
-            return Ok(None);
-        };
-        let members = comm.members.clone();
         let mut out = Outgoing::new();
-        for rank in &decision.failed {
-            crate::engine::learn_failed(engine, members.world_of(rank), &mut out);
+        let mut learned = Vec::new();
+        let decision = engine.poll_agreement(self.context, seq, &mut out, &mut learned)?;
+        for world in learned {
+            crate::timeline::learned(engine, world);
         }
-        Ok(Some((decision, out)))
+        Ok(decision.map(|decision| (decision, out)))
     }
 
     /// Sends what learning a decision's failures produced and wakes this rank's other waiters
@@ -146,17 +131,7 @@ impl Comm {
     /// G := G ∪ the decision's failures, L := G, a new collective epoch.
     fn install_decided_global(&self, decision: &Decision) -> Result<FailureView> {
         let mut engine = self.process.endpoint.lock();
-        let comm = engine.comm(self.context)?;
-        let unchanged =
-            !comm.global.new_failures() && decision.failed.iter().all(|r| comm.global.is_failed(r));
-        let global = if unchanged {
-            comm.global.clone() // no NEW rank and nothing added: the same G
-        } else {
-            let mut failed = comm.global.failed_set();
-            failed.union_with(&decision.failed);
-            comm.global.updated(&failed, RankState::NULL)
-        };
-        engine.install_global(self.context, global.clone());
+        let global = engine.install_decided_global(self.context, decision)?;
         // Credit for the old epoch's collective messages that the new epoch dropped.
         self.process.unlock_and_send_credits(engine);
         Ok(global)

@@ -22,10 +22,12 @@ use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES,
 use crate::{Error, FailureView, Rank, RankSet, Result};
 use slab::Slab;
 
+mod agreement;
 mod collective;
 mod point_to_point;
 pub use collective::{CollectiveCall, CollectivePosted};
 mod send;
+mod views;
 pub use point_to_point::{Posted, Probed, ReceivePoll};
 
 /// A rank's flow-control state, part of its engine; its ready flag is shared with the rank's

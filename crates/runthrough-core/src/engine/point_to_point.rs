@@ -94,10 +94,8 @@ impl Engine {
         }
     }
 
-    /// A receive on `context`: takes the first buffered message that matches, or decides from
-    /// the source's state (`MPI_PROC_NULL` for one recognized in G, `ProcFailed` for one known
-    /// failed, `ProcFailedPending` for a wildcard while a failure is unacknowledged), or posts
-    /// the receive.
+    /// A receive on `context`: what [`Engine::take_matched`] finds, or else the receive is
+    /// posted.
     ///
     /// # Errors
     /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one.
@@ -107,32 +105,49 @@ impl Engine {
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Posted> {
+        match self.take_matched(context, source, tag) {
+            Ok(None) => self.post_receive(context, source, tag).map(Posted::Waiting),
+            Ok(Some(received)) => Ok(Posted::Done(Ok(received))),
+            Err(error @ (Error::Comm | Error::Revoked)) => Err(error),
+            Err(error) => Ok(Posted::Done(Err(error))),
+        }
+    }
+
+    /// What a receive on `context` finds without waiting: the first buffered message that
+    /// matches (taken), or the outcome the source's state decides (`MPI_PROC_NULL`, a
+    /// [`Received`] without envelope, for one recognized in G; `ProcFailed` for one known
+    /// failed; `ProcFailedPending` for a wildcard while a failure is unacknowledged,
+    /// SPEC §3.1-3.2), or `None`: the receive would wait.
+    ///
+    /// # Errors
+    /// Those outcomes, and `Error::Comm` for a freed communicator, `Error::Revoked` for a
+    /// revoked one.
+    pub fn take_matched(
+        &mut self,
+        context: ContextId,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Result<Option<Received>> {
         if let Some(received) = self.take_buffered(context, source, tag)? {
-            return Ok(Posted::Done(Ok(received)));
+            return Ok(Some(received));
         }
         let comm = self.comm(context)?;
         match source {
             SourceSelector::Rank(r) => {
                 match unmatched_outcome(comm.global.is_failed(r), comm.known_failed.contains(r)) {
-                    PeerOutcome::ProcNull => {
-                        return Ok(Posted::Done(Ok(Received {
-                            envelope: None,
-                            payload: Payload::new(),
-                        })))
-                    }
-                    PeerOutcome::Failed => {
-                        return Ok(Posted::Done(Err(Error::ProcFailed { rank: r })))
-                    }
-                    PeerOutcome::Proceed => {}
+                    PeerOutcome::ProcNull => Ok(Some(Received {
+                        envelope: None,
+                        payload: Payload::new(),
+                    })),
+                    PeerOutcome::Failed => Err(Error::ProcFailed { rank: r }),
+                    PeerOutcome::Proceed => Ok(None),
                 }
             }
-            SourceSelector::Any => {
-                if comm.has_unacknowledged_failure() {
-                    return Ok(Posted::Done(Err(Error::ProcFailedPending)));
-                }
+            SourceSelector::Any if comm.has_unacknowledged_failure() => {
+                Err(Error::ProcFailedPending)
             }
+            SourceSelector::Any => Ok(None),
         }
-        self.post_receive(context, source, tag).map(Posted::Waiting)
     }
 
     /// Takes the first buffered message on `context` that matches, if one is there: its
@@ -207,6 +222,11 @@ impl Engine {
             }
             None => ReceivePoll::Complete(Err(Error::Request)),
         }
+    }
+
+    /// Whether receive `id` is posted and not complete.
+    pub fn receive_is_pending(&self, id: u64) -> bool {
+        matches!(self.slots.get(id as usize), Some(Slot::Pending))
     }
 
     /// Withdraws posted receive `id` on `context` and frees its id.

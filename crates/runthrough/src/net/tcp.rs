@@ -1656,7 +1656,7 @@ mod tests {
     }
 
     fn knows_failed(tcp: &Tcp, rank: u32) -> bool {
-        tcp.endpoint.lock().known_failed.contains(rank)
+        tcp.endpoint.lock().knows_failed(rank)
     }
 
     /// `size` ranks on loopback, every pair connected.

@@ -215,11 +215,11 @@ pub(crate) fn validate_global(comm: &Comm, result: &Result<FailureView>) {
             // World ranks: the communicator's members, looked up only when reporting.
             let world = |query| -> Vec<u32> {
                 let ranks: Vec<u32> = view.ranks(query).map(|info| info.rank).collect();
-                let mut engine = comm.process.endpoint.lock();
-                match engine.comm(comm.context) {
-                    Ok(state) => ranks.iter().map(|&r| state.members.world_of(r)).collect(),
-                    Err(_) => ranks,
-                }
+                let engine = comm.process.endpoint.lock();
+                ranks
+                    .iter()
+                    .map(|&r| engine.world_rank_of(comm.context, r).unwrap_or(r))
+                    .collect()
             };
             Outcome::View {
                 failed: world(RankState::NULL),

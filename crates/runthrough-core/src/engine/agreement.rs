@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The engine's commands for the agreements behind `validate_global`, `agree` and `shrink`
+//! (SPEC §2.1, §3.5): the communicator's collective slot they hold, entering an agreement,
+//! its decision, and installing a decided G.
+
+use std::sync::Arc;
+
+use super::Engine;
+use crate::agreement::{Contribution, Decision};
+use crate::packet::{ContextId, Outgoing};
+use crate::{Error, FailureView, RankState, Result};
+
+impl Engine {
+    /// Claims `context`'s collective slot for a call that runs no collective messages itself
+    /// (an agreement, a creation) until [`Engine::end_collective`].
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective` when another collective call holds it; `Error::Comm` on a
+    /// freed communicator.
+    pub fn claim_collective(&mut self, context: ContextId) -> Result<()> {
+        let state = self.comm(context)?;
+        if state.collective_active {
+            return Err(Error::ConcurrentCollective);
+        }
+        state.collective_active = true;
+        Ok(())
+    }
+
+    /// Enters the next agreement of `context` over the OK ranks of G with `flag` as this
+    /// rank's flag word, contributing the failures its detector knows and those L holds;
+    /// returns the agreement's number. Its first messages are pushed on `out`.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn start_agreement(
+        &mut self,
+        context: ContextId,
+        flag: u32,
+        out: &mut Outgoing,
+    ) -> Result<u64> {
+        let comm = self.comm(context)?;
+        let participants = Arc::clone(&comm.agreement_participants);
+        let contribution = Contribution {
+            known_failed: comm.known_failed.clone(),
+            acknowledged: comm.local.failed_set(),
+            flag,
+        };
+        let seq = comm.agreements.start(participants, contribution);
+        comm.drain_agreements(context, out);
+        Ok(seq)
+    }
+
+    /// The decision of agreement `seq` of `context` once this rank may return from it (`None`
+    /// before). The agreed failures become known to this rank's detector (knowledge spreads,
+    /// SPEC §1): what that makes the engine send is pushed on `out`, and the world ranks that
+    /// were news to the detector are pushed on `learned`.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn poll_agreement(
+        &mut self,
+        context: ContextId,
+        seq: u64,
+        out: &mut Outgoing,
+        learned: &mut Vec<u32>,
+    ) -> Result<Option<Decision>> {
+        let comm = self.comm(context)?;
+        let Some(decision) = comm.agreements.decision(seq).cloned() else {
+            return Ok(None);
+        };
+        let members = comm.members.clone();
+        for rank in &decision.failed {
+            let world = members.world_of(rank);
+            if self.peer_failed(world, out) {
+                learned.push(world);
+            }
+        }
+        Ok(Some(decision))
+    }
+
+    /// After `validate_global`'s agreement decided `decision` on `context`: G := G ∪ its
+    /// failures (ranks entering G `NULL | NEW`, the rest `NULL | OLD`), L := G, a new collective
+    /// epoch whose participants are the OK ranks of G; returns the new G. The credit for the old
+    /// epoch's collective messages that are dropped falls due ([`Engine::take_due`]).
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn install_decided_global(
+        &mut self,
+        context: ContextId,
+        decision: &Decision,
+    ) -> Result<FailureView> {
+        let comm = self.comm(context)?;
+        let unchanged =
+            !comm.global.new_failures() && decision.failed.iter().all(|r| comm.global.is_failed(r));
+        let global = if unchanged {
+            comm.global.clone() // no NEW rank and nothing added: the same G
+        } else {
+            let mut failed = comm.global.failed_set();
+            failed.union_with(&decision.failed);
+            comm.global.updated(&failed, RankState::NULL)
+        };
+        self.install_global(context, global.clone());
+        Ok(global)
+    }
+}

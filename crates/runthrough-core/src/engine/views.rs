@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! What a rank's engine can tell about a communicator without changing anything: its views,
+//! what its detector learned, whether it is revoked, who its members are.
+
+use super::Engine;
+use crate::packet::ContextId;
+use crate::{FailureView, Rank, Result};
+
+impl Engine {
+    /// The local view L of `context` as left by the last update call.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn local_view(&mut self, context: ContextId) -> Result<FailureView> {
+        Ok(self.comm(context)?.local.clone())
+    }
+
+    /// The global view G of `context` as left by the last `validate_global`.
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn global_view(&mut self, context: ContextId) -> Result<FailureView> {
+        Ok(self.comm(context)?.global.clone())
+    }
+
+    /// The failures this rank's detector knows in `context`, in the order it learned of them
+    /// (those of the communicator's initial G first, in rank order).
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn detected_failures(&mut self, context: ContextId) -> Result<Vec<Rank>> {
+        Ok(self.comm(context)?.detected.clone())
+    }
+
+    /// Whether `context` has been revoked, as far as this rank knows (false for a
+    /// communicator it does not hold).
+    pub fn is_revoked(&self, context: ContextId) -> bool {
+        self.comms.get(&context).is_some_and(|state| state.revoked)
+    }
+
+    /// Whether this rank's detector knows that world rank `world` failed.
+    pub fn knows_failed(&self, world: u32) -> bool {
+        self.known_failed.contains(world)
+    }
+
+    /// The world rank of comm rank `rank` of `context`, if both exist.
+    pub fn world_rank_of(&self, context: ContextId, rank: Rank) -> Option<u32> {
+        self.comms.get(&context)?.members.try_world_of(rank)
+    }
+}
