@@ -567,11 +567,7 @@ impl Comm {
     /// # Errors
     /// `Error::Comm` on a freed communicator.
     pub fn detected_failures(&self) -> Result<Vec<Rank>> {
-        Ok(self
-            .process
-            .endpoint
-            .lock()
-            .detected_failures(self.context)?)
+        self.process.endpoint.lock().detected_failures(self.context)
     }
 
     /// Acknowledges the first `count` failures of [`Comm::detected_failures`]
@@ -592,12 +588,12 @@ impl Comm {
 
     /// The local view L as left by the last update call. Never changes L.
     pub fn local_view(&self) -> Result<FailureView> {
-        Ok(self.process.endpoint.lock().local_view(self.context)?)
+        self.process.endpoint.lock().local_view(self.context)
     }
 
     /// The global view G as left by the last `validate_global`. Never changes G.
     pub fn global_view(&self) -> Result<FailureView> {
-        Ok(self.process.endpoint.lock().global_view(self.context)?)
+        self.process.endpoint.lock().global_view(self.context)
     }
 }
 

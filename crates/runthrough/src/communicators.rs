@@ -21,7 +21,8 @@
 //!    collective plumbing, so an unrecognized failure makes it fail rather than block.
 //! 2. *Candidate context*: each rank that will be a member derives the new communicator's
 //!    context id from the parent's context, the creation's number in the parent's creation
-//!    series, the kind of call and the color ([`derive_context`]): the same number at every
+//!    series, the kind of call and the color
+//!    ([`derive_context`](runthrough_core::engine::derive_context)): the same number at every
 //!    member, with no message. It checks that this rank holds no communicator with that id
 //!    (freed ones included), that no other creation here has claimed it and that no traffic is
 //!    waiting for it, and claims it.
@@ -65,109 +66,12 @@ use runthrough_core::{Error, FailureView, Rank, Result};
 use crate::collective::CollectiveCall;
 use crate::collectives::bruck_all_gather;
 use crate::comm::Comm;
-use crate::engine::{CommState, Engine, Members};
+use crate::engine::{Engine, Members};
 use crate::group::Group;
 use crate::validate::ActiveCall;
 use runthrough_core::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 
-/// Creation flag bit: the parent is not revoked at the contributing rank.
-pub(crate) use runthrough_core::engine::NOT_REVOKED;
-/// Creation flag bit: no unrecognized failure at entry, and the exchange succeeded.
-pub(crate) const EXCHANGE_OK: u32 = 2;
-/// Creation (and shrink) flag bit: the candidate context id is free at the contributing rank.
-pub(crate) const ID_FREE: u32 = 4;
-
-/// Which call made a communicator: part of its context id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u64)]
-pub(crate) enum Kind {
-    Dup = 1,
-    Create = 2,
-    Split = 3,
-    Shrink = 4,
-    SelfOnly = 5,
-    Group = 6,
-}
-
-/// The context id of a communicator made by call number `seq` of kind `kind` on `parent`, for
-/// `color` (`split`'s color; 0 otherwise).
-///
-/// The hash: SplitMix64's finalizer folded over the words `parent, kind, seq, color`
-/// (`h := mix(h ^ word)`, from `h = 0x9E37_79B9_7F4A_7C15`), with bit 63 set so that no
-/// derived id is the world's (0). Every member computes the same id without a message. Ids are
-/// not guaranteed distinct by the hash alone; the creation agreement's [`ID_FREE`] bit makes
-/// sure no rank ever holds two communicators with one id (a collision costs one more round).
-pub(crate) fn derive_context(parent: ContextId, kind: Kind, seq: u64, color: u64) -> ContextId {
-    let mut hash: u64 = 0x9E37_79B9_7F4A_7C15;
-    for word in [parent, kind as u64, seq, color] {
-        hash = mix(hash ^ word);
-    }
-    hash | 1 << 63
-}
-
-/// SplitMix64's output function.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// What this rank will hold if a creation succeeds.
-pub(crate) struct Plan {
-    /// The members, as world ranks in the new numbering.
-    pub(crate) members: Members,
-    /// The new communicator's G (and L).
-    pub(crate) global: FailureView,
-    /// Tells apart the communicators one call makes (`split`'s color).
-    pub(crate) color: u64,
-}
-
-/// What a creation's plan is computed from.
-pub(crate) struct Inputs<'a> {
-    pub(crate) members: &'a Members,
-    pub(crate) global: &'a FailureView,
-    /// `split`'s exchange: `[defined, color, key]` per parent rank (NULL ranks undefined).
-    pub(crate) table: &'a [[u32; 3]],
-}
-
-/// What a creation's decision means, the same at every participant (they share the decision
-/// and G).
-enum Verdict {
-    Revoked,
-    Failed(Error),
-    Retry,
-    Install,
-}
-
-fn verdict(decision: &Decision, global: &FailureView) -> Verdict {
-    if decision.flag & NOT_REVOKED == 0 {
-        return Verdict::Revoked;
-    }
-    let recognized = global.failed_set();
-    if decision.flag & EXCHANGE_OK == 0 {
-        return Verdict::Failed(
-            match decision.failed.difference(&recognized).iter().next() {
-                Some(rank) => Error::ProcFailed { rank },
-                None => Error::Internal {
-                    reason: "a creation's exchange failed without a failure".into(),
-                },
-            },
-        );
-    }
-    if let Some(rank) = decision
-        .non_contributors
-        .difference(&recognized)
-        .iter()
-        .next()
-    {
-        return Verdict::Failed(Error::ProcFailed { rank });
-    }
-    if decision.flag & ID_FREE == 0 {
-        return Verdict::Retry;
-    }
-    Verdict::Install
-}
+pub(crate) use runthrough_core::engine::{verdict, Inputs, Kind, Plan, Verdict, ID_FREE};
 
 /// Marks a creation call as running on a communicator while it lives; at its end, on a revoked
 /// communicator, contributes "revoked" to the next creation if this rank has not (see the
@@ -179,13 +83,11 @@ struct Creating<'a> {
 impl Drop for Creating<'_> {
     fn drop(&mut self) {
         let mut out = Outgoing::new();
-        {
-            let mut engine = self.comm.process.endpoint.lock();
-            if let Some(state) = engine.comms.get_mut(&self.comm.context) {
-                state.creating = false;
-                state.settle_revoked_creations(self.comm.context, &mut out);
-            }
-        }
+        self.comm
+            .process
+            .endpoint
+            .lock()
+            .end_creation(self.comm.context, &mut out);
         self.comm.process.send_all(out);
     }
 }
@@ -193,13 +95,7 @@ impl Drop for Creating<'_> {
 impl Comm {
     /// The processes of the communicator in rank order (`MPI_Comm_group`).
     pub fn group(&self) -> Group {
-        let engine = self.process.endpoint.lock();
-        let members = match engine.comms.get(&self.context) {
-            Some(state) => (0..state.members.size())
-                .map(|r| state.members.world_of(r))
-                .collect(),
-            None => Vec::new(),
-        };
+        let members = self.process.endpoint.lock().members_of(self.context);
         Group::new(members, self.process.world_rank())
     }
 
@@ -272,18 +168,14 @@ impl Comm {
     /// `Error::Argument`, before anything is sent, when `group` holds a process that is not in
     /// this communicator; otherwise those of [`Comm::dup`].
     pub fn create(&self, group: &Group) -> Result<Option<Comm>> {
-        {
+        let stranger = {
             let engine = self.process.endpoint.lock();
-            let state = engine.comms.get(&self.context).ok_or(Error::Comm)?;
-            if let Some(&w) = group
-                .world_ranks()
-                .iter()
-                .find(|&&w| state.members.comm_of(w).is_none())
-            {
-                return Err(Error::Argument {
-                    reason: format!("world rank {w} of the group is not in the communicator"),
-                });
-            }
+            engine.first_non_member(self.context, group.world_ranks())?
+        };
+        if let Some(w) = stranger {
+            return Err(Error::Argument {
+                reason: format!("world rank {w} of the group is not in the communicator"),
+            });
         }
         let me = self.process.world_rank();
         self.make_communicator(Kind::Create, None, &|inputs| {
@@ -340,9 +232,8 @@ impl Comm {
         let mut out = Outgoing::new();
         let comm = {
             let mut engine = self.process.endpoint.lock();
-            let state = engine.comm(self.context)?;
-            state.check_not_revoked()?;
-            if let Some(&w) = worlds.iter().find(|&&w| state.members.comm_of(w).is_none()) {
+            engine.comm(self.context)?.check_not_revoked()?;
+            if let Some(w) = engine.first_non_member(self.context, &worlds)? {
                 return Err(Error::Argument {
                     reason: format!("world rank {w} of the group is not in the communicator"),
                 });
@@ -350,25 +241,7 @@ impl Comm {
             if !worlds.contains(&me) {
                 return Ok(None);
             }
-            let members_hash = worlds
-                .iter()
-                .fold(0x9E37_79B9_7F4A_7C15_u64, |h, &w| mix(h ^ u64::from(w)));
-            let state = engine.comms.get_mut(&self.context).ok_or(Error::Comm)?;
-            let seq = state
-                .group_creations
-                .entry((tag, members_hash))
-                .or_insert(0);
-            *seq += 1;
-            let seq = *seq;
-            let color = mix(members_hash ^ u64::from(tag as u32));
-            let context = derive_context(self.context, Kind::Group, seq, color);
-            if engine.comms.contains_key(&context) || engine.reserved.contains(&context) {
-                return Err(Error::Internal {
-                    reason: format!(
-                        "create_group: the derived context id {context:#x} is already held here"
-                    ),
-                });
-            }
+            let context = engine.group_creation_context(self.context, tag, &worlds)?;
             let size = worlds.len() as u32;
             let plan = Plan {
                 members: Members::list(worlds.clone()),
@@ -383,13 +256,11 @@ impl Comm {
             return Ok(Some(comm));
         };
         drop(comm);
-        let engine = self.process.endpoint.lock();
-        let rank = engine
-            .comms
-            .get(&self.context)
-            .ok_or(Error::Comm)?
-            .members
-            .comm_of(worlds[failed as usize])
+        let rank = self
+            .process
+            .endpoint
+            .lock()
+            .comm_rank_of(self.context, worlds[failed as usize])?
             .unwrap_or(failed);
         Err(Error::ProcFailed { rank })
     }
@@ -419,10 +290,7 @@ impl Comm {
         let mut engine = self.process.endpoint.lock();
         engine.comm(self.context)?;
         let me = self.process.world_rank();
-        let context = (0..)
-            .map(|seq| derive_context(self.context, Kind::SelfOnly, seq, me.into()))
-            .find(|&c| engine.context_is_free(c))
-            .expect("an unbounded series has a free id");
+        let context = engine.self_context(self.context, me);
         let plan = Plan {
             members: Members::list(vec![me]),
             global: FailureView::empty(1),
@@ -451,17 +319,7 @@ impl Comm {
             return;
         }
         let mut engine = self.process.endpoint.lock();
-        if let Some(state) = engine.comms.get_mut(&self.context) {
-            if !state.freed {
-                state.freed = true;
-                engine.drop_buffered(self.context); // and give the senders their credit back
-                if let Some(state) = engine.comms.get_mut(&self.context) {
-                    state.matcher = Default::default();
-                    state.collective_matcher = Default::default();
-                    state.collective_early = Vec::new();
-                }
-            }
-        }
+        engine.free_communicator(self.context);
         let credits = engine.take_due();
         drop(engine);
         self.process.send_all(credits);
@@ -477,17 +335,8 @@ impl Comm {
     ) -> Result<Option<Comm>> {
         self.process.enter()?;
         let _active = ActiveCall::begin(self)?;
-        let (entry_ok, global, members) = {
-            let mut engine = self.process.endpoint.lock();
-            let state = engine.comm(self.context)?;
-            state.check_not_revoked()?;
-            state.creating = true;
-            (
-                state.unrecognized_failure().is_none(),
-                state.global.clone(),
-                state.members.clone(),
-            )
-        };
+        let entry = self.process.endpoint.lock().begin_creation(self.context)?;
+        let (entry_ok, global, members) = (entry.entry_ok, entry.global, entry.members);
         let _creating = Creating { comm: self };
         let (exchange_ok, table) = match exchange {
             None => (entry_ok, Vec::new()),
@@ -515,7 +364,7 @@ impl Comm {
             let mut out = Outgoing::new();
             let mut engine = self.process.endpoint.lock();
             if let (Some(context), false) = (candidate, matches!(verdict, Verdict::Install)) {
-                engine.reserved.remove(&context);
+                engine.release_candidate(context);
             }
             match verdict {
                 Verdict::Revoked => {
@@ -548,46 +397,26 @@ impl Comm {
         plan: Option<&Plan>,
     ) -> Result<(u64, Option<ContextId>)> {
         let mut out = Outgoing::new();
-        let (seq, candidate) = {
-            let mut engine = self.process.endpoint.lock();
-            let next = engine.comm(self.context)?.creations.next_seq();
-            let candidate = plan.map(|p| derive_context(self.context, kind, next, p.color));
-            let free = candidate.is_none_or(|c| engine.context_is_free(c));
-            if let (true, Some(c)) = (free, candidate) {
-                engine.reserved.insert(c);
-            }
-            let state = engine.comm(self.context)?;
-            let mut flag = 0;
-            if !state.revoked {
-                flag |= NOT_REVOKED;
-            }
-            if exchange_ok {
-                flag |= EXCHANGE_OK;
-            }
-            if free {
-                flag |= ID_FREE;
-            }
-            let seq = state.start_creation(flag);
-            debug_assert_eq!(seq, next);
-            state.drain_agreements(self.context, &mut out);
-            (seq, candidate)
-        };
+        let (seq, candidate) = self.process.endpoint.lock().contribute_to_creation(
+            self.context,
+            kind,
+            exchange_ok,
+            plan.map(|p| p.color),
+            &mut out,
+        )?;
         self.process.send_all(out);
         Ok((seq, candidate))
     }
 
     /// The decision of creation agreement `seq`, as [`Comm::poll_agreement`] for the main series.
     fn poll_creation(&self, engine: &mut Engine, seq: u64) -> Result<Option<(Decision, Outgoing)>> {
-        let state = engine.comm(self.context)?;
-        let Some(decision) = state.creations.decision(seq).cloned() else {
-            return Ok(None);
-        };
-        let members = state.members.clone();
         let mut out = Outgoing::new();
-        for rank in &decision.failed {
-            crate::engine::learn_failed(engine, members.world_of(rank), &mut out);
+        let mut learned = Vec::new();
+        let decision = engine.poll_creation(self.context, seq, &mut out, &mut learned)?;
+        for world in learned {
+            crate::timeline::learned(engine, world);
         }
-        Ok(Some((decision, out)))
+        Ok(decision.map(|decision| (decision, out)))
     }
 
     /// `split`'s exchange: an all-gather of `mine` over the participants, one entry per parent
@@ -618,13 +447,7 @@ impl Comm {
         plan: Plan,
         out: &mut Outgoing,
     ) -> Comm {
-        let rank = plan
-            .members
-            .comm_of(self.process.world_rank())
-            .expect("a plan holds this rank");
-        let size = plan.members.size();
-        let state = CommState::new(plan.members, rank, plan.global);
-        engine.install(context, state, out);
+        let (rank, size) = engine.install_plan(context, plan, self.process.world_rank(), out);
         Comm {
             process: Arc::clone(&self.process),
             context,
@@ -637,28 +460,5 @@ impl Comm {
 impl Drop for Comm {
     fn drop(&mut self) {
         self.release();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn derived_contexts_differ_by_every_input_and_are_never_the_world() {
-        let base = derive_context(0, Kind::Split, 3, 7);
-        assert_eq!(base, derive_context(0, Kind::Split, 3, 7), "deterministic");
-        assert_ne!(base, derive_context(1, Kind::Split, 3, 7));
-        assert_ne!(base, derive_context(0, Kind::Dup, 3, 7));
-        assert_ne!(base, derive_context(0, Kind::Split, 4, 7));
-        assert_ne!(base, derive_context(0, Kind::Split, 3, 8));
-        let mut seen = std::collections::BTreeSet::new();
-        for seq in 0..1000 {
-            for color in 0..10 {
-                let id = derive_context(base, Kind::Split, seq, color);
-                assert_ne!(id, WORLD_CONTEXT);
-                assert!(seen.insert(id));
-            }
-        }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use runthrough_core::fault::{Collective, Injector, Sending, Trigger};
 
 use crate::signal::Signal;
-pub(crate) use runthrough_core::engine::{CommState, Engine, Members, Received, SYNC_HEAD};
+pub(crate) use runthrough_core::engine::{Engine, Members, Received, SYNC_HEAD};
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
 
 /// The engine learns that world rank `world` failed ([`Engine::peer_failed`]); the job's

@@ -32,10 +32,10 @@
 //! }
 //! ```
 
-use runthrough_core::{FailureView, Rank, Result};
+use runthrough_core::{FailureView, Result};
 
 use crate::comm::Comm;
-use crate::communicators::{derive_context, Kind, Plan, ID_FREE};
+use crate::communicators::{Plan, ID_FREE};
 use crate::engine::Members;
 use crate::validate::ActiveCall;
 use runthrough_core::packet::Outgoing;
@@ -94,31 +94,19 @@ impl Comm {
             // of this series starts in between (this call holds the communicator's slot).
             let (candidate, free) = {
                 let mut engine = self.process.endpoint.lock();
-                let next = engine.comm(self.context)?.agreements.next_seq();
-                let candidate = derive_context(self.context, Kind::Shrink, next, 0);
-                let free = engine.context_is_free(candidate);
-                if free {
-                    engine.reserved.insert(candidate);
-                }
-                (candidate, free)
+                engine.claim_shrink_candidate(self.context)?
             };
             let decision = self.run_agreement(if free { ID_FREE } else { 0 });
             let mut engine = self.process.endpoint.lock();
             let decision = match decision {
                 Ok(decision) if decision.flag & ID_FREE != 0 => decision,
                 other => {
-                    engine.reserved.remove(&candidate);
+                    engine.release_candidate(candidate);
                     other?;
                     continue; // the candidate was taken somewhere: the next agreement, new id
                 }
             };
-            let state = engine.comm(self.context)?;
-            let survivors: Vec<u32> = state
-                .participants
-                .iter()
-                .filter(|&&r| !decision.failed.contains(r))
-                .map(|&r: &Rank| state.members.world_of(r))
-                .collect();
+            let survivors = engine.survivors(self.context, &decision)?;
             let size = survivors.len() as u32;
             let plan = Plan {
                 members: Members::list(survivors),

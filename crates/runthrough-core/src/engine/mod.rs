@@ -24,8 +24,12 @@ use slab::Slab;
 
 mod agreement;
 mod collective;
+mod creation;
 mod point_to_point;
 pub use collective::{CollectiveCall, CollectivePosted};
+pub use creation::{
+    derive_context, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK, ID_FREE,
+};
 mod send;
 mod views;
 pub use point_to_point::{Posted, Probed, ReceivePoll};

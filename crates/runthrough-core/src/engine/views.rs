@@ -47,4 +47,13 @@ impl Engine {
     pub fn world_rank_of(&self, context: ContextId, rank: Rank) -> Option<u32> {
         self.comms.get(&context)?.members.try_world_of(rank)
     }
+
+    /// The comm rank of world rank `world` in `context`, if it is a member.
+    ///
+    /// # Errors
+    /// `Error::Comm` for a communicator this rank does not hold.
+    pub fn comm_rank_of(&self, context: ContextId, world: u32) -> Result<Option<Rank>> {
+        let state = self.comms.get(&context).ok_or(crate::Error::Comm)?;
+        Ok(state.members.comm_of(world))
+    }
 }
