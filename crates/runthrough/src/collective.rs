@@ -76,7 +76,7 @@ impl<'a> CollectiveCall<'a> {
         let value = outcome?;
         let unrecognized = {
             let mut engine = self.comm.process.endpoint.lock();
-            engine.comm(self.comm.context)?.unrecognized_failure()
+            engine.unrecognized_failure(self.comm.context)?
         }; // the lock is released before `self` is dropped (its drop locks too)
         match unrecognized {
             Some(rank) => Err(Error::ProcFailed { rank }),

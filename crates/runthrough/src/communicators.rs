@@ -232,7 +232,7 @@ impl Comm {
         let mut out = Outgoing::new();
         let comm = {
             let mut engine = self.process.endpoint.lock();
-            engine.comm(self.context)?.check_not_revoked()?;
+            engine.check_open(self.context)?;
             if let Some(w) = engine.first_non_member(self.context, &worlds)? {
                 return Err(Error::Argument {
                     reason: format!("world rank {w} of the group is not in the communicator"),
@@ -288,7 +288,7 @@ impl Comm {
         self.process.check_alive();
         let mut out = Outgoing::new();
         let mut engine = self.process.endpoint.lock();
-        engine.comm(self.context)?;
+        engine.check_held(self.context)?;
         let me = self.process.world_rank();
         let context = engine.self_context(self.context, me);
         let plan = Plan {

@@ -16,10 +16,10 @@ use crate::signal::Signal;
 pub(crate) use runthrough_core::engine::{Engine, Members, Received, SYNC_HEAD};
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
 
-/// The engine learns that world rank `world` failed ([`Engine::peer_failed`]); the job's
+/// The engine learns that world rank `world` failed ([`Engine::handle_peer_failed`]); the job's
 /// timeline, if one is drawn, hears of it when it is news.
 pub(crate) fn learn_failed(engine: &mut Engine, world: u32, out: &mut Outgoing) {
-    if engine.peer_failed(world, out) {
+    if engine.handle_peer_failed(world, out) {
         crate::timeline::learned(engine, world);
     }
 }
@@ -49,7 +49,7 @@ impl Endpoint {
     /// shared-memory transport: [`Signal::shared`]).
     pub(crate) fn with_signal(world_rank: u32, world_size: u32, signal: Signal) -> Self {
         let engine = Engine::new(world_rank, world_size);
-        let transmit_ready = engine.flow.ready_flag().shared();
+        let transmit_ready = engine.transmit_ready_flag();
         Endpoint {
             transmit_ready,
             world_rank,
@@ -72,7 +72,7 @@ impl Endpoint {
         let mut out = Outgoing::new();
         {
             let mut engine = self.lock();
-            engine.deliver(from, packet, &mut out);
+            engine.handle_packet(from, packet, &mut out);
             engine.flush_flow(&mut out);
         }
         self.signal.notify();
@@ -95,7 +95,7 @@ impl Endpoint {
     /// engine wants sent.
     pub(crate) fn peer_departed(&self, world: u32) -> Outgoing {
         let mut out = Outgoing::new();
-        self.lock().peer_departed(world, &mut out);
+        self.lock().handle_peer_departed(world, &mut out);
         self.signal.notify();
         out
     }

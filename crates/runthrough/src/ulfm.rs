@@ -55,7 +55,7 @@ impl Comm {
         let mut out = Outgoing::new();
         {
             let mut engine = self.process.endpoint.lock();
-            engine.comm(self.context)?;
+            engine.check_held(self.context)?;
             engine.revoke(self.context, None, &mut out);
         }
         self.process.endpoint.signal.notify();

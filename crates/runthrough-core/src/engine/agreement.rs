@@ -71,7 +71,7 @@ impl Engine {
         let members = comm.members.clone();
         for rank in &decision.failed {
             let world = members.world_of(rank);
-            if self.peer_failed(world, out) {
+            if self.handle_peer_failed(world, out) {
                 learned.push(world);
             }
         }

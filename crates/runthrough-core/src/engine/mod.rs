@@ -1,16 +1,31 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! A rank's protocol state as a state machine: its communicators, what its detector knows, its
-//! posted receives, flow control and synchronous-send acknowledgements.
+//! A rank's protocol state as a state machine: its communicators, what its detector knows,
+//! its posted receives, flow control and synchronous-send acknowledgements.
 //!
-//! The [`Engine`] decides; it never waits, sends or reads a clock. Its drivers (the `runthrough`
-//! crate's transports, and the simulator) feed it packets ([`Engine::deliver`]) and detector
-//! news ([`Engine::peer_failed`], [`Engine::peer_departed`]), call its commands on behalf of the
-//! rank's threads, and transmit the packets it pushes on the [`Outgoing`] list they pass in.
+//! The [`Engine`] decides; it never waits, sends or reads a clock, and its state is private.
+//! Its drivers (the `runthrough` crate's transports, and the simulator) reach it through three
+//! kinds of methods:
+//! - **inputs**: [`Engine::handle_packet`] (a packet from a peer),
+//!   [`Engine::handle_peer_failed`] (the detector's news), [`Engine::handle_peer_departed`]
+//!   (a peer finalized and left);
+//! - **commands**, on behalf of one of the rank's threads: point-to-point
+//!   ([`Engine::send_target`], [`Engine::admit`], [`Engine::queue_send`],
+//!   [`Engine::match_or_post`], [`Engine::probe`], ...), collectives
+//!   ([`Engine::begin_collective`], [`Engine::collective_receive`], ...), agreements
+//!   ([`Engine::start_agreement`], [`Engine::install_decided_global`]), the local views
+//!   ([`Engine::validate_local`]), [`Engine::revoke`], creation
+//!   ([`Engine::contribute_to_creation`], [`Engine::install_plan`], ...);
+//! - **polls**: whether what a thread waits for has happened ([`Engine::poll_receive`],
+//!   [`Engine::poll_agreement`], [`Engine::send_outcome`], ...) and what must be transmitted
+//!   ([`Engine::poll_transmit`], [`Engine::take_due`]).
 //!
-//! This is the first step of moving the whole rank engine here: the state and the rules that
-//! were already in one place moved unchanged; the runtime crate still reads and writes some of
-//! the state's fields directly (they are public for that reason, and will become private as the
-//! commands that need them move here).
+//! Every method that makes the engine send pushes the packets on the [`Outgoing`] list the
+//! driver passes in (or leaves them due for [`Engine::take_due`]); the driver transmits them
+//! after releasing whatever lock it keeps the engine under. A thread that waits calls the
+//! polls again whenever the engine changed (the driver's wake-up).
+//!
+//! Not here yet: the collective algorithms themselves (the runtime runs them as blocking code
+//! over these commands, one call at a time per communicator) and the fault plan's injector.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -117,7 +132,7 @@ pub struct Received {
 
 /// The state of one posted receive.
 #[derive(Debug)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// Posted, not yet matched.
     Pending,
     /// Finished: a message, `MPI_PROC_NULL`, or an error.
@@ -126,58 +141,58 @@ pub enum Slot {
 
 /// One communicator at one rank.
 #[derive(Debug)]
-pub struct CommState {
+pub(crate) struct CommState {
     /// Who the communicator's ranks are.
-    pub members: Members,
+    pub(crate) members: Members,
     /// This rank's number in it.
-    pub rank: Rank,
+    pub(crate) rank: Rank,
     /// Comm ranks this rank's detector knows failed (a superset of L's failed ranks).
-    pub known_failed: RankSet,
+    pub(crate) known_failed: RankSet,
     /// The same ranks in the order this rank learned of them (those of the initial G first, in
     /// rank order); only appended to.
-    pub detected: Vec<Rank>,
+    pub(crate) detected: Vec<Rank>,
     /// The local view L (SPEC §2).
-    pub local: FailureView,
+    pub(crate) local: FailureView,
     /// The agreed global view G (SPEC §2).
-    pub global: FailureView,
+    pub(crate) global: FailureView,
     /// Point-to-point receive matching.
-    pub matcher: Matcher<Payload>,
+    pub(crate) matcher: Matcher<Payload>,
     /// Whether the communicator was freed here.
-    pub freed: bool,
+    pub(crate) freed: bool,
     /// Collective traffic of the current epoch, matched by collective number (as the tag).
-    pub collective_matcher: Matcher<Payload>,
+    pub(crate) collective_matcher: Matcher<Payload>,
     /// Collective traffic from senders already in the next epoch.
-    pub collective_early: Vec<(Envelope, Payload)>,
+    pub(crate) collective_early: Vec<(Envelope, Payload)>,
     /// The collective epoch: starts at 0, one more after each `validate_global`.
-    pub epoch: u32,
+    pub(crate) epoch: u32,
     /// Collectives begun in this epoch at this rank.
-    pub collective_sequence: u32,
+    pub(crate) collective_sequence: u32,
     /// Whether a collective call (validate_global included) is running on this communicator.
-    pub collective_active: bool,
+    pub(crate) collective_active: bool,
     /// The participants of collectives: the OK ranks of G, in order.
-    pub participants: Arc<[Rank]>,
+    pub(crate) participants: Arc<[Rank]>,
     /// The same, as the agreement protocol takes them (rebuilt only when G changes).
-    pub agreement_participants: Arc<Participants>,
+    pub(crate) agreement_participants: Arc<Participants>,
     /// The agreements of this communicator's `validate_global`, `agree` and `shrink` calls.
-    pub agreements: AgreementSeries,
+    pub(crate) agreements: AgreementSeries,
     /// The agreements of the communicator creations (`dup`, `split`, `create`) on this
     /// communicator: a series of its own, so that a rank can take part in one without calling
     /// it once the communicator is revoked (see `crate::communicators`).
-    pub creations: AgreementSeries,
+    pub(crate) creations: AgreementSeries,
     /// Whether a creation call runs on this communicator at this rank.
-    pub creating: bool,
+    pub(crate) creating: bool,
     /// Whether this rank's latest contribution to the creation series said "revoked".
-    pub revoke_contributed: bool,
+    pub(crate) revoke_contributed: bool,
     /// Whether the communicator has been revoked (SPEC §3.5).
-    pub revoked: bool,
+    pub(crate) revoked: bool,
     /// `create_group` calls made on it so far, by (tag, hash of the group's members): the
     /// call's number among those with the same tag and group, which every member counts alike.
-    pub group_creations: std::collections::BTreeMap<(i32, u64), u64>,
+    pub(crate) group_creations: std::collections::BTreeMap<(i32, u64), u64>,
 }
 
 impl CommState {
     /// A communicator whose members are `members`, this rank being `rank`, with G = `global`.
-    pub fn new(members: Members, rank: Rank, global: FailureView) -> Self {
+    pub(crate) fn new(members: Members, rank: Rank, global: FailureView) -> Self {
         CommState {
             rank,
             known_failed: global.failed_set(),
@@ -222,7 +237,7 @@ impl CommState {
 
     /// A participant of collectives that this rank knows failed but G does not recognize: while
     /// there is one, collectives are disabled here (SPEC §3.3).
-    pub fn unrecognized_failure(&self) -> Option<Rank> {
+    pub(crate) fn unrecognized_failure(&self) -> Option<Rank> {
         if self.known_failed.len() == self.global.num_failed() {
             return None; // G ⊆ known_failed, so equal sizes mean equal sets
         }
@@ -232,7 +247,7 @@ impl CommState {
     }
 
     /// Moves the agreement protocols' pending messages (both series) into `out`.
-    pub fn drain_agreements(&mut self, context: ContextId, out: &mut Outgoing) {
+    pub(crate) fn drain_agreements(&mut self, context: ContextId, out: &mut Outgoing) {
         while let Some((to, seq, message)) = self.agreements.poll_transmit() {
             let packet = Packet::Agreement {
                 context,
@@ -254,7 +269,7 @@ impl CommState {
     }
 
     /// Non-local operations other than agreements: `Error::Revoked` once revoked (SPEC §3.5).
-    pub fn check_not_revoked(&self) -> Result<()> {
+    pub(crate) fn check_not_revoked(&self) -> Result<()> {
         if self.revoked {
             Err(Error::Revoked)
         } else {
@@ -266,7 +281,7 @@ impl CommState {
     /// The participants are all ranks of the communicator: ranks recognized as failed are
     /// known failed to every detector and skipped, and a rank that joins without a creation call
     /// (after a revocation) needs no agreed G to do so.
-    pub fn start_creation(&mut self, flag: u32) -> u64 {
+    pub(crate) fn start_creation(&mut self, flag: u32) -> u64 {
         let participants = Arc::new(Participants::new(self.members.size(), &Default::default()));
         let contribution = Contribution {
             known_failed: self.known_failed.clone(),
@@ -280,7 +295,7 @@ impl CommState {
     /// On a revoked communicator with no creation call running here: makes sure this rank has
     /// contributed "revoked" to the creation series' current call, so that peers inside a
     /// creation call that this rank will never make are released (with `Error::Revoked`).
-    pub fn settle_revoked_creations(&mut self, context: ContextId, out: &mut Outgoing) {
+    pub(crate) fn settle_revoked_creations(&mut self, context: ContextId, out: &mut Outgoing) {
         if self.revoked && !self.creating && !self.revoke_contributed {
             self.start_creation(!NOT_REVOKED);
             self.drain_agreements(context, out);
@@ -289,7 +304,7 @@ impl CommState {
 
     /// Installs a new G (after an agreement): L := G, a new collective epoch whose participants
     /// are the OK ranks of G; collective messages of older epochs are dropped (SPEC §2.1).
-    pub fn install_global(&mut self, global: FailureView) {
+    pub(crate) fn install_global(&mut self, global: FailureView) {
         let same_failed = global.num_failed() == self.global.num_failed(); // G only grows
         self.local = global.clone();
         self.global = global;
@@ -322,7 +337,7 @@ impl CommState {
 
     /// Whether the detector knows of a failure in this communicator that L does not hold:
     /// the condition that makes wildcard receives report `ProcFailedPending` (SPEC §3.2).
-    pub fn has_unacknowledged_failure(&self) -> bool {
+    pub(crate) fn has_unacknowledged_failure(&self) -> bool {
         // L ⊆ known_failed always (validate_local copies from it, validate_global adds its
         // decision to it), so a larger known set means an unacknowledged failure.
         self.known_failed.len() > self.local.num_failed()
@@ -333,26 +348,26 @@ impl CommState {
 #[derive(Debug)]
 pub struct Engine {
     /// The communicators this rank holds, by context id.
-    pub comms: BTreeMap<ContextId, CommState>,
+    pub(crate) comms: BTreeMap<ContextId, CommState>,
     /// World ranks this rank's detector knows failed.
-    pub known_failed: RankSet,
+    pub(crate) known_failed: RankSet,
     /// The posted receives (point-to-point and collective), by receive id.
-    pub slots: Slab<Slot>,
+    pub(crate) slots: Slab<Slot>,
     /// Packets for communicators that do not exist here yet (a faster peer already uses a
     /// communicator that this rank's creation call has not installed): replayed at installation.
-    pub early: BTreeMap<ContextId, Vec<(u32, Packet)>>,
+    pub(crate) early: BTreeMap<ContextId, Vec<(u32, Packet)>>,
     /// Context ids that a creation call in progress here has claimed.
-    pub reserved: BTreeSet<ContextId>,
+    pub(crate) reserved: BTreeSet<ContextId>,
     /// Flow control of eager traffic, to and from every peer (`crate::flow`).
-    pub flow: Flow,
+    pub(crate) flow: Flow,
     /// The synchronous sends of this rank that their receiver matched: (world rank of the
     /// receiver, the send's id), until the send's request sees it.
-    pub sync_acks: BTreeSet<(u32, u64)>,
+    pub(crate) sync_acks: BTreeSet<(u32, u64)>,
     /// Synchronous sends whose request was dropped before their acknowledgement: (world rank
     /// of the receiver, id); the acknowledgement is dropped when it comes.
-    pub sync_abandoned: BTreeSet<(u32, u64)>,
+    pub(crate) sync_abandoned: BTreeSet<(u32, u64)>,
     /// The id of this rank's next synchronous send.
-    pub next_sync: u64,
+    pub(crate) next_sync: u64,
 }
 
 impl Engine {
@@ -378,7 +393,7 @@ impl Engine {
 
     /// The communicator `context`, if it exists here and was not freed.
     #[inline]
-    pub fn comm(&mut self, context: ContextId) -> Result<&mut CommState> {
+    pub(crate) fn comm(&mut self, context: ContextId) -> Result<&mut CommState> {
         match self.comms.get_mut(&context) {
             Some(comm) if !comm.freed => Ok(comm),
             _ => Err(Error::Comm),
@@ -387,7 +402,7 @@ impl Engine {
 
     /// Whether `context` is free for a new communicator here: not held (freed ones included),
     /// not claimed by another creation call, no traffic waiting for it.
-    pub fn context_is_free(&self, context: ContextId) -> bool {
+    pub(crate) fn context_is_free(&self, context: ContextId) -> bool {
         !self.comms.contains_key(&context)
             && !self.reserved.contains(&context)
             && !self.early.contains_key(&context)
@@ -395,7 +410,7 @@ impl Engine {
 
     /// Installs a new communicator: it learns the failures this rank's detector knows of its
     /// members, and the traffic that arrived for it before it existed is delivered now.
-    pub fn install(&mut self, context: ContextId, mut comm: CommState, out: &mut Outgoing) {
+    pub(crate) fn install(&mut self, context: ContextId, mut comm: CommState, out: &mut Outgoing) {
         self.reserved.remove(&context);
         for world in &self.known_failed {
             if let Some(rank) = comm.members.comm_of(world) {
@@ -409,14 +424,14 @@ impl Engine {
             if let Some((lane, charge)) = flow_charge(&packet) {
                 self.flow.unhold(lane, charge); // held while it waited; counted again now
             }
-            self.deliver(from, packet, out);
+            self.handle_packet(from, packet, out);
         }
         self.flush_flow(out);
     }
 
     /// Drops the traffic buffered on `context` (revoked or freed: nothing can receive it any
     /// more) and gives its charges back to the senders.
-    pub fn drop_buffered(&mut self, context: ContextId) {
+    pub(crate) fn drop_buffered(&mut self, context: ContextId) {
         let Some(comm) = self.comms.get_mut(&context) else {
             return;
         };
@@ -436,7 +451,7 @@ impl Engine {
 
     /// Installs a new G on `context` ([`CommState::install_global`]): the collective messages
     /// of the old epoch still buffered are dropped and their charges given back.
-    pub fn install_global(&mut self, context: ContextId, global: FailureView) {
+    pub(crate) fn install_global(&mut self, context: ContextId, global: FailureView) {
         let Some(comm) = self.comms.get_mut(&context) else {
             return;
         };
@@ -506,7 +521,7 @@ impl Engine {
     }
 
     /// A packet from world rank `from` arrives.
-    pub fn deliver(&mut self, from: u32, packet: Packet, out: &mut Outgoing) {
+    pub fn handle_packet(&mut self, from: u32, packet: Packet, out: &mut Outgoing) {
         let context = match &packet {
             Packet::Data { context, .. }
             | Packet::Collective { context, .. }
@@ -626,7 +641,7 @@ impl Engine {
     /// decision: a rank departs only once it decided its finalize agreement, after every live
     /// participant accepted that value, so any later ballot proposes the same value, and a
     /// departed rank, having contributed, is never a non-contributor of it.
-    pub fn peer_departed(&mut self, world: u32, out: &mut Outgoing) {
+    pub fn handle_peer_departed(&mut self, world: u32, out: &mut Outgoing) {
         if self.known_failed.contains(world) {
             return;
         }
@@ -640,7 +655,7 @@ impl Engine {
 
     /// This rank's detector learns that world rank `world` failed.
     /// Returns whether this is news to it (false when it already knew).
-    pub fn peer_failed(&mut self, world: u32, out: &mut Outgoing) -> bool {
+    pub fn handle_peer_failed(&mut self, world: u32, out: &mut Outgoing) -> bool {
         if !self.known_failed.insert(world) {
             return false;
         }
@@ -751,9 +766,9 @@ mod synchronous_tests {
         let mut engine = Engine::new(0, 2);
         let mut out = Outgoing::new();
         engine.sync_abandoned.insert((1, 5));
-        engine.deliver(1, Packet::SyncAck { id: 5 }, &mut out);
+        engine.handle_packet(1, Packet::SyncAck { id: 5 }, &mut out);
         assert!(engine.sync_acks.is_empty() && engine.sync_abandoned.is_empty());
-        engine.deliver(1, Packet::SyncAck { id: 6 }, &mut out);
+        engine.handle_packet(1, Packet::SyncAck { id: 6 }, &mut out);
         assert!(engine.sync_acks.contains(&(1, 6)));
         assert!(out.is_empty());
     }

@@ -78,6 +78,12 @@ impl Engine {
         self.flow.set_cap(cap, world_size);
     }
 
+    /// A handle on the flag that says a message waiting for credit may be sendable now, for
+    /// waiters that look at it without the engine's lock.
+    pub fn transmit_ready_flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.flow.ready_flag().shared()
+    }
+
     /// What flow control has seen at this rank.
     pub fn flow_stats(&self) -> FlowStats {
         self.flow.stats()

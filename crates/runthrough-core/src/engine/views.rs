@@ -56,4 +56,29 @@ impl Engine {
         let state = self.comms.get(&context).ok_or(crate::Error::Comm)?;
         Ok(state.members.comm_of(world))
     }
+
+    /// Whether `context` may carry non-local operations other than agreements.
+    ///
+    /// # Errors
+    /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one (SPEC §3.5).
+    pub fn check_open(&mut self, context: ContextId) -> Result<()> {
+        self.comm(context)?.check_not_revoked()
+    }
+
+    /// Whether this rank holds `context` (not freed).
+    ///
+    /// # Errors
+    /// `Error::Comm` otherwise.
+    pub fn check_held(&mut self, context: ContextId) -> Result<()> {
+        self.comm(context).map(|_| ())
+    }
+
+    /// A participant of `context`'s collectives that this rank knows failed but G does not
+    /// recognize: while there is one, collectives are disabled here (SPEC §3.3).
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn unrecognized_failure(&mut self, context: ContextId) -> Result<Option<Rank>> {
+        Ok(self.comm(context)?.unrecognized_failure())
+    }
 }
