@@ -1393,7 +1393,7 @@ unsafe fn start(
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
-        request.write(start_background(comm, call)?);
+        request.write(start_background(comm, false, call)?);
         Ok(())
     })
 }

@@ -11,7 +11,7 @@ use crate::constants::*;
 use crate::errors::{boundary, out, write_string, Failure};
 use crate::intercomm::inter_of;
 use crate::point_to_point::array;
-use crate::runtime::{collective_comm_of, comm_of, with_runtime};
+use crate::runtime::{agreement_comm_of, comm_of, with_runtime};
 
 /// `MPI_Comm_rank`.
 ///
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
 
 /// The body of `MPI_Comm_dup`: the duplicate keeps the parent's topology, as MPI says.
 fn dup_into(comm: c_int, newcomm: &crate::errors::Out<c_int>) -> Result<(), Failure> {
-    let made = collective_comm_of(comm)?.get().dup()?;
+    let made = agreement_comm_of(comm)?.get().dup()?;
     register(comm, Some(made), newcomm)?;
     crate::attributes::copy_all(comm, newcomm.read())?;
     if let Some(cart) = crate::topology::topology_of(comm) {
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
                     .map_err(|_| Failure::new(MPI_ERR_ARG, format!("invalid color {c}")))?,
             ),
         };
-        let made = collective_comm_of(comm)?.get().split(color, key)?;
+        let made = agreement_comm_of(comm)?.get().split(color, key)?;
         register(comm, made, &newcomm)
     })
 }
@@ -223,7 +223,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
             }
         };
         crate::info::check_handle(info, true)?;
-        let parent = collective_comm_of(comm)?;
+        let parent = agreement_comm_of(comm)?;
         let parent = parent.get();
         let mine = host_identity();
         let mut all = Vec::new();
@@ -270,7 +270,7 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, newcomm: *mu
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
         let group = with_runtime(|runtime| runtime.group(group).cloned())?;
-        let made = collective_comm_of(comm)?.get().create(&group)?;
+        let made = agreement_comm_of(comm)?.get().create(&group)?;
         register(comm, made, &newcomm)
     })
 }

@@ -6,7 +6,7 @@ use std::os::raw::c_int;
 
 use crate::constants::*;
 use crate::errors::{boundary, out, stderr_line, write_string, Failure};
-use crate::runtime::{collective_comm_of, lock_state, with_runtime, Phase, Runtime};
+use crate::runtime::{agreement_comm_of, lock_state, with_runtime, Phase, Runtime};
 
 /// `MPI_Init`: bootstraps this rank from its launcher (rtrun, or a PMI launcher such as Hydra's
 /// `mpiexec` or `srun`, through `runthrough::init`); a program started by no launcher runs as
@@ -201,7 +201,7 @@ pub extern "C" fn MPI_Finalize() -> c_int {
         // As MPI-4.0 §11.2.2 says, MPI_COMM_SELF's attributes are deleted first (their delete
         // callbacks run: mpi4py and other libraries hook their clean-up there).
         crate::attributes::delete_all(MPI_COMM_SELF)?;
-        let world = collective_comm_of(MPI_COMM_WORLD)?;
+        let world = agreement_comm_of(MPI_COMM_WORLD)?;
         // Failures are its subject, not errors: it returns only ConcurrentCollective / Comm.
         world.get().validate_global()?;
         let old = std::mem::replace(&mut *lock_state(), Phase::Finalized);

@@ -10,7 +10,7 @@ use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::{
-    collective_comm_of, comm_of, start_background, with_runtime, Operation, PendingAgreement,
+    agreement_comm_of, comm_of, start_background, with_runtime, Operation, PendingAgreement,
 };
 
 /// Which view a call reads or updates.
@@ -24,7 +24,7 @@ enum Which {
 fn validate(comm: c_int, which: Which) -> Result<FailureView, Failure> {
     Ok(match which {
         Which::Local => comm_of(comm)?.get().validate_local()?,
-        Which::Global => collective_comm_of(comm)?.get().validate_global()?,
+        Which::Global => agreement_comm_of(comm)?.get().validate_global()?,
     })
 }
 
@@ -312,7 +312,7 @@ pub unsafe extern "C" fn MPIX_Comm_shrink(comm: c_int, newcomm: *mut c_int) -> c
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
-        let made = collective_comm_of(comm)?.get().shrink()?;
+        let made = agreement_comm_of(comm)?.get().shrink()?;
         newcomm.write(with_runtime(|runtime| Ok(runtime.add_comm(made, comm)))?);
         Ok(())
     })
@@ -333,7 +333,7 @@ pub unsafe extern "C" fn MPIX_Comm_agree(comm: c_int, flag: *mut c_int) -> c_int
         let agreed = if crate::intercomm::inter_of(comm)?.is_some() {
             crate::intercomm::agree(comm, mine)?
         } else {
-            collective_comm_of(comm)?.get().agree(mine)
+            agreement_comm_of(comm)?.get().agree(mine)
         };
         match agreed {
             Ok(agreed) => {
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn MPIX_Comm_iagree(
         // SAFETY: not NULL; by the contract above the int is reserved to the request until it
         // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
         let flag: &'static mut c_int = unsafe { &mut *flag };
-        let comm_box = collective_comm_of(comm)?;
+        let comm_box = agreement_comm_of(comm)?;
         // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
         // `PendingAgreement` holds and drops after the request (field order).
         let comm_ref: &'static runthrough::Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
@@ -514,7 +514,7 @@ pub unsafe extern "C" fn MPIX_Comm_ishrink(
             return Err(Failure::null("newcomm"));
         }
         let slot = NewcommSlot(newcomm);
-        let handle = start_background(comm, move || {
+        let handle = start_background(comm, true, move || {
             let slot = slot;
             // SAFETY: see `NewcommSlot`: valid, and ours to write until completion.
             unsafe { MPIX_Comm_shrink(comm, slot.0) }

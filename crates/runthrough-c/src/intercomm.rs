@@ -34,7 +34,7 @@ use runthrough::{Comm, Error, Rank, RankState, Source, Tag};
 
 use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
-use crate::runtime::{collective_comm_of, with_runtime, CommBox, CommEntry};
+use crate::runtime::{agreement_comm_of, with_runtime, CommBox, CommEntry};
 
 /// What an intercommunicator's table entry holds besides the communicator it sends on.
 #[derive(Debug)]
@@ -221,7 +221,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         if tag < 0 {
             return Err(Failure::new(MPI_ERR_TAG, format!("invalid tag {tag}")));
         }
-        let local_box = collective_comm_of(local_comm)?;
+        let local_box = agreement_comm_of(local_comm)?;
         let local = local_box.get();
         let leader = Rank::try_from(local_leader)
             .ok()
@@ -243,7 +243,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         // group would otherwise wait in the broadcast).
         let mut refused = None;
         if local.rank() == leader {
-            let checked = collective_comm_of(peer_comm).and_then(|peer_box| {
+            let checked = agreement_comm_of(peer_comm).and_then(|peer_box| {
                 Rank::try_from(remote_leader)
                     .ok()
                     .filter(|&r| r < peer_box.get().size())
@@ -308,7 +308,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         } else {
             peer_comm
         };
-        let peer_box = collective_comm_of(peer_handle)?;
+        let peer_box = agreement_comm_of(peer_handle)?;
         let peer = peer_box.get();
         // Everyone agrees whether both groups know each other; only then the creations.
         let fine = told.is_ok() && head[0] == FINE;

@@ -355,23 +355,30 @@ pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Fail
 /// Starts `call`, a blocking collective call on `handle` (an exported function, called as the
 /// program would), as a non-blocking collective, and returns its request: the call is queued
 /// on the communicator and run in order (see `crate::background`); its failure is reported by
-/// the request when it completes. Collectives on a communicator are ordered: the agreements
-/// started on it before (`MPIX_Comm_iagree`) complete first, here, and every later collective
-/// call waits for this one.
+/// the request when it completes. Collectives on a communicator are ordered: every later
+/// collective call waits for this one; with `agreement` (a call that runs an agreement,
+/// `MPIX_Comm_ishrink`) the agreements started on it before (`MPIX_Comm_iagree`) complete
+/// first, here (see [`agreement_comm_of`]).
 ///
 /// # Errors
 /// `MPI_ERR_COMM` for an invalid handle or an intercommunicator; `MPI_ERR_INTERN` when the
 /// communicator's worker thread cannot be started.
 pub(crate) fn start_background(
     handle: c_int,
+    agreement: bool,
     call: impl FnOnce() -> c_int + Send + 'static,
 ) -> Result<c_int, Failure> {
     let (comm, agreements, queue) = with_runtime(|runtime| {
         intra(runtime.comm(handle)?, handle)?;
         let entry = runtime.comm_mut(handle)?;
+        let agreements = if agreement {
+            std::mem::take(&mut entry.agreements)
+        } else {
+            Vec::new()
+        };
         Ok((
             Arc::clone(&entry.comm),
-            std::mem::take(&mut entry.agreements),
+            agreements,
             entry.worker.as_ref().map(|w| Arc::clone(&w.0)),
         ))
     })?;
@@ -397,11 +404,28 @@ pub(crate) fn start_background(
     })
 }
 
-/// The communicator of `handle` for a collective call: first waits (without the lock) for the
-/// non-blocking collectives started on it (`MPI_Ibarrier`, `MPIX_Comm_iagree`, ...), since
-/// collectives on a communicator are ordered. Their outcomes stay with their requests. On the
-/// helper thread of a non-blocking collective started on `handle`, its communicator at once.
+/// The communicator of `handle` for a collective call that runs no agreement (barrier,
+/// broadcast, reductions, ...): first waits (without the lock) for the non-blocking collectives
+/// started on it (`MPI_Ibarrier`, ...), since collectives on a communicator are ordered. A
+/// pending `MPIX_Comm_iagree` is not waited for: its agreement progresses on its own (the
+/// library answers its messages while any thread waits) and its traffic never mixes with the
+/// collective's, so the program may call collectives while it is pending, in any order
+/// relative to it at other ranks (mpi4py's test_ulfm does). Outcomes stay with their requests.
+/// On the helper thread of a non-blocking collective started on `handle`, its communicator at
+/// once.
 pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
+    comm_after_pending(handle, false)
+}
+
+/// The communicator of `handle` for a call that runs an agreement (`MPIX_Comm_agree`,
+/// `_iagree`, `_shrink`, `MPI_Comm_validate_global`, the communicator creations, ...): as
+/// [`collective_comm_of`], and the `MPIX_Comm_iagree` requests pending on it complete first,
+/// here (a rank runs one agreement of a communicator at a time).
+pub(crate) fn agreement_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
+    comm_after_pending(handle, true)
+}
+
+fn comm_after_pending(handle: c_int, agreements_too: bool) -> Result<Arc<CommBox>, Failure> {
     let running = crate::background::RUNNING.with(|running| {
         running
             .borrow()
@@ -415,7 +439,11 @@ pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure>
     let (comm, background, agreements) = with_runtime(|runtime| {
         intra(runtime.comm(handle)?, handle)?;
         let entry = runtime.comm_mut(handle)?;
-        let agreements = std::mem::take(&mut entry.agreements);
+        let agreements = if agreements_too {
+            std::mem::take(&mut entry.agreements)
+        } else {
+            Vec::new()
+        };
         Ok((
             Arc::clone(&entry.comm),
             entry.background.clone(),

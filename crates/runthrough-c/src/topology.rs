@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
-use crate::runtime::{collective_comm_of, comm_of, with_runtime};
+use crate::runtime::{agreement_comm_of, comm_of, with_runtime};
 
 /// The Cartesian grid of a communicator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,7 +238,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
             periods: periods.iter().map(|&p| p != 0).collect(),
             dims: dims.to_vec(),
         };
-        let comm_box = collective_comm_of(comm_old)?;
+        let comm_box = agreement_comm_of(comm_old)?;
         let parent = comm_box.get();
         fits(points, parent.size())?;
         let rank = parent.rank();
@@ -481,7 +481,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
                 "remain_dims",
             )?
         };
-        let comm_box = collective_comm_of(comm)?;
+        let comm_box = agreement_comm_of(comm)?;
         let parent = comm_box.get();
         let me = cart.coords(parent.rank() as c_int);
         let mut color: u32 = 0;

@@ -9,20 +9,37 @@ use crate::comm::Comm;
 use crate::request::AgreementRequest;
 use runthrough_core::packet::Outgoing;
 
-/// Marks a communicator as running a collective call for as long as it lives.
+/// Holds a communicator's slots for an agreement-based call for as long as it lives
+/// ([`Engine::claim_agreement`](runthrough_core::engine::Engine::claim_agreement)): the
+/// agreement slot, and for every such call but `agree` the collective slot too.
 pub(crate) struct ActiveCall<'a> {
     comm: &'a Comm,
+    collective: bool,
 }
 
 impl<'a> ActiveCall<'a> {
+    /// Both slots (`validate_global`, `shrink`, the creations).
+    ///
     /// # Errors
     /// `Error::ConcurrentCollective` when another collective call runs on `comm`.
     pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
+        Self::claim(comm, true)
+    }
+
+    /// The agreement slot alone (`agree`, `iagree`): collectives may run meanwhile.
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective` when another agreement runs on `comm`.
+    pub(crate) fn agreement(comm: &'a Comm) -> Result<Self> {
+        Self::claim(comm, false)
+    }
+
+    fn claim(comm: &'a Comm, collective: bool) -> Result<Self> {
         comm.process
             .endpoint
             .lock()
-            .claim_collective(comm.context)?;
-        Ok(ActiveCall { comm })
+            .claim_agreement(comm.context, collective)?;
+        Ok(ActiveCall { comm, collective })
     }
 }
 
@@ -32,7 +49,7 @@ impl Drop for ActiveCall<'_> {
             .process
             .endpoint
             .lock()
-            .end_collective(self.comm.context);
+            .end_agreement(self.comm.context, self.collective);
     }
 }
 
@@ -181,7 +198,9 @@ impl Comm {
     /// `Error::AgreeProcFailed { flag }`, with the agreed flag, at every returning rank if and
     /// only if some participant failed before contributing and that failure was not in every
     /// contributor's L when it entered (not acknowledged by all with `validate_local`);
-    /// `Error::ConcurrentCollective` if another collective runs on this communicator.
+    /// `Error::ConcurrentCollective` if another agreement (`agree`, a pending `iagree`,
+    /// `validate_global`, `shrink`, a creation) runs on this communicator. An ordinary
+    /// collective running on another thread does not stop it.
     pub fn agree(&self, flag: u32) -> Result<u32> {
         let result = self.agree_call(flag);
         crate::timeline::agree(self, &result);
@@ -190,19 +209,23 @@ impl Comm {
 
     fn agree_call(&self, flag: u32) -> Result<u32> {
         self.process.enter()?;
-        let _active = ActiveCall::begin(self)?;
+        let _active = ActiveCall::agreement(self)?;
         agreed_flag(self.run_agreement(flag)?)
     }
 
     /// Starts [`Comm::agree`] without waiting (`MPIX_Comm_iagree`); the request's `wait` /
-    /// `test` give what `agree` returns. Pending, it counts as a collective call on the
-    /// communicator; dropping it waits for it to complete.
+    /// `test` give what `agree` returns. Pending, it holds the communicator's agreement slot:
+    /// another `agree`, `validate_global`, `shrink` or creation call is
+    /// `Error::ConcurrentCollective`, but ordinary collectives (and point-to-point) run
+    /// meanwhile, whatever order the ranks call them in relative to the agreement, since its
+    /// traffic never mixes with theirs and the library progresses it while any thread waits.
+    /// Dropping it waits for it to complete.
     ///
     /// # Errors
     /// `Error::ConcurrentCollective`, at once; the agreement's outcome from the request.
     pub fn iagree(&self, flag: u32) -> Result<AgreementRequest<'_, u32>> {
         self.process.enter()?;
-        let active = ActiveCall::begin(self)?;
+        let active = ActiveCall::agreement(self)?;
         let seq = self.start_agreement(flag)?;
         Ok(AgreementRequest::new(
             self,

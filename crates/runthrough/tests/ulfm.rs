@@ -450,10 +450,41 @@ fn two_overlapping_communicators_each_losing_a_rank_are_shrunk_by_their_own_surv
     });
 }
 
+/// SPEC §2.1: several non-blocking collectives may be outstanding at once; a pending `iagree`
+/// holds no slot ordinary collectives need. Rank 0 starts an `iagree` and then calls a barrier
+/// and an all-reduce; the others call the barrier and the all-reduce first and start their
+/// `iagree` after (mpi4py's test_ulfm testIAgree does this): everything completes, with the
+/// agreed flag and the collective results at every rank. Before, rank 0's barrier was
+/// `ConcurrentCollective` (or, in the C library, completed the agreement first: a deadlock).
+#[test]
+fn collectives_run_while_an_agreement_is_pending() {
+    bounded(|| {
+        let n = 4;
+        let results = runthrough::local(n).run(|world| {
+            let flag = !(1u32 << world.rank());
+            let mut sum = [0u32];
+            let agreed = if world.rank() == 0 {
+                let mut request = world.iagree(flag)?;
+                world.barrier()?;
+                world.all_reduce(&[world.rank()], &mut sum, runthrough::Op::Sum)?;
+                request.wait()?
+            } else {
+                world.barrier()?;
+                world.all_reduce(&[world.rank()], &mut sum, runthrough::Op::Sum)?;
+                world.iagree(flag)?.wait()?
+            };
+            Ok::<_, Error>((agreed, sum[0]))
+        });
+        for outcome in results {
+            assert_eq!(outcome.returned().unwrap(), Ok((!0b1111u32, 6)));
+        }
+    });
+}
+
 /// SPEC §3.5 / §2.1, non-blocking: `iagree` and `ivalidate_global` return what the blocking
-/// calls return, at every rank; while one is pending, another collective on the communicator
-/// is `ConcurrentCollective`; a rank dying before contributing makes `iagree` report
-/// `AgreeProcFailed` everywhere.
+/// calls return, at every rank; while one is pending, another agreement on the communicator
+/// is `ConcurrentCollective` (the series runs one at a time at a rank); a rank dying before
+/// contributing makes `iagree` report `AgreeProcFailed` everywhere.
 #[test]
 fn non_blocking_agree_and_validate_global() {
     bounded(|| {
@@ -463,7 +494,8 @@ fn non_blocking_agree_and_validate_global() {
             .kill_at_operation(dead, 1)
             .run(|world| {
                 let mut request = world.iagree(!(1 << world.rank()))?;
-                assert_eq!(world.barrier(), Err(Error::ConcurrentCollective));
+                assert_eq!(world.agree(1), Err(Error::ConcurrentCollective));
+                assert_eq!(world.validate_global(), Err(Error::ConcurrentCollective));
                 let flag = loop {
                     match request.test() {
                         Ok(None) => std::thread::yield_now(),

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The ULFM names of <mpi-ext.h>, as an Open MPI ULFM program uses them, on 5 ranks.
  * - MPIX_FT is defined, and is an attribute whose value is 1; MPIX_Comm_iagree: the AND of the flags, progressed while the program
- *   does point-to-point, completed by MPI_Wait or MPI_Test, or by a later collective call
- *   (collectives are ordered), its outcome still reported by MPI_Wait afterwards.
+ *   does point-to-point, completed by MPI_Wait or MPI_Test; a barrier runs while it is
+ *   pending, even when rank 0 starts the iagree before the barrier and the others after it
+ *   (as mpi4py's test_ulfm testIAgree does: its agreement never waits for collectives).
  * - Rank 3 dies: an MPIX_Comm_iagree that no survivor acknowledged it for returns
  *   MPIX_ERR_PROC_FAILED at every survivor, with the agreed flag of the contributors.
  * - Rank 1 dies next (told by rank 0 once rank 0 knows of rank 3): MPIX_Comm_get_failed at
@@ -55,12 +56,25 @@ int main(int argc, char **argv) {
     while (!done)
         OK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     CHECK(request == MPI_REQUEST_NULL && flag == 0xe0, "iagree by MPI_Test: flag %#x", flag);
-    /* A collective after an iagree completes it first; MPI_Wait then reports it. */
+    /* A collective while an iagree is pending; MPI_Wait then reports it. */
     flag = FLAG_OF(rank) | 0x100;
     OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &request));
     OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Wait(&request, &status));
     CHECK(request == MPI_REQUEST_NULL && flag == 0x1e0, "iagree then barrier: flag %#x", flag);
+    /* Rank 0 starts its iagree before a barrier and an all-reduce, the others after them. */
+    flag = FLAG_OF(rank) | 0x200;
+    int sum = 0;
+    if (rank == 0)
+        OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &request));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(sum == size * (size - 1) / 2, "all-reduce while rank 0's iagree is pending: %d", sum);
+    if (rank != 0)
+        OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &request));
+    OK(MPI_Wait(&request, &status));
+    CHECK(request == MPI_REQUEST_NULL && flag == 0x2e0, "iagree across collectives: flag %#x",
+          flag);
 
     /* Bad input. */
     EXPECT(MPIX_Comm_iagree(MPI_COMM_NULL, &flag, &request), MPI_ERR_COMM);

@@ -11,19 +11,35 @@ use crate::packet::{ContextId, Outgoing};
 use crate::{Error, FailureView, RankState, Result};
 
 impl Engine {
-    /// Claims `context`'s collective slot for a call that runs no collective messages itself
-    /// (an agreement, a creation) until [`Engine::end_collective`].
+    /// Claims `context`'s slots for a call that runs no collective messages itself: the
+    /// agreement slot, and with `collective` the collective slot too (`validate_global`, which
+    /// starts a new collective epoch, and the creations); both until [`Engine::end_agreement`].
+    /// `agree` claims the agreement slot alone: ordinary collectives may run while it is
+    /// pending.
     ///
     /// # Errors
-    /// `Error::ConcurrentCollective` when another collective call holds it; `Error::Comm` on a
-    /// freed communicator.
-    pub fn claim_collective(&mut self, context: ContextId) -> Result<()> {
+    /// `Error::ConcurrentCollective` when another call holds a slot it needs; `Error::Comm` on
+    /// a freed communicator.
+    pub fn claim_agreement(&mut self, context: ContextId, collective: bool) -> Result<()> {
         let state = self.comm(context)?;
-        if state.collective_active {
+        if state.agreement_active || (collective && state.collective_active) {
             return Err(Error::ConcurrentCollective);
         }
-        state.collective_active = true;
+        state.agreement_active = true;
+        if collective {
+            state.collective_active = true;
+        }
         Ok(())
+    }
+
+    /// The call that claimed `context`'s slots with [`Engine::claim_agreement`] ended.
+    pub fn end_agreement(&mut self, context: ContextId, collective: bool) {
+        if let Ok(state) = self.comm(context) {
+            state.agreement_active = false;
+            if collective {
+                state.collective_active = false;
+            }
+        }
     }
 
     /// Enters the next agreement of `context` over the OK ranks of G with `flag` as this

@@ -169,6 +169,11 @@ pub(crate) struct CommState {
     pub(crate) collective_sequence: u32,
     /// Whether a collective call (validate_global included) is running on this communicator.
     pub(crate) collective_active: bool,
+    /// Whether an agreement of the main series (`validate_global`, `agree`, `shrink`, blocking
+    /// or pending) runs on this communicator: one at a time at a rank, since the series starts
+    /// call k+1 only after call k decided. `agree` holds this slot alone, so collectives may
+    /// run while an `iagree` is pending (agreement traffic never mixes with theirs).
+    pub(crate) agreement_active: bool,
     /// The participants of collectives: the OK ranks of G, in order.
     pub(crate) participants: Arc<[Rank]>,
     /// The same, as the agreement protocol takes them (rebuilt only when G changes).
@@ -206,6 +211,7 @@ impl CommState {
             epoch: 0,
             collective_sequence: 0,
             collective_active: false,
+            agreement_active: false,
             participants: Arc::from(Vec::new()),
             agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
             agreements: AgreementSeries::new(rank),
