@@ -7,9 +7,9 @@ use bytemuck::Pod;
 use runthrough_core::matching::{Envelope, SourceSelector, TagSelector};
 use runthrough_core::{Error, FailureView, Rank, Result};
 
-use crate::engine::{Engine, Received};
+use crate::endpoint::{Engine, Received};
 use crate::flow::{self, FlowStats};
-use crate::process::Process;
+use crate::rank::Process;
 use crate::request::Request;
 use runthrough_core::engine::Probed;
 use runthrough_core::packet::{ContextId, Lane, Packet};
@@ -178,7 +178,7 @@ impl Comm {
     ) -> Result<Started> {
         self.check_rank(dest)?;
         Self::check_tag(tag)?;
-        let charge = flow::charge(bytes.len() + sync.map_or(0, |_| crate::engine::SYNC_HEAD));
+        let charge = flow::charge(bytes.len() + sync.map_or(0, |_| crate::endpoint::SYNC_HEAD));
         let world = {
             let mut engine = self.process.endpoint.lock();
             let Some(world) = self.send_check(&mut engine, dest)? else {
@@ -207,7 +207,7 @@ impl Comm {
         let (tag, payload) = match sync {
             None => (tag, runthrough_core::buffers::copy_of(bytes)),
             Some(id) => {
-                let head = crate::engine::SYNC_HEAD;
+                let head = crate::endpoint::SYNC_HEAD;
                 let mut payload = runthrough_core::buffers::buffer(head + bytes.len());
                 payload[..head].copy_from_slice(&id.to_le_bytes());
                 payload[head..].copy_from_slice(bytes);

@@ -30,23 +30,21 @@
 // The one exception, taking the launcher's inherited PMI socket, lives in runthrough-net.
 #![forbid(unsafe_code)]
 
-mod collective;
+mod agreement;
 mod collectives;
 mod comm;
-mod communicators;
-mod engine;
+mod creation;
+mod endpoint;
 mod flow;
 mod group;
 mod matched;
-mod net;
-mod process;
+mod rank;
 mod request;
+mod revoke;
 mod signal;
 pub mod timeline;
 mod transport;
-mod ulfm;
 mod universe;
-mod validate;
 mod wait;
 
 pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
@@ -54,11 +52,11 @@ pub use comm::{Comm, Source, Status, Tag, TAG_UB};
 pub use flow::{FlowStats, DEFAULT_UNEXPECTED_CAP, ENV_UNEXPECTED_CAP};
 pub use group::{Group, GroupComparison};
 pub use matched::Message;
-pub use net::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use request::{wait_all, wait_any, AgreementRequest, Request};
 pub use runthrough_core::fault::{Fault, FaultPlan, Trigger};
 pub use runthrough_core::{fault, settings};
 pub use runthrough_core::{
     Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,
 };
+pub use transport::socket::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use universe::{local, FaultHandle, LocalUniverse, RankOutcome};

@@ -8,7 +8,7 @@ use runthrough_core::matching::{SourceSelector, TagSelector};
 use runthrough_core::Result;
 
 use crate::comm::{deliver_into, element_size, Comm, Source, Status, Tag};
-use crate::engine::{Engine, Received};
+use crate::endpoint::{Engine, Received};
 
 /// A message taken out of matching by [`Comm::mprobe`] or [`Comm::improbe`]
 /// (`MPI_Message`), received by [`Comm::mrecv`]. Dropping it discards the message.

@@ -4,8 +4,8 @@
 use runthrough_core::agreement::Decision;
 use runthrough_core::{Error, Rank, Result};
 
+use crate::agreement::ActiveCall;
 use crate::comm::{deliver_into, Comm, SlotPoll, Status};
-use crate::validate::ActiveCall;
 
 /// A non-blocking operation in progress (`MPI_Request`), tied to the buffer it borrows.
 ///

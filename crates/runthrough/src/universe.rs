@@ -11,8 +11,8 @@ use runthrough_core::fault::{Collective, Fault, FaultPlan, InjectedBy, Trigger};
 use runthrough_core::Rank;
 
 use crate::comm::Comm;
-use crate::engine::Endpoint;
-use crate::process::{Killed, Process};
+use crate::endpoint::Endpoint;
+use crate::rank::{Killed, Process};
 use crate::timeline::{self, Recorder, What};
 use crate::transport::{InProcess, Transport};
 use runthrough_core::packet::WORLD_CONTEXT;

@@ -17,7 +17,7 @@ use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
 use super::{blocks, check_element, check_len, copy_into, count_error, Deferred};
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 /// Up to this many bytes per block, all-to-all uses Bruck's algorithm.

@@ -8,7 +8,7 @@
 use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 impl Comm {

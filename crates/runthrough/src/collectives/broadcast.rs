@@ -11,7 +11,7 @@ use runthrough_core::{Rank, Result};
 
 use super::virtual_ranks::VirtualRanks;
 use super::{check_element, check_root, copy_into, root_index};
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 impl Comm {

@@ -21,7 +21,7 @@ use runthrough_core::{Rank, Result};
 use super::virtual_ranks::VirtualRanks;
 use super::Deferred;
 use super::{blocks, check_element, check_len, check_root, copy_into, count_error, root_index};
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 /// A receive buffer cut into one block per comm rank, for the variable-count collectives

@@ -41,6 +41,7 @@ mod alltoall;
 mod barrier;
 mod blocks;
 mod broadcast;
+pub(crate) mod call;
 mod gather;
 mod op;
 mod reduce;
@@ -56,7 +57,7 @@ pub use scatter::Partition;
 use bytemuck::Pod;
 use runthrough_core::{Error, Rank, Result};
 
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 /// Rejects zero-sized element types (they have no bytes to send).

@@ -25,7 +25,7 @@ use super::op::{builtin, Combine};
 use super::virtual_ranks::VirtualRanks;
 use super::{check_element, check_len, check_root, elements, root_index, Deferred};
 use super::{Op, Reducible, UserOp};
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 /// From this many bytes per rank (and at least one element per participant), a commutative

@@ -15,7 +15,7 @@ use runthrough_core::Result;
 use super::op::{builtin, Combine};
 use super::{check_element, check_len, elements, Deferred};
 use super::{Op, Reducible, UserOp};
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 impl Comm {

@@ -14,7 +14,7 @@ use runthrough_core::{Error, Rank, Result};
 use super::gather::{check_partition, prefix_sums};
 use super::virtual_ranks::VirtualRanks;
 use super::{blocks, check_element, check_len, check_root, copy_into, root_index};
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 /// A send buffer cut into one block per comm rank, for the variable-count collectives

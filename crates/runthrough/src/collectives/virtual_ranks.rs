@@ -10,7 +10,7 @@
 
 use runthrough_core::Rank;
 
-use crate::collective::CollectiveCall;
+use crate::collectives::call::CollectiveCall;
 
 /// The participants of one call, seen from one origin.
 #[derive(Debug, Clone, Copy)]

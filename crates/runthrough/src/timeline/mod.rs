@@ -32,7 +32,7 @@ use runthrough_net::launch;
 use runthrough_net::timeline::event_line;
 
 use crate::comm::Comm;
-use crate::engine::{Endpoint, Engine};
+use crate::endpoint::{Endpoint, Engine};
 
 pub use picture::{Entry, Outcome, RankEvent, Timeline, What};
 

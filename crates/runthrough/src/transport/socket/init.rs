@@ -10,8 +10,8 @@ use crate::comm::Comm;
 use runthrough_core::fault::Trigger;
 use runthrough_core::settings::{self, SettingError, Transport};
 
-use crate::engine::Endpoint;
-use crate::process::Process;
+use crate::endpoint::Endpoint;
+use crate::rank::Process;
 use crate::signal::Signal;
 use runthrough_core::packet::WORLD_CONTEXT;
 use runthrough_net::shm::{Bell, Inbox};

@@ -84,7 +84,7 @@ impl Comm {
     /// is returned with it, for [`Comm::deliver_decision`] once the engine's lock is released.
     pub(crate) fn poll_agreement(
         &self,
-        engine: &mut crate::engine::Engine,
+        engine: &mut crate::endpoint::Engine,
         seq: u64,
     ) -> Result<Option<(Decision, Outgoing)>> {
         let mut out = Outgoing::new();

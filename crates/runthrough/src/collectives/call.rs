@@ -46,7 +46,7 @@ impl<'a> CollectiveCall<'a> {
     }
 
     /// Starts a collective step inside a call that already holds `comm`'s
-    /// [`ActiveCall`](crate::validate::ActiveCall) (it neither checks nor clears the flag, and
+    /// [`ActiveCall`](crate::agreement::ActiveCall) (it neither checks nor clears the flag, and
     /// counts no operation for fault injection), with the errors of [`CollectiveCall::begin`].
     pub(crate) fn begin_within(comm: &'a Comm) -> Result<Self> {
         Self::begin_inner(comm, false)

@@ -11,9 +11,11 @@ use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use crate::engine::Endpoint;
+use crate::endpoint::Endpoint;
 use crate::signal::Signal;
 use runthrough_core::packet::{Outgoing, Packet};
+
+pub(crate) mod socket;
 
 /// What the runtime needs from a transport.
 pub(crate) trait Transport: Send + Sync + Debug {

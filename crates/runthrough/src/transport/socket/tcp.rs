@@ -74,7 +74,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
-use crate::engine::Endpoint;
+use crate::endpoint::Endpoint;
 use crate::transport::Transport;
 use runthrough_core::fence::{Change, Fence, Reason};
 use runthrough_core::packet::{Outgoing, Packet};

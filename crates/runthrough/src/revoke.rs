@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The ULFM operations (SPEC §3.5): `revoke`, `is_revoked` and `shrink`; `agree` and `iagree`
-//! are with the agreement in `validate.rs`.
+//! Revocation (SPEC §3.5): `revoke` and `is_revoked`. The other ULFM operations are with their
+//! kin: `agree` and `iagree` with the agreement (`agreement.rs`), `shrink` with the other
+//! communicator creations (`creation.rs`).
 //!
 //! # Revocation
 //! `revoke` marks the communicator revoked here and sends a `Revoke` packet to every other
@@ -32,12 +33,9 @@
 //! }
 //! ```
 
-use runthrough_core::{FailureView, Result};
+use runthrough_core::Result;
 
 use crate::comm::Comm;
-use crate::communicators::{Plan, ID_FREE};
-use crate::engine::Members;
-use crate::validate::ActiveCall;
 use runthrough_core::packet::Outgoing;
 
 impl Comm {
@@ -67,57 +65,5 @@ impl Comm {
     /// (`MPIX_Comm_is_revoked`). Local.
     pub fn is_revoked(&self) -> bool {
         self.process.endpoint.lock().is_revoked(self.context)
-    }
-
-    /// A new communicator of the surviving participants, in their order here
-    /// (`MPIX_Comm_shrink`, SPEC §3.5). Collective over the OK ranks of G and fault-tolerant:
-    /// the participants agree (with the agreement of `validate_global`) on the failed ones,
-    /// and every returning rank gets the same communicator of the others, with empty L and G
-    /// (a rank that died after contributing may be in it: its failure shows up in the new
-    /// communicator's detector). Works on a revoked communicator; the parent's views are not
-    /// changed. Afterwards every agreed failure is known to this rank's detector.
-    ///
-    /// # Errors
-    /// Never `Error::Revoked` or `Error::ProcFailed`. `Error::ConcurrentCollective` if another
-    /// collective runs on this communicator; `Error::Comm` on a freed one.
-    pub fn shrink(&self) -> Result<Comm> {
-        let result = self.shrink_call();
-        crate::timeline::shrink(self, &result);
-        result
-    }
-
-    fn shrink_call(&self) -> Result<Comm> {
-        self.process.enter()?;
-        let _active = ActiveCall::begin(self)?;
-        loop {
-            // The candidate context is claimed before the agreement starts; no other agreement
-            // of this series starts in between (this call holds the communicator's slot).
-            let (candidate, free) = {
-                let mut engine = self.process.endpoint.lock();
-                engine.claim_shrink_candidate(self.context)?
-            };
-            let decision = self.run_agreement(if free { ID_FREE } else { 0 });
-            let mut engine = self.process.endpoint.lock();
-            let decision = match decision {
-                Ok(decision) if decision.flag & ID_FREE != 0 => decision,
-                other => {
-                    engine.release_candidate(candidate);
-                    other?;
-                    continue; // the candidate was taken somewhere: the next agreement, new id
-                }
-            };
-            let survivors = engine.survivors(self.context, &decision)?;
-            let size = survivors.len() as u32;
-            let plan = Plan {
-                members: Members::list(survivors),
-                global: FailureView::empty(size),
-                color: 0,
-            };
-            let mut out = Outgoing::new();
-            let comm = self.install(&mut engine, candidate, plan, &mut out);
-            drop(engine);
-            self.process.send_all(out);
-            return Ok(comm);
-        }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, MutexGuard};
 use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
-use crate::engine::{Endpoint, Engine};
+use crate::endpoint::{Endpoint, Engine};
 use crate::transport::Transport;
 use runthrough_core::packet::{ContextId, Outgoing};
 

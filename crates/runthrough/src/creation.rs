@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Communicator creation and release (SPEC §3.4; MPI-4.0 §7.4): `dup`, `split`, `create`,
-//! `free`, and the process group of a communicator.
+//! Communicator creation and release (SPEC §3.4, §3.5; MPI-4.0 §7.4): `dup`, `split`,
+//! `create`, `create_group`, `shrink`, a communicator of one rank, `free`, and the process
+//! group of a communicator. (`shrink` runs the main agreement series, as `validate_global`
+//! does, rather than the creation series; see its docs.)
 //!
 //! # Contract
 //! - Creation is collective over the parent's participants (the OK ranks of its G) and embeds
@@ -63,12 +65,12 @@ use std::sync::Arc;
 use runthrough_core::agreement::Decision;
 use runthrough_core::{Error, FailureView, Rank, Result};
 
-use crate::collective::CollectiveCall;
+use crate::agreement::ActiveCall;
 use crate::collectives::bruck_all_gather;
+use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
-use crate::engine::{Engine, Members};
+use crate::endpoint::{Engine, Members};
 use crate::group::Group;
-use crate::validate::ActiveCall;
 use runthrough_core::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 
 pub(crate) use runthrough_core::engine::{verdict, Inputs, Kind, Plan, Verdict, ID_FREE};
@@ -93,6 +95,58 @@ impl Drop for Creating<'_> {
 }
 
 impl Comm {
+    /// A new communicator of the surviving participants, in their order here
+    /// (`MPIX_Comm_shrink`, SPEC §3.5). Collective over the OK ranks of G and fault-tolerant:
+    /// the participants agree (with the agreement of `validate_global`) on the failed ones,
+    /// and every returning rank gets the same communicator of the others, with empty L and G
+    /// (a rank that died after contributing may be in it: its failure shows up in the new
+    /// communicator's detector). Works on a revoked communicator; the parent's views are not
+    /// changed. Afterwards every agreed failure is known to this rank's detector.
+    ///
+    /// # Errors
+    /// Never `Error::Revoked` or `Error::ProcFailed`. `Error::ConcurrentCollective` if another
+    /// collective runs on this communicator; `Error::Comm` on a freed one.
+    pub fn shrink(&self) -> Result<Comm> {
+        let result = self.shrink_call();
+        crate::timeline::shrink(self, &result);
+        result
+    }
+
+    fn shrink_call(&self) -> Result<Comm> {
+        self.process.enter()?;
+        let _active = ActiveCall::begin(self)?;
+        loop {
+            // The candidate context is claimed before the agreement starts; no other agreement
+            // of this series starts in between (this call holds the communicator's slot).
+            let (candidate, free) = {
+                let mut engine = self.process.endpoint.lock();
+                engine.claim_shrink_candidate(self.context)?
+            };
+            let decision = self.run_agreement(if free { ID_FREE } else { 0 });
+            let mut engine = self.process.endpoint.lock();
+            let decision = match decision {
+                Ok(decision) if decision.flag & ID_FREE != 0 => decision,
+                other => {
+                    engine.release_candidate(candidate);
+                    other?;
+                    continue; // the candidate was taken somewhere: the next agreement, new id
+                }
+            };
+            let survivors = engine.survivors(self.context, &decision)?;
+            let size = survivors.len() as u32;
+            let plan = Plan {
+                members: Members::list(survivors),
+                global: FailureView::empty(size),
+                color: 0,
+            };
+            let mut out = Outgoing::new();
+            let comm = self.install(&mut engine, candidate, plan, &mut out);
+            drop(engine);
+            self.process.send_all(out);
+            return Ok(comm);
+        }
+    }
+
     /// The processes of the communicator in rank order (`MPI_Comm_group`).
     pub fn group(&self) -> Group {
         let members = self.process.endpoint.lock().members_of(self.context);
