@@ -102,8 +102,24 @@ fn remote_rank(rank: c_int, size: usize, special: &[c_int]) -> Result<c_int, Fai
 ///
 /// # Errors
 /// `MPI_ERR_COMM` for an invalid or freed handle; `MPI_ERR_RANK` for a rank outside the remote
-/// group of an intercommunicator.
+/// group of an intercommunicator; `MPI_ERR_REVOKED` for `MPI_PROC_NULL` on a revoked one.
 pub(crate) fn send_side(handle: c_int, dest: c_int) -> Result<(Arc<CommBox>, c_int), Failure> {
+    let (comm, dest) = send_side_of(handle, dest)?;
+    null_peer_on_revoked(&comm, dest)?;
+    Ok((comm, dest))
+}
+
+/// `MPI_PROC_NULL` as the peer of a point-to-point call on a revoked communicator: the call
+/// fails with `MPI_ERR_REVOKED`, as every non-local call there does (ULFM, MPI-5), instead of
+/// completing at once as it does elsewhere.
+fn null_peer_on_revoked(comm: &CommBox, peer: c_int) -> Result<(), Failure> {
+    if peer == MPI_PROC_NULL && comm.get().is_revoked() {
+        return Err(runthrough::Error::Revoked.into());
+    }
+    Ok(())
+}
+
+fn send_side_of(handle: c_int, dest: c_int) -> Result<(Arc<CommBox>, c_int), Failure> {
     with_runtime(|runtime| {
         let entry: &CommEntry = runtime.comm(handle)?;
         let comm = Arc::clone(&entry.comm);
@@ -126,6 +142,12 @@ pub(crate) fn send_side(handle: c_int, dest: c_int) -> Result<(Arc<CommBox>, c_i
 /// # Errors
 /// As [`send_side`].
 pub(crate) fn receive_side(handle: c_int, source: c_int) -> Result<Arc<CommBox>, Failure> {
+    let comm = receive_side_of(handle, source)?;
+    null_peer_on_revoked(&comm, source)?;
+    Ok(comm)
+}
+
+fn receive_side_of(handle: c_int, source: c_int) -> Result<Arc<CommBox>, Failure> {
     with_runtime(|runtime| {
         let entry: &CommEntry = runtime.comm(handle)?;
         match &entry.inter {

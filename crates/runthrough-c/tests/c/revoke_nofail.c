@@ -2,7 +2,7 @@
 /* ULFM api test revoke_nofail: no failure; rank 0 revokes a communicator while the others
  * wait in a receive on it.
  * Run-through: the same as ULFM: the pending receives return MPIX_ERR_REVOKED, later
- * point-to-point and collectives on it too; local calls (MPI_Comm_validate_local, the
+ * point-to-point (MPI_PROC_NULL as the peer included) and collectives on it too; local calls (MPI_Comm_validate_local, the
  * accessors, MPIX_Comm_is_revoked) keep working, and MPIX_Comm_agree and MPIX_Comm_shrink work
  * on the revoked communicator (agree: the AND of every rank's flag; shrink: every rank). */
 #include "ft_common.h"
@@ -23,6 +23,14 @@ int main(int argc, char **argv) {
     CHECK(flag == 1, "not revoked");
     EXPECT(MPI_Send(&rank, 1, MPI_INT, (rank + 1) % size, 0, comm), MPIX_ERR_REVOKED);
     EXPECT(MPI_Barrier(comm), MPIX_ERR_REVOKED);
+    /* MPI_PROC_NULL as the peer too (as in ULFM: mpi4py's test_ulfm testRevoke). */
+    EXPECT(MPI_Send(&rank, 1, MPI_INT, MPI_PROC_NULL, 0, comm), MPIX_ERR_REVOKED);
+    EXPECT(MPI_Recv(&value, 1, MPI_INT, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE),
+           MPIX_ERR_REVOKED);
+    MPI_Request request;
+    EXPECT(MPI_Isend(&rank, 1, MPI_INT, MPI_PROC_NULL, 0, comm, &request), MPIX_ERR_REVOKED);
+    /* ... but not on a communicator that is not revoked. */
+    OK(MPI_Send(&rank, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     OK(MPI_Comm_validate_local(comm, &failed));
     CHECK(failed == 0, "num_failed %d", failed);
     OK(MPI_Comm_get_num_state_local(comm, MPI_RANK_STATE_OK, &count));
