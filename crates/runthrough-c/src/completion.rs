@@ -274,6 +274,9 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
         // A persistent request's active operation goes on as a non-persistent one would.
         let operation = match entry.operation {
             Operation::Persistent(persistent) => persistent.active.map(|active| *active),
+            // An MPI_Isendrecv's send goes on by itself (a dropped send still delivers); its
+            // receive, as a freed MPI_Irecv's.
+            Operation::Pair(pair) => pair.receive,
             operation => Some(operation),
         };
         if let Some(Operation::Receive(mut pending)) = operation {
@@ -343,7 +346,8 @@ fn cancel(operation: &mut Operation) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Operation::Complete(_) => Ok(()),
+        // Like a send, an MPI_Isendrecv is not cancelled: it completes as it would have.
+        Operation::Complete(_) | Operation::Pair(_) => Ok(()),
         Operation::Persistent(persistent) => match persistent.active.as_deref_mut() {
             Some(active) => cancel(active),
             None => Ok(()),

@@ -795,6 +795,7 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
             }
             Err(error) => (finished(Err(error.into())), None),
         },
+        Operation::Pair(pair) => advance_pair(pair, block, finished),
         // A persistent request is never nested in another (`progress` unwraps it).
         Operation::Persistent(persistent) => {
             let failure = Failure::new(MPI_ERR_INTERN, "a persistent request inside a request");
@@ -804,6 +805,196 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
             )
         }
     }
+}
+
+/// [`advance`] for `MPI_Isendrecv`: done once both halves are, with the receive's status and
+/// the first failure (the receive's, else the send's). A send that failed withdraws a receive
+/// no message matched yet (so the request never waits for a message after its send failed),
+/// as `MPI_Sendrecv` never posts its receive after a failed send. A wildcard receive's
+/// `MPIX_ERR_PROC_FAILED_PENDING` is reported and the request stays pending, as for
+/// `MPI_Irecv`.
+fn advance_pair(
+    mut pair: Box<crate::runtime::Pair>,
+    block: bool,
+    finished: impl Fn(Result<MPI_Status, Failure>) -> Progress,
+) -> (Progress, Option<Operation>) {
+    advance_send_half(&mut pair, false);
+    if pair.send_error.is_some() {
+        if let Some(Operation::Receive(pending)) = pair.receive.as_mut() {
+            if pending.request.cancel() {
+                pair.receive = None;
+            }
+        }
+    }
+    if let Some(receive) = pair.receive.take() {
+        match advance(receive, block) {
+            (
+                Progress::Done {
+                    next: Next::Active,
+                    status,
+                    error,
+                },
+                still,
+            ) => {
+                pair.receive = still;
+                let progress = Progress::Done {
+                    status,
+                    error,
+                    next: Next::Active,
+                };
+                return (progress, Some(Operation::Pair(pair)));
+            }
+            (Progress::Done { status, error, .. }, _) => pair.received = Some((status, error)),
+            (_, still) => pair.receive = still,
+        }
+    }
+    advance_send_half(&mut pair, block);
+    if pair.receive.is_some() || pair.send.is_some() {
+        return (Progress::Pending, Some(Operation::Pair(pair)));
+    }
+    let (status, receive_error) = pair.received.take().unwrap_or((empty_status(), None));
+    match receive_error.or(pair.send_error.take()) {
+        None => (finished(Ok(status)), None),
+        Some(failure) => (finished(Err(failure)), None),
+    }
+}
+
+/// Looks at the send half of an `MPI_Isendrecv` (waiting for it when `block`).
+fn advance_send_half(pair: &mut crate::runtime::Pair, block: bool) {
+    if let Some(send) = pair.send.take() {
+        match advance(send, block) {
+            (Progress::Done { error, .. }, _) => pair.send_error = error,
+            (_, still) => pair.send = still,
+        }
+    }
+}
+
+/// Starts `MPI_Isendrecv`'s two halves: the send first (a send that fails at once fails the
+/// request before anything is received, as `MPI_Sendrecv` does), then the receive.
+///
+/// # Safety
+/// As `MPI_Isend` for `sendbuf` (read during this call only) and as `MPI_Irecv` for `recvbuf`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_receive_operation(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    source_rank: c_int,
+    recvtag: c_int,
+    comm: c_int,
+) -> Result<Operation, Failure> {
+    // SAFETY: forwarded contract; the data is copied by the call.
+    let send = unsafe { send_operation(sendbuf, sendcount, sendtype, dest, sendtag, comm, false)? };
+    if let Operation::Complete(Err(failure)) = send {
+        return Ok(Operation::Complete(Err(failure)));
+    }
+    // SAFETY: forwarded contract.
+    let receive =
+        unsafe { receive_operation(recvbuf, recvcount, recvtype, source_rank, recvtag, comm)? };
+    Ok(Operation::Pair(Box::new(crate::runtime::Pair {
+        send: Some(send),
+        receive: Some(receive),
+        send_error: None,
+        received: None,
+    })))
+}
+
+/// `MPI_Isendrecv` (MPI-4.0 §3.10): `MPI_Sendrecv` as a request, which completes once both the
+/// send and the receive did; its status is the receive's, its error the receive's, else the
+/// send's. `MPI_PROC_NULL` on either side skips that side.
+///
+/// # Safety
+/// `sendbuf` is NULL or points at `sendcount` readable elements of `sendtype` (copied by the
+/// call); `recvbuf` is NULL or points at `recvcount` writable elements of `recvtype`, valid and
+/// not accessed by the program until the request completes; `request` is NULL or points at a
+/// writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    source_rank: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        // SAFETY: forwarded contract.
+        let operation = unsafe {
+            send_receive_operation(
+                sendbuf,
+                sendcount,
+                sendtype,
+                dest,
+                sendtag,
+                recvbuf,
+                recvcount,
+                recvtype,
+                source_rank,
+                recvtag,
+                comm,
+            )?
+        };
+        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
+        request.write(handle);
+        Ok(())
+    })
+}
+
+/// `MPI_Isendrecv_replace` (MPI-4.0 §3.10): `MPI_Isendrecv` with one buffer, whose data is
+/// sent (copied at the call) and then replaced by the message received.
+///
+/// # Safety
+/// `buf` is NULL or points at `count` elements of `datatype`, valid and not accessed by the
+/// program until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    source_rank: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        // SAFETY: forwarded contract; the send copies the data before the receive is posted.
+        let operation = unsafe {
+            send_receive_operation(
+                buf,
+                count,
+                datatype,
+                dest,
+                sendtag,
+                buf,
+                count,
+                datatype,
+                source_rank,
+                recvtag,
+                comm,
+            )?
+        };
+        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
+        request.write(handle);
+        Ok(())
+    })
 }
 
 /// Where a request stands after [`settle`].

@@ -133,10 +133,24 @@ pub(crate) enum Operation {
     Background(Arc<Background>),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),
+    /// A send and a receive completed together (`MPI_Isendrecv`, `MPI_Isendrecv_replace`).
+    Pair(Box<Pair>),
     /// A persistent request (`MPI_Send_init`, `MPI_Recv_init`, ...): inactive, or active with
     /// the operation its last `MPI_Start` started. Completing that operation leaves it inactive
     /// and in the table (`crate::point_to_point::progress`).
     Persistent(Box<Persistent>),
+}
+
+/// The two halves of an `MPI_Isendrecv` request: each is `None` once it finished, its outcome
+/// kept until the other finishes too.
+#[derive(Debug)]
+pub(crate) struct Pair {
+    pub(crate) send: Option<Operation>,
+    pub(crate) receive: Option<Operation>,
+    /// The send's failure, once it finished with one.
+    pub(crate) send_error: Option<Failure>,
+    /// The receive's status and failure, once it finished.
+    pub(crate) received: Option<(MPI_Status, Option<Failure>)>,
 }
 
 /// A persistent request: the arguments it was created with, and the operation started from

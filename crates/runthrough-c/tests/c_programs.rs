@@ -329,6 +329,14 @@ fn sendrecv() {
     scenario("sendrecv", 4, &[]);
 }
 
+/// `tests/c/isendrecv.c`: MPI_Isendrecv / MPI_Isendrecv_replace: ring shifts completed by
+/// MPI_Wait and MPI_Test, two outstanding at once, MPI_PROC_NULL sides, a dead peer on either
+/// side (MPIX_ERR_PROC_FAILED), then recognized (MPI_PROC_NULL); bad input.
+#[test]
+fn isendrecv() {
+    scenario("isendrecv", 4, &[1]);
+}
+
 /// `tests/c/sendrecv_dead.c`: a peer dead before the call, on either side or both:
 /// MPIX_ERR_PROC_FAILED, no live sender's message consumed, the replace buffer untouched;
 /// recognized in G, the peer acts as MPI_PROC_NULL.
