@@ -341,6 +341,8 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_WTIME_IS_GLOBAL 2
 #define MPI_UNIVERSE_SIZE 3
 #define MPI_LASTUSEDCODE 4
+#define MPI_HOST 5
+#define MPI_IO 6
 /* What MPI_Comm_free_keyval leaves in the key; keys of MPI_Comm_create_keyval start at 64. */
 #define MPI_KEYVAL_INVALID (-1)
 
@@ -364,6 +366,8 @@ int MPI_Finalized(int *flag);
 int MPI_Finalize(void);
 int MPI_Abort(MPI_Comm comm, int errorcode);
 double MPI_Wtime(void);
+/* Profiling control: no profiling library is attached, so it changes nothing (MPI_SUCCESS). */
+int MPI_Pcontrol(const int level, ...);
 double MPI_Wtick(void);
 int MPI_Get_processor_name(char *name, int *resultlen);
 int MPI_Get_version(int *version, int *subversion);

@@ -808,6 +808,10 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
 /// The values of the predefined attributes, which `MPI_Comm_get_attr` hands out pointers to.
 static TAG_UB: c_int = runthrough::TAG_UB;
 static WTIME_IS_GLOBAL: c_int = 0;
+/// `MPI_HOST`: no process is singled out as the host.
+static HOST: c_int = MPI_PROC_NULL;
+/// `MPI_IO`: every process may do I/O with the language's own calls.
+static IO: c_int = MPI_ANY_SOURCE;
 /// `MPIX_FT`'s value: this library tolerates failures.
 static FAULT_TOLERANT: c_int = 1;
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
@@ -817,7 +821,8 @@ static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 /// `MPI_TAG_UB` (the largest tag), `MPI_WTIME_IS_GLOBAL` (0: the clocks of different hosts
 /// are not synchronized), `MPI_UNIVERSE_SIZE` (the size of `MPI_COMM_WORLD`: no processes can
 /// be spawned), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
-/// program adds some). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
+/// program adds some), `MPI_HOST` (`MPI_PROC_NULL`: no host process), `MPI_IO`
+/// (`MPI_ANY_SOURCE`: every process may do I/O). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
 /// is 1. A key of `MPI_Comm_create_keyval`: `*attribute_val` becomes the value stored by
 /// `MPI_Comm_set_attr` and `*flag` 1, or `*flag` 0 when the communicator has none; an unknown
 /// key is `MPI_ERR_KEYVAL`.
@@ -841,6 +846,8 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         let pointer: *const c_int = match comm_keyval {
             MPI_TAG_UB => &TAG_UB,
             MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+            MPI_HOST => &HOST,
+            MPI_IO => &IO,
             MPIX_FT => &FAULT_TOLERANT,
             MPI_LASTUSEDCODE => {
                 LAST_USED_CODE.store(crate::errors::last_used_code(), Ordering::Relaxed);

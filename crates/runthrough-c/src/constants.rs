@@ -194,6 +194,8 @@ pub const MPI_TAG_UB: c_int = 1;
 pub const MPI_WTIME_IS_GLOBAL: c_int = 2;
 pub const MPI_UNIVERSE_SIZE: c_int = 3;
 pub const MPI_LASTUSEDCODE: c_int = 4;
+pub const MPI_HOST: c_int = 5;
+pub const MPI_IO: c_int = 6;
 /// The key value `MPI_Comm_free_keyval` leaves (user keys start at 64).
 pub const MPI_KEYVAL_INVALID: c_int = -1;
 
@@ -342,5 +344,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_WTIME_IS_GLOBAL", MPI_WTIME_IS_GLOBAL),
     ("MPI_UNIVERSE_SIZE", MPI_UNIVERSE_SIZE),
     ("MPI_LASTUSEDCODE", MPI_LASTUSEDCODE),
+    ("MPI_HOST", MPI_HOST),
+    ("MPI_IO", MPI_IO),
     ("MPI_KEYVAL_INVALID", MPI_KEYVAL_INVALID),
 ];

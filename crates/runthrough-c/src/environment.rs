@@ -291,6 +291,22 @@ pub extern "C" fn MPI_Wtime() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// `MPI_Pcontrol` (MPI-4.0 §15.2.4): profiling control. No profiling library is attached to
+/// this one, so every level is accepted and nothing changes; `MPI_SUCCESS`, before
+/// `MPI_Init` too, as MPI allows.
+///
+/// The header declares it variadic, `int MPI_Pcontrol(const int level, ...)`, as MPI does;
+/// stable Rust cannot define a variadic function, so it is defined with the one named argument.
+/// The calling conventions of the platforms this library builds for (x86-64 System V, AArch64)
+/// pass a variadic call's named arguments exactly as a fixed call's, and a callee that reads
+/// no variadic argument is unaffected by the ones passed; `c/environment.c` calls it with and
+/// without extra arguments.
+#[no_mangle]
+pub extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
+    let _ = level;
+    MPI_SUCCESS
+}
+
 /// `MPI_Wtick`: the resolution of `MPI_Wtime`, which is the coarser of the clock's (the
 /// system clock counts nanoseconds) and the spacing of doubles around the current time (about
 /// 2.4e-7 s since 2004: seconds since 1970 in a double's 53 bits). Two readings of

@@ -91,6 +91,11 @@ int main(int argc, char **argv) {
 #ifdef MPI_TAG_UB_VALUE /* runthrough's mpi.h */
     CHECK(*tag_ub == MPI_TAG_UB_VALUE, "MPI_TAG_UB %d", *tag_ub);
 #endif
+    int *host, *io;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_HOST, &host, &flag));
+    CHECK(flag == 1 && *host == MPI_PROC_NULL, "MPI_HOST %d", *host);
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_IO, &io, &flag));
+    CHECK(flag == 1 && *io == MPI_ANY_SOURCE, "MPI_IO %d", *io);
 
     /* Dup: my_copy gives value + 1, MPI_COMM_DUP_FN the same value, NULL_COPY nothing. */
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));

@@ -6,7 +6,8 @@
  *   double, in sizes, reductions and point-to-point.
  * - MPI_Query_thread after MPI_Init is MPI_THREAD_MULTIPLE, MPI_Is_thread_main true on the
  *   thread that called it; after MPI_Finalize, MPI_ERR_OTHER.
- * - MPI_INFO_NULL, MPI_ERRCODES_IGNORE and MPI_ARGV_NULL exist with their types. */
+ * - MPI_INFO_NULL, MPI_ERRCODES_IGNORE and MPI_ARGV_NULL exist with their types.
+ * - MPI_Pcontrol (variadic) accepts every level, with and without extra arguments. */
 #include "ft_common.h"
 #include <string.h>
 
@@ -37,6 +38,9 @@ int main(int argc, char **argv) {
 
     /* MPI_Init (not _thread) provides MPI_THREAD_MULTIPLE too, on this, the main thread. */
     int level = -1, is_main = -1;
+    OK(MPI_Pcontrol(2));
+    OK(MPI_Pcontrol(0, "extra", 1.5));
+    OK(MPI_Pcontrol(1));
     OK(MPI_Query_thread(&level));
     CHECK(level == MPI_THREAD_MULTIPLE, "MPI_Query_thread after MPI_Init: %d", level);
     OK(MPI_Is_thread_main(&is_main));
