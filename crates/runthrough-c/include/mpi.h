@@ -296,6 +296,10 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 /* On the pair types only: the extreme value and the smallest index that holds it. */
 #define MPI_MAXLOC 11
 #define MPI_MINLOC 12
+/* For one-sided accumulates in MPI; there are no windows here, so a reduction with them is
+ * MPI_ERR_OP. Defined so that programs (and mpi4py) can name them. */
+#define MPI_REPLACE 13
+#define MPI_NO_OP 14
 
 /* Array orders (MPI_Type_create_subarray). */
 #define MPI_ORDER_C 56

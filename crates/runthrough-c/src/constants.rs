@@ -159,6 +159,8 @@ pub const MPI_LXOR: c_int = 9;
 pub const MPI_BXOR: c_int = 10;
 pub const MPI_MAXLOC: c_int = 11;
 pub const MPI_MINLOC: c_int = 12;
+pub const MPI_REPLACE: c_int = 13;
+pub const MPI_NO_OP: c_int = 14;
 pub const MPI_ORDER_C: c_int = 56;
 pub const MPI_ORDER_FORTRAN: c_int = 57;
 pub const MPI_COMM_TYPE_SHARED: c_int = 1;
@@ -293,6 +295,8 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_OFFSET", MPI_OFFSET),
     ("MPI_COUNT", MPI_COUNT),
     ("MPI_OP_NULL", MPI_OP_NULL),
+    ("MPI_REPLACE", MPI_REPLACE),
+    ("MPI_NO_OP", MPI_NO_OP),
     ("MPI_MAX", MPI_MAX),
     ("MPI_MIN", MPI_MIN),
     ("MPI_SUM", MPI_SUM),

@@ -11,6 +11,7 @@
  *   type (the gaps of the receive buffer stay as they were).
  * - A commutative one (a sum written by the program), on 3 ints and on 40000;
  *   MPI_Op_commutative of each and of MPI_SUM.
+ * - MPI_REPLACE and MPI_NO_OP exist (for naming; reductions refuse them with MPI_ERR_OP).
  * - Bad input: MPI_Op_free of MPI_SUM, of MPI_OP_NULL and of a freed operation, a freed
  *   operation in a reduction and in MPI_Op_commutative (MPI_ERR_OP), a NULL function (MPI_ERR_ARG).
  * - MPI_Get_elements on messages of the contiguous type, a whole number of elements and not.
@@ -307,6 +308,14 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Op_create(NULL, 1, &op), MPI_ERR_ARG);
     EXPECT(MPI_Op_create(sum_fn, 1, NULL), MPI_ERR_ARG);
     EXPECT(MPI_Op_commutative(MPI_OP_NULL, &flag), MPI_ERR_OP);
+    /* The one-sided operations are named, distinct, and no reduction takes them. */
+    CHECK(MPI_REPLACE != MPI_OP_NULL && MPI_NO_OP != MPI_OP_NULL && MPI_REPLACE != MPI_NO_OP,
+          "MPI_REPLACE %d, MPI_NO_OP %d", MPI_REPLACE, MPI_NO_OP);
+    {
+        int x = 1, y = 0;
+        EXPECT(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP);
+        EXPECT(MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_NO_OP), MPI_ERR_OP);
+    }
     EXPECT(MPI_Op_commutative(sum_op, NULL), MPI_ERR_ARG);
     OK(MPI_Op_create(sum_fn, 1, &op));
     freed = op;
