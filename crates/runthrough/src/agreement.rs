@@ -10,46 +10,62 @@ use crate::request::AgreementRequest;
 use runthrough_core::packet::Outgoing;
 
 /// Holds a communicator's slots for an agreement-based call for as long as it lives
-/// ([`Engine::claim_agreement`](runthrough_core::engine::Engine::claim_agreement)): the
-/// agreement slot, and for every such call but `agree` the collective slot too.
+/// ([`Engine::claim_agreement`](runthrough_core::engine::Engine::claim_agreement)).
 pub(crate) struct ActiveCall<'a> {
     comm: &'a Comm,
     collective: bool,
+    exclusive: bool,
 }
 
 impl<'a> ActiveCall<'a> {
-    /// Both slots (`validate_global`, `shrink`, the creations).
+    /// The collective slot and the agreement series (`validate_global` and
+    /// `ivalidate_global`, `shrink`, the creations).
     ///
     /// # Errors
     /// `Error::ConcurrentCollective` when another collective call runs on `comm`.
     pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
-        Self::claim(comm, true)
+        Self::claim(comm, true, true)
     }
 
-    /// The agreement slot alone (`agree`, `iagree`): collectives may run meanwhile.
+    /// The agreement series alone (a blocking `agree`): collectives may run meanwhile.
     ///
     /// # Errors
-    /// `Error::ConcurrentCollective` when another agreement runs on `comm`.
+    /// `Error::ConcurrentCollective` when another thread's agreement call runs on `comm`.
     pub(crate) fn agreement(comm: &'a Comm) -> Result<Self> {
-        Self::claim(comm, false)
+        Self::claim(comm, false, true)
     }
 
-    fn claim(comm: &'a Comm, collective: bool) -> Result<Self> {
+    /// Nothing held (a pending `iagree`): later agreements queue behind it, collectives run.
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective` when another thread's agreement call runs on `comm`.
+    pub(crate) fn pending_agreement(comm: &'a Comm) -> Result<Self> {
+        Self::claim(comm, false, false)
+    }
+
+    fn claim(comm: &'a Comm, collective: bool, exclusive: bool) -> Result<Self> {
         comm.process
             .endpoint
             .lock()
-            .claim_agreement(comm.context, collective)?;
-        Ok(ActiveCall { comm, collective })
+            .claim_agreement(comm.context, collective, exclusive)?;
+        Ok(ActiveCall {
+            comm,
+            collective,
+            exclusive,
+        })
     }
 }
 
 impl Drop for ActiveCall<'_> {
     fn drop(&mut self) {
-        self.comm
-            .process
-            .endpoint
-            .lock()
-            .end_agreement(self.comm.context, self.collective);
+        if !self.collective && !self.exclusive {
+            return;
+        }
+        self.comm.process.endpoint.lock().end_agreement(
+            self.comm.context,
+            self.collective,
+            self.exclusive,
+        );
     }
 }
 
@@ -198,9 +214,10 @@ impl Comm {
     /// `Error::AgreeProcFailed { flag }`, with the agreed flag, at every returning rank if and
     /// only if some participant failed before contributing and that failure was not in every
     /// contributor's L when it entered (not acknowledged by all with `validate_local`);
-    /// `Error::ConcurrentCollective` if another agreement (`agree`, a pending `iagree`,
-    /// `validate_global`, `shrink`, a creation) runs on this communicator. An ordinary
-    /// collective running on another thread does not stop it.
+    /// `Error::ConcurrentCollective` if another thread's agreement call (`agree`,
+    /// `validate_global`, `shrink`, a creation) or a pending `ivalidate_global` holds this
+    /// communicator's agreements. A pending `iagree` of this rank goes first (this call waits
+    /// for it); an ordinary collective running on another thread does not stop it.
     pub fn agree(&self, flag: u32) -> Result<u32> {
         let result = self.agree_call(flag);
         crate::timeline::agree(self, &result);
@@ -214,18 +231,19 @@ impl Comm {
     }
 
     /// Starts [`Comm::agree`] without waiting (`MPIX_Comm_iagree`); the request's `wait` /
-    /// `test` give what `agree` returns. Pending, it holds the communicator's agreement slot:
-    /// another `agree`, `validate_global`, `shrink` or creation call is
-    /// `Error::ConcurrentCollective`, but ordinary collectives (and point-to-point) run
-    /// meanwhile, whatever order the ranks call them in relative to the agreement, since its
-    /// traffic never mixes with theirs and the library progresses it while any thread waits.
-    /// Dropping it waits for it to complete.
+    /// `test` give what `agree` returns. Pending, it holds no slot: ordinary collectives (and
+    /// point-to-point) run meanwhile, whatever order the ranks call them in relative to the
+    /// agreement, since its traffic never mixes with theirs and the library progresses it
+    /// while any thread waits; a later `iagree`, `agree`, `validate_global` or `shrink` on the
+    /// communicator is queued behind it (agreements of a communicator run one at a time at a
+    /// rank, in the order it starts them, as at every other rank). Dropping it waits for it to
+    /// complete.
     ///
     /// # Errors
     /// `Error::ConcurrentCollective`, at once; the agreement's outcome from the request.
     pub fn iagree(&self, flag: u32) -> Result<AgreementRequest<'_, u32>> {
         self.process.enter()?;
-        let active = ActiveCall::agreement(self)?;
+        let active = ActiveCall::pending_agreement(self)?;
         let seq = self.start_agreement(flag)?;
         Ok(AgreementRequest::new(
             self,

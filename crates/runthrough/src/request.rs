@@ -323,8 +323,9 @@ pub fn wait_all(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
 /// A non-blocking agreement in progress: [`Comm::ivalidate_global`] or [`Comm::iagree`]
 /// (`T` is what the blocking call returns).
 ///
-/// While pending it holds the communicator's collective slot (another collective call on it is
-/// `Error::ConcurrentCollective`). `wait` or a successful `test` returns the outcome once; after
+/// While pending, an `ivalidate_global` holds the communicator's collective slot and its
+/// agreements (another collective or agreement call on it is `Error::ConcurrentCollective`);
+/// an `iagree` holds neither (collectives run meanwhile; agreements queue behind it). `wait` or a successful `test` returns the outcome once; after
 /// that both return `Error::Request`. Dropping a pending request waits for it to complete: every
 /// live participant needs this rank's part in the agreement until the decision, and a
 /// `validate_global` must install the G its peers install.

@@ -481,10 +481,47 @@ fn collectives_run_while_an_agreement_is_pending() {
     });
 }
 
+/// SPEC §2.1: several non-blocking agreements may be outstanding at once, and blocking ones
+/// started after them run after them, in the order each rank started them. Every rank starts
+/// two `iagree`s, then a blocking `validate_global` (which waits for both), a third `iagree`
+/// and a blocking `agree`; it completes the requests in reverse order: each gets its own
+/// flags' AND. Rank 3 dies before all of it: the first agreement reports it (nobody
+/// acknowledged it), `validate_global` recognizes it, and the later ones succeed over the
+/// survivors.
+#[test]
+fn agreements_queue_behind_pending_ones() {
+    bounded(|| {
+        let n = 4;
+        let dead = 3;
+        let results = runthrough::local(n)
+            .kill_at_operation(dead, 1)
+            .run(|world| {
+                let me = world.rank();
+                let mut first = world.iagree(!(1 << me))?;
+                let mut second = world.iagree(!(1 << (me + 8)))?;
+                let g = world.validate_global()?;
+                assert_eq!(g.state_of(dead), Some(RankState::NULL | RankState::NEW));
+                let mut third = world.iagree(!(1 << (me + 16)))?;
+                assert_eq!(world.agree(0xff00_0000 | (1 << me)), Ok(0xff00_0000));
+                assert_eq!(third.wait(), Ok(!(0b111 << 16)));
+                assert_eq!(
+                    second.wait(),
+                    Err(Error::AgreeProcFailed {
+                        flag: !(0b111 << 8)
+                    })
+                );
+                assert_eq!(first.wait(), Err(Error::AgreeProcFailed { flag: !0b111 }));
+                Ok::<_, Error>(())
+            });
+        outcomes(results, &[dead]);
+    });
+}
+
 /// SPEC §3.5 / §2.1, non-blocking: `iagree` and `ivalidate_global` return what the blocking
-/// calls return, at every rank; while one is pending, another agreement on the communicator
-/// is `ConcurrentCollective` (the series runs one at a time at a rank); a rank dying before
-/// contributing makes `iagree` report `AgreeProcFailed` everywhere.
+/// calls return, at every rank; a blocking `agree` started while an `iagree` is pending runs
+/// after it; while an `ivalidate_global` is pending, another agreement is
+/// `ConcurrentCollective`; a rank dying before contributing makes `iagree` (and the `agree`
+/// after it) report `AgreeProcFailed` everywhere.
 #[test]
 fn non_blocking_agree_and_validate_global() {
     bounded(|| {
@@ -494,8 +531,7 @@ fn non_blocking_agree_and_validate_global() {
             .kill_at_operation(dead, 1)
             .run(|world| {
                 let mut request = world.iagree(!(1 << world.rank()))?;
-                assert_eq!(world.agree(1), Err(Error::ConcurrentCollective));
-                assert_eq!(world.validate_global(), Err(Error::ConcurrentCollective));
+                assert_eq!(world.agree(1), Err(Error::AgreeProcFailed { flag: 1 }));
                 let flag = loop {
                     match request.test() {
                         Ok(None) => std::thread::yield_now(),
@@ -506,6 +542,7 @@ fn non_blocking_agree_and_validate_global() {
                 assert_eq!(flag, Err(Error::AgreeProcFailed { flag: expected }));
                 assert_eq!(request.wait(), Err(Error::Request));
                 let mut validate = world.ivalidate_global()?;
+                assert_eq!(world.agree(1), Err(Error::ConcurrentCollective));
                 let g = validate.wait()?;
                 assert_eq!(g.state_of(dead), Some(RankState::NULL | RankState::NEW));
                 assert_eq!(world.global_view()?, g);

@@ -3,29 +3,33 @@
 //! (SPEC §2.1, §3.5): the communicator's collective slot they hold, entering an agreement,
 //! its decision, and installing a decided G.
 
-use std::sync::Arc;
-
 use super::Engine;
-use crate::agreement::{Contribution, Decision};
+use crate::agreement::Decision;
 use crate::packet::{ContextId, Outgoing};
 use crate::{Error, FailureView, RankState, Result};
 
 impl Engine {
-    /// Claims `context`'s slots for a call that runs no collective messages itself: the
-    /// agreement slot, and with `collective` the collective slot too (`validate_global`, which
-    /// starts a new collective epoch, and the creations); both until [`Engine::end_agreement`].
-    /// `agree` claims the agreement slot alone: ordinary collectives may run while it is
-    /// pending.
+    /// Claims `context`'s slots for a call that runs no collective messages itself: with
+    /// `collective`, the collective slot (`validate_global`, which starts a new collective
+    /// epoch, `shrink` and the creations); with `exclusive`, the main agreement series (every
+    /// blocking agreement call while it runs, and a pending `ivalidate_global`); both until
+    /// [`Engine::end_agreement`]. A pending `iagree` claims neither: it only checks that no
+    /// other thread holds the series, and later agreements queue behind it.
     ///
     /// # Errors
-    /// `Error::ConcurrentCollective` when another call holds a slot it needs; `Error::Comm` on
-    /// a freed communicator.
-    pub fn claim_agreement(&mut self, context: ContextId, collective: bool) -> Result<()> {
+    /// `Error::ConcurrentCollective` when another call holds a slot this one needs, or holds
+    /// the series; `Error::Comm` on a freed communicator.
+    pub fn claim_agreement(
+        &mut self,
+        context: ContextId,
+        collective: bool,
+        exclusive: bool,
+    ) -> Result<()> {
         let state = self.comm(context)?;
         if state.agreement_active || (collective && state.collective_active) {
             return Err(Error::ConcurrentCollective);
         }
-        state.agreement_active = true;
+        state.agreement_active = exclusive;
         if collective {
             state.collective_active = true;
         }
@@ -33,9 +37,11 @@ impl Engine {
     }
 
     /// The call that claimed `context`'s slots with [`Engine::claim_agreement`] ended.
-    pub fn end_agreement(&mut self, context: ContextId, collective: bool) {
+    pub fn end_agreement(&mut self, context: ContextId, collective: bool, exclusive: bool) {
         if let Ok(state) = self.comm(context) {
-            state.agreement_active = false;
+            if exclusive {
+                state.agreement_active = false;
+            }
             if collective {
                 state.collective_active = false;
             }
@@ -44,7 +50,9 @@ impl Engine {
 
     /// Enters the next agreement of `context` over the OK ranks of G with `flag` as this
     /// rank's flag word, contributing the failures its detector knows and those L holds;
-    /// returns the agreement's number. Its first messages are pushed on `out`.
+    /// returns the agreement's number. If this rank's previous agreement there has not decided
+    /// yet (a pending `iagree`), this one is queued and starts when it has. Its first messages
+    /// are pushed on `out`.
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
@@ -55,13 +63,7 @@ impl Engine {
         out: &mut Outgoing,
     ) -> Result<u64> {
         let comm = self.comm(context)?;
-        let participants = Arc::clone(&comm.agreement_participants);
-        let contribution = Contribution {
-            known_failed: comm.known_failed.clone(),
-            acknowledged: comm.local.failed_set(),
-            flag,
-        };
-        let seq = comm.agreements.start(participants, contribution);
+        let seq = comm.enter_agreement(flag);
         comm.drain_agreements(context, out);
         Ok(seq)
     }
@@ -81,7 +83,7 @@ impl Engine {
         learned: &mut Vec<u32>,
     ) -> Result<Option<Decision>> {
         let comm = self.comm(context)?;
-        let Some(decision) = comm.agreements.decision(seq).cloned() else {
+        let Some(decision) = comm.take_decision(seq) else {
             return Ok(None);
         };
         let members = comm.members.clone();

@@ -257,7 +257,7 @@ impl Engine {
     /// # Errors
     /// `Error::Comm` on a freed communicator.
     pub fn claim_shrink_candidate(&mut self, context: ContextId) -> Result<(ContextId, bool)> {
-        let next = self.comm(context)?.agreements.next_seq();
+        let next = self.comm(context)?.next_agreement_seq();
         let candidate = derive_context(context, Kind::Shrink, next, 0);
         let free = self.context_is_free(candidate);
         if free {

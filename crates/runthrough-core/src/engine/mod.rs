@@ -169,11 +169,21 @@ pub(crate) struct CommState {
     pub(crate) collective_sequence: u32,
     /// Whether a collective call (validate_global included) is running on this communicator.
     pub(crate) collective_active: bool,
-    /// Whether an agreement of the main series (`validate_global`, `agree`, `shrink`, blocking
-    /// or pending) runs on this communicator: one at a time at a rank, since the series starts
-    /// call k+1 only after call k decided. `agree` holds this slot alone, so collectives may
-    /// run while an `iagree` is pending (agreement traffic never mixes with theirs).
+    /// Whether a call holds the main agreement series exclusively: a blocking `validate_global`,
+    /// `agree` or `shrink` while it runs, or a pending `ivalidate_global` (whose G the next
+    /// agreement's participants depend on). A pending `iagree` holds nothing: agreements
+    /// started after it queue behind it ([`CommState::queued_agreements`]), and collectives run
+    /// meanwhile (agreement traffic never mixes with theirs).
     pub(crate) agreement_active: bool,
+    /// Agreements this rank started while its previous one had not decided here: their flags,
+    /// in call order. The series runs one call at a time at a rank (a call starts once the
+    /// previous one decided here); the head starts as soon as that happens
+    /// ([`CommState::drain_agreements`]), with the contribution of that moment.
+    pub(crate) queued_agreements: std::collections::VecDeque<u32>,
+    /// Agreements started here whose decision no poll has taken yet.
+    pub(crate) unpolled: BTreeSet<u64>,
+    /// Decisions kept for their polls: the series forgets a call once the next one decided.
+    pub(crate) decided: BTreeMap<u64, crate::agreement::Decision>,
     /// The participants of collectives: the OK ranks of G, in order.
     pub(crate) participants: Arc<[Rank]>,
     /// The same, as the agreement protocol takes them (rebuilt only when G changes).
@@ -212,6 +222,9 @@ impl CommState {
             collective_sequence: 0,
             collective_active: false,
             agreement_active: false,
+            queued_agreements: Default::default(),
+            unpolled: BTreeSet::new(),
+            decided: BTreeMap::new(),
             participants: Arc::from(Vec::new()),
             agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
             agreements: AgreementSeries::new(rank),
@@ -252,8 +265,70 @@ impl CommState {
             .find(|&r| !self.global.is_failed(r))
     }
 
-    /// Moves the agreement protocols' pending messages (both series) into `out`.
+    /// Whether this rank's latest agreement of the main series has decided here (or it has
+    /// made none): the next one may start.
+    fn series_idle(&self) -> bool {
+        match self.agreements.next_seq().checked_sub(1) {
+            None => true,
+            Some(latest) => self.agreements.decision(latest).is_some(),
+        }
+    }
+
+    /// The number the next agreement this rank starts will have (queued ones included).
+    pub(crate) fn next_agreement_seq(&self) -> u64 {
+        self.agreements.next_seq() + self.queued_agreements.len() as u64
+    }
+
+    /// Enters an agreement of the main series with `flag` now, or queues it behind this rank's
+    /// undecided one; returns its number.
+    pub(crate) fn enter_agreement(&mut self, flag: u32) -> u64 {
+        let seq = self.next_agreement_seq();
+        self.unpolled.insert(seq);
+        if self.queued_agreements.is_empty() && self.series_idle() {
+            self.start_next_agreement(flag);
+        } else {
+            self.queued_agreements.push_back(flag);
+        }
+        seq
+    }
+
+    /// Starts the next call of the main series with `flag`, contributing what this rank knows
+    /// now; the previous call's decision is kept for its poll if none took it yet.
+    fn start_next_agreement(&mut self, flag: u32) {
+        if let Some(previous) = self.agreements.next_seq().checked_sub(1) {
+            if self.unpolled.contains(&previous) && !self.decided.contains_key(&previous) {
+                if let Some(decision) = self.agreements.decision(previous) {
+                    self.decided.insert(previous, decision.clone());
+                }
+            }
+        }
+        let participants = Arc::clone(&self.agreement_participants);
+        let contribution = Contribution {
+            known_failed: self.known_failed.clone(),
+            acknowledged: self.local.failed_set(),
+            flag,
+        };
+        self.agreements.start(participants, contribution);
+    }
+
+    /// The decision of agreement `seq` of the main series, taken once by its poll.
+    pub(crate) fn take_decision(&mut self, seq: u64) -> Option<crate::agreement::Decision> {
+        let decision = match self.decided.remove(&seq) {
+            Some(decision) => decision,
+            None => self.agreements.decision(seq)?.clone(),
+        };
+        self.unpolled.remove(&seq);
+        Some(decision)
+    }
+
+    /// Starts the queued agreements whose turn came, then moves the agreement protocols'
+    /// pending messages (both series) into `out`.
     pub(crate) fn drain_agreements(&mut self, context: ContextId, out: &mut Outgoing) {
+        while !self.queued_agreements.is_empty() && self.series_idle() {
+            if let Some(flag) = self.queued_agreements.pop_front() {
+                self.start_next_agreement(flag);
+            }
+        }
         while let Some((to, seq, message)) = self.agreements.poll_transmit() {
             let packet = Packet::Agreement {
                 context,
