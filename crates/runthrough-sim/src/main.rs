@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use runthrough_sim::engine_sim::{self, Faults};
+use runthrough_sim::engine_sim::{self, Options};
 use runthrough_sim::scale::{peak_resident_bytes, run_scale, ScaleConfig};
 use runthrough_sim::{explore, replay, replay_command, run, scripted};
 
@@ -94,6 +94,10 @@ enum Command {
         /// Base seed (schedule i runs with a seed derived from it and i).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Receivers take a round's messages in any order, not each sender's order (beyond
+        /// what flow control completes today: expect a liveness violation).
+        #[arg(long)]
+        any_order: bool,
     },
     /// Prints the trace of one engine schedule (its seed as printed by `engine`).
     EngineReplay {
@@ -103,6 +107,9 @@ enum Command {
         /// Range of rank counts the seed was explored with.
         #[arg(long, value_parser = parse_range, default_value = "2..12")]
         ranks: (u32, u32),
+        /// As `engine --any-order`.
+        #[arg(long)]
+        any_order: bool,
     },
 }
 
@@ -142,9 +149,14 @@ fn main() -> ExitCode {
             schedules,
             ranks,
             seed,
+            any_order,
         } => {
             let started = wall_clock();
-            match engine_sim::explore_engine(schedules, ranks, seed) {
+            let options = Options {
+                any_order,
+                ..Options::default()
+            };
+            match engine_sim::explore_engine(schedules, ranks, seed, options) {
                 Ok(t) => {
                     let elapsed = started.elapsed().max(Duration::from_micros(1));
                     println!(
@@ -170,8 +182,16 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::EngineReplay { seed, ranks } => {
-            match engine_sim::run_schedule(seed, ranks, true, Faults::default()) {
+        Command::EngineReplay {
+            seed,
+            ranks,
+            any_order,
+        } => {
+            let options = Options {
+                any_order,
+                ..Options::default()
+            };
+            match engine_sim::run_schedule(seed, ranks, true, options) {
                 Ok(outcome) => {
                     print_lines(&outcome.trace);
                     println!(

@@ -5,7 +5,7 @@
 //! checked against it as it happens (SPEC §1, §2.1, §3.1–3.3, §3.5), and flow control's
 //! figures against what the ledger says is buffered.
 
-use runthrough_core::engine::Received;
+use runthrough_core::engine::{Probed, Received};
 use runthrough_core::flow::{self, FlowStats};
 use runthrough_core::matching::{SourceSelector, TagSelector};
 use runthrough_core::packet::{Packet, WORLD_CONTEXT};
@@ -310,6 +310,51 @@ impl Checker {
         Ok(())
     }
 
+    /// A probe of `rank` with selectors (`source`, `tag`) found `outcome`: the first buffered
+    /// match (left buffered), or the outcome a receive would have without one (SPEC §3.1–3.2).
+    pub fn on_probe(
+        &self,
+        plan: &Plan,
+        rank: u32,
+        (source, tag): (SourceSelector, TagSelector),
+        outcome: &runthrough_core::Result<Option<Probed>>,
+    ) -> Verdict {
+        let first = self.buffered[rank as usize].iter().find_map(|&(b, _)| {
+            let m = &plan.messages[b as usize];
+            accepts(source, tag, m.sender, m.tag).then_some((b, m))
+        });
+        match (outcome, first) {
+            (Ok(Some(Probed::Message(envelope, len))), Some((id, m))) => {
+                if envelope.source != m.sender || envelope.tag != m.tag || *len != 8 + m.extra {
+                    return Err(format!(
+                        "probe at {rank} saw {envelope:?} ({len} bytes), the first match is {id}"
+                    ));
+                }
+                Ok(())
+            }
+            (Ok(Some(Probed::Message(envelope, _))), None) => Err(format!(
+                "probe at {rank} saw {envelope:?}, nothing matching is buffered"
+            )),
+            (_, Some((id, _))) => Err(format!(
+                "probe at {rank} gave {outcome:?} with message {id} buffered"
+            )),
+            (Ok(Some(Probed::ProcNull)), None) => Err(format!(
+                "probe at {rank} gave MPI_PROC_NULL though G is empty"
+            )),
+            (Ok(None), None) => self.still_pending(rank, source),
+            (Err(Error::ProcFailed { rank: failed }), None) => {
+                if source != SourceSelector::Rank(*failed) {
+                    return Err(format!(
+                        "probe at {rank} from {source:?}: ProcFailed({failed})"
+                    ));
+                }
+                self.known_failed(rank, *failed)
+            }
+            (Err(Error::ProcFailedPending), None) => self.on_failure_pending(rank, source),
+            (Err(error), None) => self.on_error(rank, error),
+        }
+    }
+
     /// A receive of `rank` from `source` returned `ProcFailed { rank: failed }`.
     pub fn on_proc_failed(
         &mut self,
@@ -402,7 +447,7 @@ impl Checker {
                 stats.unexpected_bytes, self.held[r]
             ));
         }
-        let one = flow::charge(8).max(stats.window);
+        let one = flow::charge(8 + 1500).max(stats.window);
         if stats.collective_bytes > u64::from(self.ranks) * one {
             return Err(format!(
                 "{} collective bytes held at {rank}, above {} senders' windows",

@@ -33,7 +33,7 @@ use super::run::Trace;
 pub const REVOKE_TAG: i32 = i32::MAX - 1;
 
 /// Distinct tags per round: round `r` uses `r * TAGS_PER_ROUND ..`.
-const TAGS_PER_ROUND: i32 = 16;
+const TAGS_PER_ROUND: i32 = 64;
 
 /// One planned point-to-point message; its id is its index in [`Plan::messages`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,8 +57,12 @@ pub struct Message {
 pub enum Round {
     /// Point-to-point messages.
     PointToPoint,
-    /// An all-reduce (sum of one u64 each).
-    AllReduce,
+    /// An all-reduce (sum of one u64 each); its messages carry `pad` more bytes, so that
+    /// collective traffic meets flow control too.
+    AllReduce {
+        /// Bytes after the value in every message of the call.
+        pad: usize,
+    },
     /// `validate_local` at every rank.
     ValidateLocal,
     /// `by` revokes the world; the others wait for it to reach them (the last round).
@@ -93,7 +97,9 @@ pub struct Plan {
 
 impl Plan {
     /// The plan of `rng`'s seed over `ranks` ranks.
-    pub fn random(rng: &mut ChaCha8Rng, ranks: u32) -> Self {
+    /// With `any_order`, each receiver takes its messages of a round in any order (each
+    /// receive names its message's tag, unique in the round at that receiver).
+    pub fn random(rng: &mut ChaCha8Rng, ranks: u32, any_order: bool) -> Self {
         let n = ranks;
         let cap = *[4096usize, 6144, 8192, 16384]
             .choose(rng)
@@ -105,7 +111,13 @@ impl Plan {
             rounds.push(if pick < 60 {
                 Round::PointToPoint
             } else if pick < 85 {
-                Round::AllReduce
+                Round::AllReduce {
+                    pad: if rng.gen_bool(0.5) {
+                        0
+                    } else {
+                        rng.gen_range(0..1500)
+                    },
+                }
             } else {
                 Round::ValidateLocal
             });
@@ -122,7 +134,9 @@ impl Plan {
             if *round != Round::PointToPoint {
                 continue;
             }
-            let count = rng.gen_range(1..=3 * n as usize);
+            let count = rng
+                .gen_range(1..=3 * n as usize)
+                .min(TAGS_PER_ROUND as usize);
             let first = messages.len();
             for _ in 0..count {
                 let sender = rng.gen_range(0..n);
@@ -132,7 +146,11 @@ impl Plan {
                 } else {
                     rng.gen_range(0..64)
                 };
-                let tag = r as i32 * TAGS_PER_ROUND + rng.gen_range(0..4);
+                let tag = if any_order {
+                    r as i32 * TAGS_PER_ROUND + (messages.len() - first) as i32
+                } else {
+                    r as i32 * TAGS_PER_ROUND + rng.gen_range(0..4)
+                };
                 let id = messages.len() as u32;
                 sends[sender as usize][r].push(id);
                 messages.push(Message {
@@ -159,7 +177,7 @@ impl Plan {
                         == 1;
                     if unique && rng.gen_bool(0.5) {
                         messages[id as usize].any_source = true;
-                    } else if rng.gen_bool(0.3) {
+                    } else if !any_order && rng.gen_bool(0.3) {
                         messages[id as usize].any_tag = true;
                     }
                 }
@@ -175,6 +193,9 @@ impl Plan {
                         (0..n as usize).filter(|&s| !queues[s].is_empty()).collect();
                     let s = *ready.choose(rng).expect("messages remain");
                     order.push(queues[s].pop_front().expect("not empty"));
+                }
+                if any_order {
+                    order.shuffle(rng);
                 }
                 receives[receiver as usize][r] = order;
             }
@@ -280,6 +301,7 @@ enum Phase {
         call: CollectiveCall,
         stage: Stage,
         sum: u64,
+        pad: usize,
     },
     RevokeWait {
         posted: Option<u64>,
@@ -417,7 +439,7 @@ impl Program {
                         self.phase = Phase::RevokeWait { posted: None };
                         Ok(true)
                     }
-                    Round::AllReduce => self.begin_reduce(cx),
+                    Round::AllReduce { pad } => self.begin_reduce(pad, cx),
                 }
             }
             Phase::Send { next } => {
@@ -549,6 +571,13 @@ impl Program {
             TagSelector::Value(message.tag)
         };
         let wildcard = source == SourceSelector::Any;
+        if posted.is_none() && cx.rng.gen_bool(0.25) {
+            let probed = cx.engine.probe(WORLD_CONTEXT, source, tag);
+            cx.checker.on_probe(cx.plan, me, (source, tag), &probed)?;
+            cx.trace.note(&[20, u64::from(me), u64::from(id)], || {
+                format!("rank {me} probes ({source:?}, {tag:?}): {probed:?}")
+            });
+        }
         let error = match posted {
             None => match cx.engine.match_or_post(WORLD_CONTEXT, source, tag) {
                 Err(error) => error,
@@ -723,7 +752,7 @@ impl Program {
         }
     }
 
-    fn begin_reduce(&mut self, cx: &mut Ctx) -> Step {
+    fn begin_reduce(&mut self, pad: usize, cx: &mut Ctx) -> Step {
         let me = cx.me;
         match cx.engine.begin_collective(WORLD_CONTEXT, me, true) {
             Err(error) => self.end_reduce(Err(error), false, cx),
@@ -748,6 +777,7 @@ impl Program {
                     call,
                     stage,
                     sum: contribution(self.round, me),
+                    pad,
                 };
                 Ok(true)
             }
@@ -756,7 +786,13 @@ impl Program {
 
     fn reduce(&mut self, cx: &mut Ctx) -> Step {
         let round = self.round;
-        let Phase::Reduce { call, stage, sum } = &mut self.phase else {
+        let Phase::Reduce {
+            call,
+            stage,
+            sum,
+            pad,
+        } = &mut self.phase
+        else {
             unreachable!("called in the reduce phase");
         };
         let engine = &mut *cx.engine;
@@ -786,7 +822,7 @@ impl Program {
                     None => return Ok(false),
                     Some(Err(error)) => Some(Err(error)),
                     Some(Ok(payload)) => {
-                        let value = value_of(&payload)?;
+                        let value = value_of(&payload, *pad)?;
                         if value != contribution(round, from) {
                             return Err(format!(
                                 "all-reduce of round {round}: root got {value} from {from}"
@@ -804,7 +840,7 @@ impl Program {
                     Some(Ok(*sum))
                 } else {
                     let to = call.participants[*next];
-                    match collective_step(engine, cx.out, call, to, *sum, queued) {
+                    match collective_step(engine, cx.out, call, to, (*sum, *pad), queued) {
                         Sending::Waits => return Ok(false),
                         Sending::Queued => return Ok(true),
                         Sending::Went => {
@@ -817,7 +853,7 @@ impl Program {
                 }
             }
             Stage::ToRoot { queued } => {
-                match collective_step(engine, cx.out, call, root, *sum, queued) {
+                match collective_step(engine, cx.out, call, root, (*sum, *pad), queued) {
                     Sending::Waits => return Ok(false),
                     Sending::Queued => return Ok(true),
                     Sending::Went => {
@@ -842,7 +878,7 @@ impl Program {
                 match got {
                     None => return Ok(false),
                     Some(Err(error)) => Some(Err(error)),
-                    Some(Ok(payload)) => Some(value_of(&payload).map(Ok)?),
+                    Some(Ok(payload)) => Some(value_of(&payload, *pad).map(Ok)?),
                 }
             }
         };
@@ -891,11 +927,13 @@ impl Program {
     }
 }
 
-/// The u64 of a collective message.
-fn value_of(payload: &[u8]) -> std::result::Result<u64, String> {
-    let bytes: [u8; 8] = payload
-        .try_into()
-        .map_err(|_| format!("a collective message of {} bytes", payload.len()))?;
+/// The u64 of a collective message (then `pad` bytes of 0xA5).
+fn value_of(payload: &[u8], pad: usize) -> std::result::Result<u64, String> {
+    let wrong = || format!("a collective message of {} bytes", payload.len());
+    if payload.len() != 8 + pad || payload[8..].iter().any(|&b| b != 0xA5) {
+        return Err(wrong());
+    }
+    let bytes: [u8; 8] = payload[..8].try_into().map_err(|_| wrong())?;
     Ok(u64::from_le_bytes(bytes))
 }
 
@@ -918,7 +956,7 @@ fn collective_step(
     out: &mut Outgoing,
     call: &CollectiveCall,
     to: u32,
-    value: u64,
+    (value, pad): (u64, usize),
     queued: &mut Option<usize>,
 ) -> Sending {
     if let Some(slot) = *queued {
@@ -937,7 +975,8 @@ fn collective_step(
         Ok(world) => world,
         Err(error) => return Sending::Stopped(error),
     };
-    let payload = value.to_le_bytes().to_vec();
+    let mut payload = value.to_le_bytes().to_vec();
+    payload.resize(8 + pad, 0xA5);
     let charge = flow::charge(payload.len());
     let packet = Packet::Collective {
         context: WORLD_CONTEXT,

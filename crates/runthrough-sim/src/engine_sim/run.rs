@@ -65,6 +65,8 @@ pub struct EngineViolation {
     pub ranks: (u32, u32),
     /// The scheduler step at which it was seen.
     pub step: u64,
+    /// The model's variations.
+    pub options: Options,
     /// What went wrong (with where each rank waits, for a stuck schedule).
     pub what: String,
 }
@@ -78,7 +80,11 @@ impl std::fmt::Display for EngineViolation {
 impl EngineViolation {
     /// The command that prints this schedule's trace.
     pub fn replay(&self) -> String {
-        replay_command(self.seed, self.ranks)
+        let mut command = replay_command(self.seed, self.ranks);
+        if self.options.any_order {
+            command.push_str(" --any-order");
+        }
+        command
     }
 }
 
@@ -115,11 +121,16 @@ pub struct EngineOutcome {
     pub trace: Vec<String>,
 }
 
-/// Test-only faults, to see the checks catch them.
+/// Variations of the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Faults {
-    /// The network drops the n-th data packet.
+pub struct Options {
+    /// Test-only fault: the network drops the n-th data packet (to see the checks catch it).
     pub drop_data_at: Option<u64>,
+    /// Receivers take their messages of a round in any order, not each sender's order (every
+    /// receive names its message's tag, unique in the round at the receiver). Valid MPI
+    /// (isends, then receives, then waits), but beyond what flow control completes: see the
+    /// ignored test `isends_received_out_of_order_complete`.
+    pub any_order: bool,
 }
 
 /// Runs the schedule of `seed` (its rank count drawn from `ranks`); with `text`, keeps the
@@ -131,9 +142,9 @@ pub fn run_schedule(
     seed: u64,
     ranks: (u32, u32),
     text: bool,
-    faults: Faults,
+    options: Options,
 ) -> Result<EngineOutcome, (Box<EngineViolation>, Vec<String>)> {
-    let mut sim = Sim::new(seed, ranks, text, faults);
+    let mut sim = Sim::new(seed, ranks, text, options);
     match sim.run() {
         Ok(()) => Ok(sim.outcome()),
         Err(what) => {
@@ -144,6 +155,7 @@ pub fn run_schedule(
                     ranks,
                     step: sim.step,
                     what,
+                    options,
                 }),
                 lines,
             ))
@@ -174,10 +186,10 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(seed: u64, ranks: (u32, u32), text: bool, faults: Faults) -> Self {
+    fn new(seed: u64, ranks: (u32, u32), text: bool, options: Options) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let n = rng.gen_range(ranks.0.max(2)..=ranks.1.max(2));
-        let plan = Plan::random(&mut rng, n);
+        let plan = Plan::random(&mut rng, n, options.any_order);
         let mut engines: Vec<Engine> = (0..n).map(|r| Engine::new(r, n)).collect();
         for engine in &mut engines {
             engine.set_unexpected_cap(plan.cap, n);
@@ -200,7 +212,7 @@ impl Sim {
             engines,
             programs: (0..n).map(|_| Program::default()).collect(),
             checker,
-            network: Network::new(n, faults.drop_data_at),
+            network: Network::new(n, options.drop_data_at),
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_0FE4_614E),
             trace,
             step: 0,
@@ -528,11 +540,12 @@ pub fn explore_engine(
     count: u64,
     ranks: (u32, u32),
     base: u64,
+    options: Options,
 ) -> Result<EngineTotals, Box<EngineViolation>> {
     let mut totals = EngineTotals::default();
     for index in 0..count {
         let seed = crate::schedule_seed(base, index);
-        let outcome = run_schedule(seed, ranks, false, Faults::default()).map_err(|(v, _)| v)?;
+        let outcome = run_schedule(seed, ranks, false, options).map_err(|(v, _)| v)?;
         totals.schedules += 1;
         totals.steps += outcome.steps;
         totals.packets += outcome.packets;
