@@ -40,10 +40,11 @@ pub struct Checker {
     buffered: Vec<Vec<(u32, u64)>>,
     /// By receiver: the sum of those charges (what flow control must report held).
     held: Vec<u64>,
-    /// By rank: its posted point-to-point receive, if one is posted.
-    posted: Vec<Option<(SourceSelector, TagSelector)>>,
-    /// By rank: the message a delivery matched to its posted receive, not yet looked at.
-    matched: Vec<Option<u32>>,
+    /// By rank: its posted point-to-point receives, in posting order: (receive id, selectors).
+    posted: Vec<Vec<(u64, SourceSelector, TagSelector)>>,
+    /// By rank: the messages deliveries matched to posted receives, by receive id, not yet
+    /// looked at.
+    matched: Vec<std::collections::BTreeMap<u64, u32>>,
     /// Messages received, receives that found the sender failed.
     pub receipts: u64,
     /// See `receipts`.
@@ -82,8 +83,8 @@ impl Checker {
             last: Default::default(),
             buffered: vec![Vec::new(); n],
             held: vec![0; n],
-            posted: vec![None; n],
-            matched: vec![None; n],
+            posted: vec![Vec::new(); n],
+            matched: vec![Default::default(); n],
             receipts: 0,
             failed_receives: 0,
             window: u64::MAX,
@@ -144,12 +145,14 @@ impl Checker {
                 if self.revoked[to_us] {
                     return Ok(()); // dropped at arrival
                 }
-                if let Some((source, tagsel)) = self.posted[to_us] {
-                    if accepts(source, tagsel, from, *tag) {
-                        self.posted[to_us] = None;
-                        self.matched[to_us] = Some(id);
-                        return Ok(());
-                    }
+                // The first posted receive that accepts it takes it (`Matcher::arrive`).
+                let first = self.posted[to_us]
+                    .iter()
+                    .position(|&(_, source, tagsel)| accepts(source, tagsel, from, *tag));
+                if let Some(at) = first {
+                    let (rid, _, _) = self.posted[to_us].remove(at);
+                    self.matched[to_us].insert(rid, id);
+                    return self.matched_in_order(to, from, *tag, id);
                 }
                 let charge = flow::charge(payload.len());
                 self.buffered[to_us].push((id, charge));
@@ -167,16 +170,15 @@ impl Checker {
         self.revoked[r] = true;
         self.buffered[r].clear();
         self.held[r] = 0;
-        self.posted[r] = None;
+        self.posted[r].clear();
     }
 
     /// `observer`'s detector reports that `dead` failed.
     pub fn on_detect(&mut self, observer: u32, dead: u32) {
         let o = observer as usize;
         self.detected[o].insert(dead);
-        if matches!(self.posted[o], Some((SourceSelector::Rank(r), _)) if r == dead) {
-            self.posted[o] = None; // completed with ProcFailed
-        }
+        // Receives posted from it complete with ProcFailed.
+        self.posted[o].retain(|&(_, source, _)| source != SourceSelector::Rank(dead));
     }
 
     /// `rank` called `validate_local` and got `view`: L = G ∪ the failures it knows (SPEC §2.1).
@@ -197,10 +199,31 @@ impl Checker {
         self.detected[rank as usize].len() > self.acknowledged[rank as usize].len()
     }
 
+    /// Message `id` from `sender` with `tag` is matched by a receive at `rank` (taken from
+    /// the buffer, or matched at arrival by a posted receive): MPI's non-overtaking rule says
+    /// one sender's messages with one tag are matched in the order they were sent.
+    fn matched_in_order(&mut self, rank: u32, sender: u32, tag: i32, id: u32) -> Verdict {
+        if let Some(&last) = self.last.get(&(rank, sender, tag)) {
+            if last > id {
+                return Err(format!(
+                    "message {id} from {sender} tag {tag} matched at {rank} after {last} (non-overtaking)"
+                ));
+            }
+        }
+        self.last.insert((rank, sender, tag), id);
+        Ok(())
+    }
+
     /// A receive of `rank` was posted (nothing buffered matched, no failure outcome applied).
-    pub fn on_posted(&mut self, rank: u32, source: SourceSelector, tag: TagSelector) -> Verdict {
+    pub fn on_posted(
+        &mut self,
+        rank: u32,
+        rid: u64,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Verdict {
         self.still_pending(rank, source)?;
-        self.posted[rank as usize] = Some((source, tag));
+        self.posted[rank as usize].push((rid, source, tag));
         Ok(())
     }
 
@@ -217,13 +240,14 @@ impl Checker {
         }
     }
 
-    /// `rank` withdrew its posted receive.
-    pub fn on_cancel(&mut self, rank: u32) {
-        self.posted[rank as usize] = None;
+    /// `rank` withdrew its posted receive `rid`.
+    pub fn on_cancel(&mut self, rank: u32, rid: u64) {
+        self.posted[rank as usize].retain(|&(r, _, _)| r != rid);
     }
 
     /// A receive of `rank` for message `intended` with selectors (`source`, `tag`) returned
-    /// `received`: at once from the buffer (`immediate`), or as its posted receive's completion.
+    /// `received`: at once from the buffer (`posted` is `None`), or as the completion of its
+    /// posted receive `posted`.
     pub fn on_received(
         &mut self,
         plan: &Plan,
@@ -231,7 +255,7 @@ impl Checker {
         intended: u32,
         (source, tag): (SourceSelector, TagSelector),
         received: &Received,
-        immediate: bool,
+        posted: Option<u64>,
     ) -> Verdict {
         let r = rank as usize;
         let envelope = received
@@ -265,21 +289,19 @@ impl Checker {
         if std::mem::replace(&mut self.received[id as usize], true) {
             return Err(format!("message {id} received twice"));
         }
-        if let Some(&last) = self.last.get(&(rank, sender, envelope.tag)) {
-            if last > id {
-                return Err(format!(
-                    "message {id} from {sender} tag {} received after {last} (non-overtaking)",
-                    envelope.tag
-                ));
-            }
-        }
-        self.last.insert((rank, sender, envelope.tag), id);
         if id != intended && !self.crashed[sender as usize] {
             return Err(format!(
                 "receive for message {intended} at {rank} got {id} from live sender {sender}"
             ));
         }
-        if immediate {
+        if let Some(rid) = posted {
+            if self.matched[r].remove(&rid) != Some(id) {
+                return Err(format!(
+                    "posted receive {rid} at {rank} completed with {id}, not the message matched at arrival"
+                ));
+            }
+        } else {
+            self.matched_in_order(rank, sender, envelope.tag, id)?;
             let first = self.buffered[r].iter().position(|&(b, _)| {
                 let m = &plan.messages[b as usize];
                 accepts(source, tag, m.sender, m.tag)
@@ -301,10 +323,6 @@ impl Checker {
                     ))
                 }
             }
-        } else if self.matched[r].take() != Some(id) {
-            return Err(format!(
-                "posted receive at {rank} completed with {id}, not the message matched at arrival"
-            ));
         }
         self.receipts += 1;
         Ok(())

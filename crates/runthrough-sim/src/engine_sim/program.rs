@@ -284,6 +284,21 @@ enum Stage {
     FromRoot { waiting: Option<u64> },
 }
 
+#[derive(Debug, Clone, Copy)]
+enum RecvSlot {
+    /// To start (again); `exact`: a wildcard receive falls back to naming its sender (whose
+    /// failure it acknowledged).
+    Idle { exact: bool },
+    /// Posted as receive `rid`.
+    Posted {
+        rid: u64,
+        source: SourceSelector,
+        tag: TagSelector,
+    },
+    /// Finished (a message, or its sender's failure).
+    Done,
+}
+
 #[derive(Debug)]
 enum Phase {
     Begin,
@@ -291,10 +306,13 @@ enum Phase {
         next: usize,
     },
     Receive {
-        next: usize,
-        /// The wildcard receive of this message falls back to its sender (acknowledged failed).
-        exact: bool,
-        posted: Option<u64>,
+        /// The round's receives, in the program's order.
+        slots: Vec<RecvSlot>,
+        /// The first receive not started yet.
+        next_start: usize,
+        /// How many receives may be unfinished at once: 1 (blocking receives, one after the
+        /// other) or all of them (irecvs posted in order, then polled).
+        window: usize,
     },
     AwaitSends,
     Reduce {
@@ -351,15 +369,17 @@ impl Program {
             Phase::Begin => "starting".to_string(),
             Phase::Send { next } => format!("sending #{next}"),
             Phase::Receive {
-                next,
-                exact,
-                posted,
+                slots, next_start, ..
             } => {
-                let id = plan.receives[me as usize][self.round].get(*next);
-                let message = id.map(|&id| &plan.messages[id as usize]);
-                format!(
-                    "receive #{next}: message {id:?} {message:?} (exact {exact}, posted {posted:?})"
-                )
+                let ids = &plan.receives[me as usize][self.round];
+                let open: Vec<String> = slots
+                    .iter()
+                    .zip(ids)
+                    .take(*next_start)
+                    .filter(|(slot, _)| !matches!(slot, RecvSlot::Done))
+                    .map(|(slot, &id)| format!("{id} {:?} {slot:?}", plan.messages[id as usize]))
+                    .collect();
+                format!("receiving (started {next_start}/{}): {open:?}", slots.len())
             }
             Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
             Phase::Reduce { stage, .. } => format!("all-reduce {stage:?}"),
@@ -445,10 +465,16 @@ impl Program {
             Phase::Send { next } => {
                 let sends = &cx.plan.sends[me as usize][self.round];
                 let Some(&id) = sends.get(*next) else {
+                    let count = cx.plan.receives[me as usize][self.round].len();
+                    let window = if cx.rng.gen_bool(0.5) {
+                        1
+                    } else {
+                        count.max(1)
+                    };
                     self.phase = Phase::Receive {
-                        next: 0,
-                        exact: false,
-                        posted: None,
+                        slots: vec![RecvSlot::Idle { exact: false }; count],
+                        next_start: 0,
+                        window,
                     };
                     return Ok(true);
                 };
@@ -544,20 +570,57 @@ impl Program {
     }
 
     fn receive(&mut self, cx: &mut Ctx) -> Step {
-        let me = cx.me;
         let Phase::Receive {
-            next,
-            exact,
-            posted,
-        } = self.phase
+            slots,
+            next_start,
+            window,
+        } = &mut self.phase
         else {
             unreachable!("called in the receive phase");
         };
-        let receives = &cx.plan.receives[me as usize][self.round];
-        let Some(&id) = receives.get(next) else {
+        // A receive to (re)start: one sent back to idle (a failure pending, a fallback to its
+        // sender), or the next one while fewer than `window` are unfinished.
+        let unfinished = slots[..*next_start]
+            .iter()
+            .filter(|s| !matches!(s, RecvSlot::Done))
+            .count();
+        let restart = slots[..*next_start]
+            .iter()
+            .position(|s| matches!(s, RecvSlot::Idle { .. }));
+        let start = match restart {
+            Some(at) => Some(at),
+            None if *next_start < slots.len() && unfinished < *window => {
+                *next_start += 1;
+                Some(*next_start - 1)
+            }
+            None => None,
+        };
+        if let Some(at) = start {
+            return self.start_receive(at, cx);
+        }
+        if slots.iter().all(|s| matches!(s, RecvSlot::Done)) {
             self.phase = Phase::AwaitSends;
             return Ok(true);
-        };
+        }
+        let posted: Vec<usize> = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, RecvSlot::Posted { .. }))
+            .map(|(at, _)| at)
+            .collect();
+        let mut progress = false;
+        for at in posted {
+            progress |= self.poll_slot(at, cx)?;
+            if self.end().is_some() {
+                break;
+            }
+        }
+        Ok(progress)
+    }
+
+    /// The message id and selectors of receive `at` of this round.
+    fn selectors(&self, at: usize, exact: bool, cx: &Ctx) -> (u32, SourceSelector, TagSelector) {
+        let id = cx.plan.receives[cx.me as usize][self.round][at];
         let message = &cx.plan.messages[id as usize];
         let exact = exact || self.acknowledged.contains(message.sender);
         let source = if message.any_source && !exact {
@@ -565,73 +628,92 @@ impl Program {
         } else {
             SourceSelector::Rank(message.sender)
         };
-        let tag = if message.any_tag {
+        // With several receives posted, a receive restarted after a failure goes to the end of
+        // the posted queue: an `Any` tag receive from the same sender posted meanwhile would
+        // take its message. So posted-together receives name their tag (then each message is
+        // accepted by its own receive only, or by same-tag receives of the same sender, posted
+        // in the sender's order and never restarted).
+        let tag = if message.any_tag && !self.batch() {
             TagSelector::Any
         } else {
             TagSelector::Value(message.tag)
         };
-        let wildcard = source == SourceSelector::Any;
-        if posted.is_none() && cx.rng.gen_bool(0.25) {
+        (id, source, tag)
+    }
+
+    /// Whether this round's receives are posted together.
+    fn batch(&self) -> bool {
+        matches!(self.phase, Phase::Receive { window, .. } if window > 1)
+    }
+
+    fn set_slot(&mut self, at: usize, slot: RecvSlot) {
+        if let Phase::Receive { slots, .. } = &mut self.phase {
+            slots[at] = slot;
+        }
+    }
+
+    fn start_receive(&mut self, at: usize, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let exact = match &self.phase {
+            Phase::Receive { slots, .. } => matches!(slots[at], RecvSlot::Idle { exact: true }),
+            _ => unreachable!("called in the receive phase"),
+        };
+        let (id, source, tag) = self.selectors(at, exact, cx);
+        if cx.rng.gen_bool(0.25) {
             let probed = cx.engine.probe(WORLD_CONTEXT, source, tag);
             cx.checker.on_probe(cx.plan, me, (source, tag), &probed)?;
             cx.trace.note(&[20, u64::from(me), u64::from(id)], || {
                 format!("rank {me} probes ({source:?}, {tag:?}): {probed:?}")
             });
         }
-        let error = match posted {
-            None => match cx.engine.match_or_post(WORLD_CONTEXT, source, tag) {
-                Err(error) => error,
-                Ok(Posted::Done(outcome)) => {
-                    return self.received(id, (source, tag), outcome, true, cx)
-                }
-                Ok(Posted::Waiting(rid)) => {
-                    cx.checker.on_posted(me, source, tag)?;
-                    self.phase = Phase::Receive {
-                        next,
-                        exact,
-                        posted: Some(rid),
-                    };
-                    return Ok(true);
-                }
-            },
-            Some(rid) => match cx.engine.poll_receive(WORLD_CONTEXT, rid, wildcard) {
-                ReceivePoll::Pending => {
-                    cx.checker.still_pending(me, source)?;
-                    return Ok(false);
-                }
-                ReceivePoll::Complete(outcome) => {
-                    if let Phase::Receive { posted, .. } = &mut self.phase {
-                        *posted = None;
-                    }
-                    return self.received(id, (source, tag), outcome, false, cx);
-                }
-                ReceivePoll::FailurePending => {
-                    cx.checker.on_failure_pending(me, source)?;
-                    // Either withdraw it (a blocking receive) or keep it (a request that
-                    // stays pending), acknowledge the failure, and go on.
-                    let keep = cx.rng.gen_bool(0.5);
-                    if !keep {
-                        cx.engine.cancel_receive(WORLD_CONTEXT, rid);
-                        cx.checker.on_cancel(me);
-                    }
-                    let exact = self.acknowledge(message.sender, cx)?;
-                    if keep && exact {
-                        cx.engine.cancel_receive(WORLD_CONTEXT, rid);
-                        cx.checker.on_cancel(me);
-                    }
-                    cx.trace.note(&[15, u64::from(me), u64::from(id)], || {
-                        format!("rank {me} receive of {id}: failure pending (kept {keep})")
-                    });
-                    self.phase = Phase::Receive {
-                        next,
-                        exact,
-                        posted: (keep && !exact).then_some(rid),
-                    };
-                    return Ok(true);
-                }
-            },
+        match cx.engine.match_or_post(WORLD_CONTEXT, source, tag) {
+            Err(error) => self.received(at, (source, tag), Err(error), None, cx),
+            Ok(Posted::Done(outcome)) => self.received(at, (source, tag), outcome, None, cx),
+            Ok(Posted::Waiting(rid)) => {
+                cx.checker.on_posted(me, rid, source, tag)?;
+                self.set_slot(at, RecvSlot::Posted { rid, source, tag });
+                Ok(true)
+            }
+        }
+    }
+
+    fn poll_slot(&mut self, at: usize, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let Phase::Receive { slots, .. } = &self.phase else {
+            unreachable!("called in the receive phase");
         };
-        self.received(id, (source, tag), Err(error), true, cx)
+        let RecvSlot::Posted { rid, source, tag } = slots[at] else {
+            return Ok(false);
+        };
+        let id = cx.plan.receives[me as usize][self.round][at];
+        let wildcard = source == SourceSelector::Any;
+        match cx.engine.poll_receive(WORLD_CONTEXT, rid, wildcard) {
+            ReceivePoll::Pending => {
+                cx.checker.still_pending(me, source)?;
+                Ok(false)
+            }
+            ReceivePoll::Complete(outcome) => {
+                self.received(at, (source, tag), outcome, Some(rid), cx)
+            }
+            ReceivePoll::FailurePending => {
+                cx.checker.on_failure_pending(me, source)?;
+                // Either withdraw it (a blocking receive) or keep it (a request that stays
+                // pending), acknowledge the failure, and go on; a receive whose own sender
+                // failed falls back to naming it.
+                let keep = cx.rng.gen_bool(0.5);
+                let sender = cx.plan.messages[id as usize].sender;
+                let exact = self.acknowledge(sender, cx)?; // withdraws it if `exact`
+                if !keep && !exact {
+                    cx.engine.cancel_receive(WORLD_CONTEXT, rid);
+                    cx.checker.on_cancel(me, rid);
+                    self.set_slot(at, RecvSlot::Idle { exact });
+                }
+                cx.trace.note(&[15, u64::from(me), u64::from(id)], || {
+                    format!("rank {me} receive of {id}: failure pending (kept {keep})")
+                });
+                Ok(true)
+            }
+        }
     }
 
     /// `validate_local`, then whether the receive of a message from `sender` must now name
@@ -644,44 +726,56 @@ impl Program {
             .map_err(|e| format!("validate_local at {me}: {e:?}"))?;
         cx.checker.on_validate(me, &view)?;
         self.acknowledged = view.failed_set();
+        // Other posted wildcard receives whose sender is now acknowledged failed would wait for
+        // nothing: withdrawn, to name their sender.
+        let round = self.round;
+        if let Phase::Receive { slots, .. } = &mut self.phase {
+            for (at, slot) in slots.iter_mut().enumerate() {
+                let RecvSlot::Posted { rid, source, .. } = *slot else {
+                    continue;
+                };
+                let id = cx.plan.receives[me as usize][round][at];
+                let from = cx.plan.messages[id as usize].sender;
+                if source == SourceSelector::Any && self.acknowledged.contains(from) {
+                    cx.engine.cancel_receive(WORLD_CONTEXT, rid);
+                    cx.checker.on_cancel(me, rid);
+                    *slot = RecvSlot::Idle { exact: true };
+                }
+            }
+        }
         Ok(view.is_failed(sender))
     }
 
+    /// Receive `at` finished with `outcome`: at once (`rid` is `None`) or as the completion of
+    /// its posted receive `rid`.
     fn received(
         &mut self,
-        id: u32,
+        at: usize,
         selectors: (SourceSelector, TagSelector),
         outcome: Result<runthrough_core::engine::Received>,
-        immediate: bool,
+        rid: Option<u64>,
         cx: &mut Ctx,
     ) -> Step {
         let me = cx.me;
-        let Phase::Receive { next, .. } = self.phase else {
-            unreachable!("called in the receive phase");
-        };
-        let advance = Phase::Receive {
-            next: next + 1,
-            exact: false,
-            posted: None,
-        };
+        let id = cx.plan.receives[me as usize][self.round][at];
         match outcome {
             Ok(received) => {
                 cx.checker
-                    .on_received(cx.plan, me, id, selectors, &received, immediate)?;
+                    .on_received(cx.plan, me, id, selectors, &received, rid)?;
                 cx.trace.note(&[16, u64::from(me), u64::from(id)], || {
                     let got = decode(&received.payload).map(|(_, got)| got);
-                    format!("rank {me} receives {got:?} (for {id}, immediate {immediate})")
+                    format!("rank {me} receives {got:?} (for {id}, posted {rid:?})")
                 });
-                self.phase = advance;
+                self.set_slot(at, RecvSlot::Done);
                 Ok(true)
             }
             Err(Error::ProcFailed { rank }) => {
                 cx.checker
-                    .on_proc_failed(cx.plan, me, selectors, rank, immediate)?;
+                    .on_proc_failed(cx.plan, me, selectors, rank, rid.is_none())?;
                 cx.trace.note(&[17, u64::from(me), u64::from(id)], || {
                     format!("rank {me} receive of {id}: ProcFailed({rank}), skipped")
                 });
-                self.phase = advance;
+                self.set_slot(at, RecvSlot::Done);
                 Ok(true)
             }
             Err(Error::ProcFailedPending) => {
@@ -691,11 +785,7 @@ impl Program {
                 cx.trace.note(&[18, u64::from(me), u64::from(id)], || {
                     format!("rank {me} receive of {id}: ProcFailedPending, validated")
                 });
-                self.phase = Phase::Receive {
-                    next,
-                    exact,
-                    posted: None,
-                };
+                self.set_slot(at, RecvSlot::Idle { exact });
                 Ok(true)
             }
             Err(error) => {
@@ -726,7 +816,7 @@ impl Program {
                 }
                 Ok(Posted::Done(Err(error))) => error,
                 Ok(Posted::Waiting(rid)) => {
-                    cx.checker.on_posted(me, source, tag)?;
+                    cx.checker.on_posted(me, rid, source, tag)?;
                     self.phase = Phase::RevokeWait { posted: Some(rid) };
                     return Ok(true);
                 }
