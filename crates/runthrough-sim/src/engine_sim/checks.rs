@@ -11,7 +11,7 @@ use runthrough_core::matching::{SourceSelector, TagSelector};
 use runthrough_core::packet::{Packet, WORLD_CONTEXT};
 use runthrough_core::{Error, FailureView, RankSet};
 
-use super::program::{decode, payload_of, Plan};
+use super::program::{decode, payload_of, Plan, MAX_PAD};
 
 /// A check failed: what went wrong.
 pub type Verdict = Result<(), String>;
@@ -455,8 +455,9 @@ impl Checker {
     }
 
     /// Flow control's figures at `rank` against the ledger: the point-to-point bytes held are
-    /// exactly the buffered messages' charges; each sender keeps within its window (or one
-    /// message, when a message is larger than the window); collective bytes stay bounded.
+    /// exactly the buffered messages' charges (each sender's share is checked against its
+    /// window as they arrive); collective bytes stay within every sender's window or one
+    /// message (the bound `crate::flow` documents).
     pub fn check_flow(&self, rank: u32, stats: &FlowStats) -> Verdict {
         let r = rank as usize;
         if stats.unexpected_bytes != self.held[r] {
@@ -465,7 +466,7 @@ impl Checker {
                 stats.unexpected_bytes, self.held[r]
             ));
         }
-        let one = flow::charge(8 + 1500).max(stats.window);
+        let one = flow::charge(8 + MAX_PAD).max(stats.window);
         if stats.collective_bytes > u64::from(self.ranks) * one {
             return Err(format!(
                 "{} collective bytes held at {rank}, above {} senders' windows",

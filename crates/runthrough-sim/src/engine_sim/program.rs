@@ -5,7 +5,8 @@
 //!
 //! Rounds: (a) point-to-point messages, each rank sending all its messages of the round (waiting
 //! for credit in the engine's queues), then receiving its own in an order that keeps each
-//! sender's order, then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
+//! sender's order (one blocking receive after the other, or all posted first and then polled,
+//! as irecvs), then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
 //! the collective commands: gather to participant 0, which sends the sum back; (c)
 //! `validate_local`; (d) in some schedules, as the last round, one rank revokes the world while
 //! the others wait for a message from it that never comes.
@@ -13,9 +14,15 @@
 //! Receives that could match more than one message of the plan would make the program's
 //! outcome depend on the interleaving (and could leave a receive without a message), so each
 //! receive matches exactly its intended message while the senders live: a receive names its
-//! sender (with its tag or `Any` tag) and takes each sender's messages in the sender's order,
-//! or names `Any` source only with a tag that no other message of the round to that receiver
-//! has (tags are distinct between rounds).
+//! sender (with its tag, or `Any` tag when receives go one at a time) and takes each sender's
+//! messages in the sender's order, or names `Any` source only with a tag that no other message
+//! of the round to that receiver has (tags are distinct between rounds).
+//!
+//! Failures, as SPEC §3.1–3.2 say: `ProcFailed` from a named sender means that message is lost
+//! (skipped); `ProcFailedPending` on a wildcard (returned, or reported while it waits) is
+//! acknowledged with `validate_local`, then the receive is retried (or kept posted); a wildcard
+//! receive whose own sender is acknowledged failed names its sender instead, since no pending
+//! failure would stop it any more.
 
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -31,6 +38,9 @@ use super::run::Trace;
 
 /// The tag of the revocation round's receives: no message of the plan has it.
 pub const REVOKE_TAG: i32 = i32::MAX - 1;
+
+/// The most padding bytes an all-reduce's messages carry.
+pub const MAX_PAD: usize = 1500;
 
 /// Distinct tags per round: round `r` uses `r * TAGS_PER_ROUND ..`.
 const TAGS_PER_ROUND: i32 = 64;
@@ -115,7 +125,7 @@ impl Plan {
                     pad: if rng.gen_bool(0.5) {
                         0
                     } else {
-                        rng.gen_range(0..1500)
+                        rng.gen_range(0..MAX_PAD)
                     },
                 }
             } else {
@@ -495,8 +505,10 @@ impl Program {
                             progress = true;
                             if let Err(error) = outcome {
                                 cx.checker.on_error(me, &error)?;
+                                cx.trace.note(&[14, u64::from(me), u64::from(id)], || {
+                                    format!("rank {me} queued send of {id}: {error:?}")
+                                });
                                 revoked |= error == Error::Revoked;
-                                let _ = id;
                             }
                         }
                     }
