@@ -23,6 +23,8 @@
 //!   ([`replay_command`]); the same seed always gives the same trace.
 //! - [`scripted`] holds hand-written scenarios, apart from the random model.
 //! - [`scale`] runs one agreement over up to 2^20 ranks under a latency model.
+//! - [`engine_sim`] drives whole rank engines ([`runthrough_core::engine::Engine`]) with random
+//!   point-to-point, collective and revocation programs under crashes.
 //!
 //! ```
 //! use runthrough_sim::{run, Schedule};
@@ -34,6 +36,7 @@
 
 mod checker;
 mod engine;
+pub mod engine_sim;
 mod explore;
 pub mod scale;
 mod schedule;

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! What the engine simulator checks, from the outside: a ledger of every application message
+//! (sent, delivered, buffered or matched at arrival, received), of what each rank's detector
+//! told it and what `validate_local` acknowledged, and of revocations. Each rank's outcome is
+//! checked against it as it happens (SPEC §1, §2.1, §3.1–3.3, §3.5), and flow control's
+//! figures against what the ledger says is buffered.
+
+use runthrough_core::engine::{Probed, Received};
+use runthrough_core::flow::{self, FlowStats};
+use runthrough_core::matching::{SourceSelector, TagSelector};
+use runthrough_core::packet::{Packet, WORLD_CONTEXT};
+use runthrough_core::{Error, FailureView, RankSet};
+
+use super::program::{decode, payload_of, Plan, MAX_PAD};
+
+/// A check failed: what went wrong.
+pub type Verdict = Result<(), String>;
+
+/// The ledger, for all ranks.
+#[derive(Debug)]
+pub struct Checker {
+    ranks: u32,
+    /// Ranks that crashed.
+    pub crashed: Vec<bool>,
+    /// By observer: the failures its detector reported.
+    pub detected: Vec<RankSet>,
+    /// By observer: the failures its latest `validate_local` acknowledged.
+    pub acknowledged: Vec<RankSet>,
+    /// Whether the revoking rank of the schedule revoked the world.
+    pub revoke_issued: bool,
+    /// By rank: whether its world communicator is revoked.
+    pub revoked: Vec<bool>,
+    /// By message id.
+    sent: Vec<bool>,
+    delivered: Vec<bool>,
+    received: Vec<bool>,
+    /// (receiver, sender, tag) -> the last message id received with them (non-overtaking).
+    last: std::collections::BTreeMap<(u32, u32, i32), u32>,
+    /// By receiver: the messages buffered as unexpected, in arrival order, with their charges.
+    buffered: Vec<Vec<(u32, u64)>>,
+    /// By receiver: the sum of those charges (what flow control must report held).
+    held: Vec<u64>,
+    /// By rank: its posted point-to-point receives, in posting order: (receive id, selectors).
+    posted: Vec<Vec<(u64, SourceSelector, TagSelector)>>,
+    /// By rank: the messages deliveries matched to posted receives, by receive id, not yet
+    /// looked at.
+    matched: Vec<std::collections::BTreeMap<u64, u32>>,
+    /// Messages received, receives that found the sender failed.
+    pub receipts: u64,
+    /// See `receipts`.
+    pub failed_receives: u64,
+    /// Each sender's window at each receiver (flow control's figure).
+    pub window: u64,
+}
+
+fn accepts(source: SourceSelector, tag: TagSelector, from: u32, t: i32) -> bool {
+    let s = match source {
+        SourceSelector::Any => true,
+        SourceSelector::Rank(r) => r == from,
+    };
+    let t = match tag {
+        TagSelector::Any => true,
+        TagSelector::Value(v) => v == t,
+    };
+    s && t
+}
+
+impl Checker {
+    /// A ledger for `plan`.
+    pub fn new(plan: &Plan) -> Self {
+        let n = plan.ranks as usize;
+        let m = plan.messages.len();
+        Checker {
+            ranks: plan.ranks,
+            crashed: vec![false; n],
+            detected: vec![RankSet::new(); n],
+            acknowledged: vec![RankSet::new(); n],
+            revoke_issued: false,
+            revoked: vec![false; n],
+            sent: vec![false; m],
+            delivered: vec![false; m],
+            received: vec![false; m],
+            last: Default::default(),
+            buffered: vec![Vec::new(); n],
+            held: vec![0; n],
+            posted: vec![Vec::new(); n],
+            matched: vec![Default::default(); n],
+            receipts: 0,
+            failed_receives: 0,
+            window: u64::MAX,
+        }
+    }
+
+    /// Rank `from` puts `packet` for `to` on the network.
+    pub fn on_transmit(&mut self, plan: &Plan, from: u32, to: u32, packet: &Packet) -> Verdict {
+        let Packet::Data {
+            context,
+            source,
+            payload,
+            ..
+        } = packet
+        else {
+            return Ok(());
+        };
+        let (sender, id) = decode(payload).ok_or("a data packet that no program sent")?;
+        let message = &plan.messages[id as usize];
+        if *context != WORLD_CONTEXT || *source != from || sender != from {
+            return Err(format!(
+                "rank {from} sent message {id} with a wrong envelope"
+            ));
+        }
+        if message.receiver != to {
+            return Err(format!(
+                "message {id} for {} went to {to}",
+                message.receiver
+            ));
+        }
+        if std::mem::replace(&mut self.sent[id as usize], true) {
+            return Err(format!("message {id} was transmitted twice"));
+        }
+        Ok(())
+    }
+
+    /// `packet` from `from` is about to be delivered to `to` (alive).
+    pub fn on_deliver(&mut self, plan: &Plan, from: u32, to: u32, packet: &Packet) -> Verdict {
+        match packet {
+            Packet::Revoke { .. } => {
+                if !self.revoke_issued {
+                    return Err(format!("a Revoke reached {to} though nobody revoked"));
+                }
+                if !self.revoked[to as usize] {
+                    self.on_revoke(to);
+                }
+                Ok(())
+            }
+            Packet::Data { tag, payload, .. } => {
+                let (_, id) = decode(payload).ok_or("undecodable payload")?;
+                if !self.sent[id as usize] {
+                    return Err(format!("message {id} delivered but never sent"));
+                }
+                if std::mem::replace(&mut self.delivered[id as usize], true) {
+                    return Err(format!("message {id} delivered twice"));
+                }
+                let to_us = to as usize;
+                if self.revoked[to_us] {
+                    return Ok(()); // dropped at arrival
+                }
+                // The first posted receive that accepts it takes it (`Matcher::arrive`).
+                let first = self.posted[to_us]
+                    .iter()
+                    .position(|&(_, source, tagsel)| accepts(source, tagsel, from, *tag));
+                if let Some(at) = first {
+                    let (rid, _, _) = self.posted[to_us].remove(at);
+                    self.matched[to_us].insert(rid, id);
+                    return self.matched_in_order(to, from, *tag, id);
+                }
+                let charge = flow::charge(payload.len());
+                self.buffered[to_us].push((id, charge));
+                self.held[to_us] += charge;
+                self.check_window_of(plan, to, from)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The world communicator is revoked at `rank`: its buffered messages are dropped and its
+    /// posted receive completes with `Revoked`.
+    pub fn on_revoke(&mut self, rank: u32) {
+        let r = rank as usize;
+        self.revoked[r] = true;
+        self.buffered[r].clear();
+        self.held[r] = 0;
+        self.posted[r].clear();
+    }
+
+    /// `observer`'s detector reports that `dead` failed.
+    pub fn on_detect(&mut self, observer: u32, dead: u32) {
+        let o = observer as usize;
+        self.detected[o].insert(dead);
+        // Receives posted from it complete with ProcFailed.
+        self.posted[o].retain(|&(_, source, _)| source != SourceSelector::Rank(dead));
+    }
+
+    /// `rank` called `validate_local` and got `view`: L = G ∪ the failures it knows (SPEC §2.1).
+    pub fn on_validate(&mut self, rank: u32, view: &FailureView) -> Verdict {
+        let r = rank as usize;
+        if view.failed_set() != self.detected[r] {
+            return Err(format!(
+                "validate_local at {rank} gave failed {:?}, its detector knows {:?}",
+                view.failed_set(),
+                self.detected[r]
+            ));
+        }
+        self.acknowledged[r] = self.detected[r].clone();
+        Ok(())
+    }
+
+    fn unacknowledged(&self, rank: u32) -> bool {
+        self.detected[rank as usize].len() > self.acknowledged[rank as usize].len()
+    }
+
+    /// Message `id` from `sender` with `tag` is matched by a receive at `rank` (taken from
+    /// the buffer, or matched at arrival by a posted receive): MPI's non-overtaking rule says
+    /// one sender's messages with one tag are matched in the order they were sent.
+    fn matched_in_order(&mut self, rank: u32, sender: u32, tag: i32, id: u32) -> Verdict {
+        if let Some(&last) = self.last.get(&(rank, sender, tag)) {
+            if last > id {
+                return Err(format!(
+                    "message {id} from {sender} tag {tag} matched at {rank} after {last} (non-overtaking)"
+                ));
+            }
+        }
+        self.last.insert((rank, sender, tag), id);
+        Ok(())
+    }
+
+    /// A receive of `rank` was posted (nothing buffered matched, no failure outcome applied).
+    pub fn on_posted(
+        &mut self,
+        rank: u32,
+        rid: u64,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Verdict {
+        self.still_pending(rank, source)?;
+        self.posted[rank as usize].push((rid, source, tag));
+        Ok(())
+    }
+
+    /// A posted receive of `rank` is still pending: it must not be one that a failure decides.
+    pub fn still_pending(&self, rank: u32, source: SourceSelector) -> Verdict {
+        match source {
+            SourceSelector::Any if self.unacknowledged(rank) => Err(format!(
+                "a wildcard receive at {rank} waits while a failure is unacknowledged (SPEC §3.2)"
+            )),
+            SourceSelector::Rank(s) if self.detected[rank as usize].contains(s) => Err(format!(
+                "a receive at {rank} from {s} waits though its detector knows {s} failed (SPEC §3.1)"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `rank` withdrew its posted receive `rid`.
+    pub fn on_cancel(&mut self, rank: u32, rid: u64) {
+        self.posted[rank as usize].retain(|&(r, _, _)| r != rid);
+    }
+
+    /// A receive of `rank` for message `intended` with selectors (`source`, `tag`) returned
+    /// `received`: at once from the buffer (`posted` is `None`), or as the completion of its
+    /// posted receive `posted`.
+    pub fn on_received(
+        &mut self,
+        plan: &Plan,
+        rank: u32,
+        intended: u32,
+        (source, tag): (SourceSelector, TagSelector),
+        received: &Received,
+        posted: Option<u64>,
+    ) -> Verdict {
+        let r = rank as usize;
+        let envelope = received
+            .envelope
+            .ok_or("a receive completed as MPI_PROC_NULL though G is empty")?;
+        let (sender, id) = decode(&received.payload).ok_or("received an undecodable payload")?;
+        let message = plan
+            .messages
+            .get(id as usize)
+            .ok_or("received an unknown message")?;
+        if message.sender != sender || envelope.source != sender || message.tag != envelope.tag {
+            return Err(format!("message {id} received with a wrong envelope"));
+        }
+        if message.receiver != rank {
+            return Err(format!(
+                "message {id} for {} received at {rank}",
+                message.receiver
+            ));
+        }
+        if received.payload != payload_of(plan, id) {
+            return Err(format!("message {id} received with corrupted bytes"));
+        }
+        if !accepts(source, tag, sender, envelope.tag) {
+            return Err(format!(
+                "message {id} does not match the receive ({source:?}, {tag:?})"
+            ));
+        }
+        if !self.delivered[id as usize] {
+            return Err(format!("message {id} received before it was delivered"));
+        }
+        if std::mem::replace(&mut self.received[id as usize], true) {
+            return Err(format!("message {id} received twice"));
+        }
+        if id != intended && !self.crashed[sender as usize] {
+            return Err(format!(
+                "receive for message {intended} at {rank} got {id} from live sender {sender}"
+            ));
+        }
+        if let Some(rid) = posted {
+            if self.matched[r].remove(&rid) != Some(id) {
+                return Err(format!(
+                    "posted receive {rid} at {rank} completed with {id}, not the message matched at arrival"
+                ));
+            }
+        } else {
+            self.matched_in_order(rank, sender, envelope.tag, id)?;
+            let first = self.buffered[r].iter().position(|&(b, _)| {
+                let m = &plan.messages[b as usize];
+                accepts(source, tag, m.sender, m.tag)
+            });
+            match first {
+                Some(at) if self.buffered[r][at].0 == id => {
+                    let (_, charge) = self.buffered[r].remove(at);
+                    self.held[r] -= charge;
+                }
+                Some(at) => {
+                    return Err(format!(
+                        "receive at {rank} took {id}, the first buffered match is {}",
+                        self.buffered[r][at].0
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "receive at {rank} took {id}, which is not buffered"
+                    ))
+                }
+            }
+        }
+        self.receipts += 1;
+        Ok(())
+    }
+
+    /// A probe of `rank` with selectors (`source`, `tag`) found `outcome`: the first buffered
+    /// match (left buffered), or the outcome a receive would have without one (SPEC §3.1–3.2).
+    pub fn on_probe(
+        &self,
+        plan: &Plan,
+        rank: u32,
+        (source, tag): (SourceSelector, TagSelector),
+        outcome: &runthrough_core::Result<Option<Probed>>,
+    ) -> Verdict {
+        let first = self.buffered[rank as usize].iter().find_map(|&(b, _)| {
+            let m = &plan.messages[b as usize];
+            accepts(source, tag, m.sender, m.tag).then_some((b, m))
+        });
+        match (outcome, first) {
+            (Ok(Some(Probed::Message(envelope, len))), Some((id, m))) => {
+                if envelope.source != m.sender || envelope.tag != m.tag || *len != 8 + m.extra {
+                    return Err(format!(
+                        "probe at {rank} saw {envelope:?} ({len} bytes), the first match is {id}"
+                    ));
+                }
+                Ok(())
+            }
+            (Ok(Some(Probed::Message(envelope, _))), None) => Err(format!(
+                "probe at {rank} saw {envelope:?}, nothing matching is buffered"
+            )),
+            (_, Some((id, _))) => Err(format!(
+                "probe at {rank} gave {outcome:?} with message {id} buffered"
+            )),
+            (Ok(Some(Probed::ProcNull)), None) => Err(format!(
+                "probe at {rank} gave MPI_PROC_NULL though G is empty"
+            )),
+            (Ok(None), None) => self.still_pending(rank, source),
+            (Err(Error::ProcFailed { rank: failed }), None) => {
+                if source != SourceSelector::Rank(*failed) {
+                    return Err(format!(
+                        "probe at {rank} from {source:?}: ProcFailed({failed})"
+                    ));
+                }
+                self.known_failed(rank, *failed)
+            }
+            (Err(Error::ProcFailedPending), None) => self.on_failure_pending(rank, source),
+            (Err(error), None) => self.on_error(rank, error),
+        }
+    }
+
+    /// A receive of `rank` from `source` returned `ProcFailed { rank: failed }`.
+    pub fn on_proc_failed(
+        &mut self,
+        plan: &Plan,
+        rank: u32,
+        (source, tag): (SourceSelector, TagSelector),
+        failed: u32,
+        immediate: bool,
+    ) -> Verdict {
+        if source != SourceSelector::Rank(failed) {
+            return Err(format!(
+                "a receive at {rank} from {source:?} returned ProcFailed({failed})"
+            ));
+        }
+        self.known_failed(rank, failed)?;
+        if immediate {
+            let buffered = self.buffered[rank as usize].iter().find(|&&(b, _)| {
+                let m = &plan.messages[b as usize];
+                accepts(source, tag, m.sender, m.tag)
+            });
+            if let Some((id, _)) = buffered {
+                return Err(format!(
+                    "receive at {rank} from {failed} returned ProcFailed with message {id} buffered (SPEC §3.1)"
+                ));
+            }
+        }
+        self.failed_receives += 1;
+        Ok(())
+    }
+
+    /// A receive of `rank` from `source` reported `ProcFailedPending`.
+    pub fn on_failure_pending(&self, rank: u32, source: SourceSelector) -> Verdict {
+        if source != SourceSelector::Any {
+            return Err(format!(
+                "ProcFailedPending at {rank} for a receive from {source:?} (SPEC §3.2)"
+            ));
+        }
+        if !self.unacknowledged(rank) {
+            return Err(format!(
+                "ProcFailedPending at {rank} with no unacknowledged failure (SPEC §3.2)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// An error that names failed rank `failed` is legal at `rank` only if `failed` crashed
+    /// and `rank`'s detector said so.
+    pub fn known_failed(&self, rank: u32, failed: u32) -> Verdict {
+        if failed >= self.ranks || !self.crashed[failed as usize] {
+            return Err(format!("{rank} was told {failed} failed, but it did not"));
+        }
+        if !self.detected[rank as usize].contains(failed) {
+            return Err(format!(
+                "{rank} was told {failed} failed before its detector said so"
+            ));
+        }
+        Ok(())
+    }
+
+    /// An operation of `rank` failed with `error`: legal for `ProcFailed` of a failure its
+    /// detector reported, and for `Revoked` once the world was revoked.
+    pub fn on_error(&self, rank: u32, error: &Error) -> Verdict {
+        match error {
+            Error::ProcFailed { rank: failed } => self.known_failed(rank, *failed),
+            Error::Revoked if self.revoke_issued && self.revoked[rank as usize] => Ok(()),
+            Error::Revoked => Err(format!("Revoked at {rank} though it was not revoked")),
+            other => Err(format!("unexpected error at {rank}: {other:?}")),
+        }
+    }
+
+    /// A message the plan has that is still owed: from a sender that never crashed, to a
+    /// receiver that survived, not received.
+    pub fn lost_message(&self, plan: &Plan) -> Option<u32> {
+        plan.messages.iter().enumerate().find_map(|(id, m)| {
+            let owed = !self.crashed[m.sender as usize]
+                && !self.crashed[m.receiver as usize]
+                && !self.received[id];
+            owed.then_some(id as u32)
+        })
+    }
+
+    /// Flow control's figures at `rank` against the ledger: the point-to-point bytes held are
+    /// exactly the buffered messages' charges (each sender's share is checked against its
+    /// window as they arrive); collective bytes stay within every sender's window or one
+    /// message (the bound `crate::flow` documents).
+    pub fn check_flow(&self, rank: u32, stats: &FlowStats) -> Verdict {
+        let r = rank as usize;
+        if stats.unexpected_bytes != self.held[r] {
+            return Err(format!(
+                "flow control at {rank} holds {} bytes, the buffered messages are charged {}",
+                stats.unexpected_bytes, self.held[r]
+            ));
+        }
+        let one = flow::charge(8 + MAX_PAD).max(stats.window);
+        if stats.collective_bytes > u64::from(self.ranks) * one {
+            return Err(format!(
+                "{} collective bytes held at {rank}, above {} senders' windows",
+                stats.collective_bytes, self.ranks
+            ));
+        }
+        Ok(())
+    }
+
+    /// The buffered messages from `sender` at `rank` keep within the sender's window, or are
+    /// one message (a message larger than the window goes alone: `crate::flow`).
+    fn check_window_of(&self, plan: &Plan, rank: u32, sender: u32) -> Verdict {
+        let (mut sum, mut largest) = (0, 0);
+        for &(id, charge) in &self.buffered[rank as usize] {
+            if plan.messages[id as usize].sender == sender {
+                sum += charge;
+                largest = largest.max(charge);
+            }
+        }
+        if sum > self.window.max(largest) {
+            return Err(format!(
+                "{sum} bytes from {sender} buffered at {rank}: above its window {}",
+                self.window
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1098 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The simulated application: a plan of rounds drawn from the seed, deadlock-free by
+//! construction, and each rank's program as a resumable state machine over the engine's
+//! commands (post, then poll, one command a step), handling failures as SPEC §3 says.
+//!
+//! Rounds: (a) point-to-point messages, each rank sending all its messages of the round (waiting
+//! for credit in the engine's queues), then receiving its own in an order that keeps each
+//! sender's order (one blocking receive after the other, or all posted first and then polled,
+//! as irecvs), then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
+//! the collective commands: gather to participant 0, which sends the sum back; (c)
+//! `validate_local`; (d) in some schedules, as the last round, one rank revokes the world while
+//! the others wait for a message from it that never comes.
+//!
+//! Receives that could match more than one message of the plan would make the program's
+//! outcome depend on the interleaving (and could leave a receive without a message), so each
+//! receive matches exactly its intended message while the senders live: a receive names its
+//! sender (with its tag, or `Any` tag when receives go one at a time) and takes each sender's
+//! messages in the sender's order, or names `Any` source only with a tag that no other message
+//! of the round to that receiver has (tags are distinct between rounds).
+//!
+//! Failures, as SPEC §3.1–3.2 say: `ProcFailed` from a named sender means that message is lost
+//! (skipped); `ProcFailedPending` on a wildcard (returned, or reported while it waits) is
+//! acknowledged with `validate_local`, then the receive is retried (or kept posted); a wildcard
+//! receive whose own sender is acknowledged failed names its sender instead, since no pending
+//! failure would stop it any more.
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use runthrough_core::engine::{CollectiveCall, CollectivePosted, Engine, Posted, ReceivePoll};
+use runthrough_core::flow;
+use runthrough_core::matching::{SourceSelector, TagSelector};
+use runthrough_core::packet::{Lane, Outgoing, Packet, Payload, WORLD_CONTEXT};
+use runthrough_core::{Error, RankSet, Result};
+
+use super::checks::Checker;
+use super::run::Trace;
+
+/// The tag of the revocation round's receives: no message of the plan has it.
+pub const REVOKE_TAG: i32 = i32::MAX - 1;
+
+/// The most padding bytes an all-reduce's messages carry.
+pub const MAX_PAD: usize = 1500;
+
+/// Distinct tags per round: round `r` uses `r * TAGS_PER_ROUND ..`.
+const TAGS_PER_ROUND: i32 = 64;
+
+/// One planned point-to-point message; its id is its index in [`Plan::messages`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// World rank of the sender.
+    pub sender: u32,
+    /// World rank of the receiver.
+    pub receiver: u32,
+    /// The tag.
+    pub tag: i32,
+    /// Bytes after the 8-byte head (sender, id).
+    pub extra: usize,
+    /// The receive names `Any` source (only with a tag unique in its round at the receiver).
+    pub any_source: bool,
+    /// The receive names `Any` tag (only with an exact source).
+    pub any_tag: bool,
+}
+
+/// One round of the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Round {
+    /// Point-to-point messages.
+    PointToPoint,
+    /// An all-reduce (sum of one u64 each); its messages carry `pad` more bytes, so that
+    /// collective traffic meets flow control too.
+    AllReduce {
+        /// Bytes after the value in every message of the call.
+        pad: usize,
+    },
+    /// `validate_local` at every rank.
+    ValidateLocal,
+    /// `by` revokes the world; the others wait for it to reach them (the last round).
+    Revoke {
+        /// The revoking rank.
+        by: u32,
+    },
+}
+
+/// Everything a schedule's programs and faults are, drawn from its seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Number of ranks.
+    pub ranks: u32,
+    /// The unexpected-bytes cap of every rank.
+    pub cap: usize,
+    /// The rounds, in order.
+    pub rounds: Vec<Round>,
+    /// Every point-to-point message, in each sender's order.
+    pub messages: Vec<Message>,
+    /// By rank, by round: the ids of the messages it sends, in order.
+    pub sends: Vec<Vec<Vec<u32>>>,
+    /// By rank, by round: the ids of the messages it receives, in order.
+    pub receives: Vec<Vec<Vec<u32>>>,
+    /// The scheduler steps at which a (random live) rank is killed.
+    pub crash_steps: Vec<u64>,
+    /// Each survivor's detector reports each crash after 1..=this many steps.
+    pub max_detect_delay: u64,
+    /// Probability (per mille) that the scheduler delivers rather than steps a rank.
+    pub deliver_per_mille: u32,
+}
+
+impl Plan {
+    /// The plan of `rng`'s seed over `ranks` ranks.
+    /// With `any_order`, each receiver takes its messages of a round in any order (each
+    /// receive names its message's tag, unique in the round at that receiver).
+    pub fn random(rng: &mut ChaCha8Rng, ranks: u32, any_order: bool) -> Self {
+        let n = ranks;
+        let cap = *[4096usize, 6144, 8192, 16384]
+            .choose(rng)
+            .expect("not empty");
+        let round_count = rng.gen_range(2..=8);
+        let mut rounds = Vec::new();
+        for _ in 0..round_count {
+            let pick = rng.gen_range(0..100);
+            rounds.push(if pick < 60 {
+                Round::PointToPoint
+            } else if pick < 85 {
+                Round::AllReduce {
+                    pad: if rng.gen_bool(0.5) {
+                        0
+                    } else {
+                        rng.gen_range(0..MAX_PAD)
+                    },
+                }
+            } else {
+                Round::ValidateLocal
+            });
+        }
+        if rng.gen_bool(0.2) {
+            rounds.push(Round::Revoke {
+                by: rng.gen_range(0..n),
+            });
+        }
+        let mut messages = Vec::new();
+        let mut sends = vec![vec![Vec::new(); rounds.len()]; n as usize];
+        let mut receives = vec![vec![Vec::new(); rounds.len()]; n as usize];
+        for (r, round) in rounds.iter().enumerate() {
+            if *round != Round::PointToPoint {
+                continue;
+            }
+            let count = rng
+                .gen_range(1..=3 * n as usize)
+                .min(TAGS_PER_ROUND as usize);
+            let first = messages.len();
+            for _ in 0..count {
+                let sender = rng.gen_range(0..n);
+                let receiver = (sender + rng.gen_range(1..n)) % n;
+                let extra = if rng.gen_bool(0.3) {
+                    rng.gen_range(0..3000)
+                } else {
+                    rng.gen_range(0..64)
+                };
+                let tag = if any_order {
+                    r as i32 * TAGS_PER_ROUND + (messages.len() - first) as i32
+                } else {
+                    r as i32 * TAGS_PER_ROUND + rng.gen_range(0..4)
+                };
+                let id = messages.len() as u32;
+                sends[sender as usize][r].push(id);
+                messages.push(Message {
+                    sender,
+                    receiver,
+                    tag,
+                    extra,
+                    any_source: false,
+                    any_tag: false,
+                });
+            }
+            for receiver in 0..n {
+                let mine: Vec<u32> = (first..messages.len())
+                    .filter(|&id| messages[id].receiver == receiver)
+                    .map(|id| id as u32)
+                    .collect();
+                // Selectors: a unique tag may go with Any source; otherwise maybe Any tag.
+                for &id in &mine {
+                    let tag = messages[id as usize].tag;
+                    let unique = mine
+                        .iter()
+                        .filter(|&&o| messages[o as usize].tag == tag)
+                        .count()
+                        == 1;
+                    if unique && rng.gen_bool(0.5) {
+                        messages[id as usize].any_source = true;
+                    } else if !any_order && rng.gen_bool(0.3) {
+                        messages[id as usize].any_tag = true;
+                    }
+                }
+                // A random merge of the senders' sequences.
+                let mut queues: Vec<std::collections::VecDeque<u32>> =
+                    vec![Default::default(); n as usize];
+                for &id in &mine {
+                    queues[messages[id as usize].sender as usize].push_back(id);
+                }
+                let mut order = Vec::with_capacity(mine.len());
+                while order.len() < mine.len() {
+                    let ready: Vec<usize> =
+                        (0..n as usize).filter(|&s| !queues[s].is_empty()).collect();
+                    let s = *ready.choose(rng).expect("messages remain");
+                    order.push(queues[s].pop_front().expect("not empty"));
+                }
+                if any_order {
+                    order.shuffle(rng);
+                }
+                receives[receiver as usize][r] = order;
+            }
+        }
+        let crashes = match rng.gen_range(0..10) {
+            0..=4 => 0,
+            5..=7 => 1,
+            _ => rng.gen_range(1..n),
+        };
+        let horizon = 4 * messages.len() as u64 + 6 * u64::from(n) * rounds.len() as u64 + 10;
+        let mut crash_steps: Vec<u64> = (0..crashes).map(|_| rng.gen_range(1..horizon)).collect();
+        crash_steps.sort_unstable();
+        let max_detect_delay = *[3u64, 30, 300, 3000].choose(rng).expect("not empty");
+        let deliver_per_mille = rng.gen_range(200..800);
+        Plan {
+            ranks,
+            cap,
+            rounds,
+            messages,
+            sends,
+            receives,
+            crash_steps,
+            max_detect_delay,
+            deliver_per_mille,
+        }
+    }
+}
+
+/// The bytes of message `id`: (sender, id) little-endian, then `extra` bytes of a pattern.
+pub fn payload_of(plan: &Plan, id: u32) -> Payload {
+    let message = &plan.messages[id as usize];
+    let mut payload = Vec::with_capacity(8 + message.extra);
+    payload.extend_from_slice(&message.sender.to_le_bytes());
+    payload.extend_from_slice(&id.to_le_bytes());
+    payload.extend((0..message.extra).map(|i| (id as usize * 31 + i) as u8));
+    payload
+}
+
+/// (sender, id) of a message's bytes.
+pub fn decode(payload: &[u8]) -> Option<(u32, u32)> {
+    let head = payload.get(..8)?;
+    let sender = u32::from_le_bytes(head[..4].try_into().ok()?);
+    let id = u32::from_le_bytes(head[4..].try_into().ok()?);
+    Some((sender, id))
+}
+
+/// What rank `rank` contributes to the all-reduce of round `round`.
+pub fn contribution(round: usize, rank: u32) -> u64 {
+    (u64::from(rank) + 1) * 1_000_003 + round as u64 * 7919
+}
+
+/// What a rank's step sees: its engine, the ledger, where its packets go, the run's randomness.
+pub struct Ctx<'a> {
+    /// This rank's world rank.
+    pub me: u32,
+    /// The plan.
+    pub plan: &'a Plan,
+    /// This rank's engine.
+    pub engine: &'a mut Engine,
+    /// The ledger.
+    pub checker: &'a mut Checker,
+    /// Packets this step transmits.
+    pub out: &'a mut Outgoing,
+    /// The run's randomness (program choices).
+    pub rng: &'a mut ChaCha8Rng,
+    /// The trace.
+    pub trace: &'a mut Trace,
+}
+
+/// How a program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Every round done.
+    Completed,
+    /// The world was revoked under it.
+    Revoked,
+    /// It waited in the revocation round for a revoker that failed first.
+    RevokerFailed,
+}
+
+#[derive(Debug)]
+enum Stage {
+    Gather { next: usize, waiting: Option<u64> },
+    Scatter { next: usize, queued: Option<usize> },
+    ToRoot { queued: Option<usize> },
+    FromRoot { waiting: Option<u64> },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum RecvSlot {
+    /// To start (again); `exact`: a wildcard receive falls back to naming its sender (whose
+    /// failure it acknowledged).
+    Idle { exact: bool },
+    /// Posted as receive `rid`.
+    Posted {
+        rid: u64,
+        source: SourceSelector,
+        tag: TagSelector,
+    },
+    /// Finished (a message, or its sender's failure).
+    Done,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Begin,
+    Send {
+        next: usize,
+    },
+    Receive {
+        /// The round's receives, in the program's order.
+        slots: Vec<RecvSlot>,
+        /// The first receive not started yet.
+        next_start: usize,
+        /// How many receives may be unfinished at once: 1 (blocking receives, one after the
+        /// other) or all of them (irecvs posted in order, then polled).
+        window: usize,
+    },
+    AwaitSends,
+    Reduce {
+        call: CollectiveCall,
+        stage: Stage,
+        sum: u64,
+        pad: usize,
+    },
+    RevokeWait {
+        posted: Option<u64>,
+    },
+    Done(End),
+}
+
+/// One rank's program.
+#[derive(Debug)]
+pub struct Program {
+    round: usize,
+    phase: Phase,
+    /// Point-to-point sends waiting for credit: (send slot, message id).
+    queued: Vec<(usize, u32)>,
+    /// The failed ranks of its latest `validate_local`: a wildcard receive of a message from
+    /// one of them names its sender instead (it would wait for nothing: no failure is
+    /// pending any more to stop it).
+    acknowledged: RankSet,
+}
+
+type Step = std::result::Result<bool, String>;
+
+impl Default for Program {
+    fn default() -> Self {
+        Program {
+            round: 0,
+            phase: Phase::Begin,
+            queued: Vec::new(),
+            acknowledged: RankSet::new(),
+        }
+    }
+}
+
+impl Program {
+    /// How it ended, once it did.
+    pub fn end(&self) -> Option<End> {
+        match self.phase {
+            Phase::Done(end) => Some(end),
+            _ => None,
+        }
+    }
+
+    /// Where it is (for a stuck schedule's report).
+    pub fn describe(&self, plan: &Plan, me: u32) -> String {
+        let round = plan.rounds.get(self.round);
+        let what = match &self.phase {
+            Phase::Begin => "starting".to_string(),
+            Phase::Send { next } => format!("sending #{next}"),
+            Phase::Receive {
+                slots, next_start, ..
+            } => {
+                let ids = &plan.receives[me as usize][self.round];
+                let open: Vec<String> = slots
+                    .iter()
+                    .zip(ids)
+                    .take(*next_start)
+                    .filter(|(slot, _)| !matches!(slot, RecvSlot::Done))
+                    .map(|(slot, &id)| format!("{id} {:?} {slot:?}", plan.messages[id as usize]))
+                    .collect();
+                format!("receiving (started {next_start}/{}): {open:?}", slots.len())
+            }
+            Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
+            Phase::Reduce { stage, .. } => format!("all-reduce {stage:?}"),
+            Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
+            Phase::Done(end) => format!("done: {end:?}"),
+        };
+        format!("round {} {round:?}: {what}", self.round)
+    }
+
+    /// One step: transmits what flow control let go, then one command of the program.
+    /// Returns whether anything changed (a step that changed nothing changes nothing until a
+    /// packet or a detector report reaches this rank).
+    ///
+    /// # Errors
+    /// A violated check.
+    pub fn step(&mut self, cx: &mut Ctx) -> Step {
+        let mut progress = false;
+        let mut transmit = cx.engine.poll_transmit();
+        if !transmit.is_empty() {
+            cx.out.append(&mut transmit.packets);
+            cx.engine.end_transmit(&transmit);
+            progress = true;
+        }
+        progress |= self.act(cx)?;
+        cx.engine.flush_flow(cx.out);
+        Ok(progress)
+    }
+
+    fn finish(&mut self, end: End, cx: &mut Ctx) -> Step {
+        cx.trace.note(&[10, u64::from(cx.me), end as u64], || {
+            format!("rank {} ends: {end:?}", cx.me)
+        });
+        self.phase = Phase::Done(end);
+        Ok(true)
+    }
+
+    fn next_round(&mut self) -> Step {
+        self.round += 1;
+        self.phase = Phase::Begin;
+        Ok(true)
+    }
+
+    fn act(&mut self, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        match &mut self.phase {
+            Phase::Done(_) => Ok(false),
+            Phase::Begin => {
+                let Some(round) = cx.plan.rounds.get(self.round) else {
+                    return self.finish(End::Completed, cx);
+                };
+                match *round {
+                    Round::PointToPoint => {
+                        self.phase = Phase::Send { next: 0 };
+                        Ok(true)
+                    }
+                    Round::ValidateLocal => {
+                        let view = cx
+                            .engine
+                            .validate_local(WORLD_CONTEXT)
+                            .map_err(|e| format!("validate_local at {me}: {e:?}"))?;
+                        cx.checker.on_validate(me, &view)?;
+                        self.acknowledged = view.failed_set();
+                        cx.trace.note(&[11, u64::from(me)], || {
+                            format!("rank {me} validate_local: {:?}", view.failed_set())
+                        });
+                        self.next_round()
+                    }
+                    Round::Revoke { by } if by == me => {
+                        cx.checker.revoke_issued = true;
+                        cx.checker.on_revoke(me);
+                        cx.engine.revoke(WORLD_CONTEXT, None, cx.out);
+                        cx.trace
+                            .note(&[12, u64::from(me)], || format!("rank {me} revokes"));
+                        self.finish(End::Revoked, cx)
+                    }
+                    Round::Revoke { .. } => {
+                        self.phase = Phase::RevokeWait { posted: None };
+                        Ok(true)
+                    }
+                    Round::AllReduce { pad } => self.begin_reduce(pad, cx),
+                }
+            }
+            Phase::Send { next } => {
+                let sends = &cx.plan.sends[me as usize][self.round];
+                let Some(&id) = sends.get(*next) else {
+                    let count = cx.plan.receives[me as usize][self.round].len();
+                    let window = if cx.rng.gen_bool(0.5) {
+                        1
+                    } else {
+                        count.max(1)
+                    };
+                    self.phase = Phase::Receive {
+                        slots: vec![RecvSlot::Idle { exact: false }; count],
+                        next_start: 0,
+                        window,
+                    };
+                    return Ok(true);
+                };
+                *next += 1;
+                self.send(id, cx)
+            }
+            Phase::Receive { .. } => self.receive(cx),
+            Phase::AwaitSends => {
+                let mut progress = false;
+                let mut revoked = false;
+                let mut i = 0;
+                while i < self.queued.len() {
+                    let (slot, id) = self.queued[i];
+                    match cx.engine.send_outcome(slot) {
+                        None => i += 1,
+                        Some(outcome) => {
+                            self.queued.swap_remove(i);
+                            progress = true;
+                            if let Err(error) = outcome {
+                                cx.checker.on_error(me, &error)?;
+                                cx.trace.note(&[14, u64::from(me), u64::from(id)], || {
+                                    format!("rank {me} queued send of {id}: {error:?}")
+                                });
+                                revoked |= error == Error::Revoked;
+                            }
+                        }
+                    }
+                }
+                if revoked {
+                    return self.finish(End::Revoked, cx);
+                }
+                if self.queued.is_empty() {
+                    return self.next_round();
+                }
+                Ok(progress)
+            }
+            Phase::Reduce { .. } => self.reduce(cx),
+            Phase::RevokeWait { .. } => self.revoke_wait(cx),
+        }
+    }
+
+    fn send(&mut self, id: u32, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let message = &cx.plan.messages[id as usize];
+        match cx.engine.send_target(WORLD_CONTEXT, message.receiver) {
+            Ok(Some(world)) => {
+                if world != message.receiver {
+                    return Err(format!(
+                        "send_target({}) gave world {world}",
+                        message.receiver
+                    ));
+                }
+                let payload = payload_of(cx.plan, id);
+                let charge = flow::charge(payload.len());
+                let packet = Packet::Data {
+                    context: WORLD_CONTEXT,
+                    source: me,
+                    tag: message.tag,
+                    payload,
+                };
+                if cx.engine.admit(world, Lane::Point, charge) {
+                    cx.out.push((world, packet));
+                } else {
+                    let slot = cx.engine.queue_send(
+                        world,
+                        Lane::Point,
+                        WORLD_CONTEXT,
+                        message.receiver,
+                        packet,
+                        charge,
+                    );
+                    cx.out.append(&mut cx.engine.take_due());
+                    self.queued.push((slot, id));
+                    cx.trace.note(&[13, u64::from(me), u64::from(id)], || {
+                        format!("rank {me} queues message {id} for credit")
+                    });
+                }
+                Ok(true)
+            }
+            Ok(None) => Err(format!(
+                "send to {} completed as MPI_PROC_NULL though G is empty",
+                message.receiver
+            )),
+            Err(error) => {
+                cx.checker.on_error(me, &error)?;
+                cx.trace.note(&[14, u64::from(me), u64::from(id)], || {
+                    format!("rank {me} send of {id}: {error:?}")
+                });
+                if error == Error::Revoked {
+                    return self.finish(End::Revoked, cx);
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn receive(&mut self, cx: &mut Ctx) -> Step {
+        let Phase::Receive {
+            slots,
+            next_start,
+            window,
+        } = &mut self.phase
+        else {
+            unreachable!("called in the receive phase");
+        };
+        // A receive to (re)start: one sent back to idle (a failure pending, a fallback to its
+        // sender), or the next one while fewer than `window` are unfinished.
+        let unfinished = slots[..*next_start]
+            .iter()
+            .filter(|s| !matches!(s, RecvSlot::Done))
+            .count();
+        let restart = slots[..*next_start]
+            .iter()
+            .position(|s| matches!(s, RecvSlot::Idle { .. }));
+        let start = match restart {
+            Some(at) => Some(at),
+            None if *next_start < slots.len() && unfinished < *window => {
+                *next_start += 1;
+                Some(*next_start - 1)
+            }
+            None => None,
+        };
+        if let Some(at) = start {
+            return self.start_receive(at, cx);
+        }
+        if slots.iter().all(|s| matches!(s, RecvSlot::Done)) {
+            self.phase = Phase::AwaitSends;
+            return Ok(true);
+        }
+        let posted: Vec<usize> = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, RecvSlot::Posted { .. }))
+            .map(|(at, _)| at)
+            .collect();
+        let mut progress = false;
+        for at in posted {
+            progress |= self.poll_slot(at, cx)?;
+            if self.end().is_some() {
+                break;
+            }
+        }
+        Ok(progress)
+    }
+
+    /// The message id and selectors of receive `at` of this round.
+    fn selectors(&self, at: usize, exact: bool, cx: &Ctx) -> (u32, SourceSelector, TagSelector) {
+        let id = cx.plan.receives[cx.me as usize][self.round][at];
+        let message = &cx.plan.messages[id as usize];
+        let exact = exact || self.acknowledged.contains(message.sender);
+        let source = if message.any_source && !exact {
+            SourceSelector::Any
+        } else {
+            SourceSelector::Rank(message.sender)
+        };
+        // With several receives posted, a receive restarted after a failure goes to the end of
+        // the posted queue: an `Any` tag receive from the same sender posted meanwhile would
+        // take its message. So posted-together receives name their tag (then each message is
+        // accepted by its own receive only, or by same-tag receives of the same sender, posted
+        // in the sender's order and never restarted).
+        let tag = if message.any_tag && !self.batch() {
+            TagSelector::Any
+        } else {
+            TagSelector::Value(message.tag)
+        };
+        (id, source, tag)
+    }
+
+    /// Whether this round's receives are posted together.
+    fn batch(&self) -> bool {
+        matches!(self.phase, Phase::Receive { window, .. } if window > 1)
+    }
+
+    fn set_slot(&mut self, at: usize, slot: RecvSlot) {
+        if let Phase::Receive { slots, .. } = &mut self.phase {
+            slots[at] = slot;
+        }
+    }
+
+    fn start_receive(&mut self, at: usize, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let exact = match &self.phase {
+            Phase::Receive { slots, .. } => matches!(slots[at], RecvSlot::Idle { exact: true }),
+            _ => unreachable!("called in the receive phase"),
+        };
+        let (id, source, tag) = self.selectors(at, exact, cx);
+        if cx.rng.gen_bool(0.25) {
+            let probed = cx.engine.probe(WORLD_CONTEXT, source, tag);
+            cx.checker.on_probe(cx.plan, me, (source, tag), &probed)?;
+            cx.trace.note(&[20, u64::from(me), u64::from(id)], || {
+                format!("rank {me} probes ({source:?}, {tag:?}): {probed:?}")
+            });
+        }
+        match cx.engine.match_or_post(WORLD_CONTEXT, source, tag) {
+            Err(error) => self.received(at, (source, tag), Err(error), None, cx),
+            Ok(Posted::Done(outcome)) => self.received(at, (source, tag), outcome, None, cx),
+            Ok(Posted::Waiting(rid)) => {
+                cx.checker.on_posted(me, rid, source, tag)?;
+                self.set_slot(at, RecvSlot::Posted { rid, source, tag });
+                Ok(true)
+            }
+        }
+    }
+
+    fn poll_slot(&mut self, at: usize, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let Phase::Receive { slots, .. } = &self.phase else {
+            unreachable!("called in the receive phase");
+        };
+        let RecvSlot::Posted { rid, source, tag } = slots[at] else {
+            return Ok(false);
+        };
+        let id = cx.plan.receives[me as usize][self.round][at];
+        let wildcard = source == SourceSelector::Any;
+        match cx.engine.poll_receive(WORLD_CONTEXT, rid, wildcard) {
+            ReceivePoll::Pending => {
+                cx.checker.still_pending(me, source)?;
+                Ok(false)
+            }
+            ReceivePoll::Complete(outcome) => {
+                self.received(at, (source, tag), outcome, Some(rid), cx)
+            }
+            ReceivePoll::FailurePending => {
+                cx.checker.on_failure_pending(me, source)?;
+                // Either withdraw it (a blocking receive) or keep it (a request that stays
+                // pending), acknowledge the failure, and go on; a receive whose own sender
+                // failed falls back to naming it.
+                let keep = cx.rng.gen_bool(0.5);
+                let sender = cx.plan.messages[id as usize].sender;
+                let exact = self.acknowledge(sender, cx)?; // withdraws it if `exact`
+                if !keep && !exact {
+                    cx.engine.cancel_receive(WORLD_CONTEXT, rid);
+                    cx.checker.on_cancel(me, rid);
+                    self.set_slot(at, RecvSlot::Idle { exact });
+                }
+                cx.trace.note(&[15, u64::from(me), u64::from(id)], || {
+                    format!("rank {me} receive of {id}: failure pending (kept {keep})")
+                });
+                Ok(true)
+            }
+        }
+    }
+
+    /// `validate_local`, then whether the receive of a message from `sender` must now name
+    /// its sender (the sender's failure is acknowledged: a wildcard would wait for nothing).
+    fn acknowledge(&mut self, sender: u32, cx: &mut Ctx) -> std::result::Result<bool, String> {
+        let me = cx.me;
+        let view = cx
+            .engine
+            .validate_local(WORLD_CONTEXT)
+            .map_err(|e| format!("validate_local at {me}: {e:?}"))?;
+        cx.checker.on_validate(me, &view)?;
+        self.acknowledged = view.failed_set();
+        // Other posted wildcard receives whose sender is now acknowledged failed would wait for
+        // nothing: withdrawn, to name their sender.
+        let round = self.round;
+        if let Phase::Receive { slots, .. } = &mut self.phase {
+            for (at, slot) in slots.iter_mut().enumerate() {
+                let RecvSlot::Posted { rid, source, .. } = *slot else {
+                    continue;
+                };
+                let id = cx.plan.receives[me as usize][round][at];
+                let from = cx.plan.messages[id as usize].sender;
+                if source == SourceSelector::Any && self.acknowledged.contains(from) {
+                    cx.engine.cancel_receive(WORLD_CONTEXT, rid);
+                    cx.checker.on_cancel(me, rid);
+                    *slot = RecvSlot::Idle { exact: true };
+                }
+            }
+        }
+        Ok(view.is_failed(sender))
+    }
+
+    /// Receive `at` finished with `outcome`: at once (`rid` is `None`) or as the completion of
+    /// its posted receive `rid`.
+    fn received(
+        &mut self,
+        at: usize,
+        selectors: (SourceSelector, TagSelector),
+        outcome: Result<runthrough_core::engine::Received>,
+        rid: Option<u64>,
+        cx: &mut Ctx,
+    ) -> Step {
+        let me = cx.me;
+        let id = cx.plan.receives[me as usize][self.round][at];
+        match outcome {
+            Ok(received) => {
+                cx.checker
+                    .on_received(cx.plan, me, id, selectors, &received, rid)?;
+                cx.trace.note(&[16, u64::from(me), u64::from(id)], || {
+                    let got = decode(&received.payload).map(|(_, got)| got);
+                    format!("rank {me} receives {got:?} (for {id}, posted {rid:?})")
+                });
+                self.set_slot(at, RecvSlot::Done);
+                Ok(true)
+            }
+            Err(Error::ProcFailed { rank }) => {
+                cx.checker
+                    .on_proc_failed(cx.plan, me, selectors, rank, rid.is_none())?;
+                cx.trace.note(&[17, u64::from(me), u64::from(id)], || {
+                    format!("rank {me} receive of {id}: ProcFailed({rank}), skipped")
+                });
+                self.set_slot(at, RecvSlot::Done);
+                Ok(true)
+            }
+            Err(Error::ProcFailedPending) => {
+                cx.checker.on_failure_pending(me, selectors.0)?;
+                let sender = cx.plan.messages[id as usize].sender;
+                let exact = self.acknowledge(sender, cx)?;
+                cx.trace.note(&[18, u64::from(me), u64::from(id)], || {
+                    format!("rank {me} receive of {id}: ProcFailedPending, validated")
+                });
+                self.set_slot(at, RecvSlot::Idle { exact });
+                Ok(true)
+            }
+            Err(error) => {
+                cx.checker.on_error(me, &error)?;
+                if error == Error::Revoked {
+                    return self.finish(End::Revoked, cx);
+                }
+                Err(format!("receive at {me}: {error:?}"))
+            }
+        }
+    }
+
+    fn revoke_wait(&mut self, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let Phase::RevokeWait { posted } = self.phase else {
+            unreachable!("called in the revocation round");
+        };
+        let Some(Round::Revoke { by }) = cx.plan.rounds.get(self.round).cloned() else {
+            unreachable!("the revocation round");
+        };
+        let source = SourceSelector::Rank(by);
+        let tag = TagSelector::Value(REVOKE_TAG);
+        let error = match posted {
+            None => match cx.engine.match_or_post(WORLD_CONTEXT, source, tag) {
+                Err(error) => error,
+                Ok(Posted::Done(Ok(_))) => {
+                    return Err(format!("rank {me} received a message nobody sent"))
+                }
+                Ok(Posted::Done(Err(error))) => error,
+                Ok(Posted::Waiting(rid)) => {
+                    cx.checker.on_posted(me, rid, source, tag)?;
+                    self.phase = Phase::RevokeWait { posted: Some(rid) };
+                    return Ok(true);
+                }
+            },
+            Some(rid) => match cx.engine.poll_receive(WORLD_CONTEXT, rid, false) {
+                ReceivePoll::Pending => {
+                    cx.checker.still_pending(me, source)?;
+                    return Ok(false);
+                }
+                ReceivePoll::Complete(Ok(_)) => {
+                    return Err(format!("rank {me} received a message nobody sent"))
+                }
+                ReceivePoll::Complete(Err(error)) => error,
+                ReceivePoll::FailurePending => {
+                    return Err(format!("ProcFailedPending at {me} for a receive from {by}"))
+                }
+            },
+        };
+        cx.checker.on_error(me, &error)?;
+        match error {
+            Error::Revoked => self.finish(End::Revoked, cx),
+            _ => self.finish(End::RevokerFailed, cx),
+        }
+    }
+
+    fn begin_reduce(&mut self, pad: usize, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        match cx.engine.begin_collective(WORLD_CONTEXT, me, true) {
+            Err(error) => self.end_reduce(Err(error), false, cx),
+            Ok(call) => {
+                if call.participants.len() != cx.plan.ranks as usize
+                    || call.participants.get(call.index) != Some(&me)
+                {
+                    return Err(format!(
+                        "begin_collective at {me}: participants {:?}, index {}",
+                        call.participants, call.index
+                    ));
+                }
+                let stage = if call.index == 0 {
+                    Stage::Gather {
+                        next: 1,
+                        waiting: None,
+                    }
+                } else {
+                    Stage::ToRoot { queued: None }
+                };
+                self.phase = Phase::Reduce {
+                    call,
+                    stage,
+                    sum: contribution(self.round, me),
+                    pad,
+                };
+                Ok(true)
+            }
+        }
+    }
+
+    fn reduce(&mut self, cx: &mut Ctx) -> Step {
+        let round = self.round;
+        let Phase::Reduce {
+            call,
+            stage,
+            sum,
+            pad,
+        } = &mut self.phase
+        else {
+            unreachable!("called in the reduce phase");
+        };
+        let engine = &mut *cx.engine;
+        let root = call.participants[0];
+        let result: Option<Result<u64>> = match stage {
+            Stage::Gather { next, waiting } => {
+                if *next == call.participants.len() {
+                    *stage = Stage::Scatter {
+                        next: 1,
+                        queued: None,
+                    };
+                    return Ok(true);
+                }
+                let from = call.participants[*next];
+                let got = match waiting {
+                    None => match engine.collective_receive(WORLD_CONTEXT, from, call.sequence) {
+                        Err(error) => Some(Err(error)),
+                        Ok(CollectivePosted::Done(payload)) => Some(Ok(payload)),
+                        Ok(CollectivePosted::Waiting(id)) => {
+                            *waiting = Some(id);
+                            return Ok(true);
+                        }
+                    },
+                    Some(id) => engine.poll_collective_receive(WORLD_CONTEXT, *id),
+                };
+                match got {
+                    None => return Ok(false),
+                    Some(Err(error)) => Some(Err(error)),
+                    Some(Ok(payload)) => {
+                        let value = value_of(&payload, *pad)?;
+                        if value != contribution(round, from) {
+                            return Err(format!(
+                                "all-reduce of round {round}: root got {value} from {from}"
+                            ));
+                        }
+                        *sum = sum.wrapping_add(value);
+                        *next += 1;
+                        *waiting = None;
+                        return Ok(true);
+                    }
+                }
+            }
+            Stage::Scatter { next, queued } => {
+                if *next == call.participants.len() {
+                    Some(Ok(*sum))
+                } else {
+                    let to = call.participants[*next];
+                    match collective_step(engine, cx.out, call, to, (*sum, *pad), queued) {
+                        Sending::Waits => return Ok(false),
+                        Sending::Queued => return Ok(true),
+                        Sending::Went => {
+                            *next += 1;
+                            *queued = None;
+                            return Ok(true);
+                        }
+                        Sending::Stopped(error) => Some(Err(error)),
+                    }
+                }
+            }
+            Stage::ToRoot { queued } => {
+                match collective_step(engine, cx.out, call, root, (*sum, *pad), queued) {
+                    Sending::Waits => return Ok(false),
+                    Sending::Queued => return Ok(true),
+                    Sending::Went => {
+                        *stage = Stage::FromRoot { waiting: None };
+                        return Ok(true);
+                    }
+                    Sending::Stopped(error) => Some(Err(error)),
+                }
+            }
+            Stage::FromRoot { waiting } => {
+                let got = match waiting {
+                    None => match engine.collective_receive(WORLD_CONTEXT, root, call.sequence) {
+                        Err(error) => Some(Err(error)),
+                        Ok(CollectivePosted::Done(payload)) => Some(Ok(payload)),
+                        Ok(CollectivePosted::Waiting(id)) => {
+                            *waiting = Some(id);
+                            return Ok(true);
+                        }
+                    },
+                    Some(id) => engine.poll_collective_receive(WORLD_CONTEXT, *id),
+                };
+                match got {
+                    None => return Ok(false),
+                    Some(Err(error)) => Some(Err(error)),
+                    Some(Ok(payload)) => Some(value_of(&payload, *pad).map(Ok)?),
+                }
+            }
+        };
+        let result = result.expect("every path that gets here has a result");
+        self.end_reduce(result, true, cx)
+    }
+
+    fn end_reduce(&mut self, result: Result<u64>, begun: bool, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        // The call's end: a failure known now and not recognized in G turns success into
+        // ProcFailed (SPEC §3.3), as the runtime's `CollectiveCall::finish` does.
+        let result = result.and_then(|v| {
+            if begun {
+                cx.engine.collective_target(WORLD_CONTEXT, me).map(|_| v)
+            } else {
+                Ok(v)
+            }
+        });
+        if begun {
+            cx.engine.end_collective(WORLD_CONTEXT);
+        }
+        let round = self.round;
+        cx.trace.note(&[19, u64::from(me), round as u64], || {
+            format!("rank {me} all-reduce of round {round}: {result:?}")
+        });
+        match result {
+            Ok(value) => {
+                let expected = (0..cx.plan.ranks)
+                    .map(|r| contribution(round, r))
+                    .fold(0u64, u64::wrapping_add);
+                if value != expected {
+                    return Err(format!(
+                        "all-reduce of round {round} at {me}: {value}, expected {expected}"
+                    ));
+                }
+                self.next_round()
+            }
+            Err(error) => {
+                cx.checker.on_error(me, &error)?;
+                if error == Error::Revoked {
+                    return self.finish(End::Revoked, cx);
+                }
+                self.next_round()
+            }
+        }
+    }
+}
+
+/// The u64 of a collective message (then `pad` bytes of 0xA5).
+fn value_of(payload: &[u8], pad: usize) -> std::result::Result<u64, String> {
+    let wrong = || format!("a collective message of {} bytes", payload.len());
+    if payload.len() != 8 + pad || payload[8..].iter().any(|&b| b != 0xA5) {
+        return Err(wrong());
+    }
+    let bytes: [u8; 8] = payload[..8].try_into().map_err(|_| wrong())?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+/// Where a collective send is.
+enum Sending {
+    /// It went (or was queued and then transmitted).
+    Went,
+    /// It was just queued for credit.
+    Queued,
+    /// It waits for credit.
+    Waits,
+    /// The call must stop (a queued message withdrawn unless it went meanwhile, as the
+    /// runtime's `CollectiveCall::send` does).
+    Stopped(Error),
+}
+
+/// One step of sending `value` to participant `to` in `call`.
+fn collective_step(
+    engine: &mut Engine,
+    out: &mut Outgoing,
+    call: &CollectiveCall,
+    to: u32,
+    (value, pad): (u64, usize),
+    queued: &mut Option<usize>,
+) -> Sending {
+    if let Some(slot) = *queued {
+        if let Some(outcome) = engine.send_outcome(slot) {
+            return outcome.map_or_else(Sending::Stopped, |()| Sending::Went);
+        }
+        return match engine.collective_target(WORLD_CONTEXT, to) {
+            Ok(_) => Sending::Waits,
+            Err(stop) => match engine.cancel_send(slot).unwrap_or(Err(stop)) {
+                Ok(()) => Sending::Went,
+                Err(error) => Sending::Stopped(error),
+            },
+        };
+    }
+    let world = match engine.collective_target(WORLD_CONTEXT, to) {
+        Ok(world) => world,
+        Err(error) => return Sending::Stopped(error),
+    };
+    let mut payload = value.to_le_bytes().to_vec();
+    payload.resize(8 + pad, 0xA5);
+    let charge = flow::charge(payload.len());
+    let packet = Packet::Collective {
+        context: WORLD_CONTEXT,
+        source: call.participants[call.index],
+        epoch: call.epoch,
+        sequence: call.sequence,
+        payload,
+    };
+    if engine.admit(world, Lane::Collective, charge) {
+        out.push((world, packet));
+        return Sending::Went;
+    }
+    let slot = engine.queue_send(world, Lane::Collective, WORLD_CONTEXT, to, packet, charge);
+    out.append(&mut engine.take_due());
+    *queued = Some(slot);
+    Sending::Queued
+}

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Running one schedule: n engines in one thread over the seeded network, programs stepped and
+//! packets delivered in an order the seed picks, ranks killed at the plan's steps, each
+//! survivor's detector told of each death after its own random delay. The checks run after
+//! every step; at the end, once the network is drained and every death was reported
+//! everywhere, every survivor's program must have finished.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use runthrough_core::engine::Engine;
+use runthrough_core::packet::{Outgoing, Packet, WORLD_CONTEXT};
+use runthrough_core::Error;
+
+use super::checks::Checker;
+use super::network::Network;
+use super::program::{Ctx, End, Plan, Program};
+
+/// The most scheduler steps one schedule may take (a livelock is a violation).
+pub const STEP_BUDGET: u64 = 5_000_000;
+
+/// A run's trace: a hash of every event, and the events' text when asked for.
+#[derive(Debug, Default)]
+pub struct Trace {
+    hash: u64,
+    /// The events' text (replay only).
+    pub lines: Option<Vec<String>>,
+    /// The current step (prefixed to each line).
+    pub step: u64,
+}
+
+impl Trace {
+    fn new(text: bool) -> Self {
+        Trace {
+            hash: 0xcbf2_9ce4_8422_2325,
+            lines: text.then(Vec::new),
+            step: 0,
+        }
+    }
+
+    /// Records an event: `words` go into the hash, `text` into the lines when kept.
+    pub fn note(&mut self, words: &[u64], text: impl FnOnce() -> String) {
+        for &word in words {
+            for byte in word.to_le_bytes() {
+                self.hash ^= u64::from(byte);
+                self.hash = self.hash.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        if let Some(lines) = &mut self.lines {
+            lines.push(format!("{:>7} {}", self.step, text()));
+        }
+    }
+
+    /// The hash of the events so far.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// A violation: the schedule's seed, the step, what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineViolation {
+    /// The schedule's seed.
+    pub seed: u64,
+    /// The range of rank counts it was drawn with.
+    pub ranks: (u32, u32),
+    /// The scheduler step at which it was seen.
+    pub step: u64,
+    /// The model's variations.
+    pub options: Options,
+    /// What went wrong (with where each rank waits, for a stuck schedule).
+    pub what: String,
+}
+
+impl std::fmt::Display for EngineViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "seed {}: step {}: {}", self.seed, self.step, self.what)
+    }
+}
+
+impl EngineViolation {
+    /// The command that prints this schedule's trace.
+    pub fn replay(&self) -> String {
+        let mut command = replay_command(self.seed, self.ranks);
+        if self.options.any_order {
+            command.push_str(" --any-order");
+        }
+        command
+    }
+}
+
+/// The command that replays the schedule of `seed`.
+pub fn replay_command(seed: u64, ranks: (u32, u32)) -> String {
+    format!(
+        "cargo run --release -p runthrough-sim -- engine-replay --seed {seed} --ranks {}..{}",
+        ranks.0, ranks.1
+    )
+}
+
+/// What one schedule did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineOutcome {
+    /// Ranks.
+    pub ranks: u32,
+    /// Scheduler steps.
+    pub steps: u64,
+    /// Packets delivered.
+    pub packets: u64,
+    /// Messages received by programs.
+    pub receipts: u64,
+    /// Receives that found their sender failed.
+    pub failed_receives: u64,
+    /// Ranks killed.
+    pub crashes: u64,
+    /// Sends that waited for credit, over all ranks.
+    pub delayed_sends: u64,
+    /// Whether the world was revoked.
+    pub revoked: bool,
+    /// The hash of the trace.
+    pub trace_hash: u64,
+    /// The trace's lines (replay only).
+    pub trace: Vec<String>,
+}
+
+/// Variations of the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Test-only fault: the network drops the n-th data packet (to see the checks catch it).
+    pub drop_data_at: Option<u64>,
+    /// Receivers take their messages of a round in any order, not each sender's order (every
+    /// receive names its message's tag, unique in the round at the receiver). Valid MPI
+    /// (isends, then receives, then waits), but beyond what flow control completes: see the
+    /// ignored test `isends_received_out_of_order_complete`.
+    pub any_order: bool,
+}
+
+/// Runs the schedule of `seed` (its rank count drawn from `ranks`); with `text`, keeps the
+/// trace's lines.
+///
+/// # Errors
+/// The first violation, with the trace so far.
+pub fn run_schedule(
+    seed: u64,
+    ranks: (u32, u32),
+    text: bool,
+    options: Options,
+) -> Result<EngineOutcome, (Box<EngineViolation>, Vec<String>)> {
+    let mut sim = Sim::new(seed, ranks, text, options);
+    match sim.run() {
+        Ok(()) => Ok(sim.outcome()),
+        Err(what) => {
+            let lines = sim.trace.lines.take().unwrap_or_default();
+            Err((
+                Box::new(EngineViolation {
+                    seed,
+                    ranks,
+                    step: sim.step,
+                    what,
+                    options,
+                }),
+                lines,
+            ))
+        }
+    }
+}
+
+struct Sim {
+    plan: Plan,
+    engines: Vec<Engine>,
+    programs: Vec<Program>,
+    checker: Checker,
+    network: Network,
+    rng: ChaCha8Rng,
+    trace: Trace,
+    step: u64,
+    alive: Vec<bool>,
+    /// The rank made no progress at its last step and nothing reached it since.
+    blocked: Vec<bool>,
+    /// Detector reports to come: (due step, observer, dead), in no order.
+    detections: Vec<(u64, u32, u32)>,
+    next_crash: usize,
+    /// A crash is due and waits for the next rank that transmits more than one packet: it
+    /// dies after a random prefix of them left (the rest never do).
+    crash_mid_transmit: bool,
+    packets: u64,
+    crashes: u64,
+}
+
+impl Sim {
+    fn new(seed: u64, ranks: (u32, u32), text: bool, options: Options) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let n = rng.gen_range(ranks.0.max(2)..=ranks.1.max(2));
+        let plan = Plan::random(&mut rng, n, options.any_order);
+        let mut engines: Vec<Engine> = (0..n).map(|r| Engine::new(r, n)).collect();
+        for engine in &mut engines {
+            engine.set_unexpected_cap(plan.cap, n);
+        }
+        let mut checker = Checker::new(&plan);
+        checker.window = engines[0].flow_stats().window;
+        let mut trace = Trace::new(text);
+        trace.note(&[seed, u64::from(n)], || {
+            format!(
+                "{n} ranks, cap {} (window {}), rounds {:?}, {} messages, crashes at steps {:?}, detection within {} steps",
+                plan.cap,
+                checker.window,
+                plan.rounds,
+                plan.messages.len(),
+                plan.crash_steps,
+                plan.max_detect_delay
+            )
+        });
+        Sim {
+            engines,
+            programs: (0..n).map(|_| Program::default()).collect(),
+            checker,
+            network: Network::new(n, options.drop_data_at),
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_0FE4_614E),
+            trace,
+            step: 0,
+            alive: vec![true; n as usize],
+            blocked: vec![false; n as usize],
+            detections: Vec::new(),
+            next_crash: 0,
+            crash_mid_transmit: false,
+            packets: 0,
+            crashes: 0,
+            plan,
+        }
+    }
+
+    fn outcome(&mut self) -> EngineOutcome {
+        EngineOutcome {
+            ranks: self.plan.ranks,
+            steps: self.step,
+            packets: self.packets,
+            receipts: self.checker.receipts,
+            failed_receives: self.checker.failed_receives,
+            crashes: self.crashes,
+            delayed_sends: self
+                .engines
+                .iter()
+                .map(|e| e.flow_stats().delayed_sends)
+                .sum(),
+            revoked: self.checker.revoke_issued,
+            trace_hash: self.trace.hash(),
+            trace: self.trace.lines.take().unwrap_or_default(),
+        }
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        loop {
+            self.step += 1;
+            self.trace.step = self.step;
+            if self.step > STEP_BUDGET {
+                return Err(format!(
+                    "no end after {STEP_BUDGET} steps\n{}",
+                    self.waits()
+                ));
+            }
+            self.fire_detections()?;
+            if self.plan.crash_steps.get(self.next_crash) == Some(&self.step) {
+                self.next_crash += 1;
+                if self.rng.gen_bool(0.5) {
+                    let live: Vec<u32> = (0..self.plan.ranks)
+                        .filter(|&r| self.alive[r as usize])
+                        .collect();
+                    let dead = live[self.rng.gen_range(0..live.len())];
+                    self.crash(dead);
+                } else {
+                    self.crash_mid_transmit = true;
+                }
+            }
+            let runnable: Vec<u32> = (0..self.plan.ranks)
+                .filter(|&r| {
+                    let r = r as usize;
+                    self.alive[r] && !self.blocked[r] && self.programs[r].end().is_none()
+                })
+                .collect();
+            if self.network.is_empty() && runnable.is_empty() {
+                if let Some(due) = self.detections.iter().map(|d| d.0).min() {
+                    self.step = self.step.max(due - 1); // nothing happens until then
+                    continue;
+                }
+                return self.finish();
+            }
+            let deliver = !self.network.is_empty()
+                && (runnable.is_empty()
+                    || self.rng.gen_range(0..1000) < self.plan.deliver_per_mille);
+            if deliver {
+                self.deliver()?;
+            } else {
+                let rank = runnable[self.rng.gen_range(0..runnable.len())];
+                self.step_rank(rank)?;
+            }
+        }
+    }
+
+    /// Where each rank is (a stuck schedule's report).
+    fn waits(&self) -> String {
+        (0..self.plan.ranks)
+            .map(|r| {
+                let state = if self.alive[r as usize] {
+                    self.programs[r as usize].describe(&self.plan, r)
+                } else {
+                    "crashed".to_string()
+                };
+                format!("  rank {r}: {state}")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Kills `dead`, unless it is the last live rank.
+    fn crash(&mut self, dead: u32) {
+        let live: Vec<u32> = (0..self.plan.ranks)
+            .filter(|&r| self.alive[r as usize])
+            .collect();
+        if live.len() <= 1 || !self.alive[dead as usize] {
+            return;
+        }
+        self.alive[dead as usize] = false;
+        self.checker.crashed[dead as usize] = true;
+        self.crashes += 1;
+        for &observer in &live {
+            if observer != dead {
+                let due = self.step + self.rng.gen_range(1..=self.plan.max_detect_delay);
+                self.detections.push((due, observer, dead));
+            }
+        }
+        self.trace
+            .note(&[1, u64::from(dead)], || format!("rank {dead} crashes"));
+    }
+
+    fn fire_detections(&mut self) -> Result<(), String> {
+        let mut i = 0;
+        while i < self.detections.len() {
+            let (due, observer, dead) = self.detections[i];
+            if due > self.step {
+                i += 1;
+                continue;
+            }
+            self.detections.remove(i); // keeps the others' order: deterministic
+            if !self.alive[observer as usize] {
+                continue;
+            }
+            self.trace
+                .note(&[2, u64::from(observer), u64::from(dead)], || {
+                    format!("rank {observer} detects the failure of {dead}")
+                });
+            let mut out = Outgoing::new();
+            self.checker.on_detect(observer, dead);
+            self.engines[observer as usize].peer_failed(dead, &mut out);
+            self.engines[observer as usize].flush_flow(&mut out);
+            self.blocked[observer as usize] = false;
+            self.transmit(observer, out)?;
+            self.check_flow(observer)?;
+        }
+        Ok(())
+    }
+
+    fn deliver(&mut self) -> Result<(), String> {
+        let (from, to, packet) = self
+            .network
+            .take_next(&mut self.rng)
+            .expect("the network is not empty");
+        self.packets += 1;
+        if !self.alive[to as usize] {
+            return Ok(());
+        }
+        self.trace
+            .note(&[3, u64::from(from), u64::from(to), kind(&packet)], || {
+                format!("deliver {from} -> {to}: {}", describe(&packet))
+            });
+        self.checker.on_deliver(&self.plan, from, to, &packet)?;
+        let mut out = Outgoing::new();
+        let engine = &mut self.engines[to as usize];
+        engine.deliver(from, packet, &mut out);
+        engine.flush_flow(&mut out);
+        self.blocked[to as usize] = false;
+        self.transmit(to, out)?;
+        self.check_flow(to)
+    }
+
+    fn step_rank(&mut self, rank: u32) -> Result<(), String> {
+        let r = rank as usize;
+        let mut out = Outgoing::new();
+        let mut cx = Ctx {
+            me: rank,
+            plan: &self.plan,
+            engine: &mut self.engines[r],
+            checker: &mut self.checker,
+            out: &mut out,
+            rng: &mut self.rng,
+            trace: &mut self.trace,
+        };
+        let progress = self.programs[r].step(&mut cx)?;
+        self.blocked[r] = !progress;
+        self.transmit(rank, out)?;
+        self.check_flow(rank)
+    }
+
+    fn transmit(&mut self, from: u32, mut out: Outgoing) -> Result<(), String> {
+        let mut dies = false;
+        if self.crash_mid_transmit && out.len() > 1 && self.alive[from as usize] {
+            self.crash_mid_transmit = false;
+            let keep = self.rng.gen_range(0..out.len());
+            self.trace.note(&[6, u64::from(from), keep as u64], || {
+                format!("rank {from} dies after {keep} of its {} packets", out.len())
+            });
+            out.truncate(keep);
+            dies = true;
+        }
+        for (to, packet) in out {
+            self.checker.on_transmit(&self.plan, from, to, &packet)?;
+            let words = [4, u64::from(from), u64::from(to), kind(&packet)];
+            if !self.network.send(from, to, packet) {
+                self.trace
+                    .note(&words, || format!("FAULT: dropped {from} -> {to}"));
+            }
+        }
+        if dies {
+            self.crash(from);
+        }
+        Ok(())
+    }
+
+    fn check_flow(&self, rank: u32) -> Result<(), String> {
+        self.checker
+            .check_flow(rank, &self.engines[rank as usize].flow_stats())
+    }
+
+    /// Nothing more can happen: every survivor must be done; the end-of-run checks.
+    fn finish(&mut self) -> Result<(), String> {
+        let stuck = (0..self.plan.ranks)
+            .any(|r| self.alive[r as usize] && self.programs[r as usize].end().is_none());
+        if stuck {
+            return Err(format!(
+                "liveness: every failure reported, the network drained, and survivors still wait\n{}",
+                self.waits()
+            ));
+        }
+        // A revocation that reached one survivor reaches all of them (SPEC §3.5).
+        let reached = (0..self.plan.ranks)
+            .any(|r| self.alive[r as usize] && self.checker.revoked[r as usize]);
+        for rank in 0..self.plan.ranks {
+            if !self.alive[rank as usize] {
+                continue;
+            }
+            let stats = self.engines[rank as usize].flow_stats();
+            if stats.queued_sends != 0 {
+                return Err(format!(
+                    "rank {rank} ends with {} queued sends",
+                    stats.queued_sends
+                ));
+            }
+            let other = (rank + 1) % self.plan.ranks;
+            let target = self.engines[rank as usize].send_target(WORLD_CONTEXT, other);
+            if (target == Err(Error::Revoked)) != self.checker.revoked[rank as usize] {
+                return Err(format!(
+                    "rank {rank}: send_target gives {target:?}, the ledger says revoked {}",
+                    self.checker.revoked[rank as usize]
+                ));
+            }
+            if reached && target != Err(Error::Revoked) {
+                return Err(format!(
+                    "the revocation reached a survivor but not survivor {rank} (send_target: {target:?})"
+                ));
+            }
+            if self.programs[rank as usize].end() == Some(End::Revoked)
+                && !self.checker.revoke_issued
+            {
+                return Err(format!("rank {rank} ended revoked with no revocation"));
+            }
+        }
+        if !self.checker.revoke_issued {
+            if let Some(id) = self.checker.lost_message(&self.plan) {
+                return Err(format!(
+                    "message {id} {:?} between survivors was never received",
+                    self.plan.messages[id as usize]
+                ));
+            }
+        }
+        self.trace
+            .note(&[5], || "end: every survivor done".to_string());
+        Ok(())
+    }
+}
+
+fn kind(packet: &Packet) -> u64 {
+    match packet {
+        Packet::Data { tag, .. } => 10 + *tag as u64,
+        Packet::Collective { sequence, .. } => 1 << 32 | u64::from(*sequence),
+        Packet::Agreement { .. } => 2 << 32,
+        Packet::SyncAck { .. } => 3 << 32,
+        Packet::Revoke { .. } => 4 << 32,
+        Packet::Credit { bytes, .. } => 5 << 32 | bytes,
+        Packet::CreditWanted { .. } => 6 << 32,
+    }
+}
+
+fn describe(packet: &Packet) -> String {
+    match packet {
+        Packet::Data { tag, payload, .. } => match super::program::decode(payload) {
+            Some((_, id)) => format!("data id {id} tag {tag} ({} bytes)", payload.len()),
+            None => format!("data tag {tag} ({} bytes)", payload.len()),
+        },
+        Packet::Collective {
+            sequence, payload, ..
+        } => format!("collective #{sequence} ({} bytes)", payload.len()),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Totals of many schedules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineTotals {
+    /// Schedules run.
+    pub schedules: u64,
+    /// Scheduler steps.
+    pub steps: u64,
+    /// Packets delivered.
+    pub packets: u64,
+    /// Messages received.
+    pub receipts: u64,
+    /// Receives that found their sender failed.
+    pub failed_receives: u64,
+    /// Ranks killed.
+    pub crashes: u64,
+    /// Sends that waited for credit.
+    pub delayed_sends: u64,
+    /// Schedules that revoked the world.
+    pub revocations: u64,
+}
+
+/// Runs `count` schedules derived from `base` (schedule `i` has seed
+/// [`crate::schedule_seed`]`(base, i)`), stopping at the first violation.
+///
+/// # Errors
+/// The first violation.
+pub fn explore_engine(
+    count: u64,
+    ranks: (u32, u32),
+    base: u64,
+    options: Options,
+) -> Result<EngineTotals, Box<EngineViolation>> {
+    let mut totals = EngineTotals::default();
+    for index in 0..count {
+        let seed = crate::schedule_seed(base, index);
+        let outcome = run_schedule(seed, ranks, false, options).map_err(|(v, _)| v)?;
+        totals.schedules += 1;
+        totals.steps += outcome.steps;
+        totals.packets += outcome.packets;
+        totals.receipts += outcome.receipts;
+        totals.failed_receives += outcome.failed_receives;
+        totals.crashes += outcome.crashes;
+        totals.delayed_sends += outcome.delayed_sends;
+        totals.revocations += u64::from(outcome.revoked);
+    }
+    Ok(totals)
+}
