@@ -60,7 +60,13 @@
 //!   message to be received). A program that completes when every send is synchronous
 //!   (`MPI_Ssend`, no buffering at all), MPI's definition of a safe program, so completes here,
 //!   given that its ranks' waiting threads make progress. Non-blocking sends never block the
-//!   caller, so "every rank isends, then receives, then waits" completes.
+//!   caller, so "every rank isends, then receives, then waits" completes **when each receiver
+//!   takes one sender's messages in the order they were sent** (or posts its receives before
+//!   waiting). Known gap, found by the engine simulator (`runthrough-sim engine --any-order`):
+//!   a receiver that takes them in another order, while they exceed the sender's window, waits
+//!   for ever: the earlier message is buffered and holds the credit that the later one, queued
+//!   at the sender, waits for. MPI requires that program to complete; the fix (credit for a
+//!   message a posted receive wants, or a rendezvous) is not built yet.
 //! - *Failures* (SPEC §1, §3.1): a queued send to a rank that this rank's detector learns
 //!   failed completes with `Error::ProcFailed` (or as `MPI_PROC_NULL` if the rank is already
 //!   recognized in G); a revocation completes the queued sends on that communicator with

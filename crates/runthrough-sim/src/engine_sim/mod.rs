@@ -182,7 +182,7 @@ mod tests {
         for _ in 0..100 {
             for (from, to, packet) in std::mem::take(&mut wire) {
                 let mut out = Outgoing::new();
-                engines[to as usize].deliver(from, packet, &mut out);
+                engines[to as usize].handle_packet(from, packet, &mut out);
                 engines[to as usize].flush_flow(&mut out);
                 wire.extend(out.into_iter().map(|(t, p)| (to, t, p)));
             }

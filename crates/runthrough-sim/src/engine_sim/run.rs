@@ -348,7 +348,7 @@ impl Sim {
                 });
             let mut out = Outgoing::new();
             self.checker.on_detect(observer, dead);
-            self.engines[observer as usize].peer_failed(dead, &mut out);
+            self.engines[observer as usize].handle_peer_failed(dead, &mut out);
             self.engines[observer as usize].flush_flow(&mut out);
             self.blocked[observer as usize] = false;
             self.transmit(observer, out)?;
@@ -373,7 +373,7 @@ impl Sim {
         self.checker.on_deliver(&self.plan, from, to, &packet)?;
         let mut out = Outgoing::new();
         let engine = &mut self.engines[to as usize];
-        engine.deliver(from, packet, &mut out);
+        engine.handle_packet(from, packet, &mut out);
         engine.flush_flow(&mut out);
         self.blocked[to as usize] = false;
         self.transmit(to, out)?;
