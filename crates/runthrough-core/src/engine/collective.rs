@@ -47,6 +47,7 @@ impl Engine {
     /// `Error::ConcurrentCollective` if another collective holds the slot; `Error::Revoked` on a
     /// revoked communicator; `Error::ProcFailed` while a failed participant is not recognized in
     /// G; `Error::Comm` on a freed communicator.
+    #[inline]
     pub fn begin_collective(
         &mut self,
         context: ContextId,
@@ -81,6 +82,7 @@ impl Engine {
     }
 
     /// An exclusive collective call on `context` ended: the slot is free again.
+    #[inline]
     pub fn end_collective(&mut self, context: ContextId) {
         if let Ok(state) = self.comm(context) {
             state.collective_active = false;
@@ -104,11 +106,14 @@ impl Engine {
 
     /// The world rank of collective participant `rank` of `context`, unless the call must stop
     /// ([`Engine::collective_stop`]).
+    #[inline]
     pub fn collective_target(&mut self, context: ContextId, rank: Rank) -> Result<u32> {
-        if let Some(error) = self.collective_stop(context) {
-            return Err(error);
+        let state = self.comm(context)?;
+        state.check_not_revoked()?;
+        if let Some(failed) = state.unrecognized_failure() {
+            return Err(Error::ProcFailed { rank: failed });
         }
-        Ok(self.comm(context)?.members.world_of(rank))
+        Ok(state.members.world_of(rank))
     }
 
     /// Receives collective call `sequence`'s message from participant `rank` of `context`: the
@@ -117,6 +122,7 @@ impl Engine {
     /// # Errors
     /// Those of [`Engine::collective_stop`] when nothing is buffered (a buffered message is
     /// taken even if a participant failed meanwhile: the call's end checks again).
+    #[inline]
     pub fn collective_receive(
         &mut self,
         context: ContextId,
@@ -146,6 +152,7 @@ impl Engine {
     /// Looks at collective receive `id` on `context`: its message or error once complete (the
     /// id is freed then); `ProcFailed` (the receive withdrawn) once a failed participant is not
     /// recognized in G; `None` while it waits.
+    #[inline]
     pub fn poll_collective_receive(
         &mut self,
         context: ContextId,

@@ -180,8 +180,9 @@ pub(crate) struct CommState {
     /// previous one decided here); the head starts as soon as that happens
     /// ([`CommState::drain_agreements`]), with the contribution of that moment.
     pub(crate) queued_agreements: std::collections::VecDeque<u32>,
-    /// Agreements started here whose decision no poll has taken yet.
-    pub(crate) unpolled: BTreeSet<u64>,
+    /// Agreements started here whose decision no poll has taken yet (a few at most: a vector,
+    /// which keeps its allocation, rather than a tree that allocates per call).
+    pub(crate) unpolled: Vec<u64>,
     /// Decisions kept for their polls: the series forgets a call once the next one decided.
     pub(crate) decided: BTreeMap<u64, crate::agreement::Decision>,
     /// The participants of collectives: the OK ranks of G, in order.
@@ -223,7 +224,7 @@ impl CommState {
             collective_active: false,
             agreement_active: false,
             queued_agreements: Default::default(),
-            unpolled: BTreeSet::new(),
+            unpolled: Vec::new(),
             decided: BTreeMap::new(),
             participants: Arc::from(Vec::new()),
             agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
@@ -283,7 +284,7 @@ impl CommState {
     /// undecided one; returns its number.
     pub(crate) fn enter_agreement(&mut self, flag: u32) -> u64 {
         let seq = self.next_agreement_seq();
-        self.unpolled.insert(seq);
+        self.unpolled.push(seq);
         if self.queued_agreements.is_empty() && self.series_idle() {
             self.start_next_agreement(flag);
         } else {
@@ -317,7 +318,9 @@ impl CommState {
             Some(decision) => decision,
             None => self.agreements.decision(seq)?.clone(),
         };
-        self.unpolled.remove(&seq);
+        if let Some(at) = self.unpolled.iter().position(|&s| s == seq) {
+            self.unpolled.swap_remove(at);
+        }
         Some(decision)
     }
 

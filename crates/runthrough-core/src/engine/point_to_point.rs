@@ -46,6 +46,7 @@ impl Engine {
     /// Where a send to comm rank `dest` of `context` goes: its world rank, `None` for the
     /// `MPI_PROC_NULL` outcome (a destination recognized as failed in G), or the send's error
     /// (freed or revoked communicator, a failed destination not recognized: SPEC §3.1).
+    #[inline]
     pub fn send_target(&mut self, context: ContextId, dest: Rank) -> Result<Option<u32>> {
         let comm = self.comm(context)?;
         comm.check_not_revoked()?;
@@ -60,6 +61,7 @@ impl Engine {
     }
 
     /// The id of this rank's next synchronous send.
+    #[inline]
     pub fn next_synchronous_id(&mut self) -> u64 {
         self.next_sync += 1;
         self.next_sync
@@ -69,6 +71,7 @@ impl Engine {
     /// done: `Some(Ok)` once the receiver acknowledged it (or `dest` was recognized in G),
     /// `Some(Err)` when `dest` failed first or the communicator was revoked or freed, `None`
     /// while it waits.
+    #[inline]
     pub fn poll_synchronous(
         &mut self,
         context: ContextId,
@@ -99,6 +102,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one.
+    #[inline]
     pub fn match_or_post(
         &mut self,
         context: ContextId,
@@ -122,6 +126,7 @@ impl Engine {
     /// # Errors
     /// Those outcomes, and `Error::Comm` for a freed communicator, `Error::Revoked` for a
     /// revoked one.
+    #[inline]
     pub fn take_matched(
         &mut self,
         context: ContextId,
@@ -156,6 +161,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one.
+    #[inline]
     pub fn take_buffered(
         &mut self,
         context: ContextId,
@@ -184,6 +190,7 @@ impl Engine {
 
     /// Posts a receive on `context` that no buffered message matches (the caller just looked,
     /// under the same lock); returns its id.
+    #[inline]
     pub fn post_receive(
         &mut self,
         context: ContextId,
@@ -200,6 +207,7 @@ impl Engine {
 
     /// Looks at posted receive `id` on `context`: complete (the id is freed), still pending, or
     /// a `wildcard` one that must report `ProcFailedPending` now.
+    #[inline]
     pub fn poll_receive(&mut self, context: ContextId, id: u64, wildcard: bool) -> ReceivePoll {
         match self.slots.get(id as usize) {
             Some(Slot::Complete(_)) => match self.slots.remove(id as usize) {

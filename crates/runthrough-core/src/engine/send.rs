@@ -25,6 +25,7 @@ impl Engine {
     /// Queues `packet`, a message to comm rank `dest` (world rank `world`) of `context` that
     /// [`Engine::admit`] refused; returns its send slot. A request for credit, if one is needed,
     /// is among the packets due ([`Engine::take_due`]).
+    #[inline]
     pub fn queue_send(
         &mut self,
         world: u32,
@@ -40,6 +41,7 @@ impl Engine {
 
     /// The outcome of queued send `slot` once it is known (transmitted, or failed); the slot is
     /// freed then.
+    #[inline]
     pub fn send_outcome(&mut self, slot: usize) -> Option<Result<()>> {
         self.flow.outcome(slot)
     }
@@ -51,11 +53,13 @@ impl Engine {
     }
 
     /// Takes every queued message that may go now, with the flow-control packets due.
+    #[inline]
     pub fn poll_transmit(&mut self) -> Transmit {
         self.flow.poll_transmit()
     }
 
     /// The messages of `transmit` were handed to the transport: their queues are open again.
+    #[inline]
     pub fn end_transmit(&mut self, transmit: &Transmit) {
         self.flow.end_transmit(transmit)
     }

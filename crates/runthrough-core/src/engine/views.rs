@@ -39,6 +39,7 @@ impl Engine {
     }
 
     /// Whether this rank's detector knows that world rank `world` failed.
+    #[inline]
     pub fn knows_failed(&self, world: u32) -> bool {
         self.known_failed.contains(world)
     }
@@ -61,6 +62,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one (SPEC §3.5).
+    #[inline]
     pub fn check_open(&mut self, context: ContextId) -> Result<()> {
         self.comm(context)?.check_not_revoked()
     }
@@ -69,6 +71,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` otherwise.
+    #[inline]
     pub fn check_held(&mut self, context: ContextId) -> Result<()> {
         self.comm(context).map(|_| ())
     }
@@ -78,6 +81,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
+    #[inline]
     pub fn unrecognized_failure(&mut self, context: ContextId) -> Result<Option<Rank>> {
         Ok(self.comm(context)?.unrecognized_failure())
     }
