@@ -114,8 +114,9 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Op_commutative`: 1 for the predefined operations, the `commute` of `MPI_Op_create`
-/// for a user one.
+/// `MPI_Op_commutative`: 1 for the predefined reductions, 0 for `MPI_REPLACE` and
+/// `MPI_NO_OP` (the order of their operands matters), the `commute` of `MPI_Op_create` for a
+/// user one.
 ///
 /// # Errors
 /// `MPI_ERR_OP` for a null, freed or invalid operation; `MPI_ERR_ARG` for a NULL `commute`.
@@ -129,6 +130,8 @@ pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c
         let commute = unsafe { out(commute, "commute")? };
         let commutative = if predefined(op) {
             true
+        } else if op == MPI_REPLACE || op == MPI_NO_OP {
+            false
         } else {
             user_op(op)?
                 .ok_or_else(|| {

@@ -11,7 +11,8 @@
  *   type (the gaps of the receive buffer stay as they were).
  * - A commutative one (a sum written by the program), on 3 ints and on 40000;
  *   MPI_Op_commutative of each and of MPI_SUM.
- * - MPI_REPLACE and MPI_NO_OP exist (for naming; reductions refuse them with MPI_ERR_OP).
+ * - MPI_REPLACE and MPI_NO_OP exist (for naming; reductions refuse them with MPI_ERR_OP;
+ *   MPI_Op_commutative says 0).
  * - Bad input: MPI_Op_free of MPI_SUM, of MPI_OP_NULL and of a freed operation, a freed
  *   operation in a reduction and in MPI_Op_commutative (MPI_ERR_OP), a NULL function (MPI_ERR_ARG).
  * - MPI_Get_elements on messages of the contiguous type, a whole number of elements and not.
@@ -315,6 +316,10 @@ int main(int argc, char **argv) {
         int x = 1, y = 0;
         EXPECT(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP);
         EXPECT(MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_NO_OP), MPI_ERR_OP);
+        OK(MPI_Op_commutative(MPI_REPLACE, &flag));
+        CHECK(flag == 0, "MPI_REPLACE commutative: %d", flag);
+        OK(MPI_Op_commutative(MPI_NO_OP, &flag));
+        CHECK(flag == 0, "MPI_NO_OP commutative: %d", flag);
     }
     EXPECT(MPI_Op_commutative(sum_op, NULL), MPI_ERR_ARG);
     OK(MPI_Op_create(sum_fn, 1, &op));
