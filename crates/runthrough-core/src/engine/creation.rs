@@ -204,7 +204,7 @@ impl Engine {
         }
         let state = self.comm(context)?;
         let mut flag = 0;
-        if !state.revoked {
+        if !state.life.is_revoked() {
             flag |= NOT_REVOKED;
         }
         if exchange_ok {
@@ -355,10 +355,9 @@ impl Engine {
         let Some(state) = self.comms.get_mut(&context) else {
             return;
         };
-        if state.freed {
+        if !state.life.free() {
             return;
         }
-        state.freed = true;
         self.drop_buffered(context);
         if let Some(state) = self.comms.get_mut(&context) {
             state.matcher = Default::default();

@@ -139,6 +139,59 @@ pub(crate) enum Slot {
     Complete(Result<Received>),
 }
 
+/// Where a communicator stands at one rank. A freed communicator keeps whether it had been
+/// revoked: its agreement series still answer peers, and a revocation that reaches it is still
+/// forwarded once (so every live member gets it, SPEC §3.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Life {
+    /// In use.
+    Open,
+    /// Revoked (SPEC §3.5): non-local calls other than agreements fail with `Error::Revoked`.
+    Revoked,
+    /// Freed here (`MPI_Comm_free`); `revoked` says whether it had been revoked or was since.
+    Freed {
+        /// Revoked before or after it was freed.
+        revoked: bool,
+    },
+}
+
+impl Life {
+    /// Neither revoked nor freed.
+    pub(crate) fn is_open(self) -> bool {
+        self == Life::Open
+    }
+
+    /// Revoked, freed or not.
+    pub(crate) fn is_revoked(self) -> bool {
+        matches!(self, Life::Revoked | Life::Freed { revoked: true })
+    }
+
+    /// Freed here.
+    pub(crate) fn is_freed(self) -> bool {
+        matches!(self, Life::Freed { .. })
+    }
+
+    /// Marks it revoked; false when it already was.
+    pub(crate) fn revoke(&mut self) -> bool {
+        match self {
+            Life::Open => *self = Life::Revoked,
+            Life::Freed { revoked: false } => *self = Life::Freed { revoked: true },
+            Life::Revoked | Life::Freed { revoked: true } => return false,
+        }
+        true
+    }
+
+    /// Marks it freed; false when it already was.
+    pub(crate) fn free(&mut self) -> bool {
+        match *self {
+            Life::Open => *self = Life::Freed { revoked: false },
+            Life::Revoked => *self = Life::Freed { revoked: true },
+            Life::Freed { .. } => return false,
+        }
+        true
+    }
+}
+
 /// One communicator at one rank.
 #[derive(Debug)]
 pub(crate) struct CommState {
@@ -157,8 +210,8 @@ pub(crate) struct CommState {
     pub(crate) global: FailureView,
     /// Point-to-point receive matching.
     pub(crate) matcher: Matcher<Payload>,
-    /// Whether the communicator was freed here.
-    pub(crate) freed: bool,
+    /// Open, revoked or freed here.
+    pub(crate) life: Life,
     /// Collective traffic of the current epoch, matched by collective number (as the tag).
     pub(crate) collective_matcher: Matcher<Payload>,
     /// Collective traffic from senders already in the next epoch.
@@ -199,8 +252,6 @@ pub(crate) struct CommState {
     pub(crate) creating: bool,
     /// Whether this rank's latest contribution to the creation series said "revoked".
     pub(crate) revoke_contributed: bool,
-    /// Whether the communicator has been revoked (SPEC §3.5).
-    pub(crate) revoked: bool,
     /// `create_group` calls made on it so far, by (tag, hash of the group's members): the
     /// call's number among those with the same tag and group, which every member counts alike.
     pub(crate) group_creations: std::collections::BTreeMap<(i32, u64), u64>,
@@ -216,7 +267,7 @@ impl CommState {
             local: global.clone(),
             global,
             matcher: Matcher::default(),
-            freed: false,
+            life: Life::Open,
             collective_matcher: Matcher::default(),
             collective_early: Vec::new(),
             epoch: 0,
@@ -232,7 +283,6 @@ impl CommState {
             creations: AgreementSeries::new(rank),
             creating: false,
             revoke_contributed: false,
-            revoked: false,
             members,
             group_creations: std::collections::BTreeMap::new(),
         }
@@ -354,7 +404,7 @@ impl CommState {
 
     /// Non-local operations other than agreements: `Error::Revoked` once revoked (SPEC §3.5).
     pub(crate) fn check_not_revoked(&self) -> Result<()> {
-        if self.revoked {
+        if self.life.is_revoked() {
             Err(Error::Revoked)
         } else {
             Ok(())
@@ -380,7 +430,7 @@ impl CommState {
     /// contributed "revoked" to the creation series' current call, so that peers inside a
     /// creation call that this rank will never make are released (with `Error::Revoked`).
     pub(crate) fn settle_revoked_creations(&mut self, context: ContextId, out: &mut Outgoing) {
-        if self.revoked && !self.creating && !self.revoke_contributed {
+        if self.life.is_revoked() && !self.creating && !self.revoke_contributed {
             self.start_creation(!NOT_REVOKED);
             self.drain_agreements(context, out);
         }
@@ -479,7 +529,7 @@ impl Engine {
     #[inline]
     pub(crate) fn comm(&mut self, context: ContextId) -> Result<&mut CommState> {
         match self.comms.get_mut(&context) {
-            Some(comm) if !comm.freed => Ok(comm),
+            Some(comm) if !comm.life.is_freed() => Ok(comm),
             _ => Err(Error::Comm),
         }
     }
@@ -571,10 +621,9 @@ impl Engine {
                 .push((from.unwrap_or(u32::MAX), Packet::Revoke { context }));
             return;
         };
-        if comm.revoked {
+        if !comm.life.revoke() {
             return;
         }
-        comm.revoked = true;
         let mut pending = comm.matcher.take_all_posted();
         pending.extend(comm.collective_matcher.take_all_posted());
         self.drop_buffered(context);
@@ -643,7 +692,7 @@ impl Engine {
                 };
                 let bytes = payload.len();
                 let charge = flow::charge(bytes);
-                if comm.freed || comm.revoked || comm.members.try_world_of(source) != Some(from) {
+                if !comm.life.is_open() || comm.members.try_world_of(source) != Some(from) {
                     return self.flow.release(from, Lane::Point, charge);
                 }
                 let envelope = Envelope { source, tag };
@@ -689,7 +738,7 @@ impl Engine {
                 };
                 let bytes = payload.len();
                 let charge = flow::charge(bytes);
-                if comm.freed || comm.revoked || comm.members.try_world_of(source) != Some(from) {
+                if !comm.life.is_open() || comm.members.try_world_of(source) != Some(from) {
                     return self.flow.release(from, Lane::Collective, charge);
                 }
                 let envelope = Envelope {
@@ -842,6 +891,27 @@ pub fn probed(envelope: Envelope, len: usize) -> (Envelope, usize) {
 #[cfg(test)]
 mod synchronous_tests {
     use super::*;
+
+    /// A communicator's life: revoked and freed in either order, each once.
+    #[test]
+    fn life_transitions() {
+        let mut life = Life::Open;
+        assert!(life.is_open() && !life.is_revoked() && !life.is_freed());
+        assert!(life.revoke() && !life.revoke());
+        assert_eq!(life, Life::Revoked);
+        assert!(life.free() && !life.free());
+        assert_eq!(life, Life::Freed { revoked: true });
+        assert!(life.is_revoked() && life.is_freed() && !life.is_open());
+        let mut life = Life::Open;
+        assert!(life.free());
+        assert!(!life.is_revoked());
+        assert!(
+            life.revoke(),
+            "a freed communicator still forwards a revocation once"
+        );
+        assert!(!life.revoke());
+        assert_eq!(life, Life::Freed { revoked: true });
+    }
 
     /// An acknowledgement is kept for the request that waits for it, or forgotten when its
     /// request was dropped first.

@@ -35,7 +35,9 @@ impl Engine {
     /// Whether `context` has been revoked, as far as this rank knows (false for a
     /// communicator it does not hold).
     pub fn is_revoked(&self, context: ContextId) -> bool {
-        self.comms.get(&context).is_some_and(|state| state.revoked)
+        self.comms
+            .get(&context)
+            .is_some_and(|state| state.life.is_revoked())
     }
 
     /// Whether this rank's detector knows that world rank `world` failed.
