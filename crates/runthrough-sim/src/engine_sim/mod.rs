@@ -58,12 +58,14 @@ mod tests {
             totals.failed_receives += outcome.failed_receives;
             totals.revocations += u64::from(outcome.revoked);
             totals.receipts += outcome.receipts;
+            totals.decisions += outcome.decisions;
         }
         assert!(totals.crashes > 50, "{totals:?}");
         assert!(totals.delayed_sends > 100, "{totals:?}");
         assert!(totals.failed_receives > 0, "{totals:?}");
         assert!(totals.revocations > 10, "{totals:?}");
         assert!(totals.receipts > 1000, "{totals:?}");
+        assert!(totals.decisions > 1000, "{totals:?}");
     }
 
     /// Two ranks, and the largest default count, pass too.

@@ -115,6 +115,8 @@ pub struct EngineOutcome {
     pub delayed_sends: u64,
     /// Whether the world was revoked.
     pub revoked: bool,
+    /// Agreement decisions taken (one per surviving rank per agreement).
+    pub decisions: u64,
     /// The hash of the trace.
     pub trace_hash: u64,
     /// The trace's lines (replay only).
@@ -241,6 +243,7 @@ impl Sim {
                 .map(|e| e.flow_stats().delayed_sends)
                 .sum(),
             revoked: self.checker.revoke_issued,
+            decisions: self.checker.decisions,
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
         }
@@ -529,6 +532,8 @@ pub struct EngineTotals {
     pub delayed_sends: u64,
     /// Schedules that revoked the world.
     pub revocations: u64,
+    /// Agreement decisions taken.
+    pub decisions: u64,
 }
 
 /// Runs `count` schedules derived from `base` (schedule `i` has seed
@@ -554,6 +559,7 @@ pub fn explore_engine(
         totals.crashes += outcome.crashes;
         totals.delayed_sends += outcome.delayed_sends;
         totals.revocations += u64::from(outcome.revoked);
+        totals.decisions += outcome.decisions;
     }
     Ok(totals)
 }
