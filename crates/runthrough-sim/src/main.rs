@@ -82,7 +82,8 @@ enum Command {
         root_fails: bool,
     },
     /// Runs N random schedules of whole rank engines (point-to-point, all-reduce,
-    /// validate_local, revocation, crashes); exits non-zero at the first violation, printing
+    /// validate_local, validate_global, agree, iagree, revocation,
+    /// crashes); exits non-zero at the first violation, printing
     /// its seed and the command that replays it.
     Engine {
         /// Number of schedules.

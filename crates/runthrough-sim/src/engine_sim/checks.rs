@@ -58,6 +58,8 @@ pub struct Checker {
     pub decisions: u64,
     /// By rank: the failed ranks of its G.
     pub global: Vec<RankSet>,
+    /// Test-only fault: see `Options::corrupt_decision_at`.
+    pub corrupt_decision_at: Option<u64>,
 }
 
 /// What the ledger knows of one agreement.
@@ -123,6 +125,7 @@ impl Checker {
             agreements: Default::default(),
             decisions: 0,
             global: vec![RankSet::new(); n],
+            corrupt_decision_at: None,
         }
     }
 

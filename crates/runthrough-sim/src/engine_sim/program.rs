@@ -7,9 +7,14 @@
 //! for credit in the engine's queues), then receiving its own in an order that keeps each
 //! sender's order (one blocking receive after the other, or all posted first and then polled,
 //! as irecvs), then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
-//! the collective commands: gather to participant 0, which sends the sum back; (c)
-//! `validate_local`; (d) in some schedules, as the last round, one rank revokes the world while
-//! the others wait for a message from it that never comes.
+//! the collective commands over the OK ranks of G: gather to participant 0, which sends the sum
+//! back (it must succeed unless a participant crashed); (c) `validate_local`; (d)
+//! `validate_global` (claim, start, poll until decided, install the decided G, end), after
+//! which sends, receives and probes naming a rank of G complete as `MPI_PROC_NULL`; (e) `agree`
+//! with a random flag per rank; (f) two or three `iagree`s started back to back (each queued
+//! behind the undecided one before it), maybe with a blocking `validate_global` or `agree`
+//! between them, then waited for in a random order; (g) in some schedules, as the last round,
+//! one rank revokes the world while the others wait for a message from it that never comes.
 //!
 //! Receives that could match more than one message of the plan would make the program's
 //! outcome depend on the interleaving (and could leave a receive without a message), so each
@@ -1245,10 +1250,15 @@ impl Program {
 fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>, String> {
     let me = cx.me;
     let mut learned = Vec::new();
-    let decision = cx
+    let mut decision = cx
         .engine
         .poll_agreement(WORLD_CONTEXT, seq, cx.out, &mut learned)
         .map_err(|e| format!("poll_agreement at {me}: {e:?}"))?;
+    if let Some(decision) = &mut decision {
+        if cx.checker.corrupt_decision_at == Some(cx.checker.decisions) {
+            decision.flag ^= 1; // the test-only fault
+        }
+    }
     for dead in learned {
         if !cx.checker.crashed[dead as usize] {
             return Err(format!(

@@ -128,6 +128,9 @@ pub struct EngineOutcome {
 pub struct Options {
     /// Test-only fault: the network drops the n-th data packet (to see the checks catch it).
     pub drop_data_at: Option<u64>,
+    /// Test-only fault: the n-th agreement decision a rank takes has its flag's lowest bit
+    /// flipped (to see the agreement checks catch it).
+    pub corrupt_decision_at: Option<u64>,
     /// Receivers take their messages of a round in any order, not each sender's order (every
     /// receive names its message's tag, unique in the round at the receiver). Valid MPI
     /// (isends, then receives, then waits), but beyond what flow control completes: see the
@@ -198,6 +201,7 @@ impl Sim {
         }
         let mut checker = Checker::new(&plan);
         checker.window = engines[0].flow_stats().window;
+        checker.corrupt_decision_at = options.corrupt_decision_at;
         let mut trace = Trace::new(text);
         trace.note(&[seed, u64::from(n)], || {
             format!(
