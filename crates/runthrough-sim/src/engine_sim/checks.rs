@@ -488,6 +488,11 @@ impl Checker {
                 "{rank} was told {failed} failed before its detector said so"
             ));
         }
+        if self.global[rank as usize].contains(failed) {
+            return Err(format!(
+                "{rank} was told ProcFailed({failed}), a rank of its G (MPI_PROC_NULL, SPEC §2.1)"
+            ));
+        }
         Ok(())
     }
 
