@@ -82,7 +82,8 @@ enum Command {
         root_fails: bool,
     },
     /// Runs N random schedules of whole rank engines (point-to-point, all-reduce,
-    /// validate_local, revocation, crashes); exits non-zero at the first violation, printing
+    /// validate_local, validate_global, agree, iagree, revocation,
+    /// crashes); exits non-zero at the first violation, printing
     /// its seed and the command that replays it.
     Engine {
         /// Number of schedules.
@@ -160,7 +161,7 @@ fn main() -> ExitCode {
                 Ok(t) => {
                     let elapsed = started.elapsed().max(Duration::from_micros(1));
                     println!(
-                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations)",
+                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions)",
                         t.schedules,
                         t.schedules as f64 / elapsed.as_secs_f64(),
                         ranks.0,
@@ -171,7 +172,8 @@ fn main() -> ExitCode {
                         t.failed_receives,
                         t.delayed_sends,
                         t.crashes,
-                        t.revocations
+                        t.revocations,
+                        t.decisions
                     );
                     ExitCode::SUCCESS
                 }

@@ -5,6 +5,7 @@
 //! checked against it as it happens (SPEC §1, §2.1, §3.1–3.3, §3.5), and flow control's
 //! figures against what the ledger says is buffered.
 
+use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{Probed, Received};
 use runthrough_core::flow::{self, FlowStats};
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -51,6 +52,39 @@ pub struct Checker {
     pub failed_receives: u64,
     /// Each sender's window at each receiver (flow control's figure).
     pub window: u64,
+    /// By agreement number (every rank starts the same agreements in the same order).
+    agreements: std::collections::BTreeMap<u64, AgreementLedger>,
+    /// Agreements decided (decisions taken by survivors).
+    pub decisions: u64,
+    /// By rank: the failed ranks of its G.
+    pub global: Vec<RankSet>,
+    /// Test-only fault: see `Options::corrupt_decision_at`.
+    pub corrupt_decision_at: Option<u64>,
+}
+
+/// What the ledger knows of one agreement.
+#[derive(Debug, Default)]
+struct AgreementLedger {
+    /// Whether it is a `validate_global`'s.
+    global: bool,
+    /// By rank that entered it: what it entered with.
+    entries: std::collections::BTreeMap<u32, Entry>,
+    /// The first decision a rank took, which every other rank must take too.
+    decision: Option<(u32, Decision)>,
+    /// The G the first rank that installed it got (`validate_global`).
+    installed: Option<(u32, RankSet)>,
+}
+
+/// What a rank entered an agreement with.
+#[derive(Debug)]
+struct Entry {
+    flag: u32,
+    /// Its detector's failures then.
+    known: RankSet,
+    /// Its L then.
+    acknowledged: RankSet,
+    /// Its G's failed ranks then.
+    global: RankSet,
 }
 
 fn accepts(source: SourceSelector, tag: TagSelector, from: u32, t: i32) -> bool {
@@ -88,6 +122,10 @@ impl Checker {
             receipts: 0,
             failed_receives: 0,
             window: u64::MAX,
+            agreements: Default::default(),
+            decisions: 0,
+            global: vec![RankSet::new(); n],
+            corrupt_decision_at: None,
         }
     }
 
@@ -258,9 +296,26 @@ impl Checker {
         posted: Option<u64>,
     ) -> Verdict {
         let r = rank as usize;
-        let envelope = received
-            .envelope
-            .ok_or("a receive completed as MPI_PROC_NULL though G is empty")?;
+        let Some(envelope) = received.envelope else {
+            // MPI_PROC_NULL: only for a receive naming a rank of G (SPEC §2.1).
+            return match source {
+                SourceSelector::Rank(s) if self.global[r].contains(s) => {
+                    if let Some(rid) = posted {
+                        if let Some(id) = self.matched[r].remove(&rid) {
+                            return Err(format!(
+                                "posted receive {rid} at {rank} matched {id} and completed as MPI_PROC_NULL"
+                            ));
+                        }
+                    }
+                    self.failed_receives += 1;
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "a receive ({source:?}) at {rank} completed as MPI_PROC_NULL, G {:?}",
+                    self.global[r]
+                )),
+            };
+        };
         let (sender, id) = decode(&received.payload).ok_or("received an undecodable payload")?;
         let message = plan
             .messages
@@ -356,9 +411,13 @@ impl Checker {
             (_, Some((id, _))) => Err(format!(
                 "probe at {rank} gave {outcome:?} with message {id} buffered"
             )),
-            (Ok(Some(Probed::ProcNull)), None) => Err(format!(
-                "probe at {rank} gave MPI_PROC_NULL though G is empty"
-            )),
+            (Ok(Some(Probed::ProcNull)), None) => match source {
+                SourceSelector::Rank(s) if self.global[rank as usize].contains(s) => Ok(()),
+                _ => Err(format!(
+                    "probe at {rank} ({source:?}) gave MPI_PROC_NULL, G {:?}",
+                    self.global[rank as usize]
+                )),
+            },
             (Ok(None), None) => self.still_pending(rank, source),
             (Err(Error::ProcFailed { rank: failed }), None) => {
                 if source != SourceSelector::Rank(*failed) {
@@ -429,6 +488,11 @@ impl Checker {
                 "{rank} was told {failed} failed before its detector said so"
             ));
         }
+        if self.global[rank as usize].contains(failed) {
+            return Err(format!(
+                "{rank} was told ProcFailed({failed}), a rank of its G (MPI_PROC_NULL, SPEC §2.1)"
+            ));
+        }
         Ok(())
     }
 
@@ -441,6 +505,158 @@ impl Checker {
             Error::Revoked => Err(format!("Revoked at {rank} though it was not revoked")),
             other => Err(format!("unexpected error at {rank}: {other:?}")),
         }
+    }
+
+    /// Rank `rank` enters agreement `seq` (of a `validate_global` if `global`) with `flag`,
+    /// its G's failed ranks being `g`.
+    pub fn on_agreement_start(
+        &mut self,
+        rank: u32,
+        seq: u64,
+        global: bool,
+        flag: u32,
+        g: &RankSet,
+    ) -> Verdict {
+        let r = rank as usize;
+        let entry = Entry {
+            flag,
+            known: self.detected[r].clone(),
+            acknowledged: self.acknowledged[r].clone(),
+            global: g.clone(),
+        };
+        let ledger = self
+            .agreements
+            .entry(seq)
+            .or_insert_with(|| AgreementLedger {
+                global,
+                ..Default::default()
+            });
+        if ledger.global != global {
+            return Err(format!(
+                "agreement {seq}: rank {rank} enters it as global {global}, others did not"
+            ));
+        }
+        if let Some((_, other)) = ledger.entries.iter().next() {
+            if other.global != entry.global {
+                return Err(format!(
+                    "agreement {seq}: rank {rank} enters with G {:?}, another with {:?}",
+                    entry.global, other.global
+                ));
+            }
+        }
+        if ledger.entries.insert(rank, entry).is_some() {
+            return Err(format!("rank {rank} entered agreement {seq} twice"));
+        }
+        Ok(())
+    }
+
+    /// Rank `rank` took `decision` as agreement `seq`'s (SPEC §2.1, §3.5): the same as every
+    /// other rank's; its failures crashed, are new to G and include every failure the rank's
+    /// detector knew when it entered; its non-contributors failed, and every other participant
+    /// entered; its flag is the AND over the contributors; it reports an unacknowledged failure
+    /// exactly when a non-contributor is missing from some contributor's L.
+    pub fn on_decision(&mut self, rank: u32, seq: u64, decision: &Decision) -> Verdict {
+        self.decisions += 1;
+        let n = self.ranks;
+        let crashed = self.crashed.clone();
+        let Some(ledger) = self.agreements.get_mut(&seq) else {
+            return Err(format!(
+                "rank {rank} decided agreement {seq}, which nobody entered"
+            ));
+        };
+        let Some(entry) = ledger.entries.get(&rank) else {
+            return Err(format!(
+                "rank {rank} decided agreement {seq} without entering it"
+            ));
+        };
+        if let Some((first, other)) = &ledger.decision {
+            if other != decision {
+                return Err(format!(
+                    "agreement {seq}: rank {rank} decided {decision:?}, rank {first} decided {other:?}"
+                ));
+            }
+            return Ok(());
+        }
+        let tag = format!("agreement {seq} decided at {rank} as {decision:?}");
+        if let Some(r) = decision.failed.iter().find(|&r| !crashed[r as usize]) {
+            return Err(format!("{tag}: rank {r} in failed never crashed"));
+        }
+        if !decision.non_contributors.is_subset(&decision.failed) {
+            return Err(format!("{tag}: non-contributors not all in failed"));
+        }
+        if !decision.failed.intersection(&entry.global).is_empty() {
+            return Err(format!(
+                "{tag}: failed holds ranks of the old G {:?}",
+                entry.global
+            ));
+        }
+        let mut covered = decision.failed.clone();
+        covered.union_with(&entry.global);
+        let mut flag = u32::MAX;
+        let mut unacknowledged = false;
+        for p in (0..n).filter(|&p| !entry.global.contains(p)) {
+            if decision.non_contributors.contains(p) {
+                continue;
+            }
+            let Some(e) = ledger.entries.get(&p) else {
+                return Err(format!("{tag}: contributor {p} never entered"));
+            };
+            if !e.known.is_subset(&covered) {
+                return Err(format!(
+                    "{tag}: contributor {p} knew {:?} when it entered (old G {:?})",
+                    e.known, e.global
+                ));
+            }
+            flag &= e.flag;
+            unacknowledged |= decision
+                .non_contributors
+                .iter()
+                .any(|nc| !e.acknowledged.contains(nc));
+        }
+        if flag != decision.flag {
+            return Err(format!("{tag}: the contributors' flags AND to {flag:#x}"));
+        }
+        if unacknowledged != decision.unacknowledged_failure {
+            return Err(format!(
+                "{tag}: some non-contributor unacknowledged by some contributor is {unacknowledged}"
+            ));
+        }
+        ledger.decision = Some((rank, decision.clone()));
+        Ok(())
+    }
+
+    /// Rank `rank` installed `view` as G after `validate_global`'s agreement `seq`: the old G
+    /// with the decided failures, the same at every rank; L becomes G.
+    pub fn on_validate_global(&mut self, rank: u32, seq: u64, view: &FailureView) -> Verdict {
+        let g = view.failed_set();
+        let Some(ledger) = self.agreements.get_mut(&seq) else {
+            return Err(format!(
+                "rank {rank} installed agreement {seq}, which nobody entered"
+            ));
+        };
+        let (Some(entry), Some((_, decision))) = (ledger.entries.get(&rank), &ledger.decision)
+        else {
+            return Err(format!("rank {rank} installed agreement {seq} undecided"));
+        };
+        let mut expected = entry.global.clone();
+        expected.union_with(&decision.failed);
+        if g != expected {
+            return Err(format!(
+                "validate_global {seq} at {rank}: G {g:?}, expected {expected:?}"
+            ));
+        }
+        if let Some((first, other)) = &ledger.installed {
+            if *other != g {
+                return Err(format!(
+                    "validate_global {seq}: rank {rank} has G {g:?}, rank {first} {other:?}"
+                ));
+            }
+        } else {
+            ledger.installed = Some((rank, g.clone()));
+        }
+        self.acknowledged[rank as usize] = g.clone();
+        self.global[rank as usize] = g;
+        Ok(())
     }
 
     /// A message the plan has that is still owed: from a sender that never crashed, to a

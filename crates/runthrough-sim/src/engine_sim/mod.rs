@@ -5,15 +5,21 @@
 //! - [`network`]: packets in flight per ordered pair, FIFO per pair; the seed picks which pair
 //!   delivers next.
 //! - [`program`]: a plan of rounds drawn from the seed (point-to-point messages under a small
-//!   unexpected-bytes cap, all-reduces over the collective commands, `validate_local`, and a
-//!   revocation as the last round of some schedules), deadlock-free by construction, and each
+//!   unexpected-bytes cap, all-reduces over the collective commands, `validate_local`,
+//!   `validate_global`, `agree`, `iagree`s started back to back and waited for in a random
+//!   order, and a revocation as the last round of some schedules), deadlock-free by
+//!   construction, and each
 //!   rank's program as a resumable state machine over the engine's commands.
 //! - [`checks`]: a ledger of every message and detector report, against which each outcome is
 //!   checked: exactly-once and non-overtaking delivery, nothing lost from a live sender, the
 //!   failure outcomes of SPEC §3.1–3.2 (`ProcFailed` only for a failed sender whose matching
 //!   messages are not buffered, `ProcFailedPending` only for wildcards while a failure is
 //!   unacknowledged), all-reduce results, flow control's held bytes against what is buffered
-//!   and each sender's window, and the revocation reaching every survivor.
+//!   and each sender's window, the revocation reaching every survivor, and uniform agreement
+//!   (SPEC §2.1, §3.5): the same decision at every rank per agreement number, its failures
+//!   crashed and including every failure a contributor knew when it entered, its flag the AND
+//!   over the contributors, the same G after `validate_global`, and the all-reduces after it
+//!   over the OK ranks of G.
 //! - [`run`]: one schedule (the seed picks the rank count, the plan, the interleaving of
 //!   deliveries and rank steps, the crashes and each survivor's detection delay); liveness:
 //!   once the network is drained and every crash was reported everywhere, every survivor's
@@ -58,12 +64,14 @@ mod tests {
             totals.failed_receives += outcome.failed_receives;
             totals.revocations += u64::from(outcome.revoked);
             totals.receipts += outcome.receipts;
+            totals.decisions += outcome.decisions;
         }
         assert!(totals.crashes > 50, "{totals:?}");
         assert!(totals.delayed_sends > 100, "{totals:?}");
         assert!(totals.failed_receives > 0, "{totals:?}");
         assert!(totals.revocations > 10, "{totals:?}");
         assert!(totals.receipts > 1000, "{totals:?}");
+        assert!(totals.decisions > 1000, "{totals:?}");
     }
 
     /// Two ranks, and the largest default count, pass too.
@@ -124,6 +132,32 @@ mod tests {
             assert!(violation.replay().contains("engine-replay"));
             caught += 1;
             if caught == 10 {
+                break;
+            }
+        }
+    }
+
+    /// A decision that differs at one rank (its flag's lowest bit flipped) is caught, by the
+    /// uniformity check or, at an agreement's first decision, by the flags' AND.
+    #[test]
+    fn a_corrupt_decision_is_caught() {
+        let mut caught = 0;
+        for index in 0.. {
+            let seed = schedule_seed(23, index);
+            let clean = check(seed, ENGINE_RANKS);
+            if clean.decisions == 0 {
+                continue;
+            }
+            let options = Options {
+                corrupt_decision_at: Some(index % clean.decisions),
+                ..Options::default()
+            };
+            let Err((violation, _)) = run_schedule(seed, ENGINE_RANKS, false, options) else {
+                panic!("seed {seed}: a corrupt decision must be caught");
+            };
+            assert!(violation.what.contains("agreement"), "{violation}");
+            caught += 1;
+            if caught == 20 {
                 break;
             }
         }

@@ -7,9 +7,14 @@
 //! for credit in the engine's queues), then receiving its own in an order that keeps each
 //! sender's order (one blocking receive after the other, or all posted first and then polled,
 //! as irecvs), then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
-//! the collective commands: gather to participant 0, which sends the sum back; (c)
-//! `validate_local`; (d) in some schedules, as the last round, one rank revokes the world while
-//! the others wait for a message from it that never comes.
+//! the collective commands over the OK ranks of G: gather to participant 0, which sends the sum
+//! back (it must succeed unless a participant crashed); (c) `validate_local`; (d)
+//! `validate_global` (claim, start, poll until decided, install the decided G, end), after
+//! which sends, receives and probes naming a rank of G complete as `MPI_PROC_NULL`; (e) `agree`
+//! with a random flag per rank; (f) two or three `iagree`s started back to back (each queued
+//! behind the undecided one before it), maybe with a blocking `validate_global` or `agree`
+//! between them, then waited for in a random order; (g) in some schedules, as the last round,
+//! one rank revokes the world while the others wait for a message from it that never comes.
 //!
 //! Receives that could match more than one message of the plan would make the program's
 //! outcome depend on the interleaving (and could leave a receive without a message), so each
@@ -27,6 +32,7 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{CollectiveCall, CollectivePosted, Engine, Posted, ReceivePoll};
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -75,11 +81,33 @@ pub enum Round {
     },
     /// `validate_local` at every rank.
     ValidateLocal,
+    /// `validate_global` at every rank (blocking): later all-reduces run over the OK ranks
+    /// of the new G.
+    ValidateGlobal,
+    /// `agree` (blocking) with a random flag at every rank.
+    Agree,
+    /// `iagree`s started back to back (with maybe a blocking `validate_global` or `agree`
+    /// between them), then waited for in a random order at each rank.
+    IAgrees {
+        /// The calls, in order.
+        ops: Vec<AgreeOp>,
+    },
     /// `by` revokes the world; the others wait for it to reach them (the last round).
     Revoke {
         /// The revoking rank.
         by: u32,
     },
+}
+
+/// One call of an [`Round::IAgrees`] round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgreeOp {
+    /// `iagree` with a random flag, waited for after the round's last call.
+    IAgree,
+    /// A blocking `validate_global` (queued behind the pending `iagree`s).
+    ValidateGlobal,
+    /// A blocking `agree` (queued behind the pending `iagree`s).
+    Agree,
 }
 
 /// Everything a schedule's programs and faults are, drawn from its seed.
@@ -118,6 +146,42 @@ impl Plan {
         let mut rounds = Vec::new();
         for _ in 0..round_count {
             let pick = rng.gen_range(0..100);
+            if !any_order && pick >= 45 {
+                // Agreement rounds (not in `any_order` exploration, whose known stuck seeds
+                // are kept as they were).
+                rounds.push(if pick < 65 {
+                    Round::AllReduce {
+                        pad: if rng.gen_bool(0.5) {
+                            0
+                        } else {
+                            rng.gen_range(0..MAX_PAD)
+                        },
+                    }
+                } else if pick < 72 {
+                    Round::ValidateLocal
+                } else if pick < 82 {
+                    Round::ValidateGlobal
+                } else if pick < 90 {
+                    Round::Agree
+                } else {
+                    let count = rng.gen_range(2..=3);
+                    let mut ops = vec![AgreeOp::IAgree; count];
+                    match rng.gen_range(0..5) {
+                        0 | 1 => ops.insert(rng.gen_range(1..count), AgreeOp::ValidateGlobal),
+                        2 => ops.insert(rng.gen_range(1..count), AgreeOp::Agree),
+                        _ => {}
+                    }
+                    Round::IAgrees { ops }
+                });
+                if matches!(
+                    rounds.last(),
+                    Some(Round::ValidateGlobal | Round::IAgrees { .. })
+                ) && rng.gen_bool(0.5)
+                {
+                    rounds.push(Round::AllReduce { pad: 0 });
+                }
+                continue;
+            }
             rounds.push(if pick < 60 {
                 Round::PointToPoint
             } else if pick < 85 {
@@ -334,6 +398,17 @@ enum Phase {
     RevokeWait {
         posted: Option<u64>,
     },
+    /// An agreement round's calls.
+    Agreements {
+        ops: Vec<AgreeOp>,
+        /// The next call to make.
+        next: usize,
+        /// The `iagree`s started and not waited for yet (shuffled once all are started).
+        pending: Vec<u64>,
+        /// The blocking call (agreement number) waited for.
+        blocking: Option<(u64, AgreeOp)>,
+        shuffled: bool,
+    },
     Done(End),
 }
 
@@ -348,6 +423,8 @@ pub struct Program {
     /// one of them names its sender instead (it would wait for nothing: no failure is
     /// pending any more to stop it).
     acknowledged: RankSet,
+    /// The failed ranks of G (its latest `validate_global`'s).
+    global: RankSet,
 }
 
 type Step = std::result::Result<bool, String>;
@@ -359,6 +436,7 @@ impl Default for Program {
             phase: Phase::Begin,
             queued: Vec::new(),
             acknowledged: RankSet::new(),
+            global: RankSet::new(),
         }
     }
 }
@@ -394,6 +472,14 @@ impl Program {
             Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
             Phase::Reduce { stage, .. } => format!("all-reduce {stage:?}"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
+            Phase::Agreements {
+                next,
+                pending,
+                blocking,
+                ..
+            } => {
+                format!("agreements: next call {next}, pending {pending:?}, waits for {blocking:?}")
+            }
             Phase::Done(end) => format!("done: {end:?}"),
         };
         format!("round {} {round:?}: {what}", self.round)
@@ -440,7 +526,7 @@ impl Program {
                 let Some(round) = cx.plan.rounds.get(self.round) else {
                     return self.finish(End::Completed, cx);
                 };
-                match *round {
+                match round {
                     Round::PointToPoint => {
                         self.phase = Phase::Send { next: 0 };
                         Ok(true)
@@ -457,7 +543,7 @@ impl Program {
                         });
                         self.next_round()
                     }
-                    Round::Revoke { by } if by == me => {
+                    &Round::Revoke { by } if by == me => {
                         cx.checker.revoke_issued = true;
                         cx.checker.on_revoke(me);
                         cx.engine.revoke(WORLD_CONTEXT, None, cx.out);
@@ -469,7 +555,23 @@ impl Program {
                         self.phase = Phase::RevokeWait { posted: None };
                         Ok(true)
                     }
-                    Round::AllReduce { pad } => self.begin_reduce(pad, cx),
+                    &Round::AllReduce { pad } => self.begin_reduce(pad, cx),
+                    Round::ValidateGlobal | Round::Agree | Round::IAgrees { .. } => {
+                        let ops = match round {
+                            Round::ValidateGlobal => vec![AgreeOp::ValidateGlobal],
+                            Round::Agree => vec![AgreeOp::Agree],
+                            Round::IAgrees { ops } => ops.clone(),
+                            _ => unreachable!("an agreement round"),
+                        };
+                        self.phase = Phase::Agreements {
+                            ops,
+                            next: 0,
+                            pending: Vec::new(),
+                            blocking: None,
+                            shuffled: false,
+                        };
+                        Ok(true)
+                    }
                 }
             }
             Phase::Send { next } => {
@@ -523,6 +625,7 @@ impl Program {
             }
             Phase::Reduce { .. } => self.reduce(cx),
             Phase::RevokeWait { .. } => self.revoke_wait(cx),
+            Phase::Agreements { .. } => self.agreements(cx),
         }
     }
 
@@ -564,9 +667,15 @@ impl Program {
                 }
                 Ok(true)
             }
+            Ok(None) if self.global.contains(message.receiver) => {
+                cx.trace.note(&[23, u64::from(me), u64::from(id)], || {
+                    format!("rank {me} send of {id}: MPI_PROC_NULL")
+                });
+                Ok(true)
+            }
             Ok(None) => Err(format!(
-                "send to {} completed as MPI_PROC_NULL though G is empty",
-                message.receiver
+                "send to {} completed as MPI_PROC_NULL, G {:?}",
+                message.receiver, self.global
             )),
             Err(error) => {
                 cx.checker.on_error(me, &error)?;
@@ -728,6 +837,93 @@ impl Program {
         }
     }
 
+    /// One step of an agreement round.
+    fn agreements(&mut self, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let Phase::Agreements {
+            ops,
+            next,
+            pending,
+            blocking,
+            shuffled,
+        } = &mut self.phase
+        else {
+            unreachable!("called in an agreement round");
+        };
+        if let Some((seq, op)) = *blocking {
+            let Some(decision) = poll_decision(seq, cx)? else {
+                return Ok(false);
+            };
+            if op == AgreeOp::ValidateGlobal {
+                let view = cx
+                    .engine
+                    .install_decided_global(WORLD_CONTEXT, &decision)
+                    .map_err(|e| format!("install_decided_global at {me}: {e:?}"))?;
+                cx.out.append(&mut cx.engine.take_due());
+                cx.checker.on_validate_global(me, seq, &view)?;
+                self.global = view.failed_set();
+                self.acknowledged = view.failed_set();
+                cx.trace.note(&[21, u64::from(me), seq], || {
+                    format!(
+                        "rank {me} validate_global #{seq}: G {:?}",
+                        view.failed_set()
+                    )
+                });
+                cx.engine.end_agreement(WORLD_CONTEXT, true, true);
+            } else {
+                cx.engine.end_agreement(WORLD_CONTEXT, false, true);
+            }
+            *blocking = None;
+            *next += 1;
+            return Ok(true);
+        }
+        if let Some(&op) = ops.get(*next) {
+            let (collective, exclusive) = match op {
+                AgreeOp::IAgree => (false, false),
+                AgreeOp::ValidateGlobal => (true, true),
+                AgreeOp::Agree => (false, true),
+            };
+            let global = op == AgreeOp::ValidateGlobal;
+            cx.engine
+                .claim_agreement(WORLD_CONTEXT, collective, exclusive)
+                .map_err(|e| format!("claim_agreement at {me} for {op:?}: {e:?}"))?;
+            let flag = if global || cx.rng.gen_bool(0.3) {
+                u32::MAX
+            } else {
+                !(1u32 << cx.rng.gen_range(0..16))
+            };
+            let seq = cx
+                .engine
+                .start_agreement(WORLD_CONTEXT, flag, cx.out)
+                .map_err(|e| format!("start_agreement at {me}: {e:?}"))?;
+            cx.checker
+                .on_agreement_start(me, seq, global, flag, &self.global)?;
+            cx.trace
+                .note(&[20, u64::from(me), seq, u64::from(flag)], || {
+                    format!("rank {me} starts {op:?} #{seq} with flag {flag:#x}")
+                });
+            if op == AgreeOp::IAgree {
+                pending.push(seq);
+                *next += 1;
+            } else {
+                *blocking = Some((seq, op));
+            }
+            return Ok(true);
+        }
+        if !*shuffled {
+            pending.shuffle(cx.rng);
+            *shuffled = true;
+        }
+        let Some(&seq) = pending.first() else {
+            return self.next_round();
+        };
+        if poll_decision(seq, cx)?.is_none() {
+            return Ok(false);
+        }
+        pending.remove(0);
+        Ok(true)
+    }
+
     /// `validate_local`, then whether the receive of a message from `sender` must now name
     /// its sender (the sender's failure is acknowledged: a wildcard would wait for nothing).
     fn acknowledge(&mut self, sender: u32, cx: &mut Ctx) -> std::result::Result<bool, String> {
@@ -823,6 +1019,9 @@ impl Program {
         let error = match posted {
             None => match cx.engine.match_or_post(WORLD_CONTEXT, source, tag) {
                 Err(error) => error,
+                Ok(Posted::Done(Ok(r))) if r.envelope.is_none() && self.global.contains(by) => {
+                    return self.finish(End::RevokerFailed, cx);
+                }
                 Ok(Posted::Done(Ok(_))) => {
                     return Err(format!("rank {me} received a message nobody sent"))
                 }
@@ -837,6 +1036,11 @@ impl Program {
                 ReceivePoll::Pending => {
                     cx.checker.still_pending(me, source)?;
                     return Ok(false);
+                }
+                ReceivePoll::Complete(Ok(r))
+                    if r.envelope.is_none() && self.global.contains(by) =>
+                {
+                    return self.finish(End::RevokerFailed, cx);
                 }
                 ReceivePoll::Complete(Ok(_)) => {
                     return Err(format!("rank {me} received a message nobody sent"))
@@ -859,8 +1063,10 @@ impl Program {
         match cx.engine.begin_collective(WORLD_CONTEXT, me, true) {
             Err(error) => self.end_reduce(Err(error), false, cx),
             Ok(call) => {
-                if call.participants.len() != cx.plan.ranks as usize
-                    || call.participants.get(call.index) != Some(&me)
+                let expected: Vec<u32> = (0..cx.plan.ranks)
+                    .filter(|&r| !self.global.contains(r))
+                    .collect();
+                if *call.participants != *expected || call.participants.get(call.index) != Some(&me)
                 {
                     return Err(format!(
                         "begin_collective at {me}: participants {:?}, index {}",
@@ -1009,6 +1215,7 @@ impl Program {
         match result {
             Ok(value) => {
                 let expected = (0..cx.plan.ranks)
+                    .filter(|&r| !self.global.contains(r))
                     .map(|r| contribution(round, r))
                     .fold(0u64, u64::wrapping_add);
                 if value != expected {
@@ -1023,10 +1230,50 @@ impl Program {
                 if error == Error::Revoked {
                     return self.finish(End::Revoked, cx);
                 }
+                // Over the OK ranks of G, it fails only if one of them crashed (SPEC §3.3).
+                if (0..cx.plan.ranks)
+                    .all(|r| self.global.contains(r) || !cx.checker.crashed[r as usize])
+                {
+                    return Err(format!(
+                        "all-reduce of round {round} at {me}: {error:?}, but no participant crashed (G {:?})",
+                        self.global
+                    ));
+                }
                 self.next_round()
             }
         }
     }
+}
+
+/// The decision of agreement `seq` at this rank, once it has one (checked, and the failures
+/// it made known to the detector entered in the ledger).
+fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>, String> {
+    let me = cx.me;
+    let mut learned = Vec::new();
+    let mut decision = cx
+        .engine
+        .poll_agreement(WORLD_CONTEXT, seq, cx.out, &mut learned)
+        .map_err(|e| format!("poll_agreement at {me}: {e:?}"))?;
+    if let Some(decision) = &mut decision {
+        if cx.checker.corrupt_decision_at == Some(cx.checker.decisions) {
+            decision.flag ^= 1; // the test-only fault
+        }
+    }
+    for dead in learned {
+        if !cx.checker.crashed[dead as usize] {
+            return Err(format!(
+                "rank {me} learned of {dead}'s failure from an agreement, but it lives"
+            ));
+        }
+        cx.checker.on_detect(me, dead);
+    }
+    if let Some(decision) = &decision {
+        cx.checker.on_decision(me, seq, decision)?;
+        cx.trace.note(&[22, u64::from(me), seq], || {
+            format!("rank {me} decides #{seq}: {decision:?}")
+        });
+    }
+    Ok(decision)
 }
 
 /// The u64 of a collective message (then `pad` bytes of 0xA5).

@@ -115,6 +115,8 @@ pub struct EngineOutcome {
     pub delayed_sends: u64,
     /// Whether the world was revoked.
     pub revoked: bool,
+    /// Agreement decisions taken (one per surviving rank per agreement).
+    pub decisions: u64,
     /// The hash of the trace.
     pub trace_hash: u64,
     /// The trace's lines (replay only).
@@ -126,6 +128,9 @@ pub struct EngineOutcome {
 pub struct Options {
     /// Test-only fault: the network drops the n-th data packet (to see the checks catch it).
     pub drop_data_at: Option<u64>,
+    /// Test-only fault: the n-th agreement decision a rank takes has its flag's lowest bit
+    /// flipped (to see the agreement checks catch it).
+    pub corrupt_decision_at: Option<u64>,
     /// Receivers take their messages of a round in any order, not each sender's order (every
     /// receive names its message's tag, unique in the round at the receiver). Valid MPI
     /// (isends, then receives, then waits), but beyond what flow control completes: see the
@@ -196,6 +201,7 @@ impl Sim {
         }
         let mut checker = Checker::new(&plan);
         checker.window = engines[0].flow_stats().window;
+        checker.corrupt_decision_at = options.corrupt_decision_at;
         let mut trace = Trace::new(text);
         trace.note(&[seed, u64::from(n)], || {
             format!(
@@ -241,6 +247,7 @@ impl Sim {
                 .map(|e| e.flow_stats().delayed_sends)
                 .sum(),
             revoked: self.checker.revoke_issued,
+            decisions: self.checker.decisions,
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
         }
@@ -529,6 +536,8 @@ pub struct EngineTotals {
     pub delayed_sends: u64,
     /// Schedules that revoked the world.
     pub revocations: u64,
+    /// Agreement decisions taken.
+    pub decisions: u64,
 }
 
 /// Runs `count` schedules derived from `base` (schedule `i` has seed
@@ -554,6 +563,7 @@ pub fn explore_engine(
         totals.crashes += outcome.crashes;
         totals.delayed_sends += outcome.delayed_sends;
         totals.revocations += u64::from(outcome.revoked);
+        totals.decisions += outcome.decisions;
     }
     Ok(totals)
 }
