@@ -222,6 +222,12 @@ fn a_sender_blocked_on_a_stopped_peers_full_ring_is_released_when_it_is_fenced()
     let mut job = job(2, &["send_to_stopped"], &[]);
     job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
     job.env.push(("RT_TRANSPORT".into(), "shm".into()));
+    // Until its SIGSTOP lands, rank 1's progress thread buffers what arrives; on a loaded
+    // machine that took a whole default window (32 MiB: 511 messages) once, and the sender then
+    // waited for credit instead of for ring space. A window of 512 MiB keeps this test about
+    // the ring.
+    job.env
+        .push((runthrough::ENV_UNEXPECTED_CAP.into(), "1G".into()));
     let report = agreed(&job, &[1]);
     let line = report
         .stdout_of(0)
