@@ -972,29 +972,24 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    boundary(comm, || {
-        // SAFETY: checked for NULL by `out`.
-        let request = unsafe { out(request, "request")? };
-        // SAFETY: forwarded contract; the send copies the data before the receive is posted.
-        let operation = unsafe {
-            send_receive_operation(
-                buf,
-                count,
-                datatype,
-                dest,
-                sendtag,
-                buf,
-                count,
-                datatype,
-                source_rank,
-                recvtag,
-                comm,
-            )?
-        };
-        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
-        request.write(handle);
-        Ok(())
-    })
+    // SAFETY: forwarded contract; the send copies the data before the receive is posted, so
+    // the one buffer may serve as both.
+    unsafe {
+        MPI_Isendrecv(
+            buf,
+            count,
+            datatype,
+            dest,
+            sendtag,
+            buf,
+            count,
+            datatype,
+            source_rank,
+            recvtag,
+            comm,
+            request,
+        )
+    }
 }
 
 /// Where a request stands after [`settle`].

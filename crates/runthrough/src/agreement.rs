@@ -103,13 +103,10 @@ impl Comm {
         engine: &mut crate::endpoint::Engine,
         seq: u64,
     ) -> Result<Option<(Decision, Outgoing)>> {
-        let mut out = Outgoing::new();
-        let mut learned = Vec::new();
-        let decision = engine.poll_agreement(self.context, seq, &mut out, &mut learned)?;
-        for world in learned {
-            crate::timeline::learned(engine, world);
-        }
-        Ok(decision.map(|decision| (decision, out)))
+        let context = self.context;
+        polled_decision(engine, |engine, out, learned| {
+            engine.poll_agreement(context, seq, out, learned)
+        })
     }
 
     /// Sends what learning a decision's failures produced and wakes this rank's other waiters
@@ -256,6 +253,26 @@ impl Comm {
             },
         ))
     }
+}
+
+/// Runs `poll` (an engine's poll of an agreement or creation decision) and tells the timeline
+/// of the failures the decision taught the detector; returns the decision with what the engine
+/// wants sent, for [`Comm::deliver_decision`] once the lock is released.
+pub(crate) fn polled_decision(
+    engine: &mut crate::endpoint::Engine,
+    poll: impl FnOnce(
+        &mut crate::endpoint::Engine,
+        &mut Outgoing,
+        &mut Vec<u32>,
+    ) -> Result<Option<Decision>>,
+) -> Result<Option<(Decision, Outgoing)>> {
+    let mut out = Outgoing::new();
+    let mut learned = Vec::new();
+    let decision = poll(engine, &mut out, &mut learned)?;
+    for world in learned {
+        crate::timeline::learned(engine, world);
+    }
+    Ok(decision.map(|decision| (decision, out)))
 }
 
 /// `agree`'s outcome from its decision (SPEC §3.5).

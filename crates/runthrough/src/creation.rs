@@ -464,13 +464,10 @@ impl Comm {
 
     /// The decision of creation agreement `seq`, as [`Comm::poll_agreement`] for the main series.
     fn poll_creation(&self, engine: &mut Engine, seq: u64) -> Result<Option<(Decision, Outgoing)>> {
-        let mut out = Outgoing::new();
-        let mut learned = Vec::new();
-        let decision = engine.poll_creation(self.context, seq, &mut out, &mut learned)?;
-        for world in learned {
-            crate::timeline::learned(engine, world);
-        }
-        Ok(decision.map(|decision| (decision, out)))
+        let context = self.context;
+        crate::agreement::polled_decision(engine, |engine, out, learned| {
+            engine.poll_creation(context, seq, out, learned)
+        })
     }
 
     /// `split`'s exchange: an all-gather of `mine` over the participants, one entry per parent

@@ -87,13 +87,26 @@ impl Engine {
             return Ok(None);
         };
         let members = comm.members.clone();
+        self.learn_decided(&members, &decision, out, learned);
+        Ok(Some(decision))
+    }
+
+    /// The failures of `decision` (comm ranks of `members`) become known to this rank's
+    /// detector; what that makes the engine send is pushed on `out`, the world ranks that were
+    /// news on `learned`.
+    pub(crate) fn learn_decided(
+        &mut self,
+        members: &super::Members,
+        decision: &Decision,
+        out: &mut Outgoing,
+        learned: &mut Vec<u32>,
+    ) {
         for rank in &decision.failed {
             let world = members.world_of(rank);
             if self.handle_peer_failed(world, out) {
                 learned.push(world);
             }
         }
-        Ok(Some(decision))
     }
 
     /// After `validate_global`'s agreement decided `decision` on `context`: G := G ∪ its

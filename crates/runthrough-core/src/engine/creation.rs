@@ -236,12 +236,7 @@ impl Engine {
             return Ok(None);
         };
         let members = state.members.clone();
-        for rank in &decision.failed {
-            let world = members.world_of(rank);
-            if self.handle_peer_failed(world, out) {
-                learned.push(world);
-            }
-        }
+        self.learn_decided(&members, &decision, out, learned);
         Ok(Some(decision))
     }
 
