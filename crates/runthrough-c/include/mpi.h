@@ -353,6 +353,9 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
 #define MPI_IN_PLACE ((void *)-1)
+/* The buffer argument for data a type places at absolute addresses (struct types whose
+ * displacements are MPI_Get_address results); see the notes on derived datatypes. */
+#define MPI_BOTTOM ((void *)0)
 #define MPI_ERRCODES_IGNORE ((int *)0)
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
@@ -526,7 +529,9 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
  * subarray and resized, with MPI_Type_commit / _free / _get_extent / _get_true_extent / _size.
  * Strides, displacements and lower bounds must be >= 0 (MPI_ERR_ARG otherwise), so struct
  * displacements are offsets within the object (offsetof, or differences of MPI_Get_address
- * results; there is no MPI_BOTTOM). The extent of a struct type is rounded up to a multiple of
+ * results, or absolute addresses used with MPI_BOTTOM as the buffer: point-to-point,
+ * MPI_Bcast, the gathers, scatters and all-to-alls take MPI_BOTTOM so, MPI_BOTTOM with a type
+ * that places no data at an address is MPI_ERR_BUFFER). The extent of a struct type is rounded up to a multiple of
  * the alignment of its most aligned basic type (a basic type of n bytes aligns on the largest
  * power of two dividing n), so a type that describes a C struct member by member has the
  * struct's sizeof as its extent; the other constructors do not round. They are accepted by the
@@ -718,6 +723,11 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+/* Alltoallw as Alltoallv, each block with its own datatype and a displacement in bytes; the
+ * blocks must match byte for byte of their data (MPI_ERR_COUNT otherwise). */
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -767,6 +777,10 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request);
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,

@@ -76,21 +76,21 @@ pub unsafe extern "C" fn MPI_Bcast(
             Data::Strided {
                 layout,
                 count,
-                span,
+                window,
             } => {
                 // SAFETY: forwarded contract; used only during this call.
-                let buffer = unsafe { output(buffer, span)? };
+                let buffer = unsafe { window.write(buffer)? };
                 let comm_box = collective_comm_of(comm)?;
                 let comm = comm_box.get();
                 let at_root = comm.rank() == root;
                 let mut packed = if at_root {
-                    layout.pack(count, buffer)?
+                    layout.pack_at(count, buffer, window.low)?
                 } else {
                     zeroed(layout.size * count)?
                 };
                 comm.broadcast(&mut packed, root)?;
                 if !at_root {
-                    layout.unpack(count, &packed, buffer);
+                    layout.unpack_at(count, &packed, buffer, window.low);
                 }
                 Ok(())
             }
@@ -1125,73 +1125,148 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     recvtype: c_int,
     comm: c_int,
 ) -> c_int {
-    const HEADER: usize = std::mem::size_of::<u64>();
     boundary(comm, || {
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
-        let size = comm.size();
         // Any datatype: the blocks are packed (a plain copy for the basic types) and unpacked.
         // SAFETY: forwarded contract.
         let arrays = unsafe { root_arrays(true, recvcounts, rdispls, comm, "recvcounts")? };
         let (counts, displs) = arrays.unwrap_or_default();
         let receiving = Blocks::new(&counts, &displs, recvtype)?;
-        // SAFETY: forwarded contract; used only during this call.
-        let recv = unsafe { output(recvbuf, receiving.end)? };
-        // The buffer's own contents first: blocks not received are written back unchanged.
-        let mut landing = receiving.pack(recv)?;
-        let (rcounts, rdispls) = (&receiving.packed, &receiving.packed_at);
-        let (source, scounts, sdispls) = if sendbuf == IN_PLACE {
-            (landing.clone(), rcounts.clone(), rdispls.clone())
+        let sending = if sendbuf == IN_PLACE {
+            None
         } else {
             // SAFETY: forwarded contract.
             let arrays = unsafe { root_arrays(true, sendcounts, sdispls, comm, "sendcounts")? };
             let (counts, displs) = arrays.unwrap_or_default();
-            let sending = Blocks::new(&counts, &displs, sendtype)?;
-            // SAFETY: forwarded contract; used only during this call.
-            let source = sending.pack(unsafe { input(sendbuf, sending.end)? })?;
-            (source, sending.packed, sending.packed_at)
+            Some(Blocks::new(&counts, &displs, sendtype)?)
         };
-        let local = scounts.iter().chain(rcounts).copied().max().unwrap_or(0) as u64;
-        let mut largest = [0u64];
-        comm.all_reduce(&[local], &mut largest, Op::Max)?;
-        let block = usize::try_from(largest[0])
-            .ok()
-            .and_then(|b| b.checked_add(HEADER))
-            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
-        let total = all_blocks(block, comm)?;
-        let mut send = zeroed(total)?;
-        for (r, (&count, &at)) in scounts.iter().zip(&sdispls).enumerate() {
-            let slot = &mut send[r * block..(r + 1) * block];
-            slot[..HEADER].copy_from_slice(&(count as u64).to_le_bytes());
-            slot[HEADER..HEADER + count].copy_from_slice(&source[at..at + count]);
+        // SAFETY: forwarded contract.
+        unsafe { exchange_blocks(comm, sendbuf, sending, recvbuf, &receiving) }
+    })
+}
+
+/// `MPI_Alltoallw` (MPI-4.0 §6.8): as [`MPI_Alltoallv`], but each block has its own datatype
+/// (`sendtypes[r]`, `recvtypes[r]`) and its displacement counts bytes, not extents. A buffer
+/// may be `MPI_BOTTOM` (NULL) when the types place the data at absolute addresses (struct
+/// types whose displacements are `MPI_Get_address` results); `sendbuf` may be
+/// `MPI_IN_PLACE`. A block's data must match, byte for byte of its packed form, what its
+/// receiver expects (`MPI_ERR_COUNT` otherwise); the failure rules are those of
+/// `MPI_Alltoallv`.
+///
+/// # Safety
+/// The count, displacement and type arrays point at `size` readable ints; `sendbuf` is
+/// `MPI_IN_PLACE` or its blocks are readable, those of `recvbuf` writable, where the counts,
+/// displacements and types place them.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const c_int,
+    comm: c_int,
+) -> c_int {
+    boundary(comm, || {
+        let comm_box = collective_comm_of(comm)?;
+        let comm = comm_box.get();
+        let n = c_int::try_from(comm.size())
+            .map_err(|_| Failure::new(MPI_ERR_COMM, "too many ranks"))?;
+        // SAFETY: forwarded contract; only read, during this call.
+        let read =
+            |pointer: *const c_int, what: &str| unsafe { array(pointer.cast_mut(), n, what) };
+        let receiving = Blocks::typed(
+            read(recvcounts, "recvcounts")?,
+            read(rdispls, "rdispls")?,
+            read(recvtypes, "recvtypes")?,
+        )?;
+        let sending = if sendbuf == IN_PLACE {
+            None
+        } else {
+            Some(Blocks::typed(
+                read(sendcounts, "sendcounts")?,
+                read(sdispls, "sdispls")?,
+                read(sendtypes, "sendtypes")?,
+            )?)
+        };
+        // SAFETY: forwarded contract.
+        unsafe { exchange_blocks(comm, sendbuf, sending, recvbuf, &receiving) }
+    })
+}
+
+/// The all-to-all of `MPI_Alltoallv` and `MPI_Alltoallw` once their blocks are known: each
+/// block packed, the packed blocks exchanged padded to the largest with their lengths (see
+/// `MPI_Alltoallv`), each received block unpacked where it belongs. `sending` is `None` for
+/// `MPI_IN_PLACE` (the blocks to send are `receiving`'s).
+///
+/// # Safety
+/// `sendbuf`'s blocks (when `sending` is given) are readable, `recvbuf`'s writable, during the
+/// call.
+unsafe fn exchange_blocks(
+    comm: &Comm,
+    sendbuf: *const c_void,
+    sending: Option<Blocks>,
+    recvbuf: *mut c_void,
+    receiving: &Blocks,
+) -> Result<(), Failure> {
+    const HEADER: usize = std::mem::size_of::<u64>();
+    let size = comm.size();
+    // SAFETY: forwarded contract; used only during this call.
+    let recv = unsafe { receiving.write(recvbuf)? };
+    // The buffer's own contents first: blocks not received are written back unchanged.
+    let mut landing = receiving.pack(recv)?;
+    let (rcounts, rdispls) = (&receiving.packed, &receiving.packed_at);
+    let (source, scounts, sdispls) = match sending {
+        None => (landing.clone(), rcounts.clone(), rdispls.clone()),
+        Some(sending) => {
+            // SAFETY: forwarded contract; used only during this call.
+            let source = sending.pack(unsafe { sending.read(sendbuf)? })?;
+            (source, sending.packed, sending.packed_at)
         }
-        // A slot the all-to-all leaves untouched (from a failed rank) keeps this marker.
-        let mut received = zeroed(total)?;
-        for r in 0..size as usize {
-            received[r * block..r * block + HEADER].copy_from_slice(&u64::MAX.to_le_bytes());
-        }
-        comm.all_to_all(&send, &mut received)?;
-        let mut mismatch = None;
-        for (r, (&count, &at)) in rcounts.iter().zip(rdispls).enumerate() {
-            let slot = &received[r * block..(r + 1) * block];
-            let mut header = [0u8; HEADER];
-            header.copy_from_slice(&slot[..HEADER]);
-            match u64::from_le_bytes(header) {
-                u64::MAX => {}
-                len if len == count as u64 => {
-                    landing[at..at + count].copy_from_slice(&slot[HEADER..HEADER + count]);
-                }
-                len => {
-                    mismatch.get_or_insert(Failure::new(
-                        MPI_ERR_COUNT,
-                        format!("rank {r} sent {len} bytes where {count} were to be received"),
-                    ));
-                }
+    };
+    let local = scounts.iter().chain(rcounts).copied().max().unwrap_or(0) as u64;
+    let mut largest = [0u64];
+    comm.all_reduce(&[local], &mut largest, Op::Max)?;
+    let block = usize::try_from(largest[0])
+        .ok()
+        .and_then(|b| b.checked_add(HEADER))
+        .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
+    let total = all_blocks(block, comm)?;
+    let mut send = zeroed(total)?;
+    for (r, (&count, &at)) in scounts.iter().zip(&sdispls).enumerate() {
+        let slot = &mut send[r * block..(r + 1) * block];
+        slot[..HEADER].copy_from_slice(&(count as u64).to_le_bytes());
+        slot[HEADER..HEADER + count].copy_from_slice(&source[at..at + count]);
+    }
+    // A slot the all-to-all leaves untouched (from a failed rank) keeps this marker.
+    let mut received = zeroed(total)?;
+    for r in 0..size as usize {
+        received[r * block..r * block + HEADER].copy_from_slice(&u64::MAX.to_le_bytes());
+    }
+    comm.all_to_all(&send, &mut received)?;
+    let mut mismatch = None;
+    for (r, (&count, &at)) in rcounts.iter().zip(rdispls).enumerate() {
+        let slot = &received[r * block..(r + 1) * block];
+        let mut header = [0u8; HEADER];
+        header.copy_from_slice(&slot[..HEADER]);
+        match u64::from_le_bytes(header) {
+            u64::MAX => {}
+            len if len == count as u64 => {
+                landing[at..at + count].copy_from_slice(&slot[HEADER..HEADER + count]);
+            }
+            len => {
+                mismatch.get_or_insert(Failure::new(
+                    MPI_ERR_COUNT,
+                    format!("rank {r} sent {len} bytes where {count} were to be received"),
+                ));
             }
         }
-        receiving.unpack(&landing, recv);
-        mismatch.map_or(Ok(()), Err)
-    })
+    }
+    receiving.unpack(&landing, recv);
+    mismatch.map_or(Ok(()), Err)
 }
 
 /// The reduce-scatters: an all-reduce of every rank's full vector (the counts summed), then
@@ -1834,6 +1909,49 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
                 recvcounts.get(),
                 rdispls.get(),
                 recvtype,
+                comm,
+            )
+        })
+    }
+}
+
+/// `MPI_Ialltoallw`: [`MPI_Alltoallw`] as a non-blocking collective (see [`start`]).
+///
+/// # Safety
+/// As for `MPI_Alltoallw`, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    let sendbuf = Carried(sendbuf);
+    let recvbuf = Carried(recvbuf);
+    // SAFETY: forwarded contract (the arrays are read now, at the start).
+    let [sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes] = [
+        sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes,
+    ]
+    .map(|array| unsafe { Snapshot::take(array, comm, None) });
+    // SAFETY: forwarded contract; the pointers are used before the request completes.
+    unsafe {
+        start(comm, request, move || {
+            MPI_Alltoallw(
+                sendbuf.get(),
+                sendcounts.get(),
+                sdispls.get(),
+                sendtypes.get(),
+                recvbuf.get(),
+                recvcounts.get(),
+                rdispls.get(),
+                recvtypes.get(),
                 comm,
             )
         })

@@ -20,7 +20,7 @@ use std::os::raw::{c_int, c_long, c_short};
 use std::sync::Arc;
 
 use crate::constants::*;
-use crate::datatypes::{input, output, zeroed, Element};
+use crate::datatypes::{input, offset_by, output, zeroed, Element};
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::with_runtime;
@@ -498,15 +498,44 @@ impl Layout {
         }
     }
 
+    /// Where the data of `count` elements lies in a C buffer: the bytes `[low, span)` from its
+    /// start, `low` the first byte any element touches (the true lower bound, which may be
+    /// far above the buffer: a struct type whose displacements are absolute addresses, used
+    /// with `MPI_BOTTOM`, has the address of its first block as `low`).
+    pub(crate) fn window(&self, count: usize) -> Result<Window, Failure> {
+        let span = self.span(count)?;
+        let low = if count == 0 || self.size == 0 {
+            0
+        } else {
+            self.true_extent().0
+        };
+        Ok(Window {
+            low: low.min(span),
+            len: span - low.min(span),
+        })
+    }
+
     /// The data of `count` elements of `buffer`, packed.
     ///
     /// # Errors
     /// `MPI_ERR_INTERN` when the packed buffer cannot be allocated.
     pub(crate) fn pack(&self, count: usize, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+        self.pack_at(count, buffer, 0)
+    }
+
+    /// [`Layout::pack`] from the bytes of a C buffer that start `origin` bytes after the
+    /// buffer's start (its [`Window`]).
+    pub(crate) fn pack_at(
+        &self,
+        count: usize,
+        buffer: &[u8],
+        origin: usize,
+    ) -> Result<Vec<u8>, Failure> {
         let mut packed = zeroed(mul(self.size, count)?)?;
         let mut to = 0;
         for k in 0..count {
             self.walk(k * self.extent, &mut |at, len| {
+                let at = at - origin;
                 packed[to..to + len].copy_from_slice(&buffer[at..at + len]);
                 to += len;
             });
@@ -517,17 +546,58 @@ impl Layout {
     /// Unpacks `packed` (the data of at most `count` elements: a short message fills a prefix)
     /// into `buffer`.
     pub(crate) fn unpack(&self, count: usize, packed: &[u8], buffer: &mut [u8]) {
+        self.unpack_at(count, packed, buffer, 0);
+    }
+
+    /// [`Layout::unpack`] into the bytes of a C buffer that start `origin` bytes after the
+    /// buffer's start (its [`Window`]).
+    pub(crate) fn unpack_at(&self, count: usize, packed: &[u8], buffer: &mut [u8], origin: usize) {
         let mut from = 0;
         for k in 0..count {
             if from >= packed.len() {
                 return;
             }
             self.walk(k * self.extent, &mut |at, len| {
-                let len = len.min(packed.len() - from);
+                let (at, len) = (at - origin, len.min(packed.len() - from));
                 buffer[at..at + len].copy_from_slice(&packed[from..from + len]);
                 from += len;
             });
         }
+    }
+}
+
+/// The bytes of a C buffer that `count` elements of a type touch: `len` bytes from `low`
+/// bytes after the buffer's start ([`Layout::window`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub(crate) low: usize,
+    pub(crate) len: usize,
+}
+
+impl Window {
+    /// These bytes of C buffer `buffer` as a slice.
+    ///
+    /// # Safety
+    /// As [`input`]: the window's bytes of `buffer` are readable and unchanged for `'a`
+    /// (`buffer` may be `MPI_BOTTOM`, NULL, when `low` is an address).
+    ///
+    /// # Errors
+    /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data.
+    pub(crate) unsafe fn read<'a>(self, buffer: *const c_void) -> Result<&'a [u8], Failure> {
+        // SAFETY: forwarded contract.
+        unsafe { input(offset_by(buffer, self.low), self.len) }
+    }
+
+    /// These bytes of C buffer `buffer` as a writable slice.
+    ///
+    /// # Safety
+    /// As [`output`], for the window's bytes of `buffer`.
+    ///
+    /// # Errors
+    /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data.
+    pub(crate) unsafe fn write<'a>(self, buffer: *mut c_void) -> Result<&'a mut [u8], Failure> {
+        // SAFETY: forwarded contract.
+        unsafe { output(offset_by(buffer, self.low).cast_mut(), self.len) }
     }
 }
 
@@ -587,8 +657,8 @@ pub(crate) enum Data {
     Strided {
         layout: Arc<Layout>,
         count: usize,
-        /// The bytes the elements span in the C buffer.
-        span: usize,
+        /// The bytes the elements touch in the C buffer.
+        window: Window,
     },
 }
 
@@ -607,12 +677,12 @@ impl Data {
         if layout.dense {
             return Ok(Data::Contiguous(mul(count, layout.size)?));
         }
-        let span = layout.span(count)?;
+        let window = layout.window(count)?;
         mul(count, layout.size)?;
         Ok(Data::Strided {
             layout,
             count,
-            span,
+            window,
         })
     }
 
@@ -633,11 +703,11 @@ impl Data {
             Data::Strided {
                 layout,
                 count,
-                span,
+                window,
             } => {
-                // SAFETY: forwarded contract: the elements span `span` bytes.
-                let source = unsafe { input(buffer, *span)? };
-                layout.pack(*count, source)?.into()
+                // SAFETY: forwarded contract: the elements touch the window's bytes.
+                let source = unsafe { window.read(buffer)? };
+                layout.pack_at(*count, source, window.low)?.into()
             }
         })
     }
@@ -656,13 +726,14 @@ impl Data {
             Data::Strided {
                 layout,
                 count,
-                span,
+                window,
             } => Target::Strided {
                 scratch: zeroed(layout.size * count)?,
-                // SAFETY: forwarded contract: the elements span `span` bytes.
-                buffer: unsafe { output(buffer, *span)? },
+                // SAFETY: forwarded contract: the elements touch the window's bytes.
+                buffer: unsafe { window.write(buffer)? },
                 layout: Arc::clone(layout),
                 count: *count,
+                origin: window.low,
             },
         })
     }
@@ -673,9 +744,11 @@ pub(crate) enum Target<'a> {
     Direct(&'a mut [u8]),
     Strided {
         scratch: Vec<u8>,
+        /// The window of the C buffer the elements touch, `origin` bytes after its start.
         buffer: &'a mut [u8],
         layout: Arc<Layout>,
         count: usize,
+        origin: usize,
     },
 }
 
@@ -695,10 +768,11 @@ impl Target<'_> {
             buffer,
             layout,
             count,
+            origin,
         } = self
         {
             let received = received.min(scratch.len());
-            layout.unpack(count, &scratch[..received], buffer);
+            layout.unpack_at(count, &scratch[..received], buffer, origin);
         }
     }
 }
@@ -709,9 +783,11 @@ impl Target<'_> {
 pub(crate) struct Unpack {
     /// From `Box::into_raw`; freed by `Drop`.
     scratch: *mut [u8],
-    /// The C buffer: `buffer_len` bytes.
+    /// The window of the C buffer the elements touch: `buffer_len` bytes, `origin` bytes after
+    /// the buffer's start.
     buffer: *mut u8,
     buffer_len: usize,
+    origin: usize,
     layout: Arc<Layout>,
     count: usize,
 }
@@ -734,16 +810,17 @@ impl Unpack {
     pub(crate) unsafe fn new(
         layout: &Arc<Layout>,
         count: usize,
-        span: usize,
+        window: Window,
         buffer: *mut c_void,
     ) -> Result<(Unpack, &'static mut [u8]), Failure> {
         // SAFETY: forwarded contract; only checked here (kept as a pointer).
-        let checked = unsafe { output(buffer, span)? };
+        let checked = unsafe { window.write(buffer)? };
         let scratch = Box::into_raw(zeroed(layout.size * count)?.into_boxed_slice());
         let unpack = Unpack {
             scratch,
             buffer: checked.as_mut_ptr(),
-            buffer_len: span,
+            buffer_len: window.len,
+            origin: window.low,
             layout: Arc::clone(layout),
             count,
         };
@@ -765,7 +842,8 @@ impl Unpack {
             )
         };
         let received = received.min(scratch.len());
-        self.layout.unpack(self.count, &scratch[..received], buffer);
+        self.layout
+            .unpack_at(self.count, &scratch[..received], buffer, self.origin);
     }
 }
 
@@ -1250,7 +1328,8 @@ pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut 
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let address = unsafe { out(address, "address")? };
-        address.write(location as MPI_Aint);
+        // Exposed, so that the address can come back as a pointer (`MPI_BOTTOM` plus it).
+        address.write(location.expose_provenance() as MPI_Aint);
         Ok(())
     })
 }
@@ -1543,6 +1622,44 @@ mod tests {
             (empty.size, empty.extent, empty.true_extent()),
             (0, 0, (0, 0))
         );
+    }
+
+    #[test]
+    fn a_type_at_an_absolute_address_reads_and_writes_from_mpi_bottom() {
+        // Two ints at the address of data[1], as MPI_Get_address gives it out: the window
+        // starts there, and from MPI_BOTTOM (NULL) reaches exactly those bytes.
+        let mut data = [10i32, 11, 12, 13];
+        let address = data[1..].as_mut_ptr().expose_provenance();
+        let t = Layout::structure(vec![(
+            address,
+            2,
+            Arc::new(Layout::of_element(Element::I32)),
+        )])
+        .unwrap();
+        let window = t.window(1).unwrap();
+        assert_eq!(
+            window,
+            Window {
+                low: address,
+                len: 8
+            }
+        );
+        let bottom = std::ptr::null::<c_void>();
+        // SAFETY: the window is data[1..3], live and not written during the read.
+        let packed = t.pack_at(1, unsafe { window.read(bottom) }.unwrap(), window.low);
+        let want: Vec<u8> = [11i32, 12].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(packed.unwrap(), want);
+        let back: Vec<u8> = [21i32, 22].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        // SAFETY: as above, and nothing else uses data while the slice lives.
+        let target = unsafe { window.write(bottom.cast_mut()) }.unwrap();
+        t.unpack_at(1, &back, target, window.low);
+        assert_eq!(data, [10, 21, 22, 13]);
+        // A type whose data starts at offset 0 has no address: from MPI_BOTTOM, an error.
+        let plain = ints(2).window(1).unwrap();
+        // SAFETY: refused before any byte is read.
+        assert!(unsafe { plain.read(bottom) }.is_err());
+        // No data: an empty window, whatever the buffer.
+        assert_eq!(t.window(0).unwrap().len, 0);
     }
 
     #[test]

@@ -382,11 +382,11 @@ pub(crate) unsafe fn receive_operation(
         Data::Strided {
             layout,
             count,
-            span,
+            window,
         } => {
             // SAFETY: as above; the scratch buffer is used only by the request, which
             // `PendingReceive` drops before the `Unpack` (field order).
-            let (unpack, scratch) = unsafe { Unpack::new(&layout, count, span, buf)? };
+            let (unpack, scratch) = unsafe { Unpack::new(&layout, count, window, buf)? };
             (scratch, Some(unpack))
         }
     };

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use runthrough::{Comm, Partition, PartitionMut, Rank};
 
 use crate::constants::*;
-use crate::datatypes::{input, output, zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data, Layout, Target};
+use crate::datatypes::{input, offset_by, output, zeroed, Element, IN_PLACE};
+use crate::derived::{layout_of, Data, Layout, Target, Window};
 use crate::errors::Failure;
 
 /// Whether `datatype` is a basic type (which the plain paths handle).
@@ -25,16 +25,20 @@ pub(crate) fn basic(datatype: c_int) -> bool {
 /// The blocks, one per rank, of a buffer of any datatype: where each lies in the C buffer and
 /// in the packed one.
 pub(crate) struct Blocks {
-    layout: Arc<Layout>,
+    /// The type of each rank's block (one type for all but in `MPI_Alltoallw`).
+    layouts: Vec<Arc<Layout>>,
     /// Elements of each rank's block.
     counts: Vec<usize>,
-    /// The byte offset of each block in the C buffer, and the bytes it spans there.
-    at: Vec<(usize, usize)>,
+    /// The byte offset of each block in the C buffer, and the window of it its data touches.
+    at: Vec<(usize, Window)>,
     /// Packed bytes of each block, and their offsets in the packed buffer.
     pub(crate) packed: Vec<usize>,
     pub(crate) packed_at: Vec<usize>,
-    /// The bytes the blocks span in the C buffer, and the packed total.
-    pub(crate) end: usize,
+    /// The bytes of the C buffer that the blocks touch: `[low, end)` from its start (`low`
+    /// an address when the buffer is `MPI_BOTTOM`).
+    low: usize,
+    end: usize,
+    /// The packed total.
     total: usize,
 }
 
@@ -50,65 +54,138 @@ impl Blocks {
         datatype: c_int,
     ) -> Result<Blocks, Failure> {
         let layout = layout_of(datatype, true)?;
+        let offsets = displs
+            .iter()
+            .enumerate()
+            .map(|(rank, &displ)| {
+                usize::try_from(displ)
+                    .ok()
+                    .and_then(|d| d.checked_mul(layout.extent))
+                    .ok_or_else(|| {
+                        Failure::new(
+                            MPI_ERR_ARG,
+                            format!(
+                                "displacement {displ} of rank {rank}: only displacements >= 0 \
+                                 are supported"
+                            ),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        Blocks::of(counts, &offsets, &vec![layout; counts.len()])
+    }
+
+    /// `counts[r]` elements of `types[r]` at byte displacement `displs[r]`, for each rank r
+    /// (`MPI_Alltoallw`).
+    pub(crate) fn typed(
+        counts: &[c_int],
+        displs: &[c_int],
+        types: &[c_int],
+    ) -> Result<Blocks, Failure> {
+        let offsets = displs
+            .iter()
+            .enumerate()
+            .map(|(rank, &displ)| {
+                usize::try_from(displ).map_err(|_| {
+                    Failure::new(
+                        MPI_ERR_ARG,
+                        format!(
+                            "byte displacement {displ} of rank {rank}: only displacements >= 0 \
+                             are supported"
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        let layouts = types
+            .iter()
+            .map(|&datatype| layout_of(datatype, true))
+            .collect::<Result<Vec<_>, Failure>>()?;
+        Blocks::of(counts, &offsets, &layouts)
+    }
+
+    fn of(counts: &[c_int], offsets: &[usize], layouts: &[Arc<Layout>]) -> Result<Blocks, Failure> {
         let mut blocks = Blocks {
             counts: Vec::with_capacity(counts.len()),
             at: Vec::with_capacity(counts.len()),
             packed: Vec::with_capacity(counts.len()),
             packed_at: Vec::with_capacity(counts.len()),
+            low: usize::MAX,
             end: 0,
             total: 0,
-            layout,
+            layouts: layouts.to_vec(),
         };
-        for (rank, (&count, &displ)) in counts.iter().zip(displs).enumerate() {
+        for ((&count, &at), layout) in counts.iter().zip(offsets).zip(layouts) {
             let count = usize::try_from(count)
                 .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
-            let at = usize::try_from(displ)
-                .ok()
-                .and_then(|d| d.checked_mul(blocks.layout.extent))
-                .ok_or_else(|| {
-                    Failure::new(
-                        MPI_ERR_ARG,
-                        format!(
-                            "displacement {displ} of rank {rank}: only displacements >= 0 are \
-                             supported"
-                        ),
-                    )
-                })?;
-            let span = blocks.layout.span(count)?;
-            let packed = count
-                .checked_mul(blocks.layout.size)
-                .ok_or_else(too_large)?;
-            blocks.end = blocks.end.max(at.checked_add(span).ok_or_else(too_large)?);
+            let window = layout.window(count)?;
+            let packed = count.checked_mul(layout.size).ok_or_else(too_large)?;
+            if window.len > 0 {
+                let first = at.checked_add(window.low).ok_or_else(too_large)?;
+                blocks.low = blocks.low.min(first);
+                blocks.end = blocks
+                    .end
+                    .max(first.checked_add(window.len).ok_or_else(too_large)?);
+            }
             blocks.counts.push(count);
-            blocks.at.push((at, span));
+            blocks.at.push((at, window));
             blocks.packed_at.push(blocks.total);
             blocks.packed.push(packed);
             blocks.total = blocks.total.checked_add(packed).ok_or_else(too_large)?;
         }
-        if blocks.end > isize::MAX as usize || blocks.total > isize::MAX as usize {
+        blocks.low = blocks.low.min(blocks.end);
+        if blocks.end - blocks.low > isize::MAX as usize || blocks.total > isize::MAX as usize {
             return Err(too_large());
         }
         Ok(blocks)
     }
 
-    /// The blocks of `buffer` (`end` bytes), packed.
+    /// The bytes of C buffer `buffer` that the blocks touch.
+    ///
+    /// # Safety
+    /// As [`input`], for those bytes (`buffer` may be `MPI_BOTTOM`, NULL, when the blocks'
+    /// displacements and types place them at addresses).
+    pub(crate) unsafe fn read<'a>(&self, buffer: *const c_void) -> Result<&'a [u8], Failure> {
+        // SAFETY: forwarded contract.
+        unsafe { input(offset_by(buffer, self.low), self.end - self.low) }
+    }
+
+    /// [`Blocks::read`], writable.
+    ///
+    /// # Safety
+    /// As [`output`], for the bytes the blocks touch.
+    pub(crate) unsafe fn write<'a>(&self, buffer: *mut c_void) -> Result<&'a mut [u8], Failure> {
+        // SAFETY: forwarded contract.
+        unsafe { output(offset_by(buffer, self.low).cast_mut(), self.end - self.low) }
+    }
+
+    /// Where block r's window lies in what [`Blocks::read`] returns, and its origin.
+    fn place(&self, r: usize) -> (std::ops::Range<usize>, usize) {
+        let (at, window) = self.at[r];
+        if window.len == 0 {
+            return (0..0, window.low);
+        }
+        let from = at + window.low - self.low;
+        (from..from + window.len, window.low)
+    }
+
+    /// The blocks of `buffer` (what [`Blocks::read`] gave), packed.
     pub(crate) fn pack(&self, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
         let mut packed = zeroed(self.total)?;
         for r in 0..self.counts.len() {
-            let (at, span) = self.at[r];
-            let block = self.layout.pack(self.counts[r], &buffer[at..at + span])?;
+            let (range, origin) = self.place(r);
+            let block = self.layouts[r].pack_at(self.counts[r], &buffer[range], origin)?;
             packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]].copy_from_slice(&block);
         }
         Ok(packed)
     }
 
-    /// Unpacks every block of `packed` into `buffer`.
+    /// Unpacks every block of `packed` into `buffer` (what [`Blocks::write`] gave).
     pub(crate) fn unpack(&self, packed: &[u8], buffer: &mut [u8]) {
         for r in 0..self.counts.len() {
-            let (at, span) = self.at[r];
+            let (range, origin) = self.place(r);
             let from = &packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]];
-            self.layout
-                .unpack(self.counts[r], from, &mut buffer[at..at + span]);
+            self.layouts[r].unpack_at(self.counts[r], from, &mut buffer[range], origin);
         }
     }
 }
@@ -138,7 +215,7 @@ pub(crate) unsafe fn gather(
     let mut root_side = match &blocks {
         Some(blocks) => {
             // SAFETY: forwarded contract; used only during this call.
-            let recv = unsafe { output(recvbuf, blocks.end)? };
+            let recv = unsafe { blocks.write(recvbuf)? };
             // The buffer's own contents first: blocks left untouched (of failed ranks, or
             // this rank's in place) are written back unchanged.
             let packed = blocks.pack(recv)?;
@@ -190,7 +267,7 @@ pub(crate) unsafe fn scatter(
         Some((counts, displs)) => {
             let blocks = Blocks::new(counts, displs, sendtype)?;
             // SAFETY: forwarded contract; used only during this call.
-            let packed = blocks.pack(unsafe { input(sendbuf, blocks.end)? })?;
+            let packed = blocks.pack(unsafe { blocks.read(sendbuf)? })?;
             Some((blocks, packed))
         }
         None => None,
@@ -243,7 +320,7 @@ pub(crate) unsafe fn all_gather(
 ) -> Result<(), Failure> {
     let blocks = Blocks::new(counts, displs, recvtype)?;
     // SAFETY: forwarded contract; used only during this call.
-    let recv = unsafe { output(recvbuf, blocks.end)? };
+    let recv = unsafe { blocks.write(recvbuf)? };
     // The buffer's own contents first: blocks left untouched (of failed ranks) are written
     // back unchanged.
     let mut packed = blocks.pack(recv)?;
@@ -312,7 +389,7 @@ pub(crate) unsafe fn all_to_all(
     let (counts, displs) = regular(recvcount)?;
     let receiving = Blocks::new(&counts, &displs, recvtype)?;
     // SAFETY: forwarded contract; used only during this call.
-    let recv = unsafe { output(recvbuf, receiving.end)? };
+    let recv = unsafe { receiving.write(recvbuf)? };
     // The buffer's own contents first: blocks left untouched (from failed ranks) are written
     // back unchanged.
     let mut landing = receiving.pack(recv)?;
@@ -322,7 +399,7 @@ pub(crate) unsafe fn all_to_all(
         let (counts, displs) = regular(sendcount)?;
         let sending = Blocks::new(&counts, &displs, sendtype)?;
         // SAFETY: forwarded contract; used only during this call.
-        sending.pack(unsafe { input(sendbuf, sending.end)? })?
+        sending.pack(unsafe { sending.read(sendbuf)? })?
     };
     comm.all_to_all(&send, &mut landing)?;
     receiving.unpack(&landing, recv);

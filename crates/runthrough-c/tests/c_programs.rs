@@ -894,6 +894,16 @@ fn collectives_v() {
     scenario("collectives_v", 4, &[3]);
 }
 
+/// `tests/c/alltoallw.c`: MPI_Alltoallw and MPI_Ialltoallw with a type per block (plain and
+/// strided, byte displacements out of order with gaps), MPI_IN_PLACE, MPI_BOTTOM with struct
+/// types at absolute addresses (also in point-to-point and MPI_Bcast), bad input's error
+/// classes; with rank 3 dead: MPIX_ERR_PROC_FAILED at every survivor until validate_global,
+/// then the survivors only (its blocks untouched).
+#[test]
+fn alltoallw() {
+    scenario("alltoallw", 4, &[3]);
+}
+
 /// `tests/c/info.c`: info objects (before MPI_Init, while running, after MPI_Finalize),
 /// MPI_INFO_ENV with the job's arguments and size, the communicator calls that take an info,
 /// and bad input.
