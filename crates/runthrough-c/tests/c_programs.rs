@@ -904,6 +904,22 @@ fn alltoallw() {
     scenario("alltoallw", 4, &[3]);
 }
 
+/// `tests/c/reverse_isends.c`: 40 isends of 64 KiB received last tag first (blocking, then
+/// posted first), five times the sender's window under `RT_UNEXPECTED_CAP=1M`: every message
+/// arrives once with its tag (flow control's loans, over the process transports).
+#[test]
+fn reverse_isends() {
+    let _one = one_job_at_a_time();
+    for transport in ["shm", "unix"] {
+        let mut job = Job::new(2, compile("reverse_isends"));
+        job.env = vec![
+            ("RT_UNEXPECTED_CAP".into(), "1M".into()),
+            ("RT_TRANSPORT".into(), transport.into()),
+        ];
+        run_job("reverse_isends", job, &[]);
+    }
+}
+
 /// `tests/c/info.c`: info objects (before MPI_Init, while running, after MPI_Finalize),
 /// MPI_INFO_ENV with the job's arguments and size, the communicator calls that take an info,
 /// and bad input.

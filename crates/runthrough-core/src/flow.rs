@@ -48,7 +48,7 @@
 //!
 //! # Guarantees
 //! - *Memory*: a receiver holds at most `max(W, c)` charged bytes per sender and lane, where `c`
-//!   is the largest charge of a message of that sender; so at most `C` of point-to-point data
+//!   is the largest charge of a message of that sender, outside loans (below); so at most `C` of point-to-point data
 //!   when every message is at most `W - MESSAGE_CHARGE` bytes. What a sender queues (copies of
 //!   the messages of its blocked sends and pending requests) is its own memory, bounded by the
 //!   requests it posted.
@@ -60,13 +60,25 @@
 //!   message to be received). A program that completes when every send is synchronous
 //!   (`MPI_Ssend`, no buffering at all), MPI's definition of a safe program, so completes here,
 //!   given that its ranks' waiting threads make progress. Non-blocking sends never block the
-//!   caller, so "every rank isends, then receives, then waits" completes **when each receiver
-//!   takes one sender's messages in the order they were sent** (or posts its receives before
-//!   waiting). Known gap, found by the engine simulator (`runthrough-sim engine --any-order`):
-//!   a receiver that takes them in another order, while they exceed the sender's window, waits
-//!   for ever: the earlier message is buffered and holds the credit that the later one, queued
-//!   at the sender, waits for. MPI requires that program to complete; the fix (credit for a
-//!   message a posted receive wants, or a rendezvous) is not built yet.
+//!   caller, so "every rank isends, then receives, then waits" completes too, whatever order
+//!   each receiver takes one sender's messages in: when the message a receive waits for is
+//!   queued at its sender behind messages that fill the window here, a *loan* (below) lets the
+//!   queue move on. (The engine simulator's `--any-order` programs found that deadlock before
+//!   loans existed.)
+//! - *Loans*: a rank lends a sender credit when both wait: the sender asked for credit
+//!   ([`Packet::CreditWanted`]) and this rank has nothing to give back, while one of this
+//!   rank's posted point-to-point receives could take a message of that sender (names it or
+//!   any source) and nothing buffered matches it. The loan, checked when the request arrives
+//!   and whenever a receive is posted, is a [`Packet::Loan`] of the charges of that sender's
+//!   messages held here (less what is lent already): the sender counts them as given back,
+//!   so up to one more window of its queue comes; this rank repays the loan out of the credit
+//!   the held messages' releases would give (a *debt*, never more than what it holds from the
+//!   sender). If the sender still waits it asks again and gets another loan while the receive
+//!   still waits. So a receiver may hold more than `W` from one sender, by its debt, only
+//!   after it waited for a later message of that sender, never more than that sender posted
+//!   before the wanted message (memory the sender's program committed to the exchange; MPI
+//!   implementations buffer such eager messages without any bound), and the counts of both
+//!   sides stay exact: once the held messages are received the window is `W` again.
 //! - *Failures* (SPEC §1, §3.1): a queued send to a rank that this rank's detector learns
 //!   failed completes with `Error::ProcFailed` (or as `MPI_PROC_NULL` if the rank is already
 //!   recognized in G); a revocation completes the queued sends on that communicator with
@@ -153,6 +165,9 @@ pub struct FlowStats {
     pub delayed_sends: u64,
     /// Messages of this rank waiting for credit now.
     pub queued_sends: u64,
+    /// Loans this rank made: a sender waited for credit while a receive here waited for one of
+    /// its messages (see "Loans" in the module's docs).
+    pub loans: u64,
 }
 
 /// Where [`Flow`] raises the flag that says a queued message may be sendable now, so that a
@@ -214,6 +229,11 @@ struct Outbound {
 /// This rank as a receiver from one peer, on one lane.
 #[derive(Debug, Default)]
 struct Inbound {
+    /// Charges of the peer's messages held here now.
+    held: u64,
+    /// Charges lent to the peer and not yet repaid: releases repay them first, without a
+    /// credit (never more than `held`).
+    debt: u64,
     /// Charges released and not yet given back.
     released: u64,
     /// The peer asked for credit and nothing was released: give back the next release at once.
@@ -307,6 +327,10 @@ pub struct Flow<R: Ready> {
     peak: [u64; 2],
     requests: [u64; 2],
     delayed: u64,
+    loans: u64,
+    /// Senders whose request for point-to-point credit is not answered yet (`Inbound::eager`
+    /// on the point-to-point lane), so that posting a receive looks for one in one comparison.
+    waiting_senders: u32,
     /// A queue head may have become sendable: a waiting thread should call
     /// [`Flow::poll_transmit`]. Shared with the endpoint, so that waiters look without the lock.
     ready: R,
@@ -327,6 +351,8 @@ impl<R: Ready + Default> Flow<R> {
             peak: [0; 2],
             requests: [0; 2],
             delayed: 0,
+            loans: 0,
+            waiting_senders: 0,
             ready: R::default(),
             due: Outgoing::new(),
         };
@@ -361,6 +387,7 @@ impl<R: Ready> Flow<R> {
                 .iter()
                 .filter(|(_, s)| matches!(s, SendSlot::Queued { .. }))
                 .count() as u64,
+            loans: self.loans,
         }
     }
 
@@ -555,7 +582,10 @@ impl<R: Ready> Flow<R> {
             }
             out.charged = 0;
             out.asked = false;
-            peer.inbound[lane.index()] = Inbound::default();
+            let inbound = std::mem::take(&mut peer.inbound[lane.index()]);
+            if inbound.eager && lane == Lane::Point {
+                self.waiting_senders -= 1;
+            }
         }
     }
 
@@ -586,7 +616,8 @@ impl<R: Ready> Flow<R> {
     /// A message of `charge` is held here (buffered as unexpected). Only the totals are kept
     /// here: each sender keeps its own charges within its window.
     #[inline(always)]
-    pub fn hold(&mut self, lane: Lane, charge: u64) {
+    pub fn hold(&mut self, from: u32, lane: Lane, charge: u64) {
+        self.peers.entry(from).inbound[lane.index()].held += charge;
         let total = &mut self.held[lane.index()];
         *total += charge;
         let peak = &mut self.peak[lane.index()];
@@ -596,7 +627,9 @@ impl<R: Ready> Flow<R> {
     /// A held message is no longer held, without being released (it is delivered again, as
     /// traffic that waited for its communicator to exist).
     #[inline(always)]
-    pub fn unhold(&mut self, lane: Lane, charge: u64) {
+    pub fn unhold(&mut self, from: u32, lane: Lane, charge: u64) {
+        let inbound = &mut self.peers.entry(from).inbound[lane.index()];
+        inbound.held = inbound.held.saturating_sub(charge);
         let total = &mut self.held[lane.index()];
         *total = total.saturating_sub(charge);
     }
@@ -604,7 +637,7 @@ impl<R: Ready> Flow<R> {
     /// A held message left (received or dropped): its charge goes back to `from`.
     #[inline(always)]
     pub fn release_held(&mut self, from: u32, lane: Lane, charge: u64) {
-        self.unhold(lane, charge);
+        self.unhold(from, lane, charge);
         self.release(from, lane, charge);
     }
 
@@ -614,7 +647,9 @@ impl<R: Ready> Flow<R> {
     pub fn release(&mut self, from: u32, lane: Lane, charge: u64) {
         let report_at = self.report_at;
         let inbound = &mut self.peers.entry(from).inbound[lane.index()];
-        inbound.released += charge;
+        let repaid = inbound.debt.min(charge);
+        inbound.debt -= repaid;
+        inbound.released += charge - repaid;
         if inbound.eager || inbound.released >= report_at {
             self.report(from, lane);
         }
@@ -627,8 +662,14 @@ impl<R: Ready> Flow<R> {
         let peer = self.peers.entry(from);
         let inbound = &mut peer.inbound[lane.index()];
         let bytes = std::mem::take(&mut inbound.released);
-        inbound.eager = false;
-        if !peer.failed && bytes > 0 {
+        if bytes == 0 {
+            // A release that only repaid a loan: a waiting sender still waits for the next.
+            return;
+        }
+        if std::mem::take(&mut inbound.eager) && lane == Lane::Point {
+            self.waiting_senders -= 1;
+        }
+        if !peer.failed {
             self.due.push((from, Packet::Credit { lane, bytes }));
             self.set_ready();
         }
@@ -639,10 +680,71 @@ impl<R: Ready> Flow<R> {
     pub fn credit_wanted(&mut self, from: u32, lane: Lane) {
         self.requests[lane.index()] += 1;
         let inbound = &mut self.peers.entry(from).inbound[lane.index()];
+        if !inbound.eager && lane == Lane::Point {
+            self.waiting_senders += 1;
+        }
         inbound.eager = true;
         if inbound.released > 0 {
             self.report(from, lane);
         }
+    }
+
+    /// This rank's point-to-point flow state with `peer`, for diagnostics: as a sender
+    /// (charged, queued, asked) and as a receiver (held, debt, released, asked of it).
+    #[doc(hidden)]
+    pub fn describe_peer(&self, peer: u32) -> String {
+        let Some(p) = self.peers.0.get(peer as usize) else {
+            return format!("{peer}: no traffic");
+        };
+        let (out, inbound) = (&p.out[Lane::Point.index()], &p.inbound[Lane::Point.index()]);
+        format!(
+            "to {peer}: charged {} queued {} asked {}; from {peer}: held {} debt {} released {} asked {}",
+            out.charged,
+            out.queue.len(),
+            out.asked,
+            inbound.held,
+            inbound.debt,
+            inbound.released,
+            inbound.eager
+        )
+    }
+
+    /// Whether a sender waits for point-to-point credit that this rank has not given yet.
+    #[inline(always)]
+    pub fn has_waiting_senders(&self) -> bool {
+        self.waiting_senders > 0
+    }
+
+    /// Whether `from` waits for point-to-point credit that this rank has not given yet.
+    pub fn is_waiting(&self, from: u32) -> bool {
+        self.peers
+            .0
+            .get(from as usize)
+            .is_some_and(|peer| !peer.failed && peer.inbound[Lane::Point.index()].eager)
+    }
+
+    /// Lends `from`, which waits for point-to-point credit, the charges of its messages held
+    /// here (less what is lent already): a receive here waits for a message of `from` that is
+    /// queued behind them (see "Loans" in the module's docs). The sender counts those charges
+    /// as given back, so its queue moves on by up to a window; this rank repays the loan out
+    /// of the credit their releases would give. The sender has never been given back more
+    /// than it charged, so its count stays exact. Nothing is lent when nothing is held (the
+    /// sender then waits for charges in flight, whose release answers it).
+    pub fn lend(&mut self, from: u32) {
+        if !self.is_waiting(from) {
+            return;
+        }
+        let inbound = &mut self.peers.entry(from).inbound[Lane::Point.index()];
+        let bytes = inbound.held.saturating_sub(inbound.debt);
+        if bytes == 0 {
+            return;
+        }
+        inbound.debt += bytes;
+        inbound.eager = false;
+        self.waiting_senders -= 1;
+        self.loans += 1;
+        self.due.push((from, Packet::Loan { bytes }));
+        self.set_ready();
     }
 
     /// Queues `packet` for `to` with the flow-control packets (sent when they are).
@@ -732,7 +834,7 @@ mod tests {
             [(0, Packet::Credit { bytes: 100, .. })]
         ));
         // Asked again with nothing released: the next release is reported at once.
-        f.hold(Lane::Point, 100);
+        f.hold(0, Lane::Point, 100);
         f.credit_wanted(0, Lane::Point);
         assert!(!f.has_due());
         f.release_held(0, Lane::Point, 100);
@@ -744,6 +846,68 @@ mod tests {
         assert!(!f.has_due(), "back to batching");
         assert_eq!(f.stats().peak_unexpected_bytes, 100);
         assert_eq!(f.stats().unexpected_bytes, 0);
+    }
+
+    #[test]
+    fn a_loan_is_the_charges_held_and_is_repaid_out_of_their_releases() {
+        let mut f = flow(); // window 1000, reports at 250
+        f.hold(0, Lane::Point, 600);
+        f.hold(0, Lane::Point, 300);
+        // Nothing lent to a sender that does not wait.
+        f.lend(0);
+        assert!(!f.has_due());
+        f.credit_wanted(0, Lane::Point);
+        assert!(!f.has_due() && f.is_waiting(0) && f.has_waiting_senders());
+        f.lend(0);
+        assert_eq!(f.take_due(), vec![(0, Packet::Loan { bytes: 900 })]);
+        assert!(!f.is_waiting(0) && !f.has_waiting_senders());
+        assert_eq!(f.stats().loans, 1);
+        // Asked again: only what is held beyond the debt can be lent (here nothing).
+        f.credit_wanted(0, Lane::Point);
+        f.lend(0);
+        assert!(!f.has_due() && f.is_waiting(0));
+        // Releases repay the debt first, without a credit, and the sender keeps waiting...
+        f.release_held(0, Lane::Point, 600);
+        assert!(!f.has_due() && f.is_waiting(0));
+        // ...until a release goes beyond it: 300 repay the rest, nothing left to give.
+        f.release_held(0, Lane::Point, 300);
+        assert!(!f.has_due() && f.is_waiting(0));
+        f.release(0, Lane::Point, 40);
+        assert_eq!(
+            f.take_due(),
+            vec![(
+                0,
+                Packet::Credit {
+                    lane: Lane::Point,
+                    bytes: 40
+                }
+            )]
+        );
+        assert!(!f.has_waiting_senders());
+        assert_eq!(f.stats().unexpected_bytes, 0);
+        // A sender that failed waits for nothing.
+        f.hold(0, Lane::Point, 100);
+        f.credit_wanted(0, Lane::Point);
+        f.peer_failed(0, |_, _| Ok(()));
+        assert!(!f.is_waiting(0) && !f.has_waiting_senders());
+        f.lend(0);
+        assert!(!f.has_due());
+    }
+
+    #[test]
+    fn a_sender_takes_a_loan_as_credit() {
+        let mut f = flow();
+        assert!(f.try_admit(1, Lane::Point, 900));
+        let queued = f.enqueue(1, Lane::Point, 7, 1, data(500), 564);
+        assert_eq!(
+            f.take_due(),
+            vec![(1, Packet::CreditWanted { lane: Lane::Point })]
+        );
+        f.credit(1, Lane::Point, 900); // what `Packet::Loan { bytes: 900 }` does
+        let transmit = f.poll_transmit();
+        assert_eq!(transmit.packets.len(), 1);
+        f.end_transmit(&transmit);
+        assert_eq!(f.outcome(queued), Some(Ok(())));
     }
 
     #[test]

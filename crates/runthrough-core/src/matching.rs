@@ -201,6 +201,14 @@ impl<P> Matcher<P> {
         taken
     }
 
+    /// Whether a posted receive could take a message from `source` (names it, or any source).
+    /// Nothing buffered matches such a receive (each arrival or post matches first).
+    pub fn waits_for(&self, source: Rank) -> bool {
+        self.posted
+            .iter()
+            .any(|p| p.source == SourceSelector::Any || p.source == SourceSelector::Rank(source))
+    }
+
     /// The posted receives on `SourceSelector::Any`, in posting order.
     pub fn posted_wildcards(&self) -> impl Iterator<Item = ReceiveId> + '_ {
         self.posted

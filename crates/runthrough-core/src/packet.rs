@@ -81,6 +81,13 @@ pub enum Packet {
         /// Which traffic waits.
         lane: Lane,
     },
+    /// Flow control, receiver to sender: point-to-point credit lent before the charges it
+    /// stands for leave the receiver's buffers (a receive there waits for a message queued at
+    /// the sender; see `crate::flow`, "Loans"). The sender takes it as a [`Packet::Credit`].
+    Loan {
+        /// How many charged bytes are lent.
+        bytes: u64,
+    },
 }
 
 /// The two kinds of eager traffic that flow control keeps apart (`crate::flow`): a flood of one

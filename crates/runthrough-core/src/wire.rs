@@ -14,6 +14,7 @@
 //! | 5 | `Credit` | lane u8 (0 point-to-point, 1 collective), bytes u64 |
 //! | 6 | `CreditWanted` | lane u8 |
 //! | 7 | `SyncAck` | id u64 |
+//! | 8 | `Loan` | bytes u64 |
 //! | 16 | `Hello` | rank u32, nonce 32 bytes |
 //! | 17 | `Challenge` | rank u32, nonce 32 bytes, MAC 32 bytes |
 //! | 18 | `Proof` | MAC 32 bytes |
@@ -53,6 +54,7 @@ const KIND_REVOKE: u8 = 4;
 const KIND_CREDIT: u8 = 5;
 const KIND_CREDIT_WANTED: u8 = 6;
 const KIND_SYNC_ACK: u8 = 7;
+const KIND_LOAN: u8 = 8;
 const KIND_HELLO: u8 = 16;
 const KIND_CHALLENGE: u8 = 17;
 const KIND_PROOF: u8 = 18;
@@ -228,6 +230,11 @@ pub fn encode_packet_split<'a>(packet: &'a Packet, out: &mut Vec<u8>, split_at: 
         Packet::SyncAck { id } => {
             out.push(KIND_SYNC_ACK);
             out.extend_from_slice(&id.to_le_bytes());
+            &[]
+        }
+        Packet::Loan { bytes } => {
+            out.push(KIND_LOAN);
+            out.extend_from_slice(&bytes.to_le_bytes());
             &[]
         }
     };
@@ -417,6 +424,7 @@ pub fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
         }),
         KIND_CREDIT_WANTED => Frame::Packet(Packet::CreditWanted { lane: f.lane()? }),
         KIND_SYNC_ACK => Frame::Packet(Packet::SyncAck { id: f.u64()? }),
+        KIND_LOAN => Frame::Packet(Packet::Loan { bytes: f.u64()? }),
         KIND_HELLO => Frame::Hello {
             rank: f.u32()?,
             nonce: f.token()?,
@@ -715,6 +723,7 @@ mod tests {
                 Frame::Packet(Packet::CreditWanted { lane })
             }),
             any::<u64>().prop_map(|id| Frame::Packet(Packet::SyncAck { id })),
+            any::<u64>().prop_map(|bytes| Frame::Packet(Packet::Loan { bytes })),
             (any::<u32>(), token).prop_map(|(rank, nonce)| Frame::Hello { rank, nonce }),
             (any::<u32>(), token, token).prop_map(|(rank, nonce, mac)| Frame::Challenge {
                 rank,

@@ -95,8 +95,8 @@ enum Command {
         /// Base seed (schedule i runs with a seed derived from it and i).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Receivers take a round's messages in any order, not each sender's order (beyond
-        /// what flow control completes today: expect a liveness violation).
+        /// Receivers take a round's messages in any order, not each sender's order (flow
+        /// control's loans keep that live)
         #[arg(long)]
         any_order: bool,
     },

@@ -318,6 +318,47 @@ fn isend_beyond_the_credit_completes_after_the_receiver_drains() {
     assert!(pending < COUNT, "the first ones fit");
 }
 
+/// MPI's progress rule with isends received in reverse order: rank 0 isends 40 messages of
+/// 64 KiB with tags 0..40 (2.5 MiB, five times its 512 KiB window at rank 1), and rank 1
+/// receives them last tag first. The last one is queued at rank 0 behind messages that fill
+/// the window at rank 1, which holds them until it has the last one: without a loan both wait
+/// for ever. Every payload arrives exactly once, with its tag; rank 1 made loans and holds
+/// nothing at the end.
+#[test]
+fn isends_received_in_reverse_order_complete_through_loans() {
+    const COUNT: u32 = 40;
+    let values = bounded(|| {
+        outcomes(
+            runthrough::local(2).unexpected_cap(MIB).run(|world| {
+                let words = 64 * KIB / 4;
+                if world.rank() == 0 {
+                    let mut requests = Vec::new();
+                    let mut buf = vec![0u32; words];
+                    for i in 0..COUNT {
+                        stamp(&mut buf, i);
+                        requests.push(world.isend(&buf, 1, i as i32)?);
+                    }
+                    for outcome in wait_all(&mut requests) {
+                        outcome?;
+                    }
+                    Ok::<_, Error>(0)
+                } else {
+                    let mut buf = vec![0u32; words];
+                    for i in (0..COUNT).rev() {
+                        let status = world.recv(&mut buf, Source::Rank(0), Tag::Value(i as i32))?;
+                        assert_eq!((status.tag, stamp_of(&buf)), (Some(i as i32), i));
+                    }
+                    let stats = world.flow_stats();
+                    assert_eq!(stats.unexpected_bytes, 0, "everything received");
+                    Ok(stats.loans)
+                }
+            }),
+            &[],
+        )
+    });
+    assert!(values[1].unwrap() > 0, "rank 1 lent rank 0 credit");
+}
+
 /// Dropping a send request that waits for credit does not lose its message: the drop waits, as
 /// a blocking send would, until the message is transmitted (here: until the receiver drains).
 #[test]

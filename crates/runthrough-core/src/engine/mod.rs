@@ -556,7 +556,7 @@ impl Engine {
         self.comms.insert(context, comm);
         for (from, packet) in self.early.remove(&context).unwrap_or_default() {
             if let Some((lane, charge)) = flow_charge(&packet) {
-                self.flow.unhold(lane, charge); // held while it waited; counted again now
+                self.flow.unhold(from, lane, charge); // held while it waited; counted again now
             }
             self.handle_packet(from, packet, out);
         }
@@ -661,7 +661,14 @@ impl Engine {
             | Packet::Agreement { context, .. }
             | Packet::Revoke { context } => *context,
             Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
-            Packet::CreditWanted { lane } => return self.flow.credit_wanted(from, *lane),
+            Packet::Loan { bytes } => return self.flow.credit(from, Lane::Point, *bytes),
+            Packet::CreditWanted { lane } => {
+                self.flow.credit_wanted(from, *lane);
+                if self.flow.is_waiting(from) && self.a_receive_waits_for(from) {
+                    self.flow.lend(from);
+                }
+                return;
+            }
             Packet::SyncAck { id } => {
                 if !self.sync_abandoned.remove(&(from, *id)) {
                     self.sync_acks.insert((from, *id));
@@ -671,13 +678,16 @@ impl Engine {
         };
         if !self.comms.contains_key(&context) {
             if let Some((lane, charge)) = flow_charge(&packet) {
-                self.flow.hold(lane, charge);
+                self.flow.hold(from, lane, charge);
             }
             self.early.entry(context).or_default().push((from, packet));
             return;
         }
         match packet {
-            Packet::Credit { .. } | Packet::CreditWanted { .. } | Packet::SyncAck { .. } => {
+            Packet::Credit { .. }
+            | Packet::CreditWanted { .. }
+            | Packet::Loan { .. }
+            | Packet::SyncAck { .. } => {
                 unreachable!("flow control and acknowledgements are handled above")
             }
             Packet::Revoke { context } => self.revoke(context, Some(from), out),
@@ -697,7 +707,7 @@ impl Engine {
                 }
                 let envelope = Envelope { source, tag };
                 match comm.matcher.arrive(envelope, payload, bytes) {
-                    None => self.flow.hold(Lane::Point, charge),
+                    None => self.flow.hold(from, Lane::Point, charge),
                     Some((id, envelope, payload)) => {
                         self.flow.release(from, Lane::Point, charge);
                         let (envelope, payload) = matched(envelope, payload, from, out);
@@ -747,14 +757,14 @@ impl Engine {
                 };
                 if epoch == comm.epoch.wrapping_add(1) {
                     comm.collective_early.push((envelope, payload));
-                    return self.flow.hold(Lane::Collective, charge);
+                    return self.flow.hold(from, Lane::Collective, charge);
                 }
                 if epoch != comm.epoch {
                     // A collective of an older epoch: discarded.
                     return self.flow.release(from, Lane::Collective, charge);
                 }
                 match comm.collective_matcher.arrive(envelope, payload, bytes) {
-                    None => self.flow.hold(Lane::Collective, charge),
+                    None => self.flow.hold(from, Lane::Collective, charge),
                     Some((id, envelope, payload)) => {
                         self.flow.release(from, Lane::Collective, charge);
                         let received = Received {

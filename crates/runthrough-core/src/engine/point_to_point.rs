@@ -202,7 +202,42 @@ impl Engine {
         let comm = self.comm(context)?;
         let matched = comm.matcher.post(id, source, tag);
         debug_assert!(matched.is_none(), "take found nothing a moment ago");
+        if self.flow.has_waiting_senders() {
+            self.lend_to_senders_of(context, source);
+        }
         Ok(id)
+    }
+
+    /// A receive on `context` from `source` waits now: each sender it could take a message
+    /// from that waits for credit gets a loan (see `flow`'s "Loans"), since the message the
+    /// receive wants may be queued there behind the ones this rank holds.
+    #[cold]
+    fn lend_to_senders_of(&mut self, context: ContextId, source: SourceSelector) {
+        let Some(comm) = self.comms.get(&context) else {
+            return;
+        };
+        let senders: Vec<u32> = match source {
+            SourceSelector::Rank(r) => comm.members.try_world_of(r).into_iter().collect(),
+            SourceSelector::Any => (0..comm.members.size())
+                .map(|r| comm.members.world_of(r))
+                .filter(|&w| self.flow.is_waiting(w))
+                .collect(),
+        };
+        for world in senders {
+            self.flow.lend(world);
+        }
+    }
+
+    /// Whether a posted point-to-point receive (on an open communicator) could take a message
+    /// from world rank `world`.
+    pub(crate) fn a_receive_waits_for(&self, world: u32) -> bool {
+        self.comms.values().any(|comm| {
+            comm.life.is_open()
+                && comm
+                    .members
+                    .comm_of(world)
+                    .is_some_and(|rank| comm.matcher.waits_for(rank))
+        })
     }
 
     /// Looks at posted receive `id` on `context`: complete (the id is freed), still pending, or

@@ -88,6 +88,12 @@ impl Engine {
         self.flow.ready_flag().shared()
     }
 
+    /// This rank's point-to-point flow state with `peer` (diagnostics).
+    #[doc(hidden)]
+    pub fn describe_flow_with(&self, peer: u32) -> String {
+        self.flow.describe_peer(peer)
+    }
+
     /// What flow control has seen at this rank.
     pub fn flow_stats(&self) -> FlowStats {
         self.flow.stats()

@@ -52,6 +52,9 @@ pub struct Checker {
     pub failed_receives: u64,
     /// Each sender's window at each receiver (flow control's figure).
     pub window: u64,
+    /// (lender, borrower): a loan went out since the lender last held no more than the
+    /// borrower's window (`runthrough_core::flow`, "Loans").
+    loans: std::collections::BTreeSet<(u32, u32)>,
     /// By agreement number (every rank starts the same agreements in the same order).
     agreements: std::collections::BTreeMap<u64, AgreementLedger>,
     /// Agreements decided (decisions taken by survivors).
@@ -122,6 +125,7 @@ impl Checker {
             receipts: 0,
             failed_receives: 0,
             window: u64::MAX,
+            loans: Default::default(),
             agreements: Default::default(),
             decisions: 0,
             global: vec![RankSet::new(); n],
@@ -131,6 +135,19 @@ impl Checker {
 
     /// Rank `from` puts `packet` for `to` on the network.
     pub fn on_transmit(&mut self, plan: &Plan, from: u32, to: u32, packet: &Packet) -> Verdict {
+        if let Packet::Loan { .. } = packet {
+            // A loan: only while a receive of the lender waits for a message of the borrower.
+            let waits = self.posted[from as usize].iter().any(|&(_, source, _)| {
+                matches!(source, SourceSelector::Any) || source == SourceSelector::Rank(to)
+            });
+            if !waits {
+                return Err(format!(
+                    "rank {from} lent {to} a window while no receive of it waited for {to}"
+                ));
+            }
+            self.loans.insert((from, to));
+            return Ok(());
+        }
         let Packet::Data {
             context,
             source,
@@ -693,8 +710,9 @@ impl Checker {
     }
 
     /// The buffered messages from `sender` at `rank` keep within the sender's window, or are
-    /// one message (a message larger than the window goes alone: `crate::flow`).
-    fn check_window_of(&self, plan: &Plan, rank: u32, sender: u32) -> Verdict {
+    /// one message (a message larger than the window goes alone: `crate::flow`), or `rank`
+    /// lent `sender` a window since they last were.
+    fn check_window_of(&mut self, plan: &Plan, rank: u32, sender: u32) -> Verdict {
         let (mut sum, mut largest) = (0, 0);
         for &(id, charge) in &self.buffered[rank as usize] {
             if plan.messages[id as usize].sender == sender {
@@ -702,7 +720,10 @@ impl Checker {
                 largest = largest.max(charge);
             }
         }
-        if sum > self.window.max(largest) {
+        if sum == 0 {
+            self.loans.remove(&(rank, sender)); // every loan is repaid (`flow`'s debt <= held)
+        } else if sum <= self.window.max(largest) {
+        } else if !self.loans.contains(&(rank, sender)) {
             return Err(format!(
                 "{sum} bytes from {sender} buffered at {rank}: above its window {}",
                 self.window

@@ -163,17 +163,14 @@ mod tests {
         }
     }
 
-    /// Flow control's documented guarantee (`runthrough_core::flow`, "No deadlock for safe
-    /// programs": "every rank isends, then receives, then waits" completes) fails when a
-    /// receiver takes one sender's messages in another order than they were sent and the two
-    /// together exceed the sender's window: the first is buffered (held, so no credit goes
-    /// back), the second waits in the sender's queue for that credit, and the receive that
-    /// wants the second waits for ever. MPI's progress rule says the matching isend/irecv pair
-    /// must complete. The random plans avoid this (each receiver takes a sender's messages in
-    /// order); this scripted case keeps it visible. Ignored until flow control gets a way out
-    /// (a rendezvous for queued messages that a posted receive wants, or credit for them).
+    /// Flow control's guarantee (`runthrough_core::flow`, "No deadlock for safe programs":
+    /// "every rank isends, then receives, then waits" completes) when a receiver takes one
+    /// sender's messages in another order than they were sent and the two together exceed the
+    /// sender's window: the first is buffered (held, so no credit goes back), the second waits
+    /// in the sender's queue for that credit, and the receive that wants the second would wait
+    /// for ever without a loan. MPI's progress rule says the matching isend/irecv pair must
+    /// complete. (This deadlocked before loans existed.)
     #[test]
-    #[ignore = "flow-control limitation: out-of-order receives of isends beyond the window deadlock"]
     fn isends_received_out_of_order_complete() {
         use runthrough_core::engine::{Engine, Posted, ReceivePoll};
         use runthrough_core::flow;
@@ -236,14 +233,31 @@ mod tests {
                 engines[0].flow_stats().queued_sends
             ),
         }
+        assert_eq!(
+            engines[1].flow_stats().loans,
+            1,
+            "one loan let tag 2 through"
+        );
+        // Tag 1 is still there to receive, and afterwards nothing is held.
+        match engines[1].match_or_post(
+            WORLD_CONTEXT,
+            SourceSelector::Rank(0),
+            TagSelector::Value(1),
+        ) {
+            Ok(Posted::Done(Ok(received))) => {
+                assert_eq!(received.envelope.map(|e| e.tag), Some(1));
+                assert_eq!(&received.payload[..], &[1u8; 1500][..]);
+            }
+            other => panic!("tag 1 was lost: {other:?}"),
+        }
+        assert_eq!(engines[1].flow_stats().unexpected_bytes, 0);
     }
 
-    /// The first schedule of `engine --any-order` (base seed 1) that flow control leaves stuck:
-    /// 4 ranks, window 1024 bytes; rank 1's messages 14 (860 bytes) and 16 are buffered at
-    /// rank 2, its message 18 waits in rank 1's queue for their credit, and rank 2 receives
-    /// 18 first. Same cause as `isends_received_out_of_order_complete`.
+    /// The first schedule of `engine --any-order` (base seed 1) that flow control left stuck
+    /// before loans: 4 ranks, window 1024 bytes; rank 1's messages 14 (860 bytes) and 16 are
+    /// buffered at rank 2, its message 18 waits in rank 1's queue for their credit, and rank 2
+    /// receives 18 first. Same cause as `isends_received_out_of_order_complete`.
     #[test]
-    #[ignore = "flow-control limitation: out-of-order receives of isends beyond the window deadlock"]
     fn any_order_seed_completes() {
         let options = Options {
             any_order: true,

@@ -133,8 +133,8 @@ pub struct Options {
     pub corrupt_decision_at: Option<u64>,
     /// Receivers take their messages of a round in any order, not each sender's order (every
     /// receive names its message's tag, unique in the round at the receiver). Valid MPI
-    /// (isends, then receives, then waits), but beyond what flow control completes: see the
-    /// ignored test `isends_received_out_of_order_complete`.
+    /// (isends, then receives, then waits), which flow control completes with loans (see the
+    /// test `isends_received_out_of_order_complete`).
     pub any_order: bool,
 }
 
@@ -440,8 +440,17 @@ impl Sim {
         let stuck = (0..self.plan.ranks)
             .any(|r| self.alive[r as usize] && self.programs[r as usize].end().is_none());
         if stuck {
+            let mut flow = String::new();
+            for a in (0..self.plan.ranks).filter(|&r| self.alive[r as usize]) {
+                for b in (0..self.plan.ranks).filter(|&r| r != a) {
+                    let line = self.engines[a as usize].describe_flow_with(b);
+                    if !line.ends_with("no traffic") {
+                        flow.push_str(&format!("\n  flow at {a} {line}"));
+                    }
+                }
+            }
             return Err(format!(
-                "liveness: every failure reported, the network drained, and survivors still wait\n{}",
+                "liveness: every failure reported, the network drained, and survivors still wait\n{}{flow}",
                 self.waits()
             ));
         }
@@ -501,6 +510,7 @@ fn kind(packet: &Packet) -> u64 {
         Packet::Revoke { .. } => 4 << 32,
         Packet::Credit { bytes, .. } => 5 << 32 | bytes,
         Packet::CreditWanted { .. } => 6 << 32,
+        Packet::Loan { bytes } => 8 << 32 | bytes,
     }
 }
 

@@ -120,7 +120,12 @@ impl std::fmt::Debug for Lane {
 fn is_control(frame: &Frame) -> bool {
     !matches!(
         frame,
-        Frame::Packet(Packet::Data { .. } | Packet::Collective { .. } | Packet::Credit { .. })
+        Frame::Packet(
+            Packet::Data { .. }
+                | Packet::Collective { .. }
+                | Packet::Credit { .. }
+                | Packet::Loan { .. }
+        )
     )
 }
 
@@ -631,7 +636,10 @@ impl<'a> FrameRef<'a> {
         match self {
             FrameRef::Packet(packet) => !matches!(
                 packet,
-                Packet::Data { .. } | Packet::Collective { .. } | Packet::Credit { .. }
+                Packet::Data { .. }
+                    | Packet::Collective { .. }
+                    | Packet::Credit { .. }
+                    | Packet::Loan { .. }
             ),
             FrameRef::Frame(frame) => is_control(frame),
         }
