@@ -68,8 +68,9 @@
 //! - *Loans*: a rank lends a sender credit when both wait: the sender asked for credit
 //!   ([`Packet::CreditWanted`]) and this rank has nothing to give back, while one of this
 //!   rank's posted point-to-point receives could take a message of that sender (names it or
-//!   any source) and nothing buffered matches it. The loan, checked when the request arrives
-//!   and whenever a receive is posted, is a [`Packet::Loan`] of the charges of that sender's
+//!   any source) and nothing buffered matches it. The loan, checked when the request arrives,
+//!   whenever a receive is posted and whenever a probe finds nothing (a probe wants a message
+//!   as a receive does), is a [`Packet::Loan`] of the charges of that sender's
 //!   messages held here (less what is lent already): the sender counts them as given back,
 //!   so up to one more window of its queue comes; this rank repays the loan out of the credit
 //!   the held messages' releases would give (a *debt*, never more than what it holds from the

@@ -532,7 +532,11 @@ impl Comm {
         self.process.enter()?;
         let element = element_size::<T>()?;
         let (source, tag) = self.selectors(source.into(), tag.into())?;
-        self.probe_once(&mut self.process.endpoint.lock(), source, tag, element)
+        let probed = self.probe_once(&mut self.process.endpoint.lock(), source, tag, element);
+        // A miss may have lent a waiting sender credit (`runthrough_core::flow`, "Loans"):
+        // it goes out now, so that a program polling with iprobe gets its message.
+        self.process.progress();
+        probed
     }
 
     fn probe_once(

@@ -87,6 +87,9 @@ impl Process {
             if let Some(result) = check(&mut self.endpoint.lock()) {
                 return result;
             }
+            if self.endpoint.transmit_ready() {
+                continue; // the check gave flow control something to send (a loan)
+            }
             self.wait_past(seen);
         }
     }

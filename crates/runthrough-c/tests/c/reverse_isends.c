@@ -5,7 +5,8 @@
  * and MPI_Irecv + MPI_Wait (the rest). The last message is queued at rank 0 behind messages
  * that fill its window at rank 1: the receiver must lend the sender credit, or both wait for
  * ever. Each payload arrives once, with its tag. Then the same with the receives posted in
- * reverse order first (MPI_Irecv) and completed with MPI_Waitall. Run on 2 ranks. */
+ * reverse order first (MPI_Irecv) and completed with MPI_Waitall, and with MPI_Probe (then
+ * MPI_Iprobe in a loop) before each receive. Run on 2 ranks. */
 #include "ft_common.h"
 
 #define COUNT 40
@@ -20,7 +21,9 @@ static void check_payload(const int *words, int tag) {
           "payload of tag %d: %d %d %d", tag, words[0], words[WORDS / 2], words[WORDS - 1]);
 }
 
-static void round_trip(int rank, int posted_first) {
+enum { BLOCKING, POSTED_FIRST, PROBED };
+
+static void round_trip(int rank, int how) {
     if (rank == 0) {
         MPI_Request requests[COUNT];
         for (int tag = 0; tag < COUNT; tag++) {
@@ -31,7 +34,7 @@ static void round_trip(int rank, int posted_first) {
                          &requests[tag]));
         }
         OK(MPI_Waitall(COUNT, requests, MPI_STATUSES_IGNORE));
-    } else if (posted_first) {
+    } else if (how == POSTED_FIRST) {
         MPI_Request requests[COUNT];
         for (int tag = COUNT - 1; tag >= 0; tag--)
             OK(MPI_Irecv(receive_buffers[tag], WORDS, MPI_INT, 0, tag, MPI_COMM_WORLD,
@@ -42,6 +45,15 @@ static void round_trip(int rank, int posted_first) {
     } else {
         for (int tag = COUNT - 1; tag >= 0; tag--) {
             MPI_Status status;
+            if (how == PROBED && tag % 2 == 1) {
+                OK(MPI_Probe(0, tag, MPI_COMM_WORLD, &status));
+                CHECK(status.MPI_TAG == tag, "probed tag %d", status.MPI_TAG);
+            } else if (how == PROBED) {
+                int flag = 0;
+                while (!flag)
+                    OK(MPI_Iprobe(0, tag, MPI_COMM_WORLD, &flag, &status));
+                CHECK(status.MPI_TAG == tag, "iprobed tag %d", status.MPI_TAG);
+            }
             if (tag >= COUNT / 2) {
                 OK(MPI_Recv(receive_buffer, WORDS, MPI_INT, 0, tag, MPI_COMM_WORLD, &status));
             } else {
@@ -60,7 +72,8 @@ int main(int argc, char **argv) {
     int rank, size;
     ft_init(&argc, &argv, &rank, &size);
     CHECK(size == 2, "run on 2 ranks");
-    round_trip(rank, 0);
-    round_trip(rank, 1);
+    round_trip(rank, BLOCKING);
+    round_trip(rank, POSTED_FIRST);
+    round_trip(rank, PROBED);
     return ft_finish();
 }

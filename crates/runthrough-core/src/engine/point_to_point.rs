@@ -291,6 +291,22 @@ impl Engine {
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Option<Probed>> {
+        let probed = self.look(context, source, tag);
+        if matches!(probed, Ok(None)) && self.flow.has_waiting_senders() {
+            // A probe that finds nothing wants a message as a posted receive does: a sender
+            // it could come from that waits for credit gets a loan (see `post_receive`).
+            self.lend_to_senders_of(context, source);
+        }
+        probed
+    }
+
+    /// [`Engine::probe`] without its loans.
+    fn look(
+        &mut self,
+        context: ContextId,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Result<Option<Probed>> {
         let comm = self.comm(context)?;
         comm.check_not_revoked()?;
         if let Some((envelope, payload)) = comm.matcher.peek(source, tag) {
