@@ -530,8 +530,10 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
  * Strides, displacements and lower bounds must be >= 0 (MPI_ERR_ARG otherwise), so struct
  * displacements are offsets within the object (offsetof, or differences of MPI_Get_address
  * results, or absolute addresses used with MPI_BOTTOM as the buffer: point-to-point,
- * MPI_Bcast, the gathers, scatters and all-to-alls take MPI_BOTTOM so, MPI_BOTTOM with a type
- * that places no data at an address is MPI_ERR_BUFFER). The extent of a struct type is rounded up to a multiple of
+ * MPI_Bcast, the gathers, scatters and all-to-alls, the reductions (reduce, allreduce, scan,
+ * exscan; MPI_IN_PLACE where both buffers are MPI_BOTTOM) and MPI_Pack / MPI_Unpack take
+ * MPI_BOTTOM so, the reduce-scatters do not; MPI_BOTTOM with a type that places no data at
+ * an address is MPI_ERR_BUFFER). The extent of a struct type is rounded up to a multiple of
  * the alignment of its most aligned basic type (a basic type of n bytes aligns on the largest
  * power of two dividing n), so a type that describes a C struct member by member has the
  * struct's sizeof as its extent; the other constructors do not round. They are accepted by the

@@ -436,7 +436,7 @@ unsafe fn reduce_derived(
     };
     let count = usize::try_from(count)
         .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
-    let span = layout.span(count)?;
+    let window = layout.window(count)?;
     let comm_box = collective_comm_of(comm)?;
     let comm = comm_box.get();
     let significant = match kind {
@@ -445,18 +445,18 @@ unsafe fn reduce_derived(
     };
     let recv = if significant {
         // SAFETY: forwarded contract; used only during this call.
-        Some(unsafe { output(recvbuf, span)? })
+        Some(unsafe { window.write(recvbuf)? })
     } else {
         None
     };
     let send = match recv.as_deref() {
-        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv)?,
+        Some(recv) if sendbuf == IN_PLACE => layout.pack_at(count, recv, window.low)?,
         // SAFETY: forwarded contract; used only during this call.
-        _ => layout.pack(count, unsafe { input(sendbuf, span)? })?,
+        _ => layout.pack_at(count, unsafe { window.read(sendbuf)? }, window.low)?,
     };
     // What exscan leaves untouched (at the first participant) is the buffer's own data.
     let mut result = match recv.as_deref() {
-        Some(recv) => layout.pack(count, recv)?,
+        Some(recv) => layout.pack_at(count, recv, window.low)?,
         None => Vec::new(),
     };
     let out = recv.is_some().then_some(&mut result[..]);
@@ -465,7 +465,7 @@ unsafe fn reduce_derived(
         Err(user) => reduce_user(user, Arc::clone(&layout), datatype, comm, &send, out, kind)?,
     }
     if let Some(recv) = recv {
-        layout.unpack(count, &result, recv);
+        layout.unpack_at(count, &result, recv, window.low);
     }
     Ok(())
 }

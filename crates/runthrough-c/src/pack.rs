@@ -59,9 +59,9 @@ pub unsafe extern "C" fn MPI_Pack(
         let count = usize::try_from(incount)
             .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {incount}")))?;
         let layout = layout_of(datatype, true)?;
-        let span = layout.span(count)?;
+        let window = layout.window(count)?;
         // SAFETY: forwarded contract; used only during this call.
-        let data = layout.pack(count, unsafe { input(inbuf, span)? })?;
+        let data = layout.pack_at(count, unsafe { window.read(inbuf)? }, window.low)?;
         let (at, end) = range(outsize, position.read(), data.len())?;
         // SAFETY: forwarded contract; used only during this call.
         let packed = unsafe { output(outbuf, end)? };
@@ -103,9 +103,10 @@ pub unsafe extern "C" fn MPI_Unpack(
         let (at, end) = range(insize, position.read(), len)?;
         // SAFETY: forwarded contract; only read, during this call.
         let packed = unsafe { input(inbuf, end)? };
+        let window = layout.window(count)?;
         // SAFETY: forwarded contract; used only during this call.
-        let buffer = unsafe { output(outbuf, layout.span(count)?)? };
-        layout.unpack(count, &packed[at..end], buffer);
+        let buffer = unsafe { window.write(outbuf)? };
+        layout.unpack_at(count, &packed[at..end], buffer, window.low);
         position.write(end as c_int);
         Ok(())
     })

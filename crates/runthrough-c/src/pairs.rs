@@ -13,7 +13,7 @@ use runthrough::{Comm, UserOp};
 
 use crate::collectives::Reduction;
 use crate::constants::*;
-use crate::datatypes::{input, output, zeroed, IN_PLACE};
+use crate::datatypes::{zeroed, IN_PLACE};
 use crate::derived::pair_layout;
 use crate::errors::Failure;
 use crate::runtime::collective_comm_of;
@@ -161,7 +161,7 @@ pub(crate) unsafe fn reduce_pairs(
     };
     let count = usize::try_from(count)
         .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
-    let span = layout.span(count)?;
+    let window = layout.window(count)?;
     let comm_box = collective_comm_of(comm)?;
     let comm = comm_box.get();
     let significant = match kind {
@@ -170,18 +170,18 @@ pub(crate) unsafe fn reduce_pairs(
     };
     let recv = if significant {
         // SAFETY: forwarded contract; used only during this call.
-        Some(unsafe { output(recvbuf, span)? })
+        Some(unsafe { window.write(recvbuf)? })
     } else {
         None
     };
     let send = match recv.as_deref() {
-        Some(recv) if sendbuf == IN_PLACE => layout.pack(count, recv)?,
+        Some(recv) if sendbuf == IN_PLACE => layout.pack_at(count, recv, window.low)?,
         // SAFETY: forwarded contract; used only during this call.
-        _ => layout.pack(count, unsafe { input(sendbuf, span)? })?,
+        _ => layout.pack_at(count, unsafe { window.read(sendbuf)? }, window.low)?,
     };
     let mut result = match (kind, recv.as_deref()) {
         // What exscan leaves untouched (at the first participant) must stay as it was.
-        (Reduction::Exscan, Some(recv)) => layout.pack(count, recv)?,
+        (Reduction::Exscan, Some(recv)) => layout.pack_at(count, recv, window.low)?,
         _ => zeroed(send.len())?,
     };
     let out = recv.is_some().then_some(&mut result[..]);
@@ -198,7 +198,7 @@ pub(crate) unsafe fn reduce_pairs(
         }
     }
     if let Some(recv) = recv {
-        layout.unpack(count, &result, recv);
+        layout.unpack_at(count, &result, recv, window.low);
     }
     Ok(())
 }

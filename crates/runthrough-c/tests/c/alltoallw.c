@@ -4,7 +4,8 @@
  *   int) and a byte displacement, blocks out of order with gaps: MPI's values, gaps untouched.
  * - MPI_IN_PLACE: the blocks to send are where the received ones land.
  * - MPI_BOTTOM: struct types whose one block is at an absolute address (MPI_Get_address), in
- *   MPI_Alltoallw, MPI_Ialltoallw, MPI_Sendrecv, MPI_Isend / MPI_Irecv and MPI_Bcast.
+ *   MPI_Alltoallw, MPI_Ialltoallw, MPI_Sendrecv, MPI_Isend / MPI_Irecv, MPI_Bcast,
+ *   MPI_Allreduce and MPI_Reduce (in place at the root), and MPI_Pack / MPI_Unpack.
  * - Bad input: a negative byte displacement (MPI_ERR_ARG), a NULL array (MPI_ERR_ARG), an
  *   invalid or uncommitted type (MPI_ERR_TYPE), MPI_BOTTOM with a type that does not place its
  *   data at an address (MPI_ERR_BUFFER), blocks longer than the receiver expects
@@ -192,6 +193,46 @@ static void bottom(int rank, int size, int dead) {
     }
     OK(MPI_Type_free(&from));
     OK(MPI_Type_free(&into));
+    /* Reductions in MPI_BOTTOM (one type describes both buffers, so in place): the sum and
+     * the maximum over the live ranks of (rank, 2·rank), at an address. */
+    int mine[3] = {SENTINEL, rank, 2 * rank}, want = 0, top = dead == size - 1 ? size - 2 : size - 1;
+    for (int r = 0; r < size; r++)
+        if (r != dead)
+            want += r;
+    MPI_Datatype pair = at_address(&mine[1], 2);
+    OK(MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, pair, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(mine[0] == SENTINEL && mine[1] == want && mine[2] == 2 * want,
+          "allreduce in MPI_BOTTOM: %d %d %d", mine[0], mine[1], mine[2]);
+    mine[1] = rank;
+    mine[2] = 2 * rank;
+    OK(MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, pair, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(mine[1] == top && mine[2] == 2 * top, "max in MPI_BOTTOM: %d %d", mine[1], mine[2]);
+    mine[1] = rank;
+    mine[2] = 2 * rank;
+    /* MPI_Reduce: the root in place, the others send from MPI_BOTTOM. */
+    OK(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : MPI_BOTTOM, MPI_BOTTOM, 1, pair, MPI_SUM, 0,
+                  MPI_COMM_WORLD));
+    if (rank == 0)
+        CHECK(mine[1] == want && mine[2] == 2 * want, "reduce into MPI_BOTTOM: %d %d", mine[1],
+              mine[2]);
+    else
+        CHECK(mine[1] == rank && mine[2] == 2 * rank, "reduce wrote a sender's data");
+    /* A plain type from MPI_BOTTOM: the same error at every rank, before any message. */
+    EXPECT(MPI_Allreduce(MPI_BOTTOM, &mine[1], 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+           MPI_ERR_BUFFER);
+    OK(MPI_Type_free(&pair));
+    /* MPI_Pack from MPI_BOTTOM and MPI_Unpack into it. */
+    int source[3] = {7, 8, 9}, sink[3] = {SENTINEL, SENTINEL, SENTINEL}, position = 0;
+    char packed[64];
+    MPI_Datatype source_type = at_address(&source[1], 2), sink_type = at_address(&sink[0], 2);
+    OK(MPI_Pack(MPI_BOTTOM, 1, source_type, packed, sizeof packed, &position, MPI_COMM_WORLD));
+    CHECK(position == 2 * (int)sizeof(int), "packed %d bytes", position);
+    position = 0;
+    OK(MPI_Unpack(packed, sizeof packed, &position, MPI_BOTTOM, 1, sink_type, MPI_COMM_WORLD));
+    CHECK(sink[0] == 8 && sink[1] == 9 && sink[2] == SENTINEL, "unpacked %d %d %d", sink[0],
+          sink[1], sink[2]);
+    OK(MPI_Type_free(&source_type));
+    OK(MPI_Type_free(&sink_type));
     for (int r = 0; r < size; r++) {
         OK(MPI_Type_free(&stypes[r]));
         OK(MPI_Type_free(&rtypes[r]));
