@@ -52,6 +52,9 @@ pub struct Checker {
     pub failed_receives: u64,
     /// Each sender's window at each receiver (flow control's figure).
     pub window: u64,
+    /// By round: what the first rank to return from that round's `dup` got (the context id,
+    /// or the error), and which rank that was.
+    creations: std::collections::BTreeMap<usize, (u32, std::result::Result<u64, Error>)>,
     /// (lender, borrower): a loan went out since the lender last held no more than the
     /// borrower's window (`runthrough_core::flow`, "Loans").
     loans: std::collections::BTreeSet<(u32, u32)>,
@@ -59,10 +62,16 @@ pub struct Checker {
     agreements: std::collections::BTreeMap<u64, AgreementLedger>,
     /// Agreements decided (decisions taken by survivors).
     pub decisions: u64,
+    /// `dup` calls that returned a communicator, and that returned an error (per rank).
+    pub dups: (u64, u64),
     /// By rank: the failed ranks of its G.
     pub global: Vec<RankSet>,
     /// Test-only fault: see `Options::corrupt_decision_at`.
     pub corrupt_decision_at: Option<u64>,
+    /// Test-only fault: see `Options::corrupt_creation_at`.
+    pub corrupt_creation_at: Option<u64>,
+    /// Creation decisions taken (by survivors), counted for `corrupt_creation_at`.
+    pub creation_decisions: u64,
 }
 
 /// What the ledger knows of one agreement.
@@ -126,10 +135,14 @@ impl Checker {
             failed_receives: 0,
             window: u64::MAX,
             loans: Default::default(),
+            creations: Default::default(),
+            dups: (0, 0),
             agreements: Default::default(),
             decisions: 0,
             global: vec![RankSet::new(); n],
             corrupt_decision_at: None,
+            corrupt_creation_at: None,
+            creation_decisions: 0,
         }
     }
 
@@ -511,6 +524,31 @@ impl Checker {
             ));
         }
         Ok(())
+    }
+
+    /// Rank `rank` returned from round `round`'s `dup` with `outcome`: every rank that returns
+    /// gets the same communicator or the same error (the creation protocol's promise).
+    pub fn on_creation(
+        &mut self,
+        rank: u32,
+        round: usize,
+        outcome: &std::result::Result<u64, Error>,
+    ) -> Verdict {
+        if outcome.is_ok() {
+            self.dups.0 += 1;
+        } else {
+            self.dups.1 += 1;
+        }
+        match self.creations.get(&round) {
+            None => {
+                self.creations.insert(round, (rank, outcome.clone()));
+                Ok(())
+            }
+            Some((first, theirs)) if theirs != outcome => Err(format!(
+                "the dup of round {round} returned {outcome:?} at {rank} but {theirs:?} at {first}"
+            )),
+            Some(_) => Ok(()),
+        }
     }
 
     /// An operation of `rank` failed with `error`: legal for `ProcFailed` of a failure its

@@ -7,7 +7,9 @@
 //! - [`program`]: a plan of rounds drawn from the seed (point-to-point messages under a small
 //!   unexpected-bytes cap, all-reduces over the collective commands, `validate_local`,
 //!   `validate_global`, `agree`, `iagree`s started back to back and waited for in a random
-//!   order, and a revocation as the last round of some schedules), deadlock-free by
+//!   order, `dup` of the world by the creation protocol (candidate context, the creation
+//!   series' agreement, verdict, install, then free), and a revocation as the last round of
+//!   some schedules), deadlock-free by
 //!   construction, and each
 //!   rank's program as a resumable state machine over the engine's commands.
 //! - [`checks`]: a ledger of every message and detector report, against which each outcome is
@@ -19,7 +21,8 @@
 //!   (SPEC §2.1, §3.5): the same decision at every rank per agreement number, its failures
 //!   crashed and including every failure a contributor knew when it entered, its flag the AND
 //!   over the contributors, the same G after `validate_global`, and the all-reduces after it
-//!   over the OK ranks of G.
+//!   over the OK ranks of G; every rank that returns from a `dup` gets the same communicator
+//!   (numbered as the world) or the same error.
 //! - [`run`]: one schedule (the seed picks the rank count, the plan, the interleaving of
 //!   deliveries and rank steps, the crashes and each survivor's detection delay); liveness:
 //!   once the network is drained and every crash was reported everywhere, every survivor's
@@ -65,8 +68,11 @@ mod tests {
             totals.revocations += u64::from(outcome.revoked);
             totals.receipts += outcome.receipts;
             totals.decisions += outcome.decisions;
+            totals.dups.0 += outcome.dups.0;
+            totals.dups.1 += outcome.dups.1;
         }
         assert!(totals.crashes > 50, "{totals:?}");
+        assert!(totals.dups.0 > 100 && totals.dups.1 > 0, "{totals:?}");
         assert!(totals.delayed_sends > 100, "{totals:?}");
         assert!(totals.failed_receives > 0, "{totals:?}");
         assert!(totals.revocations > 10, "{totals:?}");
@@ -160,6 +166,42 @@ mod tests {
             if caught == 20 {
                 break;
             }
+        }
+    }
+
+    /// A creation decision that differs at one rank (its exchange bit cleared: that rank's
+    /// `dup` fails while the others install) is caught by the check that every rank gets the
+    /// same communicator or the same error, or, when that rank returns first, by the error
+    /// itself (an exchange failure without a failure).
+    #[test]
+    fn a_corrupt_creation_decision_is_caught() {
+        let mut caught = 0;
+        for index in 0.. {
+            let seed = schedule_seed(29, index);
+            let clean = check(seed, ENGINE_RANKS);
+            if clean.dups.0 < 2 {
+                continue; // the corrupted rank must not be the only one to return
+            }
+            let options = Options {
+                corrupt_creation_at: Some(index % clean.dups.0),
+                ..Options::default()
+            };
+            match run_schedule(seed, ENGINE_RANKS, false, options) {
+                Err((violation, _)) => {
+                    assert!(
+                        violation.what.contains("dup")
+                            || violation.what.contains("exchange failed without a failure"),
+                        "{violation}"
+                    );
+                    caught += 1;
+                }
+                // The corrupted decision may be one of a round whose dup fails anyway.
+                Ok(_) => continue,
+            }
+            if caught == 20 {
+                break;
+            }
+            assert!(index < 5000, "only {caught} corrupt creations caught");
         }
     }
 

@@ -33,11 +33,14 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use runthrough_core::agreement::Decision;
-use runthrough_core::engine::{CollectiveCall, CollectivePosted, Engine, Posted, ReceivePoll};
+use runthrough_core::engine::{
+    verdict, CollectiveCall, CollectivePosted, CreationEntry, Engine, Kind, Plan as CreationPlan,
+    Posted, ReceivePoll, Verdict, EXCHANGE_OK,
+};
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
-use runthrough_core::packet::{Lane, Outgoing, Packet, Payload, WORLD_CONTEXT};
-use runthrough_core::{Error, RankSet, Result};
+use runthrough_core::packet::{ContextId, Lane, Outgoing, Packet, Payload, WORLD_CONTEXT};
+use runthrough_core::{Error, FailureView, RankSet, Result};
 
 use super::checks::Checker;
 use super::run::Trace;
@@ -92,6 +95,9 @@ pub enum Round {
         /// The calls, in order.
         ops: Vec<AgreeOp>,
     },
+    /// `dup` of the world at every rank (the creation protocol: a candidate context id, the
+    /// creation series' agreement, its verdict, retries), then `free` of the new communicator.
+    Dup,
     /// `by` revokes the world; the others wait for it to reach them (the last round).
     Revoke {
         /// The revoking rank.
@@ -163,6 +169,8 @@ impl Plan {
                     Round::ValidateGlobal
                 } else if pick < 90 {
                     Round::Agree
+                } else if pick < 94 {
+                    Round::Dup
                 } else {
                     let count = rng.gen_range(2..=3);
                     let mut ops = vec![AgreeOp::IAgree; count];
@@ -409,6 +417,13 @@ enum Phase {
         blocking: Option<(u64, AgreeOp)>,
         shuffled: bool,
     },
+    /// A `dup` round: creation agreement `seq` for `candidate`, from what the call saw at
+    /// entry.
+    Creating {
+        entry: CreationEntry,
+        seq: u64,
+        candidate: Option<ContextId>,
+    },
     Done(End),
 }
 
@@ -472,6 +487,9 @@ impl Program {
             Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
             Phase::Reduce { stage, .. } => format!("all-reduce {stage:?}"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
+            Phase::Creating { seq, candidate, .. } => {
+                format!("dup: waiting for creation agreement #{seq} ({candidate:?})")
+            }
             Phase::Agreements {
                 next,
                 pending,
@@ -556,6 +574,7 @@ impl Program {
                         Ok(true)
                     }
                     &Round::AllReduce { pad } => self.begin_reduce(pad, cx),
+                    Round::Dup => self.begin_dup(cx),
                     Round::ValidateGlobal | Round::Agree | Round::IAgrees { .. } => {
                         let ops = match round {
                             Round::ValidateGlobal => vec![AgreeOp::ValidateGlobal],
@@ -594,6 +613,7 @@ impl Program {
                 self.send(id, cx)
             }
             Phase::Receive { .. } => self.receive(cx),
+            Phase::Creating { .. } => self.poll_dup(cx),
             Phase::AwaitSends => {
                 let mut progress = false;
                 let mut revoked = false;
@@ -1055,6 +1075,142 @@ impl Program {
         match error {
             Error::Revoked => self.finish(End::Revoked, cx),
             _ => self.finish(End::RevokerFailed, cx),
+        }
+    }
+
+    /// Enters a `dup` of the world, as `runthrough`'s `Comm::dup` does: the collective slot
+    /// and the agreement series, then the creation's entry and its first agreement.
+    fn begin_dup(&mut self, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        cx.engine
+            .claim_agreement(WORLD_CONTEXT, true, true)
+            .map_err(|e| format!("claim_agreement at {me} for dup: {e:?}"))?;
+        let entry = match cx.engine.begin_creation(WORLD_CONTEXT) {
+            Ok(entry) => entry,
+            Err(error) => {
+                cx.engine.end_agreement(WORLD_CONTEXT, true, true);
+                return self.end_dup(Err(error), cx);
+            }
+        };
+        self.contribute_to_dup(entry, cx)
+    }
+
+    /// Claims the next candidate context id and enters the next creation agreement.
+    fn contribute_to_dup(&mut self, entry: CreationEntry, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let (seq, candidate) = cx
+            .engine
+            .contribute_to_creation(WORLD_CONTEXT, Kind::Dup, entry.entry_ok, Some(0), cx.out)
+            .map_err(|e| format!("contribute_to_creation at {me}: {e:?}"))?;
+        cx.trace.note(&[30, u64::from(me), seq], || {
+            format!("rank {me} dup: creation agreement #{seq}, candidate {candidate:?}")
+        });
+        self.phase = Phase::Creating {
+            entry,
+            seq,
+            candidate,
+        };
+        Ok(true)
+    }
+
+    /// Polls the `dup`'s creation agreement; on its decision, installs, retries or fails as
+    /// its verdict says.
+    fn poll_dup(&mut self, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let Phase::Creating {
+            entry,
+            seq,
+            candidate,
+        } = &self.phase
+        else {
+            unreachable!("called while creating");
+        };
+        let (seq, candidate) = (*seq, *candidate);
+        let mut learned = Vec::new();
+        let decision = cx
+            .engine
+            .poll_creation(WORLD_CONTEXT, seq, cx.out, &mut learned)
+            .map_err(|e| format!("poll_creation at {me}: {e:?}"))?;
+        for dead in learned {
+            if !cx.checker.crashed[dead as usize] {
+                return Err(format!(
+                    "rank {me} learned of {dead}'s failure from a creation, but it lives"
+                ));
+            }
+            cx.checker.on_detect(me, dead);
+        }
+        let Some(mut decision) = decision else {
+            return Ok(false);
+        };
+        if cx.checker.corrupt_creation_at == Some(cx.checker.creation_decisions) {
+            decision.flag &= !EXCHANGE_OK; // the test-only fault
+        }
+        cx.checker.creation_decisions += 1;
+        let verdict = verdict(&decision, &entry.global);
+        cx.trace.note(&[31, u64::from(me), seq], || {
+            format!("rank {me} dup: creation #{seq} decided {decision:?}: {verdict:?}")
+        });
+        if let (Some(context), false) = (candidate, matches!(verdict, Verdict::Install)) {
+            cx.engine.release_candidate(context);
+        }
+        let outcome = match verdict {
+            Verdict::Retry => {
+                let entry = entry.clone();
+                return self.contribute_to_dup(entry, cx);
+            }
+            Verdict::Revoked => {
+                cx.engine.revoke(WORLD_CONTEXT, None, cx.out);
+                Err(Error::Revoked)
+            }
+            Verdict::Failed(error) => Err(error),
+            Verdict::Install => {
+                let context = candidate.ok_or("a dup's participant without a candidate")?;
+                let members = entry.members.clone();
+                let global =
+                    FailureView::recognized(entry.global.size(), &entry.global.failed_set());
+                let (rank, size) = cx.engine.install_plan(
+                    context,
+                    CreationPlan {
+                        members,
+                        global,
+                        color: 0,
+                    },
+                    me,
+                    cx.out,
+                );
+                if (rank, size) != (me, cx.plan.ranks) {
+                    return Err(format!(
+                        "rank {me}'s dup numbers it {rank} of {size}, not {me} of {}",
+                        cx.plan.ranks
+                    ));
+                }
+                Ok(context)
+            }
+        };
+        cx.engine.end_creation(WORLD_CONTEXT, cx.out);
+        cx.engine.end_agreement(WORLD_CONTEXT, true, true);
+        if let Ok(context) = outcome {
+            cx.engine.free_communicator(context);
+            cx.out.append(&mut cx.engine.take_due());
+        }
+        self.end_dup(outcome, cx)
+    }
+
+    /// The `dup` returned `outcome`: checked against the other ranks' (the same communicator
+    /// or the same error everywhere), then the next round.
+    fn end_dup(&mut self, outcome: Result<ContextId>, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        cx.trace.note(&[32, u64::from(me)], || {
+            format!("rank {me} dup returns {outcome:?}")
+        });
+        cx.checker.on_creation(me, self.round, &outcome)?;
+        match outcome {
+            Err(Error::Revoked) => self.finish(End::Revoked, cx),
+            Err(error) => {
+                cx.checker.on_error(me, &error)?;
+                self.next_round()
+            }
+            Ok(_) => self.next_round(),
         }
     }
 

@@ -117,6 +117,8 @@ pub struct EngineOutcome {
     pub revoked: bool,
     /// Agreement decisions taken (one per surviving rank per agreement).
     pub decisions: u64,
+    /// `dup` calls that returned a communicator, and that returned an error (per rank).
+    pub dups: (u64, u64),
     /// The hash of the trace.
     pub trace_hash: u64,
     /// The trace's lines (replay only).
@@ -131,6 +133,9 @@ pub struct Options {
     /// Test-only fault: the n-th agreement decision a rank takes has its flag's lowest bit
     /// flipped (to see the agreement checks catch it).
     pub corrupt_decision_at: Option<u64>,
+    /// Test-only fault: the n-th creation decision a rank takes (of a `dup`) loses its
+    /// `EXCHANGE_OK` bit (to see the creation check catch it).
+    pub corrupt_creation_at: Option<u64>,
     /// Receivers take their messages of a round in any order, not each sender's order (every
     /// receive names its message's tag, unique in the round at the receiver). Valid MPI
     /// (isends, then receives, then waits), which flow control completes with loans (see the
@@ -202,6 +207,7 @@ impl Sim {
         let mut checker = Checker::new(&plan);
         checker.window = engines[0].flow_stats().window;
         checker.corrupt_decision_at = options.corrupt_decision_at;
+        checker.corrupt_creation_at = options.corrupt_creation_at;
         let mut trace = Trace::new(text);
         trace.note(&[seed, u64::from(n)], || {
             format!(
@@ -248,6 +254,7 @@ impl Sim {
                 .sum(),
             revoked: self.checker.revoke_issued,
             decisions: self.checker.decisions,
+            dups: self.checker.dups,
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
         }
@@ -548,6 +555,8 @@ pub struct EngineTotals {
     pub revocations: u64,
     /// Agreement decisions taken.
     pub decisions: u64,
+    /// `dup` calls that returned a communicator, and that returned an error.
+    pub dups: (u64, u64),
 }
 
 /// Runs `count` schedules derived from `base` (schedule `i` has seed
@@ -574,6 +583,8 @@ pub fn explore_engine(
         totals.delayed_sends += outcome.delayed_sends;
         totals.revocations += u64::from(outcome.revoked);
         totals.decisions += outcome.decisions;
+        totals.dups.0 += outcome.dups.0;
+        totals.dups.1 += outcome.dups.1;
     }
     Ok(totals)
 }
