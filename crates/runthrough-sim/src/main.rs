@@ -82,7 +82,7 @@ enum Command {
         root_fails: bool,
     },
     /// Runs N random schedules of whole rank engines (point-to-point, all-reduce,
-    /// validate_local, validate_global, agree, iagree, dup, revocation,
+    /// validate_local, validate_global, agree, iagree, dup, shrink, revocation,
     /// crashes); exits non-zero at the first violation, printing
     /// its seed and the command that replays it.
     Engine {
@@ -161,7 +161,7 @@ fn main() -> ExitCode {
                 Ok(t) => {
                     let elapsed = started.elapsed().max(Duration::from_micros(1));
                     println!(
-                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions, {} dups returned a communicator and {} an error)",
+                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions, {} dups returned a communicator and {} an error, {} shrinks)",
                         t.schedules,
                         t.schedules as f64 / elapsed.as_secs_f64(),
                         ranks.0,
@@ -175,7 +175,8 @@ fn main() -> ExitCode {
                         t.revocations,
                         t.decisions,
                         t.dups.0,
-                        t.dups.1
+                        t.dups.1,
+                        t.shrinks
                     );
                     ExitCode::SUCCESS
                 }

@@ -55,6 +55,11 @@ pub struct Checker {
     /// By round: what the first rank to return from that round's `dup` got (the context id,
     /// or the error), and which rank that was.
     creations: std::collections::BTreeMap<usize, (u32, std::result::Result<u64, Error>)>,
+    /// By round: the first rank to return from that round's `shrink`, the context and members
+    /// it got.
+    shrinks: std::collections::BTreeMap<usize, (u32, u64, Vec<u32>)>,
+    /// `shrink` calls that returned (per rank).
+    pub shrinks_returned: u64,
     /// (lender, borrower): a loan went out since the lender last held no more than the
     /// borrower's window (`runthrough_core::flow`, "Loans").
     loans: std::collections::BTreeSet<(u32, u32)>,
@@ -137,6 +142,8 @@ impl Checker {
             loans: Default::default(),
             creations: Default::default(),
             dups: (0, 0),
+            shrinks: Default::default(),
+            shrinks_returned: 0,
             agreements: Default::default(),
             decisions: 0,
             global: vec![RankSet::new(); n],
@@ -546,6 +553,38 @@ impl Checker {
             }
             Some((first, theirs)) if theirs != outcome => Err(format!(
                 "the dup of round {round} returned {outcome:?} at {rank} but {theirs:?} at {first}"
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Rank `rank` returned from round `round`'s `shrink` with communicator `context` of
+    /// `members` (world ranks), decided by `decision`: every rank that returns gets the same
+    /// context and members, and only crashed ranks are left out (SPEC §3.6).
+    pub fn on_shrink(
+        &mut self,
+        rank: u32,
+        round: usize,
+        context: u64,
+        members: &[u32],
+        decision: &Decision,
+    ) -> Verdict {
+        self.shrinks_returned += 1;
+        if let Some(left) =
+            (0..self.ranks).find(|r| !members.contains(r) && !self.crashed[*r as usize])
+        {
+            return Err(format!(
+                "the shrink of round {round} at {rank} leaves out {left}, which lives ({decision:?})"
+            ));
+        }
+        match self.shrinks.get(&round) {
+            None => {
+                self.shrinks
+                    .insert(round, (rank, context, members.to_vec()));
+                Ok(())
+            }
+            Some((first, c, m)) if (*c, m.as_slice()) != (context, members) => Err(format!(
+                "the shrink of round {round} gave {context:#x} {members:?} at {rank} but {c:#x} {m:?} at {first}"
             )),
             Some(_) => Ok(()),
         }

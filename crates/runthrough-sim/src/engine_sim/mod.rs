@@ -8,7 +8,8 @@
 //!   unexpected-bytes cap, all-reduces over the collective commands, `validate_local`,
 //!   `validate_global`, `agree`, `iagree`s started back to back and waited for in a random
 //!   order, `dup` of the world by the creation protocol (candidate context, the creation
-//!   series' agreement, verdict, install, then free), and a revocation as the last round of
+//!   series' agreement, verdict, install, then free), `shrink` (candidate context, an
+//!   agreement, the survivors' communicator, then free), and a revocation as the last round of
 //!   some schedules), deadlock-free by
 //!   construction, and each
 //!   rank's program as a resumable state machine over the engine's commands.
@@ -22,7 +23,8 @@
 //!   crashed and including every failure a contributor knew when it entered, its flag the AND
 //!   over the contributors, the same G after `validate_global`, and the all-reduces after it
 //!   over the OK ranks of G; every rank that returns from a `dup` gets the same communicator
-//!   (numbered as the world) or the same error.
+//!   (numbered as the world) or the same error, and from a `shrink` the same context and
+//!   members, only crashed ranks left out.
 //! - [`run`]: one schedule (the seed picks the rank count, the plan, the interleaving of
 //!   deliveries and rank steps, the crashes and each survivor's detection delay); liveness:
 //!   once the network is drained and every crash was reported everywhere, every survivor's
@@ -70,9 +72,11 @@ mod tests {
             totals.decisions += outcome.decisions;
             totals.dups.0 += outcome.dups.0;
             totals.dups.1 += outcome.dups.1;
+            totals.shrinks += outcome.shrinks;
         }
         assert!(totals.crashes > 50, "{totals:?}");
         assert!(totals.dups.0 > 100 && totals.dups.1 > 0, "{totals:?}");
+        assert!(totals.shrinks > 100, "{totals:?}");
         assert!(totals.delayed_sends > 100, "{totals:?}");
         assert!(totals.failed_receives > 0, "{totals:?}");
         assert!(totals.revocations > 10, "{totals:?}");

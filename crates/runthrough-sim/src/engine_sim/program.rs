@@ -34,8 +34,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{
-    verdict, CollectiveCall, CollectivePosted, CreationEntry, Engine, Kind, Plan as CreationPlan,
-    Posted, ReceivePoll, Verdict, EXCHANGE_OK,
+    verdict, CollectiveCall, CollectivePosted, CreationEntry, Engine, Kind, Members,
+    Plan as CreationPlan, Posted, ReceivePoll, Verdict, EXCHANGE_OK, ID_FREE,
 };
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -98,6 +98,9 @@ pub enum Round {
     /// `dup` of the world at every rank (the creation protocol: a candidate context id, the
     /// creation series' agreement, its verdict, retries), then `free` of the new communicator.
     Dup,
+    /// `shrink` of the world at every rank (a candidate context id, an agreement of the main
+    /// series, the survivors it decides), then `free` of the new communicator.
+    Shrink,
     /// `by` revokes the world; the others wait for it to reach them (the last round).
     Revoke {
         /// The revoking rank.
@@ -169,8 +172,10 @@ impl Plan {
                     Round::ValidateGlobal
                 } else if pick < 90 {
                     Round::Agree
-                } else if pick < 94 {
+                } else if pick < 93 {
                     Round::Dup
+                } else if pick < 96 {
+                    Round::Shrink
                 } else {
                     let count = rng.gen_range(2..=3);
                     let mut ops = vec![AgreeOp::IAgree; count];
@@ -424,6 +429,11 @@ enum Phase {
         seq: u64,
         candidate: Option<ContextId>,
     },
+    /// A `shrink` round: agreement `seq` for `candidate`.
+    Shrinking {
+        seq: u64,
+        candidate: ContextId,
+    },
     Done(End),
 }
 
@@ -487,6 +497,9 @@ impl Program {
             Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
             Phase::Reduce { stage, .. } => format!("all-reduce {stage:?}"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
+            Phase::Shrinking { seq, candidate } => {
+                format!("shrink: waiting for agreement #{seq} ({candidate:#x})")
+            }
             Phase::Creating { seq, candidate, .. } => {
                 format!("dup: waiting for creation agreement #{seq} ({candidate:?})")
             }
@@ -575,6 +588,13 @@ impl Program {
                     }
                     &Round::AllReduce { pad } => self.begin_reduce(pad, cx),
                     Round::Dup => self.begin_dup(cx),
+                    Round::Shrink => {
+                        let me = cx.me;
+                        cx.engine
+                            .claim_agreement(WORLD_CONTEXT, true, true)
+                            .map_err(|e| format!("claim_agreement at {me} for shrink: {e:?}"))?;
+                        self.contribute_to_shrink(cx)
+                    }
                     Round::ValidateGlobal | Round::Agree | Round::IAgrees { .. } => {
                         let ops = match round {
                             Round::ValidateGlobal => vec![AgreeOp::ValidateGlobal],
@@ -614,6 +634,7 @@ impl Program {
             }
             Phase::Receive { .. } => self.receive(cx),
             Phase::Creating { .. } => self.poll_dup(cx),
+            &mut Phase::Shrinking { seq, candidate } => self.poll_shrink(seq, candidate, cx),
             Phase::AwaitSends => {
                 let mut progress = false;
                 let mut revoked = false;
@@ -1194,6 +1215,78 @@ impl Program {
             cx.out.append(&mut cx.engine.take_due());
         }
         self.end_dup(outcome, cx)
+    }
+
+    /// Claims the shrink's candidate context id and starts its agreement, as `Comm::shrink`
+    /// does.
+    fn contribute_to_shrink(&mut self, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let (candidate, free) = cx
+            .engine
+            .claim_shrink_candidate(WORLD_CONTEXT)
+            .map_err(|e| format!("claim_shrink_candidate at {me}: {e:?}"))?;
+        let flag = if free { ID_FREE } else { 0 };
+        let seq = cx
+            .engine
+            .start_agreement(WORLD_CONTEXT, flag, cx.out)
+            .map_err(|e| format!("start_agreement at {me} for shrink: {e:?}"))?;
+        cx.checker
+            .on_agreement_start(me, seq, false, flag, &self.global)?;
+        cx.trace.note(&[33, u64::from(me), seq], || {
+            format!("rank {me} shrink: agreement #{seq}, candidate {candidate:#x} (free {free})")
+        });
+        self.phase = Phase::Shrinking { seq, candidate };
+        Ok(true)
+    }
+
+    /// Polls the shrink's agreement; on its decision, installs the survivors' communicator
+    /// (checked against the other ranks': the same context and members everywhere), or
+    /// retries with a new candidate when one was taken somewhere.
+    fn poll_shrink(&mut self, seq: u64, candidate: ContextId, cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let Some(decision) = poll_decision(seq, cx)? else {
+            return Ok(false);
+        };
+        if decision.flag & ID_FREE == 0 {
+            cx.engine.release_candidate(candidate);
+            return self.contribute_to_shrink(cx);
+        }
+        let survivors = cx
+            .engine
+            .survivors(WORLD_CONTEXT, &decision)
+            .map_err(|e| format!("survivors at {me}: {e:?}"))?;
+        if !survivors.contains(&me) {
+            return Err(format!("rank {me}'s shrink leaves it out: {survivors:?}"));
+        }
+        let size = survivors.len() as u32;
+        let position = survivors
+            .iter()
+            .position(|&r| r == me)
+            .expect("checked above") as u32;
+        let (rank, got) = cx.engine.install_plan(
+            candidate,
+            CreationPlan {
+                members: Members::list(survivors.clone()),
+                global: FailureView::empty(size),
+                color: 0,
+            },
+            me,
+            cx.out,
+        );
+        if (rank, got) != (position, size) {
+            return Err(format!(
+                "rank {me}'s shrink numbers it {rank} of {got}, not {position} of {size}"
+            ));
+        }
+        cx.engine.end_agreement(WORLD_CONTEXT, true, true);
+        cx.trace.note(&[34, u64::from(me), seq], || {
+            format!("rank {me} shrink returns {candidate:#x} of {survivors:?}")
+        });
+        cx.checker
+            .on_shrink(me, self.round, candidate, &survivors, &decision)?;
+        cx.engine.free_communicator(candidate);
+        cx.out.append(&mut cx.engine.take_due());
+        self.next_round()
     }
 
     /// The `dup` returned `outcome`: checked against the other ranks' (the same communicator

@@ -119,6 +119,8 @@ pub struct EngineOutcome {
     pub decisions: u64,
     /// `dup` calls that returned a communicator, and that returned an error (per rank).
     pub dups: (u64, u64),
+    /// `shrink` calls that returned (per rank).
+    pub shrinks: u64,
     /// The hash of the trace.
     pub trace_hash: u64,
     /// The trace's lines (replay only).
@@ -255,6 +257,7 @@ impl Sim {
             revoked: self.checker.revoke_issued,
             decisions: self.checker.decisions,
             dups: self.checker.dups,
+            shrinks: self.checker.shrinks_returned,
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
         }
@@ -557,6 +560,8 @@ pub struct EngineTotals {
     pub decisions: u64,
     /// `dup` calls that returned a communicator, and that returned an error.
     pub dups: (u64, u64),
+    /// `shrink` calls that returned.
+    pub shrinks: u64,
 }
 
 /// Runs `count` schedules derived from `base` (schedule `i` has seed
@@ -585,6 +590,7 @@ pub fn explore_engine(
         totals.decisions += outcome.decisions;
         totals.dups.0 += outcome.dups.0;
         totals.dups.1 += outcome.dups.1;
+        totals.shrinks += outcome.shrinks;
     }
     Ok(totals)
 }
