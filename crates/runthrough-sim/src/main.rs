@@ -99,6 +99,10 @@ enum Command {
         /// control's loans keep that live)
         #[arg(long)]
         any_order: bool,
+        /// Half of the crashes are false suspicions first: a live rank reported failed by one
+        /// survivor keeps running until it is fenced a few steps later
+        #[arg(long)]
+        suspicions: bool,
     },
     /// Prints the trace of one engine schedule (its seed as printed by `engine`).
     EngineReplay {
@@ -111,6 +115,9 @@ enum Command {
         /// As `engine --any-order`.
         #[arg(long)]
         any_order: bool,
+        /// As `engine --suspicions`.
+        #[arg(long)]
+        suspicions: bool,
     },
 }
 
@@ -151,10 +158,12 @@ fn main() -> ExitCode {
             ranks,
             seed,
             any_order,
+            suspicions,
         } => {
             let started = wall_clock();
             let options = Options {
                 any_order,
+                suspicions,
                 ..Options::default()
             };
             match engine_sim::explore_engine(schedules, ranks, seed, options) {
@@ -191,9 +200,11 @@ fn main() -> ExitCode {
             seed,
             ranks,
             any_order,
+            suspicions,
         } => {
             let options = Options {
                 any_order,
+                suspicions,
                 ..Options::default()
             };
             match engine_sim::run_schedule(seed, ranks, true, options) {

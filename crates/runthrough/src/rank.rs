@@ -51,6 +51,14 @@ impl Process {
         }
     }
 
+    /// This rank learned that its peers declared it failed (an agreement decided so): it
+    /// halts before the call returns, and the calling thread unwinds.
+    #[cold]
+    pub(crate) fn halt_declared_failed(&self) -> ! {
+        self.transport.halt_declared_failed(self.world_rank());
+        std::panic::resume_unwind(Box::new(Killed));
+    }
+
     /// This rank dies now: it stops sending, its peers learn of it, and the calling thread unwinds.
     pub(crate) fn die(&self) -> ! {
         self.transport.kill(self.world_rank());
@@ -84,7 +92,15 @@ impl Process {
             let seen = self.endpoint.signal.current();
             self.check_alive();
             self.progress();
-            if let Some(result) = check(&mut self.endpoint.lock()) {
+            let (result, declared_failed) = {
+                let mut engine = self.endpoint.lock();
+                let result = check(&mut engine);
+                (result, engine.declared_failed())
+            };
+            if declared_failed {
+                self.halt_declared_failed();
+            }
+            if let Some(result) = result {
                 return result;
             }
             if self.endpoint.transmit_ready() {

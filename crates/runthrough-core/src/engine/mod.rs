@@ -502,6 +502,12 @@ pub struct Engine {
     pub(crate) sync_abandoned: BTreeSet<(u32, u64)>,
     /// The id of this rank's next synchronous send.
     pub(crate) next_sync: u64,
+    /// This rank's world rank.
+    pub(crate) world_rank: u32,
+    /// Another rank's detector (through an agreement's decision, or a report handed to
+    /// [`Engine::handle_peer_failed`]) declared this rank failed: it was fenced and must halt
+    /// (SPEC §1: a rank declared failed never takes part again).
+    pub(crate) declared_failed: bool,
 }
 
 impl Engine {
@@ -522,7 +528,17 @@ impl Engine {
             sync_acks: BTreeSet::new(),
             sync_abandoned: BTreeSet::new(),
             next_sync: 0,
+            world_rank,
+            declared_failed: false,
         }
+    }
+
+    /// Whether this rank was declared failed by the others (an agreement decided it failed,
+    /// or its own failure was reported to it): its driver must halt it now, as a rank fenced
+    /// by its peers' vote halts. Nothing in the engine treats this rank as failed otherwise.
+    #[inline]
+    pub fn declared_failed(&self) -> bool {
+        self.declared_failed
     }
 
     /// The communicator `context`, if it exists here and was not freed.
@@ -799,6 +815,12 @@ impl Engine {
     /// This rank's detector learns that world rank `world` failed.
     /// Returns whether this is news to it (false when it already knew).
     pub fn handle_peer_failed(&mut self, world: u32, out: &mut Outgoing) -> bool {
+        if world == self.world_rank {
+            // This rank, declared failed by its peers (a false suspicion that fenced it, or a
+            // death this rank has not noticed yet): it must halt, not act as its own observer.
+            self.declared_failed = true;
+            return false;
+        }
         if !self.known_failed.insert(world) {
             return false;
         }
@@ -925,6 +947,22 @@ mod synchronous_tests {
 
     /// An acknowledgement is kept for the request that waits for it, or forgotten when its
     /// request was dropped first.
+    #[test]
+    fn a_rank_declared_failed_knows_it_and_does_not_observe_itself() {
+        let mut engine = Engine::new(1, 3);
+        let mut out = Outgoing::new();
+        assert!(!engine.declared_failed());
+        assert!(
+            !engine.handle_peer_failed(1, &mut out),
+            "not news to report"
+        );
+        assert!(engine.declared_failed());
+        assert!(!engine.known_failed.contains(1) && out.is_empty());
+        // Its peers' failures are still its detector's.
+        assert!(engine.handle_peer_failed(2, &mut out));
+        assert!(engine.known_failed.contains(2));
+    }
+
     #[test]
     fn acknowledgements_are_kept_or_forgotten() {
         let mut engine = Engine::new(0, 2);

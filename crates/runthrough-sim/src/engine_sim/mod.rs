@@ -84,6 +84,33 @@ mod tests {
         assert!(totals.decisions > 1000, "{totals:?}");
     }
 
+    /// With false suspicions (a live rank reported failed keeps running until its fence),
+    /// fixed seeds pass, and some suspected ranks learn from an agreement that they were
+    /// declared failed and halt before their fence.
+    #[test]
+    fn false_suspicions_pass() {
+        let options = Options {
+            suspicions: true,
+            ..Options::default()
+        };
+        let (mut suspicions, mut halted) = (0, 0);
+        for index in 0..300 {
+            let seed = schedule_seed(31, index);
+            match run_schedule(seed, ENGINE_RANKS, false, options) {
+                Ok(outcome) => {
+                    suspicions += outcome.suspicions.0;
+                    halted += outcome.suspicions.1;
+                }
+                Err((violation, _)) => panic!("{violation}\nreplay: {}", violation.replay()),
+            }
+        }
+        assert!(suspicions > 50, "{suspicions} suspicions");
+        assert!(
+            halted > 0,
+            "no suspected rank learned it was declared failed"
+        );
+    }
+
     /// Two ranks, and the largest default count, pass too.
     #[test]
     fn extreme_rank_counts_pass() {

@@ -1160,6 +1160,9 @@ impl Program {
             }
             cx.checker.on_detect(me, dead);
         }
+        if cx.engine.declared_failed() {
+            return Ok(true); // the decision fenced this rank: it halts (the runner sees to it)
+        }
         let Some(mut decision) = decision else {
             return Ok(false);
         };
@@ -1503,6 +1506,11 @@ fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>
         .engine
         .poll_agreement(WORLD_CONTEXT, seq, cx.out, &mut learned)
         .map_err(|e| format!("poll_agreement at {me}: {e:?}"))?;
+    if decision.is_some() && cx.engine.declared_failed() {
+        // The decision fenced this rank: it halts before its call returns (the runner sees
+        // to it at the end of this step).
+        return Ok(None);
+    }
     if let Some(decision) = &mut decision {
         if cx.checker.corrupt_decision_at == Some(cx.checker.decisions) {
             decision.flag ^= 1; // the test-only fault

@@ -84,6 +84,9 @@ impl EngineViolation {
         if self.options.any_order {
             command.push_str(" --any-order");
         }
+        if self.options.suspicions {
+            command.push_str(" --suspicions");
+        }
         command
     }
 }
@@ -121,6 +124,9 @@ pub struct EngineOutcome {
     pub dups: (u64, u64),
     /// `shrink` calls that returned (per rank).
     pub shrinks: u64,
+    /// False suspicions, and suspected ranks that halted on learning they were declared
+    /// failed (before their fence).
+    pub suspicions: (u64, u64),
     /// The hash of the trace.
     pub trace_hash: u64,
     /// The trace's lines (replay only).
@@ -143,6 +149,11 @@ pub struct Options {
     /// (isends, then receives, then waits), which flow control completes with loans (see the
     /// test `isends_received_out_of_order_complete`).
     pub any_order: bool,
+    /// Half of the crashes are false suspicions first: one survivor's detector reports a live
+    /// rank failed, which keeps running (sending, receiving, agreeing) until it is fenced (it
+    /// crashes) a few steps later, as a rank SIGKILLed after its peers' fence vote does. The
+    /// checks count it failed from the suspicion on.
+    pub suspicions: bool,
 }
 
 /// Runs the schedule of `seed` (its rank count drawn from `ranks`); with `text`, keeps the
@@ -190,6 +201,11 @@ struct Sim {
     /// Detector reports to come: (due step, observer, dead), in no order.
     detections: Vec<(u64, u32, u32)>,
     next_crash: usize,
+    /// Fences to come: (due step, suspected rank), which then crashes.
+    fences: Vec<(u64, u32)>,
+    suspicions: bool,
+    /// See [`EngineOutcome::suspicions`].
+    suspected: (u64, u64),
     /// A crash is due and waits for the next rank that transmits more than one packet: it
     /// dies after a random prefix of them left (the rest never do).
     crash_mid_transmit: bool,
@@ -233,6 +249,9 @@ impl Sim {
             alive: vec![true; n as usize],
             blocked: vec![false; n as usize],
             detections: Vec::new(),
+            fences: Vec::new(),
+            suspicions: options.suspicions,
+            suspected: (0, 0),
             next_crash: 0,
             crash_mid_transmit: false,
             packets: 0,
@@ -258,6 +277,7 @@ impl Sim {
             decisions: self.checker.decisions,
             dups: self.checker.dups,
             shrinks: self.checker.shrinks_returned,
+            suspicions: self.suspected,
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
         }
@@ -274,9 +294,18 @@ impl Sim {
                 ));
             }
             self.fire_detections()?;
+            while let Some(at) = self.fences.iter().position(|&(due, _)| due <= self.step) {
+                let (_, victim) = self.fences.remove(at);
+                self.trace.note(&[4, u64::from(victim)], || {
+                    format!("rank {victim} is fenced")
+                });
+                self.crash(victim);
+            }
             if self.plan.crash_steps.get(self.next_crash) == Some(&self.step) {
                 self.next_crash += 1;
-                if self.rng.gen_bool(0.5) {
+                if self.suspicions && self.rng.gen_bool(0.5) {
+                    self.suspect();
+                } else if self.rng.gen_bool(0.5) {
                     let live: Vec<u32> = (0..self.plan.ranks)
                         .filter(|&r| self.alive[r as usize])
                         .collect();
@@ -293,7 +322,8 @@ impl Sim {
                 })
                 .collect();
             if self.network.is_empty() && runnable.is_empty() {
-                if let Some(due) = self.detections.iter().map(|d| d.0).min() {
+                let next = self.detections.iter().map(|d| d.0);
+                if let Some(due) = next.chain(self.fences.iter().map(|f| f.0)).min() {
                     self.step = self.step.max(due - 1); // nothing happens until then
                     continue;
                 }
@@ -324,6 +354,30 @@ impl Sim {
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// A false suspicion: one live rank's detector reports another live rank failed now; the
+    /// suspect counts as failed for the checks from now on, keeps running, and is fenced
+    /// (crashes) within the detection delay.
+    fn suspect(&mut self) {
+        let live: Vec<u32> = (0..self.plan.ranks)
+            .filter(|&r| self.alive[r as usize] && !self.checker.crashed[r as usize])
+            .collect();
+        if live.len() <= 1 {
+            return;
+        }
+        let victim = live[self.rng.gen_range(0..live.len())];
+        let observers: Vec<u32> = live.iter().copied().filter(|&r| r != victim).collect();
+        let observer = observers[self.rng.gen_range(0..observers.len())];
+        self.checker.crashed[victim as usize] = true;
+        self.suspected.0 += 1;
+        self.detections.push((self.step, observer, victim));
+        let due = self.step + self.rng.gen_range(1..=self.plan.max_detect_delay);
+        self.fences.push((due, victim));
+        self.trace
+            .note(&[5, u64::from(observer), u64::from(victim)], || {
+                format!("rank {observer} suspects {victim} (alive; fenced at step {due})")
+            });
     }
 
     /// Kills `dead`, unless it is the last live rank.
@@ -370,6 +424,7 @@ impl Sim {
             self.blocked[observer as usize] = false;
             self.transmit(observer, out)?;
             self.check_flow(observer)?;
+            self.halt_if_declared_failed(observer)?;
         }
         Ok(())
     }
@@ -394,7 +449,28 @@ impl Sim {
         engine.flush_flow(&mut out);
         self.blocked[to as usize] = false;
         self.transmit(to, out)?;
-        self.check_flow(to)
+        self.check_flow(to)?;
+        self.halt_if_declared_failed(to)
+    }
+
+    /// A rank whose engine learned that its peers declared it failed halts now, as the
+    /// runtime's drivers halt it; only a crashed or suspected rank may be declared failed.
+    fn halt_if_declared_failed(&mut self, rank: u32) -> Result<(), String> {
+        if !self.engines[rank as usize].declared_failed() || !self.alive[rank as usize] {
+            return Ok(());
+        }
+        if !self.checker.crashed[rank as usize] {
+            return Err(format!(
+                "rank {rank} was declared failed, but it was never suspected"
+            ));
+        }
+        self.trace.note(&[7, u64::from(rank)], || {
+            format!("rank {rank} learns it was declared failed: it halts")
+        });
+        self.fences.retain(|&(_, victim)| victim != rank);
+        self.suspected.1 += 1;
+        self.crash(rank);
+        Ok(())
     }
 
     fn step_rank(&mut self, rank: u32) -> Result<(), String> {
@@ -412,7 +488,8 @@ impl Sim {
         let progress = self.programs[r].step(&mut cx)?;
         self.blocked[r] = !progress;
         self.transmit(rank, out)?;
-        self.check_flow(rank)
+        self.check_flow(rank)?;
+        self.halt_if_declared_failed(rank)
     }
 
     fn transmit(&mut self, from: u32, mut out: Outgoing) -> Result<(), String> {

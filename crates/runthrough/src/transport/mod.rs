@@ -33,6 +33,13 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// Fault injection and failure: world rank `rank` dies now. Its peers' detectors learn of it.
     fn kill(&self, rank: u32);
 
+    /// This process's rank `rank` learned from its engine that its peers declared it failed
+    /// (an agreement decided so: it was fenced): it halts (SPEC §1), as a rank named by a
+    /// fence vote does. In-process, as a kill.
+    fn halt_declared_failed(&self, rank: u32) {
+        self.kill(rank);
+    }
+
     /// Whether `rank` is still alive as far as the transport knows.
     fn is_alive(&self, rank: u32) -> bool;
 

@@ -1444,6 +1444,13 @@ impl Transport for Tcp {
         self.declare_failed(rank, Cause::Notice);
     }
 
+    fn halt_declared_failed(&self, _rank: u32) {
+        self.halt(
+            launch::EXIT_FENCED,
+            format_args!("declared failed by its peers (an agreement's decision)"),
+        );
+    }
+
     #[inline]
     fn poll(&self) {
         self.poll_shm();
