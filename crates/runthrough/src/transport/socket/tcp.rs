@@ -1719,6 +1719,19 @@ mod tests {
         )
     }
 
+    /// SPEC §1: a rank whose engine learned that its peers declared it failed (an agreement's
+    /// decision named it) halts as a fenced rank does: exit status 86 (here, without exiting,
+    /// its connections closed), and its peers see it gone.
+    #[test]
+    fn a_rank_declared_failed_by_an_agreement_halts_as_fenced() {
+        let ranks = job(3, quick());
+        Transport::halt_declared_failed(&*ranks[2], 2);
+        assert_eq!(ranks[2].halted(), Some(launch::EXIT_FENCED));
+        assert!(eventually(|| !ranks[0].is_alive(2) && !ranks[1].is_alive(2)));
+        assert_eq!(ranks[0].halted(), None);
+        assert_eq!(ranks[1].halted(), None);
+    }
+
     /// SPEC §1: one rank's suspicion fences the suspect everywhere (the vote spreads), the
     /// suspect halts, and a majority (2 of 3) puts it in the output.
     #[test]
