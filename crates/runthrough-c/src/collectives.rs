@@ -449,13 +449,13 @@ unsafe fn reduce_derived(
     } else {
         None
     };
-    let send = match recv.as_deref() {
+    let send = match recv {
         Some(recv) if sendbuf == IN_PLACE => layout.pack_at(count, recv, window.low)?,
         // SAFETY: forwarded contract; used only during this call.
         _ => layout.pack_at(count, unsafe { window.read(sendbuf)? }, window.low)?,
     };
     // What exscan leaves untouched (at the first participant) is the buffer's own data.
-    let mut result = match recv.as_deref() {
+    let mut result = match recv {
         Some(recv) => layout.pack_at(count, recv, window.low)?,
         None => Vec::new(),
     };

@@ -20,7 +20,7 @@ use std::os::raw::{c_int, c_long, c_short};
 use std::sync::Arc;
 
 use crate::constants::*;
-use crate::datatypes::{input, offset_by, output, zeroed, Element};
+use crate::datatypes::{input, offset_by, output, zeroed, Element, IN_PLACE};
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::with_runtime;
@@ -520,7 +520,7 @@ impl Layout {
     /// # Errors
     /// `MPI_ERR_INTERN` when the packed buffer cannot be allocated.
     pub(crate) fn pack(&self, count: usize, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
-        self.pack_at(count, buffer, 0)
+        self.pack_at(count, Raw::of(buffer), 0)
     }
 
     /// [`Layout::pack`] from the bytes of a C buffer that start `origin` bytes after the
@@ -528,15 +528,14 @@ impl Layout {
     pub(crate) fn pack_at(
         &self,
         count: usize,
-        buffer: &[u8],
+        buffer: Raw,
         origin: usize,
     ) -> Result<Vec<u8>, Failure> {
         let mut packed = zeroed(mul(self.size, count)?)?;
         let mut to = 0;
         for k in 0..count {
             self.walk(k * self.extent, &mut |at, len| {
-                let at = at - origin;
-                packed[to..to + len].copy_from_slice(&buffer[at..at + len]);
+                packed[to..to + len].copy_from_slice(buffer.run(at - origin, len));
                 to += len;
             });
         }
@@ -546,23 +545,103 @@ impl Layout {
     /// Unpacks `packed` (the data of at most `count` elements: a short message fills a prefix)
     /// into `buffer`.
     pub(crate) fn unpack(&self, count: usize, packed: &[u8], buffer: &mut [u8]) {
-        self.unpack_at(count, packed, buffer, 0);
+        self.unpack_at(count, packed, Raw::of_mut(buffer), 0);
     }
 
     /// [`Layout::unpack`] into the bytes of a C buffer that start `origin` bytes after the
     /// buffer's start (its [`Window`]).
-    pub(crate) fn unpack_at(&self, count: usize, packed: &[u8], buffer: &mut [u8], origin: usize) {
+    pub(crate) fn unpack_at(&self, count: usize, packed: &[u8], buffer: Raw, origin: usize) {
         let mut from = 0;
         for k in 0..count {
             if from >= packed.len() {
                 return;
             }
             self.walk(k * self.extent, &mut |at, len| {
-                let (at, len) = (at - origin, len.min(packed.len() - from));
-                buffer[at..at + len].copy_from_slice(&packed[from..from + len]);
+                let len = len.min(packed.len() - from);
+                buffer
+                    .run_mut(at - origin, len)
+                    .copy_from_slice(&packed[from..from + len]);
                 from += len;
             });
         }
+    }
+}
+
+/// Some bytes of a C buffer (a [`Window`], or a Rust slice), reached one run of a type's data
+/// at a time, never as one slice: with `MPI_BOTTOM` a type's data may lie in several objects,
+/// with unrelated (even unmapped) memory between them, and a send's runs may interleave with
+/// a receive's (MPI forbids only overlapping the bytes themselves).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Raw {
+    start: *mut u8,
+    len: usize,
+    /// `start` came from an address (`MPI_BOTTOM` plus a displacement): each run's pointer is
+    /// made from its own address, with the provenance `MPI_Get_address` exposed.
+    exposed: bool,
+}
+
+impl Raw {
+    /// The bytes of `bytes`, to read.
+    pub(crate) fn of(bytes: &[u8]) -> Raw {
+        Raw {
+            start: bytes.as_ptr().cast_mut(),
+            len: bytes.len(),
+            exposed: false,
+        }
+    }
+
+    /// The bytes of `bytes`, to read or write.
+    pub(crate) fn of_mut(bytes: &mut [u8]) -> Raw {
+        Raw {
+            start: bytes.as_mut_ptr(),
+            len: bytes.len(),
+            exposed: false,
+        }
+    }
+
+    /// The `len` bytes from `at` within these bytes.
+    pub(crate) fn sub(self, at: usize, len: usize) -> Raw {
+        assert!(at.checked_add(len).is_some_and(|end| end <= self.len));
+        Raw {
+            start: self.start.wrapping_add(at),
+            len,
+            exposed: self.exposed,
+        }
+    }
+
+    fn run_pointer(&self, at: usize, len: usize) -> *mut u8 {
+        assert!(
+            at.checked_add(len).is_some_and(|end| end <= self.len),
+            "a run of {len} bytes at {at} outside a window of {}",
+            self.len
+        );
+        if self.exposed {
+            std::ptr::with_exposed_provenance_mut(self.start.addr() + at)
+        } else {
+            self.start.wrapping_add(at)
+        }
+    }
+
+    /// The run of `len` bytes at `at`, to read.
+    fn run(&self, at: usize, len: usize) -> &[u8] {
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: by the contract under which this `Raw` was made (a live slice, or a window
+        // of a C buffer whose data is readable while it is used), the bytes of every run of
+        // the type's data are readable, and each run lies within one object.
+        unsafe { std::slice::from_raw_parts(self.run_pointer(at, len), len) }
+    }
+
+    /// The run of `len` bytes at `at`, to write.
+    #[allow(clippy::mut_from_ref)]
+    fn run_mut(&self, at: usize, len: usize) -> &mut [u8] {
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: as `run`, writable and used by nothing else while the run is written (a
+        // receive's runs do not overlap, and each is written once at a time).
+        unsafe { std::slice::from_raw_parts_mut(self.run_pointer(at, len), len) }
     }
 }
 
@@ -575,29 +654,43 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// These bytes of C buffer `buffer` as a slice.
+    /// These bytes of C buffer `buffer`, to read run by run.
     ///
     /// # Safety
-    /// As [`input`]: the window's bytes of `buffer` are readable and unchanged for `'a`
-    /// (`buffer` may be `MPI_BOTTOM`, NULL, when `low` is an address).
+    /// The bytes of the type's data in `buffer` are readable and unchanged while the result is
+    /// used (`buffer` may be `MPI_BOTTOM`, NULL, when `low` is an address).
     ///
     /// # Errors
     /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data.
-    pub(crate) unsafe fn read<'a>(self, buffer: *const c_void) -> Result<&'a [u8], Failure> {
-        // SAFETY: forwarded contract.
-        unsafe { input(offset_by(buffer, self.low), self.len) }
+    pub(crate) unsafe fn read(self, buffer: *const c_void) -> Result<Raw, Failure> {
+        self.raw(buffer)
     }
 
-    /// These bytes of C buffer `buffer` as a writable slice.
+    /// These bytes of C buffer `buffer`, to write run by run.
     ///
     /// # Safety
-    /// As [`output`], for the window's bytes of `buffer`.
+    /// The bytes of the type's data in `buffer` are writable and used by nothing else while
+    /// the result is used.
     ///
     /// # Errors
     /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data.
-    pub(crate) unsafe fn write<'a>(self, buffer: *mut c_void) -> Result<&'a mut [u8], Failure> {
-        // SAFETY: forwarded contract.
-        unsafe { output(offset_by(buffer, self.low).cast_mut(), self.len) }
+    pub(crate) unsafe fn write(self, buffer: *mut c_void) -> Result<Raw, Failure> {
+        self.raw(buffer)
+    }
+
+    fn raw(self, buffer: *const c_void) -> Result<Raw, Failure> {
+        if self.len == 0 {
+            return Ok(Raw::of(&[]));
+        }
+        let start = offset_by(buffer, self.low);
+        if start.is_null() || start == IN_PLACE {
+            return Err(Failure::new(MPI_ERR_BUFFER, "the buffer is NULL"));
+        }
+        Ok(Raw {
+            start: start.cast::<u8>().cast_mut(),
+            len: self.len,
+            exposed: buffer.is_null(),
+        })
     }
 }
 
@@ -734,6 +827,7 @@ impl Data {
                 layout: Arc::clone(layout),
                 count: *count,
                 origin: window.low,
+                held: std::marker::PhantomData,
             },
         })
     }
@@ -744,11 +838,13 @@ pub(crate) enum Target<'a> {
     Direct(&'a mut [u8]),
     Strided {
         scratch: Vec<u8>,
-        /// The window of the C buffer the elements touch, `origin` bytes after its start.
-        buffer: &'a mut [u8],
+        /// The window of the C buffer the elements touch, `origin` bytes after its start
+        /// (reserved to the receive for `'a`).
+        buffer: Raw,
         layout: Arc<Layout>,
         count: usize,
         origin: usize,
+        held: std::marker::PhantomData<&'a mut [u8]>,
     },
 }
 
@@ -769,6 +865,7 @@ impl Target<'_> {
             layout,
             count,
             origin,
+            ..
         } = self
         {
             let received = received.min(scratch.len());
@@ -783,10 +880,8 @@ impl Target<'_> {
 pub(crate) struct Unpack {
     /// From `Box::into_raw`; freed by `Drop`.
     scratch: *mut [u8],
-    /// The window of the C buffer the elements touch: `buffer_len` bytes, `origin` bytes after
-    /// the buffer's start.
-    buffer: *mut u8,
-    buffer_len: usize,
+    /// The window of the C buffer the elements touch, `origin` bytes after the buffer's start.
+    buffer: Raw,
     origin: usize,
     layout: Arc<Layout>,
     count: usize,
@@ -818,8 +913,7 @@ impl Unpack {
         let scratch = Box::into_raw(zeroed(layout.size * count)?.into_boxed_slice());
         let unpack = Unpack {
             scratch,
-            buffer: checked.as_mut_ptr(),
-            buffer_len: window.len,
+            buffer: checked,
             origin: window.low,
             layout: Arc::clone(layout),
             count,
@@ -834,16 +928,11 @@ impl Unpack {
     /// into the scratch buffer is dropped.
     pub(crate) fn apply(self, received: usize) {
         // SAFETY: `scratch` is live (freed only by drop) and no request uses it any more;
-        // `buffer` holds `buffer_len` bytes reserved to this receive by the C caller.
-        let (scratch, buffer) = unsafe {
-            (
-                &*self.scratch,
-                std::slice::from_raw_parts_mut(self.buffer, self.buffer_len),
-            )
-        };
+        // `buffer`'s runs are reserved to this receive by the C caller until it completes.
+        let scratch = unsafe { &*self.scratch };
         let received = received.min(scratch.len());
         self.layout
-            .unpack_at(self.count, &scratch[..received], buffer, self.origin);
+            .unpack_at(self.count, &scratch[..received], self.buffer, self.origin);
     }
 }
 
@@ -1660,6 +1749,36 @@ mod tests {
         assert!(unsafe { plain.read(bottom) }.is_err());
         // No data: an empty window, whatever the buffer.
         assert_eq!(t.window(0).unwrap().len, 0);
+    }
+
+    #[test]
+    fn a_type_over_two_objects_is_reached_run_by_run_from_mpi_bottom() {
+        // Two ints in two separate allocations: the window between them spans memory that is
+        // neither, which is never made into a slice; each run is.
+        let mut a = Box::new(5i32);
+        let mut b = Box::new(6i32);
+        let (pa, pb) = (
+            std::ptr::from_mut(&mut *a).expose_provenance(),
+            std::ptr::from_mut(&mut *b).expose_provenance(),
+        );
+        let int = Arc::new(Layout::of_element(Element::I32));
+        let t = Layout::structure(vec![(pa, 1, Arc::clone(&int)), (pb, 1, int)]).unwrap();
+        let window = t.window(1).unwrap();
+        assert_eq!(window.low, pa.min(pb));
+        let bottom = std::ptr::null_mut::<c_void>();
+        // SAFETY: the runs are `*a` and `*b`, live and not otherwise used during the calls.
+        let packed = t.pack_at(1, unsafe { window.read(bottom) }.unwrap(), window.low);
+        let want: Vec<u8> = [5i32, 6].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(packed.unwrap(), want);
+        let back: Vec<u8> = [7i32, 8].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        // SAFETY: as above.
+        t.unpack_at(
+            1,
+            &back,
+            unsafe { window.write(bottom) }.unwrap(),
+            window.low,
+        );
+        assert_eq!((*a, *b), (7, 8));
     }
 
     #[test]

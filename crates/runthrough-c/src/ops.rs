@@ -18,7 +18,7 @@ use runthrough::{Comm, UserOp};
 
 use crate::collectives::Reduction;
 use crate::constants::*;
-use crate::derived::Layout;
+use crate::derived::{Layout, Raw};
 use crate::errors::{boundary, out, Failure};
 use crate::runtime::{lock, with_runtime};
 
@@ -151,7 +151,10 @@ fn aligned(len: usize) -> Vec<u128> {
 
 /// Combines the packed vectors `input` and `inout` (`inout = input op inout`) with `apply`,
 /// called on the two laid out in `layout`'s C layout, in aligned scratch buffers, with the
-/// number of elements; the result is packed back into `inout`.
+/// number of elements and the scratch buffers' *origin*: they hold the bytes from `origin` on
+/// (the type's true lower bound rounded down to 16, so that a type placed at an absolute
+/// address for `MPI_BOTTOM` needs no scratch of its address's size, and every element keeps
+/// its alignment); the result is packed back into `inout`.
 ///
 /// # Errors
 /// `MPI_ERR_INTERN` when the vectors are not whole elements of one length (the runtime hands
@@ -160,7 +163,7 @@ fn combine_packed(
     layout: &Layout,
     input: &[u8],
     inout: &mut [u8],
-    apply: impl FnOnce(&mut [u8], &mut [u8], usize),
+    apply: impl FnOnce(&mut [u8], &mut [u8], usize, usize),
 ) -> Result<(), Failure> {
     let size = layout.size;
     if input.is_empty() && inout.is_empty() {
@@ -179,7 +182,9 @@ fn combine_packed(
         ));
     }
     let count = inout.len() / size;
-    let span = layout.span(count)?;
+    let window = layout.window(count)?;
+    let origin = window.low - window.low % std::mem::size_of::<u128>();
+    let span = window.len + (window.low - origin);
     let mut input_c = aligned(span);
     let mut inout_c = aligned(span);
     let input_bytes = &mut bytemuck::cast_slice_mut::<u128, u8>(&mut input_c)[..span];
@@ -188,14 +193,14 @@ fn combine_packed(
         input_bytes.copy_from_slice(input);
         inout_bytes.copy_from_slice(inout);
     } else {
-        layout.unpack(count, input, input_bytes);
-        layout.unpack(count, inout, inout_bytes);
+        layout.unpack_at(count, input, Raw::of_mut(input_bytes), origin);
+        layout.unpack_at(count, inout, Raw::of_mut(inout_bytes), origin);
     }
-    apply(input_bytes, inout_bytes, count);
+    apply(input_bytes, inout_bytes, count, origin);
     if layout.is_dense() {
         inout.copy_from_slice(inout_bytes);
     } else {
-        inout.copy_from_slice(&layout.pack(count, inout_bytes)?);
+        inout.copy_from_slice(&layout.pack_at(count, Raw::of(inout_bytes), origin)?);
     }
     Ok(())
 }
@@ -224,17 +229,20 @@ pub(crate) fn reduce_user(
     let trouble: Mutex<Option<Failure>> = Mutex::new(None);
     let op = UserOp::new(
         |input: &[u8], inout: &mut [u8]| {
-            let combined = combine_packed(&layout, input, inout, |input, inout, count| {
+            let combined = combine_packed(&layout, input, inout, |input, inout, count, origin| {
                 let mut len = c_int::try_from(count).unwrap_or(c_int::MAX);
                 let mut datatype = datatype;
                 // SAFETY: `function` is an `MPI_User_function` (the contract of
-                // `MPI_Op_create`); both buffers hold `count` elements of `datatype` in its C
-                // layout, aligned for any basic type, and live until it returns; `len` and
-                // `datatype` are valid for the call. No lock of the library is held.
+                // `MPI_Op_create`); both buffers hold the bytes from `origin` on of `count`
+                // elements of `datatype` in its C layout, aligned for any basic type, and live
+                // until it returns, so the function, handed each buffer moved back by `origin`
+                // (a pointer it only offsets by the type's displacements, which are at least
+                // `origin`), reaches exactly them; `len` and `datatype` are valid for the call.
+                // No lock of the library is held.
                 unsafe {
                     (user.function)(
-                        input.as_mut_ptr().cast(),
-                        inout.as_mut_ptr().cast(),
+                        input.as_mut_ptr().wrapping_sub(origin).cast(),
+                        inout.as_mut_ptr().wrapping_sub(origin).cast(),
                         &mut len,
                         &mut datatype,
                     );
@@ -302,7 +310,7 @@ mod tests {
         let a = bytes(&[1, 1, 0, 1, 2, 0, 0, 2]);
         let mut b = bytes(&[1, 0, 1, 1, 1, 2, 3, 4]);
         let mut seen = 0;
-        combine_packed(&layout, &a, &mut b, |i, io, count| {
+        combine_packed(&layout, &a, &mut b, |i, io, count, _| {
             seen = count;
             matmul(i, io, count / 4);
         })
@@ -321,7 +329,7 @@ mod tests {
         assert!(!layout.is_dense());
         let a = bytes(&[1, 2]);
         let mut b = bytes(&[10, 20]);
-        combine_packed(&layout, &a, &mut b, |i, io, count| {
+        combine_packed(&layout, &a, &mut b, |i, io, count, _| {
             assert_eq!((count, i.len()), (1, 12));
             let i: Vec<i32> = bytemuck::pod_collect_to_vec(i);
             let io: &mut [i32] = bytemuck::cast_slice_mut(io);
@@ -340,7 +348,8 @@ mod tests {
         let layout = crate::derived::layout_of(MPI_INT, false).unwrap();
         let a = vec![0u8; 6];
         let mut b = vec![0u8; 6];
-        let failure = combine_packed(&layout, &a, &mut b, |_, _, _| panic!("called")).unwrap_err();
+        let failure =
+            combine_packed(&layout, &a, &mut b, |_, _, _, _| panic!("called")).unwrap_err();
         assert_eq!(failure.class, MPI_ERR_INTERN);
     }
 }

@@ -174,12 +174,12 @@ pub(crate) unsafe fn reduce_pairs(
     } else {
         None
     };
-    let send = match recv.as_deref() {
+    let send = match recv {
         Some(recv) if sendbuf == IN_PLACE => layout.pack_at(count, recv, window.low)?,
         // SAFETY: forwarded contract; used only during this call.
         _ => layout.pack_at(count, unsafe { window.read(sendbuf)? }, window.low)?,
     };
-    let mut result = match (kind, recv.as_deref()) {
+    let mut result = match (kind, recv) {
         // What exscan leaves untouched (at the first participant) must stay as it was.
         (Reduction::Exscan, Some(recv)) => layout.pack_at(count, recv, window.low)?,
         _ => zeroed(send.len())?,

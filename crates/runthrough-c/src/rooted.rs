@@ -13,8 +13,8 @@ use std::sync::Arc;
 use runthrough::{Comm, Partition, PartitionMut, Rank};
 
 use crate::constants::*;
-use crate::datatypes::{input, offset_by, output, zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data, Layout, Target, Window};
+use crate::datatypes::{zeroed, Element, IN_PLACE};
+use crate::derived::{layout_of, Data, Layout, Raw, Target, Window};
 use crate::errors::Failure;
 
 /// Whether `datatype` is a basic type (which the plain paths handle).
@@ -140,52 +140,66 @@ impl Blocks {
         Ok(blocks)
     }
 
-    /// The bytes of C buffer `buffer` that the blocks touch.
+    /// The bytes of C buffer `buffer` that the blocks touch, to read run by run.
     ///
     /// # Safety
-    /// As [`input`], for those bytes (`buffer` may be `MPI_BOTTOM`, NULL, when the blocks'
-    /// displacements and types place them at addresses).
-    pub(crate) unsafe fn read<'a>(&self, buffer: *const c_void) -> Result<&'a [u8], Failure> {
+    /// The bytes of the blocks' data in `buffer` are readable and unchanged while the result is
+    /// used (`buffer` may be `MPI_BOTTOM`, NULL, when the blocks' displacements and types place
+    /// them at addresses).
+    ///
+    /// # Errors
+    /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data.
+    pub(crate) unsafe fn read(&self, buffer: *const c_void) -> Result<Raw, Failure> {
+        let window = Window {
+            low: self.low,
+            len: self.end - self.low,
+        };
         // SAFETY: forwarded contract.
-        unsafe { input(offset_by(buffer, self.low), self.end - self.low) }
+        unsafe { window.read(buffer) }
     }
 
-    /// [`Blocks::read`], writable.
+    /// [`Blocks::read`], to write.
     ///
     /// # Safety
-    /// As [`output`], for the bytes the blocks touch.
-    pub(crate) unsafe fn write<'a>(&self, buffer: *mut c_void) -> Result<&'a mut [u8], Failure> {
+    /// The bytes of the blocks' data in `buffer` are writable and used by nothing else while
+    /// the result is used.
+    ///
+    /// # Errors
+    /// As [`Blocks::read`].
+    pub(crate) unsafe fn write(&self, buffer: *mut c_void) -> Result<Raw, Failure> {
         // SAFETY: forwarded contract.
-        unsafe { output(offset_by(buffer, self.low).cast_mut(), self.end - self.low) }
+        unsafe { self.read(buffer) }
     }
 
-    /// Where block r's window lies in what [`Blocks::read`] returns, and its origin.
-    fn place(&self, r: usize) -> (std::ops::Range<usize>, usize) {
+    /// Block r's bytes within what [`Blocks::read`] returns, and their origin.
+    fn place(&self, buffer: Raw, r: usize) -> (Raw, usize) {
         let (at, window) = self.at[r];
         if window.len == 0 {
-            return (0..0, window.low);
+            return (buffer.sub(0, 0), window.low);
         }
-        let from = at + window.low - self.low;
-        (from..from + window.len, window.low)
+        (
+            buffer.sub(at + window.low - self.low, window.len),
+            window.low,
+        )
     }
 
     /// The blocks of `buffer` (what [`Blocks::read`] gave), packed.
-    pub(crate) fn pack(&self, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+    pub(crate) fn pack(&self, buffer: Raw) -> Result<Vec<u8>, Failure> {
         let mut packed = zeroed(self.total)?;
         for r in 0..self.counts.len() {
-            let (range, origin) = self.place(r);
-            let block = self.layouts[r].pack_at(self.counts[r], &buffer[range], origin)?;
+            let (block, origin) = self.place(buffer, r);
+            let block = self.layouts[r].pack_at(self.counts[r], block, origin)?;
             packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]].copy_from_slice(&block);
         }
         Ok(packed)
     }
 
     /// Unpacks every block of `packed` into `buffer` (what [`Blocks::write`] gave).
-    pub(crate) fn unpack(&self, packed: &[u8], buffer: &mut [u8]) {
+    pub(crate) fn unpack(&self, packed: &[u8], buffer: Raw) {
         for r in 0..self.counts.len() {
-            let (range, origin) = self.place(r);
+            let (block, origin) = self.place(buffer, r);
             let from = &packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]];
-            self.layouts[r].unpack_at(self.counts[r], from, &mut buffer[range], origin);
+            self.layouts[r].unpack_at(self.counts[r], from, block, origin);
         }
     }
 }

@@ -912,14 +912,15 @@ fn alltoallw() {
 
 /// `tests/c/reverse_isends.c`: 40 isends of 64 KiB received last tag first (blocking, then
 /// posted first), five times the sender's window under `RT_UNEXPECTED_CAP=1M`: every message
-/// arrives once with its tag (flow control's loans, over the process transports).
+/// arrives once with its tag (flow control's loans, over the process transports; the job's
+/// cap is 2M: loans reach at most the cap).
 #[test]
 fn reverse_isends() {
     let _one = one_job_at_a_time();
     for transport in ["shm", "unix"] {
         let mut job = Job::new(2, compile("reverse_isends"));
         job.env = vec![
-            ("RT_UNEXPECTED_CAP".into(), "1M".into()),
+            ("RT_UNEXPECTED_CAP".into(), "2M".into()),
             ("RT_TRANSPORT".into(), transport.into()),
         ];
         run_job("reverse_isends", job, &[]);

@@ -69,17 +69,19 @@
 //!   ([`Packet::CreditWanted`]) and this rank has nothing to give back, while one of this
 //!   rank's posted point-to-point receives could take a message of that sender (names it or
 //!   any source) and nothing buffered matches it. The loan, checked when the request arrives,
-//!   whenever a receive is posted and whenever a probe finds nothing (a probe wants a message
-//!   as a receive does), is a [`Packet::Loan`] of the charges of that sender's
+//!   whenever a receive is posted and whenever a probe or a matched probe finds nothing (a
+//!   probe wants a message as a receive does), is a [`Packet::Loan`] of the charges of that sender's
 //!   messages held here (less what is lent already): the sender counts them as given back,
 //!   so up to one more window of its queue comes; this rank repays the loan out of the credit
 //!   the held messages' releases would give (a *debt*, never more than what it holds from the
 //!   sender). If the sender still waits it asks again and gets another loan while the receive
 //!   still waits. So a receiver may hold more than `W` from one sender, by its debt, only
-//!   after it waited for a later message of that sender, never more than that sender posted
-//!   before the wanted message (memory the sender's program committed to the exchange; MPI
-//!   implementations buffer such eager messages without any bound), and the counts of both
-//!   sides stay exact: once the held messages are received the window is `W` again.
+//!   after one of its receives waited for a message of that sender, and the counts of both
+//!   sides stay exact: once the held messages are received the window is `W` again. One
+//!   sender's debt never exceeds the cap `C` (a receive that waits for a tag the sender never
+//!   sends must not let it stream without bound): a rank holds at most `W + C` from one sender,
+//!   and a program that needs more than that of one sender's messages buffered to receive them
+//!   out of order waits as before loans existed (the limit a rendezvous protocol would lift).
 //! - *Failures* (SPEC §1, §3.1): a queued send to a rank that this rank's detector learns
 //!   failed completes with `Error::ProcFailed` (or as `MPI_PROC_NULL` if the rank is already
 //!   recognized in G); a revocation completes the queued sends on that communicator with
@@ -680,7 +682,11 @@ impl<R: Ready> Flow<R> {
     /// nothing was, the next release at once.
     pub fn credit_wanted(&mut self, from: u32, lane: Lane) {
         self.requests[lane.index()] += 1;
-        let inbound = &mut self.peers.entry(from).inbound[lane.index()];
+        let peer = self.peers.entry(from);
+        if peer.failed {
+            return; // nothing more is given to a failed rank
+        }
+        let inbound = &mut peer.inbound[lane.index()];
         if !inbound.eager && lane == Lane::Point {
             self.waiting_senders += 1;
         }
@@ -735,10 +741,14 @@ impl<R: Ready> Flow<R> {
         if !self.is_waiting(from) {
             return;
         }
+        let cap = self.cap;
         let inbound = &mut self.peers.entry(from).inbound[Lane::Point.index()];
-        let bytes = inbound.held.saturating_sub(inbound.debt);
+        let bytes = inbound
+            .held
+            .saturating_sub(inbound.debt)
+            .min(cap.saturating_sub(inbound.debt));
         if bytes == 0 {
-            return;
+            return; // nothing held to lend against, or this sender's loans reached the cap
         }
         inbound.debt += bytes;
         inbound.eager = false;

@@ -378,9 +378,16 @@ impl<'a, T> AgreementRequest<'a, T> {
         }
         self.comm.process.check_alive();
         self.comm.process.progress();
-        let polled = self
-            .comm
-            .poll_agreement(&mut self.comm.process.endpoint.lock(), self.seq);
+        let (polled, declared_failed) = {
+            let mut engine = self.comm.process.endpoint.lock();
+            let polled = self.comm.poll_agreement(&mut engine, self.seq);
+            (polled, engine.declared_failed())
+        };
+        if declared_failed {
+            // The decision named this rank failed (it was fenced): it halts before the request
+            // completes, as a blocking agreement would (finalize's agreement included).
+            self.comm.process.halt_declared_failed();
+        }
         let polled = match polled {
             Ok(None) => return Ok(None),
             Ok(Some(polled)) => Ok(polled),

@@ -319,17 +319,17 @@ fn isend_beyond_the_credit_completes_after_the_receiver_drains() {
 }
 
 /// MPI's progress rule with isends received in reverse order: rank 0 isends 40 messages of
-/// 64 KiB with tags 0..40 (2.5 MiB, five times its 512 KiB window at rank 1), and rank 1
-/// receives them last tag first. The last one is queued at rank 0 behind messages that fill
-/// the window at rank 1, which holds them until it has the last one: without a loan both wait
-/// for ever. Every payload arrives exactly once, with its tag; rank 1 made loans and holds
-/// nothing at the end.
+/// 64 KiB with tags 0..40 (2.5 MiB, 2.5 times its 1 MiB window at rank 1, within the window
+/// plus the 2 MiB cap that loans may reach), and rank 1 receives them last tag first. The last
+/// one is queued at rank 0 behind messages that fill the window at rank 1, which holds them
+/// until it has the last one: without a loan both wait for ever. Every payload arrives
+/// exactly once, with its tag; rank 1 made loans and holds nothing at the end.
 #[test]
 fn isends_received_in_reverse_order_complete_through_loans() {
     const COUNT: u32 = 40;
     let values = bounded(|| {
         outcomes(
-            runthrough::local(2).unexpected_cap(MIB).run(|world| {
+            runthrough::local(2).unexpected_cap(2 * MIB).run(|world| {
                 let words = 64 * KIB / 4;
                 if world.rank() == 0 {
                     let mut requests = Vec::new();

@@ -114,6 +114,19 @@ static void in_place(int rank, int size, int dead) {
     }
 }
 
+/* The displacement (an absolute address) of the type `add_pairs` combines. */
+static MPI_Aint pair_at;
+
+/* A user operation on one struct type at an absolute address: it finds the data where the
+ * type's displacement says, from the buffers it is handed (as MPI_BOTTOM would be). */
+static void add_pairs(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    const int *a = (const int *)((const char *)in + pair_at);
+    int *b = (int *)((char *)inout + pair_at);
+    for (int i = 0; i < 2 * *len; i++)
+        b[i] += a[i];
+}
+
 /* A struct type of n ints at the absolute address of `where`. */
 static MPI_Datatype at_address(const int *where, int n) {
     MPI_Aint address;
@@ -217,6 +230,16 @@ static void bottom(int rank, int size, int dead) {
               mine[2]);
     else
         CHECK(mine[1] == rank && mine[2] == 2 * rank, "reduce wrote a sender's data");
+    /* A user operation on the type at an address, in MPI_BOTTOM. */
+    MPI_Op add;
+    OK(MPI_Get_address(&mine[1], &pair_at));
+    OK(MPI_Op_create(add_pairs, 1, &add));
+    mine[1] = rank;
+    mine[2] = 2 * rank;
+    OK(MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, pair, add, MPI_COMM_WORLD));
+    CHECK(mine[0] == SENTINEL && mine[1] == want && mine[2] == 2 * want,
+          "user op in MPI_BOTTOM: %d %d %d", mine[0], mine[1], mine[2]);
+    OK(MPI_Op_free(&add));
     /* A plain type from MPI_BOTTOM: the same error at every rank, before any message. */
     EXPECT(MPI_Allreduce(MPI_BOTTOM, &mine[1], 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
            MPI_ERR_BUFFER);

@@ -133,6 +133,23 @@ impl Engine {
         source: SourceSelector,
         tag: TagSelector,
     ) -> Result<Option<Received>> {
+        let taken = self.take_matched_now(context, source, tag);
+        if matches!(taken, Ok(None)) && self.flow.has_waiting_senders() {
+            // A matched probe that finds nothing wants a message as a posted receive does
+            // (see `post_receive`).
+            self.lend_to_senders_of(context, source);
+        }
+        taken
+    }
+
+    /// [`Engine::take_matched`] without its loans.
+    #[inline]
+    fn take_matched_now(
+        &mut self,
+        context: ContextId,
+        source: SourceSelector,
+        tag: TagSelector,
+    ) -> Result<Option<Received>> {
         if let Some(received) = self.take_buffered(context, source, tag)? {
             return Ok(Some(received));
         }

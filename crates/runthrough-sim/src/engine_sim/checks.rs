@@ -52,6 +52,8 @@ pub struct Checker {
     pub failed_receives: u64,
     /// Each sender's window at each receiver (flow control's figure).
     pub window: u64,
+    /// The unexpected cap: what a receiver may lend one sender at most.
+    pub cap: u64,
     /// By round: what the first rank to return from that round's `dup` got (the context id,
     /// or the error), and which rank that was.
     creations: std::collections::BTreeMap<usize, (u32, std::result::Result<u64, Error>)>,
@@ -139,6 +141,7 @@ impl Checker {
             receipts: 0,
             failed_receives: 0,
             window: u64::MAX,
+            cap: 0,
             loans: Default::default(),
             creations: Default::default(),
             dups: (0, 0),
@@ -787,8 +790,8 @@ impl Checker {
     }
 
     /// The buffered messages from `sender` at `rank` keep within the sender's window, or are
-    /// one message (a message larger than the window goes alone: `crate::flow`), or `rank`
-    /// lent `sender` a window since they last were.
+    /// one message (a message larger than the window goes alone: `crate::flow`), plus at most
+    /// the cap when `rank` lent `sender` credit since it last held nothing of it.
     fn check_window_of(&mut self, plan: &Plan, rank: u32, sender: u32) -> Verdict {
         let (mut sum, mut largest) = (0, 0);
         for &(id, charge) in &self.buffered[rank as usize] {
@@ -800,7 +803,8 @@ impl Checker {
         if sum == 0 {
             self.loans.remove(&(rank, sender)); // every loan is repaid (`flow`'s debt <= held)
         } else if sum <= self.window.max(largest) {
-        } else if !self.loans.contains(&(rank, sender)) {
+        } else if !self.loans.contains(&(rank, sender)) || sum > self.window.max(largest) + self.cap
+        {
             return Err(format!(
                 "{sum} bytes from {sender} buffered at {rank}: above its window {}",
                 self.window

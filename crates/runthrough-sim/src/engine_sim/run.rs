@@ -224,6 +224,7 @@ impl Sim {
         }
         let mut checker = Checker::new(&plan);
         checker.window = engines[0].flow_stats().window;
+        checker.cap = engines[0].flow_stats().cap;
         checker.corrupt_decision_at = options.corrupt_decision_at;
         checker.corrupt_creation_at = options.corrupt_creation_at;
         let mut trace = Trace::new(text);
