@@ -134,10 +134,9 @@ impl Engine {
         tag: TagSelector,
     ) -> Result<Option<Received>> {
         let taken = self.take_matched_now(context, source, tag);
-        if matches!(taken, Ok(None)) && self.flow.has_waiting_senders() {
-            // A matched probe that finds nothing wants a message as a posted receive does
-            // (see `post_receive`).
-            self.lend_to_senders_of(context, source);
+        if matches!(taken, Ok(None)) {
+            // A matched probe that finds nothing wants a message as a posted receive does.
+            self.wants(context, source);
         }
         taken
     }
@@ -219,10 +218,18 @@ impl Engine {
         let comm = self.comm(context)?;
         let matched = comm.matcher.post(id, source, tag);
         debug_assert!(matched.is_none(), "take found nothing a moment ago");
+        self.wants(context, source);
+        Ok(id)
+    }
+
+    /// A receive (or probe) on `context` from `source` finds nothing and waits: any sender it
+    /// could take a message from that waits for credit gets a loan. One comparison when no
+    /// sender waits.
+    #[inline]
+    fn wants(&mut self, context: ContextId, source: SourceSelector) {
         if self.flow.has_waiting_senders() {
             self.lend_to_senders_of(context, source);
         }
-        Ok(id)
     }
 
     /// A receive on `context` from `source` waits now: each sender it could take a message
@@ -309,10 +316,9 @@ impl Engine {
         tag: TagSelector,
     ) -> Result<Option<Probed>> {
         let probed = self.look(context, source, tag);
-        if matches!(probed, Ok(None)) && self.flow.has_waiting_senders() {
-            // A probe that finds nothing wants a message as a posted receive does: a sender
-            // it could come from that waits for credit gets a loan (see `post_receive`).
-            self.lend_to_senders_of(context, source);
+        if matches!(probed, Ok(None)) {
+            // A probe that finds nothing wants a message as a posted receive does.
+            self.wants(context, source);
         }
         probed
     }

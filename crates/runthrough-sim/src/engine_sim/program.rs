@@ -1167,14 +1167,7 @@ impl Program {
             .engine
             .poll_creation(WORLD_CONTEXT, seq, cx.out, &mut learned)
             .map_err(|e| format!("poll_creation at {me}: {e:?}"))?;
-        for dead in learned {
-            if !cx.checker.crashed[dead as usize] {
-                return Err(format!(
-                    "rank {me} learned of {dead}'s failure from a creation, but it lives"
-                ));
-            }
-            cx.checker.on_detect(me, dead);
-        }
+        note_learned(learned, "a creation", cx)?;
         if cx.engine.declared_failed() {
             return Ok(true); // the decision fenced this rank: it halts (the runner sees to it)
         }
@@ -1512,6 +1505,21 @@ impl Program {
     }
 }
 
+/// The failures this rank's detector learned from a decision of `what`: each must be a crashed
+/// (or suspected) rank, and is entered in the ledger as detected.
+fn note_learned(learned: Vec<u32>, what: &str, cx: &mut Ctx) -> std::result::Result<(), String> {
+    let me = cx.me;
+    for dead in learned {
+        if !cx.checker.crashed[dead as usize] {
+            return Err(format!(
+                "rank {me} learned of {dead}'s failure from {what}, but it lives"
+            ));
+        }
+        cx.checker.on_detect(me, dead);
+    }
+    Ok(())
+}
+
 /// The decision of agreement `seq` at this rank, once it has one (checked, and the failures
 /// it made known to the detector entered in the ledger).
 fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>, String> {
@@ -1526,14 +1534,7 @@ fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>
             decision.flag ^= 1; // the test-only fault
         }
     }
-    for dead in learned {
-        if !cx.checker.crashed[dead as usize] {
-            return Err(format!(
-                "rank {me} learned of {dead}'s failure from an agreement, but it lives"
-            ));
-        }
-        cx.checker.on_detect(me, dead);
-    }
+    note_learned(learned, "an agreement", cx)?;
     if let Some(decision) = &decision {
         cx.checker.on_decision(me, seq, decision)?;
         cx.trace.note(&[22, u64::from(me), seq], || {
