@@ -15,7 +15,7 @@ if ! command -v mpiexec >/dev/null || ! command -v srun >/dev/null || [ ! -x /us
   timeout 90 apt-get update -qq
   timeout 180 apt-get install -y -qq mpich slurm-wlm munge >/dev/null
 fi
-mpiexec --version | head -2
+mpiexec --version | sed -n 1,2p  # sed reads it all: `head` could end the pipe early (SIGPIPE, exit 141 under pipefail)
 dpkg-query -W slurm-wlm munge mpich 2>/dev/null || true
 
 step "launchers: one-node Slurm"
