@@ -286,3 +286,46 @@ fn the_ranks_of_a_killed_launcher_remove_the_socket_directory() {
     assert!(ready, "the ranks never bound their sockets");
     assert!(cleaned, "left behind: {left:?}");
 }
+
+/// Issue 12, polling progress: a rank that computes outside the library, after it started a
+/// non-blocking agreement, still carries its side of it through its progress thread, on every
+/// transport. Over shared memory a peer inside a blocking wait puts off waking that thread
+/// (`shm_lane`'s deferred wake-ups) until its own wait idles: were that wake-up lost, the
+/// others' `agree` and `validate_global` would not return before rank 0 stopped computing,
+/// 20 s later, and the job would fail (checked: with the deferred wake-ups dropped, it does).
+#[test]
+fn a_computing_rank_answers_agreements_through_its_progress_thread() {
+    for transport in ["shm", "unix"] {
+        let dir = std::env::temp_dir().join(format!(
+            "rtrun-computing-{}-{transport}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut job = Job::new(4, CHECK);
+        job.args = vec!["computing".into()];
+        job.timeout = Some(JOB_LIMIT);
+        job.env = vec![
+            ("RT_TRANSPORT".into(), transport.into()),
+            // The progress thread also polls once per heartbeat period, which would hide a
+            // lost wake-up: make that period longer than rank 0 computes.
+            ("RT_HEARTBEAT".into(), "60000:120000".into()),
+            (
+                "RTCHECK_MARKER".into(),
+                dir.join("returned").display().to_string(),
+            ),
+        ];
+        let report = run(&job);
+        let text = output(&report);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(report.success(), "{transport}: {}{text}", report.summary());
+        for name in ["agree", "validate_global"] {
+            assert!(
+                text.contains(&format!(
+                    "[0] {name} returned at the others while rank 0 computed"
+                )),
+                "{transport}: {text}"
+            );
+        }
+    }
+}

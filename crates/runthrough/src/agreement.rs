@@ -75,6 +75,9 @@ impl Comm {
     /// are then known to this rank's detector (knowledge spreads, SPEC §1). The caller holds the
     /// communicator's [`ActiveCall`].
     pub(crate) fn run_agreement(&self, flag: u32) -> Result<Decision> {
+        // A poller for the whole call, its start included: peers that answer this rank's
+        // contribution need not wake its progress thread (`crate::transport::socket::shm_lane`).
+        let _waiting = self.process.waiting();
         let seq = self.start_agreement(flag)?;
         let polled = self
             .process

@@ -408,6 +408,8 @@ impl Comm {
         } else {
             None
         };
+        // A poller for the whole decision, as `Comm::run_agreement` is.
+        let _waiting = self.process.waiting();
         loop {
             let (seq, candidate) = self.contribute_to_creation(kind, exchange_ok, plan.as_ref())?;
             let polled = self

@@ -243,6 +243,12 @@ impl Signal {
     pub(crate) fn wait_past(&self, seen: u32, oversubscribed: bool) {
         crate::wait::wait_past(&self.bell, seen, oversubscribed, &crate::wait::POLICY);
     }
+
+    /// [`Signal::wait_past`], calling `idle` once if the wait goes past its cheap start
+    /// ([`crate::wait::wait_past_then`]).
+    pub(crate) fn wait_past_then(&self, seen: u32, oversubscribed: bool, idle: &mut dyn FnMut()) {
+        crate::wait::wait_past_then(&self.bell, seen, oversubscribed, &crate::wait::POLICY, idle);
+    }
 }
 
 #[cfg(test)]

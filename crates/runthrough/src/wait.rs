@@ -21,7 +21,9 @@
 //! **Oversubscription.** When the process runs more ranks than it has cores
 //! ([`oversubscribed`]: live ranks, as the transport counts them, against
 //! [`std::thread::available_parallelism`]), spinning only burns the time slice of the rank that
-//! would answer: the spin phase is skipped and the waiter yields at once. Tests run 512 ranks
+//! would answer: the spin phase is skipped and the waiter yields at once. Between processes
+//! the socket transports count the ranks of the host against [`host_cores`] (the job's CPUs,
+//! not the rank's own affinity, which a launcher's binding narrows to one core). Tests run 512 ranks
 //! on 2 cores; with the spin skipped and the yield phase bounded, most waiters there sleep
 //! within a few yields and the machine goes to the ranks that can make progress.
 //!
@@ -65,6 +67,10 @@ pub(crate) const POLICY: WaitPolicy = WaitPolicy {
 /// as much as a few dozen `spin_loop` rounds, and the spin budget is a few microseconds.
 pub(crate) const SPINS_PER_CLOCK_READ: u32 = 32;
 
+/// An oversubscribed waiter yields this many times before it calls its `idle` hook
+/// ([`wait_past_then`]): the few time slices in which the rank it waits for most likely runs.
+pub(crate) const IDLE_AFTER_YIELDS: u32 = 4;
+
 /// Which phase saw the count move (for tests and diagnostics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -89,6 +95,69 @@ pub(crate) fn oversubscribed(running: usize) -> bool {
     running > cores()
 }
 
+/// The cores that the ranks of this host share (read once): what the socket transports
+/// compare the host's live ranks with. Not this process's own affinity: a launcher that binds
+/// each rank to a core (`rtrun --bind-to core`, Open MPI's default for two ranks, Slurm's
+/// `--cpu-bind`) leaves every rank one CPU, yet two bound ranks on two cores each have a core of
+/// their own and must spin, not yield. So: the CPUs of the job's cpuset (its cgroup's
+/// `cpuset.cpus.effective`, v2 or v1), else the host's online CPUs, never fewer than
+/// [`cores`]; and [`cores`] alone when a CPU quota (not the affinity) is what limits it.
+pub(crate) fn host_cores() -> usize {
+    static HOST: OnceLock<usize> = OnceLock::new();
+    *HOST.get_or_init(|| {
+        let available = cores();
+        let affinity = rustix::thread::sched_getaffinity(None)
+            .map(|set| set.count() as usize)
+            .unwrap_or(available);
+        if available < affinity {
+            return available; // a CPU quota below the affinity mask: that is the limit
+        }
+        job_cpus().map_or(available, |cpus| cpus.max(available))
+    })
+}
+
+/// The CPUs this process's cgroup may use (cgroup v2, then v1's cpuset controller), else the
+/// host's online CPUs; `None` when none of these can be read.
+fn job_cpus() -> Option<usize> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let cgroups = read("/proc/self/cgroup").unwrap_or_default();
+    for line in cgroups.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let file = if controllers.is_empty() {
+            format!("/sys/fs/cgroup{path}/cpuset.cpus.effective")
+        } else if controllers.split(',').any(|c| c == "cpuset") {
+            format!("/sys/fs/cgroup/cpuset{path}/cpuset.effective_cpus")
+        } else {
+            continue;
+        };
+        if let Some(n) = read(&file).as_deref().and_then(count_cpu_list) {
+            return Some(n);
+        }
+    }
+    read("/sys/devices/system/cpu/online")
+        .as_deref()
+        .and_then(count_cpu_list)
+}
+
+/// The CPUs in a kernel CPU list such as `0-3,8,10-11` (`None` if it is empty or garbled).
+fn count_cpu_list(list: &str) -> Option<usize> {
+    let mut count = 0usize;
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        count += match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                b.checked_sub(a)? + 1
+            }
+            None => {
+                part.parse::<usize>().ok()?;
+                1
+            }
+        };
+    }
+    (count > 0).then_some(count)
+}
+
 /// Waits until `bell`'s count differs from `seen`, by `policy`'s phases; returns the phase that
 /// saw it move.
 pub(crate) fn wait_past<W: Word>(
@@ -97,10 +166,25 @@ pub(crate) fn wait_past<W: Word>(
     oversubscribed: bool,
     policy: &WaitPolicy,
 ) -> Phase {
+    wait_past_then(bell, seen, oversubscribed, policy, &mut || {})
+}
+
+/// [`wait_past`], calling `idle` once if the wait outlasts its cheap start: when the spin
+/// phase ends, or, oversubscribed, after [`IDLE_AFTER_YIELDS`] yields (or before sleeping if
+/// the yield phase is shorter). What a waiter put off because an answer was likely to come
+/// at once (the shared-memory transport's deferred progress-thread wake-ups) is done there.
+pub(crate) fn wait_past_then<W: Word>(
+    bell: &Doorbell<W>,
+    seen: u32,
+    oversubscribed: bool,
+    policy: &WaitPolicy,
+    idle: &mut dyn FnMut(),
+) -> Phase {
     if bell.current() != seen {
         return Phase::Already;
     }
     let mut start = Instant::now();
+    let mut idle = Some(idle);
     if !oversubscribed {
         loop {
             for _ in 0..SPINS_PER_CLOCK_READ {
@@ -113,9 +197,17 @@ pub(crate) fn wait_past<W: Word>(
                 break;
             }
         }
+        if let Some(idle) = idle.take() {
+            idle();
+        }
         start = Instant::now();
     }
-    for _ in 0..policy.yields {
+    for round in 0..policy.yields {
+        if round == IDLE_AFTER_YIELDS {
+            if let Some(idle) = idle.take() {
+                idle();
+            }
+        }
         std::thread::yield_now();
         if bell.current() != seen {
             return Phase::Yield;
@@ -123,6 +215,9 @@ pub(crate) fn wait_past<W: Word>(
         if start.elapsed() >= policy.yield_for {
             break;
         }
+    }
+    if let Some(idle) = idle.take() {
+        idle();
     }
     while bell.current() == seen {
         if bell.sleep(seen, Some(policy.sleep_timeout)) == Slept::Moved {
@@ -182,6 +277,92 @@ mod tests {
         }
         bell.ring();
         assert_eq!(waiter.join().unwrap(), Phase::Sleep);
+    }
+
+    /// The idle hook runs once, only when the wait goes past its cheap start: never when the
+    /// count had moved already, exactly once before a waiter sleeps.
+    #[test]
+    fn the_idle_hook_runs_once_when_the_wait_outlasts_its_start() {
+        let bell: Doorbell = Doorbell::default();
+        let seen = bell.current();
+        bell.ring();
+        let mut calls = 0;
+        wait_past_then(&bell, seen, false, &POLICY, &mut || calls += 1);
+        assert_eq!(calls, 0);
+        for oversubscribed in [false, true] {
+            let bell: Arc<Doorbell> = Arc::default();
+            let seen = bell.current();
+            let ringer = {
+                let bell = Arc::clone(&bell);
+                std::thread::spawn(move || {
+                    while !bell.has_sleeper() {
+                        std::thread::yield_now();
+                    }
+                    bell.ring();
+                })
+            };
+            let mut calls = 0;
+            let phase = wait_past_then(&bell, seen, oversubscribed, &POLICY, &mut || calls += 1);
+            ringer.join().unwrap();
+            assert_eq!(phase, Phase::Sleep);
+            assert_eq!(calls, 1, "oversubscribed: {oversubscribed}");
+        }
+    }
+
+    #[test]
+    fn cpu_lists_are_counted() {
+        assert_eq!(count_cpu_list("0-1\n"), Some(2));
+        assert_eq!(count_cpu_list("0-3,8,10-11"), Some(7));
+        assert_eq!(count_cpu_list("5"), Some(1));
+        assert_eq!(count_cpu_list(""), None);
+        assert_eq!(count_cpu_list("3-1"), None);
+        assert_eq!(count_cpu_list("x"), None);
+    }
+
+    /// A rank bound to one CPU still counts the host's cores: two bound ranks on a two-core
+    /// host are not oversubscribed. Binds a child process's only thread to one CPU (the
+    /// affinity is per thread, and `host_cores` is read once per process), so it runs as a
+    /// fresh test binary.
+    #[test]
+    fn a_bound_rank_counts_the_hosts_cores() {
+        if std::env::var_os("RT_TEST_BOUND_CHILD").is_some() {
+            let mut one = rustix::thread::CpuSet::new();
+            let first = (0..rustix::thread::CpuSet::MAX_CPU)
+                .find(|&cpu| {
+                    rustix::thread::sched_getaffinity(None).is_ok_and(|set| set.is_set(cpu))
+                })
+                .expect("some CPU is allowed");
+            one.set(first);
+            rustix::thread::sched_setaffinity(None, &one).expect("bind to one CPU");
+            assert_eq!(cores(), 1);
+            let expected = job_cpus().unwrap_or(1);
+            assert_eq!(host_cores(), expected.max(1));
+            println!("host cores {}", host_cores());
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "wait::tests::a_bound_rank_counts_the_hosts_cores",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("RT_TEST_BOUND_CHILD", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let host: usize = stdout
+            .split("host cores ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("the child did not run: {stdout}"));
+        assert!(host >= std::thread::available_parallelism().map_or(1, |n| n.get()));
     }
 
     #[test]

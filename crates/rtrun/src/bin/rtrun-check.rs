@@ -24,6 +24,11 @@
 //! - `shrink`: `validate_global`, `agree`, `validate_global`, then `shrink` the world and run
 //!   `agree` and `validate_global` on the new communicator, printing what each returned (for
 //!   the timeline's test: run it with kills at call or agreement points).
+//! - `computing` (3 ranks or more; the file path `RTCHECK_MARKER` in the environment): rank 0
+//!   starts `iagree`, then computes without calling the library until rank 1 creates the file
+//!   (at most 20 s), then waits; the others `agree`, and rank 1 creates the file once its call
+//!   returned. Then the same with `ivalidate_global` / `validate_global`. Rank 0's progress
+//!   thread alone must carry its side of both agreements while it computes.
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
 //! - `rogue`: rank 0 connects to the launcher's control port without the job secret (it must
 //!   be refused), then every rank runs `ring`.
@@ -489,6 +494,57 @@ fn bench(world: &Comm, o: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// The `computing` scenario (see the module docs).
+fn computing(world: &Comm) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let marker = std::env::var("RTCHECK_MARKER").map_err(|_| "RTCHECK_MARKER is not set")?;
+    for (round, name) in [(1, "agree"), (2, "validate_global")] {
+        let marker = std::path::PathBuf::from(format!("{marker}.{round}"));
+        if world.rank() == 0 {
+            // Computes: no library call until rank 1 says its call returned.
+            let compute = |marker: &std::path::Path| {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while Instant::now() < deadline {
+                    for _ in 0..10_000 {
+                        std::hint::spin_loop();
+                    }
+                    if marker.exists() {
+                        return true;
+                    }
+                }
+                false
+            };
+            let answered = if round == 1 {
+                let mut request = world.iagree(1).map_err(e)?;
+                let answered = compute(&marker);
+                request.wait().map_err(e)?;
+                answered
+            } else {
+                let mut request = world.ivalidate_global().map_err(e)?;
+                let answered = compute(&marker);
+                request.wait().map_err(e)?;
+                answered
+            };
+            if !answered {
+                return Err(format!(
+                    "the others' {name} did not return while rank 0 computed (20 s)"
+                ));
+            }
+            println!("{name} returned at the others while rank 0 computed");
+        } else {
+            if round == 1 {
+                world.agree(1).map_err(e)?;
+            } else {
+                world.validate_global().map_err(e)?;
+            }
+            if world.rank() == 1 {
+                std::fs::write(&marker, b"returned").map_err(|err| err.to_string())?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn shrink(world: &Comm) -> Result<(), String> {
     let e = |e: Error| e.to_string();
     let failed = failed_list(world).map_err(e)?;
@@ -539,6 +595,7 @@ fn main() -> ExitCode {
         "send_to_stopped" => send_to_stopped(world),
         "rogue" => rogue(world).and_then(|()| ring(world)),
         "shrink" => shrink(world),
+        "computing" => computing(world),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

@@ -724,7 +724,7 @@ fn startup_timeouts(local_ranks: usize, cores: usize, config: &Config) -> (Durat
 
 fn start(mut s: Started) -> Result<Universe, InitError> {
     let (handshake, connect_deadline) =
-        startup_timeouts(s.local_ranks, crate::wait::cores(), &s.config);
+        startup_timeouts(s.local_ranks, crate::wait::host_cores(), &s.config);
     s.config.handshake_timeout = handshake;
     let (rank, size) = (s.rank, s.size);
     if let Some(cap) = s.unexpected_cap {

@@ -22,9 +22,13 @@
 //! a thread sleeps there). Control frames (agreement messages, revocations, requests for
 //! credit, suspicions) also ring the *progress bell*, which wakes the receiver's progress
 //! thread, so agreements advance while the receiver computes, unless a thread of the receiver
-//! is inside a blocking call (the inbox's *pollers* count, kept for the whole call): that
-//! thread reads them itself, and drains once more as it leaves. Data, collective traffic and
-//! credits never wake the progress thread, so a computing rank pays no wake-up per message.
+//! is inside a blocking wait (the inbox's *pollers* count; an agreement or a creation counts
+//! from its start to its return): that thread reads them itself, and drains once more as it
+//! leaves. A sender that is itself inside a blocking wait puts that wake-up off until its wait
+//! idles or ends, and skips it if the receiver polls by then (`Tcp::defer_ring`): two ranks
+//! running agreements back to back otherwise woke each other's progress thread at nearly every
+//! call. Data, collective traffic and credits never wake the progress thread, so a computing
+//! rank pays no wake-up per message.
 //! Several threads of a rank that send to one peer are serialised by the lane's writer mutex,
 //! held only while copying.
 //!
@@ -51,9 +55,11 @@
 //! nothing published. Bad data in the ring (the ring's checks, or a frame the decoder refuses)
 //! fences the peer as bad input on a socket does.
 
+use std::cell::Cell;
 use std::io::{self, Read};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use runthrough_core::packet::Packet;
 use runthrough_core::wire::{self, Decoder, Frame};
@@ -61,6 +67,19 @@ use runthrough_net::shm::{self, Bell, Consumer, Inbox, Producer, Push, RingError
 
 use super::tcp::{lock, Cause, Tcp};
 use crate::signal::{Doorbell, Futex};
+
+thread_local! {
+    /// How many blocking waits of the calling thread are open (`Tcp::begin_wait`): a thread
+    /// inside one comes back to its waits soon, and may put off waking a peer's progress
+    /// thread until then.
+    static WAITS: Cell<u32> = const { Cell::new(0) };
+    /// When the calling thread first put off a wake-up it has not done yet.
+    static DEFERRED_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// A wake-up put off by a waiting thread is done at the latest this long after (when the
+/// thread is still inside its wait, and its waits keep ending before they go idle).
+const DEFER_AT_MOST: Duration = crate::wait::POLICY.spin;
 
 /// Frames up to this many bytes are encoded whole before they are copied into the ring; a
 /// larger payload is copied into the ring straight from the packet.
@@ -97,6 +116,9 @@ pub(super) struct Lane {
     input: Option<Mutex<Inbound>>,
     their_app: Option<Doorbell<Futex>>,
     their_progress: Option<Doorbell<Futex>>,
+    /// A control frame went into the ring while the peer had no poller, and the waiting
+    /// thread that wrote it put off waking the peer's progress thread ([`Tcp::ring_deferred`]).
+    ring_deferred: AtomicBool,
 }
 
 impl Lane {
@@ -170,6 +192,7 @@ impl Lane {
             peer_inbox: theirs,
             out,
             input,
+            ring_deferred: AtomicBool::new(false),
         }))
     }
 
@@ -378,7 +401,67 @@ impl Tcp {
                 progress.ring();
             }
         } else if published && control && !theirs.has_pollers() {
-            progress.ring();
+            if WAITS.get() > 0 && !crate::transport::Transport::oversubscribed(self) {
+                self.defer_ring(lane);
+            } else {
+                progress.ring();
+            }
+        }
+    }
+
+    /// A thread inside a blocking wait wrote a control frame for a peer that had no poller:
+    /// most often the peer is between two calls and polls again within a microsecond, and a
+    /// `FUTEX_WAKE` of its progress thread would cost both ranks more than the whole
+    /// exchange (the progress thread competes with the peer's application thread for its
+    /// core). So the wake-up waits until this thread goes idle in its wait, leaves it, or
+    /// [`DEFER_AT_MOST`] passes ([`Tcp::ring_deferred`]), and is skipped then if the peer
+    /// polls by that time. Not when the host's ranks outnumber its cores: the peer then most
+    /// likely waits for a core, not about to poll, and measured agreements at 4 and 8 ranks on
+    /// 2 cores were no faster with it.
+    fn defer_ring(&self, lane: &Lane) {
+        if !lane.ring_deferred.swap(true, Ordering::SeqCst) {
+            self.deferred_rings.fetch_add(1, Ordering::SeqCst);
+        }
+        if DEFERRED_SINCE.get().is_none() {
+            DEFERRED_SINCE.set(Some(Instant::now()));
+        }
+    }
+
+    /// Does the progress-thread wake-ups put off by [`Tcp::defer_ring`] (those of every
+    /// thread of this rank), for peers that still have no poller. A count that another
+    /// thread's flush lowers before the deferring thread raised it wraps for a moment; only
+    /// whether it is zero matters.
+    pub(super) fn ring_deferred(&self) {
+        DEFERRED_SINCE.set(None);
+        if self.deferred_rings.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        for peer in 0..self.size() {
+            let Some(lane) = self.peers_get(peer).and_then(|p| p.shm.get()) else {
+                continue;
+            };
+            if !lane.ring_deferred.swap(false, Ordering::SeqCst) {
+                continue;
+            }
+            self.deferred_rings.fetch_sub(1, Ordering::SeqCst);
+            if let (Some(theirs), Some(progress)) = (&lane.peer_inbox, &lane.their_progress) {
+                if !theirs.has_pollers() {
+                    progress.ring();
+                }
+            }
+        }
+    }
+
+    /// The calling thread starts a blocking wait (see [`WAITS`]).
+    pub(super) fn note_wait_begins() {
+        WAITS.set(WAITS.get() + 1);
+    }
+
+    /// The calling thread's blocking wait ends: what it put off is done now.
+    pub(super) fn note_wait_ends(&self) {
+        WAITS.set(WAITS.get().saturating_sub(1));
+        if DEFERRED_SINCE.get().is_some() {
+            self.ring_deferred();
         }
     }
 
@@ -485,8 +568,18 @@ impl Tcp {
         let Some(inbox) = self.inbox() else {
             return signal.wait_past(seen, oversubscribed);
         };
+        if DEFERRED_SINCE
+            .get()
+            .is_some_and(|since| since.elapsed() >= DEFER_AT_MOST)
+        {
+            self.ring_deferred();
+        }
         inbox.enter_wait();
-        signal.wait_past(seen, oversubscribed);
+        signal.wait_past_then(seen, oversubscribed, &mut || {
+            if DEFERRED_SINCE.get().is_some() {
+                self.ring_deferred();
+            }
+        });
         inbox.leave_wait();
         self.poll_shm();
     }

@@ -360,6 +360,8 @@ pub(crate) struct Tcp {
     inbox: OnceLock<Inbox>,
     /// Peers whose lanes hold bytes waiting for room in their ring.
     pub(super) shm_pending: AtomicUsize,
+    /// Lanes with a progress-thread wake-up put off (`Tcp::defer_ring`).
+    pub(super) deferred_rings: AtomicUsize,
     /// This rank and the peers it shares memory with: ranks of this host, for the wait
     /// policy's oversubscription rule ([`crate::wait`]).
     local_ranks: AtomicUsize,
@@ -399,6 +401,7 @@ impl Tcp {
             local_pids: Mutex::new(Vec::new()),
             inbox: OnceLock::new(),
             shm_pending: AtomicUsize::new(0),
+            deferred_rings: AtomicUsize::new(0),
             local_ranks: AtomicUsize::new(1),
             oversubscribed: AtomicBool::new(false),
             poller: OnceLock::new(),
@@ -1020,7 +1023,7 @@ impl Tcp {
                     self.log(format_args!("shared memory with rank {peer}: {how}"));
                     let local = self.local_ranks.fetch_add(1, Ordering::Relaxed) + 1;
                     self.oversubscribed
-                        .store(crate::wait::oversubscribed(local), Ordering::Relaxed);
+                        .store(local > crate::wait::host_cores(), Ordering::Relaxed);
                     // The peer may have written into its ring already, and a poll that took
                     // its active bit before the lane existed here dropped it: mark it again.
                     if let Some(inbox) = mine {
@@ -1463,16 +1466,18 @@ impl Transport for Tcp {
     fn begin_wait(&self) {
         if let Some(inbox) = self.inbox() {
             inbox.enter_wait();
+            Tcp::note_wait_begins();
         }
     }
 
     /// No longer counted among the pollers, this thread drains what peers left to it while
     /// it was (a peer that wrote after this drain sees no poller and wakes the progress
-    /// thread).
+    /// thread), then does the progress-thread wake-ups it put off (`Tcp::ring_deferred`).
     fn end_wait(&self) {
         if let Some(inbox) = self.inbox() {
             inbox.leave_wait();
             self.poll_shm();
+            self.note_wait_ends();
         }
     }
 
