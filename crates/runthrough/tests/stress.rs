@@ -283,3 +283,54 @@ fn a_self_send_racing_a_kill_never_hangs() {
         }
     });
 }
+
+/// Issue 12 item 4: 1024 in-process ranks on this 2-core machine complete `validate_global`
+/// and an all-reduce, with two ranks killed inside the first `validate_global` (rank 5 before
+/// its first message, rank 1000 before its third; a death the agreement did not decide is
+/// recovered by the usual loop): every survivor ends with the same G, both dead ranks, and
+/// an all-reduce over the survivors that sums their ranks exactly.
+#[test]
+fn a_thousand_and_twenty_four_ranks_validate_and_reduce_through_two_deaths() {
+    const N: u32 = 1024;
+    let outcomes = bounded(|| {
+        runthrough::local(N)
+            .kill_in_agreement(5, 1, 1)
+            .kill_in_agreement(1000, 1, 3)
+            .run(|world| -> Result<(Vec<Rank>, u64)> {
+                // The usual recovery loop: a death the agreement did not decide fails the
+                // all-reduce somewhere; everyone agrees whether it worked everywhere.
+                loop {
+                    let view = world.validate_global()?;
+                    let failed: Vec<Rank> = (0..world.size())
+                        .filter(|&r| view.is_failed(r))
+                        .collect();
+                    let mut sum = [0u64];
+                    let reduced =
+                        world.all_reduce(&[world.rank() as u64], &mut sum, runthrough::Op::Sum);
+                    let everywhere = match world.agree(u32::from(reduced.is_ok())) {
+                        Ok(flag) | Err(Error::AgreeProcFailed { flag }) => flag == 1,
+                        Err(e) => return Err(e),
+                    };
+                    if everywhere {
+                        return Ok((failed, sum[0]));
+                    }
+                }
+            })
+    });
+    let expected_sum: u64 = (0..N as u64).filter(|&r| r != 5 && r != 1000).sum();
+    let mut survivors = 0;
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        if rank == 5 || rank == 1000 {
+            assert!(outcome.is_killed(), "rank {rank}: {outcome:?}");
+            continue;
+        }
+        let (failed, sum) = outcome
+            .returned()
+            .unwrap_or_else(|| panic!("rank {rank} did not return"))
+            .unwrap_or_else(|e| panic!("rank {rank}: {e}"));
+        assert_eq!(failed, vec![5, 1000], "rank {rank}");
+        assert_eq!(sum, expected_sum, "rank {rank}");
+        survivors += 1;
+    }
+    assert_eq!(survivors, N as usize - 2);
+}
