@@ -301,9 +301,8 @@ fn a_thousand_and_twenty_four_ranks_validate_and_reduce_through_two_deaths() {
                 // all-reduce somewhere; everyone agrees whether it worked everywhere.
                 loop {
                     let view = world.validate_global()?;
-                    let failed: Vec<Rank> = (0..world.size())
-                        .filter(|&r| view.is_failed(r))
-                        .collect();
+                    let failed: Vec<Rank> =
+                        (0..world.size()).filter(|&r| view.is_failed(r)).collect();
                     let mut sum = [0u64];
                     let reduced =
                         world.all_reduce(&[world.rank() as u64], &mut sum, runthrough::Op::Sum);

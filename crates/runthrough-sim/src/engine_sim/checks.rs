@@ -57,6 +57,14 @@ pub struct Checker {
     /// By round: what the first rank to return from that round's `dup` got (the context id,
     /// or the error), and which rank that was.
     creations: std::collections::BTreeMap<usize, (u32, std::result::Result<u64, Error>)>,
+    /// By round: the first rank to return from that round's `split` and whether it got a
+    /// communicator or which error; by round and color, the first rank to return with that
+    /// color's communicator, and its context and members.
+    split_outcomes: std::collections::BTreeMap<usize, (u32, std::result::Result<(), Error>)>,
+    split_comms: std::collections::BTreeMap<(usize, u32), (u32, u64, Vec<u32>)>,
+    /// `split` calls that returned a communicator (or `None`, for `MPI_UNDEFINED`), and that
+    /// returned an error (per rank).
+    pub splits: (u64, u64),
     /// By round: the first rank to return from that round's `shrink`, the context and members
     /// it got.
     shrinks: std::collections::BTreeMap<usize, (u32, u64, Vec<u32>)>,
@@ -79,6 +87,10 @@ pub struct Checker {
     pub corrupt_creation_at: Option<u64>,
     /// Creation decisions taken (by survivors), counted for `corrupt_creation_at`.
     pub creation_decisions: u64,
+    /// Test-only fault: see `Options::corrupt_split_at`.
+    pub corrupt_split_at: Option<u64>,
+    /// `split` communicators of two ranks or more installed, counted for `corrupt_split_at`.
+    pub split_installs: u64,
 }
 
 /// What the ledger knows of one agreement.
@@ -144,6 +156,9 @@ impl Checker {
             cap: 0,
             loans: Default::default(),
             creations: Default::default(),
+            split_outcomes: Default::default(),
+            split_comms: Default::default(),
+            splits: (0, 0),
             dups: (0, 0),
             shrinks: Default::default(),
             shrinks_returned: 0,
@@ -152,6 +167,8 @@ impl Checker {
             global: vec![RankSet::new(); n],
             corrupt_decision_at: None,
             corrupt_creation_at: None,
+            corrupt_split_at: None,
+            split_installs: 0,
             creation_decisions: 0,
         }
     }
@@ -559,6 +576,91 @@ impl Checker {
             )),
             Some(_) => Ok(()),
         }
+    }
+
+    /// Rank `rank` returned from round `round`'s `split` (world ranks' `colors` and `keys`)
+    /// with `outcome`: every rank that returns gets a communicator (or `None` for an undefined
+    /// color) or the same error; the ranks of one color get the same context and members,
+    /// other colors other contexts; the members all have that color, come by key then rank,
+    /// and only crashed ranks of the color are left out (SPEC §3.4).
+    pub fn on_split(
+        &mut self,
+        rank: u32,
+        round: usize,
+        colors: &[Option<u32>],
+        keys: &[i32],
+        outcome: &std::result::Result<Option<(u64, Vec<u32>)>, Error>,
+    ) -> Verdict {
+        let kind = outcome.as_ref().map(|_| ()).map_err(Clone::clone);
+        if kind.is_ok() {
+            self.splits.0 += 1;
+        } else {
+            self.splits.1 += 1;
+        }
+        match self.split_outcomes.get(&round) {
+            None => {
+                self.split_outcomes.insert(round, (rank, kind));
+            }
+            Some((first, theirs)) if *theirs != kind => {
+                return Err(format!(
+                    "the split of round {round} returned {outcome:?} at {rank} but {theirs:?} at {first}"
+                ))
+            }
+            Some(_) => {}
+        }
+        let color = colors[rank as usize];
+        let Ok(got) = outcome else {
+            return Ok(());
+        };
+        let (color, context, members) = match (color, got) {
+            (None, None) => return Ok(()),
+            (Some(color), Some((context, members))) => (color, *context, members.clone()),
+            _ => {
+                return Err(format!(
+                    "the split of round {round} at {rank} (color {color:?}) returned {got:?}"
+                ))
+            }
+        };
+        if let Some(&stranger) = members.iter().find(|&&w| colors[w as usize] != Some(color)) {
+            return Err(format!(
+                "the split of round {round} at {rank} puts {stranger} (color {:?}) in color {color}",
+                colors[stranger as usize]
+            ));
+        }
+        if let Some(left) = (0..self.ranks).find(|&r| {
+            colors[r as usize] == Some(color) && !members.contains(&r) && !self.crashed[r as usize]
+        }) {
+            return Err(format!(
+                "the split of round {round} at {rank} leaves out {left} of color {color}, which lives"
+            ));
+        }
+        if members
+            .windows(2)
+            .any(|w| (keys[w[0] as usize], w[0]) > (keys[w[1] as usize], w[1]))
+        {
+            return Err(format!(
+                "the split of round {round} at {rank} orders {members:?} against keys {keys:?}"
+            ));
+        }
+        for (&(r, c), (first, other_context, other_members)) in &self.split_comms {
+            if r != round {
+                continue;
+            }
+            if c == color && (*other_context, other_members) != (context, &members) {
+                return Err(format!(
+                    "the split of round {round}, color {color}: {context:#x} {members:?} at {rank} but {other_context:#x} {other_members:?} at {first}"
+                ));
+            }
+            if c != color && *other_context == context {
+                return Err(format!(
+                    "the split of round {round} gives colors {c} and {color} one context {context:#x}"
+                ));
+            }
+        }
+        self.split_comms
+            .entry((round, color))
+            .or_insert((rank, context, members));
+        Ok(())
     }
 
     /// Rank `rank` returned from round `round`'s `shrink` with communicator `context` of

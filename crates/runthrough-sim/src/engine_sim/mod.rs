@@ -72,10 +72,13 @@ mod tests {
             totals.decisions += outcome.decisions;
             totals.dups.0 += outcome.dups.0;
             totals.dups.1 += outcome.dups.1;
+            totals.splits.0 += outcome.splits.0;
+            totals.splits.1 += outcome.splits.1;
             totals.shrinks += outcome.shrinks;
         }
         assert!(totals.crashes > 50, "{totals:?}");
         assert!(totals.dups.0 > 100 && totals.dups.1 > 0, "{totals:?}");
+        assert!(totals.splits.0 > 100 && totals.splits.1 > 0, "{totals:?}");
         assert!(totals.shrinks > 100, "{totals:?}");
         assert!(totals.delayed_sends > 100, "{totals:?}");
         assert!(totals.failed_receives > 0, "{totals:?}");
@@ -233,6 +236,36 @@ mod tests {
                 break;
             }
             assert!(index < 5000, "only {caught} corrupt creations caught");
+        }
+    }
+
+    /// A `split` communicator installed with its members out of key order at one rank is
+    /// caught: by the order check, or by the check that the ranks of one color agree.
+    #[test]
+    fn a_corrupt_split_is_caught() {
+        let mut caught = 0;
+        for index in 0.. {
+            let seed = schedule_seed(37, index);
+            let options = Options {
+                corrupt_split_at: Some(0),
+                ..Options::default()
+            };
+            let clean = check(seed, ENGINE_RANKS);
+            if clean.splits.0 == 0 {
+                continue;
+            }
+            match run_schedule(seed, ENGINE_RANKS, false, options) {
+                Err((violation, _)) => {
+                    assert!(violation.what.contains("split"), "{violation}");
+                    caught += 1;
+                }
+                // The splits of this schedule made no communicator of two ranks or more.
+                Ok(_) => continue,
+            }
+            if caught == 20 {
+                break;
+            }
+            assert!(index < 5000, "only {caught} corrupt splits caught");
         }
     }
 

@@ -98,6 +98,18 @@ pub enum Round {
     /// `dup` of the world at every rank (the creation protocol: a candidate context id, the
     /// creation series' agreement, its verdict, retries), then `free` of the new communicator.
     Dup,
+    /// `split` of the world at every rank with the colors and keys given (the creation
+    /// protocol as for `Dup`, each color its own candidate context id; `None`: `MPI_UNDEFINED`),
+    /// then `free` of the new communicators. The exchange of colors and keys is not
+    /// simulated: every participant's table is the plan's, less the ranks of its G at entry,
+    /// as when the exchange succeeds everywhere (a failed exchange clears the decision's
+    /// exchange bit, the path `Dup` rounds reach through a participant's entry check).
+    Split {
+        /// Each world rank's color.
+        colors: Vec<Option<u32>>,
+        /// Each world rank's key.
+        keys: Vec<i32>,
+    },
     /// `shrink` of the world at every rank (a candidate context id, an agreement of the main
     /// series, the survivors it decides), then `free` of the new communicator.
     Shrink,
@@ -173,7 +185,16 @@ impl Plan {
                 } else if pick < 90 {
                     Round::Agree
                 } else if pick < 93 {
-                    Round::Dup
+                    if rng.gen_bool(0.5) {
+                        Round::Dup
+                    } else {
+                        Round::Split {
+                            colors: (0..n)
+                                .map(|_| (!rng.gen_bool(0.125)).then(|| rng.gen_range(0..3)))
+                                .collect(),
+                            keys: (0..n).map(|_| rng.gen_range(-2..3)).collect(),
+                        }
+                    }
                 } else if pick < 96 {
                     Round::Shrink
                 } else {
@@ -602,7 +623,7 @@ impl Program {
                         Ok(true)
                     }
                     &Round::AllReduce { pad } => self.begin_reduce(pad, cx),
-                    Round::Dup => self.begin_dup(cx),
+                    Round::Dup | Round::Split { .. } => self.begin_dup(cx),
                     Round::Shrink => {
                         let me = cx.me;
                         cx.engine
@@ -1134,9 +1155,13 @@ impl Program {
     /// Claims the next candidate context id and enters the next creation agreement.
     fn contribute_to_dup(&mut self, entry: CreationEntry, cx: &mut Ctx) -> Step {
         let me = cx.me;
+        let (kind, color) = match self.split_args(cx) {
+            Some((color, _)) => (Kind::Split, color.map(u64::from)),
+            None => (Kind::Dup, Some(0)),
+        };
         let (seq, candidate) = cx
             .engine
-            .contribute_to_creation(WORLD_CONTEXT, Kind::Dup, entry.entry_ok, Some(0), cx.out)
+            .contribute_to_creation(WORLD_CONTEXT, kind, entry.entry_ok, color, cx.out)
             .map_err(|e| format!("contribute_to_creation at {me}: {e:?}"))?;
         cx.trace.note(&[30, u64::from(me), seq], || {
             format!("rank {me} dup: creation agreement #{seq}, candidate {candidate:?}")
@@ -1195,6 +1220,9 @@ impl Program {
                 Err(Error::Revoked)
             }
             Verdict::Failed(error) => Err(error),
+            Verdict::Install if self.split_args(cx).is_some() => {
+                return self.install_split(entry.clone(), candidate, cx);
+            }
             Verdict::Install => {
                 let context = candidate.ok_or("a dup's participant without a candidate")?;
                 let members = entry.members.clone();
@@ -1302,8 +1330,106 @@ impl Program {
 
     /// The `dup` returned `outcome`: checked against the other ranks' (the same communicator
     /// or the same error everywhere), then the next round.
+    /// This round's color and key at this rank, if it is a `split` round.
+    fn split_args(&self, cx: &Ctx) -> Option<(Option<u32>, i32)> {
+        match cx.plan.rounds.get(self.round) {
+            Some(Round::Split { colors, keys }) => {
+                Some((colors[cx.me as usize], keys[cx.me as usize]))
+            }
+            _ => None,
+        }
+    }
+
+    /// A `split` whose creation decided "install": computes this rank's communicator from the
+    /// table as `Comm::split` does (the ranks of its color, by key then rank), installs and
+    /// frees it; the checker compares it with the other ranks'.
+    fn install_split(
+        &mut self,
+        entry: CreationEntry,
+        candidate: Option<ContextId>,
+        cx: &mut Ctx,
+    ) -> Step {
+        let me = cx.me;
+        let Some(Round::Split { colors, keys }) = cx.plan.rounds.get(self.round).cloned() else {
+            unreachable!("called in a split round");
+        };
+        let mine = match colors[me as usize] {
+            None => None,
+            Some(color) => {
+                let context = candidate.ok_or("a split's participant without a candidate")?;
+                let mut chosen: Vec<(i32, u32)> = (0..entry.members.size())
+                    .filter(|&r| !entry.global.is_failed(r) && colors[r as usize] == Some(color))
+                    .map(|r| (keys[r as usize], r))
+                    .collect();
+                chosen.sort_unstable();
+                let mut members: Vec<u32> = chosen
+                    .iter()
+                    .map(|&(_, r)| entry.members.world_of(r))
+                    .collect();
+                if members.len() >= 2 {
+                    if cx.checker.corrupt_split_at == Some(cx.checker.split_installs) {
+                        members.reverse(); // the test-only fault
+                    }
+                    cx.checker.split_installs += 1;
+                }
+                let size = members.len() as u32;
+                let (rank, got_size) = cx.engine.install_plan(
+                    context,
+                    CreationPlan {
+                        members: Members::list(members.clone()),
+                        global: FailureView::empty(size),
+                        color: color.into(),
+                    },
+                    me,
+                    cx.out,
+                );
+                let expected = members.iter().position(|&w| w == me).map(|i| i as u32);
+                if (Some(rank), got_size) != (expected, size) {
+                    return Err(format!(
+                        "rank {me}'s split numbers it {rank} of {got_size}, not {expected:?} of {size}"
+                    ));
+                }
+                Some((context, members))
+            }
+        };
+        cx.engine.end_creation(WORLD_CONTEXT, cx.out);
+        cx.engine.end_agreement(WORLD_CONTEXT, true, true);
+        if let Some((context, _)) = &mine {
+            cx.engine.free_communicator(*context);
+            cx.out.append(&mut cx.engine.take_due());
+        }
+        cx.trace.note(&[35, u64::from(me)], || {
+            format!("rank {me} split returns {mine:?}")
+        });
+        cx.checker
+            .on_split(me, self.round, &colors, &keys, &Ok(mine))?;
+        self.next_round()
+    }
+
     fn end_dup(&mut self, outcome: Result<ContextId>, cx: &mut Ctx) -> Step {
         let me = cx.me;
+        if self.split_args(cx).is_some() {
+            cx.trace.note(&[35, u64::from(me)], || {
+                format!("rank {me} split returns {outcome:?}")
+            });
+            let Some(Round::Split { colors, keys }) = cx.plan.rounds.get(self.round).cloned()
+            else {
+                unreachable!("a split round");
+            };
+            let error = match outcome {
+                Ok(_) => return Err("a split ended without its communicator".into()),
+                Err(error) => error,
+            };
+            cx.checker
+                .on_split(me, self.round, &colors, &keys, &Err(error.clone()))?;
+            return match error {
+                Error::Revoked => self.finish(End::Revoked, cx),
+                error => {
+                    cx.checker.on_error(me, &error)?;
+                    self.next_round()
+                }
+            };
+        }
         cx.trace.note(&[32, u64::from(me)], || {
             format!("rank {me} dup returns {outcome:?}")
         });

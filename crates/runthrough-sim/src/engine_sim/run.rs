@@ -122,6 +122,8 @@ pub struct EngineOutcome {
     pub decisions: u64,
     /// `dup` calls that returned a communicator, and that returned an error (per rank).
     pub dups: (u64, u64),
+    /// `split` calls that returned their communicator (or none, undefined), and an error.
+    pub splits: (u64, u64),
     /// `shrink` calls that returned (per rank).
     pub shrinks: u64,
     /// False suspicions, and suspected ranks that halted on learning they were declared
@@ -144,6 +146,9 @@ pub struct Options {
     /// Test-only fault: the n-th creation decision a rank takes (of a `dup`) loses its
     /// `EXCHANGE_OK` bit (to see the creation check catch it).
     pub corrupt_creation_at: Option<u64>,
+    /// Test-only fault: the n-th `split` communicator a rank installs has its members in
+    /// reverse order (to see the split check catch it).
+    pub corrupt_split_at: Option<u64>,
     /// Receivers take their messages of a round in any order, not each sender's order (every
     /// receive names its message's tag, unique in the round at the receiver). Valid MPI
     /// (isends, then receives, then waits), which flow control completes with loans (see the
@@ -227,6 +232,7 @@ impl Sim {
         checker.cap = engines[0].flow_stats().cap;
         checker.corrupt_decision_at = options.corrupt_decision_at;
         checker.corrupt_creation_at = options.corrupt_creation_at;
+        checker.corrupt_split_at = options.corrupt_split_at;
         let mut trace = Trace::new(text);
         trace.note(&[seed, u64::from(n)], || {
             format!(
@@ -277,6 +283,7 @@ impl Sim {
             revoked: self.checker.revoke_issued,
             decisions: self.checker.decisions,
             dups: self.checker.dups,
+            splits: self.checker.splits,
             shrinks: self.checker.shrinks_returned,
             suspicions: self.suspected,
             trace_hash: self.trace.hash(),
@@ -638,6 +645,8 @@ pub struct EngineTotals {
     pub decisions: u64,
     /// `dup` calls that returned a communicator, and that returned an error.
     pub dups: (u64, u64),
+    /// `split` calls that returned their communicator, and that returned an error.
+    pub splits: (u64, u64),
     /// `shrink` calls that returned.
     pub shrinks: u64,
 }
@@ -668,6 +677,8 @@ pub fn explore_engine(
         totals.decisions += outcome.decisions;
         totals.dups.0 += outcome.dups.0;
         totals.dups.1 += outcome.dups.1;
+        totals.splits.0 += outcome.splits.0;
+        totals.splits.1 += outcome.splits.1;
         totals.shrinks += outcome.shrinks;
     }
     Ok(totals)
