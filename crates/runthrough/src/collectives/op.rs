@@ -58,6 +58,16 @@ pub trait Reducible: Pod + sealed::Sealed {
     fn combine(op: Op, input: &[Self], inout: &mut [Self]);
 }
 
+/// `inout[i] = f(input[i], inout[i])`: generic over `f`, so each operation gets a loop of its
+/// own that the compiler can vectorize (through a function pointer, a 1 MiB all-reduce spent a
+/// quarter of its time calling it per element).
+#[inline(always)]
+fn zip_apply<T: Copy>(input: &[T], inout: &mut [T], f: impl Fn(T, T) -> T) {
+    for (out, &a) in inout.iter_mut().zip(input) {
+        *out = f(a, *out);
+    }
+}
+
 macro_rules! integer_reducible {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}
@@ -67,20 +77,17 @@ macro_rules! integer_reducible {
             }
 
             fn combine(op: Op, input: &[Self], inout: &mut [Self]) {
-                let f: fn($t, $t) -> $t = match op {
-                    Op::Sum => <$t>::wrapping_add,
-                    Op::Product => <$t>::wrapping_mul,
-                    Op::Min => |a, b| a.min(b),
-                    Op::Max => |a, b| a.max(b),
-                    Op::LogicalAnd => |a, b| ((a != 0) && (b != 0)) as $t,
-                    Op::LogicalOr => |a, b| ((a != 0) || (b != 0)) as $t,
-                    Op::LogicalXor => |a, b| ((a != 0) != (b != 0)) as $t,
-                    Op::BitAnd => |a, b| a & b,
-                    Op::BitOr => |a, b| a | b,
-                    Op::BitXor => |a, b| a ^ b,
-                };
-                for (out, &a) in inout.iter_mut().zip(input) {
-                    *out = f(a, *out);
+                match op {
+                    Op::Sum => zip_apply(input, inout, <$t>::wrapping_add),
+                    Op::Product => zip_apply(input, inout, <$t>::wrapping_mul),
+                    Op::Min => zip_apply(input, inout, |a: $t, b| a.min(b)),
+                    Op::Max => zip_apply(input, inout, |a: $t, b| a.max(b)),
+                    Op::LogicalAnd => zip_apply(input, inout, |a, b| ((a != 0) && (b != 0)) as $t),
+                    Op::LogicalOr => zip_apply(input, inout, |a, b| ((a != 0) || (b != 0)) as $t),
+                    Op::LogicalXor => zip_apply(input, inout, |a, b| ((a != 0) != (b != 0)) as $t),
+                    Op::BitAnd => zip_apply(input, inout, |a, b| a & b),
+                    Op::BitOr => zip_apply(input, inout, |a, b| a | b),
+                    Op::BitXor => zip_apply(input, inout, |a, b| a ^ b),
                 }
             }
         }
@@ -96,21 +103,23 @@ macro_rules! float_reducible {
             }
 
             fn combine(op: Op, input: &[Self], inout: &mut [Self]) {
-                let f: fn($t, $t) -> $t = match op {
-                    Op::Sum => |a, b| a + b,
-                    Op::Product => |a, b| a * b,
-                    Op::Min => <$t>::min,
-                    Op::Max => <$t>::max,
-                    Op::LogicalAnd => |a, b| u8::from(a != 0.0 && b != 0.0) as $t,
-                    Op::LogicalOr => |a, b| u8::from(a != 0.0 || b != 0.0) as $t,
-                    Op::LogicalXor => |a, b| u8::from((a != 0.0) != (b != 0.0)) as $t,
+                match op {
+                    Op::Sum => zip_apply(input, inout, |a: $t, b| a + b),
+                    Op::Product => zip_apply(input, inout, |a: $t, b| a * b),
+                    Op::Min => zip_apply(input, inout, <$t>::min),
+                    Op::Max => zip_apply(input, inout, <$t>::max),
+                    Op::LogicalAnd => {
+                        zip_apply(input, inout, |a, b| u8::from(a != 0.0 && b != 0.0) as $t)
+                    }
+                    Op::LogicalOr => {
+                        zip_apply(input, inout, |a, b| u8::from(a != 0.0 || b != 0.0) as $t)
+                    }
+                    Op::LogicalXor => {
+                        zip_apply(input, inout, |a, b| u8::from((a != 0.0) != (b != 0.0)) as $t)
+                    }
                     Op::BitAnd | Op::BitOr | Op::BitXor => {
                         debug_assert!(false, "bitwise operations on floats are rejected first");
-                        |_, b| b
                     }
-                };
-                for (out, &a) in inout.iter_mut().zip(input) {
-                    *out = f(a, *out);
                 }
             }
         }
