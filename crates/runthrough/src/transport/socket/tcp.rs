@@ -339,6 +339,9 @@ pub(crate) struct Tcp {
     fence_changed: Condvar,
     /// The rank finalized: nothing halts it any more.
     finished: AtomicBool,
+    /// This rank halts (`Tcp::halt`): it suspects, votes and confirms nothing any more (its
+    /// own closing connections must not read as its peers' failures).
+    halting: AtomicBool,
     /// The rank is in finalize's agreement ([`Tcp::begin_finalize`]).
     finalizing: AtomicBool,
     /// Finalize's agreement lost its majority for a heartbeat timeout: the rank leaves without
@@ -393,6 +396,7 @@ impl Tcp {
             fence: Mutex::new(Fence::new(me, size)),
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
+            halting: AtomicBool::new(false),
             finalizing: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             in_progress: AtomicUsize::new(0),
@@ -577,6 +581,7 @@ impl Tcp {
             self.log(format_args!("after finalize, not halting: {why}"));
             return;
         }
+        self.halting.store(true, Ordering::SeqCst);
         stderr_line(format_args!(
             "runthrough rank {}: {why}; halting (exit {code})",
             self.me
@@ -786,7 +791,7 @@ impl Tcp {
     /// This rank suspects `peer` (for `cause`), or, for [`Cause::Notice`], knows that it
     /// failed for certain: fences it, votes, and moves whoever that decides into the output.
     pub(crate) fn declare_failed(&self, peer: u32, cause: Cause) {
-        if peer == self.me || peer >= self.size() {
+        if peer == self.me || peer >= self.size() || self.halting.load(Ordering::SeqCst) {
             return;
         }
         if self.finished.load(Ordering::SeqCst) {
@@ -804,7 +809,7 @@ impl Tcp {
     /// The launcher (`from == None`: a confirmed failure) or the peer `from` (a
     /// `FailureNotice`: `rank` is in its output) says `rank` failed.
     pub(crate) fn notice(&self, rank: u32, from: Option<u32>) {
-        if self.finished.load(Ordering::SeqCst) {
+        if self.finished.load(Ordering::SeqCst) || self.halting.load(Ordering::SeqCst) {
             return;
         }
         let change = match from {
@@ -816,7 +821,7 @@ impl Tcp {
 
     /// The peer `voter` says it fenced `rank`.
     fn vote(&self, voter: u32, rank: u32) {
-        if self.finished.load(Ordering::SeqCst) {
+        if self.finished.load(Ordering::SeqCst) || self.halting.load(Ordering::SeqCst) {
             return;
         }
         let change = lock(&self.fence).vote(voter, rank);
