@@ -127,7 +127,7 @@ impl<'a> CollectiveCall<'a> {
             source: self.comm.rank,
             epoch: self.epoch,
             sequence: self.sequence,
-            payload: bytes.to_vec(),
+            payload: runthrough_core::buffers::copy_of(bytes),
         }
     }
 
@@ -145,13 +145,13 @@ impl<'a> CollectiveCall<'a> {
     }
 
     /// Receives this call's message from participant `rank`.
-    pub(crate) fn recv(&self, rank: Rank) -> Result<Payload> {
+    pub(crate) fn recv(&self, rank: Rank) -> Result<Received> {
         let id = {
             let mut engine = self.comm.process.endpoint.lock();
             match engine.collective_receive(self.comm.context, rank, self.sequence)? {
                 CollectivePosted::Done(payload) => {
                     self.comm.process.unlock_and_send_credits(engine);
-                    return Ok(payload);
+                    return Ok(Received(payload));
                 }
                 CollectivePosted::Waiting(id) => id,
             }
@@ -159,6 +159,33 @@ impl<'a> CollectiveCall<'a> {
         self.comm
             .process
             .wait_for(|engine| engine.poll_collective_receive(self.comm.context, id))
+            .map(Received)
+    }
+}
+
+/// A collective message's payload as an algorithm reads it; a large one goes back to the
+/// process's stock of buffers when dropped (`runthrough_core::buffers`), so that the next
+/// message's copy lands in memory already mapped (a fresh 256 KiB buffer per step of a ring
+/// all-reduce cost a page fault per 4 KiB, and zeroing).
+pub(crate) struct Received(Payload);
+
+impl std::ops::Deref for Received {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Received {
+    /// The payload itself (not given back: its new owner keeps it).
+    pub(crate) fn into_vec(mut self) -> Payload {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl Drop for Received {
+    fn drop(&mut self) {
+        runthrough_core::buffers::give_back(std::mem::take(&mut self.0));
     }
 }
 

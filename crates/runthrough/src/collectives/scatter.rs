@@ -154,7 +154,7 @@ fn binomial_scatter(
 ) -> Result<Vec<u8>> {
     let (parent, width) = ranks.binomial();
     let message = match parent {
-        Some(parent) => call.recv(ranks.rank(parent))?,
+        Some(parent) => call.recv(ranks.rank(parent))?.into_vec(),
         None => all.ok_or_else(|| Error::Internal {
             reason: "the scatter root has no blocks".into(),
         })?,

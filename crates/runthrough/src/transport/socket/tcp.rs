@@ -1001,7 +1001,7 @@ impl Tcp {
         } else {
             self.send_to_peer(to, &packet, blocking);
             // Its bytes are in the ring, the socket or the backlog now.
-            if let Packet::Data { payload, .. } = packet {
+            if let Packet::Data { payload, .. } | Packet::Collective { payload, .. } = packet {
                 runthrough_core::buffers::give_back(payload);
             }
         }
