@@ -526,17 +526,24 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 
 /* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, struct,
- * subarray and resized, with MPI_Type_commit / _free / _get_extent / _get_true_extent / _size.
- * Strides, displacements and lower bounds must be >= 0 (MPI_ERR_ARG otherwise), so struct
- * displacements are offsets within the object (offsetof, or differences of MPI_Get_address
+ * subarray and resized, with MPI_Type_commit / _free / _get_extent(_x) / _get_true_extent(_x) /
+ * _size. As in MPI-4.0 §5.1, strides, displacements and lower bounds may be negative, and so
+ * may a resized type's extent (its upper bound lb + extent then lies below lb): the buffer
+ * pointer points at offset 0 of the first element, element k lies k extents from it, and data
+ * may lie before the pointer. Bounds follow MPI (the least lb and the greatest ub of the old
+ * types' copies; resized bounds carry into the types made from them); a type whose bounds
+ * overflow an MPI_Aint is MPI_ERR_COUNT. Struct displacements are offsets from the buffer
+ * pointer (offsetof, or differences of MPI_Get_address
  * results, or absolute addresses used with MPI_BOTTOM as the buffer: point-to-point,
  * MPI_Bcast, the gathers, scatters and all-to-alls, the reductions (reduce, allreduce, scan,
  * exscan; MPI_IN_PLACE where both buffers are MPI_BOTTOM) and MPI_Pack / MPI_Unpack take
  * MPI_BOTTOM so, the reduce-scatters do not; MPI_BOTTOM with a type that places no data at
- * an address is MPI_ERR_BUFFER). The extent of a struct type is rounded up to a multiple of
+ * an address, at offset 0 or below, is MPI_ERR_BUFFER). The extent of a struct type is rounded up to a multiple of
  * the alignment of its most aligned basic type (a basic type of n bytes aligns on the largest
  * power of two dividing n), so a type that describes a C struct member by member has the
- * struct's sizeof as its extent; the other constructors do not round. They are accepted by the
+ * struct's sizeof as its extent (unless a member has bounds set by MPI_Type_create_resized:
+ * those bounds are the struct's, unrounded); the other constructors do not round. They are
+ * accepted by the
  * point-to-point calls (MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv,
  * MPI_Sendrecv, MPI_Sendrecv_replace, the buffered, ready and persistent forms), MPI_Get_count and every collective: the data is packed
  * before it is sent and unpacked where it is received (a type whose data is one contiguous run
@@ -578,6 +585,8 @@ int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 /* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
  * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,

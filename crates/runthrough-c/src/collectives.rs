@@ -9,7 +9,7 @@ use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data};
+use crate::derived::{layout_of, Data, Raw};
 use crate::errors::{boundary, out, Failure};
 use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
@@ -1295,38 +1295,68 @@ unsafe fn reduce_scatter(
             .checked_add(count)
             .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the counts add up to too much"))?;
     }
-    // Any datatype: element i of the whole vector lies at i extents.
+    // Any datatype: element i of the whole vector lies at i extents (of either sign). The
+    // reduction lands in a scratch copy of the whole vector's window, laid out as in a C
+    // buffer.
     let layout = layout_of(datatype, true)?;
-    let (extent, span_of) = (layout.extent, layout.span(total as usize)?);
+    let total_count = total;
+    let total = total as usize;
     let before: usize = counts[..rank].iter().map(|&c| c as usize).sum();
     let mine = counts[rank] as usize;
-    let mut full = zeroed(span_of)?;
+    let whole = layout.window(total)?;
+    let mut full = zeroed(whole.len)?;
     let send = if sendbuf == IN_PLACE {
-        // SAFETY: forwarded contract: with MPI_IN_PLACE the input is in `recvbuf`.
-        full.copy_from_slice(unsafe { input(recvbuf, span_of)? });
+        // With MPI_IN_PLACE the input is in `recvbuf`: copied into the scratch, run by run
+        // unless the type is dense (its window is then exactly the data).
+        if layout.is_dense() {
+            // SAFETY: forwarded contract; only read, during this call.
+            full.copy_from_slice(unsafe { input(recvbuf, whole.len)? });
+        } else {
+            // SAFETY: forwarded contract; only read, during this call.
+            let source = unsafe { whole.read(recvbuf)? };
+            let data = layout.pack_at(total, source, whole.low)?;
+            layout.unpack_at(total, &data, Raw::of_mut(&mut full), whole.low);
+        }
         IN_PLACE
     } else {
         sendbuf
     };
-    // SAFETY: `full` holds `total` elements of `datatype`; `send` as the caller's contract.
+    // The scratch copy's first element's origin, `whole.low` bytes before its start (outside
+    // it when the window does not start there). Its provenance is exposed in case that
+    // pointer is NULL, which the reduction would take for MPI_BOTTOM and rebuild the start
+    // from its address.
+    let start = full.as_mut_ptr();
+    start.expose_provenance();
+    let first = start.wrapping_offset(whole.low.wrapping_neg());
+    // SAFETY: from `first`, the window of `total` elements of `datatype` is `full`, live,
+    // writable and used by nothing else during the call; `send` as the caller's contract.
     unsafe {
         reduce_everywhere(
             send,
-            full.as_mut_ptr().cast(),
-            total,
+            first.cast(),
+            total_count,
             datatype,
             op,
             comm,
             Reduction::All,
         )?;
     }
-    let at = before * extent;
-    let len = layout.span(mine)?;
+    if mine == 0 {
+        return Ok(());
+    }
+    // This rank's block: element `before` on of the scratch copy (whose start is at
+    // `whole.low - before · extent` from that element's origin). Only the data is written:
+    // the gaps of a derived type (and a pair's padding) are left as they were.
+    let origin = isize::try_from(before)
+        .ok()
+        .and_then(|before| before.checked_mul(layout.extent))
+        .and_then(|at| whole.low.checked_sub(at))
+        .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the counts add up to too much"))?;
+    let block = layout.pack_at(mine, Raw::of(&full), origin)?;
+    let window = layout.window(mine)?;
     // SAFETY: forwarded contract; used only during this call.
-    let recv = unsafe { output(recvbuf, len)? };
-    // Only the data: the gaps of a derived type (and a pair's padding) are left as they were.
-    let block = layout.pack(mine, &full[at..at + len])?;
-    layout.unpack(mine, &block, recv);
+    let recv = unsafe { window.write(recvbuf)? };
+    layout.unpack_at(mine, &block, recv, window.low);
     Ok(())
 }
 

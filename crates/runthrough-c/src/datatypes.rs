@@ -144,16 +144,20 @@ pub(crate) unsafe fn input<'a>(pointer: *const c_void, len: usize) -> Result<&'a
     Ok(unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), len) })
 }
 
-/// `pointer` moved `offset` bytes on: from NULL (`MPI_BOTTOM`), the address `offset` itself,
-/// as `MPI_Get_address` gave it out (its provenance exposed there); `MPI_IN_PLACE` stays
-/// itself, so that [`input`] and [`output`] still refuse it.
-pub(crate) fn offset_by(pointer: *const c_void, offset: usize) -> *const c_void {
+/// `pointer` moved `offset` bytes (back, when `offset` is negative): from NULL
+/// (`MPI_BOTTOM`), the address `offset` itself, as `MPI_Get_address` gave it out (its
+/// provenance exposed there), or NULL for an offset below 1, which is no address;
+/// `MPI_IN_PLACE` stays itself, so that [`input`] and [`output`] still refuse it.
+pub(crate) fn offset_by(pointer: *const c_void, offset: isize) -> *const c_void {
     if pointer == IN_PLACE || offset == 0 {
         pointer
     } else if pointer.is_null() {
-        std::ptr::with_exposed_provenance(offset)
+        match usize::try_from(offset) {
+            Ok(address) => std::ptr::with_exposed_provenance(address),
+            Err(_) => std::ptr::null(),
+        }
     } else {
-        pointer.cast::<u8>().wrapping_add(offset).cast()
+        pointer.cast::<u8>().wrapping_offset(offset).cast()
     }
 }
 

@@ -2,9 +2,8 @@
 //! Derived datatypes (MPI-4.0 chapter 5, in part): `MPI_Type_contiguous`, `MPI_Type_vector`,
 //! `MPI_Type_create_hvector`, `MPI_Type_indexed`, `MPI_Type_create_hindexed`,
 //! `MPI_Type_create_indexed_block`, `MPI_Type_create_struct` (and MPI-1's `MPI_Type_struct`),
-//! `MPI_Type_create_subarray`, `MPI_Type_create_resized`
-//! (strides, displacements and lower bounds >= 0), `MPI_Type_commit`, `MPI_Type_free`,
-//! `MPI_Type_get_extent`, `MPI_Type_get_true_extent`, `MPI_Get_address`, and
+//! `MPI_Type_create_subarray`, `MPI_Type_create_resized`, `MPI_Type_commit`, `MPI_Type_free`,
+//! `MPI_Type_get_extent(_x)`, `MPI_Type_get_true_extent(_x)`, `MPI_Get_address`, and
 //! the pair types of `MPI_MINLOC` / `MPI_MAXLOC` (`MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
 //! `MPI_LONG_INT`, `MPI_2INT`, `MPI_SHORT_INT`).
 //!
@@ -14,6 +13,18 @@
 //! ([`Data`]) pack the data into a contiguous buffer before it is sent and unpack what is
 //! received; a type whose data is one contiguous run (dense) moves without a copy, as the basic
 //! types do.
+//!
+//! As in MPI-4.0 §5.1, offsets are signed: strides and displacements may be negative, the lower
+//! bound may be negative, and a resized type's extent too (its upper bound `lb + extent` below
+//! its lower bound). A buffer pointer points at the origin (offset 0) of its first element;
+//! element k's origin is `k · extent` from it, so data may lie before the pointer. The bytes
+//! `count` elements touch are their [`Window`], from the least true lower bound of an element
+//! to the greatest true upper bound, possibly starting below the pointer (or, with
+//! `MPI_BOTTOM`, at an address); a C buffer is reached through it run by run ([`Raw`]), never
+//! as one slice. Bounds are computed as MPI-4.0 §5.1.7 says: the least lower bound and the
+//! greatest upper bound of the copies of the old types (the markers of a resized type carry
+//! into the types made from it); sizes and bounds that overflow an `MPI_Aint` are
+//! `MPI_ERR_COUNT`.
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_short};
@@ -32,7 +43,8 @@ pub(crate) type MPI_Aint = isize;
 /// Handles of derived datatypes start here, above every predefined one.
 pub(crate) const DERIVED_BASE: c_int = 1 << 20;
 
-/// How the bytes of one element of a datatype lie.
+/// How the bytes of one element of a datatype lie. Offsets and strides are bytes from the
+/// element's origin (where a buffer pointer points), and may be negative.
 #[derive(Debug)]
 enum Shape {
     /// One basic element.
@@ -45,21 +57,21 @@ enum Shape {
     Vector {
         count: usize,
         blocklen: usize,
-        stride: usize,
+        stride: isize,
         child: Arc<Layout>,
     },
-    /// One element of `child` at `offset`, with the extent the layout gives (a resized type, a
+    /// One element of `child` at `offset`, with the bounds the layout gives (a resized type, a
     /// subarray).
-    Placed { offset: usize, child: Arc<Layout> },
+    Placed { offset: isize, child: Arc<Layout> },
     /// Blocks of elements of `child`: `(byte offset, elements)` each, in typemap order.
     Indexed {
-        blocks: Vec<(usize, usize)>,
+        blocks: Vec<(isize, usize)>,
         child: Arc<Layout>,
     },
     /// Blocks of elements of their own types (`MPI_Type_create_struct`): `(byte offset,
     /// elements, type)` each, in typemap order.
     Struct {
-        blocks: Vec<(usize, usize, Arc<Layout>)>,
+        blocks: Vec<(isize, usize, Arc<Layout>)>,
     },
 }
 
@@ -69,16 +81,20 @@ pub(crate) struct Layout {
     shape: Shape,
     /// Bytes of data in one element (`MPI_Type_size`).
     pub(crate) size: usize,
-    /// The lower bound (`MPI_Type_get_extent`): the least byte offset of the typemap, never
-    /// negative here (displacements and strides are >= 0).
-    pub(crate) lb: usize,
+    /// The lower bound (`MPI_Type_get_extent`), a byte offset from the element's origin; may be
+    /// negative.
+    pub(crate) lb: isize,
     /// The distance between consecutive elements (`MPI_Type_get_extent`): upper bound minus
-    /// lower bound. Element k lies at `k · extent` from the buffer, its data at offsets of at
-    /// least `lb`.
-    pub(crate) extent: usize,
-    /// One past the last byte one element touches (at most `extent` unless blocks overlap the
-    /// next element, as a vector's last block may not).
-    reach: usize,
+    /// lower bound, negative when a resized type says so. Element k lies at `k · extent` from
+    /// the buffer pointer.
+    pub(crate) extent: isize,
+    /// The bytes the data of one element occupies, `[true lb, true ub)` from its origin
+    /// (`MPI_Type_get_true_extent`); `None` for a type without data.
+    data: Option<(isize, isize)>,
+    /// The bounds are markers set by `MPI_Type_create_resized` (or a subarray), carried into
+    /// the types made from it: MPI-4.0 §5.1.7 takes a struct's bounds from its members'
+    /// markers alone when some have them, and pads its extent for alignment only when none do.
+    marked: bool,
     /// The data of one element is exactly the bytes `[0, size)` and `extent == size`.
     dense: bool,
     /// The basic type that all the data is made of, if there is one (what a reduction
@@ -86,12 +102,12 @@ pub(crate) struct Layout {
     pub(crate) element: Option<Element>,
 }
 
-/// The largest byte length the library handles.
-const MAX_LEN: usize = isize::MAX as usize;
-
 fn too_large() -> Failure {
     Failure::new(MPI_ERR_COUNT, "the datatype is too large")
 }
+
+/// The largest byte length the library handles.
+const MAX_LEN: usize = isize::MAX as usize;
 
 fn mul(a: usize, b: usize) -> Result<usize, Failure> {
     a.checked_mul(b)
@@ -105,14 +121,50 @@ fn add(a: usize, b: usize) -> Result<usize, Failure> {
         .ok_or_else(too_large)
 }
 
+/// A count or length as a signed byte quantity.
+fn signed(n: usize) -> Result<isize, Failure> {
+    isize::try_from(n).map_err(|_| too_large())
+}
+
+fn imul(a: isize, b: isize) -> Result<isize, Failure> {
+    a.checked_mul(b).ok_or_else(too_large)
+}
+
+fn iadd(a: isize, b: isize) -> Result<isize, Failure> {
+    a.checked_add(b).ok_or_else(too_large)
+}
+
+/// The byte range `[lo, hi)` covered by `n >= 1` copies, `step` bytes apart (`step` of either
+/// sign), of something covering `[lo, hi)` at the first: the least start and the greatest end
+/// of the copies, as MPI computes bounds (each copy's markers, or its data).
+fn repeated((lo, hi): (isize, isize), n: usize, step: isize) -> Result<(isize, isize), Failure> {
+    let last = imul(signed(n.saturating_sub(1))?, step)?;
+    Ok((iadd(lo, last.min(0))?, iadd(hi, last.max(0))?))
+}
+
+/// `[lo, hi)` moved `by` bytes.
+fn shifted((lo, hi): (isize, isize), by: isize) -> Result<(isize, isize), Failure> {
+    Ok((iadd(lo, by)?, iadd(hi, by)?))
+}
+
+/// The smallest range covering both (either may be absent).
+fn union(a: Option<(isize, isize)>, b: Option<(isize, isize)>) -> Option<(isize, isize)> {
+    match (a, b) {
+        (Some((alo, ahi)), Some((blo, bhi))) => Some((alo.min(blo), ahi.max(bhi))),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 impl Layout {
     fn basic(size: usize) -> Layout {
         Layout {
             shape: Shape::Basic,
             size,
             lb: 0,
-            extent: size,
-            reach: size,
+            extent: size as isize,
+            data: (size > 0).then_some((0, size as isize)),
+            marked: false,
             dense: true,
             element: None,
         }
@@ -139,119 +191,184 @@ impl Layout {
             shape: Shape::Pair { value, index_at },
             size,
             lb: 0,
-            extent,
-            reach,
+            extent: extent as isize,
+            data: Some((0, reach as isize)),
+            marked: false,
             dense: index_at == value && extent == size,
             element: None,
         }
     }
 
-    fn contiguous(count: usize, child: Arc<Layout>) -> Result<Layout, Failure> {
-        let size = mul(count, child.size)?;
-        let extent = mul(count, child.extent)?;
-        let reach = match count {
-            0 => 0,
-            n => add(mul(n - 1, child.extent)?, child.reach)?,
-        };
+    /// The upper bound: the lower bound plus the extent.
+    fn ub(&self) -> isize {
+        // Never overflows: every constructor checks that lb, ub and their difference fit.
+        self.lb + self.extent
+    }
+
+    /// The layout of a type with no typemap entries (bounds 0, no data).
+    fn empty(shape: Shape, element: Option<Element>) -> Layout {
+        Layout {
+            shape,
+            size: 0,
+            lb: 0,
+            extent: 0,
+            data: None,
+            marked: false,
+            dense: true,
+            element,
+        }
+    }
+
+    /// A layout with bounds `[lb, ub)` and data `data`, checking that the extent fits.
+    #[allow(clippy::too_many_arguments)]
+    fn bounded(
+        shape: Shape,
+        size: usize,
+        (lb, ub): (isize, isize),
+        data: Option<(isize, isize)>,
+        marked: bool,
+        dense: bool,
+        element: Option<Element>,
+    ) -> Result<Layout, Failure> {
+        let extent = ub.checked_sub(lb).ok_or_else(too_large)?;
+        if let Some((lo, hi)) = data {
+            hi.checked_sub(lo).ok_or_else(too_large)?;
+        }
         Ok(Layout {
-            dense: child.dense,
-            element: child.element,
+            shape,
             size,
-            lb: if count == 0 { 0 } else { child.lb },
+            lb,
             extent,
-            reach,
-            shape: Shape::Contiguous { count, child },
+            data,
+            marked,
+            dense: dense && lb == 0 && extent == size as isize,
+            element,
         })
     }
 
-    /// A vector of `count` blocks of `blocklen` elements, `stride` bytes apart (`stride >= 0`).
+    /// The bounds of `n >= 1` elements one extent apart from `origin`: `(bounds, data)`.
+    #[allow(clippy::type_complexity)]
+    fn run_of(
+        &self,
+        origin: isize,
+        n: usize,
+    ) -> Result<((isize, isize), Option<(isize, isize)>), Failure> {
+        let bounds = shifted(repeated((self.lb, self.ub()), n, self.extent)?, origin)?;
+        let data = match self.data {
+            Some(d) => Some(shifted(repeated(d, n, self.extent)?, origin)?),
+            None => None,
+        };
+        Ok((bounds, data))
+    }
+
+    fn contiguous(count: usize, child: Arc<Layout>) -> Result<Layout, Failure> {
+        let size = mul(count, child.size)?;
+        if count == 0 {
+            return Ok(Layout::empty(Shape::Contiguous { count, child }, None));
+        }
+        let (bounds, data) = child.run_of(0, count)?;
+        let (marked, dense, element) = (child.marked, child.dense, child.element);
+        Layout::bounded(
+            Shape::Contiguous { count, child },
+            size,
+            bounds,
+            data,
+            marked,
+            dense,
+            element,
+        )
+    }
+
+    /// A vector of `count` blocks of `blocklen` elements, `stride` bytes apart (`stride` of
+    /// either sign).
     fn vector(
         count: usize,
         blocklen: usize,
-        stride: usize,
+        stride: isize,
         child: Arc<Layout>,
     ) -> Result<Layout, Failure> {
         let size = mul(mul(count, blocklen)?, child.size)?;
-        let block_extent = mul(blocklen, child.extent)?;
-        let (extent, reach) = if count == 0 || blocklen == 0 {
-            (0, 0)
-        } else {
-            let last = mul(count - 1, stride)?;
-            let block_reach = add(mul(blocklen - 1, child.extent)?, child.reach)?;
-            (add(last, block_extent)?, add(last, block_reach)?)
+        let shape = |child| Shape::Vector {
+            count,
+            blocklen,
+            stride,
+            child,
         };
-        let dense = child.dense && (count <= 1 || stride == block_extent);
-        Ok(Layout {
-            dense,
-            element: child.element,
-            size,
-            lb: if count == 0 || blocklen == 0 {
-                0
-            } else {
-                child.lb
-            },
-            extent,
-            reach,
-            shape: Shape::Vector {
-                count,
-                blocklen,
-                stride,
-                child,
-            },
-        })
+        if count == 0 || blocklen == 0 {
+            let element = child.element;
+            return Ok(Layout::empty(shape(child), element));
+        }
+        let (block, block_data) = child.run_of(0, blocklen)?;
+        let bounds = repeated(block, count, stride)?;
+        let data = match block_data {
+            Some(d) => Some(repeated(d, count, stride)?),
+            None => None,
+        };
+        let block_extent = imul(signed(blocklen)?, child.extent)?;
+        let dense = child.dense && (count == 1 || stride == block_extent);
+        let (marked, element) = (child.marked, child.element);
+        Layout::bounded(shape(child), size, bounds, data, marked, dense, element)
     }
 
-    /// One element of `child` at `offset`, with lower bound `lb` and extent `extent`.
+    /// One element of `child` at `offset`, with lower bound `lb` and extent `extent` (either
+    /// may be negative; the upper bound `lb + extent` must fit).
     fn placed(
-        offset: usize,
-        lb: usize,
-        extent: usize,
+        offset: isize,
+        lb: isize,
+        extent: isize,
         child: Arc<Layout>,
     ) -> Result<Layout, Failure> {
-        Ok(Layout {
-            size: child.size,
-            lb,
-            extent,
-            reach: add(offset, child.reach)?,
-            dense: offset == 0 && lb == 0 && child.dense && extent == child.size,
-            element: child.element,
-            shape: Shape::Placed { offset, child },
-        })
+        let ub = iadd(lb, extent)?;
+        let data = match child.data {
+            Some(d) => Some(shifted(d, offset)?),
+            None => None,
+        };
+        let dense = offset == 0 && child.dense;
+        let (size, element) = (child.size, child.element);
+        Layout::bounded(
+            Shape::Placed { offset, child },
+            size,
+            (lb, ub),
+            data,
+            true,
+            dense,
+            element,
+        )
     }
 
     /// Blocks of `child` elements, `(byte offset, elements)` each (the indexed types). The lower
-    /// bound is the first block's start, the upper bound the end of the last one, as MPI
-    /// computes them.
-    fn indexed(blocks: Vec<(usize, usize)>, child: Arc<Layout>) -> Result<Layout, Failure> {
+    /// bound is the least start of a block, the upper bound the greatest end, as MPI computes
+    /// them.
+    fn indexed(blocks: Vec<(isize, usize)>, child: Arc<Layout>) -> Result<Layout, Failure> {
         let mut size = 0usize;
-        let mut bounds: Option<(usize, usize, usize)> = None; // (lb, ub, reach)
+        let mut bounds = None;
+        let mut data = None;
         let mut dense = child.dense;
-        let mut next = 0usize;
+        let mut next = 0isize;
         for &(offset, blocklen) in &blocks {
             size = add(size, mul(blocklen, child.size)?)?;
             if blocklen == 0 {
                 continue;
             }
-            let start = add(offset, child.lb)?;
-            let end = add(start, mul(blocklen, child.extent)?)?;
-            let reach = add(add(offset, mul(blocklen - 1, child.extent)?)?, child.reach)?;
+            let (b, d) = child.run_of(offset, blocklen)?;
+            bounds = union(bounds, Some(b));
+            data = union(data, d);
             dense &= offset == next;
-            next = add(offset, mul(blocklen, child.extent)?)?;
-            bounds = Some(match bounds {
-                None => (start, end, reach),
-                Some((lb, ub, r)) => (lb.min(start), ub.max(end), r.max(reach)),
-            });
+            next = iadd(offset, imul(signed(blocklen)?, child.extent)?)?;
         }
-        let (lb, ub, reach) = bounds.unwrap_or((0, 0, 0));
-        Ok(Layout {
-            size,
-            lb,
-            extent: ub - lb,
-            reach,
-            dense: dense && lb == 0 && ub == size,
-            element: child.element,
-            shape: Shape::Indexed { blocks, child },
-        })
+        let (marked, element) = (child.marked, child.element);
+        match bounds {
+            None => Ok(Layout::empty(Shape::Indexed { blocks, child }, element)),
+            Some(bounds) => Layout::bounded(
+                Shape::Indexed { blocks, child },
+                size,
+                bounds,
+                data,
+                marked,
+                dense,
+                element,
+            ),
+        }
     }
 
     /// The alignment of the type: that of its most aligned basic type (a basic type of n bytes
@@ -275,15 +392,19 @@ impl Layout {
     }
 
     /// A struct type (`MPI_Type_create_struct`): blocks of `(byte offset, elements, type)`. The
-    /// bounds are the indexed types' (the first byte of the lowest block, the end of the
-    /// highest), and, as MPI says for struct types, the extent is rounded up to a multiple of
-    /// the most aligned member's alignment, so that the extent of a type that describes a C
-    /// struct is `sizeof` the struct (its trailing padding included).
-    fn structure(blocks: Vec<(usize, usize, Arc<Layout>)>) -> Result<Layout, Failure> {
+    /// bounds are the indexed types' (the least start of a block, the greatest end), and, as
+    /// MPI says for struct types, the extent is rounded up to a multiple of the most aligned
+    /// member's alignment, so that the extent of a type that describes a C struct is `sizeof`
+    /// the struct (its trailing padding included). When members carry bounds set by
+    /// `MPI_Type_create_resized`, those markers alone give the bounds, unrounded (MPI-4.0
+    /// §5.1.7).
+    fn structure(blocks: Vec<(isize, usize, Arc<Layout>)>) -> Result<Layout, Failure> {
         let mut size = 0usize;
-        let mut bounds: Option<(usize, usize, usize)> = None; // (lb, ub, reach)
+        let mut natural = None;
+        let mut markers = None;
+        let mut data = None;
         let mut dense = true;
-        let mut next = 0usize;
+        let mut next = 0isize;
         let mut element: Option<Option<Element>> = None;
         let mut align = 1usize;
         for (offset, count, child) in &blocks {
@@ -298,36 +419,38 @@ impl Layout {
                 Some(e) if e == child.element => Some(e),
                 Some(_) => Some(None),
             };
-            let start = add(offset, child.lb)?;
-            let end = add(start, mul(count, child.extent)?)?;
-            let reach = add(add(offset, mul(count - 1, child.extent)?)?, child.reach)?;
+            let (b, d) = child.run_of(offset, count)?;
+            if child.marked {
+                markers = union(markers, Some(b));
+            } else {
+                natural = union(natural, Some(b));
+            }
+            data = union(data, d);
             dense &= child.dense && offset == next;
-            next = add(offset, mul(count, child.extent)?)?;
-            bounds = Some(match bounds {
-                None => (start, end, reach),
-                Some((lb, ub, r)) => (lb.min(start), ub.max(end), r.max(reach)),
-            });
+            next = iadd(offset, imul(signed(count)?, child.extent)?)?;
         }
-        let (lb, ub, reach) = bounds.unwrap_or((0, 0, 0));
-        let extent = (ub - lb)
-            .checked_next_multiple_of(align)
-            .filter(|&n| n <= MAX_LEN)
-            .ok_or_else(too_large)?;
-        Ok(Layout {
-            size,
-            lb,
-            extent,
-            reach,
-            dense: dense && lb == 0 && extent == size,
-            element: element.flatten(),
-            shape: Shape::Struct { blocks },
-        })
+        let element = element.flatten();
+        let shape = Shape::Struct { blocks };
+        match (markers, natural) {
+            (Some(bounds), _) => Layout::bounded(shape, size, bounds, data, true, dense, element),
+            (None, Some((lb, ub))) => {
+                // Unmarked members have ub >= lb.
+                let extent = usize::try_from(ub - lb)
+                    .ok()
+                    .and_then(|e| e.checked_next_multiple_of(align))
+                    .and_then(|e| isize::try_from(e).ok())
+                    .ok_or_else(too_large)?;
+                let ub = iadd(lb, extent)?;
+                Layout::bounded(shape, size, (lb, ub), data, false, dense, element)
+            }
+            (None, None) => Ok(Layout::empty(shape, element)),
+        }
     }
 
     /// A vector of `count` blocks of `blocklen` ints, `stride` ints apart (for other modules'
     /// tests).
     #[cfg(test)]
-    pub(crate) fn test_vector_of_ints(count: usize, blocklen: usize, stride: usize) -> Arc<Layout> {
+    pub(crate) fn test_vector_of_ints(count: usize, blocklen: usize, stride: isize) -> Arc<Layout> {
         let int = Arc::new(Layout::of_element(Element::I32));
         Arc::new(Layout::vector(count, blocklen, stride * 4, int).unwrap())
     }
@@ -410,20 +533,20 @@ impl Layout {
     /// The true lower bound and true extent (`MPI_Type_get_true_extent`): the first byte and
     /// the span of the data of one element, whatever its lower bound and extent say (0, 0
     /// for a type without data).
-    fn true_extent(&self) -> (usize, usize) {
-        let mut bounds: Option<(usize, usize)> = None;
-        self.walk(0, &mut |at, len| {
-            bounds = Some(match bounds {
-                None => (at, at + len),
-                Some((lo, hi)) => (lo.min(at), hi.max(at + len)),
-            });
-        });
-        bounds.map_or((0, 0), |(lo, hi)| (lo, hi - lo))
+    fn true_extent(&self) -> (isize, isize) {
+        // `hi - lo` was checked when the layout was made.
+        self.data.map_or((0, 0), |(lo, hi)| (lo, hi - lo))
     }
 
-    /// Calls `f(offset, len)` for every run of data bytes of the element at `base`, in typemap
-    /// order.
-    fn walk(&self, base: usize, f: &mut dyn FnMut(usize, usize)) {
+    /// Calls `f(offset, len)` for every run of data bytes of the element whose origin is at
+    /// `base`, in typemap order.
+    ///
+    /// Offsets are computed with wrapping arithmetic: the origins of inner elements need not
+    /// fit in an `isize` on their own (a block far below 0 of a child whose data lies far above
+    /// its origin), but every run's offset does (it lies within the bounds checked when the
+    /// layout and the [`Window`] were made), and wrapping arithmetic gives it exactly.
+    fn walk(&self, base: isize, f: &mut dyn FnMut(isize, usize)) {
+        let at = |i: usize, step: isize| (i as isize).wrapping_mul(step);
         if self.dense {
             if self.size > 0 {
                 f(base, self.size);
@@ -434,11 +557,14 @@ impl Layout {
             Shape::Basic => f(base, self.size),
             Shape::Pair { value, index_at } => {
                 f(base, *value);
-                f(base + index_at, std::mem::size_of::<c_int>());
+                f(
+                    base.wrapping_add(*index_at as isize),
+                    std::mem::size_of::<c_int>(),
+                );
             }
             Shape::Contiguous { count, child } => {
                 for i in 0..*count {
-                    child.walk(base + i * child.extent, f);
+                    child.walk(base.wrapping_add(at(i, child.extent)), f);
                 }
             }
             Shape::Vector {
@@ -448,94 +574,89 @@ impl Layout {
                 child,
             } => {
                 for i in 0..*count {
-                    let block = base + i * stride;
-                    if child.dense {
-                        if blocklen * child.size > 0 {
-                            f(block, blocklen * child.size);
-                        }
-                    } else {
-                        for j in 0..*blocklen {
-                            child.walk(block + j * child.extent, f);
-                        }
-                    }
+                    child.walk_block(base.wrapping_add(at(i, *stride)), *blocklen, f);
                 }
             }
-            Shape::Placed { offset, child } => child.walk(base + offset, f),
+            Shape::Placed { offset, child } => child.walk(base.wrapping_add(*offset), f),
             Shape::Indexed { blocks, child } => {
                 for &(offset, blocklen) in blocks {
-                    if child.dense {
-                        if blocklen * child.size > 0 {
-                            f(base + offset, blocklen * child.size);
-                        }
-                    } else {
-                        for j in 0..blocklen {
-                            child.walk(base + offset + j * child.extent, f);
-                        }
-                    }
+                    child.walk_block(base.wrapping_add(offset), blocklen, f);
                 }
             }
             Shape::Struct { blocks } => {
                 for (offset, count, child) in blocks {
-                    if child.dense {
-                        if count * child.size > 0 {
-                            f(base + offset, count * child.size);
-                        }
-                    } else {
-                        for j in 0..*count {
-                            child.walk(base + offset + j * child.extent, f);
-                        }
-                    }
+                    child.walk_block(base.wrapping_add(*offset), *count, f);
                 }
             }
         }
     }
 
-    /// The bytes that `count` elements span in a C buffer.
-    pub(crate) fn span(&self, count: usize) -> Result<usize, Failure> {
-        match count {
-            0 => Ok(0),
-            n => add(mul(n - 1, self.extent)?, self.reach),
+    /// [`Layout::walk`] over `n` elements one extent apart from `base` (a block of a vector,
+    /// an indexed or a struct type): one run when the elements are dense.
+    fn walk_block(&self, base: isize, n: usize, f: &mut dyn FnMut(isize, usize)) {
+        if self.dense {
+            if n * self.size > 0 {
+                f(base, n * self.size);
+            }
+        } else {
+            for j in 0..n {
+                self.walk(base.wrapping_add((j as isize).wrapping_mul(self.extent)), f);
+            }
         }
     }
 
-    /// Where the data of `count` elements lies in a C buffer: the bytes `[low, span)` from its
-    /// start, `low` the first byte any element touches (the true lower bound, which may be
-    /// far above the buffer: a struct type whose displacements are absolute addresses, used
-    /// with `MPI_BOTTOM`, has the address of its first block as `low`).
+    /// Where the data of `count` elements lies relative to a buffer pointer: `len` bytes from
+    /// `low`, the first byte any element touches (element k's origin is at `k · extent`, and
+    /// its data at its true bounds from there). `low` may be negative (data before the pointer:
+    /// a negative lower bound, displacement or stride, or a negative extent), or far above it
+    /// (a struct type whose displacements are absolute addresses, used with `MPI_BOTTOM`, has
+    /// the address of its first block as `low`). An empty window for no data.
+    ///
+    /// # Errors
+    /// `MPI_ERR_COUNT` when the window does not fit in the address space.
     pub(crate) fn window(&self, count: usize) -> Result<Window, Failure> {
-        let span = self.span(count)?;
-        let low = if count == 0 || self.size == 0 {
-            0
-        } else {
-            self.true_extent().0
-        };
-        Ok(Window {
-            low: low.min(span),
-            len: span - low.min(span),
-        })
+        match (count, self.data) {
+            (0, _) | (_, None) => Ok(Window { low: 0, len: 0 }),
+            (n, Some(data)) => {
+                let (low, high) = repeated(data, n, self.extent)?;
+                let len = high
+                    .checked_sub(low)
+                    .and_then(|len| usize::try_from(len).ok())
+                    .ok_or_else(too_large)?;
+                Ok(Window { low, len })
+            }
+        }
     }
 
-    /// The data of `count` elements of `buffer`, packed.
+    /// The data of `count` elements of `buffer`, packed (the elements start at the slice's
+    /// start, and lie within it).
     ///
     /// # Errors
     /// `MPI_ERR_INTERN` when the packed buffer cannot be allocated.
-    pub(crate) fn pack(&self, count: usize, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
+    #[cfg(test)]
+    fn pack(&self, count: usize, buffer: &[u8]) -> Result<Vec<u8>, Failure> {
         self.pack_at(count, Raw::of(buffer), 0)
     }
 
-    /// [`Layout::pack`] from the bytes of a C buffer that start `origin` bytes after the
-    /// buffer's start (its [`Window`]).
+    /// The data of `count` elements packed from the bytes of a C buffer (a [`Window`] of it,
+    /// or a slice) that start `origin` bytes from the buffer pointer (negative: before it).
+    ///
+    /// # Errors
+    /// `MPI_ERR_INTERN` when the packed buffer cannot be allocated, `MPI_ERR_COUNT` when it is
+    /// too large.
     pub(crate) fn pack_at(
         &self,
         count: usize,
         buffer: Raw,
-        origin: usize,
+        origin: isize,
     ) -> Result<Vec<u8>, Failure> {
         let mut packed = zeroed(mul(self.size, count)?)?;
         let mut to = 0;
         for k in 0..count {
-            self.walk(k * self.extent, &mut |at, len| {
-                packed[to..to + len].copy_from_slice(buffer.run(at - origin, len));
+            let base = (k as isize).wrapping_mul(self.extent);
+            self.walk(base, &mut |at, len| {
+                packed[to..to + len]
+                    .copy_from_slice(buffer.run(at.wrapping_sub(origin) as usize, len));
                 to += len;
             });
         }
@@ -543,23 +664,26 @@ impl Layout {
     }
 
     /// Unpacks `packed` (the data of at most `count` elements: a short message fills a prefix)
-    /// into `buffer`.
-    pub(crate) fn unpack(&self, count: usize, packed: &[u8], buffer: &mut [u8]) {
+    /// into `buffer` (the elements start at the slice's start, and lie within it).
+    #[cfg(test)]
+    fn unpack(&self, count: usize, packed: &[u8], buffer: &mut [u8]) {
         self.unpack_at(count, packed, Raw::of_mut(buffer), 0);
     }
 
-    /// [`Layout::unpack`] into the bytes of a C buffer that start `origin` bytes after the
-    /// buffer's start (its [`Window`]).
-    pub(crate) fn unpack_at(&self, count: usize, packed: &[u8], buffer: Raw, origin: usize) {
+    /// Unpacks `packed` (the data of at most `count` elements: a short message fills a prefix)
+    /// into the bytes of a C buffer that start `origin` bytes from the buffer pointer (its
+    /// [`Window`]).
+    pub(crate) fn unpack_at(&self, count: usize, packed: &[u8], buffer: Raw, origin: isize) {
         let mut from = 0;
         for k in 0..count {
             if from >= packed.len() {
                 return;
             }
-            self.walk(k * self.extent, &mut |at, len| {
+            let base = (k as isize).wrapping_mul(self.extent);
+            self.walk(base, &mut |at, len| {
                 let len = len.min(packed.len() - from);
                 buffer
-                    .run_mut(at - origin, len)
+                    .run_mut(at.wrapping_sub(origin) as usize, len)
                     .copy_from_slice(&packed[from..from + len]);
                 from += len;
             });
@@ -646,22 +770,24 @@ impl Raw {
 }
 
 /// The bytes of a C buffer that `count` elements of a type touch: `len` bytes from `low`
-/// bytes after the buffer's start ([`Layout::window`]).
+/// bytes after the buffer pointer (before it when `low` is negative; [`Layout::window`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
-    pub(crate) low: usize,
+    pub(crate) low: isize,
     pub(crate) len: usize,
 }
 
 impl Window {
-    /// These bytes of C buffer `buffer`, to read run by run.
+    /// These bytes of C buffer `buffer`, to read run by run (they may start before `buffer`).
     ///
     /// # Safety
-    /// The bytes of the type's data in `buffer` are readable and unchanged while the result is
-    /// used (`buffer` may be `MPI_BOTTOM`, NULL, when `low` is an address).
+    /// The bytes of the type's data in `buffer` (at the type's offsets from `buffer`, negative
+    /// ones included) are readable and unchanged while the result is used (`buffer` may be
+    /// `MPI_BOTTOM`, NULL, when `low` is an address).
     ///
     /// # Errors
-    /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data.
+    /// `MPI_ERR_BUFFER` for a NULL (or `MPI_IN_PLACE`) start with data (from `MPI_BOTTOM`,
+    /// data at an offset that is not an address, 0 or below).
     pub(crate) unsafe fn read(self, buffer: *const c_void) -> Result<Raw, Failure> {
         self.raw(buffer)
     }
@@ -838,12 +964,12 @@ pub(crate) enum Target<'a> {
     Direct(&'a mut [u8]),
     Strided {
         scratch: Vec<u8>,
-        /// The window of the C buffer the elements touch, `origin` bytes after its start
+        /// The window of the C buffer the elements touch, `origin` bytes from its pointer
         /// (reserved to the receive for `'a`).
         buffer: Raw,
         layout: Arc<Layout>,
         count: usize,
-        origin: usize,
+        origin: isize,
         held: std::marker::PhantomData<&'a mut [u8]>,
     },
 }
@@ -880,9 +1006,9 @@ impl Target<'_> {
 pub(crate) struct Unpack {
     /// From `Box::into_raw`; freed by `Drop`.
     scratch: *mut [u8],
-    /// The window of the C buffer the elements touch, `origin` bytes after the buffer's start.
+    /// The window of the C buffer the elements touch, `origin` bytes from the buffer pointer.
     buffer: Raw,
-    origin: usize,
+    origin: isize,
     layout: Arc<Layout>,
     count: usize,
 }
@@ -1010,27 +1136,22 @@ fn vector(
     let count = non_negative(count, "count")?;
     let blocklen = non_negative(blocklength, "blocklength")?;
     let child = layout_of(oldtype, false)?;
-    let stride = usize::try_from(stride).map_err(|_| {
-        Failure::new(
-            MPI_ERR_ARG,
-            format!("stride {stride}: only strides >= 0 are supported"),
-        )
-    })?;
     let stride = if bytes {
         stride
     } else {
-        mul(stride, child.extent)?
+        imul(stride, child.extent)?
     };
     register(Layout::vector(count, blocklen, stride, child)?, newtype)
 }
 
 /// `MPI_Type_vector` (MPI-4.0 §5.1.2): `count` blocks of `blocklength` elements of `oldtype`,
-/// the starts of consecutive blocks `stride` elements apart. Negative strides are not
-/// supported (`MPI_ERR_ARG`).
+/// the starts of consecutive blocks `stride` extents of `oldtype` apart (a negative stride
+/// puts each block before the previous one).
 ///
 /// # Errors
-/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative stride
-/// or a NULL `newtype`, `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+/// `MPI_ERR_COUNT` for a negative count or block length or a type too large for the address
+/// space, `MPI_ERR_ARG` for a NULL `newtype`, `MPI_ERR_TYPE` for an invalid or freed
+/// `oldtype`.
 ///
 /// # Safety
 /// `newtype` is NULL or points at a writable `MPI_Datatype`.
@@ -1079,11 +1200,12 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
 }
 
 /// `MPI_Type_create_resized` (MPI-4.0 §5.1.7): `oldtype` with lower bound `lb` and extent
-/// `extent`. A negative lower bound is not supported (`MPI_ERR_ARG`).
+/// `extent` (upper bound `lb + extent`), either of which may be negative; the data stays where
+/// `oldtype` has it.
 ///
 /// # Errors
-/// `MPI_ERR_ARG` for a negative `lb` or extent or a NULL `newtype`; `MPI_ERR_TYPE` for an
-/// invalid or freed `oldtype`.
+/// `MPI_ERR_COUNT` when `lb + extent` overflows, `MPI_ERR_ARG` for a NULL `newtype`;
+/// `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
 ///
 /// # Safety
 /// `newtype` is NULL or points at a writable `MPI_Datatype`.
@@ -1097,14 +1219,6 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let newtype = unsafe { out(newtype, "newtype")? };
-        let lb = usize::try_from(lb).map_err(|_| {
-            Failure::new(
-                MPI_ERR_ARG,
-                format!("lower bound {lb}: only lower bounds >= 0 are supported"),
-            )
-        })?;
-        let extent = usize::try_from(extent)
-            .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative extent {extent}")))?;
         let child = layout_of(oldtype, false)?;
         register(Layout::placed(0, lb, extent, child)?, &newtype)
     })
@@ -1129,20 +1243,20 @@ fn subarray(
         }
     }
     // Byte strides of the full array's dimensions.
-    let mut strides = vec![0usize; n];
+    let mut strides = vec![0isize; n];
     let mut stride = old.extent;
     for i in (0..n).rev() {
         strides[i] = stride;
-        stride = mul(stride, sizes[i] as usize)?;
+        stride = imul(stride, sizes[i] as isize)?;
     }
     let full = stride;
     let mut layout = Arc::new(Layout::contiguous(subsizes[n - 1] as usize, old)?);
     for i in (0..n - 1).rev() {
         layout = Arc::new(Layout::vector(subsizes[i] as usize, 1, strides[i], layout)?);
     }
-    let mut offset = 0usize;
+    let mut offset = 0isize;
     for i in 0..n {
-        offset = add(offset, mul(starts[i] as usize, strides[i])?)?;
+        offset = iadd(offset, imul(starts[i] as isize, strides[i])?)?;
     }
     Layout::placed(offset, 0, full, layout)
 }
@@ -1220,16 +1334,10 @@ fn indexed(
         .zip(displs)
         .map(|(&blocklen, &displ)| {
             let blocklen = non_negative(blocklen, "blocklength")?;
-            let displ = usize::try_from(displ).map_err(|_| {
-                Failure::new(
-                    MPI_ERR_ARG,
-                    format!("displacement {displ}: only displacements >= 0 are supported"),
-                )
-            })?;
             let offset = if bytes {
                 displ
             } else {
-                mul(displ, child.extent)?
+                imul(displ, child.extent)?
             };
             Ok((offset, blocklen))
         })
@@ -1238,12 +1346,12 @@ fn indexed(
 }
 
 /// `MPI_Type_indexed` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements of
-/// `oldtype` at `array_of_displacements[i]` extents of it. Negative displacements are not
-/// supported (`MPI_ERR_ARG`).
+/// `oldtype` at `array_of_displacements[i]` extents of it (negative displacements put blocks
+/// before the buffer pointer).
 ///
 /// # Errors
-/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative
-/// displacement or a NULL pointer, `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
+/// `MPI_ERR_COUNT` for a negative count or block length or a type too large for the address
+/// space, `MPI_ERR_ARG` for a NULL pointer, `MPI_ERR_TYPE` for an invalid or freed `oldtype`.
 ///
 /// # Safety
 /// The arrays are NULL or point at `count` readable ints; `newtype` is NULL or points at a
@@ -1328,13 +1436,14 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
 /// `MPI_Type_create_struct` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements
 /// of `array_of_types[i]` at byte displacement `array_of_displacements[i]`. The extent is
 /// rounded up to a multiple of the alignment of the most aligned basic type in it (so a type
-/// that describes a C struct by `offsetof` has the struct's `sizeof` as its extent). Negative
-/// displacements are not supported (`MPI_ERR_ARG`).
+/// that describes a C struct by `offsetof` has the struct's `sizeof` as its extent), unless
+/// members carry bounds set by `MPI_Type_create_resized`: then their bounds alone are the
+/// struct's (MPI-4.0 §5.1.7). Displacements may be negative.
 ///
 /// # Errors
-/// `MPI_ERR_COUNT` for a negative count or block length, `MPI_ERR_ARG` for a negative
-/// displacement or a NULL array (with `count > 0`) or `newtype`, `MPI_ERR_TYPE` for an
-/// invalid or freed type among `array_of_types`.
+/// `MPI_ERR_COUNT` for a negative count or block length or a type too large for the address
+/// space, `MPI_ERR_ARG` for a NULL array (with `count > 0`) or `newtype`, `MPI_ERR_TYPE` for
+/// an invalid or freed type among `array_of_types`.
 ///
 /// # Safety
 /// `array_of_blocklengths` and `array_of_types` are NULL or point at `count` readable ints,
@@ -1363,13 +1472,7 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
             .zip(types.iter())
             .map(|((&blocklen, &displ), &datatype)| {
                 let blocklen = non_negative(blocklen, "blocklength")?;
-                let offset = usize::try_from(displ).map_err(|_| {
-                    Failure::new(
-                        MPI_ERR_ARG,
-                        format!("displacement {displ}: only displacements >= 0 are supported"),
-                    )
-                })?;
-                Ok((offset, blocklen, layout_of(datatype, false)?))
+                Ok((displ, blocklen, layout_of(datatype, false)?))
             })
             .collect::<Result<Vec<_>, Failure>>()?;
         register(Layout::structure(blocks)?, &newtype)
@@ -1479,7 +1582,8 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Type_get_extent`: the lower bound (never negative here) and the extent.
+/// `MPI_Type_get_extent` (MPI-4.0 §5.1.7): the lower bound and the extent (either may be
+/// negative).
 ///
 /// # Errors
 /// `MPI_ERR_TYPE` for an invalid or freed datatype, `MPI_ERR_ARG` for a NULL pointer.
@@ -1498,8 +1602,8 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
         // SAFETY: checked for NULL by `out`.
         let extent = unsafe { out(extent, "extent")? };
         let layout = layout_of(datatype, false)?;
-        lb.write(layout.lb as MPI_Aint);
-        extent.write(layout.extent as MPI_Aint);
+        lb.write(layout.lb);
+        extent.write(layout.extent);
         Ok(())
     })
 }
@@ -1525,8 +1629,59 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent(
         // SAFETY: checked for NULL by `out`.
         let true_extent = unsafe { out(true_extent, "true_extent")? };
         let (lb, extent) = layout_of(datatype, false)?.true_extent();
-        true_lb.write(lb as MPI_Aint);
-        true_extent.write(extent as MPI_Aint);
+        true_lb.write(lb);
+        true_extent.write(extent);
+        Ok(())
+    })
+}
+
+/// `MPI_Type_get_extent_x` (MPI-4.0 §5.1.7): `MPI_Type_get_extent` with `MPI_Count` results.
+///
+/// # Errors
+/// As `MPI_Type_get_extent`.
+///
+/// # Safety
+/// `lb` and `extent` are NULL or point at writable `MPI_Count`s.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_extent_x(
+    datatype: c_int,
+    lb: *mut i64,
+    extent: *mut i64,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let lb = unsafe { out(lb, "lb")? };
+        // SAFETY: checked for NULL by `out`.
+        let extent = unsafe { out(extent, "extent")? };
+        let layout = layout_of(datatype, false)?;
+        lb.write(layout.lb as i64);
+        extent.write(layout.extent as i64);
+        Ok(())
+    })
+}
+
+/// `MPI_Type_get_true_extent_x` (MPI-4.0 §5.1.8): `MPI_Type_get_true_extent` with `MPI_Count`
+/// results.
+///
+/// # Errors
+/// As `MPI_Type_get_true_extent`.
+///
+/// # Safety
+/// `true_lb` and `true_extent` are NULL or point at writable `MPI_Count`s.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
+    datatype: c_int,
+    true_lb: *mut i64,
+    true_extent: *mut i64,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let true_lb = unsafe { out(true_lb, "true_lb")? };
+        // SAFETY: checked for NULL by `out`.
+        let true_extent = unsafe { out(true_extent, "true_extent")? };
+        let (lb, extent) = layout_of(datatype, false)?.true_extent();
+        true_lb.write(lb as i64);
+        true_extent.write(extent as i64);
         Ok(())
     })
 }
@@ -1543,7 +1698,10 @@ mod tests {
     fn a_column_vector_packs_and_unpacks() {
         // A 3x4 matrix of bytes, row-major; column 1.
         let column = Layout::vector(3, 1, 4, Arc::new(Layout::basic(1))).unwrap();
-        assert_eq!((column.size, column.extent, column.reach), (3, 9, 9));
+        assert_eq!(
+            (column.size, column.extent, column.window(1).unwrap().len),
+            (3, 9, 9)
+        );
         assert!(!column.dense);
         let matrix: Vec<u8> = (0..12).collect();
         assert_eq!(column.pack(1, &matrix[1..]).unwrap(), [1, 5, 9]);
@@ -1583,7 +1741,7 @@ mod tests {
         assert!(v.dense && v.size == 16 && v.extent == 16);
         // Two elements of a vector of 2 blocks of 1 int, stride 3 ints: extent 16, reach 16.
         let v = Arc::new(Layout::vector(2, 1, 12, ints(1)).unwrap());
-        assert_eq!((v.size, v.extent, v.span(2).unwrap()), (8, 16, 32));
+        assert_eq!((v.size, v.extent, v.window(2).unwrap().len), (8, 16, 32));
         let c = Layout::contiguous(2, Arc::clone(&v)).unwrap();
         let data: Vec<u8> = (0..32).collect();
         let packed = c.pack(1, &data).unwrap();
@@ -1606,10 +1764,10 @@ mod tests {
         #[repr(C)]
         struct ShortInt(c_short, c_int);
         let d = Layout::pair(8);
-        assert_eq!(d.extent, std::mem::size_of::<DoubleInt>());
+        assert_eq!(d.extent, std::mem::size_of::<DoubleInt>() as isize);
         assert_eq!(d.size, 12);
         let s = Layout::pair(2);
-        assert_eq!(s.extent, std::mem::size_of::<ShortInt>());
+        assert_eq!(s.extent, std::mem::size_of::<ShortInt>() as isize);
         assert_eq!(s.size, 6);
         assert!(Layout::pair(4).dense);
         assert!(!d.dense);
@@ -1629,7 +1787,7 @@ mod tests {
         assert_eq!(back.iter().filter(|&&b| b != 0).count(), 6);
         // Resized to one byte: element k is the block shifted by k.
         let resized = Layout::placed(0, 0, 1, Arc::new(sub)).unwrap();
-        assert_eq!(resized.span(2).unwrap(), 18);
+        assert_eq!(resized.window(2).unwrap(), Window { low: 8, len: 10 });
         assert_eq!(
             resized.pack(2, &array).unwrap(),
             [8, 9, 10, 14, 15, 16, 9, 10, 11, 15, 16, 17]
@@ -1644,7 +1802,10 @@ mod tests {
     fn indexed_types_have_mpi_bounds() {
         // Blocks of 2 ints at 1 and of 1 int at 5 (in ints): lb 4, ub 24, extent 20.
         let t = Layout::indexed(vec![(4, 2), (20, 1)], ints(1)).unwrap();
-        assert_eq!((t.size, t.lb, t.extent, t.reach), (12, 4, 20, 24));
+        assert_eq!(
+            (t.size, t.lb, t.extent, t.true_extent()),
+            (12, 4, 20, (4, 20))
+        );
         assert!(!t.dense);
         let data: Vec<u8> = (0..44).collect();
         // Element 1 starts at one extent (20 bytes): its blocks at 24 and 40.
@@ -1682,13 +1843,13 @@ mod tests {
         let double = Arc::new(Layout::of_element(Element::F64));
         let char = Arc::new(Layout::of_element(Element::I8));
         let s = Layout::structure(vec![
-            (std::mem::offset_of!(S, i), 1, Arc::clone(&int)),
-            (std::mem::offset_of!(S, d), 1, Arc::clone(&double)),
-            (std::mem::offset_of!(S, c), 3, char),
+            (std::mem::offset_of!(S, i) as isize, 1, Arc::clone(&int)),
+            (std::mem::offset_of!(S, d) as isize, 1, Arc::clone(&double)),
+            (std::mem::offset_of!(S, c) as isize, 3, char),
         ])
         .unwrap();
         assert_eq!((s.size, s.lb), (15, 0));
-        assert_eq!(s.extent, std::mem::size_of::<S>());
+        assert_eq!(s.extent, std::mem::size_of::<S>() as isize);
         assert_eq!(s.true_extent(), (0, 19));
         assert!(!s.dense);
         assert_eq!(s.element, None);
@@ -1718,7 +1879,7 @@ mod tests {
         // Two ints at the address of data[1], as MPI_Get_address gives it out: the window
         // starts there, and from MPI_BOTTOM (NULL) reaches exactly those bytes.
         let mut data = [10i32, 11, 12, 13];
-        let address = data[1..].as_mut_ptr().expose_provenance();
+        let address = data[1..].as_mut_ptr().expose_provenance() as isize;
         let t = Layout::structure(vec![(
             address,
             2,
@@ -1758,8 +1919,8 @@ mod tests {
         let mut a = Box::new(5i32);
         let mut b = Box::new(6i32);
         let (pa, pb) = (
-            std::ptr::from_mut(&mut *a).expose_provenance(),
-            std::ptr::from_mut(&mut *b).expose_provenance(),
+            std::ptr::from_mut(&mut *a).expose_provenance() as isize,
+            std::ptr::from_mut(&mut *b).expose_provenance() as isize,
         );
         let int = Arc::new(Layout::of_element(Element::I32));
         let t = Layout::structure(vec![(pa, 1, Arc::clone(&int)), (pb, 1, int)]).unwrap();
@@ -1781,11 +1942,183 @@ mod tests {
         assert_eq!((*a, *b), (7, 8));
     }
 
+    fn int() -> Arc<Layout> {
+        Arc::new(Layout::of_element(Element::I32))
+    }
+
+    fn int_bytes(values: impl IntoIterator<Item = i32>) -> Vec<u8> {
+        values.into_iter().flat_map(i32::to_ne_bytes).collect()
+    }
+
+    fn ints_of(bytes: &[u8]) -> Vec<i32> {
+        bytes
+            .chunks_exact(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    /// Packs `count` elements of `t` from `data`, the buffer pointer at byte `at` of it, checks
+    /// that the packed ints are `want`, then unpacks them into a zeroed copy and checks that
+    /// exactly the bytes of the data came back (the window is within `data`).
+    fn round_trip(t: &Layout, count: usize, data: &[u8], at: usize, want: &[i32]) {
+        let origin = -(at as isize);
+        let window = t.window(count).unwrap();
+        assert!(
+            window.low >= origin
+                && window.low + window.len as isize <= origin + data.len() as isize
+        );
+        let packed = t.pack_at(count, Raw::of(data), origin).unwrap();
+        assert_eq!(ints_of(&packed), want);
+        let mut back = vec![0u8; data.len()];
+        t.unpack_at(count, &packed, Raw::of_mut(&mut back), origin);
+        let mut touched = vec![false; data.len()];
+        for k in 0..count {
+            t.walk(k as isize * t.extent, &mut |run, len| {
+                let from = (run - origin) as usize;
+                touched[from..from + len].iter_mut().for_each(|b| *b = true);
+            });
+        }
+        for (i, (&b, &d)) in back.iter().zip(data).enumerate() {
+            assert_eq!(b, if touched[i] { d } else { 0 }, "byte {i}");
+        }
+    }
+
+    #[test]
+    fn a_resized_int_with_a_negative_extent_runs_backwards() {
+        // MPI_Type_create_resized(MPI_INT, 0, -4): lb 0, ub -4, element k at -4k.
+        let t = Layout::placed(0, 0, -4, int()).unwrap();
+        assert_eq!(
+            (t.lb, t.extent, t.ub(), t.true_extent()),
+            (0, -4, -4, (0, 4))
+        );
+        assert_eq!(t.window(3).unwrap(), Window { low: -8, len: 12 });
+        let data = int_bytes(0..6);
+        round_trip(&t, 3, &data, 12, &[3, 2, 1]);
+        // Three of them in a row: the lb markers at 0, -4, -8, the ub markers at -4, -8, -12
+        // (MPI-4.0 §5.1.7: the least lb and the greatest ub), so lb -8, ub -4, extent 4.
+        let c = Layout::contiguous(3, Arc::new(t)).unwrap();
+        assert_eq!((c.lb, c.extent, c.true_extent()), (-8, 4, (-8, 12)));
+        round_trip(&c, 1, &data, 12, &[3, 2, 1]);
+        // Element 1 of that lies at +4: ints 4, 3, 2.
+        round_trip(&c, 2, &data, 12, &[3, 2, 1, 4, 3, 2]);
+    }
+
+    #[test]
+    fn a_resized_int_with_a_negative_lower_bound() {
+        // MPI_Type_create_resized(MPI_INT, -8, 16): lb -8, ub 8; the data stays at 0.
+        let t = Arc::new(Layout::placed(0, -8, 16, int()).unwrap());
+        assert_eq!((t.lb, t.extent, t.true_extent()), (-8, 16, (0, 4)));
+        assert!(!t.dense);
+        assert_eq!(t.window(2).unwrap(), Window { low: 0, len: 20 });
+        let data = int_bytes(0..8);
+        round_trip(&t, 2, &data, 0, &[0, 4]);
+        let c = Layout::contiguous(2, Arc::clone(&t)).unwrap();
+        assert_eq!((c.lb, c.extent), (-8, 32));
+        // A negative lower bound and a shifted data: resized(vector of 2 ints at -8 and 0).
+        let v = Arc::new(Layout::vector(2, 1, -8, int()).unwrap());
+        assert_eq!((v.lb, v.extent, v.true_extent()), (-8, 12, (-8, 12)));
+        let r = Layout::placed(0, -12, 24, v).unwrap();
+        assert_eq!(
+            (r.lb, r.extent, r.window(2).unwrap()),
+            (-12, 24, Window { low: -8, len: 36 })
+        );
+        let data = int_bytes(0..10);
+        // Element 0: ints at 0 and -8 from int 2; element 1 the same 24 bytes on.
+        round_trip(&r, 2, &data, 8, &[2, 0, 8, 6]);
+    }
+
+    #[test]
+    fn a_vector_with_a_negative_stride_reverses() {
+        // MPI_Type_vector(4, 1, -1, MPI_INT): ints at 0, -4, -8, -12.
+        let v = Layout::vector(4, 1, -4, int()).unwrap();
+        assert_eq!(
+            (v.size, v.lb, v.extent, v.true_extent()),
+            (16, -12, 16, (-12, 16))
+        );
+        assert!(!v.dense);
+        assert_eq!(v.window(2).unwrap(), Window { low: -12, len: 32 });
+        let data = int_bytes(0..8);
+        round_trip(&v, 1, &data, 12, &[3, 2, 1, 0]);
+        // Element 1 lies one extent (16 bytes) on.
+        round_trip(&v, 2, &data, 12, &[3, 2, 1, 0, 7, 6, 5, 4]);
+        // Blocks of 2 going back 3 ints: [0, 1], [-3, -2].
+        let b = Layout::vector(2, 2, -12, int()).unwrap();
+        assert_eq!((b.lb, b.extent), (-12, 20));
+        round_trip(&b, 1, &data, 12, &[3, 4, 0, 1]);
+        // Nested: blocks of 2 backwards-running ints (resized to extent -4), 16 bytes apart.
+        let back = Arc::new(Layout::placed(0, 0, -4, int()).unwrap());
+        let n = Layout::vector(2, 2, 16, back).unwrap();
+        round_trip(&n, 1, &data, 12, &[3, 2, 7, 6]);
+    }
+
+    #[test]
+    fn indexed_and_struct_types_with_negative_displacements() {
+        // MPI_Type_create_hindexed: 1 int at -8, 2 ints at 4: lb -8, ub 12.
+        let h = Layout::indexed(vec![(-8, 1), (4, 2)], int()).unwrap();
+        assert_eq!(
+            (h.size, h.lb, h.extent, h.true_extent()),
+            (12, -8, 20, (-8, 20))
+        );
+        let data = int_bytes(0..16);
+        // Pointer at int 4: ints 2, 5, 6, then (one extent, 5 ints, on) 7, 10, 11.
+        round_trip(&h, 2, &data, 16, &[2, 5, 6, 7, 10, 11]);
+        // MPI_Type_indexed with displacements in extents of a resized int of extent -4.
+        let back = Arc::new(Layout::placed(0, 0, -4, int()).unwrap());
+        // Displacements -8 and 4 extents: bytes 32 and -16; the lb markers there, the ub
+        // markers 4 bytes below each.
+        let i = Layout::indexed(vec![(-8 * back.extent, 1), (4 * back.extent, 1)], back).unwrap();
+        assert_eq!((i.lb, i.ub(), i.true_extent()), (-16, 28, (-16, 52)));
+        let data = int_bytes(0..16);
+        round_trip(&i, 1, &data, 16, &[12, 0]);
+        // A struct of an int at -4 and a double at 8: lb -4, ub 16, the extent padded to 24.
+        let double = Arc::new(Layout::of_element(Element::F64));
+        let s = Layout::structure(vec![(-4, 1, int()), (8, 1, Arc::clone(&double))]).unwrap();
+        assert_eq!((s.lb, s.extent, s.true_extent()), (-4, 24, (-4, 20)));
+        assert_eq!(s.window(2).unwrap(), Window { low: -4, len: 44 });
+        // With a resized member, its markers alone are the bounds, unpadded.
+        let odd = Arc::new(Layout::placed(0, -2, 6, int()).unwrap());
+        let m = Layout::structure(vec![(0, 1, odd), (8, 1, double)]).unwrap();
+        assert_eq!((m.lb, m.extent, m.true_extent()), (-2, 6, (0, 16)));
+    }
+
+    #[test]
+    fn a_window_below_the_buffer_pointer_reads_and_writes_there() {
+        // The reversing vector from a pointer to the last of four ints, as a C buffer.
+        let v = Layout::vector(4, 1, -4, int()).unwrap();
+        let mut data = [10i32, 11, 12, 13];
+        let window = v.window(1).unwrap();
+        let pointer = data[3..].as_mut_ptr().cast::<c_void>();
+        // SAFETY: the window is data[0..4], live, not written during the read.
+        let source = unsafe { window.read(pointer) }.unwrap();
+        let packed = v.pack_at(1, source, window.low).unwrap();
+        assert_eq!(ints_of(&packed), [13, 12, 11, 10]);
+        // SAFETY: as above, and nothing else uses data while the window is written.
+        let target = unsafe { window.write(pointer) }.unwrap();
+        v.unpack_at(1, &int_bytes([1, 2, 3, 4]), target, window.low);
+        assert_eq!(data, [4, 3, 2, 1]);
+        // From MPI_BOTTOM a window below address 1 is no address: an error, not a read.
+        // SAFETY: refused before any byte is read.
+        assert!(unsafe { window.read(std::ptr::null()) }.is_err());
+    }
+
+    #[test]
+    fn negative_bounds_that_overflow_are_errors() {
+        assert!(Layout::placed(0, isize::MAX, 1, int()).is_err());
+        assert!(Layout::placed(0, isize::MIN, -1, int()).is_err());
+        assert!(Layout::placed(0, isize::MIN + 8, isize::MAX, int()).is_ok());
+        assert!(Layout::placed(0, isize::MIN + 8, 0, int()).is_ok());
+        assert!(Layout::vector(2, 1, isize::MIN, int()).is_err());
+        assert!(Layout::indexed(vec![(isize::MIN, 1), (isize::MAX - 4, 1)], int()).is_err());
+        let back = Arc::new(Layout::placed(0, 0, isize::MIN / 2, int()).unwrap());
+        assert!(back.window(2).is_ok());
+        assert!(back.window(3).is_err());
+    }
+
     #[test]
     fn sizes_that_overflow_are_errors() {
         let big = Arc::new(Layout::contiguous(1 << 40, ints(1)).unwrap());
         assert!(Layout::contiguous(1 << 40, big.clone()).is_err());
         assert!(Layout::vector(1 << 30, 1, 1 << 40, ints(1)).is_err());
-        assert!(big.span(1 << 30).is_err());
+        assert!(big.window(1 << 30).is_err());
     }
 }

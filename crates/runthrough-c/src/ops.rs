@@ -151,10 +151,11 @@ fn aligned(len: usize) -> Vec<u128> {
 
 /// Combines the packed vectors `input` and `inout` (`inout = input op inout`) with `apply`,
 /// called on the two laid out in `layout`'s C layout, in aligned scratch buffers, with the
-/// number of elements and the scratch buffers' *origin*: they hold the bytes from `origin` on
-/// (the type's true lower bound rounded down to 16, so that a type placed at an absolute
-/// address for `MPI_BOTTOM` needs no scratch of its address's size, and every element keeps
-/// its alignment); the result is packed back into `inout`.
+/// number of elements and the scratch buffers' *origin*: they hold the bytes from `origin` on,
+/// relative to the first element's origin (the start of the elements' window rounded down to
+/// 16, so that a type placed at an absolute address for `MPI_BOTTOM` needs no scratch of its
+/// address's size, every element keeps its alignment, and data before the first element's
+/// origin, at negative offsets, has its place); the result is packed back into `inout`.
 ///
 /// # Errors
 /// `MPI_ERR_INTERN` when the vectors are not whole elements of one length (the runtime hands
@@ -163,7 +164,7 @@ fn combine_packed(
     layout: &Layout,
     input: &[u8],
     inout: &mut [u8],
-    apply: impl FnOnce(&mut [u8], &mut [u8], usize, usize),
+    apply: impl FnOnce(&mut [u8], &mut [u8], usize, isize),
 ) -> Result<(), Failure> {
     let size = layout.size;
     if input.is_empty() && inout.is_empty() {
@@ -183,8 +184,13 @@ fn combine_packed(
     }
     let count = inout.len() / size;
     let window = layout.window(count)?;
-    let origin = window.low - window.low % std::mem::size_of::<u128>();
-    let span = window.len + (window.low - origin);
+    let align = std::mem::size_of::<u128>() as isize;
+    let below = window.low.rem_euclid(align);
+    let origin = window
+        .low
+        .checked_sub(below)
+        .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the datatype is too large"))?;
+    let span = window.len + below as usize;
     let mut input_c = aligned(span);
     let mut inout_c = aligned(span);
     let input_bytes = &mut bytemuck::cast_slice_mut::<u128, u8>(&mut input_c)[..span];
@@ -235,14 +241,21 @@ pub(crate) fn reduce_user(
                 // SAFETY: `function` is an `MPI_User_function` (the contract of
                 // `MPI_Op_create`); both buffers hold the bytes from `origin` on of `count`
                 // elements of `datatype` in its C layout, aligned for any basic type, and live
-                // until it returns, so the function, handed each buffer moved back by `origin`
-                // (a pointer it only offsets by the type's displacements, which are at least
-                // `origin`), reaches exactly them; `len` and `datatype` are valid for the call.
-                // No lock of the library is held.
+                // until it returns, so the function, handed for each buffer the first
+                // element's origin, `-origin` bytes from its start (a pointer it only offsets
+                // by the type's displacements and multiples of its extent, which land within
+                // the window, from `origin` on, negative ones included), reaches exactly them;
+                // `len` and `datatype` are valid for the call. No lock of the library is held.
                 unsafe {
                     (user.function)(
-                        input.as_mut_ptr().wrapping_sub(origin).cast(),
-                        inout.as_mut_ptr().wrapping_sub(origin).cast(),
+                        input
+                            .as_mut_ptr()
+                            .wrapping_offset(origin.wrapping_neg())
+                            .cast(),
+                        inout
+                            .as_mut_ptr()
+                            .wrapping_offset(origin.wrapping_neg())
+                            .cast(),
                         &mut len,
                         &mut datatype,
                     );
@@ -337,6 +350,27 @@ mod tests {
             assert_eq!(io, [10, 0, 20]);
             io[0] += i[0] * 100;
             io[1] = 77; // a gap: not data, not packed back
+            io[2] += i[2] * 100;
+        })
+        .unwrap();
+        assert_eq!(bytemuck::pod_collect_to_vec::<u8, i32>(&b), [110, 220]);
+    }
+
+    #[test]
+    fn a_type_with_data_before_its_origin_is_laid_out_around_it() {
+        // Two ints with a negative stride: the second 8 bytes before the first (window -8..4).
+        // The scratch starts 16 bytes before the origin (the window rounded down to 16).
+        let layout = crate::derived::Layout::test_vector_of_ints(2, 1, -2);
+        let a = bytes(&[1, 2]);
+        let mut b = bytes(&[10, 20]);
+        combine_packed(&layout, &a, &mut b, |i, io, count, origin| {
+            assert_eq!((count, origin, i.len()), (1, -16, 20));
+            let i: Vec<i32> = bytemuck::pod_collect_to_vec(i);
+            let io: &mut [i32] = bytemuck::cast_slice_mut(io);
+            // The first int at the origin (int 4 of the scratch), the second 2 ints before.
+            assert_eq!((i[4], i[2]), (1, 2));
+            assert_eq!((io[4], io[2]), (10, 20));
+            io[4] += i[4] * 100;
             io[2] += i[2] * 100;
         })
         .unwrap();

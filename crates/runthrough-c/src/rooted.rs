@@ -29,15 +29,16 @@ pub(crate) struct Blocks {
     layouts: Vec<Arc<Layout>>,
     /// Elements of each rank's block.
     counts: Vec<usize>,
-    /// The byte offset of each block in the C buffer, and the window of it its data touches.
-    at: Vec<(usize, Window)>,
+    /// The byte offset of each block from the C buffer pointer (negative when the type's
+    /// extent is), and the window of it its data touches.
+    at: Vec<(isize, Window)>,
     /// Packed bytes of each block, and their offsets in the packed buffer.
     pub(crate) packed: Vec<usize>,
     pub(crate) packed_at: Vec<usize>,
-    /// The bytes of the C buffer that the blocks touch: `[low, end)` from its start (`low`
-    /// an address when the buffer is `MPI_BOTTOM`).
-    low: usize,
-    end: usize,
+    /// The bytes of the C buffer that the blocks touch: `[low, end)` from its pointer (`low`
+    /// negative for data before it, an address when the buffer is `MPI_BOTTOM`).
+    low: isize,
+    end: isize,
     /// The packed total.
     total: usize,
 }
@@ -58,18 +59,16 @@ impl Blocks {
             .iter()
             .enumerate()
             .map(|(rank, &displ)| {
-                usize::try_from(displ)
-                    .ok()
-                    .and_then(|d| d.checked_mul(layout.extent))
-                    .ok_or_else(|| {
-                        Failure::new(
-                            MPI_ERR_ARG,
-                            format!(
-                                "displacement {displ} of rank {rank}: only displacements >= 0 \
-                                 are supported"
-                            ),
-                        )
-                    })
+                let displ = (displ >= 0).then_some(displ as isize).ok_or_else(|| {
+                    Failure::new(
+                        MPI_ERR_ARG,
+                        format!(
+                            "displacement {displ} of rank {rank}: only displacements >= 0 \
+                             are supported"
+                        ),
+                    )
+                })?;
+                displ.checked_mul(layout.extent).ok_or_else(too_large)
             })
             .collect::<Result<Vec<_>, Failure>>()?;
         Blocks::of(counts, &offsets, &vec![layout; counts.len()])
@@ -86,7 +85,7 @@ impl Blocks {
             .iter()
             .enumerate()
             .map(|(rank, &displ)| {
-                usize::try_from(displ).map_err(|_| {
+                (displ >= 0).then_some(displ as isize).ok_or_else(|| {
                     Failure::new(
                         MPI_ERR_ARG,
                         format!(
@@ -104,14 +103,14 @@ impl Blocks {
         Blocks::of(counts, &offsets, &layouts)
     }
 
-    fn of(counts: &[c_int], offsets: &[usize], layouts: &[Arc<Layout>]) -> Result<Blocks, Failure> {
+    fn of(counts: &[c_int], offsets: &[isize], layouts: &[Arc<Layout>]) -> Result<Blocks, Failure> {
         let mut blocks = Blocks {
             counts: Vec::with_capacity(counts.len()),
             at: Vec::with_capacity(counts.len()),
             packed: Vec::with_capacity(counts.len()),
             packed_at: Vec::with_capacity(counts.len()),
-            low: usize::MAX,
-            end: 0,
+            low: isize::MAX,
+            end: isize::MIN,
             total: 0,
             layouts: layouts.to_vec(),
         };
@@ -122,10 +121,12 @@ impl Blocks {
             let packed = count.checked_mul(layout.size).ok_or_else(too_large)?;
             if window.len > 0 {
                 let first = at.checked_add(window.low).ok_or_else(too_large)?;
+                let end = isize::try_from(window.len)
+                    .ok()
+                    .and_then(|len| first.checked_add(len))
+                    .ok_or_else(too_large)?;
                 blocks.low = blocks.low.min(first);
-                blocks.end = blocks
-                    .end
-                    .max(first.checked_add(window.len).ok_or_else(too_large)?);
+                blocks.end = blocks.end.max(end);
             }
             blocks.counts.push(count);
             blocks.at.push((at, window));
@@ -133,8 +134,11 @@ impl Blocks {
             blocks.packed.push(packed);
             blocks.total = blocks.total.checked_add(packed).ok_or_else(too_large)?;
         }
-        blocks.low = blocks.low.min(blocks.end);
-        if blocks.end - blocks.low > isize::MAX as usize || blocks.total > isize::MAX as usize {
+        if blocks.end < blocks.low {
+            // No data at all.
+            (blocks.low, blocks.end) = (0, 0);
+        }
+        if blocks.end.checked_sub(blocks.low).is_none() || blocks.total > isize::MAX as usize {
             return Err(too_large());
         }
         Ok(blocks)
@@ -152,7 +156,7 @@ impl Blocks {
     pub(crate) unsafe fn read(&self, buffer: *const c_void) -> Result<Raw, Failure> {
         let window = Window {
             low: self.low,
-            len: self.end - self.low,
+            len: (self.end - self.low) as usize,
         };
         // SAFETY: forwarded contract.
         unsafe { window.read(buffer) }
@@ -172,15 +176,14 @@ impl Blocks {
     }
 
     /// Block r's bytes within what [`Blocks::read`] returns, and their origin.
-    fn place(&self, buffer: Raw, r: usize) -> (Raw, usize) {
+    fn place(&self, buffer: Raw, r: usize) -> (Raw, isize) {
         let (at, window) = self.at[r];
         if window.len == 0 {
             return (buffer.sub(0, 0), window.low);
         }
-        (
-            buffer.sub(at + window.low - self.low, window.len),
-            window.low,
-        )
+        // Within [low, end), as `of` checked.
+        let from = (at + window.low - self.low) as usize;
+        (buffer.sub(from, window.len), window.low)
     }
 
     /// The blocks of `buffer` (what [`Blocks::read`] gave), packed.

@@ -910,6 +910,17 @@ fn alltoallw() {
     scenario("alltoallw", 4, &[3]);
 }
 
+/// `tests/c/negative_bounds.c`: derived types with negative lower bounds, displacements,
+/// strides and extents (resized, vector, hindexed, contiguous and struct types): their bounds
+/// and true bounds (`MPI_Type_get_extent`, `_true_extent`, the `_x` forms), point to point
+/// (blocking and not), MPI_Bcast, MPI_Allreduce (in place too) and MPI_Reduce with MPI_SUM,
+/// the reduce-scatters, MPI_Gather into a type of negative extent, MPI_Allgather, MPI_Pack / MPI_Unpack, every value
+/// and the bytes outside the typemaps checked; overflowing bounds an error class.
+#[test]
+fn negative_bounds() {
+    scenario("negative_bounds", 3, &[]);
+}
+
 /// `tests/c/reverse_isends.c`: 40 isends of 64 KiB received last tag first (blocking, posted
 /// first, after MPI_Probe / MPI_Iprobe, by MPI_Mprobe / MPI_Improbe), 2.5 times the sender's
 /// 1 MiB window under `RT_UNEXPECTED_CAP=2M` (within the window plus the cap, what loans may

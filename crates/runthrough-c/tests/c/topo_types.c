@@ -82,10 +82,16 @@ static void type_errors(int rank) {
     EXPECT(MPI_Type_contiguous(2, MPI_INT, NULL), MPI_ERR_ARG);
     EXPECT(MPI_Type_vector(-1, 1, 2, MPI_INT, &t), MPI_ERR_COUNT);
     EXPECT(MPI_Type_vector(2, -1, 2, MPI_INT, &t), MPI_ERR_COUNT);
-    EXPECT(MPI_Type_vector(2, 1, -2, MPI_INT, &t), MPI_ERR_ARG);
+    /* A negative stride is MPI (blocks before the first): ints at 0 and -8 bytes. */
+    OK(MPI_Type_vector(2, 1, -2, MPI_INT, &t));
+    OK(MPI_Type_get_extent(t, &lb, &extent));
+    CHECK(lb == -8 && extent == 12, "vector stride -2: lb %ld extent %ld", (long)lb,
+          (long)extent);
+    OK(MPI_Type_free(&t));
     EXPECT(MPI_Type_vector(2, 1, 2, MPI_INT, NULL), MPI_ERR_ARG);
     EXPECT(MPI_Type_vector(1 << 30, 1 << 30, 1 << 30, MPI_DOUBLE, &t), MPI_ERR_COUNT);
-    EXPECT(MPI_Type_create_hvector(2, 1, -8, MPI_INT, &t), MPI_ERR_ARG);
+    OK(MPI_Type_create_hvector(2, 1, -8, MPI_INT, &t));
+    OK(MPI_Type_free(&t));
     EXPECT(MPI_Type_commit(NULL), MPI_ERR_ARG);
     EXPECT(MPI_Type_free(NULL), MPI_ERR_ARG);
     MPI_Datatype predefined = MPI_INT;
@@ -355,7 +361,13 @@ static void rooted_types(int rank) {
         EXPECT(MPI_Type_create_subarray(2, NULL, fsub, fstarts, MPI_ORDER_C, MPI_DOUBLE,
                                         &fortran),
                MPI_ERR_ARG);
-        EXPECT(MPI_Type_create_resized(MPI_DOUBLE, 0, -8, &fortran), MPI_ERR_ARG);
+        /* A negative extent is MPI: the upper bound below the lower one. */
+        MPI_Aint lb, extent;
+        OK(MPI_Type_create_resized(MPI_DOUBLE, 0, -8, &fortran));
+        OK(MPI_Type_get_extent(fortran, &lb, &extent));
+        CHECK(lb == 0 && extent == -8, "resized(0, -8): lb %ld extent %ld", (long)lb,
+              (long)extent);
+        OK(MPI_Type_free(&fortran));
     }
     for (int i = 0; i < 4; i++)
         mine[i] = rank * 10 + i; /* row-major 2 x 2: (0,0) (0,1) (1,0) (1,1) */
@@ -583,7 +595,11 @@ static void indexed_types(int rank) {
 
     /* Bad input. */
     int negative[2] = {0, -1}, bad_len[2] = {1, -2};
-    EXPECT(MPI_Type_indexed(2, ones, negative, MPI_INT, &shifted), MPI_ERR_ARG);
+    /* Negative displacements and lower bounds are MPI (data before the buffer pointer). */
+    OK(MPI_Type_indexed(2, ones, negative, MPI_INT, &shifted));
+    OK(MPI_Type_get_extent(shifted, &lb, &extent));
+    CHECK(lb == -4 && extent == 8, "indexed {0, -1}: lb %ld extent %ld", (long)lb, (long)extent);
+    OK(MPI_Type_free(&shifted));
     EXPECT(MPI_Type_indexed(2, bad_len, third_displs, MPI_INT, &shifted), MPI_ERR_COUNT);
     EXPECT(MPI_Type_indexed(-1, ones, third_displs, MPI_INT, &shifted), MPI_ERR_COUNT);
     EXPECT(MPI_Type_indexed(2, NULL, third_displs, MPI_INT, &shifted), MPI_ERR_ARG);
@@ -592,8 +608,15 @@ static void indexed_types(int rank) {
     EXPECT(MPI_Type_create_indexed_block(2, -1, third_displs, MPI_INT, &shifted), MPI_ERR_COUNT);
     EXPECT(MPI_Type_create_indexed_block(2, 1, NULL, MPI_INT, &shifted), MPI_ERR_ARG);
     MPI_Aint back_bytes[2] = {0, -8};
-    EXPECT(MPI_Type_create_hindexed(2, ones, back_bytes, MPI_INT, &shifted), MPI_ERR_ARG);
-    EXPECT(MPI_Type_create_resized(MPI_INT, -4, 8, &shifted), MPI_ERR_ARG);
+    OK(MPI_Type_create_hindexed(2, ones, back_bytes, MPI_INT, &shifted));
+    OK(MPI_Type_get_extent(shifted, &lb, &extent));
+    CHECK(lb == -8 && extent == 12, "hindexed {0, -8}: lb %ld extent %ld", (long)lb,
+          (long)extent);
+    OK(MPI_Type_free(&shifted));
+    OK(MPI_Type_create_resized(MPI_INT, -4, 8, &shifted));
+    OK(MPI_Type_get_extent(shifted, &lb, &extent));
+    CHECK(lb == -4 && extent == 8, "resized(-4, 8): lb %ld extent %ld", (long)lb, (long)extent);
+    OK(MPI_Type_free(&shifted));
     OK(MPI_Type_free(&upper));
     OK(MPI_Type_free(&thirds));
     OK(MPI_Type_free(&bytes));
