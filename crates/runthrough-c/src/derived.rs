@@ -397,7 +397,10 @@ impl Layout {
     /// member's alignment, so that the extent of a type that describes a C struct is `sizeof`
     /// the struct (its trailing padding included). When members carry bounds set by
     /// `MPI_Type_create_resized`, those markers alone give the bounds, unrounded (MPI-4.0
-    /// §5.1.7).
+    /// §5.1.7: the lower bound is the least lb marker if there is one, the upper bound the
+    /// greatest ub marker). MPICH 4.0.2 differs when only some members have markers: it takes
+    /// every member's bounds and pads (a resized int of lb -2, extent 6 at 0 and a double at 8:
+    /// extent 6 here, 24 there).
     fn structure(blocks: Vec<(isize, usize, Arc<Layout>)>) -> Result<Layout, Failure> {
         let mut size = 0usize;
         let mut natural = None;
@@ -2079,6 +2082,31 @@ mod tests {
         let odd = Arc::new(Layout::placed(0, -2, 6, int()).unwrap());
         let m = Layout::structure(vec![(0, 1, odd), (8, 1, double)]).unwrap();
         assert_eq!((m.lb, m.extent, m.true_extent()), (-2, 6, (0, 16)));
+    }
+
+    #[test]
+    fn nested_types_of_negative_extent_have_mpi_bounds() {
+        // (lb, extent, true lb, true extent), as MPI-4.0 §5.1.7 defines them (the same values
+        // MPICH 4.0.2 gives for these types).
+        let bounds = |t: &Layout| (t.lb, t.extent, t.true_extent().0, t.true_extent().1);
+        let rev = Arc::new(Layout::placed(0, 0, -4, int()).unwrap());
+        // MPI_Type_vector(2, 2, 4, rev): blocks 4 extents (-16 bytes) apart.
+        let vv = Arc::new(Layout::vector(2, 2, 4 * rev.extent, Arc::clone(&rev)).unwrap());
+        assert_eq!(bounds(&vv), (-20, 16, -20, 24));
+        // MPI_Type_vector(3, 1, -2, rev): blocks 8 bytes apart.
+        let v = Layout::vector(3, 1, -2 * rev.extent, Arc::clone(&rev)).unwrap();
+        assert_eq!(bounds(&v), (0, 12, 0, 20));
+        let r = Arc::new(Layout::placed(0, -4, -20, vv).unwrap());
+        assert_eq!(bounds(&r), (-4, -20, -20, 24));
+        let c = Layout::contiguous(2, r).unwrap();
+        assert_eq!(bounds(&c), (-24, 0, -40, 44));
+        // MPI_Type_create_subarray(1, {4}, {2}, {1}, MPI_ORDER_C, rev).
+        let sub = subarray(&[4], &[2], &[1], Arc::clone(&rev)).unwrap();
+        assert_eq!(bounds(&sub), (0, -16, -8, 8));
+        // A struct of one resized int (lb 0, extent 6): its bounds, unpadded.
+        let six = Arc::new(Layout::placed(0, 0, 6, int()).unwrap());
+        let s = Layout::structure(vec![(0, 1, six)]).unwrap();
+        assert_eq!(bounds(&s), (0, 6, 0, 4));
     }
 
     #[test]
