@@ -63,7 +63,7 @@
 use std::sync::Arc;
 
 use runthrough_core::agreement::Decision;
-use runthrough_core::{Error, FailureView, Rank, Result};
+use runthrough_core::{Error, FailureView, Result};
 
 use crate::agreement::ActiveCall;
 use crate::collectives::bruck_all_gather;
@@ -188,28 +188,7 @@ impl Comm {
         let mine = [u32::from(color.is_some()), color.unwrap_or(0), key as u32];
         let me = self.rank;
         self.make_communicator(Kind::Split, Some(mine), &|inputs| {
-            let color = color?;
-            let mut chosen: Vec<(i32, Rank)> = inputs
-                .table
-                .iter()
-                .enumerate()
-                .filter(|(_, entry)| entry[0] == 1 && entry[1] == color)
-                .map(|(rank, entry)| (entry[2] as i32, rank as Rank))
-                .collect();
-            if !chosen.iter().any(|&(_, r)| r == me) {
-                return None; // cannot happen: this rank's own entry is in the table
-            }
-            chosen.sort_unstable();
-            let members: Vec<u32> = chosen
-                .iter()
-                .map(|&(_, r)| inputs.members.world_of(r))
-                .collect();
-            let size = members.len() as u32;
-            Some(Plan {
-                members: Members::list(members),
-                global: FailureView::empty(size),
-                color: color.into(),
-            })
+            runthrough_core::engine::split_plan(inputs, me, color)
         })
     }
 
@@ -434,8 +413,14 @@ impl Comm {
                 Verdict::Retry => continue,
                 Verdict::Install => {}
             }
-            let (Some(plan), Some(context)) = (plan, candidate) else {
-                return Ok(None);
+            let (plan, context) = match (plan, candidate) {
+                (None, _) => return Ok(None),
+                (Some(plan), Some(context)) => (plan, context),
+                (Some(_), None) => {
+                    return Err(Error::Internal {
+                        reason: "a creation's plan without a candidate context".into(),
+                    })
+                }
             };
             let comm = self.install(&mut engine, context, plan, &mut out);
             drop(engine);

@@ -96,12 +96,15 @@ pub(crate) fn oversubscribed(running: usize) -> bool {
 }
 
 /// The cores that the ranks of this host share (read once): what the socket transports
-/// compare the host's live ranks with. Not this process's own affinity: a launcher that binds
-/// each rank to a core (`rtrun --bind-to core`, Open MPI's default for two ranks, Slurm's
-/// `--cpu-bind`) leaves every rank one CPU, yet two bound ranks on two cores each have a core of
-/// their own and must spin, not yield. So: the CPUs of the job's cpuset (its cgroup's
-/// `cpuset.cpus.effective`, v2 or v1), else the host's online CPUs, never fewer than
-/// [`cores`]; and [`cores`] alone when a CPU quota (not the affinity) is what limits it.
+/// compare the host's live ranks with. A rank bound to a single CPU (`rtrun --bind-to core`,
+/// Open MPI's default for two ranks, Slurm's `--cpu-bind`) does not count its own affinity:
+/// two bound ranks on two cores each have a core of their own and must spin, not yield. It
+/// counts the CPUs of the job's cpuset (its cgroup's `cpuset.cpus.effective`, v2 or v1), else
+/// the host's online CPUs. A rank with several CPUs in its affinity (unbound, or bound to a set
+/// such as `taskset -c 0,1` puts a whole job on) counts [`cores`], its affinity and CPU quota:
+/// the CPUs its job's ranks share. Not seen: a CPU quota on a bound rank's cgroup (a job
+/// bound one rank per core under a quota of fewer cores spins where it should yield: a few
+/// µs per wait, never a hang).
 pub(crate) fn host_cores() -> usize {
     static HOST: OnceLock<usize> = OnceLock::new();
     *HOST.get_or_init(|| {
@@ -109,8 +112,8 @@ pub(crate) fn host_cores() -> usize {
         let affinity = rustix::thread::sched_getaffinity(None)
             .map(|set| set.count() as usize)
             .unwrap_or(available);
-        if available < affinity {
-            return available; // a CPU quota below the affinity mask: that is the limit
+        if affinity != 1 {
+            return available;
         }
         job_cpus().map_or(available, |cpus| cpus.max(available))
     })
@@ -123,7 +126,11 @@ fn job_cpus() -> Option<usize> {
     let cgroups = read("/proc/self/cgroup").unwrap_or_default();
     for line in cgroups.lines() {
         let mut fields = line.splitn(3, ':');
-        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
         let file = if controllers.is_empty() {
             format!("/sys/fs/cgroup{path}/cpuset.cpus.effective")
         } else if controllers.split(',').any(|c| c == "cpuset") {

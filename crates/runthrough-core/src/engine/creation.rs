@@ -77,6 +77,36 @@ pub struct Inputs<'a> {
     pub table: &'a [[u32; 3]],
 }
 
+/// `split`'s plan at rank `me` of the parent (`MPI_Comm_split`, MPI-4.0 §7.4.2): with a
+/// `color`, the ranks of the exchange's table that gave the same color, ordered by key, then
+/// by rank in the parent, as world ranks, with an empty G; `None` for an undefined color (or,
+/// which cannot happen, a table without this rank's entry). The runtime's `Comm::split` and
+/// the engine simulator's split rounds both use it.
+pub fn split_plan(inputs: &Inputs<'_>, me: Rank, color: Option<u32>) -> Option<Plan> {
+    let color = color?;
+    let mut chosen: Vec<(i32, Rank)> = inputs
+        .table
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry[0] == 1 && entry[1] == color)
+        .map(|(rank, entry)| (entry[2] as i32, rank as Rank))
+        .collect();
+    if !chosen.iter().any(|&(_, r)| r == me) {
+        return None;
+    }
+    chosen.sort_unstable();
+    let members: Vec<u32> = chosen
+        .iter()
+        .map(|&(_, r)| inputs.members.world_of(r))
+        .collect();
+    let size = members.len() as u32;
+    Some(Plan {
+        members: Members::list(members),
+        global: FailureView::empty(size),
+        color: color.into(),
+    })
+}
+
 /// What a creation's decision means, the same at every participant (they share the decision
 /// and G).
 #[derive(Debug)]

@@ -43,7 +43,8 @@ mod creation;
 mod point_to_point;
 pub use collective::{CollectiveCall, CollectivePosted};
 pub use creation::{
-    derive_context, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK, ID_FREE,
+    derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
+    ID_FREE,
 };
 mod send;
 mod views;

@@ -1328,8 +1328,6 @@ impl Program {
         self.next_round()
     }
 
-    /// The `dup` returned `outcome`: checked against the other ranks' (the same communicator
-    /// or the same error everywhere), then the next round.
     /// This round's color and key at this rank, if it is a `split` round.
     fn split_args(&self, cx: &Ctx) -> Option<(Option<u32>, i32)> {
         match cx.plan.rounds.get(self.round) {
@@ -1353,18 +1351,33 @@ impl Program {
         let Some(Round::Split { colors, keys }) = cx.plan.rounds.get(self.round).cloned() else {
             unreachable!("called in a split round");
         };
-        let mine = match colors[me as usize] {
-            None => None,
-            Some(color) => {
+        // The runtime's own split plan (`runthrough_core::engine::split_plan`, what
+        // `Comm::split` installs), from the exchange's table as it comes out when the exchange
+        // succeeds everywhere: the plan's color and key of every participant, nothing for the
+        // ranks of G.
+        let table: Vec<[u32; 3]> = (0..entry.members.size())
+            .map(|r| match colors[r as usize] {
+                Some(color) if !entry.global.is_failed(r) => [1, color, keys[r as usize] as u32],
+                _ => [0, 0, 0],
+            })
+            .collect();
+        let plan = runthrough_core::engine::split_plan(
+            &runthrough_core::engine::Inputs {
+                members: &entry.members,
+                global: &entry.global,
+                table: &table,
+            },
+            me,
+            colors[me as usize],
+        );
+        let mine = match plan {
+            None if colors[me as usize].is_none() => None,
+            None => return Err(format!("rank {me}'s split plan leaves itself out")),
+            Some(plan) => {
                 let context = candidate.ok_or("a split's participant without a candidate")?;
-                let mut chosen: Vec<(i32, u32)> = (0..entry.members.size())
-                    .filter(|&r| !entry.global.is_failed(r) && colors[r as usize] == Some(color))
-                    .map(|r| (keys[r as usize], r))
-                    .collect();
-                chosen.sort_unstable();
-                let mut members: Vec<u32> = chosen
-                    .iter()
-                    .map(|&(_, r)| entry.members.world_of(r))
+                let color = plan.color;
+                let mut members: Vec<u32> = (0..plan.members.size())
+                    .map(|r| plan.members.world_of(r))
                     .collect();
                 if members.len() >= 2 {
                     if cx.checker.corrupt_split_at == Some(cx.checker.split_installs) {
@@ -1378,7 +1391,7 @@ impl Program {
                     CreationPlan {
                         members: Members::list(members.clone()),
                         global: FailureView::empty(size),
-                        color: color.into(),
+                        color,
                     },
                     me,
                     cx.out,
@@ -1406,6 +1419,8 @@ impl Program {
         self.next_round()
     }
 
+    /// The `dup` (or a `split` that failed) returned `outcome`: checked against the other
+    /// ranks' (the same communicator or the same error everywhere), then the next round.
     fn end_dup(&mut self, outcome: Result<ContextId>, cx: &mut Ctx) -> Step {
         let me = cx.me;
         if self.split_args(cx).is_some() {

@@ -724,7 +724,9 @@ fn startup_timeouts(local_ranks: usize, cores: usize, config: &Config) -> (Durat
 
 fn start(mut s: Started) -> Result<Universe, InitError> {
     let (handshake, connect_deadline) =
-        startup_timeouts(s.local_ranks, crate::wait::host_cores(), &s.config);
+        // The affinity's count, not `host_cores`: a bound rank's one CPU makes the time-outs
+        // longer, never too short for a crowded host.
+        startup_timeouts(s.local_ranks, crate::wait::cores(), &s.config);
     s.config.handshake_timeout = handshake;
     let (rank, size) = (s.rank, s.size);
     if let Some(cap) = s.unexpected_cap {
