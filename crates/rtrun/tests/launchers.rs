@@ -122,20 +122,36 @@ fn slurm() -> Option<String> {
             .exists()
             .then(|| DEFAULT_SLURM_CONF.to_string())
     });
-    let answering = conf.as_ref().is_some_and(|conf| {
-        Command::new("timeout")
-            .args(["10", "sinfo", "-h", "-o", "%t"])
-            .env("SLURM_CONF", conf)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .is_ok_and(|o| {
-                let states = String::from_utf8_lossy(&o.stdout).to_string();
-                o.status.success()
-                    && ["idle", "mix", "alloc"]
-                        .iter()
-                        .any(|s| states.lines().any(|l| l.trim() == *s))
-            })
+    // A node that just ran another test's job may show as completing ("comp") or in another
+    // passing state for a moment: srun waits for it, so any state of a responding node counts
+    // (not down, drained, failed, unknown, or marked `*`, not responding). A controller slow
+    // to answer under load, or a node not responding for a moment, is asked again for up to 30 s
+    // (as multihost.rs waits for its nodes).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let answering = conf.as_ref().is_some_and(|conf| loop {
+        let answered = {
+            Command::new("timeout")
+                .args(["10", "sinfo", "-h", "-o", "%t"])
+                .env("SLURM_CONF", conf)
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .is_ok_and(|o| {
+                    let states = String::from_utf8_lossy(&o.stdout).to_string();
+                    o.status.success()
+                        && states.lines().map(str::trim).any(|state| {
+                            !state.is_empty()
+                                && !state.ends_with('*')
+                                && !["down", "drain", "drng", "fail", "unk", "boot", "futr"]
+                                    .iter()
+                                    .any(|bad| state.starts_with(bad))
+                        })
+                })
+        };
+        if answered || std::time::Instant::now() > deadline {
+            break answered;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
     });
     if !answering {
         skip("no Slurm answering (apt-get install -y slurm-wlm munge; .ci/slurm/start.sh)");
