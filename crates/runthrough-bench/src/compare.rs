@@ -8,7 +8,9 @@
 //! runthrough rows get the same) and `-n N` (as root with
 //! `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`), every job under `timeout`.
 //! Its rank 0 prints the same JSON rows (`impl` "openmpi-ulfm", transport "sm"); fault jobs
-//! give one sample each and are pooled like the multi-process ones.
+//! give one sample each and are pooled like the multi-process ones. The collectives run a
+//! second time with `--mca btl tcp,self` (rows with transport "tcp"), which runthrough's TCP
+//! rows are compared with.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -78,11 +80,18 @@ fn mpiexec(
     ranks: u32,
     args: &[String],
     timeout: Duration,
+    tcp: bool,
 ) -> Result<Vec<Row>, String> {
+    let btl: &[&str] = if tcp {
+        &["--mca", "btl", "tcp,self"]
+    } else {
+        &[]
+    };
     let output = Command::new("timeout")
         .args(["-k", "5", &timeout.as_secs().to_string()])
         .arg(bin.join("mpiexec"))
         .args(["--with-ft", "ulfm"])
+        .args(btl)
         .args(super::mp::binding(ranks).ompi_args())
         .args(["-n", &ranks.to_string()])
         .arg(program)
@@ -100,6 +109,12 @@ fn mpiexec(
     let rows: Vec<Row> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(parse_row)
+        .map(|mut row| {
+            if tcp {
+                row.transport = "tcp";
+            }
+            row
+        })
         .collect();
     if rows.is_empty() {
         return Err(format!(
@@ -127,9 +142,11 @@ pub(super) fn rows(
             repetitions.to_string(),
             target_us.to_string(),
         ];
-        match mpiexec(&bin, &program, ranks, &args, Duration::from_secs(240)) {
-            Ok(got) => rows.extend(got.into_iter().filter(|r| wanted(&r.op))),
-            Err(why) => eprintln!("  openmpi collectives at {ranks} ranks: {why}"),
+        for tcp in [false, true] {
+            match mpiexec(&bin, &program, ranks, &args, Duration::from_secs(240), tcp) {
+                Ok(got) => rows.extend(got.into_iter().filter(|r| wanted(&r.op))),
+                Err(why) => eprintln!("  openmpi collectives at {ranks} ranks (tcp: {tcp}): {why}"),
+            }
         }
     }
     let fault_ops = ["detection", "recovery", "recovery_after_detection"];
@@ -146,7 +163,7 @@ pub(super) fn rows(
             for _ in 0..fault_repetitions {
                 let _ = std::fs::remove_file(&stamp);
                 let args = ["fault".to_string(), stamp.display().to_string()];
-                match mpiexec(&bin, &program, ranks, &args, Duration::from_secs(60)) {
+                match mpiexec(&bin, &program, ranks, &args, Duration::from_secs(60), false) {
                     Ok(got) => samples.extend(got),
                     Err(why) => eprintln!("  openmpi fault job at {ranks} ranks: {why}"),
                 }
@@ -157,8 +174,8 @@ pub(super) fn rows(
     }
     for row in &rows {
         eprintln!(
-            "  {:<28} {:>3} ranks {:>8} B  median {:>10.3} us  (openmpi-ulfm)",
-            row.op, row.ranks, row.bytes, row.median_us
+            "  {:<28} {:>3} ranks {:>8} B  median {:>10.3} us  (openmpi-ulfm, {})",
+            row.op, row.ranks, row.bytes, row.median_us, row.transport
         );
     }
     Ok(rows)

@@ -56,8 +56,9 @@ pub(super) fn binding(ranks: u32) -> Binding {
 }
 
 /// The transports of the multi-process rows, side by side in one run: each row's label and
-/// the `RT_TRANSPORT` its job runs with (shared memory, the default; Unix sockets alone).
-const TRANSPORTS: [(&str, &str); 2] = [("shm", "shm"), ("unix", "unix")];
+/// the `RT_TRANSPORT` its job runs with (shared memory, the default; Unix sockets alone; TCP
+/// over loopback, compared with Open MPI's TCP path).
+const TRANSPORTS: [(&str, &str); 3] = [("shm", "shm"), ("unix", "unix"), ("tcp", "tcp")];
 
 /// Microseconds since the epoch: the clock both sides of a kill share.
 pub(super) fn wall_us() -> f64 {

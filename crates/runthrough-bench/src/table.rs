@@ -68,8 +68,11 @@ pub(super) fn print(rows: &[Row]) {
             let theirs = counterpart(&row.op);
             let reference = (row.implementation == "runthrough")
                 .then(|| {
+                    // TCP rows against Open MPI's TCP path, the others against its shared memory.
+                    let path = if row.transport == "tcp" { "tcp" } else { "sm" };
                     rows.iter().find(|r| {
                         r.implementation == "openmpi-ulfm"
+                            && r.transport == path
                             && r.op == theirs
                             && r.ranks == row.ranks
                             && r.bytes == row.bytes
