@@ -1599,16 +1599,8 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
     lb: *mut MPI_Aint,
     extent: *mut MPI_Aint,
 ) -> c_int {
-    boundary(MPI_COMM_WORLD, || {
-        // SAFETY: checked for NULL by `out`.
-        let lb = unsafe { out(lb, "lb")? };
-        // SAFETY: checked for NULL by `out`.
-        let extent = unsafe { out(extent, "extent")? };
-        let layout = layout_of(datatype, false)?;
-        lb.write(layout.lb);
-        extent.write(layout.extent);
-        Ok(())
-    })
+    // SAFETY: as this function's contract says.
+    unsafe { write_bounds(datatype, (lb, "lb"), (extent, "extent"), extent_of, |n| n) }
 }
 
 /// `MPI_Type_get_true_extent` (MPI-4.0 §5.1.8): the first byte of the data of one element and
@@ -1626,16 +1618,16 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent(
     true_lb: *mut MPI_Aint,
     true_extent: *mut MPI_Aint,
 ) -> c_int {
-    boundary(MPI_COMM_WORLD, || {
-        // SAFETY: checked for NULL by `out`.
-        let true_lb = unsafe { out(true_lb, "true_lb")? };
-        // SAFETY: checked for NULL by `out`.
-        let true_extent = unsafe { out(true_extent, "true_extent")? };
-        let (lb, extent) = layout_of(datatype, false)?.true_extent();
-        true_lb.write(lb);
-        true_extent.write(extent);
-        Ok(())
-    })
+    // SAFETY: as this function's contract says.
+    unsafe {
+        write_bounds(
+            datatype,
+            (true_lb, "true_lb"),
+            (true_extent, "true_extent"),
+            Layout::true_extent,
+            |n| n,
+        )
+    }
 }
 
 /// `MPI_Type_get_extent_x` (MPI-4.0 §5.1.7): `MPI_Type_get_extent` with `MPI_Count` results.
@@ -1651,16 +1643,12 @@ pub unsafe extern "C" fn MPI_Type_get_extent_x(
     lb: *mut i64,
     extent: *mut i64,
 ) -> c_int {
-    boundary(MPI_COMM_WORLD, || {
-        // SAFETY: checked for NULL by `out`.
-        let lb = unsafe { out(lb, "lb")? };
-        // SAFETY: checked for NULL by `out`.
-        let extent = unsafe { out(extent, "extent")? };
-        let layout = layout_of(datatype, false)?;
-        lb.write(layout.lb as i64);
-        extent.write(layout.extent as i64);
-        Ok(())
-    })
+    // SAFETY: as this function's contract says.
+    unsafe {
+        write_bounds(datatype, (lb, "lb"), (extent, "extent"), extent_of, |n| {
+            n as i64
+        })
+    }
 }
 
 /// `MPI_Type_get_true_extent_x` (MPI-4.0 §5.1.8): `MPI_Type_get_true_extent` with `MPI_Count`
@@ -1677,14 +1665,43 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
     true_lb: *mut i64,
     true_extent: *mut i64,
 ) -> c_int {
+    // SAFETY: as this function's contract says.
+    unsafe {
+        write_bounds(
+            datatype,
+            (true_lb, "true_lb"),
+            (true_extent, "true_extent"),
+            Layout::true_extent,
+            |n| n as i64,
+        )
+    }
+}
+
+/// A layout's lower bound and extent (`MPI_Type_get_extent`).
+fn extent_of(layout: &Layout) -> (isize, isize) {
+    (layout.lb, layout.extent)
+}
+
+/// The four extent queries: `of` the datatype's layout, written through the two out-pointers
+/// (each with its name for the NULL error) as `convert` makes it (`MPI_Aint` or `MPI_Count`).
+///
+/// # Safety
+/// Each pointer is NULL or points at a writable `T`.
+unsafe fn write_bounds<T>(
+    datatype: c_int,
+    (first, first_name): (*mut T, &str),
+    (second, second_name): (*mut T, &str),
+    of: fn(&Layout) -> (isize, isize),
+    convert: fn(isize) -> T,
+) -> c_int {
     boundary(MPI_COMM_WORLD, || {
-        // SAFETY: checked for NULL by `out`.
-        let true_lb = unsafe { out(true_lb, "true_lb")? };
-        // SAFETY: checked for NULL by `out`.
-        let true_extent = unsafe { out(true_extent, "true_extent")? };
-        let (lb, extent) = layout_of(datatype, false)?.true_extent();
-        true_lb.write(lb as i64);
-        true_extent.write(extent as i64);
+        // SAFETY: checked for NULL by `out`; writable by the caller's contract.
+        let first = unsafe { out(first, first_name)? };
+        // SAFETY: as above.
+        let second = unsafe { out(second, second_name)? };
+        let (a, b) = of(&*layout_of(datatype, false)?);
+        first.write(convert(a));
+        second.write(convert(b));
         Ok(())
     })
 }

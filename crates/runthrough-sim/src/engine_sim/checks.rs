@@ -56,18 +56,18 @@ pub struct Checker {
     pub cap: u64,
     /// By round: what the first rank to return from that round's `dup` got (the context id,
     /// or the error), and which rank that was.
-    creations: std::collections::BTreeMap<usize, (u32, std::result::Result<u64, Error>)>,
+    creations: FirstReturn<usize, std::result::Result<u64, Error>>,
     /// By round: the first rank to return from that round's `split` and whether it got a
     /// communicator or which error; by round and color, the first rank to return with that
     /// color's communicator, and its context and members.
-    split_outcomes: std::collections::BTreeMap<usize, (u32, std::result::Result<(), Error>)>,
-    split_comms: std::collections::BTreeMap<(usize, u32), (u32, u64, Vec<u32>)>,
+    split_outcomes: FirstReturn<usize, std::result::Result<(), Error>>,
+    split_comms: FirstReturn<(usize, u32), (u64, Vec<u32>)>,
     /// `split` calls that returned a communicator (or `None`, for `MPI_UNDEFINED`), and that
     /// returned an error (per rank).
     pub splits: (u64, u64),
     /// By round: the first rank to return from that round's `shrink`, the context and members
     /// it got.
-    shrinks: std::collections::BTreeMap<usize, (u32, u64, Vec<u32>)>,
+    shrinks: FirstReturn<usize, (u64, Vec<u32>)>,
     /// `shrink` calls that returned (per rank).
     pub shrinks_returned: u64,
     /// (lender, borrower): a loan went out since the lender last held no more than the
@@ -91,6 +91,33 @@ pub struct Checker {
     pub corrupt_split_at: Option<u64>,
     /// `split` communicators of two ranks or more installed, counted for `corrupt_split_at`.
     pub split_installs: u64,
+}
+
+/// By key (a round, or a round and a color): the first rank to return from that call, and what
+/// it got ([`same_as_first`]).
+type FirstReturn<K, T> = std::collections::BTreeMap<K, (u32, T)>;
+
+/// A promise that every rank returning from one call gets the same: the first rank to return
+/// under `key` records its `value` (with its rank), and a later one with another value is a
+/// violation, described as `what` "returned X at R but Y at F".
+fn same_as_first<K: Ord, T: PartialEq + std::fmt::Debug>(
+    seen: &mut FirstReturn<K, T>,
+    key: K,
+    rank: u32,
+    value: T,
+    what: impl FnOnce() -> String,
+) -> Verdict {
+    match seen.get(&key) {
+        None => {
+            seen.insert(key, (rank, value));
+            Ok(())
+        }
+        Some((first, theirs)) if *theirs != value => Err(format!(
+            "{} returned {value:?} at {rank} but {theirs:?} at {first}",
+            what()
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// What the ledger knows of one agreement.
@@ -566,16 +593,9 @@ impl Checker {
         } else {
             self.dups.1 += 1;
         }
-        match self.creations.get(&round) {
-            None => {
-                self.creations.insert(round, (rank, outcome.clone()));
-                Ok(())
-            }
-            Some((first, theirs)) if theirs != outcome => Err(format!(
-                "the dup of round {round} returned {outcome:?} at {rank} but {theirs:?} at {first}"
-            )),
-            Some(_) => Ok(()),
-        }
+        same_as_first(&mut self.creations, round, rank, outcome.clone(), || {
+            format!("the dup of round {round}")
+        })
     }
 
     /// Rank `rank` returned from round `round`'s `split` (world ranks' `colors` and `keys`)
@@ -597,17 +617,9 @@ impl Checker {
         } else {
             self.splits.1 += 1;
         }
-        match self.split_outcomes.get(&round) {
-            None => {
-                self.split_outcomes.insert(round, (rank, kind));
-            }
-            Some((first, theirs)) if *theirs != kind => {
-                return Err(format!(
-                    "the split of round {round} returned {outcome:?} at {rank} but {theirs:?} at {first}"
-                ))
-            }
-            Some(_) => {}
-        }
+        same_as_first(&mut self.split_outcomes, round, rank, kind, || {
+            format!("the split of round {round}")
+        })?;
         let color = colors[rank as usize];
         let Ok(got) = outcome else {
             return Ok(());
@@ -642,25 +654,22 @@ impl Checker {
                 "the split of round {round} at {rank} orders {members:?} against keys {keys:?}"
             ));
         }
-        for (&(r, c), (first, other_context, other_members)) in &self.split_comms {
-            if r != round {
-                continue;
-            }
-            if c == color && (*other_context, other_members) != (context, &members) {
-                return Err(format!(
-                    "the split of round {round}, color {color}: {context:#x} {members:?} at {rank} but {other_context:#x} {other_members:?} at {first}"
-                ));
-            }
-            if c != color && *other_context == context {
-                return Err(format!(
-                    "the split of round {round} gives colors {c} and {color} one context {context:#x}"
-                ));
-            }
+        if let Some((&(_, c), _)) = self
+            .split_comms
+            .range((round, 0)..=(round, u32::MAX))
+            .find(|(&(_, c), (_, (other, _)))| c != color && *other == context)
+        {
+            return Err(format!(
+                "the split of round {round} gives colors {c} and {color} one context {context:#x}"
+            ));
         }
-        self.split_comms
-            .entry((round, color))
-            .or_insert((rank, context, members));
-        Ok(())
+        same_as_first(
+            &mut self.split_comms,
+            (round, color),
+            rank,
+            (context, members),
+            || format!("the split of round {round}, color {color},"),
+        )
     }
 
     /// Rank `rank` returned from round `round`'s `shrink` with communicator `context` of
@@ -682,17 +691,13 @@ impl Checker {
                 "the shrink of round {round} at {rank} leaves out {left}, which lives ({decision:?})"
             ));
         }
-        match self.shrinks.get(&round) {
-            None => {
-                self.shrinks
-                    .insert(round, (rank, context, members.to_vec()));
-                Ok(())
-            }
-            Some((first, c, m)) if (*c, m.as_slice()) != (context, members) => Err(format!(
-                "the shrink of round {round} gave {context:#x} {members:?} at {rank} but {c:#x} {m:?} at {first}"
-            )),
-            Some(_) => Ok(()),
-        }
+        same_as_first(
+            &mut self.shrinks,
+            round,
+            rank,
+            (context, members.to_vec()),
+            || format!("the shrink of round {round}"),
+        )
     }
 
     /// An operation of `rank` failed with `error`: legal for `ProcFailed` of a failure its

@@ -427,13 +427,14 @@ impl Tcp {
         }
     }
 
-    /// Does the progress-thread wake-ups put off by [`Tcp::defer_ring`] (those of every
-    /// thread of this rank), for peers that still have no poller. A count that another
-    /// thread's flush lowers before the deferring thread raised it wraps for a moment; only
-    /// whether it is zero matters.
+    /// If the calling thread put a wake-up off since its last flush: does the progress-thread
+    /// wake-ups put off by [`Tcp::defer_ring`] (those of every thread of this rank), for peers
+    /// that still have no poller. Every deferring thread flushes after its own deferral, so a
+    /// thread that deferred nothing need not look. A count that another thread's flush lowers
+    /// before the deferring thread raised it wraps for a moment; only whether it is zero
+    /// matters.
     pub(super) fn ring_deferred(&self) {
-        DEFERRED_SINCE.set(None);
-        if self.deferred_rings.load(Ordering::SeqCst) == 0 {
+        if DEFERRED_SINCE.take().is_none() || self.deferred_rings.load(Ordering::SeqCst) == 0 {
             return;
         }
         for peer in 0..self.size() {
@@ -460,9 +461,7 @@ impl Tcp {
     /// The calling thread's blocking wait ends: what it put off is done now.
     pub(super) fn note_wait_ends(&self) {
         WAITS.set(WAITS.get().saturating_sub(1));
-        if DEFERRED_SINCE.get().is_some() {
-            self.ring_deferred();
-        }
+        self.ring_deferred();
     }
 
     /// An application thread waits until its bytes for `to` are in the ring: it drains its
@@ -575,11 +574,7 @@ impl Tcp {
             self.ring_deferred();
         }
         inbox.enter_wait();
-        signal.wait_past_then(seen, oversubscribed, &mut || {
-            if DEFERRED_SINCE.get().is_some() {
-                self.ring_deferred();
-            }
-        });
+        signal.wait_past_then(seen, oversubscribed, &mut || self.ring_deferred());
         inbox.leave_wait();
         self.poll_shm();
     }

@@ -809,7 +809,7 @@ impl Tcp {
     /// The launcher (`from == None`: a confirmed failure) or the peer `from` (a
     /// `FailureNotice`: `rank` is in its output) says `rank` failed.
     pub(crate) fn notice(&self, rank: u32, from: Option<u32>) {
-        if self.finished.load(Ordering::SeqCst) || self.halting.load(Ordering::SeqCst) {
+        if self.stands_aside() {
             return;
         }
         let change = match from {
@@ -819,9 +819,14 @@ impl Tcp {
         self.act(change, &Cause::Notice);
     }
 
+    /// The rank finalized or halts: what peers say of failures no longer concerns it.
+    fn stands_aside(&self) -> bool {
+        self.finished.load(Ordering::SeqCst) || self.halting.load(Ordering::SeqCst)
+    }
+
     /// The peer `voter` says it fenced `rank`.
     fn vote(&self, voter: u32, rank: u32) {
-        if self.finished.load(Ordering::SeqCst) || self.halting.load(Ordering::SeqCst) {
+        if self.stands_aside() {
             return;
         }
         let change = lock(&self.fence).vote(voter, rank);
