@@ -117,7 +117,9 @@ pub struct Job {
     pub timeline: bool,
     /// Tell the live ranks when a rank's process ended (the default): a confirmed failure
     /// (docs/semantics.md §1). Off, nobody confirms an exit, as across hosts under srun or
-    /// Hydra: a rank's end shows only as its closed connections (tests of finalize).
+    /// Hydra: a rank's end shows only as its closed connections (tests of finalize); then
+    /// the ranks connect every pair at start (`RT_CONNECT=all`: with connections on first
+    /// use, a rank learns of the death of a peer it never connected to from the notices).
     pub confirm_exits: bool,
 }
 
@@ -894,6 +896,11 @@ pub fn run(job: &Job) -> io::Result<Report> {
         }
         for (key, value) in &job.env {
             command.env(key, value);
+        }
+        if !job.confirm_exits {
+            // A rank learns of the death of a peer it never connected to from rtrun's notice:
+            // without notices every pair connects at start, as across hosts.
+            command.env(runthrough::settings::Setting::Connect.name(), "all");
         }
         if job.timeline {
             command.env(launch::ENV_TIMELINE, "1");

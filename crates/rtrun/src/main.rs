@@ -123,6 +123,7 @@ FAULTS (--kill RANK@WHEN; the README's \"Fault injection\" has the details):
 SETTINGS (the ranks' environment, checked before the job starts):
   RT_TRANSPORT=auto|shm|unix|tcp  RT_UNEXPECTED_CAP=BYTES[K|M|G]  RT_HEARTBEAT=PERIOD_MS:TIMEOUT_MS
   RT_BIND=ADDR|IFACE|route:HOST  RT_VERBOSE=0|1  RT_FAULT=WHEN[,WHEN...]  RT_PMI=1|2
+  RT_CONNECT=demand|all (peers of one host connect on first use, or every pair at start)
   A bad value stops rtrun with exit status 2 before anything starts; an unknown RT_ name is
   a warning.
 

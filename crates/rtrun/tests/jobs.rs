@@ -280,6 +280,25 @@ fn a_stopped_rank_is_fenced_and_killed() {
     assert!(report.summary().contains("rtrun: --stop 2@0.3s: fired at "));
 }
 
+/// The same among 16 ranks, where most pairs connect on first use: the stopped rank's overlay
+/// neighbours find it silent, rtrun kills it, and the ranks that never connected to it learn of
+/// the death from rtrun; every survivor agrees.
+#[test]
+fn a_stopped_rank_among_sixteen_connected_on_first_use_is_fenced_and_killed() {
+    let mut job = job(16, &["validate", "--rounds", "8", "--pause-ms", "200"], &[]);
+    job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
+    job.stops = vec![(5, Duration::from_millis(300))];
+    let report = agreed(&job, &[5]);
+    let rank = &report.ranks[5];
+    assert_eq!(
+        rank.ending,
+        Some(Ending::Signaled(9)),
+        "{}",
+        report.summary()
+    );
+    assert!(rank.fenced_by.is_some(), "{}", report.summary());
+}
+
 /// Processes whose environment holds `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     let needle = format!("RTRUN_TEST_MARKER={marker}");

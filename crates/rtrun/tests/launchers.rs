@@ -256,6 +256,51 @@ fn hydra_mpiexec_with_rt_supervise_survives_a_kill() {
     check_survived(&run(killing_rank_2(&mut mpiexec(4), true)), 4);
 }
 
+/// 12 ranks, where most pairs connect on first use (each rank connects at start to the 6 of
+/// its 11 peers 1, 2, 4 and 8 places away), all waiting in a receive from rank 2, which dies
+/// without sending anything: the receives fail with `ProcFailed` at the ranks that never
+/// connected to rank 2 too (they watch its process through a pidfd; without that they would
+/// wait forever, the launcher telling nobody), and every survivor agrees on the death.
+#[test]
+fn hydra_mpiexec_ranks_never_connected_to_a_dead_rank_learn_of_its_death() {
+    if !hydra() {
+        return;
+    }
+    let mut mpiexec = mpiexec(12);
+    mpiexec.arg(SUPERVISE).env("RT_VERBOSE", "1").args([
+        "sh",
+        "-c",
+        KILL_RANK_2,
+        CHECK,
+        "wait_for_2",
+    ]);
+    let outcome = run(&mut mpiexec);
+    check_survived(&outcome, 12);
+    watched_rank_2_end(&outcome);
+}
+
+/// The ranks outside rank 2's overlay (of 12: 5, 7, 8, 9 and 11) saw its process end through
+/// their watch, not through a connection (a majority of votes could have told them too, at 12
+/// ranks, but that costs connections on first use at scale).
+fn watched_rank_2_end(outcome: &Outcome) {
+    for rank in [5, 7, 8, 9, 11] {
+        let said = format!("runthrough rank {rank}: rank 2's process ended (watched by a pidfd)");
+        assert!(outcome.stderr.contains(&said), "{said}\n{}", outcome.text());
+    }
+}
+
+/// srun's twin of the test above.
+#[test]
+fn srun_pmi2_ranks_never_connected_to_a_dead_rank_learn_of_its_death() {
+    let Some(conf) = slurm() else { return };
+    let mut srun = srun(&conf, 12);
+    srun.env("RT_VERBOSE", "1")
+        .args(["sh", "-c", KILL_RANK_2, CHECK, "wait_for_2"]);
+    let outcome = run(&mut srun);
+    check_survived(&outcome, 12);
+    watched_rank_2_end(&outcome);
+}
+
 /// What Hydra allows: without a supervisor, a rank's death by a signal takes the whole job
 /// down, so the survivors never finish (this documents the launcher, and fails if Hydra
 /// changes).

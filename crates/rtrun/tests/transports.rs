@@ -163,14 +163,23 @@ fn a_unix_socket_job_without_shared_memory_survives_a_kill() {
 
 /// Issue 12 item 4, no thread per peer: the sockets of the peers a rank shares memory with are
 /// read by one thread (`rt-sockets`), so a rank of a job of 8 on one host runs no reader
-/// thread; with Unix sockets alone each peer has its reader (7).
+/// thread. With Unix sockets alone each connected peer has its reader: at start only the
+/// overlay's (5 of the 7 peers in a job of 8, each rank 1, 2 and 4 places away round the
+/// ranks), more once the job talks to the others; all 7 with `RT_CONNECT=all`.
 #[test]
 fn peers_sharing_memory_need_no_reader_thread_each() {
-    for (transport, readers, pollers) in [("auto", 0, 1), ("unix", 7, 0)] {
+    for (transport, connect, readers, pollers) in [
+        ("auto", "demand", 0..=0, 1),
+        ("unix", "demand", 5..=7, 0),
+        ("unix", "all", 7..=7, 0),
+    ] {
         let mut job = Job::new(8, CHECK);
         job.args = vec!["threads".into()];
         job.timeout = Some(JOB_LIMIT);
-        job.env = vec![("RT_TRANSPORT".into(), transport.into())];
+        job.env = vec![
+            ("RT_TRANSPORT".into(), transport.into()),
+            ("RT_CONNECT".into(), connect.into()),
+        ];
         let report = run(&job);
         assert!(report.success(), "{}", output(&report));
         for rank in 0..8 {
@@ -179,8 +188,15 @@ fn peers_sharing_memory_need_no_reader_thread_each() {
                 .into_iter()
                 .find(|l| l.starts_with("threads "))
                 .unwrap_or_else(|| panic!("rank {rank}\n{}", output(&report)));
-            let want = format!("readers={readers} pollers={pollers}");
-            assert!(line.ends_with(&want), "{transport}, rank {rank}: {line}");
+            let counted = |name: &str| -> usize {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("{name} in {line}"))
+            };
+            let what = format!("{transport}, RT_CONNECT={connect}, rank {rank}: {line}");
+            assert!(readers.contains(&counted("readers")), "{what}");
+            assert_eq!(counted("pollers"), pollers, "{what}");
         }
     }
 }

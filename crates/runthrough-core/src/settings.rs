@@ -54,6 +54,9 @@ pub enum Setting {
     /// with in the C library (MPI-4.0 §9.3): `mpi_errors_are_fatal` (the default),
     /// `mpi_errors_abort` or `mpi_errors_return` (`rtrun --initial-errhandler`).
     InitialErrhandler,
+    /// `RT_CONNECT`: `demand` (the default: peers on this host are connected on first use, with
+    /// a sparse overlay at start) or `all` (every pair at start).
+    Connect,
 }
 
 /// How long start-up waits for the other ranks by default (`RT_INIT_TIMEOUT`).
@@ -61,7 +64,7 @@ pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Setting {
     /// Every setting.
-    pub const ALL: [Setting; 15] = [
+    pub const ALL: [Setting; 16] = [
         Setting::Rank,
         Setting::Size,
         Setting::Control,
@@ -77,6 +80,7 @@ impl Setting {
         Setting::InitTimeout,
         Setting::Timeline,
         Setting::InitialErrhandler,
+        Setting::Connect,
     ];
 
     /// The variable's name.
@@ -97,6 +101,7 @@ impl Setting {
             Setting::InitTimeout => "RT_INIT_TIMEOUT",
             Setting::Timeline => "RT_TIMELINE",
             Setting::InitialErrhandler => "RT_INITIAL_ERRHANDLER",
+            Setting::Connect => "RT_CONNECT",
         }
     }
 
@@ -167,6 +172,7 @@ pub fn check(name: &str, value: &str) -> Result<(), SettingError> {
         Setting::Pmi => pmi(value).map(drop),
         Setting::InitTimeout => init_timeout(value).map(drop),
         Setting::InitialErrhandler => initial_errhandler(value).map(drop),
+        Setting::Connect => connect_all(value).map(drop),
         Setting::Rank
         | Setting::Size
         | Setting::Control
@@ -295,6 +301,23 @@ pub fn unexpected_cap(value: &str) -> Result<usize, SettingError> {
         )),
         Some(cap) => Ok(cap),
         None => Err(error("too large for this machine")),
+    }
+}
+
+/// `RT_CONNECT`: `demand` (or empty, the default) connects the peers of this host on first use;
+/// `all` connects every pair at start. Whether every pair connects at start.
+///
+/// # Errors
+/// Anything else.
+pub fn connect_all(value: &str) -> Result<bool, SettingError> {
+    match value {
+        "" | "demand" => Ok(false),
+        "all" => Ok(true),
+        _ => Err(SettingError::new(
+            Setting::Connect,
+            value,
+            "expected demand (the default) or all",
+        )),
     }
 }
 

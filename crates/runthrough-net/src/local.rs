@@ -14,6 +14,7 @@
 //! running after the period give no confirmation, and the majority rule decides as before: every
 //! doubt falls on the side of not confirming.
 
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
@@ -90,6 +91,74 @@ pub fn has_ended(pid: u32, limit: Duration) -> bool {
     }
 }
 
+/// The processes of several peers on this host, watched together through pidfds: for a rank
+/// that has no connection to them (connections are made on first use), their ending is how it
+/// learns of their failure without a launcher that says so.
+#[derive(Debug, Default)]
+pub struct Watch {
+    /// Each watched rank and its process's pidfd.
+    watched: Vec<(u32, OwnedFd)>,
+}
+
+impl Watch {
+    /// Watches `(rank, pid)` pairs. Returns the watch and the ranks whose process is gone
+    /// already; a PID that cannot be watched here (no pidfds) is left out.
+    pub fn new(pids: impl IntoIterator<Item = (u32, u32)>) -> (Watch, Vec<u32>) {
+        let mut watch = Watch::default();
+        let mut gone = Vec::new();
+        for (rank, pid) in pids {
+            let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+                continue;
+            };
+            match pidfd_open(raw, PidfdFlags::empty()) {
+                Ok(fd) => watch.watched.push((rank, fd)),
+                Err(Errno::SRCH) => gone.push(rank),
+                Err(_) => {}
+            }
+        }
+        (watch, gone)
+    }
+
+    /// Whether no process is watched any more.
+    pub fn is_empty(&self) -> bool {
+        self.watched.is_empty()
+    }
+
+    /// Waits up to `limit` for watched processes to end; returns their ranks (no longer
+    /// watched), empty when none ended in time.
+    pub fn wait(&mut self, limit: Duration) -> Vec<u32> {
+        if self.watched.is_empty() {
+            std::thread::sleep(limit);
+            return Vec::new();
+        }
+        let timeout = Timespec {
+            tv_sec: limit.as_secs() as _,
+            tv_nsec: limit.subsec_nanos() as _,
+        };
+        let ready: Vec<bool> = {
+            let mut fds: Vec<PollFd<'_>> = self
+                .watched
+                .iter()
+                .map(|(_, fd)| PollFd::new(fd, PollFlags::IN))
+                .collect();
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(n) if n > 0 => fds.iter().map(|fd| !fd.revents().is_empty()).collect(),
+                _ => return Vec::new(),
+            }
+        };
+        let mut ended = Vec::new();
+        let mut ready = ready.into_iter();
+        self.watched.retain(|(rank, _)| {
+            let done = ready.next().unwrap_or(false);
+            if done {
+                ended.push(*rank);
+            }
+            !done
+        });
+        ended
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +191,30 @@ mod tests {
         assert!(has_ended(pid, Duration::from_secs(10)));
         child.wait().expect("reap");
         assert!(has_ended(pid, Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn a_watch_reports_the_processes_that_end_and_only_those() {
+        let spawn = || {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .expect("sleep runs")
+        };
+        let (mut a, mut b) = (spawn(), spawn());
+        let (mut watch, gone) = Watch::new([(3, a.id()), (7, b.id())]);
+        assert!(gone.is_empty());
+        assert_eq!(watch.wait(Duration::from_millis(20)), Vec::<u32>::new());
+        b.kill().expect("kill b");
+        assert_eq!(watch.wait(Duration::from_secs(10)), vec![7]);
+        assert!(!watch.is_empty());
+        a.kill().expect("kill a");
+        assert_eq!(watch.wait(Duration::from_secs(10)), vec![3]);
+        assert!(watch.is_empty());
+        a.wait().expect("reap a");
+        b.wait().expect("reap b");
+        // A PID that is gone (reaped) is reported at once.
+        let (_, gone) = Watch::new([(5, a.id())]);
+        assert_eq!(gone, vec![5]);
     }
 }

@@ -72,6 +72,26 @@ fn failed_list(world: &Comm) -> Result<Vec<u32>, Error> {
     Ok(g.ranks(RankState::NULL).map(|i| i.rank).collect())
 }
 
+/// Every rank but 2 receives from rank 2, which sends nothing (a test kills it at its second
+/// call, two sends to itself): each receive must fail with `ProcFailed`, so every rank must
+/// learn of the death by itself, with or without a connection to rank 2 (`wait_for_2`).
+fn wait_for_2(world: &Comm) -> Result<(), String> {
+    let me = world.rank();
+    if me == 2 {
+        for _ in 0..2 {
+            world.send(&[me], me, 0).map_err(|e| e.to_string())?;
+            let mut got = [0u32];
+            world.recv(&mut got, me, 0).map_err(|e| e.to_string())?;
+        }
+        return Err("rank 2 was to die at its second call".into());
+    }
+    let mut got = [0u32];
+    match world.recv(&mut got, 2, 0) {
+        Err(Error::ProcFailed { .. }) => Ok(()),
+        other => Err(format!("a receive from the dead rank 2 gave {other:?}")),
+    }
+}
+
 fn ring(world: &Comm) -> Result<(), String> {
     let (me, n) = (world.rank(), world.size());
     world
@@ -596,6 +616,7 @@ fn main() -> ExitCode {
         "rogue" => rogue(world).and_then(|()| ring(world)),
         "shrink" => shrink(world),
         "computing" => computing(world),
+        "wait_for_2" => wait_for_2(world),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

@@ -68,7 +68,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use runthrough::fault::InjectedBy;
-use runthrough::{Comm, Error, FailureView, Fault, FaultPlan, Rank, RankOutcome, RankState};
+use runthrough::{Comm, Error, FailureView, Fault, FaultPlan, Op, Rank, RankOutcome, RankState};
 
 pub use grid::{initial_field, reference, stencil, Block, Decomposition, Side};
 pub use hosts::{host_key, key_of};
@@ -468,7 +468,7 @@ struct Tags {
 
 impl Tags {
     fn new(blocks: usize) -> Self {
-        let codes = 6 * blocks as u64;
+        let codes = 5 * blocks as u64;
         Tags {
             blocks: blocks as u64,
             codes,
@@ -488,11 +488,6 @@ impl Tags {
     /// A checkpoint copy of `block`.
     fn checkpoint(&self, pass: u64, block: usize) -> i32 {
         self.tag(pass, self.blocks * 4 + block as u64)
-    }
-
-    /// `block`'s final cells, sent to every survivor.
-    fn output(&self, pass: u64, block: usize) -> i32 {
-        self.tag(pass, self.blocks * 5 + block as u64)
     }
 }
 
@@ -689,48 +684,71 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// The output pass: every owner sends its blocks to every other rank OK in G, and every
-    /// rank assembles the whole field, so that the result survives any one rank (a single
-    /// writer that died after the last agreement would take it along).
+    /// The output pass: every rank assembles the whole field, so that the result survives any
+    /// one rank (a single writer that died after the last agreement would take it along). One
+    /// all-gather of what each rank owns (each block after its number, the shares padded with
+    /// NaN to the longest, which an all-reduce finds first): Bruck's algorithm, ⌈log₂ n⌉
+    /// rounds, instead of every owner sending each block to every rank (n² messages, and on a
+    /// crowded host n² connections). Each block is taken from its owner only; a block missing
+    /// at the end fails the pass.
     fn output_exchange(&mut self) -> Vec<f64> {
         let decomposition = self.shared.decomposition;
         let mut field = initial_field(decomposition.n());
-        let peers: Vec<Rank> = self
-            .g
-            .ranks(RankState::OK)
-            .map(|info| info.rank)
-            .filter(|&r| r != self.me)
-            .collect();
-        let owned: Vec<usize> = self.blocks.keys().copied().collect();
-        for &block in &owned {
-            decomposition.paste(block, self.blocks[&block].cells(), &mut field);
-            let tag = self.shared.tags.output(self.pass, block);
-            for &peer in &peers {
-                if let Err(e) = self.world.send(self.blocks[&block].cells(), peer, tag) {
-                    self.note(format_args!("final block {block} to rank {peer}"), e);
+        let mut mine = Vec::new();
+        for (&block, state) in &self.blocks {
+            decomposition.paste(block, state.cells(), &mut field);
+            mine.push(block as f64);
+            mine.extend_from_slice(state.cells());
+        }
+        let mut longest = [0u64];
+        if let Err(e) = self
+            .world
+            .all_reduce(&[mine.len() as u64], &mut longest, Op::Max)
+        {
+            self.note(format_args!("the output's size"), e);
+            return field;
+        }
+        let share = (longest[0] as usize).max(1);
+        mine.resize(share, f64::NAN);
+        let mut all = vec![f64::NAN; share * self.world.size() as usize];
+        if let Err(e) = self.world.all_gather(&mine, &mut all) {
+            self.note(format_args!("the output's all-gather"), e);
+            return field;
+        }
+        let blocks = decomposition.blocks();
+        let mut have = vec![false; blocks];
+        for &block in self.blocks.keys() {
+            have[block] = true;
+        }
+        for (rank, chunk) in all.chunks(share).enumerate() {
+            let mut at = 0;
+            while at < chunk.len() && !chunk[at].is_nan() {
+                let block = chunk[at] as usize;
+                let end = at + 1 + decomposition.cells_len(block.min(blocks - 1));
+                if block >= blocks || end > chunk.len() {
+                    self.note(
+                        format_args!("the output from rank {rank}"),
+                        Error::Internal {
+                            reason: format!("a malformed share (block {block} at {at})"),
+                        },
+                    );
+                    break;
                 }
+                if !have[block] && self.placement.owner(block) == rank as Rank {
+                    decomposition.paste(block, &chunk[at + 1..end], &mut field);
+                    have[block] = true;
+                }
+                at = end;
             }
         }
-        for block in 0..decomposition.blocks() {
+        if let Some(block) = have.iter().position(|&h| !h) {
             let owner = self.placement.owner(block);
-            if owner == self.me {
-                continue;
-            }
-            let tag = self.shared.tags.output(self.pass, block);
-            match self.world.recv_vec::<f64>(owner, tag) {
-                Ok((cells, status))
-                    if status.source.is_some() && cells.len() == decomposition.cells_len(block) =>
-                {
-                    decomposition.paste(block, &cells, &mut field);
-                }
-                Ok((_, status)) => self.note(
-                    format_args!("final block {block} from rank {owner}"),
-                    Error::Internal {
-                        reason: format!("unexpected block {status:?}"),
-                    },
-                ),
-                Err(e) => self.note(format_args!("final block {block} from rank {owner}"), e),
-            }
+            self.note(
+                format_args!("final block {block} from rank {owner}"),
+                Error::Internal {
+                    reason: "not in the output's all-gather".into(),
+                },
+            );
         }
         field
     }

@@ -288,6 +288,9 @@ fn parse_config() -> Result<Config, InitError> {
     };
     config.shm =
         matches!(transport, Transport::Auto | Transport::Shm) && config.local_identity.is_some();
+    if let Some(value) = var(settings::Setting::Connect.name())? {
+        config.connect_all = settings::connect_all(&value).map_err(InitError::BadSetting)?;
+    }
     Ok(config)
 }
 
@@ -706,7 +709,49 @@ fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option
     }
 }
 
-/// Connects to every peer of the table and returns the universe.
+/// Which peers are connected on first use rather than at start: the peers reached through a
+/// Unix socket (this host, network and mount namespace) whose failure this rank learns without
+/// a connection (`confirmed(peer)`: rtrun's notices, or a pidfd on its process), except this
+/// rank's neighbours in a sparse overlay of those ranks, connected at start so that heartbeats
+/// still reach every rank: in the ranks' order, the ones 1, 2, 4, … places ahead of and behind
+/// this one, round the list (about 2 log₂ n connections per rank instead of n − 1). Every rank
+/// computes the same overlay from the same table. Peers on other hosts, over TCP, or without a
+/// way to confirm their death are connected at start, as every peer used to be.
+fn on_demand_peers(
+    me: u32,
+    table: &[Option<String>],
+    local_identity: Option<&str>,
+    confirmed: impl Fn(u32) -> bool,
+) -> Vec<bool> {
+    let mut eligible: Vec<bool> = table
+        .iter()
+        .enumerate()
+        .map(|(peer, address)| {
+            let peer = peer as u32;
+            let reachable = address
+                .as_deref()
+                .is_some_and(|a| Address::parse(a).unix_path_from(local_identity).is_some());
+            (peer == me || confirmed(peer)) && reachable
+        })
+        .collect();
+    let ring: Vec<u32> = (0..table.len() as u32)
+        .filter(|&r| eligible[r as usize])
+        .collect();
+    let Some(position) = ring.iter().position(|&r| r == me) else {
+        return vec![false; table.len()];
+    };
+    let m = ring.len();
+    let mut step = 1;
+    while step < m {
+        eligible[ring[(position + step) % m] as usize] = false;
+        eligible[ring[(position + m - step) % m] as usize] = false;
+        step *= 2;
+    }
+    eligible[me as usize] = false;
+    eligible
+}
+
+/// Connects to the peers of the table that are connected at start and returns the universe.
 /// Start-up's time-outs for a host crowded with ranks: every pair of a job connects at start
 /// (n² handshakes of a few round trips each, on n / cores ranks per core), so on a crowded host
 /// the handshake time-out (40 ms per rank per core, at least 5 s) and the connect deadline
@@ -729,6 +774,9 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
         startup_timeouts(s.local_ranks, crate::wait::cores(), &s.config);
     s.config.handshake_timeout = handshake;
     let (rank, size) = (s.rank, s.size);
+    let local_identity = s.config.local_identity.clone();
+    let launcher_confirms = s.control.is_some();
+    let connect_all = s.config.connect_all;
     if let Some(cap) = s.unexpected_cap {
         s.endpoint.set_unexpected_cap(cap, size);
     }
@@ -739,6 +787,7 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
         *s.secret.bytes(),
         s.config,
     );
+    let local_pids = s.local_pids.clone();
     tcp.set_local_pids(s.local_pids);
     if let Some(inbox) = s.inbox {
         tcp.set_inbox(inbox)
@@ -773,6 +822,15 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
             tcp.declare_failed(peer as u32, Cause::Notice);
         }
     }
+    let on_demand = on_demand_peers(rank, &s.table, local_identity.as_deref(), |peer| {
+        !connect_all
+            && (launcher_confirms || local_pids.get(peer as usize).copied().flatten().is_some())
+    });
+    tcp.set_addresses(s.table.clone(), &on_demand);
+    if tcp.inbox().is_some() {
+        // Lanes are made on first use: the bootstrap's count says how crowded the host is.
+        tcp.set_local_ranks(s.local_ranks);
+    }
     let Listeners {
         tcp: tcp_listener,
         unix,
@@ -788,11 +846,28 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
             .map_err(io("starting the acceptor"))?;
     }
     for (peer, address) in s.table.iter().enumerate().skip(rank as usize + 1) {
-        if let Some(address) = address {
+        if let (Some(address), false) = (address, on_demand[peer]) {
             tcp.connect(peer as u32, address);
         }
     }
     tcp.wait_settled(connect_deadline);
+    if !launcher_confirms {
+        // The peers reached over a Unix socket: this host for certain (emulated hosts, network
+        // namespaces of one kernel, share the PID namespace, but not the socket paths).
+        let this_host: Vec<bool> = s
+            .table
+            .iter()
+            .map(|address| {
+                address.as_deref().is_some_and(|a| {
+                    Address::parse(a)
+                        .unix_path_from(local_identity.as_deref())
+                        .is_some()
+                })
+            })
+            .collect();
+        tcp.watch_processes(&this_host)
+            .map_err(io("starting the process watch"))?;
+    }
     tcp.watch_majority()
         .map_err(io("starting the majority watch"))?;
 
@@ -817,6 +892,55 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The peers connected on first use, and the overlay connected at start: ranks 1, 2, 4, …
+    /// places apart round the list of this host's ranks. Every pair is judged alike from both
+    /// ends (or one side would wait for a connection the other never makes); peers over TCP,
+    /// elsewhere, or whose death this rank could not learn without a connection are connected
+    /// at start; the overlay joins every rank to every other within ⌈log₂ n⌉ hops.
+    #[test]
+    fn peers_of_this_host_connect_on_first_use_beside_a_sparse_overlay() {
+        let here = "boot/net:[1]";
+        let unix = |r: u32| Some(format!("127.0.0.1:{},unix:/tmp/s{r},host:{here}", 4000 + r));
+        let table: Vec<Option<String>> = (0..16).map(unix).collect();
+        let plan = |me: u32| on_demand_peers(me, &table, Some(here), |_| true);
+        let zero: Vec<u32> = (0..16).filter(|&p| plan(0)[p as usize]).collect();
+        assert_eq!(zero, vec![3, 5, 6, 7, 9, 10, 11, 13]);
+        for a in 0..16u32 {
+            assert!(!plan(a)[a as usize]);
+            for b in 0..16u32 {
+                assert_eq!(plan(a)[b as usize], plan(b)[a as usize], "{a} and {b}");
+            }
+        }
+        // Every rank reaches every other over the overlay in at most 4 hops.
+        let mut reached = vec![0u32];
+        for _ in 0..4 {
+            let next: Vec<u32> = reached
+                .iter()
+                .flat_map(|&r| (0..16).filter(move |&p| p != r && !plan(r)[p as usize]))
+                .collect();
+            reached.extend(next);
+            reached.sort_unstable();
+            reached.dedup();
+        }
+        assert_eq!(reached.len(), 16);
+        // Small jobs: the overlay is every pair.
+        let small: Vec<Option<String>> = (0..5).map(unix).collect();
+        assert!(
+            (0..5).all(|me| on_demand_peers(me, &small, Some(here), |_| true)
+                .iter()
+                .all(|&d| !d))
+        );
+        // Over TCP, on another host (another identity), or without a confirmation: at start.
+        let mut mixed = table.clone();
+        mixed[3] = Some("127.0.0.1:4003".into());
+        mixed[5] = Some("127.0.0.1:4005,unix:/tmp/s5,host:elsewhere".into());
+        let plan = on_demand_peers(0, &mixed, Some(here), |p| p != 6);
+        assert!(!plan[3] && !plan[5] && !plan[6]);
+        assert!(on_demand_peers(0, &table, None, |_| true)
+            .iter()
+            .all(|&d| !d));
+    }
 
     /// Start-up's time-outs stay as they are on an uncrowded host and grow with the ranks per
     /// core on a crowded one.

@@ -10,6 +10,20 @@
 //! private directory is not trusted by itself), the same heartbeats run over it, and its end of
 //! file or reset is the same suspicion as TCP's.
 //!
+//! # Connections on first use
+//! Peers reached through a Unix socket whose death this rank learns without a connection
+//! (rtrun's notices; else a pidfd on the peer's process, [`Tcp::watch_processes`]) are
+//! *on-demand* ([`Tcp::set_addresses`]; `init`'s plan keeps a sparse overlay of them connected
+//! at start for the heartbeats). The first frame for one waits in its backlog and starts the
+//! connection ([`Tcp::want_connection`]): the lower rank of the pair connects, the higher one
+//! asks it to with a bare `Hello` ([`Tcp::ask_to_connect`]), so two ranks never make two
+//! connections. Once installed, the backlog goes first (into the shared-memory lane or the
+//! socket), so frames keep their order per thread. This rank's votes against a suspect go to
+//! unconnected peers a heartbeat period late, and only if the suspect is still not known dead
+//! ([`Tcp::vote_later`]): a killed rank is confirmed everywhere within that period, so only a
+//! live suspect makes ranks connect for its majority. In finalize, an on-demand peer that
+//! cannot be reached has left ([`Tcp::unreachable`]).
+//!
 //! # Progress
 //! Every connection has a reader thread: it decodes frames, delivers packets to this rank's
 //! [`Endpoint`] and sends what the delivery causes, so messages move and agreements advance
@@ -118,6 +132,8 @@ pub(crate) struct Config {
     pub(crate) local_identity: Option<String>,
     /// Shared memory with the peers reached over Unix sockets (`super::shm_lane`).
     pub(crate) shm: bool,
+    /// Every pair connects at start (`RT_CONNECT=all`), not on first use.
+    pub(crate) connect_all: bool,
 }
 
 impl Default for Config {
@@ -131,6 +147,7 @@ impl Default for Config {
             exit_on_halt: true,
             local_identity: None,
             shm: false,
+            connect_all: false,
         }
     }
 }
@@ -189,9 +206,12 @@ impl Cause {
 }
 
 /// Writes a line to standard error; a closed standard error (a launcher that went away) is no
-/// reason to panic a progress thread.
+/// reason to panic a progress thread. One write per line: a launcher that labels lines
+/// (Hydra's `-prepend-rank`) would cut a line written in pieces, and other ranks' lines would
+/// come between them.
 pub(crate) fn stderr_line(message: std::fmt::Arguments<'_>) {
-    let _ = writeln!(io::stderr().lock(), "{message}");
+    let line = format!("{message}\n");
+    let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -253,6 +273,13 @@ pub(super) struct Peer {
     pub(super) shm: OnceLock<Lane>,
     /// Bytes for the peer wait for room in its ring (counted once in `Tcp::shm_pending`).
     pub(super) shm_blocked: AtomicBool,
+    /// Connected on first use ([`Tcp::set_addresses`]): not at start, and its process's end
+    /// confirms its failure without a connection (the launcher's notice, or a pidfd).
+    on_demand: AtomicBool,
+    /// A connection exists or is being made (set once).
+    connecting: AtomicBool,
+    /// A connection was installed.
+    linked: AtomicBool,
 }
 
 impl Peer {
@@ -309,6 +336,14 @@ impl Peer {
             let _ = stream.shutdown(how);
         }
     }
+}
+
+/// What an accepted connection turned out to be.
+enum Accepted {
+    /// An authenticated connection from a lower rank.
+    Connection(u32, Decoder, Mapped),
+    /// A higher rank connected on first use asks this one to connect to it.
+    CallBack(u32),
 }
 
 /// What the shared-memory part of a handshake gave.
@@ -368,11 +403,17 @@ pub(crate) struct Tcp {
     /// This rank and the peers it shares memory with: ranks of this host, for the wait
     /// policy's oversubscription rule ([`crate::wait`]).
     local_ranks: AtomicUsize,
+    /// Peers this rank shares memory with.
+    lanes: AtomicUsize,
     /// `local_ranks` outnumber this host's cores: waiters yield at once instead of spinning.
     oversubscribed: AtomicBool,
     /// The thread that reads the sockets of the peers reached through shared memory
     /// (`super::sockets`), once started (`None`: it could not start).
     pub(super) poller: OnceLock<Option<Arc<super::sockets::Poller>>>,
+    /// The peers' published addresses, for connecting on first use.
+    addresses: OnceLock<Vec<Option<String>>>,
+    /// This transport itself, for the threads that connect on first use.
+    this: std::sync::Weak<Tcp>,
 }
 
 impl Tcp {
@@ -383,6 +424,17 @@ impl Tcp {
         secret: Secret,
         config: Config,
     ) -> Arc<Self> {
+        Arc::new_cyclic(|this| Self::with_weak(me, size, endpoint, secret, config, this.clone()))
+    }
+
+    fn with_weak(
+        me: u32,
+        size: u32,
+        endpoint: Arc<Endpoint>,
+        secret: Secret,
+        config: Config,
+        this: std::sync::Weak<Tcp>,
+    ) -> Self {
         let peers = (0..size).map(|_| Peer::default()).collect();
         let tcp = Tcp {
             me,
@@ -407,11 +459,14 @@ impl Tcp {
             shm_pending: AtomicUsize::new(0),
             deferred_rings: AtomicUsize::new(0),
             local_ranks: AtomicUsize::new(1),
+            lanes: AtomicUsize::new(0),
             oversubscribed: AtomicBool::new(false),
             poller: OnceLock::new(),
+            addresses: OnceLock::new(),
+            this,
         };
         tcp.settle(me);
-        Arc::new(tcp)
+        tcp
     }
 
     pub(super) fn config(&self) -> &Config {
@@ -464,6 +519,17 @@ impl Tcp {
             .map(drop)
     }
 
+    /// At least `ranks` ranks share this host's memory (this one included): the bootstrap's
+    /// count, before any lane exists (lanes are made on first use), or the lanes made so far.
+    pub(crate) fn set_local_ranks(&self, ranks: usize) {
+        let local = self
+            .local_ranks
+            .fetch_max(ranks, Ordering::Relaxed)
+            .max(ranks);
+        self.oversubscribed
+            .store(local > crate::wait::host_cores(), Ordering::Relaxed);
+    }
+
     /// Records the PIDs of the peers that run on this host (`None` for the others).
     pub(crate) fn set_local_pids(&self, pids: Vec<Option<u32>>) {
         *lock(&self.local_pids) = pids;
@@ -496,14 +562,18 @@ impl Tcp {
         }
     }
 
+    /// `peer` is connected or failed (or needs no connection before its first use); wakes
+    /// whoever waits for a connection in every case.
     fn settle(&self, peer: u32) {
+        let mut settled = lock(&self.settled);
         if !self.peers[peer as usize]
             .settled
             .swap(true, Ordering::SeqCst)
         {
-            *lock(&self.settled) += 1;
-            self.settled_changed.notify_all();
+            *settled += 1;
         }
+        drop(settled);
+        self.settled_changed.notify_all();
     }
 
     /// Waits until every peer is connected or failed; after `deadline`, fences the rest.
@@ -849,12 +919,19 @@ impl Tcp {
                 self.log(format_args!("fencing rank {peer}: {cause}"));
             }
             // The vote goes out before the suspect sees its connection close (and, if it lives,
-            // suspects this rank in turn).
+            // suspects this rank in turn); to peers without a connection, only if it is still
+            // needed a period later (`vote_later`).
+            let mut later = Vec::new();
             for other in 0..self.size() {
                 if other != peer && other != self.me {
-                    self.send_frame(other, &Frame::Suspect { rank: peer });
+                    if self.unconnected(other) {
+                        later.push(other);
+                    } else {
+                        self.send_frame(other, &Frame::Suspect { rank: peer });
+                    }
                 }
             }
+            self.vote_later(peer, later);
             self.tell_suspect(peer);
             self.drop_peer(peer);
         }
@@ -941,6 +1018,9 @@ impl Tcp {
         }
         if !heartbeat {
             self.backlog_to_lane(to);
+            if !p.connecting.load(Ordering::Relaxed) {
+                self.want_connection(to);
+            }
         }
     }
 
@@ -976,6 +1056,9 @@ impl Tcp {
             self.declare_failed(to, Cause::Io(e));
         }
         self.backlog_to_lane(to);
+        if !p.connecting.load(Ordering::Relaxed) {
+            self.want_connection(to);
+        }
     }
 
     /// Sends `out` (packets from this rank), delivering self-sends here, and whatever they cause.
@@ -1031,9 +1114,8 @@ impl Tcp {
                 };
                 if p.shm.set(lane).is_ok() {
                     self.log(format_args!("shared memory with rank {peer}: {how}"));
-                    let local = self.local_ranks.fetch_add(1, Ordering::Relaxed) + 1;
-                    self.oversubscribed
-                        .store(local > crate::wait::host_cores(), Ordering::Relaxed);
+                    let lanes = self.lanes.fetch_add(1, Ordering::Relaxed) + 1;
+                    self.set_local_ranks(lanes + 1);
                     // The peer may have written into its ring already, and a poll that took
                     // its active bit before the lane existed here dropped it: mark it again.
                     if let Some(inbox) = mine {
@@ -1095,6 +1177,8 @@ impl Tcp {
             return self.declare_failed(peer, Cause::Io(e));
         }
         self.log(format_args!("connected to rank {peer} over {}", kind));
+        p.connecting.store(true, Ordering::SeqCst);
+        p.linked.store(true, Ordering::SeqCst);
         self.settle(peer);
         if let Err(e) = p.flush() {
             self.declare_failed(peer, Cause::Io(e));
@@ -1229,12 +1313,24 @@ impl Tcp {
             let _ = std::thread::Builder::new()
                 .name("rt-handshake".into())
                 .spawn(move || match tcp.handshake_accept(&stream) {
-                    Ok((peer, decoder, theirs)) => tcp.install(peer, stream, decoder, theirs),
+                    Ok(Accepted::Connection(peer, decoder, theirs)) => {
+                        tcp.install(peer, stream, decoder, theirs)
+                    }
+                    Ok(Accepted::CallBack(peer)) => {
+                        let _ = stream.shutdown(Shutdown::Both);
+                        tcp.want_connection(peer);
+                    }
                     Err(why) => {
-                        stderr_line(format_args!(
-                            "runthrough rank {}: refused a connection from {from}: {why}",
-                            tcp.me,
-                        ));
+                        // In finalize, peers leave mid-handshake (`Tcp::unreachable`): said
+                        // only when verbose.
+                        if tcp.finalizing.load(Ordering::SeqCst) {
+                            tcp.log(format_args!("refused a connection from {from}: {why}"));
+                        } else {
+                            stderr_line(format_args!(
+                                "runthrough rank {}: refused a connection from {from}: {why}",
+                                tcp.me,
+                            ));
+                        }
                         let _ = stream.shutdown(Shutdown::Both);
                     }
                 });
@@ -1265,7 +1361,7 @@ impl Tcp {
             .map_err(|e| format!("handshake: {e}"))
     }
 
-    fn handshake_accept(&self, stream: &Stream) -> Result<(u32, Decoder, Mapped), String> {
+    fn handshake_accept(&self, stream: &Stream) -> Result<Accepted, String> {
         stream
             .set_read_timeout(Some(self.config.handshake_timeout))
             .map_err(|e| e.to_string())?;
@@ -1276,6 +1372,19 @@ impl Tcp {
         let Frame::Hello { rank, nonce } = self.read_frame(stream, &mut decoder)? else {
             return Err("expected a hello".into());
         };
+        if self.finished.load(Ordering::SeqCst) {
+            // It finalized: it leaves, and takes no new connection (`Tcp::unreachable`).
+            return Err(format!("rank {} finalized", self.me));
+        }
+        if rank > self.me
+            && self
+                .peers
+                .get(rank as usize)
+                .is_some_and(|p| p.on_demand.load(Ordering::SeqCst))
+        {
+            // A higher rank asks to be connected to (`Tcp::ask_to_connect`).
+            return Ok(Accepted::CallBack(rank));
+        }
         if rank >= self.me {
             return Err(format!("rank {rank} may not connect to rank {}", self.me));
         }
@@ -1301,7 +1410,7 @@ impl Tcp {
             return Err(format!("rank {rank} is already connected or failed"));
         }
         let theirs = self.exchange_inboxes(stream, rank, true)?;
-        Ok((rank, decoder, theirs))
+        Ok(Accepted::Connection(rank, decoder, theirs))
     }
 
     /// On a Unix connection, after the proofs: the acceptor sends its inbox (or says it has
@@ -1364,12 +1473,198 @@ impl Tcp {
         })
     }
 
+    /// Records the peers' addresses and which of them are connected on first use
+    /// (`on_demand[peer]`): no connection is made to those at start (they count as settled);
+    /// the first frame for one starts it ([`Tcp::want_connection`]). The others are connected
+    /// at start, as `init` does. Called before any connection.
+    pub(crate) fn set_addresses(&self, addresses: Vec<Option<String>>, on_demand: &[bool]) {
+        for (peer, p) in self.peers.iter().enumerate() {
+            if on_demand.get(peer).copied().unwrap_or(false) && peer as u32 != self.me {
+                p.on_demand.store(true, Ordering::SeqCst);
+                self.settle(peer as u32);
+            } else {
+                p.connecting.store(true, Ordering::SeqCst);
+            }
+        }
+        let _ = self.addresses.set(addresses);
+    }
+
+    /// A frame for `peer` waits in its backlog: when it is an on-demand peer with no
+    /// connection yet, starts one on a thread of its own. The lower rank of a pair always makes
+    /// the connection (so two ranks never cross); a higher rank asks the lower one to connect
+    /// ([`Tcp::ask_to_connect`]). Frames keep waiting in the backlog until the connection is
+    /// installed, which sends them first.
+    fn want_connection(&self, peer: u32) {
+        let Some(p) = self.peers.get(peer as usize) else {
+            return;
+        };
+        if p.connecting.load(Ordering::Relaxed)
+            || !p.on_demand.load(Ordering::Relaxed)
+            || p.failed.load(Ordering::SeqCst)
+            || p.connecting.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        let Some(tcp) = self.this.upgrade() else {
+            return;
+        };
+        let address = self
+            .addresses
+            .get()
+            .and_then(|table| table.get(peer as usize).cloned().flatten());
+        let Some(address) = address else {
+            return self.declare_failed(peer, Cause::Unreachable("no published address".into()));
+        };
+        self.log(format_args!("connecting to rank {peer} on first use"));
+        let spawned = std::thread::Builder::new()
+            .name("rt-connect".into())
+            .spawn(move || {
+                if tcp.me < peer {
+                    tcp.connect(peer, &address);
+                } else {
+                    tcp.ask_to_connect(peer, &address);
+                }
+            });
+        if let Err(e) = spawned {
+            self.declare_failed(peer, Cause::Io(e));
+        }
+    }
+
+    /// Asks the lower rank `peer` to connect to this one: a `Hello` from a higher rank is that
+    /// request (it proves nothing, and gets nothing but a connection the peer authenticates as
+    /// usual). Waits for the connection for twice the handshake time-out; a peer that does not
+    /// connect back by then is suspected, as one that does not connect at start.
+    fn ask_to_connect(&self, peer: u32, address: &str) {
+        let asked = self.open(address).and_then(|stream| {
+            Self::write_frame(
+                &stream,
+                &Frame::Hello {
+                    rank: self.me,
+                    nonce: auth::random_token(),
+                },
+            )
+        });
+        if let Err(why) = asked {
+            return self.unreachable(peer, why);
+        }
+        let p = &self.peers[peer as usize];
+        let until = Instant::now() + 2 * self.config.handshake_timeout;
+        let mut settled = lock(&self.settled);
+        while !p.linked.load(Ordering::SeqCst) && !p.failed.load(Ordering::SeqCst) {
+            let now = Instant::now();
+            if now >= until {
+                drop(settled);
+                return self.unreachable(peer, "asked to connect, it did not in time".into());
+            }
+            settled = self
+                .settled_changed
+                .wait_timeout(settled, until - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// `peer` is connected on first use and no connection to it exists or is being made: its
+    /// suspicion votes can wait (see [`Tcp::act`]).
+    fn unconnected(&self, peer: u32) -> bool {
+        let p = &self.peers[peer as usize];
+        p.on_demand.load(Ordering::SeqCst) && !p.connecting.load(Ordering::SeqCst)
+    }
+
+    /// Sends this rank's vote against `suspect` to the peers it has no connection with, a
+    /// heartbeat period from now, unless the suspect is in the output by then. A dead suspect
+    /// is confirmed within that period (the launcher's notice, or its process seen to end), so
+    /// only a live one (hung, cut off, or one that sent bad input) makes this rank connect to
+    /// them to build the majority that fails it.
+    fn vote_later(&self, suspect: u32, peers: Vec<u32>) {
+        if peers.is_empty() {
+            return;
+        }
+        let Some(tcp) = self.this.upgrade() else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("rt-vote".into())
+            .spawn(move || {
+                std::thread::sleep(tcp.config.heartbeat_period);
+                if tcp.stands_aside() || lock(&tcp.fence).in_output(suspect) {
+                    return;
+                }
+                for other in peers {
+                    tcp.send_frame(other, &Frame::Suspect { rank: suspect });
+                }
+            });
+    }
+
+    /// Watches the processes of the peers on this host (`this_host[peer]`, with a known PID)
+    /// under PMI launchers, which confirm no failure: one ending is a confirmed failure, as the
+    /// launcher's notice would be. Every such peer, connected or not, so that a death is
+    /// confirmed at every rank of the host, which [`Tcp::vote_later`] counts on (a rank that
+    /// fenced a peer on a vote closed the connection itself, and would not see it end). Peers
+    /// elsewhere are confirmed as before, when their connection ends. After this rank finished
+    /// it watches no more.
+    pub(crate) fn watch_processes(self: &Arc<Self>, this_host: &[bool]) -> io::Result<()> {
+        let pids: Vec<(u32, u32)> = lock(&self.local_pids)
+            .iter()
+            .enumerate()
+            .filter(|&(peer, _)| this_host.get(peer).copied().unwrap_or(false))
+            .filter_map(|(peer, pid)| pid.map(|pid| (peer as u32, pid)))
+            .collect();
+        if pids.is_empty() {
+            return Ok(());
+        }
+        let (mut watch, gone) = runthrough_net::local::Watch::new(pids);
+        for peer in gone {
+            self.process_ended(peer);
+        }
+        let tcp = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("rt-pidfds".into())
+            .spawn(move || {
+                while !watch.is_empty() && !tcp.stands_aside() {
+                    for peer in watch.wait(tcp.config.heartbeat_period) {
+                        tcp.process_ended(peer);
+                    }
+                }
+            })
+            .map(drop)
+    }
+
+    /// `peer`'s process ended (a pidfd said so): a confirmed failure, unless this rank
+    /// finalized (its peers leave then).
+    fn process_ended(&self, peer: u32) {
+        if self.stands_aside() {
+            return;
+        }
+        self.log(format_args!(
+            "rank {peer}'s process ended (watched by a pidfd): confirmed"
+        ));
+        let change = lock(&self.fence).confirm(peer);
+        self.act(change, &Cause::Notice);
+    }
+
     /// Connects to `peer` (a higher rank) at `address` and authenticates; fences it on failure.
     pub(crate) fn connect(self: &Arc<Self>, peer: u32, address: &str) {
         match self.handshake_connect(peer, address) {
             Ok((stream, decoder, theirs)) => self.install(peer, stream, decoder, theirs),
-            Err(why) => self.declare_failed(peer, Cause::Unreachable(why)),
+            Err(why) => self.unreachable(peer, why),
         }
+    }
+
+    /// A connection to `peer` could not be made. A suspicion, except for an on-demand peer
+    /// while this rank is in finalize: every live rank is then in finalize too, and a peer that
+    /// cannot be reached has left (it decided finalize's agreement; a finished rank refuses
+    /// connections) or died, and either way the agreements route around it: it departs, as
+    /// with a goodbye, instead of being reported as a suspect at the end of a clean job.
+    fn unreachable(&self, peer: u32, why: String) {
+        let on_demand = self.peers[peer as usize].on_demand.load(Ordering::SeqCst);
+        if on_demand && self.finalizing.load(Ordering::SeqCst) {
+            self.log(format_args!(
+                "rank {peer} cannot be reached in finalize ({why}): it left"
+            ));
+            return self.peer_said_goodbye(peer);
+        }
+        self.declare_failed(peer, Cause::Unreachable(why))
     }
 
     /// Opens a connection to `address` (a published word): over its Unix socket when the path
@@ -1595,10 +1890,19 @@ mod tests {
     /// Rank `me` of `size`, accepting on loopback and on an abstract Unix socket (whose
     /// listener, like the TCP one, lives as long as the test process).
     fn rank_unix(me: u32, size: u32, secret: Secret) -> (Arc<Tcp>, String, UnixSocket) {
+        rank_unix_with(me, size, secret, config())
+    }
+
+    fn rank_unix_with(
+        me: u32,
+        size: u32,
+        secret: Secret,
+        config: Config,
+    ) -> (Arc<Tcp>, String, UnixSocket) {
         let here = stream::local_identity().expect("/proc is readable here");
         let config = Config {
             local_identity: Some(here.clone()),
-            ..config()
+            ..config
         };
         let (tcp, tcp_address) = rank_with(me, size, secret, config);
         let (listener, socket) = UnixSocket::bind(None, &me.to_string()).unwrap();
@@ -1675,6 +1979,135 @@ mod tests {
         assert!(rest.is_empty(), "no challenge for a bad hello");
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
         assert!(one.is_alive(0));
+    }
+
+    /// `size` ranks of one host (Unix sockets), every one connected on first use: nothing is
+    /// connected at start.
+    fn on_demand_job(size: u32, config: Config) -> (Vec<Arc<Tcp>>, Vec<UnixSocket>) {
+        let secret = auth::random_token();
+        let ranks: Vec<_> = (0..size)
+            .map(|r| rank_unix_with(r, size, secret, config.clone()))
+            .collect();
+        let table: Vec<Option<String>> = ranks.iter().map(|(_, a, _)| Some(a.clone())).collect();
+        let mut tcps = Vec::new();
+        let mut sockets = Vec::new();
+        for (tcp, _, socket) in ranks {
+            tcp.set_addresses(table.clone(), &vec![true; size as usize]);
+            tcp.wait_settled(Duration::from_secs(5));
+            tcps.push(tcp);
+            sockets.push(socket);
+        }
+        (tcps, sockets)
+    }
+
+    fn data(from: u32, tag: i32) -> Packet {
+        Packet::Data {
+            context: runthrough_core::packet::WORLD_CONTEXT,
+            source: from,
+            tag,
+            payload: vec![from as u8; 8],
+        }
+    }
+
+    /// How many messages from `from` with `tag` rank `tcp` holds unreceived (at most 2).
+    fn holds(tcp: &Tcp, from: u32, tag: i32) -> bool {
+        use runthrough_core::matching::{SourceSelector, TagSelector};
+        matches!(
+            tcp.endpoint.lock().probe(
+                runthrough_core::packet::WORLD_CONTEXT,
+                SourceSelector::Rank(from),
+                TagSelector::Value(tag),
+            ),
+            Ok(Some(_))
+        )
+    }
+
+    fn connections(tcp: &Tcp) -> Vec<u32> {
+        (0..tcp.size())
+            .filter(|&p| kind_to(tcp, p).is_some())
+            .collect()
+    }
+
+    /// Connections on first use: none at start; a lower rank's first message connects it to
+    /// the higher one, and a higher rank's first message asks the lower one to connect (only
+    /// the lower rank of a pair ever connects); the messages queued meanwhile arrive, in order;
+    /// and two ranks that start talking to each other at once end with one connection.
+    #[test]
+    fn ranks_connect_on_first_use_from_either_side() {
+        let (ranks, _sockets) = on_demand_job(6, config());
+        assert!(
+            ranks.iter().all(|t| connections(t).is_empty()),
+            "none at start"
+        );
+        // Lower to higher, then higher to lower: three messages each, queued before the
+        // connection exists.
+        for tag in 0..3 {
+            ranks[1].send(1, 4, data(1, tag));
+            ranks[5].send(5, 2, data(5, tag));
+        }
+        for tag in 0..3 {
+            assert!(eventually(|| holds(&ranks[4], 1, tag)), "1 -> 4, tag {tag}");
+            assert!(eventually(|| holds(&ranks[2], 5, tag)), "5 -> 2, tag {tag}");
+        }
+        assert_eq!(connections(&ranks[1]), vec![4]);
+        assert_eq!(connections(&ranks[4]), vec![1]);
+        assert_eq!(connections(&ranks[5]), vec![2]);
+        assert_eq!(connections(&ranks[2]), vec![5]);
+        assert_eq!(kind_to(&ranks[5], 2), Some("unix"));
+        // Both at once.
+        let (a, b) = (Arc::clone(&ranks[0]), Arc::clone(&ranks[3]));
+        let other = std::thread::spawn(move || b.send(3, 0, data(3, 9)));
+        a.send(0, 3, data(0, 9));
+        other.join().unwrap();
+        assert!(eventually(
+            || holds(&ranks[3], 0, 9) && holds(&ranks[0], 3, 9)
+        ));
+        assert_eq!(connections(&ranks[0]), vec![3]);
+        assert_eq!(connections(&ranks[3]), vec![0]);
+        assert!(
+            ranks.iter().all(|t| (0..6).all(|r| t.is_alive(r))),
+            "nobody suspected"
+        );
+    }
+
+    /// SPEC §1's majority with connections on first use: a rank that suspects a live peer
+    /// (here: silent) votes to the peers it has no connection with a heartbeat period later,
+    /// connecting to them, since the suspect is still not known dead; they fence it in turn and
+    /// every one of them fails it by a majority, nobody else.
+    #[test]
+    fn a_suspicion_reaches_the_peers_connected_on_first_use_a_period_later() {
+        let (ranks, _sockets) = on_demand_job(5, quick());
+        for tcp in &ranks {
+            tcp.watch_majority().unwrap();
+        }
+        ranks[1].declare_failed(4, Cause::Silent);
+        for r in [0, 1, 2, 3] {
+            assert!(eventually(|| knows_failed(&ranks[r], 4)), "rank {r}");
+        }
+        assert!(!connections(&ranks[0]).is_empty(), "the votes connected");
+        for r in [0, 1, 2, 3] {
+            assert_eq!(ranks[r].halted(), None, "rank {r}");
+            assert!((0..4).all(|p| ranks[r].is_alive(p)), "rank {r}");
+        }
+    }
+
+    /// A rank connected on first use that cannot be reached is suspected (fenced), as one that
+    /// does not connect at start; in finalize it departs instead (it left, or died: the
+    /// agreements route around it either way), without a suspicion.
+    #[test]
+    fn an_unreachable_peer_is_suspected_except_in_finalize() {
+        let (ranks, _sockets) = on_demand_job(4, config());
+        ranks[0].unreachable(3, "connection refused".into());
+        assert!(!ranks[0].is_alive(3));
+        assert!(lock(&ranks[0].fence).is_fenced(3), "suspected and fenced");
+        ranks[1].begin_finalize();
+        ranks[1].unreachable(3, "connection refused".into());
+        assert!(!ranks[1].is_alive(3));
+        let fence = lock(&ranks[1].fence);
+        assert!(
+            fence.has_departed(3) && !fence.is_fenced(3),
+            "departed, not suspected"
+        );
     }
 
     fn knows_failed(tcp: &Tcp, rank: u32) -> bool {
