@@ -299,6 +299,27 @@ fn a_stopped_rank_among_sixteen_connected_on_first_use_is_fenced_and_killed() {
     assert!(rank.fenced_by.is_some(), "{}", report.summary());
 }
 
+/// Connections on first use keep the transports' promises (docs/semantics.md §1, §4): rank 0
+/// sends 300 numbered messages to each of 15 peers from the start, most of them over connections
+/// made by those sends; each arrives once and in order, over shared memory and over Unix
+/// sockets. Killed right after its last send returned (at the barrier's entry), rank 0's
+/// messages are all received still: a send to a peer not yet connected returns only once the
+/// connection is made and its bytes are in the ring or the socket.
+#[test]
+fn messages_sent_over_connections_made_on_first_use_arrive_in_order_and_survive_the_sender() {
+    let count = 300u64;
+    let kill = format!("0@call:{}", count * 15 + 1);
+    for transport in ["shm", "unix"] {
+        for kills in [&[][..], &[kill.as_str()][..]] {
+            let args = ["first_use", "--count", "300"];
+            let mut job = job(16, &args, kills);
+            job.env.push(("RT_TRANSPORT".into(), transport.into()));
+            let failed: &[u32] = if kills.is_empty() { &[] } else { &[0] };
+            agreed(&job, failed);
+        }
+    }
+}
+
 /// Processes whose environment holds `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     let needle = format!("RTRUN_TEST_MARKER={marker}");

@@ -98,6 +98,10 @@ pub fn has_ended(pid: u32, limit: Duration) -> bool {
 pub struct Watch {
     /// Each watched rank and its process's pidfd.
     watched: Vec<(u32, OwnedFd)>,
+    /// Ranks whose process could not get a pidfd here (no descriptors left, a kernel without
+    /// pidfds): asked whether their PID still exists at every wait instead (a PID reused in
+    /// between hides the end: the only doubt, and it falls on the side of not confirming).
+    probed: Vec<(u32, Pid)>,
 }
 
 impl Watch {
@@ -113,7 +117,7 @@ impl Watch {
             match pidfd_open(raw, PidfdFlags::empty()) {
                 Ok(fd) => watch.watched.push((rank, fd)),
                 Err(Errno::SRCH) => gone.push(rank),
-                Err(_) => {}
+                Err(_) => watch.probed.push((rank, raw)),
             }
         }
         (watch, gone)
@@ -121,15 +125,24 @@ impl Watch {
 
     /// Whether no process is watched any more.
     pub fn is_empty(&self) -> bool {
-        self.watched.is_empty()
+        self.watched.is_empty() && self.probed.is_empty()
+    }
+
+    /// The ranks whose process is not watched through a pidfd.
+    pub fn probed(&self) -> Vec<u32> {
+        self.probed.iter().map(|&(rank, _)| rank).collect()
     }
 
     /// Waits up to `limit` for watched processes to end; returns their ranks (no longer
     /// watched), empty when none ended in time.
     pub fn wait(&mut self, limit: Duration) -> Vec<u32> {
+        let mut ended = self.probe();
+        if !ended.is_empty() {
+            return ended;
+        }
         if self.watched.is_empty() {
             std::thread::sleep(limit);
-            return Vec::new();
+            return self.probe();
         }
         let timeout = Timespec {
             tv_sec: limit.as_secs() as _,
@@ -143,10 +156,9 @@ impl Watch {
                 .collect();
             match poll(&mut fds, Some(&timeout)) {
                 Ok(n) if n > 0 => fds.iter().map(|fd| !fd.revents().is_empty()).collect(),
-                _ => return Vec::new(),
+                _ => return self.probe(),
             }
         };
-        let mut ended = Vec::new();
         let mut ready = ready.into_iter();
         self.watched.retain(|(rank, _)| {
             let done = ready.next().unwrap_or(false);
@@ -154,6 +166,19 @@ impl Watch {
                 ended.push(*rank);
             }
             !done
+        });
+        ended
+    }
+
+    /// The probed ranks whose PID is gone (no longer probed).
+    fn probe(&mut self) -> Vec<u32> {
+        let mut ended = Vec::new();
+        self.probed.retain(|&(rank, pid)| {
+            let gone = rustix::process::test_kill_process(pid) == Err(Errno::SRCH);
+            if gone {
+                ended.push(rank);
+            }
+            !gone
         });
         ended
     }

@@ -92,6 +92,36 @@ fn wait_for_2(world: &Comm) -> Result<(), String> {
     }
 }
 
+/// Rank 0 sends `count` numbered messages to every other rank, one peer after the other, from
+/// the start (most pairs of a host connect on first use: the first sends wait in the backlog of
+/// a connection being made); every other rank receives them and checks their order. Then a
+/// barrier, where a test may kill rank 0 (`--kill 0@call:K`, K = count·(n−1) + 1): every message
+/// its sends returned for must still arrive, and the barrier fails with `ProcFailed` instead.
+fn first_use(world: &Comm, o: &Options) -> Result<(), String> {
+    let (me, n) = (world.rank(), world.size());
+    if me == 0 {
+        for peer in 1..n {
+            for i in 0..o.count {
+                world.send(&[i], peer, 7).map_err(|e| e.to_string())?;
+            }
+        }
+    } else {
+        for i in 0..o.count {
+            let mut got = [u64::MAX];
+            world
+                .recv(&mut got, 0, 7)
+                .map_err(|e| format!("message {i}: {e}"))?;
+            if got[0] != i {
+                return Err(format!("message {i} from rank 0 came as {}", got[0]));
+            }
+        }
+    }
+    match world.barrier() {
+        Ok(()) | Err(Error::ProcFailed { .. }) => Ok(()),
+        Err(e) => Err(format!("barrier: {e}")),
+    }
+}
+
 fn ring(world: &Comm) -> Result<(), String> {
     let (me, n) = (world.rank(), world.size());
     world
@@ -617,6 +647,7 @@ fn main() -> ExitCode {
         "shrink" => shrink(world),
         "computing" => computing(world),
         "wait_for_2" => wait_for_2(world),
+        "first_use" => first_use(world, &options),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

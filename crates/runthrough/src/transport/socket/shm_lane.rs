@@ -310,6 +310,9 @@ pub(super) enum Sent {
     NoLane,
     /// In the ring, or pending behind earlier bytes.
     Queued,
+    /// In the peer's backlog: its connection is being installed ([`super::tcp::Peer::routed`]),
+    /// which moves the backlog into the ring first.
+    Backlogged,
 }
 
 impl Tcp {
@@ -321,6 +324,16 @@ impl Tcp {
         let Some(lane) = p.shm.get().filter(|l| l.sends()) else {
             return Sent::NoLane;
         };
+        if !p.routed.load(Ordering::Acquire) {
+            // The lane exists but the frames queued before it are not in the ring yet: this
+            // one goes after them (`Tcp::open_route` moves them, under the same lock).
+            let mut backlog = lock(&p.backlog);
+            if !p.routed.load(Ordering::Acquire) {
+                let tail = frame.encode(&mut backlog);
+                backlog.extend_from_slice(tail);
+                return Sent::Backlogged;
+            }
+        }
         let out = lane.out.as_ref().expect("sends() checked");
         let control = frame.is_control();
         let (published, pending) = {
@@ -352,13 +365,15 @@ impl Tcp {
         Sent::Queued
     }
 
-    /// Sends already encoded frames (a socket backlog moved over, `Tcp::backlog_to_lane`).
-    pub(super) fn send_shm_bytes(&self, to: u32, bytes: &[u8]) {
+    /// Pushes already encoded frames (the backlog of a connection being installed,
+    /// `Tcp::open_route`) into `to`'s ring; a refused push is returned, for the caller to fence
+    /// the peer once it holds no lock of the peer's.
+    pub(super) fn push_shm_bytes(&self, to: u32, bytes: &[u8]) -> Result<(), RingError> {
         let Some(lane) = self.peer(to).shm.get() else {
-            return;
+            return Ok(());
         };
         let Some(out) = &lane.out else {
-            return;
+            return Ok(());
         };
         let (published, pending) = {
             let mut out = lock(out);
@@ -366,16 +381,15 @@ impl Tcp {
             if out.is_pending() {
                 out.pending_control = true;
             }
-            match result {
-                Ok(published) => (published, self.note_pending(self.peer(to), &out)),
-                Err(e) => {
-                    drop(out);
-                    self.lane_broken(to, e);
-                    return;
-                }
-            }
+            (result?, self.note_pending(self.peer(to), &out))
         };
         self.after_push(lane, published, true, pending);
+        Ok(())
+    }
+
+    /// The peer's ring refused bytes: fenced as [`Tcp::send_shm`] does.
+    pub(super) fn shm_refused(&self, to: u32, error: RingError) {
+        self.lane_broken(to, error);
     }
 
     /// Tells the receiver what a push did: its active bit and bells; when bytes remain
@@ -467,7 +481,7 @@ impl Tcp {
     /// An application thread waits until its bytes for `to` are in the ring: it drains its
     /// own inbox meanwhile (the peer may be waiting on this rank the same way) and sleeps on its
     /// own bell, which the peer rings once it drained.
-    fn wait_pending(&self, to: u32) {
+    pub(super) fn wait_pending(&self, to: u32) {
         let p = self.peer(to);
         // A poller for the whole wait: the peer that frees room rings only its application
         // bell, not its progress thread.

@@ -17,8 +17,13 @@
 //! at start for the heartbeats). The first frame for one waits in its backlog and starts the
 //! connection ([`Tcp::want_connection`]): the lower rank of the pair connects, the higher one
 //! asks it to with a bare `Hello` ([`Tcp::ask_to_connect`]), so two ranks never make two
-//! connections. Once installed, the backlog goes first (into the shared-memory lane or the
-//! socket), so frames keep their order per thread. This rank's votes against a suspect go to
+//! connections. Until the connection is installed *and routed* every frame for the peer waits
+//! in the backlog, even if its lane or writer exists already; [`Tcp::open_route`] moves the
+//! backlog into the ring (or writes it) under the backlog's lock and only then lets frames go
+//! straight through, so one thread's frames keep their order whichever way each went. An
+//! application thread's blocking send whose frame waited returns only once the connection is
+//! routed ([`Tcp::wait_routed`]): a send that returned has its bytes outside the process, as
+//! with a connection made at start. This rank's votes against a suspect go to
 //! unconnected peers a heartbeat period late, and only if the suspect is still not known dead
 //! ([`Tcp::vote_later`]): a killed rank is confirmed everywhere within that period, so only a
 //! live suspect makes ranks connect for its majority. In finalize, an on-demand peer that
@@ -205,6 +210,16 @@ impl Cause {
     }
 }
 
+/// Raises this process's soft limit on open files to `needed`, within the hard limit.
+fn raise_open_files(needed: u64) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current.is_some_and(|current| current < needed) {
+        limit.current = Some(limit.maximum.map_or(needed, |hard| hard.min(needed)));
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+}
+
 /// Writes a line to standard error; a closed standard error (a launcher that went away) is no
 /// reason to panic a progress thread. One write per line: a launcher that labels lines
 /// (Hydra's `-prepend-rank`) would cut a line written in pieces, and other ranks' lines would
@@ -265,7 +280,12 @@ pub(super) struct Peer {
     /// `None` until connected, and after failing.
     writer: Mutex<Option<Writer>>,
     /// Encoded frames waiting for the writer lock (or for the connection).
-    backlog: Mutex<Vec<u8>>,
+    pub(super) backlog: Mutex<Vec<u8>>,
+    /// The connection is installed and its backlog moved to the ring or the socket: frames go
+    /// straight there. Until then every frame waits in the backlog (also when the lane or the
+    /// writer exists already, mid-install), so one thread's frames keep their order whichever
+    /// way each of them went ([`Tcp::open_route`]).
+    pub(super) routed: AtomicBool,
     /// The connection, kept to shut it down.
     stream: Mutex<Option<Stream>>,
     /// Shared memory with the peer, when both run on this host (`super::shm_lane`): set
@@ -283,14 +303,25 @@ pub(super) struct Peer {
 }
 
 impl Peer {
-    /// Writes `packet` and the backlog, blocking for the writer lock.
-    fn send_blocking(&self, packet: &Packet) -> io::Result<()> {
+    /// Writes `packet` and the backlog, blocking for the writer lock; or, while the connection
+    /// is not installed, queues it in the backlog (then returns true).
+    fn send_blocking(&self, packet: &Packet) -> io::Result<bool> {
         {
             let mut guard = lock(&self.writer);
-            let Some(writer) = guard.as_mut() else {
+            let Some(writer) = guard
+                .as_mut()
+                .filter(|_| self.routed.load(Ordering::Acquire))
+            else {
                 drop(guard);
-                wire::encode_packet(packet, &mut lock(&self.backlog));
-                return Ok(());
+                let mut backlog = lock(&self.backlog);
+                wire::encode_packet(packet, &mut backlog);
+                // Installed meanwhile (`Tcp::open_route` holds the backlog's lock while it
+                // routes): the flush below writes it.
+                if !self.routed.load(Ordering::Acquire) {
+                    return Ok(true);
+                }
+                drop(backlog);
+                return self.flush().map(|()| false);
             };
             {
                 let mut backlog = lock(&self.backlog);
@@ -301,7 +332,7 @@ impl Peer {
             let tail = wire::encode_packet_split(packet, &mut writer.buffer, COPY_LIMIT);
             writer.write_out(tail)?;
         }
-        self.flush()
+        self.flush().map(|()| false)
     }
 
     /// Queues an encoded frame and writes the backlog if nobody else is writing.
@@ -311,8 +342,11 @@ impl Peer {
     }
 
     /// Writes the backlog unless another thread holds the writer lock (that thread writes it
-    /// after its own frame) or the connection is not up yet.
+    /// after its own frame) or the connection is not installed yet (`routed`).
     fn flush(&self) -> io::Result<()> {
+        if !self.routed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         loop {
             if lock(&self.backlog).is_empty() {
                 return Ok(());
@@ -1009,31 +1043,66 @@ impl Tcp {
         }
         let heartbeat = matches!(frame, Frame::Heartbeat);
         if !heartbeat {
-            if let Sent::Queued = self.send_shm(to, FrameRef::Frame(frame), false) {
-                return;
+            match self.send_shm(to, FrameRef::Frame(frame), false) {
+                Sent::Queued => return,
+                Sent::Backlogged => return self.want_connection(to),
+                Sent::NoLane => {}
             }
         }
         if let Err(e) = p.send_queued(|out| wire::encode(frame, out)) {
             self.declare_failed(to, Cause::Io(e));
         }
-        if !heartbeat {
-            self.backlog_to_lane(to);
-            if !p.connecting.load(Ordering::Relaxed) {
-                self.want_connection(to);
-            }
+        if !heartbeat && !p.connecting.load(Ordering::Relaxed) {
+            self.want_connection(to);
         }
     }
 
-    /// Frames that went to the socket's backlog while the connection was being set up, for a
-    /// peer whose frames now go through shared memory: moved into the lane, in order.
-    fn backlog_to_lane(&self, to: u32) {
-        let p = &self.peers[to as usize];
-        if !p.shm.get().is_some_and(Lane::sends) {
-            return;
+    /// Ends the installation of `peer`'s connection: under the backlog's lock, moves the frames
+    /// queued so far into its ring (when frames to it go through shared memory) and marks it
+    /// routed, so that no frame sent meanwhile overtakes them; then writes what is left for the
+    /// socket, and wakes the blocking senders waiting for it ([`Tcp::wait_routed`]).
+    fn open_route(&self, peer: u32) {
+        let p = &self.peers[peer as usize];
+        let refused = {
+            let mut backlog = lock(&p.backlog);
+            let refused = match p.shm.get().is_some_and(Lane::sends) && !backlog.is_empty() {
+                true => {
+                    let bytes = std::mem::take(&mut *backlog);
+                    self.push_shm_bytes(peer, &bytes).err()
+                }
+                false => None,
+            };
+            p.routed.store(true, Ordering::Release);
+            refused
+        };
+        if let Some(error) = refused {
+            self.shm_refused(peer, error);
         }
-        let bytes = std::mem::take(&mut *lock(&p.backlog));
-        if !bytes.is_empty() {
-            self.send_shm_bytes(to, &bytes);
+        if let Err(e) = p.flush() {
+            self.declare_failed(peer, Cause::Io(e));
+        }
+    }
+
+    /// A blocking send whose frame waits in the backlog of a connection being made: returns
+    /// once the connection is installed (the frame then in the ring, waiting for room if need
+    /// be, or written to the socket) or the peer failed, so that a message is receivable once
+    /// its send returned, even if the sender dies right after (docs/semantics.md §4).
+    fn wait_routed(&self, to: u32) {
+        let p = &self.peers[to as usize];
+        let mut settled = lock(&self.settled);
+        while !p.routed.load(Ordering::Acquire)
+            && !p.failed.load(Ordering::SeqCst)
+            && !self.endpoint.is_killed()
+        {
+            settled = self
+                .settled_changed
+                .wait_timeout(settled, self.config.heartbeat_period)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        drop(settled);
+        if p.shm.get().is_some_and(Lane::sends) && p.shm_blocked.load(Ordering::SeqCst) {
+            self.wait_pending(to);
         }
     }
 
@@ -1044,20 +1113,27 @@ impl Tcp {
         if p.failed.load(Ordering::SeqCst) {
             return;
         }
-        if let Sent::Queued = self.send_shm(to, FrameRef::Packet(packet), blocking) {
-            return;
-        }
-        let sent = if blocking {
-            p.send_blocking(packet)
-        } else {
-            p.send_queued(|out| wire::encode_packet(packet, out))
+        let backlogged = match self.send_shm(to, FrameRef::Packet(packet), blocking) {
+            Sent::Queued => return,
+            Sent::Backlogged => true,
+            Sent::NoLane => {
+                let sent = if blocking {
+                    p.send_blocking(packet)
+                } else {
+                    p.send_queued(|out| wire::encode_packet(packet, out))
+                        .map(|()| false)
+                };
+                match sent {
+                    Ok(backlogged) => backlogged,
+                    Err(e) => return self.declare_failed(to, Cause::Io(e)),
+                }
+            }
         };
-        if let Err(e) = sent {
-            self.declare_failed(to, Cause::Io(e));
-        }
-        self.backlog_to_lane(to);
         if !p.connecting.load(Ordering::Relaxed) {
             self.want_connection(to);
+        }
+        if backlogged && blocking {
+            self.wait_routed(to);
         }
     }
 
@@ -1123,7 +1199,6 @@ impl Tcp {
                         self.endpoint.signal.notify();
                     }
                 }
-                self.backlog_to_lane(peer);
             }
             Ok(None) => {}
             Err(e) => stderr_line(format_args!(
@@ -1178,11 +1253,9 @@ impl Tcp {
         }
         self.log(format_args!("connected to rank {peer} over {}", kind));
         p.connecting.store(true, Ordering::SeqCst);
+        self.open_route(peer);
         p.linked.store(true, Ordering::SeqCst);
         self.settle(peer);
-        if let Err(e) = p.flush() {
-            self.declare_failed(peer, Cause::Io(e));
-        }
     }
 
     /// A connection's progress loop: frames in, heartbeats out, silence detected. Once the
@@ -1310,30 +1383,44 @@ impl Tcp {
                 continue;
             };
             let tcp = Arc::clone(&self);
-            let _ = std::thread::Builder::new()
+            let handshake = move || match tcp.handshake_accept(&stream) {
+                Ok(Accepted::Connection(peer, decoder, theirs)) => {
+                    tcp.install(peer, stream, decoder, theirs)
+                }
+                Ok(Accepted::CallBack(peer)) => {
+                    let _ = stream.shutdown(Shutdown::Both);
+                    tcp.want_connection(peer);
+                }
+                Err(why) => {
+                    // In finalize, peers leave mid-handshake (`Tcp::unreachable`): said
+                    // only when verbose.
+                    if tcp.finalizing.load(Ordering::SeqCst) {
+                        tcp.log(format_args!("refused a connection from {from}: {why}"));
+                    } else {
+                        stderr_line(format_args!(
+                            "runthrough rank {}: refused a connection from {from}: {why}",
+                            tcp.me,
+                        ));
+                    }
+                    let _ = stream.shutdown(Shutdown::Both);
+                }
+            };
+            // A handshake thread per connection; without one (a crowded host), the handshake
+            // runs on the accepting thread.
+            let shared = Arc::new(Mutex::new(Some(handshake)));
+            let in_thread = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
                 .name("rt-handshake".into())
-                .spawn(move || match tcp.handshake_accept(&stream) {
-                    Ok(Accepted::Connection(peer, decoder, theirs)) => {
-                        tcp.install(peer, stream, decoder, theirs)
-                    }
-                    Ok(Accepted::CallBack(peer)) => {
-                        let _ = stream.shutdown(Shutdown::Both);
-                        tcp.want_connection(peer);
-                    }
-                    Err(why) => {
-                        // In finalize, peers leave mid-handshake (`Tcp::unreachable`): said
-                        // only when verbose.
-                        if tcp.finalizing.load(Ordering::SeqCst) {
-                            tcp.log(format_args!("refused a connection from {from}: {why}"));
-                        } else {
-                            stderr_line(format_args!(
-                                "runthrough rank {}: refused a connection from {from}: {why}",
-                                tcp.me,
-                            ));
-                        }
-                        let _ = stream.shutdown(Shutdown::Both);
+                .spawn(move || {
+                    if let Some(handshake) = lock(&in_thread).take() {
+                        handshake();
                     }
                 });
+            if spawned.is_err() {
+                if let Some(handshake) = lock(&shared).take() {
+                    handshake();
+                }
+            }
         }
     }
 
@@ -1516,17 +1603,21 @@ impl Tcp {
             return self.declare_failed(peer, Cause::Unreachable("no published address".into()));
         };
         self.log(format_args!("connecting to rank {peer} on first use"));
+        let make = move |tcp: Arc<Tcp>, address: String| {
+            if tcp.me < peer {
+                tcp.connect(peer, &address);
+            } else {
+                tcp.ask_to_connect(peer, &address);
+            }
+        };
+        let (inline_tcp, inline_address) = (Arc::clone(&tcp), address.clone());
         let spawned = std::thread::Builder::new()
             .name("rt-connect".into())
-            .spawn(move || {
-                if tcp.me < peer {
-                    tcp.connect(peer, &address);
-                } else {
-                    tcp.ask_to_connect(peer, &address);
-                }
-            });
-        if let Err(e) = spawned {
-            self.declare_failed(peer, Cause::Io(e));
+            .spawn(move || make(tcp, address));
+        if spawned.is_err() {
+            // No thread to be had (a crowded host): connect on this one rather than suspect a
+            // live peer for this rank's own lack of resources.
+            make(inline_tcp, inline_address);
         }
     }
 
@@ -1613,7 +1704,19 @@ impl Tcp {
         if pids.is_empty() {
             return Ok(());
         }
+        // A pidfd each, and up to a connection each: raise the soft limit on descriptors within
+        // the hard one when that many would not fit (rtrun does it for its ranks; Hydra and
+        // srun leave the shell's, often 1024).
+        raise_open_files(2 * pids.len() as u64 + 256);
         let (mut watch, gone) = runthrough_net::local::Watch::new(pids);
+        let probed = watch.probed();
+        if !probed.is_empty() {
+            stderr_line(format_args!(
+                "runthrough rank {}: no pidfd for the processes of ranks {probed:?}: their end \
+                 is looked for once per heartbeat period",
+                self.me
+            ));
+        }
         for peer in gone {
             self.process_ended(peer);
         }
