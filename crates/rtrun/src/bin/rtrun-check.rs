@@ -122,6 +122,26 @@ fn first_use(world: &Comm, o: &Options) -> Result<(), String> {
     }
 }
 
+/// `rounds` all-to-alls of one number per pair (rank r sends r·n + peer to each peer), each
+/// checked: every pair talks, so with connections on first use the first call connects them.
+fn all_to_all(world: &Comm, o: &Options) -> Result<(), String> {
+    let (me, n) = (u64::from(world.rank()), u64::from(world.size()));
+    for round in 0..o.rounds {
+        let send: Vec<u64> = (0..n).map(|peer| me * n + peer).collect();
+        let mut got = vec![u64::MAX; n as usize];
+        world
+            .all_to_all(&send, &mut got)
+            .map_err(|e| format!("round {round}: {e}"))?;
+        if let Some(from) = (0..n).find(|&from| got[from as usize] != from * n + me) {
+            return Err(format!(
+                "round {round}: from rank {from} got {}",
+                got[from as usize]
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn ring(world: &Comm) -> Result<(), String> {
     let (me, n) = (world.rank(), world.size());
     world
@@ -648,6 +668,7 @@ fn main() -> ExitCode {
         "computing" => computing(world),
         "wait_for_2" => wait_for_2(world),
         "first_use" => first_use(world, &options),
+        "all_to_all" => all_to_all(world, &options),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())
