@@ -54,10 +54,14 @@ impl Outcome {
 
     /// The lines of `rank`, labelled `[r] ` (Hydra's `-prepend-rank`) or `r: ` (srun's `-l`).
     fn lines_of(&self, rank: u32) -> Vec<&str> {
+        // srun pads the label to the width of the largest task number (` 0: ` among 12).
         let (hydra, slurm) = (format!("[{rank}] "), format!("{rank}: "));
         self.stdout
             .lines()
-            .filter_map(|l| l.strip_prefix(&hydra).or_else(|| l.strip_prefix(&slurm)))
+            .filter_map(|l| {
+                l.strip_prefix(&hydra)
+                    .or_else(|| l.trim_start().strip_prefix(&slurm))
+            })
             .collect()
     }
 }
