@@ -260,34 +260,42 @@ fn hydra_mpiexec_with_rt_supervise_survives_a_kill() {
     check_survived(&run(killing_rank_2(&mut mpiexec(4), true)), 4);
 }
 
-/// 12 ranks, where most pairs connect on first use (each rank connects at start to the 6 of
-/// its 11 peers 1, 2, 4 and 8 places away), all waiting in a receive from rank 2, which dies
-/// without sending anything: the receives fail with `ProcFailed` at the ranks that never
-/// connected to rank 2 too (they watch its process through a pidfd; without that they would
-/// wait forever, the launcher telling nobody), and every survivor agrees on the death.
+/// Ranks of the job waiting in a receive from rank 2, which dies without sending anything.
+const WAITING: u32 = 20;
+
+/// 20 ranks, where most pairs connect on first use (each rank connects at start to the 8 of its
+/// 19 peers 1, 2, 4, 8 and 16 places away round the ranks), all waiting in a receive from rank
+/// 2, which dies without sending anything: the receives fail with `ProcFailed` at the ranks
+/// that never connected to rank 2 too, and every survivor agrees on the death. Those ranks
+/// must learn it by watching rank 2's process through a pidfd: votes over the overlay reach no
+/// majority (9 of 20 at most), and the votes to unconnected peers wait a heartbeat period
+/// (2 s here) and go only if the suspect is not known dead by then; without the watch they
+/// would wait for those, the launcher telling nobody.
 #[test]
 fn hydra_mpiexec_ranks_never_connected_to_a_dead_rank_learn_of_its_death() {
     if !hydra() {
         return;
     }
-    let mut mpiexec = mpiexec(12);
-    mpiexec.arg(SUPERVISE).env("RT_VERBOSE", "1").args([
-        "sh",
-        "-c",
-        KILL_RANK_2,
-        CHECK,
-        "wait_for_2",
-    ]);
+    let mut mpiexec = mpiexec(WAITING);
+    mpiexec
+        .arg(SUPERVISE)
+        .env("RT_VERBOSE", "1")
+        .env("RT_HEARTBEAT", "2000:20000")
+        .args(["sh", "-c", KILL_RANK_2, CHECK, "wait_for_2"]);
     let outcome = run(&mut mpiexec);
-    check_survived(&outcome, 12);
+    check_survived(&outcome, WAITING);
     watched_rank_2_end(&outcome);
 }
 
-/// The ranks outside rank 2's overlay (of 12: 5, 7, 8, 9 and 11) saw its process end through
-/// their watch, not through a connection (a majority of votes could have told them too, at 12
-/// ranks, but that costs connections on first use at scale).
+/// The ranks outside rank 2's overlay saw its process end through their watch.
 fn watched_rank_2_end(outcome: &Outcome) {
-    for rank in [5, 7, 8, 9, 11] {
+    let n = WAITING;
+    let overlay: Vec<u32> = [1, 2, 4, 8, 16]
+        .iter()
+        .filter(|&&step| step < n)
+        .flat_map(|&step| [(2 + step) % n, (2 + n - step) % n])
+        .collect();
+    for rank in (0..n).filter(|r| *r != 2 && !overlay.contains(r)) {
         let said = format!("runthrough rank {rank}: rank 2's process ended (watched by a pidfd)");
         assert!(outcome.stderr.contains(&said), "{said}\n{}", outcome.text());
     }
@@ -297,11 +305,12 @@ fn watched_rank_2_end(outcome: &Outcome) {
 #[test]
 fn srun_pmi2_ranks_never_connected_to_a_dead_rank_learn_of_its_death() {
     let Some(conf) = slurm() else { return };
-    let mut srun = srun(&conf, 12);
+    let mut srun = srun(&conf, WAITING);
     srun.env("RT_VERBOSE", "1")
+        .env("RT_HEARTBEAT", "2000:20000")
         .args(["sh", "-c", KILL_RANK_2, CHECK, "wait_for_2"]);
     let outcome = run(&mut srun);
-    check_survived(&outcome, 12);
+    check_survived(&outcome, WAITING);
     watched_rank_2_end(&outcome);
 }
 
