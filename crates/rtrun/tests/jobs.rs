@@ -260,19 +260,8 @@ fn a_control_connection_without_the_secret_is_refused() {
 /// plus a period, killed by the launcher, and the survivors agree without it.
 #[test]
 fn a_stopped_rank_is_fenced_and_killed() {
-    let mut job = job(4, &["validate", "--rounds", "8", "--pause-ms", "200"], &[]);
-    job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
-    job.stops = vec![(2, Duration::from_millis(300))];
-    let report = agreed(&job, &[2]);
-    let rank = &report.ranks[2];
-    assert_eq!(
-        rank.ending,
-        Some(Ending::Signaled(9)),
-        "{}",
-        report.summary()
-    );
-    assert!(rank.fenced_by.is_some(), "{}", report.summary());
-    let at = rank.ended_at.unwrap();
+    let report = stopped_at_300_ms(4, 2);
+    let at = report.ranks[2].ended_at.unwrap();
     assert!(at < Duration::from_millis(300 + 800 + 100 + 1500), "{at:?}");
     // The report says the stop fired, when rtrun sent it (issue 14, item 2).
     let stop = report.faults[0].fired.expect("the stop fired");
@@ -285,11 +274,21 @@ fn a_stopped_rank_is_fenced_and_killed() {
 /// the death from rtrun; every survivor agrees.
 #[test]
 fn a_stopped_rank_among_sixteen_connected_on_first_use_is_fenced_and_killed() {
-    let mut job = job(16, &["validate", "--rounds", "8", "--pause-ms", "200"], &[]);
+    stopped_at_300_ms(16, 5);
+}
+
+/// A `validate` job of `size` ranks (heartbeats every 100 ms, time-out 800 ms) whose rank
+/// `stopped` gets SIGSTOP at 0.3 s: the survivors agree on it, and rtrun killed it, fenced.
+fn stopped_at_300_ms(size: u32, stopped: u32) -> Report {
+    let mut job = job(
+        size,
+        &["validate", "--rounds", "8", "--pause-ms", "200"],
+        &[],
+    );
     job.heartbeat = Some((Duration::from_millis(100), Duration::from_millis(800)));
-    job.stops = vec![(5, Duration::from_millis(300))];
-    let report = agreed(&job, &[5]);
-    let rank = &report.ranks[5];
+    job.stops = vec![(stopped, Duration::from_millis(300))];
+    let report = agreed(&job, &[stopped]);
+    let rank = &report.ranks[stopped as usize];
     assert_eq!(
         rank.ending,
         Some(Ending::Signaled(9)),
@@ -297,6 +296,7 @@ fn a_stopped_rank_among_sixteen_connected_on_first_use_is_fenced_and_killed() {
         report.summary()
     );
     assert!(rank.fenced_by.is_some(), "{}", report.summary());
+    report
 }
 
 /// Connections on first use keep the transports' promises (docs/semantics.md §1, §4): rank 0

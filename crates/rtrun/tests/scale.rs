@@ -10,12 +10,22 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rtrun::{Ending, Job};
+use rtrun::{Ending, Job, Report};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_rtrun-check");
 
 /// One large job at a time: the machine has two cores.
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `size` ranks of `program` under rtrun, no other job of this file meanwhile, bounded at
+/// five minutes.
+fn run_alone(size: u32, program: &str, args: &[&str]) -> Report {
+    let mut job = Job::new(size, program);
+    job.args = args.iter().map(Into::into).collect();
+    job.timeout = Some(Duration::from_secs(300));
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    rtrun::run(&job).expect("the job starts")
+}
 
 #[test]
 fn five_hundred_and_twelve_processes_run_heat_through_two_kills() {
@@ -25,9 +35,7 @@ fn five_hundred_and_twelve_processes_run_heat_through_two_kills() {
         "{} (cargo test --workspace builds it)",
         heat.display()
     );
-    let size = 512;
-    let mut job = Job::new(size, heat.to_str().unwrap());
-    job.args = [
+    let args = [
         "--size",
         "256",
         "--iterations",
@@ -38,13 +46,8 @@ fn five_hundred_and_twelve_processes_run_heat_through_two_kills() {
         "0",
         "--kill",
         "3@15,510@25",
-    ]
-    .iter()
-    .map(Into::into)
-    .collect();
-    job.timeout = Some(Duration::from_secs(300));
-    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let report = rtrun::run(&job).expect("the job starts");
+    ];
+    let report = run_alone(512, heat.to_str().unwrap(), &args);
     let text: String = report
         .lines
         .iter()
@@ -84,14 +87,7 @@ fn five_hundred_and_twelve_processes_run_heat_through_two_kills() {
 #[test]
 fn two_hundred_and_fifty_six_processes_all_to_all_connect_every_pair_on_first_use() {
     let size = 256;
-    let mut job = Job::new(size, CHECK);
-    job.args = ["all_to_all", "--rounds", "3"]
-        .iter()
-        .map(Into::into)
-        .collect();
-    job.timeout = Some(Duration::from_secs(300));
-    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let report = rtrun::run(&job).expect("the job starts");
+    let report = run_alone(size, CHECK, &["all_to_all", "--rounds", "3"]);
     assert!(report.success(), "{}", report.summary());
     for rank in 0..size {
         assert_eq!(

@@ -242,4 +242,24 @@ mod tests {
         let (_, gone) = Watch::new([(5, a.id())]);
         assert_eq!(gone, vec![5]);
     }
+
+    /// A process that got no pidfd is probed instead: its end is reported at the next wait.
+    #[test]
+    fn a_process_without_a_pidfd_is_probed_and_its_end_reported() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let pid = Pid::from_raw(child.id() as i32).expect("a live PID");
+        let mut watch = Watch {
+            watched: Vec::new(),
+            probed: vec![(4, pid)],
+        };
+        assert_eq!(watch.probed(), vec![4]);
+        assert_eq!(watch.wait(Duration::from_millis(20)), Vec::<u32>::new());
+        child.kill().expect("kill the child");
+        child.wait().expect("reap");
+        assert_eq!(watch.wait(Duration::from_millis(20)), vec![4]);
+        assert!(watch.is_empty());
+    }
 }

@@ -709,6 +709,20 @@ fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option
     }
 }
 
+/// The peers reached through a Unix socket: this host, network and mount namespace for
+/// certain (emulated hosts, network namespaces of one kernel, may share a PID namespace, but
+/// not the socket paths).
+fn this_host(table: &[Option<String>], local_identity: Option<&str>) -> Vec<bool> {
+    table
+        .iter()
+        .map(|address| {
+            address
+                .as_deref()
+                .is_some_and(|a| Address::parse(a).unix_path_from(local_identity).is_some())
+        })
+        .collect()
+}
+
 /// Which peers are connected on first use rather than at start: the peers reached through a
 /// Unix socket (this host, network and mount namespace) whose failure this rank learns without
 /// a connection (`confirmed(peer)`: rtrun's notices, or a pidfd on its process), except this
@@ -717,28 +731,17 @@ fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option
 /// this one, round the list (about 2 log₂ n connections per rank instead of n − 1). Every rank
 /// computes the same overlay from the same table. Peers on other hosts, over TCP, or without a
 /// way to confirm their death are connected at start, as every peer used to be.
-fn on_demand_peers(
-    me: u32,
-    table: &[Option<String>],
-    local_identity: Option<&str>,
-    confirmed: impl Fn(u32) -> bool,
-) -> Vec<bool> {
-    let mut eligible: Vec<bool> = table
+fn on_demand_peers(me: u32, this_host: &[bool], confirmed: impl Fn(u32) -> bool) -> Vec<bool> {
+    let mut eligible: Vec<bool> = this_host
         .iter()
         .enumerate()
-        .map(|(peer, address)| {
-            let peer = peer as u32;
-            let reachable = address
-                .as_deref()
-                .is_some_and(|a| Address::parse(a).unix_path_from(local_identity).is_some());
-            (peer == me || confirmed(peer)) && reachable
-        })
+        .map(|(peer, &here)| here && (peer as u32 == me || confirmed(peer as u32)))
         .collect();
-    let ring: Vec<u32> = (0..table.len() as u32)
+    let ring: Vec<u32> = (0..this_host.len() as u32)
         .filter(|&r| eligible[r as usize])
         .collect();
     let Some(position) = ring.iter().position(|&r| r == me) else {
-        return vec![false; table.len()];
+        return vec![false; this_host.len()];
     };
     let m = ring.len();
     let mut step = 1;
@@ -822,7 +825,8 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
             tcp.declare_failed(peer as u32, Cause::Notice);
         }
     }
-    let on_demand = on_demand_peers(rank, &s.table, local_identity.as_deref(), |peer| {
+    let this_host = this_host(&s.table, local_identity.as_deref());
+    let on_demand = on_demand_peers(rank, &this_host, |peer| {
         !connect_all
             && (launcher_confirms || local_pids.get(peer as usize).copied().flatten().is_some())
     });
@@ -852,19 +856,6 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
     }
     tcp.wait_settled(connect_deadline);
     if !launcher_confirms {
-        // The peers reached over a Unix socket: this host for certain (emulated hosts, network
-        // namespaces of one kernel, share the PID namespace, but not the socket paths).
-        let this_host: Vec<bool> = s
-            .table
-            .iter()
-            .map(|address| {
-                address.as_deref().is_some_and(|a| {
-                    Address::parse(a)
-                        .unix_path_from(local_identity.as_deref())
-                        .is_some()
-                })
-            })
-            .collect();
         tcp.watch_processes(&this_host)
             .map_err(io("starting the process watch"))?;
     }
@@ -903,7 +894,7 @@ mod tests {
         let here = "boot/net:[1]";
         let unix = |r: u32| Some(format!("127.0.0.1:{},unix:/tmp/s{r},host:{here}", 4000 + r));
         let table: Vec<Option<String>> = (0..16).map(unix).collect();
-        let plan = |me: u32| on_demand_peers(me, &table, Some(here), |_| true);
+        let plan = |me: u32| on_demand_peers(me, &this_host(&table, Some(here)), |_| true);
         let zero: Vec<u32> = (0..16).filter(|&p| plan(0)[p as usize]).collect();
         assert_eq!(zero, vec![3, 5, 6, 7, 9, 10, 11, 13]);
         for a in 0..16u32 {
@@ -926,18 +917,18 @@ mod tests {
         assert_eq!(reached.len(), 16);
         // Small jobs: the overlay is every pair.
         let small: Vec<Option<String>> = (0..5).map(unix).collect();
-        assert!(
-            (0..5).all(|me| on_demand_peers(me, &small, Some(here), |_| true)
+        assert!((0..5).all(
+            |me| on_demand_peers(me, &this_host(&small, Some(here)), |_| true)
                 .iter()
-                .all(|&d| !d))
-        );
+                .all(|&d| !d)
+        ));
         // Over TCP, on another host (another identity), or without a confirmation: at start.
         let mut mixed = table.clone();
         mixed[3] = Some("127.0.0.1:4003".into());
         mixed[5] = Some("127.0.0.1:4005,unix:/tmp/s5,host:elsewhere".into());
-        let plan = on_demand_peers(0, &mixed, Some(here), |p| p != 6);
+        let plan = on_demand_peers(0, &this_host(&mixed, Some(here)), |p| p != 6);
         assert!(!plan[3] && !plan[5] && !plan[6]);
-        assert!(on_demand_peers(0, &table, None, |_| true)
+        assert!(on_demand_peers(0, &this_host(&table, None), |_| true)
             .iter()
             .all(|&d| !d));
     }

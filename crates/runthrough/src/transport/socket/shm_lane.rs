@@ -387,11 +387,6 @@ impl Tcp {
         Ok(())
     }
 
-    /// The peer's ring refused bytes: fenced as [`Tcp::send_shm`] does.
-    pub(super) fn shm_refused(&self, to: u32, error: RingError) {
-        self.lane_broken(to, error);
-    }
-
     /// Tells the receiver what a push did: its active bit and bells; when bytes remain
     /// pending, the blocked bit (the receiver rings back once it drained).
     fn after_push(&self, lane: &Lane, published: bool, control: bool, pending: bool) {
@@ -564,7 +559,7 @@ impl Tcp {
 
     /// The peer wrote something the ring refuses: it is fenced like a peer that sent garbage
     /// on its socket.
-    fn lane_broken(&self, peer: u32, error: RingError) -> Sent {
+    pub(super) fn lane_broken(&self, peer: u32, error: RingError) -> Sent {
         self.declare_failed(
             peer,
             Cause::BadInput(format!("shared memory with rank {peer}: {error}")),

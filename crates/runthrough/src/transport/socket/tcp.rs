@@ -210,6 +210,26 @@ impl Cause {
     }
 }
 
+/// Runs `work` on a thread of its own named `name`, or, when no thread can be had (a crowded
+/// host), on this one: a connection or handshake is slower then, but this rank's lack of
+/// resources never makes it suspect a live peer.
+fn spawn_or_run(name: &str, work: impl FnOnce() + Send + 'static) {
+    let work = Arc::new(Mutex::new(Some(work)));
+    let in_thread = Arc::clone(&work);
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            if let Some(work) = lock(&in_thread).take() {
+                work();
+            }
+        });
+    if spawned.is_err() {
+        if let Some(work) = lock(&work).take() {
+            work();
+        }
+    }
+}
+
 /// Raises this process's soft limit on open files to `needed`, within the hard limit.
 fn raise_open_files(needed: u64) {
     use rustix::process::{getrlimit, setrlimit, Resource};
@@ -298,8 +318,6 @@ pub(super) struct Peer {
     on_demand: AtomicBool,
     /// A connection exists or is being made (set once).
     connecting: AtomicBool,
-    /// A connection was installed.
-    linked: AtomicBool,
 }
 
 impl Peer {
@@ -1076,7 +1094,7 @@ impl Tcp {
             refused
         };
         if let Some(error) = refused {
-            self.shm_refused(peer, error);
+            self.lane_broken(peer, error);
         }
         if let Err(e) = p.flush() {
             self.declare_failed(peer, Cause::Io(e));
@@ -1089,20 +1107,34 @@ impl Tcp {
     /// its send returned, even if the sender dies right after (docs/semantics.md §4).
     fn wait_routed(&self, to: u32) {
         let p = &self.peers[to as usize];
-        let mut settled = lock(&self.settled);
-        while !p.routed.load(Ordering::Acquire)
-            && !p.failed.load(Ordering::SeqCst)
-            && !self.endpoint.is_killed()
-        {
-            settled = self
-                .settled_changed
-                .wait_timeout(settled, self.config.heartbeat_period)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        drop(settled);
+        self.await_route(to, None);
         if p.shm.get().is_some_and(Lane::sends) && p.shm_blocked.load(Ordering::SeqCst) {
             self.wait_pending(to);
+        }
+    }
+
+    /// Waits until `to`'s connection is routed (true), or it failed, this rank was killed or
+    /// `until` passed (false). Woken by [`Tcp::settle`], which installs and failures call.
+    fn await_route(&self, to: u32, until: Option<Instant>) -> bool {
+        let p = &self.peers[to as usize];
+        let mut settled = lock(&self.settled);
+        loop {
+            if p.routed.load(Ordering::Acquire) {
+                return true;
+            }
+            let now = Instant::now();
+            if p.failed.load(Ordering::SeqCst)
+                || self.endpoint.is_killed()
+                || until.is_some_and(|until| now >= until)
+            {
+                return false;
+            }
+            let wait = until.map_or(self.config.heartbeat_period, |until| until - now);
+            settled = self
+                .settled_changed
+                .wait_timeout(settled, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -1254,7 +1286,6 @@ impl Tcp {
         self.log(format_args!("connected to rank {peer} over {}", kind));
         p.connecting.store(true, Ordering::SeqCst);
         self.open_route(peer);
-        p.linked.store(true, Ordering::SeqCst);
         self.settle(peer);
     }
 
@@ -1405,22 +1436,7 @@ impl Tcp {
                     let _ = stream.shutdown(Shutdown::Both);
                 }
             };
-            // A handshake thread per connection; without one (a crowded host), the handshake
-            // runs on the accepting thread.
-            let shared = Arc::new(Mutex::new(Some(handshake)));
-            let in_thread = Arc::clone(&shared);
-            let spawned = std::thread::Builder::new()
-                .name("rt-handshake".into())
-                .spawn(move || {
-                    if let Some(handshake) = lock(&in_thread).take() {
-                        handshake();
-                    }
-                });
-            if spawned.is_err() {
-                if let Some(handshake) = lock(&shared).take() {
-                    handshake();
-                }
-            }
+            spawn_or_run("rt-handshake", handshake);
         }
     }
 
@@ -1603,22 +1619,13 @@ impl Tcp {
             return self.declare_failed(peer, Cause::Unreachable("no published address".into()));
         };
         self.log(format_args!("connecting to rank {peer} on first use"));
-        let make = move |tcp: Arc<Tcp>, address: String| {
+        spawn_or_run("rt-connect", move || {
             if tcp.me < peer {
                 tcp.connect(peer, &address);
             } else {
                 tcp.ask_to_connect(peer, &address);
             }
-        };
-        let (inline_tcp, inline_address) = (Arc::clone(&tcp), address.clone());
-        let spawned = std::thread::Builder::new()
-            .name("rt-connect".into())
-            .spawn(move || make(tcp, address));
-        if spawned.is_err() {
-            // No thread to be had (a crowded host): connect on this one rather than suspect a
-            // live peer for this rank's own lack of resources.
-            make(inline_tcp, inline_address);
-        }
+        });
     }
 
     /// Asks the lower rank `peer` to connect to this one: a `Hello` from a higher rank is that
@@ -1638,20 +1645,10 @@ impl Tcp {
         if let Err(why) = asked {
             return self.unreachable(peer, why);
         }
-        let p = &self.peers[peer as usize];
         let until = Instant::now() + 2 * self.config.handshake_timeout;
-        let mut settled = lock(&self.settled);
-        while !p.linked.load(Ordering::SeqCst) && !p.failed.load(Ordering::SeqCst) {
-            let now = Instant::now();
-            if now >= until {
-                drop(settled);
-                return self.unreachable(peer, "asked to connect, it did not in time".into());
-            }
-            settled = self
-                .settled_changed
-                .wait_timeout(settled, until - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+        // Not routed by the deadline (rather than failed, or this rank killed meanwhile).
+        if !self.await_route(peer, Some(until)) && Instant::now() >= until {
+            self.unreachable(peer, "asked to connect, it did not in time".into());
         }
     }
 
@@ -2192,6 +2189,25 @@ mod tests {
             assert_eq!(ranks[r].halted(), None, "rank {r}");
             assert!((0..4).all(|p| ranks[r].is_alive(p)), "rank {r}");
         }
+    }
+
+    /// A blocking send to an on-demand peer waits for its connection (so that the message is
+    /// out of the process when the send returns); a peer that cannot be reached (nothing
+    /// listens at its address) is suspected, and the send returns instead of waiting forever.
+    #[test]
+    fn a_blocking_send_to_an_unreachable_peer_returns_and_fences_it() {
+        let secret = auth::random_token();
+        let (zero, zero_address, _socket) = rank_unix(0, 3, secret);
+        let (_one, one_address, _one_socket) = rank_unix(1, 3, secret);
+        let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+        let nobody = closed.local_addr().unwrap().to_string();
+        drop(closed);
+        let table = vec![Some(zero_address), Some(one_address), Some(nobody)];
+        zero.set_addresses(table, &[true, true, true]);
+        zero.send(0, 2, data(0, 1));
+        assert!(!zero.is_alive(2), "suspected");
+        assert!(lock(&zero.fence).is_fenced(2));
+        assert!(zero.is_alive(1), "the others are left alone");
     }
 
     /// A rank connected on first use that cannot be reached is suspected (fenced), as one that
