@@ -766,15 +766,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
             )
         })?;
     }
-    let transport = job
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == runthrough_net::launch::ENV_TRANSPORT)
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var(runthrough_net::launch::ENV_TRANSPORT).ok());
-    let readers = limits::Readers::for_transport(transport.as_deref());
-    limits::check_and_raise(job.size, readers)
+    limits::check_and_raise(job.size)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let size = job.size;
     let secret = JobSecret::random();

@@ -5,18 +5,22 @@
 //!
 //! What one rank needs comes from the process transport as it is today: every rank keeps a
 //! connection and the descriptor of the peer's shared-memory inbox per peer, plus a few threads
-//! and descriptors of its own. With shared memory (the default on one host) one thread reads
-//! every peer's socket; with Unix sockets alone or TCP (`RT_TRANSPORT=unix|tcp`) each peer has
-//! a reader thread. rtrun keeps three threads and two pipes per rank. Threads count against the
+//! and descriptors of its own. Whatever the transport (shared memory, the default on one host,
+//! or Unix sockets alone or TCP with `RT_TRANSPORT=unix|tcp`), one thread per rank
+//! (`rt-sockets`) reads all its sockets, so a rank's threads do not grow with the job's size (a
+//! reader thread per connection is started only when that thread cannot be, and is not
+//! counted). rtrun keeps three threads and two pipes per rank. Threads count against the
 //! kernel's `pid_max` and `threads-max` (every thread has a pid) and, for a user other than
 //! root, against `RLIMIT_NPROC`; descriptors against `RLIMIT_NOFILE`, whose soft limit rtrun
 //! raises up to the hard one when the job needs it (the ranks inherit it).
 
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
-/// Threads of one rank besides its per-peer readers: the main thread, the acceptors (TCP and
-/// Unix), the majority watcher, the launcher's connection, the heartbeat, with a margin.
-const RANK_THREADS: u64 = 8;
+/// Threads of one rank, whatever the job's size: the main thread, the one that reads all its
+/// sockets (`rt-sockets`), the acceptors (TCP and Unix), the majority watcher, the launcher's
+/// connection, the shared-memory progress thread, the watcher of the peers' processes, with a
+/// margin.
+const RANK_THREADS: u64 = 9;
 /// Descriptors of one rank besides its per-peer connections: stdio, listeners, the control
 /// connection, the socket folder, with a margin.
 const RANK_FDS: u64 = 32;
@@ -78,35 +82,9 @@ impl Limits {
     }
 }
 
-/// How the ranks of a job read their peers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Readers {
-    /// One thread per rank reads every peer (shared memory, the default).
-    Shared,
-    /// A reader thread per peer (`RT_TRANSPORT=unix` or `tcp`).
-    PerPeer,
-}
-
-impl Readers {
-    /// The readers of a job whose ranks see `transport` as `RT_TRANSPORT`.
-    pub(crate) fn for_transport(transport: Option<&str>) -> Readers {
-        match transport.map(str::trim) {
-            Some("unix" | "tcp") => Readers::PerPeer,
-            _ => Readers::Shared,
-        }
-    }
-
-    fn per_rank(self, size: u64) -> u64 {
-        match self {
-            Readers::Shared => 1,
-            Readers::PerPeer => size.saturating_sub(1),
-        }
-    }
-}
-
 /// Threads a job of `size` ranks on one host needs, rtrun's included.
-fn threads_needed(size: u64, readers: Readers) -> u64 {
-    size.saturating_mul(readers.per_rank(size) + RANK_THREADS)
+fn threads_needed(size: u64) -> u64 {
+    size.saturating_mul(RANK_THREADS)
         .saturating_add(size.saturating_mul(RTRUN_THREADS_PER_RANK))
         .saturating_add(RTRUN_BASE)
 }
@@ -139,36 +117,28 @@ fn largest(size: u64, fits: impl Fn(u64) -> bool) -> u64 {
 ///
 /// # Errors
 /// The message: which limit, what the job needs, how many ranks would fit.
-pub(crate) fn check(size: u32, readers: Readers, limits: &Limits) -> Result<Option<u64>, String> {
+pub(crate) fn check(size: u32, limits: &Limits) -> Result<Option<u64>, String> {
     let size = u64::from(size);
-    let threads = |n| threads_needed(n, readers);
-    let why = match readers {
-        Readers::PerPeer => {
-            " (with RT_TRANSPORT=unix or tcp each rank reads each peer on a \
-                            thread of its own; shared memory, the default, needs one)"
-        }
-        Readers::Shared => "",
-    };
     if let Some((max, name)) = limits.tasks_max {
         let free = max.saturating_sub(limits.tasks_in_use);
-        if threads(size) > free {
+        if threads_needed(size) > free {
             return Err(format!(
-                "-n {size}: {size} ranks on one host need about {} threads{why}, but {name} \
+                "-n {size}: {size} ranks on one host need about {} threads, but {name} \
                  allows {max} and {} exist already; at most {} ranks fit",
-                threads(size),
+                threads_needed(size),
                 limits.tasks_in_use,
-                largest(size, |n| threads(n) <= free)
+                largest(size, |n| threads_needed(n) <= free)
             ));
         }
     }
     if let Some(nproc) = limits.nproc {
-        if threads(size) > nproc {
+        if threads_needed(size) > nproc {
             return Err(format!(
-                "-n {size}: {size} ranks on one host need about {} threads{why}, but this \
+                "-n {size}: {size} ranks on one host need about {} threads, but this \
                  user's process limit (ulimit -u, RLIMIT_NPROC) is {nproc}; at most {} ranks \
                  fit",
-                threads(size),
-                largest(size, |n| threads(n) <= nproc)
+                threads_needed(size),
+                largest(size, |n| threads_needed(n) <= nproc)
             ));
         }
     }
@@ -195,9 +165,9 @@ pub(crate) fn check(size: u32, readers: Readers, limits: &Limits) -> Result<Opti
 ///
 /// # Errors
 /// As [`check`]'s, or the raise was refused.
-pub(crate) fn check_and_raise(size: u32, readers: Readers) -> Result<(), String> {
+pub(crate) fn check_and_raise(size: u32) -> Result<(), String> {
     let limits = Limits::of_this_host();
-    if let Some(need) = check(size, readers, &limits)? {
+    if let Some(need) = check(size, &limits)? {
         let raised = Rlimit {
             current: Some(need),
             maximum: limits.nofile_hard,
@@ -225,75 +195,54 @@ mod tests {
 
     #[test]
     fn a_small_job_fits_a_default_host() {
-        assert_eq!(
-            check(8, Readers::Shared, &host(32768, 500, None, 1024, 4096)),
-            Ok(None)
-        );
-        assert_eq!(
-            check(
-                1,
-                Readers::PerPeer,
-                &host(32768, 500, Some(100), 1024, 4096)
-            ),
-            Ok(None)
-        );
+        assert_eq!(check(8, &host(32768, 500, None, 1024, 4096)), Ok(None));
+        assert_eq!(check(1, &host(32768, 500, Some(100), 1024, 4096)), Ok(None));
     }
 
     #[test]
     fn too_many_threads_for_pid_max_names_the_limit_and_what_fits() {
         let limits = host(32768, 1000, None, 1 << 20, 1 << 20);
-        for readers in [Readers::PerPeer, Readers::Shared] {
-            let err = check(100_000, readers, &limits).unwrap_err();
-            assert!(err.contains("kernel.pid_max allows 32768"), "{err}");
-            let fit = largest(100_000, |n| threads_needed(n, readers) <= 31768);
-            assert!(err.contains(&format!("at most {fit} ranks fit")), "{err}");
-            let (a, b) = (
-                threads_needed(fit, readers),
-                threads_needed(fit + 1, readers),
-            );
-            assert!(a <= 31768 && b > 31768);
-            assert_eq!(check(fit as u32, readers, &limits), Ok(None));
-            assert!(check(fit as u32 + 1, readers, &limits).is_err());
-        }
+        let err = check(100_000, &limits).unwrap_err();
+        assert!(err.contains("kernel.pid_max allows 32768"), "{err}");
+        assert!(err.contains("1000 exist already"), "{err}");
+        let fit = largest(100_000, |n| threads_needed(n) <= 31768);
+        assert!(err.contains(&format!("at most {fit} ranks fit")), "{err}");
+        assert!(threads_needed(fit) <= 31768 && threads_needed(fit + 1) > 31768);
+        assert_eq!(check(fit as u32, &limits), Ok(None));
+        assert!(check(fit as u32 + 1, &limits).is_err());
     }
 
-    /// Shared memory needs no thread per peer: 512 ranks fit where a thread per peer would
-    /// allow about 175 (the default pid_max of 32768).
+    /// One thread per rank reads all its sockets: a job's threads grow linearly with its size,
+    /// and 512 ranks fit the default pid_max of 32768.
     #[test]
-    fn shared_memory_jobs_need_threads_linear_in_their_size() {
+    fn jobs_need_threads_linear_in_their_size() {
+        assert_eq!(
+            threads_needed(512) - RTRUN_BASE,
+            2 * (threads_needed(256) - RTRUN_BASE)
+        );
         let limits = host(32768, 120, None, 1 << 20, 1 << 20);
-        assert_eq!(check(512, Readers::Shared, &limits), Ok(None));
-        let err = check(512, Readers::PerPeer, &limits).unwrap_err();
-        assert!(err.contains("RT_TRANSPORT=unix or tcp"), "{err}");
-        assert_eq!(Readers::for_transport(None), Readers::Shared);
-        assert_eq!(Readers::for_transport(Some("auto")), Readers::Shared);
-        assert_eq!(Readers::for_transport(Some("shm")), Readers::Shared);
-        assert_eq!(Readers::for_transport(Some("unix")), Readers::PerPeer);
-        assert_eq!(Readers::for_transport(Some("tcp")), Readers::PerPeer);
+        assert_eq!(check(512, &limits), Ok(None));
     }
 
     #[test]
     fn a_users_process_limit_bounds_the_job() {
-        let err = check(
-            64,
-            Readers::PerPeer,
-            &host(1 << 22, 0, Some(1000), 1 << 20, 1 << 20),
-        )
-        .unwrap_err();
+        let err = check(100, &host(1 << 22, 0, Some(1000), 1 << 20, 1 << 20)).unwrap_err();
         assert!(
             err.contains("RLIMIT_NPROC") && err.contains("1000"),
             "{err}"
         );
+        let fit = largest(100, |n| threads_needed(n) <= 1000);
+        assert!(err.contains(&format!("at most {fit} ranks fit")), "{err}");
     }
 
     #[test]
     fn the_open_file_soft_limit_is_raised_within_the_hard_one_and_refused_beyond() {
         let need = fds_needed(500).1;
         assert_eq!(
-            check(500, Readers::Shared, &host(1 << 22, 0, None, 1024, 1 << 20)),
+            check(500, &host(1 << 22, 0, None, 1024, 1 << 20)),
             Ok(Some(need))
         );
-        let err = check(500, Readers::Shared, &host(1 << 22, 0, None, 1024, 1024)).unwrap_err();
+        let err = check(500, &host(1 << 22, 0, None, 1024, 1024)).unwrap_err();
         assert!(err.contains("hard limit") && err.contains("1024"), "{err}");
         let fit = largest(500, |n| fds_needed(n).1 <= 1024);
         assert!(err.contains(&format!("at most {fit} ranks fit")), "{err}");
@@ -308,17 +257,14 @@ mod tests {
             nofile_soft: None,
             nofile_hard: None,
         };
-        assert_eq!(check(u32::MAX, Readers::PerPeer, &unknown), Ok(None));
+        assert_eq!(check(u32::MAX, &unknown), Ok(None));
     }
 
     /// This machine's own limits fit a job of 8 ranks, and checking twice changes nothing
     /// (the raise, if any, already happened).
     #[test]
     fn this_host_fits_eight_ranks() {
-        check_and_raise(8, Readers::PerPeer).unwrap();
-        assert_eq!(
-            check(8, Readers::PerPeer, &Limits::of_this_host()),
-            Ok(None)
-        );
+        check_and_raise(8).unwrap();
+        assert_eq!(check(8, &Limits::of_this_host()), Ok(None));
     }
 }

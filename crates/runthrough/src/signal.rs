@@ -249,6 +249,22 @@ impl Signal {
     pub(crate) fn wait_past_then(&self, seen: u32, oversubscribed: bool, idle: &mut dyn FnMut()) {
         crate::wait::wait_past_then(&self.bell, seen, oversubscribed, &crate::wait::POLICY, idle);
     }
+
+    /// [`Signal::wait_past`] with a transport's hooks ([`crate::wait::wait_past_hooked`]).
+    pub(crate) fn wait_past_hooked(
+        &self,
+        seen: u32,
+        oversubscribed: bool,
+        hooks: &mut dyn crate::wait::Hooks,
+    ) {
+        crate::wait::wait_past_hooked(
+            &self.bell,
+            seen,
+            oversubscribed,
+            &crate::wait::POLICY,
+            hooks,
+        );
+    }
 }
 
 #[cfg(test)]

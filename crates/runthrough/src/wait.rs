@@ -187,11 +187,47 @@ pub(crate) fn wait_past_then<W: Word>(
     policy: &WaitPolicy,
     idle: &mut dyn FnMut(),
 ) -> Phase {
+    struct Idle<'a>(&'a mut dyn FnMut());
+    impl Hooks for Idle<'_> {
+        fn idle(&mut self) {
+            (self.0)();
+        }
+    }
+    wait_past_hooked(bell, seen, oversubscribed, policy, &mut Idle(idle))
+}
+
+/// What a transport does at the points of a wait ([`wait_past_hooked`]).
+pub(crate) trait Hooks {
+    /// Called between reads of the count while spinning (every [`SPINS_PER_CLOCK_READ`]
+    /// reads) and after each yield: polling progress (reading sockets) happens here, on the
+    /// waiting thread. Returns whether something was there to read: then the yield phase
+    /// starts over, and polls again before it yields (a large message arriving in pieces
+    /// keeps its reader polling, instead of handing each piece to a progress thread woken for
+    /// it).
+    fn poll(&mut self) -> bool {
+        false
+    }
+    /// Called once when the wait outlasts its cheap start (see [`wait_past_then`]).
+    fn idle(&mut self) {}
+    /// Called once before the waiter sleeps on the doorbell: from then on, someone else must
+    /// ring it when an event comes (a transport that polled hands its sockets back to its
+    /// progress thread here).
+    fn before_sleep(&mut self) {}
+}
+
+/// [`wait_past`] with a transport's [`Hooks`].
+pub(crate) fn wait_past_hooked<W: Word>(
+    bell: &Doorbell<W>,
+    seen: u32,
+    oversubscribed: bool,
+    policy: &WaitPolicy,
+    hooks: &mut dyn Hooks,
+) -> Phase {
     if bell.current() != seen {
         return Phase::Already;
     }
     let mut start = Instant::now();
-    let mut idle = Some(idle);
+    let mut idle = true;
     if !oversubscribed {
         loop {
             for _ in 0..SPINS_PER_CLOCK_READ {
@@ -200,32 +236,45 @@ pub(crate) fn wait_past_then<W: Word>(
                     return Phase::Spin;
                 }
             }
+            hooks.poll();
+            if bell.current() != seen {
+                return Phase::Spin;
+            }
             if start.elapsed() >= policy.spin {
                 break;
             }
         }
-        if let Some(idle) = idle.take() {
-            idle();
-        }
+        idle = false;
+        hooks.idle();
         start = Instant::now();
     }
-    for round in 0..policy.yields {
-        if round == IDLE_AFTER_YIELDS {
-            if let Some(idle) = idle.take() {
-                idle();
-            }
+    let mut round = 0;
+    let mut read = false;
+    while round < policy.yields {
+        if round == IDLE_AFTER_YIELDS && std::mem::take(&mut idle) {
+            hooks.idle();
         }
-        std::thread::yield_now();
+        if !read {
+            std::thread::yield_now();
+        }
+        read = hooks.poll();
         if bell.current() != seen {
             return Phase::Yield;
+        }
+        if read {
+            round = 0;
+            start = Instant::now();
+            continue;
         }
         if start.elapsed() >= policy.yield_for {
             break;
         }
+        round += 1;
     }
-    if let Some(idle) = idle.take() {
-        idle();
+    if std::mem::take(&mut idle) {
+        hooks.idle();
     }
+    hooks.before_sleep();
     while bell.current() == seen {
         if bell.sleep(seen, Some(policy.sleep_timeout)) == Slept::Moved {
             break;

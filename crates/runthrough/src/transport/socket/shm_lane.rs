@@ -573,8 +573,13 @@ impl Tcp {
     /// drains whatever a peer left to this waiter ([`Inbox::leave_wait`]).
     pub(super) fn wait_polling(&self, signal: &crate::signal::Signal, seen: u32) {
         let oversubscribed = crate::transport::Transport::oversubscribed(self);
+        // With data connections, the waiter reads their sockets as it spins and yields.
+        let mut hooks = self.polling_hooks();
         let Some(inbox) = self.inbox() else {
-            return signal.wait_past(seen, oversubscribed);
+            return match hooks.as_mut() {
+                Some(hooks) => signal.wait_past_hooked(seen, oversubscribed, hooks),
+                None => signal.wait_past(seen, oversubscribed),
+            };
         };
         if DEFERRED_SINCE
             .get()
@@ -583,7 +588,11 @@ impl Tcp {
             self.ring_deferred();
         }
         inbox.enter_wait();
-        signal.wait_past_then(seen, oversubscribed, &mut || self.ring_deferred());
+        match hooks.as_mut() {
+            Some(hooks) => signal.wait_past_hooked(seen, oversubscribed, hooks),
+            None => signal.wait_past_then(seen, oversubscribed, &mut || self.ring_deferred()),
+        }
+        drop(hooks);
         inbox.leave_wait();
         self.poll_shm();
     }

@@ -1,38 +1,63 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! One thread reads the sockets of every peer this rank shares memory with both ways.
+//! One progress thread reads every socket of the rank, and a thread waiting in the library
+//! reads the sockets that carry data itself (polling progress).
 //!
-//! Such a socket carries little: the goodbye, and the frames sent before the lanes existed;
-//! data and control traffic go through the rings (`super::shm_lane`). A reader thread per such
-//! peer would cost a thread (and its stack) per rank of the host for almost nothing, and 200
-//! processes on one host would need 40,000 threads. So these sockets are read by one thread per
-//! rank (`rt-sockets`), waiting in `epoll` (level-triggered) on all of them, with the same rules
-//! as a reader thread (`Tcp::read_loop`): frames delivered in order, a peer silent for the
-//! heartbeat timeout fenced, a connection that ends or carries bad input suspected, and, once
-//! the peer is fenced from elsewhere, what had arrived drained (for at most a period) before the
-//! engine hears of the failure.
+//! # The rank's socket poller
+//! A reader thread per connection would cost a thread (and its stack) per peer, and a kernel
+//! wake-up of that thread plus a hand-off to the waiting thread per message. So the sockets are
+//! read by one thread per rank (`rt-sockets`), waiting in `epoll` (level-triggered), with the
+//! rules of a reader thread (`Tcp::read_loop`, still used when the poller cannot start):
+//! frames delivered in order, a peer silent for the heartbeat timeout fenced, a connection that
+//! ends or carries bad input suspected, and, once the peer is fenced from elsewhere, what had
+//! arrived drained (for at most a period) before the engine hears of the failure.
 //!
-//! Heartbeats between such peers cost nothing: instead of a frame per peer per period (n² frames
-//! and as many wake-ups on a host of n ranks), the thread advances the *pulse* word of its own
-//! inbox four times a period, and reads each peer's pulse in the peer's inbox: a pulse that
-//! moved is a heartbeat heard. A stopped or hung process stops its pulse and is fenced after
-//! the timeout, as a silent socket is. Both sides of a pair agree on it: a lane is both ways on
-//! both sides or on neither (the handshake says who mapped whose inbox).
+//! Two kinds of connections:
+//! - **Shared-memory peers** (a lane both ways, `super::shm_lane`): the socket carries little
+//!   (the goodbye, the frames sent before the lane existed). Heartbeats cost nothing: instead
+//!   of a frame per peer per period, the thread advances the *pulse* word of its own inbox
+//!   four times a period and reads each peer's pulse in the peer's inbox: a pulse that moved is
+//!   a heartbeat heard. A stopped or hung process stops its pulse and is fenced after the
+//!   timeout, as a silent socket is. Both sides of a pair agree on it: a lane is both ways on
+//!   both sides or on neither (the handshake says who mapped whose inbox). Their sockets sit
+//!   in the thread's own `epoll`.
+//! - **Data connections** (TCP, and Unix sockets without shared memory): every message comes
+//!   through the socket. They sit in a second `epoll` set, the *data set*, which the thread's
+//!   `epoll` watches as one entry, armed one-shot. The thread sends a heartbeat frame on each
+//!   of them every period.
 //!
-//! Reads never block (`MSG_DONTWAIT`: the descriptor is shared with the writer, which keeps
-//! blocking writes with a time-out). A connection is served a bounded number of frames per turn,
-//! so a peer that floods its socket cannot starve the others (level-triggered readiness brings
-//! it back). The one wait that could block, whether the process of a peer whose connection ended
-//! has ended too (`Tcp::confirm_if_ended`, up to a period), runs on a thread of its own.
-//! Peers whose data comes over the socket (TCP, or Unix sockets without shared memory) keep
-//! their reader thread: their writes and reads are the hot path.
+//! # Polling progress on data connections
+//! A thread that waits in the library (`crate::wait`) reads the data set itself while it spins
+//! and yields (one `epoll_wait` with no timeout per round, then non-blocking reads of the ready
+//! sockets), and delivers what it read on its own thread: no hop through another thread, no
+//! wake-up per message. It is counted among the data set's *pollers* meanwhile. When the
+//! data set's one-shot entry fires while a thread polls, the progress thread leaves it
+//! disarmed (*parked*): more messages do not wake it. Who arms it again:
+//! - a polling thread about to sleep (its wait outlasted the spin and yield phases): from then
+//!   on the progress thread must read, and its delivery rings the sleeper's doorbell;
+//! - the progress thread itself, on its next tick ([`PARKED_TICK`]) after a tick during which
+//!   no wait began: a rank that went back to computing gets its control traffic (agreement
+//!   messages, votes, a peer's end of file) read within about two ticks, without its waits
+//!   ringing anything when they end.
+//!
+//! One word holds the pollers and the armed flag ([`Poller::state`]), so a sleeper and a
+//! parking progress thread cannot both leave the set disarmed.
+//!
+//! A connection is read under its slot's mutex, by whichever thread takes it (`try_lock`: a
+//! thread that finds it taken leaves it to the one reading), so its frames reach the engine in
+//! order. Reads never block (`MSG_DONTWAIT`: the descriptor is shared with the writer, which
+//! keeps blocking writes with a time-out). A connection is served a bounded number of frames
+//! per turn, so a peer that floods its socket cannot starve the others (level-triggered
+//! readiness brings it back). The one wait that could block, whether the process of a peer
+//! whose connection ended has ended too (`Tcp::confirm_if_ended`, up to a period), runs on a
+//! thread of its own.
 
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use rustix::event::{epoll, eventfd, EventfdFlags};
+use rustix::event::epoll;
 use rustix::net::RecvFlags;
 
 use runthrough_core::wire::{Decoder, Frame, WireError};
@@ -42,16 +67,48 @@ use super::tcp::{lock, Cause, Tcp};
 
 /// Frames taken from one connection before the others get a turn.
 const FRAMES_PER_TURN: usize = 64;
-/// The token of the wake-up descriptor (peers' tokens are their ranks).
-const WAKE: u64 = u64::MAX;
+/// The token of the data set in the progress thread's `epoll` (peers' tokens are their ranks).
+const DATA: u64 = u64::MAX - 1;
+/// While the data set is parked, the progress thread looks this often whether waits still
+/// begin (see the module docs).
+pub(super) const PARKED_TICK: Duration = Duration::from_millis(1);
+/// [`Poller::state`]: the data set is armed in the progress thread's `epoll` (or the event it
+/// fired is being handled).
+const ARMED: u64 = 1;
+/// [`Poller::state`]: one polling thread.
+const POLLER: u64 = 2;
+/// Ready sockets taken per `epoll_wait` of the data set.
+const EVENTS: usize = 32;
 
-/// The rank's socket poller: its `epoll` instance and the connections handed to its thread.
+/// The rank's socket poller: its `epoll` instances and the connections they read.
 #[derive(Debug)]
 pub(super) struct Poller {
+    /// The progress thread's: the shared-memory peers' sockets, and the data set (one-shot).
     epoll: OwnedFd,
-    /// Written to hand the thread new connections.
-    wake: OwnedFd,
-    incoming: Mutex<Vec<Connection>>,
+    /// The data set: sockets of the data connections.
+    data: OwnedFd,
+    /// Per peer, its connection while it is read here; its mutex is the reading lock.
+    connections: Vec<Mutex<Option<Connection>>>,
+    /// Data connections read here (waiting threads skip the data set while there are none).
+    data_connections: AtomicUsize,
+    /// [`ARMED`], plus [`POLLER`] per thread polling the data set.
+    state: AtomicU64,
+    /// Waits that began polling the data set (the progress thread arms the set again after a
+    /// tick during which this did not move).
+    waits: AtomicU64,
+    /// Turns served to data connections by waiting threads, and by the progress thread
+    /// (diagnostics and tests: where the reading happens).
+    pub(super) waiter_turns: AtomicU64,
+    pub(super) progress_turns: AtomicU64,
+}
+
+/// What the progress thread does after a tick while the data set is parked ([`Poller::look`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Look {
+    /// The set is armed again (by this look, or by a thread about to sleep).
+    Armed,
+    /// Still parked: a thread polls, or a wait began since the last look (the count now).
+    Parked(u64),
 }
 
 /// A connection the poller reads.
@@ -60,7 +117,11 @@ struct Connection {
     peer: u32,
     stream: Stream,
     decoder: Decoder,
+    /// In the data set (else in the progress thread's set, with pulse heartbeats).
+    data: bool,
     last_heard: Instant,
+    /// When this rank last sent a heartbeat frame on it (data connections).
+    last_beat: Instant,
     /// The peer's pulse when last read.
     pulse: Option<u64>,
     /// Set once the peer is fenced: what arrives until then is delivered, then the reading
@@ -84,65 +145,188 @@ impl Read for NoWait<'_> {
     }
 }
 
+fn timespec(wait: Duration) -> rustix::event::Timespec {
+    rustix::event::Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    }
+}
+
 impl Poller {
-    fn new() -> io::Result<Poller> {
+    fn new(size: u32) -> io::Result<Poller> {
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
-        let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
+        let data = epoll::create(epoll::CreateFlags::CLOEXEC)?;
         epoll::add(
             &epoll,
-            &wake,
-            epoll::EventData::new_u64(WAKE),
-            epoll::EventFlags::IN,
+            &data,
+            epoll::EventData::new_u64(DATA),
+            epoll::EventFlags::IN | epoll::EventFlags::ONESHOT,
         )?;
         Ok(Poller {
             epoll,
-            wake,
-            incoming: Mutex::new(Vec::new()),
+            data,
+            connections: (0..size).map(|_| Mutex::new(None)).collect(),
+            data_connections: AtomicUsize::new(0),
+            state: AtomicU64::new(ARMED),
+            waits: AtomicU64::new(0),
+            waiter_turns: AtomicU64::new(0),
+            progress_turns: AtomicU64::new(0),
         })
     }
 
-    fn hand_over(&self, connection: Connection) -> io::Result<()> {
-        lock(&self.incoming).push(connection);
-        rustix::io::write(&self.wake, &1u64.to_ne_bytes())?;
-        Ok(())
+    /// The data set's entry fired (it is disarmed now): if a thread polls, the set stays
+    /// disarmed (parked) and this returns the count of waits so far; else `None`, and the
+    /// caller reads the ready connections and arms it again.
+    fn fired(&self) -> Option<u64> {
+        let mut state = self.state.load(Ordering::SeqCst);
+        while state >= POLLER {
+            match self.state.compare_exchange(
+                state,
+                state & !ARMED,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return Some(self.waits.load(Ordering::Relaxed)),
+                Err(now) => state = now,
+            }
+        }
+        None
+    }
+
+    /// A tick while parked; `seen`: the count of waits at the previous look. Arms the set
+    /// again if no thread polls and no wait began since.
+    fn look(&self, seen: u64) -> Look {
+        let waits = self.waits.load(Ordering::Relaxed);
+        if waits == seen
+            && self
+                .state
+                .compare_exchange(0, ARMED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            self.arm();
+            return Look::Armed;
+        }
+        if self.state.load(Ordering::SeqCst) & ARMED != 0 {
+            return Look::Armed; // a thread about to sleep armed it
+        }
+        Look::Parked(waits)
+    }
+
+    /// Arms the data set's one-shot entry again (the caller made [`ARMED`] true).
+    fn arm(&self) {
+        let _ = epoll::modify(
+            &self.epoll,
+            &self.data,
+            epoll::EventData::new_u64(DATA),
+            epoll::EventFlags::IN | epoll::EventFlags::ONESHOT,
+        );
+    }
+
+    /// A thread of the rank starts polling the data set.
+    fn begin_polling(&self) {
+        self.state.fetch_add(POLLER, Ordering::SeqCst);
+        self.waits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A polling thread stops. `sleeping`: it is about to sleep, so if it was the last poller
+    /// and the set is parked, it arms the set (the progress thread reads from then on).
+    fn end_polling(&self, sleeping: bool) {
+        let before = self.state.fetch_sub(POLLER, Ordering::SeqCst);
+        if !sleeping || before != POLLER {
+            return; // pollers remain, or the set is armed, or a quick wait ended
+        }
+        if self
+            .state
+            .compare_exchange(0, ARMED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.arm();
+        }
+    }
+}
+
+/// A waiting thread's hooks ([`crate::wait::Hooks`]) on a rank with data connections.
+pub(super) struct Polling<'a> {
+    tcp: &'a Tcp,
+    poller: &'a Poller,
+    counted: bool,
+}
+
+impl crate::wait::Hooks for Polling<'_> {
+    fn poll(&mut self) -> bool {
+        self.tcp.poll_data(self.poller, &self.poller.waiter_turns)
+    }
+
+    fn idle(&mut self) {
+        self.tcp.ring_deferred();
+    }
+
+    fn before_sleep(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.poller.end_polling(true);
+        }
+    }
+}
+
+impl Drop for Polling<'_> {
+    fn drop(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.poller.end_polling(false);
+        }
     }
 }
 
 impl Tcp {
     /// Has the socket poller read `stream`, the connection to `peer` (starting the poller on
-    /// first use). On failure the connection is given back, to be read by a thread of its own.
+    /// first use): in the data set when `data` (messages come through it), else among the
+    /// shared-memory peers' sockets. On failure the connection is given back, to be read by a
+    /// thread of its own.
     pub(super) fn poll_socket(
         self: &Arc<Self>,
         peer: u32,
         stream: Stream,
         decoder: Decoder,
+        data: bool,
     ) -> Result<(), (Stream, Decoder)> {
         let poller = match self.poller() {
             Ok(poller) => poller,
             Err(_) => return Err((stream, decoder)),
         };
         let now = Instant::now();
-        let connection = Connection {
+        let set = if data { &poller.data } else { &poller.epoll };
+        let mut slot = lock(&poller.connections[peer as usize]);
+        if slot.is_some() {
+            return Err((stream, decoder));
+        }
+        let watched = epoll::add(
+            set,
+            &stream,
+            epoll::EventData::new_u64(u64::from(peer)),
+            epoll::EventFlags::IN | epoll::EventFlags::RDHUP,
+        );
+        if watched.is_err() {
+            return Err((stream, decoder));
+        }
+        *slot = Some(Connection {
             peer,
             stream,
             decoder,
+            data,
             last_heard: now,
+            last_beat: now - self.config().heartbeat_period,
             pulse: self.peer(peer).shm.get().and_then(|lane| lane.peer_pulse()),
             drain_until: None,
-        };
-        // The eventfd counts up to 2^64 - 2: a write fails only if the thread is gone.
-        poller.hand_over(connection).map_err(|_| {
-            let c = lock(&poller.incoming)
-                .pop()
-                .expect("the connection just pushed");
-            (c.stream, c.decoder)
-        })
+        });
+        if data {
+            poller.data_connections.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     fn poller(self: &Arc<Self>) -> io::Result<&Arc<Poller>> {
         let mut started = Ok(());
         let poller = self.poller.get_or_init(|| {
-            let made = Poller::new().and_then(|poller| {
+            let made = Poller::new(self.size()).and_then(|poller| {
                 let poller = Arc::new(poller);
                 let (tcp, thread_poller) = (Arc::clone(self), Arc::clone(&poller));
                 std::thread::Builder::new()
@@ -164,34 +348,69 @@ impl Tcp {
             .ok_or_else(|| io::Error::other("the socket poller could not start"))
     }
 
+    /// The poller, when it reads data connections (else a waiting thread has no socket to
+    /// poll).
+    fn data_poller(&self) -> Option<&Poller> {
+        self.poller
+            .get()
+            .and_then(Option::as_deref)
+            .filter(|p| p.data_connections.load(Ordering::Relaxed) > 0)
+    }
+
+    /// The hooks of a waiting thread: polling the data set when there is one (counted among
+    /// its pollers from now until it sleeps or the hooks drop), and the deferred wake-ups of
+    /// the shared-memory lanes when it idles.
+    pub(super) fn polling_hooks(&self) -> Option<Polling<'_>> {
+        let poller = self.data_poller()?;
+        poller.begin_polling();
+        Some(Polling {
+            tcp: self,
+            poller,
+            counted: true,
+        })
+    }
+
+    /// Reads the data connections that have something to read, on the calling thread.
+    pub(super) fn poll_sockets(&self) {
+        if let Some(poller) = self.data_poller() {
+            self.poll_data(poller, &poller.waiter_turns);
+        }
+    }
+
+    /// Reads the ready data connections, counting the turns in `turns`; returns whether any
+    /// was ready.
+    fn poll_data(&self, poller: &Poller, turns: &AtomicU64) -> bool {
+        let mut events = [epoll::Event {
+            flags: epoll::EventFlags::empty(),
+            data: epoll::EventData::new_u64(0),
+        }; EVENTS];
+        let zero = timespec(Duration::ZERO);
+        let Ok(ready) = epoll::wait(&poller.data, &mut events[..], Some(&zero)) else {
+            return false; // the progress thread sees the same error and acts on it
+        };
+        for event in &events[..ready] {
+            self.turn(poller, event.data.u64() as usize);
+        }
+        if ready > 0 {
+            turns.fetch_add(ready as u64, Ordering::Relaxed);
+        }
+        ready > 0
+    }
+
     fn socket_loop(self: &Arc<Self>, poller: &Poller) {
         let tick = self.config().heartbeat_period / 4;
-        let mut connections: Vec<Option<Connection>> = (0..self.size()).map(|_| None).collect();
         let mut events = Vec::with_capacity(256);
         let mut next_tick = Instant::now();
+        // While the data set is parked: the count of waits at the last look.
+        let mut parked: Option<u64> = None;
+        let mut next_look = Instant::now();
         loop {
-            for c in std::mem::take(&mut *lock(&poller.incoming)) {
-                let peer = c.peer;
-                let token = epoll::EventData::new_u64(u64::from(peer));
-                let watched = epoll::add(
-                    &poller.epoll,
-                    &c.stream,
-                    token,
-                    epoll::EventFlags::IN | epoll::EventFlags::RDHUP,
-                );
-                match watched {
-                    Ok(()) => connections[peer as usize] = Some(c),
-                    Err(e) => {
-                        self.declare_failed(peer, Cause::Io(e.into()));
-                        self.end_reading(peer);
-                    }
-                }
-            }
-            let wait = next_tick.saturating_duration_since(Instant::now());
-            let timeout = rustix::event::Timespec {
-                tv_sec: wait.as_secs() as i64,
-                tv_nsec: i64::from(wait.subsec_nanos()),
+            let now = Instant::now();
+            let until = match parked {
+                Some(_) => next_tick.min(next_look),
+                None => next_tick,
             };
+            let timeout = timespec(until.saturating_duration_since(now));
             events.clear();
             match epoll::wait(
                 &poller.epoll,
@@ -204,7 +423,10 @@ impl Tcp {
                     // Nothing can be read any more: every peer read here is suspected, as a
                     // reader thread whose read failed would.
                     let error = io::Error::from(e);
-                    for c in connections.iter_mut().filter_map(Option::take) {
+                    for peer in 0..poller.connections.len() {
+                        let Some(c) = lock(&poller.connections[peer]).take() else {
+                            continue;
+                        };
                         self.declare_failed(c.peer, Cause::Io(io::Error::other(error.to_string())));
                         self.end_reading(c.peer);
                     }
@@ -212,68 +434,125 @@ impl Tcp {
                 }
             }
             for event in &events {
-                let token = event.data.u64();
-                if token == WAKE {
-                    let mut count = [0u8; 8];
-                    let _ = rustix::io::read(&poller.wake, &mut count);
-                    continue;
+                match event.data.u64() {
+                    DATA => {
+                        parked = self.data_ready(poller);
+                        next_look = Instant::now() + PARKED_TICK;
+                    }
+                    peer => self.turn(poller, peer as usize),
                 }
-                self.turn(poller, &mut connections, token as usize);
             }
             let now = Instant::now();
+            if let Some(seen) = parked {
+                if now >= next_look {
+                    next_look = now + PARKED_TICK;
+                    parked = match poller.look(seen) {
+                        Look::Armed => None,
+                        Look::Parked(waits) => Some(waits),
+                    };
+                }
+            }
             if now >= next_tick {
                 next_tick = now + tick;
-                if let Some(inbox) = self.inbox() {
-                    inbox.beat();
-                }
-                for peer in 0..connections.len() {
-                    let Some(c) = connections[peer].as_mut() else {
-                        continue;
-                    };
-                    if c.drain_until.is_some() || self.peer(c.peer).failed.load(Ordering::SeqCst) {
-                        self.turn(poller, &mut connections, peer);
-                        continue;
-                    }
-                    let pulse = self
-                        .peer(c.peer)
-                        .shm
-                        .get()
-                        .and_then(|lane| lane.peer_pulse());
-                    if pulse != c.pulse {
-                        c.pulse = pulse;
-                        c.last_heard = now;
-                    }
-                    if now.duration_since(c.last_heard) >= self.config().heartbeat_timeout {
-                        let c = connections[peer].take().expect("checked above");
-                        let _ = epoll::delete(&poller.epoll, &c.stream);
-                        self.connection_ended(c.peer, Cause::Silent);
-                        self.end_reading(c.peer);
-                    }
-                }
+                self.beat(poller, now);
             }
         }
     }
 
-    /// Serves one connection a turn; removes it when its reading is over.
-    fn turn(
-        self: &Arc<Self>,
-        poller: &Poller,
-        connections: &mut [Option<Connection>],
-        peer: usize,
-    ) {
-        let Some(c) = connections.get_mut(peer).and_then(Option::as_mut) else {
+    /// The data set's one-shot entry fired: reads the ready connections and arms it again,
+    /// unless a waiting thread polls (then it stays parked: returns the count of waits).
+    fn data_ready(&self, poller: &Poller) -> Option<u64> {
+        let parked = poller.fired();
+        if parked.is_none() {
+            self.poll_data(poller, &poller.progress_turns);
+            poller.arm();
+        }
+        parked
+    }
+
+    /// The heartbeat tick: advances this rank's pulse, sends heartbeat frames that are due on
+    /// data connections, and fences peers silent for the heartbeat timeout.
+    fn beat(self: &Arc<Self>, poller: &Poller, now: Instant) {
+        if let Some(inbox) = self.inbox() {
+            inbox.beat();
+        }
+        let period = self.config().heartbeat_period;
+        for peer in 0..poller.connections.len() {
+            let Some(mut slot) = super::tcp::try_lock(&poller.connections[peer]) else {
+                continue; // being read: heard, or found ended, by its reader
+            };
+            let Some(c) = slot.as_mut() else {
+                continue;
+            };
+            if c.drain_until.is_some() || self.peer(c.peer).failed.load(Ordering::SeqCst) {
+                drop(slot);
+                self.turn(poller, peer);
+                continue;
+            }
+            let mut due = false;
+            if c.data {
+                if now.duration_since(c.last_beat) >= period {
+                    c.last_beat = now;
+                    due = true;
+                }
+            } else {
+                let pulse = self
+                    .peer(c.peer)
+                    .shm
+                    .get()
+                    .and_then(|lane| lane.peer_pulse());
+                if pulse != c.pulse {
+                    c.pulse = pulse;
+                    c.last_heard = now;
+                }
+            }
+            if now.duration_since(c.last_heard) >= self.config().heartbeat_timeout {
+                let c = slot.take().expect("checked above");
+                drop(slot);
+                self.forget(poller, &c);
+                self.connection_ended(c.peer, Cause::Silent);
+                self.end_reading(c.peer);
+                continue;
+            }
+            drop(slot);
+            if due {
+                self.send_frame(peer as u32, &Frame::Heartbeat);
+            }
+        }
+    }
+
+    /// Takes `c` out of its `epoll` set.
+    fn forget(&self, poller: &Poller, c: &Connection) {
+        let set = if c.data { &poller.data } else { &poller.epoll };
+        let _ = epoll::delete(set, &c.stream);
+        if c.data {
+            poller.data_connections.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Serves one connection a turn, unless another thread is reading it; removes it when its
+    /// reading is over.
+    fn turn(&self, poller: &Poller, peer: usize) {
+        let Some(slot) = poller.connections.get(peer) else {
+            return;
+        };
+        let Some(mut slot) = super::tcp::try_lock(slot) else {
+            return; // its reader delivers what is there
+        };
+        let Some(c) = slot.as_mut() else {
             return;
         };
         if let Turn::Done = self.read_some(c) {
-            let c = connections[peer].take().expect("checked above");
-            let _ = epoll::delete(&poller.epoll, &c.stream);
+            let c = slot.take().expect("checked above");
+            drop(slot);
+            self.forget(poller, &c);
             self.end_reading(c.peer);
         }
     }
 
     /// Up to [`FRAMES_PER_TURN`] frames of one connection, as `Tcp::read_until_fenced` and
     /// `Tcp::drain` take them.
-    fn read_some(self: &Arc<Self>, c: &mut Connection) -> Turn {
+    fn read_some(&self, c: &mut Connection) -> Turn {
         let peer = c.peer;
         for _ in 0..FRAMES_PER_TURN {
             let now = Instant::now();
@@ -333,11 +612,10 @@ impl Tcp {
 
     /// The peer's connection ended, failed, fell silent or carried bad input: it is suspected,
     /// and, when the connection ended, its process checked on a thread of its own.
-    fn connection_ended(self: &Arc<Self>, peer: u32, cause: Cause) {
+    fn connection_ended(&self, peer: u32, cause: Cause) {
         let ended = matches!(cause, Cause::Closed | Cause::Io(_));
         self.declare_failed(peer, cause);
-        if ended {
-            let tcp = Arc::clone(self);
+        if let (true, Some(tcp)) = (ended, self.this()) {
             let _ = std::thread::Builder::new()
                 .name("rt-confirm".into())
                 .spawn(move || tcp.confirm_if_ended(peer));
@@ -349,5 +627,110 @@ impl Tcp {
         self.drain_lane(peer, true);
         self.peer(peer).reading.store(false, Ordering::SeqCst);
         self.tell_engine(peer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+
+    /// Events of the progress thread's set, without waiting.
+    fn progress_events(poller: &Poller) -> Vec<u64> {
+        let mut events = [epoll::Event {
+            flags: epoll::EventFlags::empty(),
+            data: epoll::EventData::new_u64(0),
+        }; 4];
+        let zero = timespec(Duration::ZERO);
+        let n = epoll::wait(&poller.epoll, &mut events[..], Some(&zero)).unwrap();
+        events[..n].iter().map(|e| e.data.u64()).collect()
+    }
+
+    /// A poller with one data socket; returns the socket's other end.
+    fn poller_with_socket() -> (Poller, UnixStream, UnixStream) {
+        let poller = Poller::new(2).unwrap();
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        epoll::add(
+            &poller.data,
+            &ours,
+            epoll::EventData::new_u64(1),
+            epoll::EventFlags::IN,
+        )
+        .unwrap();
+        (poller, ours, theirs)
+    }
+
+    /// While a thread polls the data set, the progress thread hears of its sockets once, then
+    /// not again however many messages come (no wake-up per message); a quick wait that ends
+    /// leaves it so; a poller about to sleep arms the set again, and data already there wakes
+    /// the progress thread at once.
+    #[test]
+    fn a_polled_data_set_wakes_the_progress_thread_once_until_a_poller_sleeps() {
+        let (poller, _ours, mut theirs) = poller_with_socket();
+        assert!(progress_events(&poller).is_empty());
+        poller.begin_polling();
+        theirs.write_all(b"1").unwrap();
+        assert_eq!(progress_events(&poller), vec![DATA]);
+        assert!(poller.fired().is_some(), "a thread polls: parked");
+        for _ in 0..10 {
+            theirs.write_all(b"more").unwrap();
+            assert!(progress_events(&poller).is_empty(), "parked: no wake-up");
+        }
+        poller.end_polling(false);
+        assert!(
+            progress_events(&poller).is_empty(),
+            "a quick wait arms nothing"
+        );
+        poller.begin_polling();
+        poller.end_polling(true);
+        assert_eq!(progress_events(&poller), vec![DATA], "a sleeper armed it");
+        assert!(
+            poller.fired().is_none(),
+            "nobody polls: the progress thread reads"
+        );
+    }
+
+    /// Two pollers: the first to sleep leaves the set parked (the other still reads); the last
+    /// one arms it.
+    #[test]
+    fn only_the_last_poller_to_sleep_arms_the_set() {
+        let (poller, _ours, mut theirs) = poller_with_socket();
+        poller.begin_polling();
+        poller.begin_polling();
+        theirs.write_all(b"1").unwrap();
+        assert_eq!(progress_events(&poller), vec![DATA]);
+        assert!(poller.fired().is_some());
+        poller.end_polling(true);
+        assert!(progress_events(&poller).is_empty());
+        poller.end_polling(true);
+        assert_eq!(progress_events(&poller), vec![DATA]);
+    }
+
+    /// A parked set is armed again by the progress thread's look only after a tick in which
+    /// no wait began and nobody polls: a rank that went back to computing gets its traffic
+    /// read.
+    #[test]
+    fn a_parked_set_is_armed_again_once_waits_stop() {
+        let (poller, _ours, mut theirs) = poller_with_socket();
+        poller.begin_polling();
+        theirs.write_all(b"1").unwrap();
+        assert_eq!(progress_events(&poller), vec![DATA]);
+        let seen = poller.fired().expect("parked");
+        assert_eq!(
+            poller.look(seen),
+            Look::Parked(seen),
+            "a thread still polls"
+        );
+        poller.end_polling(false);
+        poller.begin_polling();
+        poller.end_polling(false);
+        let later = match poller.look(seen) {
+            Look::Parked(waits) => waits,
+            Look::Armed => panic!("a wait began since the last look"),
+        };
+        assert!(progress_events(&poller).is_empty());
+        assert_eq!(poller.look(later), Look::Armed);
+        assert_eq!(progress_events(&poller), vec![DATA]);
     }
 }

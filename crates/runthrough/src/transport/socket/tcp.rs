@@ -30,11 +30,15 @@
 //! cannot be reached has left ([`Tcp::unreachable`]).
 //!
 //! # Progress
-//! Every connection has a reader thread: it decodes frames, delivers packets to this rank's
-//! [`Endpoint`] and sends what the delivery causes, so messages move and agreements advance
-//! whether or not the application calls in. It also sends this side's heartbeat every period and
-//! fences the peer when nothing arrived for the heartbeat timeout. Idle, it sleeps in `read`
-//! (woken at least once per period), never spins.
+//! One progress thread per rank reads every connection (`super::sockets`): it decodes frames,
+//! delivers packets to this rank's [`Endpoint`] and sends what the delivery causes, so
+//! messages move and agreements advance whether or not the application calls in. It also
+//! sends this side's heartbeats and fences a peer when nothing arrived for the heartbeat
+//! timeout. Idle, it sleeps in `epoll` (woken at least four times per period), never spins.
+//! A thread waiting in the library reads the connections that carry data itself (polling
+//! progress: no hand-off per message), and the progress thread stays out of its way until it
+//! sleeps or stops waiting. If the progress thread cannot start, each connection gets a reader
+//! thread of its own ([`Tcp::read_loop`]).
 //!
 //! # Writes
 //! A connection's writes happen under its writer lock. Application threads block on it; reader
@@ -253,7 +257,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+pub(super) fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
     match mutex.try_lock() {
         Ok(guard) => Some(guard),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
@@ -289,7 +293,8 @@ pub(super) struct Peer {
     /// Fenced (or failed): never un-set; nothing more is sent to the peer, and what it sends
     /// is ignored once its reader has drained what had arrived.
     pub(super) failed: AtomicBool,
-    /// A reader thread runs on the connection (the engine hears of a failure after it ends).
+    /// The connection is being read (by the socket poller, or a reader thread of its own): the
+    /// engine hears of a failure once that reading ends.
     pub(super) reading: AtomicBool,
     /// In the detector output; the engine is told once no reader runs.
     out_pending: AtomicBool,
@@ -560,6 +565,11 @@ impl Tcp {
 
     /// Gives this rank its inbox (before any connection) and starts its progress thread
     /// (`super::shm_lane`): from then on peers on this host that map it send through it.
+    /// This transport, shared (for a thread of its own); `None` while it is being dropped.
+    pub(super) fn this(&self) -> Option<Arc<Tcp>> {
+        self.this.upgrade()
+    }
+
     pub(crate) fn set_inbox(self: &Arc<Self>, inbox: Inbox) -> io::Result<()> {
         if self.inbox.set(inbox.clone()).is_err() {
             return Ok(());
@@ -1054,7 +1064,7 @@ impl Tcp {
     }
 
     /// Sends a control frame from a progress thread (never blocks for the writer lock).
-    fn send_frame(&self, to: u32, frame: &Frame) {
+    pub(super) fn send_frame(&self, to: u32, frame: &Frame) {
         let p = &self.peers[to as usize];
         if p.failed.load(Ordering::SeqCst) {
             return;
@@ -1262,23 +1272,22 @@ impl Tcp {
             return;
         }
         decoder.set_max_frame(self.config.max_frame);
-        // A peer whose frames come through shared memory both ways shares the socket poller;
-        // the others get a reader thread.
+        // The rank's socket poller reads the connection: with pulse heartbeats when frames
+        // come through shared memory both ways, else in its data set, which waiting threads
+        // poll (`super::sockets`). A reader thread of its own if the poller cannot take it.
         let shared = p
             .shm
             .get()
             .is_some_and(|lane| lane.sends() && lane.receives());
-        let spawned = match shared {
-            true => self.poll_socket(peer, stream, decoder),
-            false => Err((stream, decoder)),
-        }
-        .or_else(|(stream, decoder)| {
-            let tcp = Arc::clone(self);
-            std::thread::Builder::new()
-                .name(format!("rt-reader-{peer}"))
-                .spawn(move || tcp.read_loop(peer, stream, decoder))
-                .map(drop)
-        });
+        let spawned =
+            self.poll_socket(peer, stream, decoder, !shared)
+                .or_else(|(stream, decoder)| {
+                    let tcp = Arc::clone(self);
+                    std::thread::Builder::new()
+                        .name(format!("rt-reader-{peer}"))
+                        .spawn(move || tcp.read_loop(peer, stream, decoder))
+                        .map(drop)
+                });
         if let Err(e) = spawned {
             p.reading.store(false, Ordering::SeqCst);
             return self.declare_failed(peer, Cause::Io(e));
@@ -1862,6 +1871,7 @@ impl Transport for Tcp {
     #[inline]
     fn poll(&self) {
         self.poll_shm();
+        self.poll_sockets();
     }
 
     fn wait_past(&self, signal: &crate::signal::Signal, seen: u32) {
@@ -2040,6 +2050,94 @@ mod tests {
             .unwrap();
         assert!(eventually(|| !one.is_alive(0)));
         assert!(!knows_failed(&one, 0), "a close is no confirmation");
+    }
+
+    /// Waits at `tcp`, polling as the library's waits do, until `done` (at most 5 s).
+    fn wait_until(tcp: &Tcp, mut done: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            let seen = tcp.endpoint.signal.current();
+            if done() {
+                return true;
+            }
+            tcp.wait_polling(&tcp.endpoint.signal, seen);
+        }
+        false
+    }
+
+    fn turns(tcp: &Tcp) -> (u64, u64) {
+        let poller = tcp.poller.get().and_then(Option::as_ref).expect("a poller");
+        (
+            poller.waiter_turns.load(Ordering::Relaxed),
+            poller.progress_turns.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Polling progress over TCP (`super::sockets`): in a ping-pong, the waiting threads read
+    /// their connection themselves; once the waits stop, the progress thread reads it again,
+    /// so a message reaches a rank that no longer calls in.
+    #[test]
+    fn waiting_threads_read_their_sockets_and_the_progress_thread_takes_over_after() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        zero.connect(1, &address);
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        const ROUNDS: i32 = 200;
+        let pong = {
+            let one = Arc::clone(&one);
+            std::thread::spawn(move || {
+                for tag in 0..ROUNDS {
+                    assert!(wait_until(&one, || holds(&one, 0, tag)), "ping {tag}");
+                    one.send(1, 0, data(1, tag));
+                }
+            })
+        };
+        for tag in 0..ROUNDS {
+            zero.send(0, 1, data(0, tag));
+            assert!(wait_until(&zero, || holds(&zero, 1, tag)), "pong {tag}");
+        }
+        pong.join().unwrap();
+        let (waiters, _) = turns(&zero);
+        assert!(
+            waiters > 0,
+            "rank 0's waiting thread read none of {ROUNDS} pongs"
+        );
+        assert!(
+            turns(&one).0 > 0,
+            "rank 1's waiting thread read none of the pings"
+        );
+        // Nobody waits at rank 0 now: its progress thread reads the next message.
+        let before = turns(&zero).1;
+        one.send(1, 0, data(1, 1000));
+        assert!(eventually(|| holds(&zero, 1, 1000)));
+        assert!(turns(&zero).1 > before, "read by the progress thread");
+        assert!(zero.is_alive(1) && one.is_alive(0));
+    }
+
+    /// A connection that ends while a thread polls it: the waiting thread (or the progress
+    /// thread) reads the end, the peer is suspected, and the wait sees it.
+    #[test]
+    fn a_connection_that_ends_during_a_polling_wait_fences_the_peer() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        zero.connect(1, &address);
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        let closer = {
+            let one = Arc::clone(&one);
+            std::thread::spawn(move || {
+                one.send(1, 0, data(1, 7));
+                lock(&one.peers[0].stream)
+                    .as_ref()
+                    .unwrap()
+                    .shutdown(Shutdown::Both)
+                    .unwrap();
+            })
+        };
+        assert!(wait_until(&zero, || !zero.is_alive(1)));
+        closer.join().unwrap();
+        assert!(holds(&zero, 1, 7), "what came before the end is delivered");
     }
 
     /// A rank with Unix sockets off, or whose Unix connect fails, uses TCP.
