@@ -58,12 +58,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::event::epoll;
-use rustix::net::RecvFlags;
+use rustix::net::{RecvFlags, SendFlags};
 
 use runthrough_core::wire::{Decoder, Frame, WireError};
 use runthrough_net::stream::Stream;
 
 use super::tcp::{lock, Cause, Tcp};
+
+thread_local! {
+    /// The calling thread is reading data connections ([`Tcp::poll_data`]): a write that waits
+    /// for room from inside a delivery does not read again.
+    static READING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// Frames taken from one connection before the others get a turn.
 const FRAMES_PER_TURN: usize = 64;
@@ -377,9 +383,71 @@ impl Tcp {
         }
     }
 
+    /// Writes all of `bytes` to `stream`, a connection's writing side. While the connection
+    /// has no room, the calling thread reads this rank's data connections (the peer may be
+    /// writing to this rank as hard: two ranks that both wait for room must not wait on each
+    /// other) and waits until the connection has room or a data connection has something to
+    /// read. A connection that takes nothing for the write time-out (the heartbeat timeout)
+    /// fails the write (`TimedOut`), as a blocking write with `SO_SNDTIMEO` would.
+    pub(super) fn write_polling(&self, stream: &Stream, mut bytes: &[u8]) -> io::Result<()> {
+        use rustix::event::{PollFd, PollFlags};
+        let mut until = None;
+        while !bytes.is_empty() {
+            match rustix::net::send(stream, bytes, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
+                Ok(n) => {
+                    bytes = &bytes[n..];
+                    until = None;
+                    continue;
+                }
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::AGAIN) => {}
+                Err(e) => return Err(e.into()),
+            }
+            let now = Instant::now();
+            let until = *until.get_or_insert(now + self.config().heartbeat_timeout);
+            if now >= until {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            // Reads what is there (not from inside a read: that connection is taken).
+            let poller = self.data_poller();
+            if let Some(poller) = poller {
+                if self.poll_data(poller, &poller.waiter_turns) {
+                    continue;
+                }
+            }
+            let mut fds = [
+                PollFd::new(stream, PollFlags::OUT),
+                PollFd::new(stream, PollFlags::empty()),
+            ];
+            let watched = match poller {
+                Some(poller) if !READING.get() => {
+                    fds[1] = PollFd::new(&poller.data, PollFlags::IN);
+                    2
+                }
+                _ => 1,
+            };
+            match rustix::event::poll(&mut fds[..watched], Some(&timespec(until - now))) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
     /// Reads the ready data connections, counting the turns in `turns`; returns whether any
-    /// was ready.
+    /// was ready. Not from inside a read of the calling thread (a write that waits for room
+    /// there): returns false.
     fn poll_data(&self, poller: &Poller, turns: &AtomicU64) -> bool {
+        if READING.get() {
+            return false;
+        }
+        READING.set(true);
+        let read = self.poll_data_now(poller, turns);
+        READING.set(false);
+        read
+    }
+
+    fn poll_data_now(&self, poller: &Poller, turns: &AtomicU64) -> bool {
         let mut events = [epoll::Event {
             flags: epoll::EventFlags::empty(),
             data: epoll::EventData::new_u64(0),

@@ -273,11 +273,12 @@ struct Writer {
 }
 
 impl Writer {
-    /// Writes `self.buffer`, then `tail`.
-    fn write_out(&mut self, tail: &[u8]) -> io::Result<()> {
-        self.stream.write_all(&self.buffer)?;
+    /// Writes `self.buffer`, then `tail` (reading this rank's sockets while the connection
+    /// has no room: [`Tcp::write_polling`]).
+    fn write_out(&mut self, tcp: &Tcp, tail: &[u8]) -> io::Result<()> {
+        tcp.write_polling(&self.stream, &self.buffer)?;
         if !tail.is_empty() {
-            self.stream.write_all(tail)?;
+            tcp.write_polling(&self.stream, tail)?;
         }
         self.buffer.clear();
         if self.buffer.capacity() > KEEP_BUFFER {
@@ -328,7 +329,7 @@ pub(super) struct Peer {
 impl Peer {
     /// Writes `packet` and the backlog, blocking for the writer lock; or, while the connection
     /// is not installed, queues it in the backlog (then returns true).
-    fn send_blocking(&self, packet: &Packet) -> io::Result<bool> {
+    fn send_blocking(&self, tcp: &Tcp, packet: &Packet) -> io::Result<bool> {
         {
             let mut guard = lock(&self.writer);
             let Some(writer) = guard
@@ -344,7 +345,7 @@ impl Peer {
                     return Ok(true);
                 }
                 drop(backlog);
-                return self.flush().map(|()| false);
+                return self.flush(tcp).map(|()| false);
             };
             {
                 let mut backlog = lock(&self.backlog);
@@ -353,20 +354,20 @@ impl Peer {
                 }
             }
             let tail = wire::encode_packet_split(packet, &mut writer.buffer, COPY_LIMIT);
-            writer.write_out(tail)?;
+            writer.write_out(tcp, tail)?;
         }
-        self.flush().map(|()| false)
+        self.flush(tcp).map(|()| false)
     }
 
     /// Queues an encoded frame and writes the backlog if nobody else is writing.
-    fn send_queued(&self, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+    fn send_queued(&self, tcp: &Tcp, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         encode(&mut lock(&self.backlog));
-        self.flush()
+        self.flush(tcp)
     }
 
     /// Writes the backlog unless another thread holds the writer lock (that thread writes it
     /// after its own frame) or the connection is not installed yet (`routed`).
-    fn flush(&self) -> io::Result<()> {
+    fn flush(&self, tcp: &Tcp) -> io::Result<()> {
         if !self.routed.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -384,7 +385,7 @@ impl Peer {
                 let mut backlog = lock(&self.backlog);
                 std::mem::swap(&mut writer.buffer, &mut *backlog);
             }
-            writer.write_out(&[])?;
+            writer.write_out(tcp, &[])?;
         }
     }
 
@@ -820,7 +821,7 @@ impl Tcp {
             };
             writer.buffer.append(&mut lock(&p.backlog));
             wire::encode(&Frame::Goodbye, &mut writer.buffer);
-            let written = writer.write_out(&[]);
+            let written = writer.write_out(self, &[]);
             let _ = writer.stream.shutdown(Shutdown::Write);
             *guard = None;
             match written {
@@ -1077,7 +1078,7 @@ impl Tcp {
                 Sent::NoLane => {}
             }
         }
-        if let Err(e) = p.send_queued(|out| wire::encode(frame, out)) {
+        if let Err(e) = p.send_queued(self, |out| wire::encode(frame, out)) {
             self.declare_failed(to, Cause::Io(e));
         }
         if !heartbeat && !p.connecting.load(Ordering::Relaxed) {
@@ -1106,7 +1107,7 @@ impl Tcp {
         if let Some(error) = refused {
             self.lane_broken(peer, error);
         }
-        if let Err(e) = p.flush() {
+        if let Err(e) = p.flush(self) {
             self.declare_failed(peer, Cause::Io(e));
         }
     }
@@ -1160,9 +1161,9 @@ impl Tcp {
             Sent::Backlogged => true,
             Sent::NoLane => {
                 let sent = if blocking {
-                    p.send_blocking(packet)
+                    p.send_blocking(self, packet)
                 } else {
-                    p.send_queued(|out| wire::encode_packet(packet, out))
+                    p.send_queued(self, |out| wire::encode_packet(packet, out))
                         .map(|()| false)
                 };
                 match sent {
@@ -2112,6 +2113,47 @@ mod tests {
         one.send(1, 0, data(1, 1000));
         assert!(eventually(|| holds(&zero, 1, 1000)));
         assert!(turns(&zero).1 > before, "read by the progress thread");
+        assert!(zero.is_alive(1) && one.is_alive(0));
+    }
+
+    /// Two ranks that send each other large messages at once over TCP: a blocking send whose
+    /// connection has no room reads this rank's own connections while it waits
+    /// (`Tcp::write_polling`), so both sends finish and every message arrives, and the
+    /// reading was done by the writing threads too.
+    #[test]
+    fn ranks_writing_to_each_other_at_once_read_while_they_wait_for_room() {
+        let secret = auth::random_token();
+        let (one, address) = rank(1, 2, secret);
+        let (zero, _) = rank(0, 2, secret);
+        zero.connect(1, &address);
+        assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
+        const MESSAGES: i32 = 6;
+        let large = |from: u32, tag: i32| Packet::Data {
+            context: runthrough_core::packet::WORLD_CONTEXT,
+            source: from,
+            tag,
+            payload: vec![tag as u8; 4 << 20],
+        };
+        let other = {
+            let one = Arc::clone(&one);
+            std::thread::spawn(move || {
+                for tag in 0..MESSAGES {
+                    one.send(1, 0, large(1, tag));
+                }
+            })
+        };
+        for tag in 0..MESSAGES {
+            zero.send(0, 1, large(0, tag));
+        }
+        other.join().unwrap();
+        for tag in 0..MESSAGES {
+            assert!(eventually(|| holds(&zero, 1, tag)), "1 -> 0, tag {tag}");
+            assert!(eventually(|| holds(&one, 0, tag)), "0 -> 1, tag {tag}");
+        }
+        assert!(
+            turns(&zero).0 + turns(&one).0 > 0,
+            "no writer read while it waited for room"
+        );
         assert!(zero.is_alive(1) && one.is_alive(0));
     }
 
