@@ -39,7 +39,8 @@ use std::io::{self, Read};
 
 use crate::agreement::Message;
 
-use crate::packet::{Lane, Packet};
+use crate::packet::{ContextId, Lane, Packet};
+use crate::Rank;
 
 /// Length of a MAC or a nonce in the handshake (HMAC-SHA256).
 pub const TOKEN: usize = 32;
@@ -159,6 +160,29 @@ fn finish(out: &mut [u8], at: usize, after: usize) {
     out[at..at + 4].copy_from_slice(&body.to_le_bytes());
 }
 
+fn data_head(out: &mut Vec<u8>, context: ContextId, source: Rank, tag: i32) {
+    out.push(KIND_DATA);
+    out.extend_from_slice(&context.to_le_bytes());
+    out.extend_from_slice(&source.to_le_bytes());
+    out.extend_from_slice(&tag.to_le_bytes());
+}
+
+/// Appends the frame of a [`Packet::Data`] to `out` but for its payload, `payload_len` bytes
+/// that the caller writes right after `out` (as [`encode_packet_split`] returns a large
+/// payload): a sender can write a large message straight from the user's buffer, and the
+/// receiver decodes the same frame as for the packet.
+pub fn encode_data_head(
+    context: ContextId,
+    source: Rank,
+    tag: i32,
+    payload_len: usize,
+    out: &mut Vec<u8>,
+) {
+    let at = begin(out);
+    data_head(out, context, source, tag);
+    finish(out, at, payload_len);
+}
+
 /// Appends the frame of `packet` to `out`.
 pub fn encode_packet(packet: &Packet, out: &mut Vec<u8>) {
     let rest = encode_packet_split(packet, out, usize::MAX);
@@ -178,10 +202,7 @@ pub fn encode_packet_split<'a>(packet: &'a Packet, out: &mut Vec<u8>, split_at: 
             tag,
             payload,
         } => {
-            out.push(KIND_DATA);
-            out.extend_from_slice(&context.to_le_bytes());
-            out.extend_from_slice(&source.to_le_bytes());
-            out.extend_from_slice(&tag.to_le_bytes());
+            data_head(out, *context, *source, *tag);
             payload
         }
         Packet::Collective {
@@ -618,6 +639,28 @@ impl Decoder {
 mod tests {
     use super::*;
     use crate::agreement::{Decision, Summary};
+
+    /// A data frame whose head is encoded alone and whose payload follows it decodes as the
+    /// packet's own frame does, small or large (the decoder's direct read).
+    #[test]
+    fn a_data_head_and_its_payload_make_the_packets_frame() {
+        for len in [0, 1, 100, 64 << 10, (1 << 20) + 3] {
+            let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let packet = Packet::Data {
+                context: 7,
+                source: 3,
+                tag: -5,
+                payload: payload.clone(),
+            };
+            let mut whole = Vec::new();
+            encode_packet(&packet, &mut whole);
+            let mut split = Vec::new();
+            encode_data_head(7, 3, -5, len, &mut split);
+            split.extend_from_slice(&payload);
+            assert_eq!(split, whole, "{len} bytes");
+            assert_eq!(decode(&split).unwrap(), Frame::Packet(packet));
+        }
+    }
     use crate::RankSet;
     use proptest::prelude::*;
 

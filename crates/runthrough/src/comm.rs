@@ -190,6 +190,18 @@ impl Comm {
             }
             world
         };
+        if sync.is_none() {
+            // The transport may write it straight from `bytes`.
+            self.process.transport.send_data(
+                self.process.world_rank(),
+                world,
+                self.context,
+                self.rank,
+                tag,
+                bytes,
+            );
+            return Ok(Started::Done);
+        }
         let packet = self.data_packet(bytes, tag, sync);
         self.process
             .transport

@@ -13,7 +13,8 @@ use std::sync::{Arc, RwLock};
 
 use crate::endpoint::Endpoint;
 use crate::signal::Signal;
-use runthrough_core::packet::{Outgoing, Packet};
+use runthrough_core::packet::{ContextId, Outgoing, Packet};
+use runthrough_core::Rank;
 
 pub(crate) mod socket;
 
@@ -22,6 +23,28 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// Sends `packet` from world rank `from` to world rank `to`, and whatever the delivery makes
     /// the receiver send in turn. Packets from or to a dead rank are dropped.
     fn send(&self, from: u32, to: u32, packet: Packet);
+
+    /// Sends an application message (`Packet::Data` on `context` from comm rank `source`, with
+    /// `tag`) whose payload is `bytes`, from an application thread that holds the credit for
+    /// it. A transport that can write it straight from `bytes` does so (no copy into a packet
+    /// first); the others send a packet with a copy, as [`Transport::send`].
+    fn send_data(
+        &self,
+        from: u32,
+        to: u32,
+        context: ContextId,
+        source: Rank,
+        tag: i32,
+        bytes: &[u8],
+    ) {
+        let packet = Packet::Data {
+            context,
+            source,
+            tag,
+            payload: runthrough_core::buffers::copy_of(bytes),
+        };
+        self.send(from, to, packet);
+    }
 
     /// Sends every packet of `out` from `from`, in order.
     fn send_all(&self, from: u32, out: Outgoing) {

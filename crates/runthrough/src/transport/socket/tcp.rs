@@ -100,8 +100,9 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Endpoint;
 use crate::transport::Transport;
 use runthrough_core::fence::{Change, Fence, Reason};
-use runthrough_core::packet::{Outgoing, Packet};
+use runthrough_core::packet::{ContextId, Outgoing, Packet};
 use runthrough_core::wire::{self, Decoder, Frame, WireError, TOKEN};
+use runthrough_core::Rank;
 
 use runthrough_net::auth::{self, Role, Secret};
 use runthrough_net::launch;
@@ -116,6 +117,10 @@ const _: () = assert!(TOKEN == auth::TOKEN);
 /// Frames up to this size are handed to the kernel from the writer's buffer; a larger payload is
 /// written from the packet itself.
 const COPY_LIMIT: usize = 16 << 10;
+/// Application messages of at least this many bytes to a peer whose data goes over the socket
+/// are written straight from the user's buffer (`Transport::send_data`); smaller ones are
+/// copied into a packet, which costs less than a second write.
+const BORROW_FROM: usize = runthrough_core::buffers::MIN_LEN;
 /// A writer's buffer larger than this after a write is given back.
 const KEEP_BUFFER: usize = 1 << 20;
 /// The longest frame a peer may send during the handshake.
@@ -1855,6 +1860,66 @@ impl Transport for Tcp {
         }
     }
 
+    /// A large message to a peer whose data goes over its socket is written straight from
+    /// `bytes` after its frame's head (the frame a packet would have), under the writer lock,
+    /// once the connection is routed; anything else goes as a packet.
+    fn send_data(
+        &self,
+        from: u32,
+        to: u32,
+        context: ContextId,
+        source: Rank,
+        tag: i32,
+        bytes: &[u8],
+    ) {
+        debug_assert_eq!(from, self.me);
+        let packet = |payload| Packet::Data {
+            context,
+            source,
+            tag,
+            payload,
+        };
+        let Some(p) = self
+            .peers
+            .get(to as usize)
+            .filter(|p| bytes.len() >= BORROW_FROM && p.shm.get().is_none_or(|lane| !lane.sends()))
+        else {
+            return self.send(from, to, packet(runthrough_core::buffers::copy_of(bytes)));
+        };
+        if self.endpoint.dies_before_sending(&packet(Vec::new())) {
+            self.die();
+        }
+        if p.failed.load(Ordering::SeqCst) {
+            return;
+        }
+        let written = {
+            let mut guard = lock(&p.writer);
+            match guard.as_mut().filter(|_| p.routed.load(Ordering::Acquire)) {
+                Some(writer) => {
+                    {
+                        let mut backlog = lock(&p.backlog);
+                        if !backlog.is_empty() {
+                            std::mem::swap(&mut writer.buffer, &mut *backlog);
+                        }
+                    }
+                    wire::encode_data_head(context, source, tag, bytes.len(), &mut writer.buffer);
+                    Some(writer.write_out(self, bytes))
+                }
+                None => None,
+            }
+        };
+        match written {
+            Some(Ok(())) => {
+                if let Err(e) = p.flush(self) {
+                    self.declare_failed(to, Cause::Io(e));
+                }
+            }
+            Some(Err(e)) => self.declare_failed(to, Cause::Io(e)),
+            // Not connected yet: as a packet, through the backlog.
+            None => self.send(from, to, packet(runthrough_core::buffers::copy_of(bytes))),
+        }
+    }
+
     fn kill(&self, rank: u32) {
         if rank == self.me {
             self.die();
@@ -2155,6 +2220,50 @@ mod tests {
             "no writer read while it waited for room"
         );
         assert!(zero.is_alive(1) && one.is_alive(0));
+    }
+
+    /// The payload of the first message from `from` with `tag` that `tcp` holds (taken).
+    fn take(tcp: &Tcp, from: u32, tag: i32) -> Option<Vec<u8>> {
+        use runthrough_core::matching::{SourceSelector, TagSelector};
+        let received = tcp
+            .endpoint
+            .lock()
+            .take_buffered(
+                runthrough_core::packet::WORLD_CONTEXT,
+                SourceSelector::Rank(from),
+                TagSelector::Value(tag),
+            )
+            .ok()??;
+        Some(received.payload.to_vec())
+    }
+
+    /// `Transport::send_data`: a large message written straight from the caller's bytes after
+    /// its frame's head arrives whole, as does one sent through the backlog before the
+    /// connection exists and a small one (both copied into a packet).
+    #[test]
+    fn messages_written_from_the_callers_buffer_arrive_whole() {
+        let (ranks, _sockets) = on_demand_job(2, config());
+        let bytes = |n: usize, salt: usize| -> Vec<u8> {
+            (0..n).map(|i| ((i * 7 + salt) % 253) as u8).collect()
+        };
+        let context = runthrough_core::packet::WORLD_CONTEXT;
+        let messages = [
+            (0, bytes(3 << 20, 1)), // before the connection: through the backlog
+            (1, bytes(100, 2)),
+            (2, bytes(BORROW_FROM, 3)),
+            (3, bytes((1 << 20) + 5, 4)),
+        ];
+        for (tag, payload) in &messages {
+            Transport::send_data(&*ranks[0], 0, 1, context, 0, *tag, payload);
+        }
+        for (tag, payload) in &messages {
+            assert!(eventually(|| holds(&ranks[1], 0, *tag)), "tag {tag}");
+            assert_eq!(
+                take(&ranks[1], 0, *tag).as_ref(),
+                Some(payload),
+                "tag {tag}"
+            );
+        }
     }
 
     /// A connection that ends while a thread polls it: the waiting thread (or the progress
