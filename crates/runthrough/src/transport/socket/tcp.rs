@@ -804,7 +804,8 @@ impl Tcp {
     /// §3.4), within a heartbeat timeout in all:
     /// 1. waits for the progress threads to send what the engine's last events caused (the
     ///    `Commit`s this rank owes its tree neighbours once it decided);
-    /// 2. on every connection, writes the backlog, then [`Frame::Goodbye`], then ends its
+    /// 2. waits for the connections it is making on first use to higher ranks whose backlog
+    ///    holds frames, and on every connection writes the backlog, then [`Frame::Goodbye`], then ends its
     ///    writing side: nothing is sent after the goodbye;
     /// 3. waits for every peer to close its side (it does on reading the goodbye), reading
     ///    meanwhile, so that nothing unread is left when the process exits: closing a socket
@@ -816,6 +817,17 @@ impl Tcp {
         }
         // Frames waiting for room in a ring go before the goodbye.
         self.flush_all_pending(until);
+        // So do frames waiting for a connection this rank is making on first use: it is
+        // awaited (a peer that finalized refuses it at once, and has then left). Not one it
+        // asked a lower rank to make: that rank may have finished, and does not call back.
+        for (peer, p) in self.peers.iter().enumerate() {
+            if (peer as u32) > self.me
+                && p.connecting.load(Ordering::SeqCst)
+                && !lock(&p.backlog).is_empty()
+            {
+                self.await_route(peer as u32, Some(until));
+            }
+        }
         for (peer, p) in self.peers.iter().enumerate() {
             if peer as u32 == self.me || p.failed.load(Ordering::SeqCst) {
                 continue;
@@ -2264,6 +2276,28 @@ mod tests {
                 "tag {tag}"
             );
         }
+    }
+
+    /// A frame queued for a higher peer whose connection on first use this rank is still
+    /// making when it finalizes goes out before the goodbye (the connection is awaited); the
+    /// peer sees the goodbye, not a failure. (From the higher rank of a pair, the frame goes
+    /// only if the lower one calls back before the goodbye: a lower rank that finished does
+    /// not, and waiting for it would hold finalize for the heartbeat timeout.)
+    #[test]
+    fn frames_waiting_for_a_connection_go_out_before_the_goodbye() {
+        let (ranks, _sockets) = on_demand_job(2, config());
+        ranks[0].route(vec![(1, data(0, 5))], false); // as a progress thread sends: never waits
+        ranks[0].finish(true);
+        assert!(
+            eventually(|| holds(&ranks[1], 0, 5)),
+            "the frame was dropped"
+        );
+        // Written before the goodbye on that connection, not after it on its own.
+        assert!(
+            eventually(|| lock(&ranks[1].fence).has_departed(0)),
+            "no goodbye after the frame"
+        );
+        assert!(!knows_failed(&ranks[1], 0));
     }
 
     /// A connection that ends while a thread polls it: the waiting thread (or the progress
