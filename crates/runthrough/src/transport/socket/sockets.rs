@@ -142,11 +142,17 @@ enum Turn {
 }
 
 /// Reads a socket without blocking, whatever the descriptor's mode.
-struct NoWait<'a>(&'a Stream);
+struct NoWait<'a> {
+    stream: &'a Stream,
+    /// The last read returned fewer bytes than asked for: the socket had nothing more then.
+    short: bool,
+}
 
 impl Read for NoWait<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let (read, _) = rustix::net::recv(self.0, buf, RecvFlags::DONTWAIT)?;
+        let asked = buf.len();
+        let (read, _) = rustix::net::recv(self.stream, buf, RecvFlags::DONTWAIT)?;
+        self.short = read < asked;
         Ok(read)
     }
 }
@@ -622,6 +628,10 @@ impl Tcp {
     /// `Tcp::drain` take them.
     fn read_some(&self, c: &mut Connection) -> Turn {
         let peer = c.peer;
+        // A read shorter than asked for emptied the socket: the frames it completed are taken,
+        // and the turn ends without another read that would find nothing (a system call per
+        // message saved; level-triggered readiness brings the connection back).
+        let mut drained = false;
         for _ in 0..FRAMES_PER_TURN {
             let now = Instant::now();
             if c.drain_until.is_none() && self.peer(peer).failed.load(Ordering::SeqCst) {
@@ -653,7 +663,16 @@ impl Tcp {
                         Err(why) => Cause::BadInput(why.to_string()),
                     }
                 }
-                Ok(None) => match c.decoder.read_from(&mut NoWait(&c.stream)) {
+                Ok(None) if drained => return Turn::Open,
+                Ok(None) => match {
+                    let mut reader = NoWait {
+                        stream: &c.stream,
+                        short: false,
+                    };
+                    let read = c.decoder.read_from(&mut reader);
+                    drained = reader.short;
+                    read
+                } {
                     Ok(0) if draining => return Turn::Done,
                     Ok(0) => Cause::Closed,
                     Ok(_) => {
