@@ -164,6 +164,18 @@ fn timespec(wait: Duration) -> rustix::event::Timespec {
     }
 }
 
+/// Reads once from `c`'s socket into its decoder, without blocking; `drained`: the read was
+/// shorter than asked for.
+fn read_more(c: &mut Connection, drained: &mut bool) -> io::Result<usize> {
+    let mut reader = NoWait {
+        stream: &c.stream,
+        short: false,
+    };
+    let read = c.decoder.read_from(&mut reader);
+    *drained = reader.short;
+    read
+}
+
 impl Poller {
     fn new(size: u32) -> io::Result<Poller> {
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
@@ -664,15 +676,7 @@ impl Tcp {
                     }
                 }
                 Ok(None) if drained => return Turn::Open,
-                Ok(None) => match {
-                    let mut reader = NoWait {
-                        stream: &c.stream,
-                        short: false,
-                    };
-                    let read = c.decoder.read_from(&mut reader);
-                    drained = reader.short;
-                    read
-                } {
+                Ok(None) => match read_more(c, &mut drained) {
                     Ok(0) if draining => return Turn::Done,
                     Ok(0) => Cause::Closed,
                     Ok(_) => {
