@@ -200,7 +200,7 @@ pub(crate) fn wait_past_then<W: Word>(
 pub(crate) trait Hooks {
     /// Called between reads of the count while spinning (every [`SPINS_PER_CLOCK_READ`]
     /// reads) and after each yield: polling progress (reading sockets) happens here, on the
-    /// waiting thread. Returns whether something was there to read: then the yield phase
+    /// waiting thread. Returns whether it read something: then the yield phase
     /// starts over, and polls again before it yields (a large message arriving in pieces
     /// keeps its reader polling, instead of handing each piece to a progress thread woken for
     /// it).

@@ -401,6 +401,25 @@ fn send_to_stopped(world: &Comm) -> Result<(), String> {
     world.barrier().map_err(|e| e.to_string())?;
     match world.rank() {
         0 => {
+            // Rank 1 sends its PID, then stops itself: the sends start once it is stopped
+            // (its process state `T`), so its progress thread cannot take messages in between
+            // (under load it once took half a gigabyte before the stop landed).
+            let mut pid = [0u32];
+            world.recv(&mut pid, 1u32, 12).map_err(|e| e.to_string())?;
+            let stat = format!("/proc/{}/stat", pid[0]);
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            let stopped = || {
+                std::fs::read_to_string(&stat).is_ok_and(|s| {
+                    s.rsplit_once(") ")
+                        .is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+                })
+            };
+            while !stopped() {
+                if std::time::Instant::now() >= until {
+                    return Err(format!("rank 1 (PID {}) did not stop", pid[0]));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
             let buf = vec![7u8; 64 << 10];
             let mut sent = 0u64;
             let error = loop {
@@ -416,6 +435,9 @@ fn send_to_stopped(world: &Comm) -> Result<(), String> {
             println!("sender to a stopped rank got {error} after {sent} sends, delayed={delayed}");
         }
         1 => {
+            world
+                .send(&[std::process::id()], 0, 12)
+                .map_err(|e| e.to_string())?;
             let _ = rustix::process::kill_process(
                 rustix::process::getpid(),
                 rustix::process::Signal::STOP,

@@ -43,13 +43,24 @@
 //! parking progress thread cannot both leave the set disarmed.
 //!
 //! A connection is read under its slot's mutex, by whichever thread takes it (`try_lock`: a
-//! thread that finds it taken leaves it to the one reading), so its frames reach the engine in
-//! order. Reads never block (`MSG_DONTWAIT`: the descriptor is shared with the writer, which
-//! keeps blocking writes with a time-out). A connection is served a bounded number of frames
-//! per turn, so a peer that floods its socket cannot starve the others (level-triggered
-//! readiness brings it back). The one wait that could block, whether the process of a peer
-//! whose connection ended has ended too (`Tcp::confirm_if_ended`, up to a period), runs on a
-//! thread of its own.
+//! thread that finds it taken leaves it to the one reading, and does not count it as read),
+//! so its frames reach the engine in order. Reads never block (`MSG_DONTWAIT`). A connection
+//! is served a bounded number of reads per turn, and every frame they complete is delivered,
+//! so a peer that floods its socket cannot starve the others (level-triggered readiness
+//! brings it back) and no complete frame waits in the decoder for the peer's next bytes.
+//!
+//! # Writes that find no room
+//! An application thread's send waits for room (up to the heartbeat timeout, as a blocking
+//! write with `SO_SNDTIMEO`), reading this rank's data connections meanwhile
+//! ([`Tcp::write_polling`]): two ranks that fill each other's connections do not wait on each
+//! other. Every other write (the progress thread's heartbeats, what a delivery causes: credits,
+//! agreement messages, votes) never waits: it writes what the connection takes and leaves the
+//! rest in the writer, in order before anything sent later, and the progress thread writes it
+//! when the connection has room ([`Tcp::want_room`]); a connection that takes none of it for
+//! the heartbeat timeout is suspected as a stuck write is ([`Tcp::stuck_writes`]). So neither
+//! the progress thread nor a reading thread is held by one slow peer. The one wait that could
+//! block the progress thread, whether the process of a peer whose connection ended has ended
+//! too (`Tcp::confirm_if_ended`, up to a period), runs on a thread of its own.
 
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
@@ -71,8 +82,12 @@ thread_local! {
     static READING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Frames taken from one connection before the others get a turn.
-const FRAMES_PER_TURN: usize = 64;
+/// Reads from one connection before the others get a turn (the complete frames of each read
+/// are all delivered: a frame left in the decoder would wait for the peer's next bytes).
+const READS_PER_TURN: usize = 16;
+/// Tokens of the progress thread's `epoll` with this bit: the peer's connection has room for
+/// the bytes a write that could not wait left ([`Tcp::want_room`]).
+const ROOM: u64 = 1 << 32;
 /// The token of the data set in the progress thread's `epoll` (peers' tokens are their ranks).
 const DATA: u64 = u64::MAX - 1;
 /// While the data set is parked, the progress thread looks this often whether waits still
@@ -94,7 +109,7 @@ pub(super) struct Poller {
     /// The data set: sockets of the data connections.
     data: OwnedFd,
     /// Per peer, its connection while it is read here; its mutex is the reading lock.
-    connections: Vec<Mutex<Option<Connection>>>,
+    pub(super) connections: Vec<Mutex<Option<Connection>>>,
     /// Data connections read here (waiting threads skip the data set while there are none).
     data_connections: AtomicUsize,
     /// [`ARMED`], plus [`POLLER`] per thread polling the data set.
@@ -119,7 +134,7 @@ enum Look {
 
 /// A connection the poller reads.
 #[derive(Debug)]
-struct Connection {
+pub(super) struct Connection {
     peer: u32,
     stream: Stream,
     decoder: Decoder,
@@ -164,9 +179,10 @@ fn timespec(wait: Duration) -> rustix::event::Timespec {
     }
 }
 
-/// Reads once from `c`'s socket into its decoder, without blocking; `drained`: the read was
-/// shorter than asked for.
-fn read_more(c: &mut Connection, drained: &mut bool) -> io::Result<usize> {
+/// Reads once from `c`'s socket into its decoder, without blocking, counting it in `reads`;
+/// `drained`: the read was shorter than asked for.
+fn read_more(c: &mut Connection, reads: &mut usize, drained: &mut bool) -> io::Result<usize> {
+    *reads += 1;
     let mut reader = NoWait {
         stream: &c.stream,
         short: false,
@@ -217,6 +233,27 @@ impl Poller {
         None
     }
 
+    /// Leaves the set disarmed (its entry fired and nobody polls, but there was nothing this
+    /// thread could read): the next look arms it. Returns the count of waits, or `None` if a
+    /// poller about to sleep armed it meanwhile.
+    fn park(&self) -> Option<u64> {
+        let mut state = self.state.load(Ordering::SeqCst);
+        loop {
+            if state & ARMED == 0 {
+                return Some(self.waits.load(Ordering::Relaxed));
+            }
+            match self.state.compare_exchange(
+                state,
+                state & !ARMED,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return Some(self.waits.load(Ordering::Relaxed)),
+                Err(now) => state = now,
+            }
+        }
+    }
+
     /// A tick while parked; `seen`: the count of waits at the previous look. Arms the set
     /// again if no thread polls and no wait began since.
     fn look(&self, seen: u64) -> Look {
@@ -247,14 +284,14 @@ impl Poller {
     }
 
     /// A thread of the rank starts polling the data set.
-    fn begin_polling(&self) {
+    pub(super) fn begin_polling(&self) {
         self.state.fetch_add(POLLER, Ordering::SeqCst);
         self.waits.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A polling thread stops. `sleeping`: it is about to sleep, so if it was the last poller
     /// and the set is parked, it arms the set (the progress thread reads from then on).
-    fn end_polling(&self, sleeping: bool) {
+    pub(super) fn end_polling(&self, sleeping: bool) {
         let before = self.state.fetch_sub(POLLER, Ordering::SeqCst);
         if !sleeping || before != POLLER {
             return; // pollers remain, or the set is armed, or a quick wait ended
@@ -452,17 +489,24 @@ impl Tcp {
         Ok(())
     }
 
-    /// Reads the ready data connections, counting the turns in `turns`; returns whether any
-    /// was ready. Not from inside a read of the calling thread (a write that waits for room
-    /// there): returns false.
+    /// Reads the ready data connections, counting the turns in `turns`; returns whether it
+    /// read any (a connection another thread is reading is left to it, and does not count).
+    /// Not from inside a read of the calling thread (a write that waits for room there):
+    /// returns false.
     fn poll_data(&self, poller: &Poller, turns: &AtomicU64) -> bool {
+        /// Clears [`READING`] however the reading ends (a delivery that unwinds included).
+        struct Reading;
+        impl Drop for Reading {
+            fn drop(&mut self) {
+                READING.set(false);
+            }
+        }
         if READING.get() {
             return false;
         }
         READING.set(true);
-        let read = self.poll_data_now(poller, turns);
-        READING.set(false);
-        read
+        let _reading = Reading;
+        self.poll_data_now(poller, turns)
     }
 
     fn poll_data_now(&self, poller: &Poller, turns: &AtomicU64) -> bool {
@@ -474,13 +518,16 @@ impl Tcp {
         let Ok(ready) = epoll::wait(&poller.data, &mut events[..], Some(&zero)) else {
             return false; // the progress thread sees the same error and acts on it
         };
+        let mut served = 0;
         for event in &events[..ready] {
-            self.turn(poller, event.data.u64() as usize);
+            if self.turn(poller, event.data.u64() as usize) {
+                served += 1;
+            }
         }
-        if ready > 0 {
-            turns.fetch_add(ready as u64, Ordering::Relaxed);
+        if served > 0 {
+            turns.fetch_add(served, Ordering::Relaxed);
         }
-        ready > 0
+        served > 0
     }
 
     fn socket_loop(self: &Arc<Self>, poller: &Poller) {
@@ -513,6 +560,7 @@ impl Tcp {
                         let Some(c) = lock(&poller.connections[peer]).take() else {
                             continue;
                         };
+                        self.forget(poller, &c);
                         self.declare_failed(c.peer, Cause::Io(io::Error::other(error.to_string())));
                         self.end_reading(c.peer);
                     }
@@ -521,11 +569,16 @@ impl Tcp {
             }
             for event in &events {
                 match event.data.u64() {
+                    token if token != DATA && token & ROOM != 0 => {
+                        self.room(poller, (token & !ROOM) as u32);
+                    }
                     DATA => {
                         parked = self.data_ready(poller);
                         next_look = Instant::now() + PARKED_TICK;
                     }
-                    peer => self.turn(poller, peer as usize),
+                    peer => {
+                        self.turn(poller, peer as usize);
+                    }
                 }
             }
             let now = Instant::now();
@@ -541,19 +594,27 @@ impl Tcp {
             if now >= next_tick {
                 next_tick = now + tick;
                 self.beat(poller, now);
+                self.stuck_writes(now);
             }
         }
     }
 
     /// The data set's one-shot entry fired: reads the ready connections and arms it again,
-    /// unless a waiting thread polls (then it stays parked: returns the count of waits).
+    /// unless a waiting thread polls, or every ready connection is being read by another
+    /// thread (then it stays parked: returns the count of waits).
     fn data_ready(&self, poller: &Poller) -> Option<u64> {
         let parked = poller.fired();
-        if parked.is_none() {
-            self.poll_data(poller, &poller.progress_turns);
-            poller.arm();
+        if parked.is_some() {
+            return parked;
         }
-        parked
+        if self.poll_data(poller, &poller.progress_turns) {
+            poller.arm();
+            return None;
+        }
+        // Every ready connection is being read by another thread (one that is not polling,
+        // such as a writer waiting for room): arming again now would fire at once, over and
+        // over. Parked, the set is armed again at a tick.
+        poller.park()
     }
 
     /// The heartbeat tick: advances this rank's pulse, sends heartbeat frames that are due on
@@ -565,7 +626,10 @@ impl Tcp {
         let period = self.config().heartbeat_period;
         for peer in 0..poller.connections.len() {
             let Some(mut slot) = super::tcp::try_lock(&poller.connections[peer]) else {
-                continue; // being read: heard, or found ended, by its reader
+                // Being read: heard, or found ended, by its reader; a heartbeat goes anyway
+                // (however long the reading lasts, the peer keeps hearing this rank).
+                self.send_frame(peer as u32, &Frame::Heartbeat);
+                continue;
             };
             let Some(c) = slot.as_mut() else {
                 continue;
@@ -607,6 +671,69 @@ impl Tcp {
         }
     }
 
+    /// A write that could not wait left bytes for `peer` in its writer (`Peer::flush`): the
+    /// progress thread is told when the connection has room (`writer`: the writing side's
+    /// descriptor, watched one-shot for room), and writes them then ([`Tcp::room`]).
+    pub(super) fn want_room(&self, peer: u32, writer: &Stream) {
+        let Some(poller) = self.poller.get().and_then(Option::as_deref) else {
+            return; // reader threads only: the next flush or blocking send writes them
+        };
+        let token = epoll::EventData::new_u64(ROOM | u64::from(peer));
+        let flags = epoll::EventFlags::OUT | epoll::EventFlags::ONESHOT;
+        if epoll::modify(&poller.epoll, writer, token, flags).is_err() {
+            let _ = epoll::add(&poller.epoll, writer, token, flags);
+        }
+    }
+
+    /// `peer`'s connection has room: writes what waits for it, as much as fits (and asks to
+    /// be told again if some is left). A thread holding the writer writes it itself.
+    fn room(&self, _poller: &Poller, peer: u32) {
+        let Some(p) = self.peers_get(peer) else {
+            return;
+        };
+        let written = {
+            let Some(mut guard) = super::tcp::try_lock(&p.writer) else {
+                return;
+            };
+            let Some(writer) = guard.as_mut() else {
+                return;
+            };
+            match writer.write_some() {
+                Ok(true) => Ok(()),
+                Ok(false) => {
+                    self.want_room(peer, &writer.stream);
+                    return;
+                }
+                Err(e) => Err(e),
+            }
+        };
+        match written.and_then(|()| p.flush(self, peer)) {
+            Ok(()) => {}
+            Err(e) => self.declare_failed(peer, Cause::Io(e)),
+        }
+    }
+
+    /// Fences the peers whose connection took none of the bytes waiting for it for the
+    /// heartbeat timeout (a write stuck that long, as a blocking write with `SO_SNDTIMEO`).
+    fn stuck_writes(&self, now: Instant) {
+        for peer in 0..self.size() {
+            let Some(p) = self.peers_get(peer) else {
+                continue;
+            };
+            let stuck = super::tcp::try_lock(&p.writer).is_some_and(|guard| {
+                guard
+                    .as_ref()
+                    .and_then(|w| w.stuck_since)
+                    .is_some_and(|since| {
+                        now.duration_since(since) >= self.config().heartbeat_timeout
+                    })
+            });
+            if stuck {
+                self.declare_failed(peer, Cause::Io(io::ErrorKind::TimedOut.into()));
+            }
+        }
+    }
+
     /// Takes `c` out of its `epoll` set.
     fn forget(&self, poller: &Poller, c: &Connection) {
         let set = if c.data { &poller.data } else { &poller.epoll };
@@ -616,17 +743,17 @@ impl Tcp {
         }
     }
 
-    /// Serves one connection a turn, unless another thread is reading it; removes it when its
-    /// reading is over.
-    fn turn(&self, poller: &Poller, peer: usize) {
+    /// Serves one connection a turn, unless another thread is reading it (returns whether it
+    /// did); removes it when its reading is over.
+    fn turn(&self, poller: &Poller, peer: usize) -> bool {
         let Some(slot) = poller.connections.get(peer) else {
-            return;
+            return false;
         };
         let Some(mut slot) = super::tcp::try_lock(slot) else {
-            return; // its reader delivers what is there
+            return false; // its reader delivers what is there
         };
         let Some(c) = slot.as_mut() else {
-            return;
+            return false;
         };
         if let Turn::Done = self.read_some(c) {
             let c = slot.take().expect("checked above");
@@ -634,17 +761,19 @@ impl Tcp {
             self.forget(poller, &c);
             self.end_reading(c.peer);
         }
+        true
     }
 
-    /// Up to [`FRAMES_PER_TURN`] frames of one connection, as `Tcp::read_until_fenced` and
-    /// `Tcp::drain` take them.
+    /// Up to [`READS_PER_TURN`] reads of one connection and every frame they complete, as
+    /// `Tcp::read_until_fenced` and `Tcp::drain` take them.
     fn read_some(&self, c: &mut Connection) -> Turn {
         let peer = c.peer;
         // A read shorter than asked for emptied the socket: the frames it completed are taken,
         // and the turn ends without another read that would find nothing (a system call per
         // message saved; level-triggered readiness brings the connection back).
         let mut drained = false;
-        for _ in 0..FRAMES_PER_TURN {
+        let mut reads = 0;
+        loop {
             let now = Instant::now();
             if c.drain_until.is_none() && self.peer(peer).failed.load(Ordering::SeqCst) {
                 c.drain_until = Some(now + self.config().heartbeat_period);
@@ -675,8 +804,8 @@ impl Tcp {
                         Err(why) => Cause::BadInput(why.to_string()),
                     }
                 }
-                Ok(None) if drained => return Turn::Open,
-                Ok(None) => match read_more(c, &mut drained) {
+                Ok(None) if drained || reads == READS_PER_TURN => return Turn::Open,
+                Ok(None) => match read_more(c, &mut reads, &mut drained) {
                     Ok(0) if draining => return Turn::Done,
                     Ok(0) => Cause::Closed,
                     Ok(_) => {
@@ -698,7 +827,6 @@ impl Tcp {
             self.connection_ended(peer, ended);
             return Turn::Done;
         }
-        Turn::Open
     }
 
     /// The peer's connection ended, failed, fell silent or carried bad input: it is suspected,
