@@ -234,8 +234,7 @@ impl Poller {
     }
 
     /// Leaves the set disarmed (its entry fired and nobody polls, but there was nothing this
-    /// thread could read): the next look arms it. Returns the count of waits, or `None` if a
-    /// poller about to sleep armed it meanwhile.
+    /// thread could read): the next look arms it. Returns the count of waits.
     fn park(&self) -> Option<u64> {
         let mut state = self.state.load(Ordering::SeqCst);
         loop {
@@ -693,6 +692,8 @@ impl Tcp {
         };
         let written = {
             let Some(mut guard) = super::tcp::try_lock(&p.writer) else {
+                // Its holder writes what waits once it lets go (`Peer::flush`).
+                p.room_missed.store(true, Ordering::SeqCst);
                 return;
             };
             let Some(writer) = guard.as_mut() else {
@@ -717,7 +718,10 @@ impl Tcp {
     /// heartbeat timeout (a write stuck that long, as a blocking write with `SO_SNDTIMEO`).
     fn stuck_writes(&self, now: Instant) {
         for peer in 0..self.size() {
-            let Some(p) = self.peers_get(peer) else {
+            let Some(p) = self
+                .peers_get(peer)
+                .filter(|p| !p.failed.load(Ordering::SeqCst))
+            else {
                 continue;
             };
             let stuck = super::tcp::try_lock(&p.writer).is_some_and(|guard| {
@@ -730,6 +734,9 @@ impl Tcp {
             });
             if stuck {
                 self.declare_failed(peer, Cause::Io(io::ErrorKind::TimedOut.into()));
+            } else if let Err(e) = p.flush(self, peer) {
+                // What others queued, or a missed wake-up left, while this looked.
+                self.declare_failed(peer, Cause::Io(e));
             }
         }
     }

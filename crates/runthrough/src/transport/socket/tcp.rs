@@ -380,6 +380,9 @@ pub(super) struct Peer {
     on_demand: AtomicBool,
     /// A connection exists or is being made (set once).
     connecting: AtomicBool,
+    /// The connection had room while another thread held the writer (`Tcp::room` could not
+    /// write): the holder writes what waits once it lets go ([`Peer::flush`]).
+    pub(super) room_missed: AtomicBool,
 }
 
 impl Peer {
@@ -395,13 +398,11 @@ impl Peer {
                 drop(guard);
                 let mut backlog = lock(&self.backlog);
                 wire::encode_packet(packet, &mut backlog);
-                // Installed meanwhile (`Tcp::open_route` holds the backlog's lock while it
-                // routes): the flush below writes it.
-                if !self.routed.load(Ordering::Acquire) {
-                    return Ok(true);
-                }
+                // Not routed yet, or installed meanwhile (`Tcp::open_route` holds the backlog's
+                // lock while it routes): either way the caller waits until the connection is
+                // routed and its bytes are out (`Tcp::wait_routed`).
                 drop(backlog);
-                return self.flush(tcp, to).map(|()| false);
+                return Ok(true);
             };
             writer.take_backlog(&self.backlog);
             let tail = wire::encode_packet_split(packet, &mut writer.buffer, COPY_LIMIT);
@@ -424,10 +425,15 @@ impl Peer {
             return Ok(());
         }
         loop {
-            if lock(&self.backlog).is_empty() {
+            let missed = self.room_missed.swap(false, Ordering::SeqCst);
+            if !missed && lock(&self.backlog).is_empty() {
                 return Ok(());
             }
             let Some(mut guard) = try_lock(&self.writer) else {
+                if missed {
+                    // The holder looks at it once it lets go.
+                    self.room_missed.store(true, Ordering::SeqCst);
+                }
                 return Ok(());
             };
             let Some(writer) = guard.as_mut() else {
@@ -436,6 +442,10 @@ impl Peer {
             writer.take_backlog(&self.backlog);
             if !writer.write_some()? {
                 tcp.want_room(to, &writer.stream);
+                drop(guard);
+                if self.room_missed.load(Ordering::SeqCst) {
+                    continue; // the connection had room while this thread held the writer
+                }
                 return Ok(());
             }
         }
@@ -1092,17 +1102,14 @@ impl Tcp {
         if p.failed.load(Ordering::SeqCst) {
             return;
         }
-        let Some(guard) = try_lock(&p.writer) else {
+        let Some(mut guard) = try_lock(&p.writer) else {
             return;
         };
-        if let Some(writer) = guard.as_ref() {
-            let mut bytes = std::mem::take(&mut *lock(&p.backlog));
-            wire::encode(&Frame::Suspect { rank: peer }, &mut bytes);
-            let _ = rustix::net::send(
-                &writer.stream,
-                &bytes,
-                rustix::net::SendFlags::DONTWAIT | rustix::net::SendFlags::NOSIGNAL,
-            );
+        if let Some(writer) = guard.as_mut() {
+            // After what waits for room and the backlog, as much as the connection takes now.
+            writer.take_backlog(&p.backlog);
+            wire::encode(&Frame::Suspect { rank: peer }, &mut writer.buffer);
+            let _ = writer.write_some();
         }
     }
 
@@ -1182,7 +1189,9 @@ impl Tcp {
     /// its send returned, even if the sender dies right after (docs/semantics.md §4).
     fn wait_routed(&self, to: u32) {
         let p = &self.peers[to as usize];
-        self.await_route(to, None);
+        if !self.await_route(to, None) {
+            return; // failed: nothing more goes to it
+        }
         if p.shm.get().is_some_and(Lane::sends) {
             if p.shm_blocked.load(Ordering::SeqCst) {
                 self.wait_pending(to);
@@ -1190,13 +1199,19 @@ impl Tcp {
             return;
         }
         // What the installation could not write at once waits in the writer: out now.
-        let mut guard = lock(&p.writer);
-        if let Some(writer) = guard.as_mut() {
-            writer.take_backlog(&p.backlog);
-            if let Err(e) = writer.write_out(self, &[]) {
-                drop(guard);
-                self.declare_failed(to, Cause::Io(e));
+        let written = {
+            let mut guard = lock(&p.writer);
+            match guard.as_mut() {
+                Some(writer) => {
+                    writer.take_backlog(&p.backlog);
+                    writer.write_out(self, &[])
+                }
+                None => Ok(()),
             }
+        };
+        // Frames queued while this thread wrote go too.
+        if let Err(e) = written.and_then(|()| p.flush(self, to)) {
+            self.declare_failed(to, Cause::Io(e));
         }
     }
 
@@ -2449,6 +2464,32 @@ mod tests {
         );
         assert!(eventually(|| !ranks[1].is_alive(0)), "the stuck write");
         drop(held);
+    }
+
+    /// Bytes left in a writer by a write that found no room go out when the connection has
+    /// room even if that news came while another thread held the writer: the flag it left
+    /// (`Peer::room_missed`) makes the next flush write them, though nothing new was queued.
+    #[test]
+    fn a_missed_room_wake_up_is_made_good_by_the_next_flush() {
+        // No heartbeat within the test: its frame would carry the bytes out by itself.
+        let config = Config {
+            heartbeat_period: Duration::from_secs(30),
+            heartbeat_timeout: Duration::from_secs(60),
+            ..config()
+        };
+        let (ranks, _sockets) = on_demand_job(2, config);
+        ranks[1].send(1, 0, data(1, -1));
+        assert!(eventually(|| holds(&ranks[0], 1, -1)));
+        let p = &ranks[1].peers[0];
+        {
+            let mut guard = lock(&p.writer);
+            let writer = guard.as_mut().expect("connected");
+            wire::encode_packet(&data(1, 42), &mut writer.buffer);
+        }
+        p.room_missed.store(true, Ordering::SeqCst);
+        p.flush(&ranks[1], 0).unwrap();
+        assert!(eventually(|| holds(&ranks[0], 1, 42)));
+        assert!(!p.room_missed.load(Ordering::SeqCst));
     }
 
     /// A message and then the end of its connection: a thread waiting for the message polls
