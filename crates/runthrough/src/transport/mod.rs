@@ -18,6 +18,17 @@ use runthrough_core::Rank;
 
 pub(crate) mod socket;
 
+/// An application message whose payload is a copy of `bytes` ([`Transport::send_data`]'s
+/// packet).
+pub(crate) fn copied_data(context: ContextId, source: Rank, tag: i32, bytes: &[u8]) -> Packet {
+    Packet::Data {
+        context,
+        source,
+        tag,
+        payload: runthrough_core::buffers::copy_of(bytes),
+    }
+}
+
 /// What the runtime needs from a transport.
 pub(crate) trait Transport: Send + Sync + Debug {
     /// Sends `packet` from world rank `from` to world rank `to`, and whatever the delivery makes
@@ -37,13 +48,7 @@ pub(crate) trait Transport: Send + Sync + Debug {
         tag: i32,
         bytes: &[u8],
     ) {
-        let packet = Packet::Data {
-            context,
-            source,
-            tag,
-            payload: runthrough_core::buffers::copy_of(bytes),
-        };
-        self.send(from, to, packet);
+        self.send(from, to, copied_data(context, source, tag, bytes));
     }
 
     /// Sends every packet of `out` from `from`, in order.

@@ -218,39 +218,19 @@ impl Poller {
     /// disarmed (parked) and this returns the count of waits so far; else `None`, and the
     /// caller reads the ready connections and arms it again.
     fn fired(&self) -> Option<u64> {
-        let mut state = self.state.load(Ordering::SeqCst);
-        while state >= POLLER {
-            match self.state.compare_exchange(
-                state,
-                state & !ARMED,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return Some(self.waits.load(Ordering::Relaxed)),
-                Err(now) => state = now,
-            }
-        }
-        None
+        self.state
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |state| {
+                (state >= POLLER).then_some(state & !ARMED)
+            })
+            .ok()
+            .map(|_| self.waits.load(Ordering::Relaxed))
     }
 
     /// Leaves the set disarmed (its entry fired and nobody polls, but there was nothing this
     /// thread could read): the next look arms it. Returns the count of waits.
     fn park(&self) -> Option<u64> {
-        let mut state = self.state.load(Ordering::SeqCst);
-        loop {
-            if state & ARMED == 0 {
-                return Some(self.waits.load(Ordering::Relaxed));
-            }
-            match self.state.compare_exchange(
-                state,
-                state & !ARMED,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return Some(self.waits.load(Ordering::Relaxed)),
-                Err(now) => state = now,
-            }
-        }
+        self.state.fetch_and(!ARMED, Ordering::SeqCst);
+        Some(self.waits.load(Ordering::Relaxed))
     }
 
     /// A tick while parked; `seen`: the count of waits at the previous look. Arms the set

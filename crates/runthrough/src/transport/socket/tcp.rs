@@ -1960,20 +1960,21 @@ impl Transport for Tcp {
         bytes: &[u8],
     ) {
         debug_assert_eq!(from, self.me);
-        let packet = |payload| Packet::Data {
-            context,
-            source,
-            tag,
-            payload,
-        };
+        let copied = || crate::transport::copied_data(context, source, tag, bytes);
         let Some(p) = self
             .peers
             .get(to as usize)
             .filter(|p| bytes.len() >= BORROW_FROM && p.shm.get().is_none_or(|lane| !lane.sends()))
         else {
-            return self.send(from, to, packet(runthrough_core::buffers::copy_of(bytes)));
+            return self.send(from, to, copied());
         };
-        if self.endpoint.dies_before_sending(&packet(Vec::new())) {
+        let head = Packet::Data {
+            context,
+            source,
+            tag,
+            payload: Vec::new(),
+        };
+        if self.endpoint.dies_before_sending(&head) {
             self.die();
         }
         if p.failed.load(Ordering::SeqCst) {
@@ -2002,7 +2003,7 @@ impl Transport for Tcp {
             }
             Some(Err(e)) => self.declare_failed(to, Cause::Io(e)),
             // Not connected yet: as a packet, through the backlog.
-            None => self.send(from, to, packet(runthrough_core::buffers::copy_of(bytes))),
+            None => self.send(from, to, copied()),
         }
     }
 
@@ -2217,8 +2218,22 @@ mod tests {
         false
     }
 
+    fn poller_of(tcp: &Tcp) -> &Arc<super::super::sockets::Poller> {
+        tcp.poller.get().and_then(Option::as_ref).expect("a poller")
+    }
+
+    /// A configuration whose first heartbeat comes after the test (its bytes would unstick
+    /// what a test checks is written or read by itself).
+    fn no_heartbeats() -> Config {
+        Config {
+            heartbeat_period: Duration::from_secs(30),
+            heartbeat_timeout: Duration::from_secs(60),
+            ..config()
+        }
+    }
+
     fn turns(tcp: &Tcp) -> (u64, u64) {
-        let poller = tcp.poller.get().and_then(Option::as_ref).expect("a poller");
+        let poller = poller_of(tcp);
         (
             poller.waiter_turns.load(Ordering::Relaxed),
             poller.progress_turns.load(Ordering::Relaxed),
@@ -2280,9 +2295,8 @@ mod tests {
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         // A thread of each rank counts as polling until that rank's sends are done: the
         // progress threads stay out of the way, and only the writing threads can read.
-        let poller = |tcp: &Tcp| -> Arc<super::super::sockets::Poller> {
-            Arc::clone(tcp.poller.get().and_then(Option::as_ref).expect("a poller"))
-        };
+        let poller =
+            |tcp: &Tcp| -> Arc<super::super::sockets::Poller> { Arc::clone(poller_of(tcp)) };
         for tcp in [&zero, &one] {
             poller(tcp).begin_polling();
         }
@@ -2391,7 +2405,7 @@ mod tests {
         tcp: &Tcp,
         peer: u32,
     ) -> MutexGuard<'_, Option<super::super::sockets::Connection>> {
-        let poller = tcp.poller.get().and_then(Option::as_ref).expect("a poller");
+        let poller = poller_of(tcp);
         lock(&poller.connections[peer as usize])
     }
 
@@ -2401,13 +2415,7 @@ mod tests {
     /// its next heartbeat).
     #[test]
     fn every_frame_a_read_completes_is_delivered() {
-        // No heartbeat within the test: the peer's next bytes would unstick a stuck decoder.
-        let config = Config {
-            heartbeat_period: Duration::from_secs(30),
-            heartbeat_timeout: Duration::from_secs(60),
-            ..config()
-        };
-        let (ranks, _sockets) = on_demand_job(2, config);
+        let (ranks, _sockets) = on_demand_job(2, no_heartbeats());
         // Held messages are counted without probing (a probe asks the sender for credit, and
         // its answer would bring the connection back by itself).
         let held_bytes = || ranks[0].endpoint.lock().flow_stats().unexpected_bytes;
@@ -2471,13 +2479,7 @@ mod tests {
     /// (`Peer::room_missed`) makes the next flush write them, though nothing new was queued.
     #[test]
     fn a_missed_room_wake_up_is_made_good_by_the_next_flush() {
-        // No heartbeat within the test: its frame would carry the bytes out by itself.
-        let config = Config {
-            heartbeat_period: Duration::from_secs(30),
-            heartbeat_timeout: Duration::from_secs(60),
-            ..config()
-        };
-        let (ranks, _sockets) = on_demand_job(2, config);
+        let (ranks, _sockets) = on_demand_job(2, no_heartbeats());
         ranks[1].send(1, 0, data(1, -1));
         assert!(eventually(|| holds(&ranks[0], 1, -1)));
         let p = &ranks[1].peers[0];
