@@ -122,7 +122,11 @@ fn python_views_with_kills() {
 }
 
 /// `python/examples/bag_of_tasks.py`: workers 2 and 4 killed by rtrun; the master re-issues
-/// their tasks and checks the sum and that G holds them.
+/// their tasks and checks the sum and that G holds them. A worker makes three calls at start-up
+/// and two per task (receive, send), then receives STOP and calls validate_global, and the
+/// master hands every worker one task at the start: so call 5 (sending its first result) and
+/// call 6 (its second receive) come in every worker, before its validate_global, whatever share
+/// of the tasks a loaded host gives it (`4@call:30` once did not fire: rank 4 got 10 tasks).
 #[test]
 fn python_bag_of_tasks_survives_kills() {
     let Some(python) = python_or_skip("python_bag_of_tasks_survives_kills") else {
@@ -133,7 +137,7 @@ fn python_bag_of_tasks_survives_kills() {
         6,
         "python/examples/bag_of_tasks.py",
         &["--tasks", "120"],
-        &["2@call:9", "4@call:30"],
+        &["2@call:5", "4@call:6"],
     );
     check_endings(&report, &[2, 4], &text);
     let out = report.stdout_of(0).join("\n");
