@@ -99,6 +99,13 @@ impl Comm {
         self.size
     }
 
+    /// Seconds elapsed since an arbitrary point in the past (`MPI_Wtime`): the monotonic clock;
+    /// under [`crate::simulate`], the simulation's virtual time, which every scheduling step
+    /// moves on.
+    pub fn wtime(&self) -> f64 {
+        self.process.transport.wtime()
+    }
+
     fn check_rank(&self, rank: Rank) -> Result<()> {
         if rank < self.size {
             Ok(())

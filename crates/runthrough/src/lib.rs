@@ -42,6 +42,7 @@ mod rank;
 mod request;
 mod revoke;
 mod signal;
+pub mod simulate;
 pub mod timeline;
 mod transport;
 mod universe;
@@ -58,5 +59,6 @@ pub use runthrough_core::{fault, settings};
 pub use runthrough_core::{
     Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,
 };
+pub use simulate::{explore, simulate, SimRun, Simulation};
 pub use transport::socket::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use universe::{local, FaultHandle, LocalUniverse, RankOutcome};

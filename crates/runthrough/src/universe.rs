@@ -404,7 +404,7 @@ fn note_end<T>(recorder: &Recorder, world: &Comm, outcome: &RankOutcome<T>) {
     recorder.note(rank, what);
 }
 
-fn run_rank<T>(world: &Comm, f: &(impl Fn(&Comm) -> T + Sync)) -> RankOutcome<T> {
+pub(crate) fn run_rank<T>(world: &Comm, f: &(impl Fn(&Comm) -> T + Sync)) -> RankOutcome<T> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| f(world))) {
         Ok(value) => RankOutcome::Returned(value),
         Err(payload) if payload.is::<Killed>() => RankOutcome::Killed,

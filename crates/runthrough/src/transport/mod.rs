@@ -16,6 +16,7 @@ use crate::signal::Signal;
 use runthrough_core::packet::{ContextId, Outgoing, Packet};
 use runthrough_core::Rank;
 
+pub(crate) mod simulated;
 pub(crate) mod socket;
 
 /// An application message whose payload is a copy of `bytes` ([`Transport::send_data`]'s
@@ -101,6 +102,21 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// The thread of world rank `rank` of this process has ended (returned, panicked or
     /// unwound after a kill): it no longer competes for a core.
     fn rank_ended(&self, _rank: u32) {}
+
+    /// World rank `rank` starts a library call: a scheduling point for the simulated transport
+    /// (the rank may be parked here while others run); nothing for the others.
+    #[inline]
+    fn call_point(&self, _rank: u32) {}
+
+    /// Seconds since an arbitrary point in the past, for `Comm::wtime`: the monotonic clock
+    /// (since the first call in this process); the simulated transport's virtual time.
+    fn wtime(&self) -> f64 {
+        static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        EPOCH
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_secs_f64()
+    }
 }
 
 /// The in-process transport: every rank is a thread of this process.

@@ -2322,9 +2322,12 @@ mod tests {
         }
         poller(&zero).end_polling(false);
         other.join().unwrap();
+        // At least one writer read while it waited (without that both would have waited for
+        // room until the write time-out). Not always both: a writer whose peer's writer reads
+        // all it sends may never lack room, and finishes first (seen under a loaded host).
         assert!(
-            turns(&zero).0 > 0 && turns(&one).0 > 0,
-            "a writer did not read while it waited for room"
+            turns(&zero).0 > 0 || turns(&one).0 > 0,
+            "no writer read while it waited for room"
         );
         for tag in 0..MESSAGES {
             assert!(eventually(|| holds(&zero, 1, tag)), "1 -> 0, tag {tag}");

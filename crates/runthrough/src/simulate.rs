@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Deterministic simulation of a program's own rank code (docs/semantics.md §7).
+//!
+//! [`simulate`] runs the same rank function as [`crate::local`], with the same library, but on a
+//! seeded scheduler: exactly one rank's thread runs at a time, every library call (and every
+//! wait, every `test`) is a scheduling point, and the seed decides who runs next, the order in
+//! which packets cross between pairs of ranks (per pair, the order they were sent in), and when
+//! each survivor's detector learns of a death. Kills come from a fault plan in the grammar of
+//! [`crate::fault`], given or drawn from the seed ([`Simulation::random_kills`]). The same seed
+//! and plan give the same run, step for step: [`SimRun::trace_hash`] says so, and
+//! [`SimRun::token`] is what reproduces it ([`Simulation::replay`]).
+//!
+//! [`explore`] runs many seeds across the host's cores, judges each run with the program's own
+//! verdict and the library's checks (no hang, no panic), reports the lowest failing seed, and
+//! shrinks its fault plan to the smallest one that still fails.
+//!
+//! ```
+//! // Four ranks sum their ranks; up to one dies somewhere; the survivors agree and go on.
+//! let run = runthrough::simulate(4).seed(7).random_kills(1).run(|world| {
+//!     let mut sum = [0u32];
+//!     if world.all_reduce(&[world.rank()], &mut sum, runthrough::Op::Sum).is_err() {
+//!         world.validate_global()?;
+//!     }
+//!     Ok::<_, runthrough::Error>(())
+//! });
+//! assert!(run.hang.is_none());
+//! let again = runthrough::simulate(4).replay(&run.token()).unwrap().run(|world| {
+//!     let mut sum = [0u32];
+//!     if world.all_reduce(&[world.rank()], &mut sum, runthrough::Op::Sum).is_err() {
+//!         world.validate_global()?;
+//!     }
+//!     Ok::<_, runthrough::Error>(())
+//! });
+//! assert_eq!(run.trace_hash, again.trace_hash);
+//! ```
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use runthrough_core::fault::{Fault, FaultPlan, InjectedBy, Trigger};
+use runthrough_core::packet::WORLD_CONTEXT;
+use runthrough_core::Rank;
+
+use crate::comm::Comm;
+use crate::endpoint::Endpoint;
+use crate::rank::Process;
+use crate::transport::simulated::Simulated;
+use crate::transport::Transport;
+use crate::universe::{run_rank, RankOutcome};
+
+/// The environment variable that makes [`Explorer::run`] run one replay token instead of its
+/// seeds (`RUNTHROUGH_REPLAY='SEED/PLAN' cargo test …`).
+pub const ENV_REPLAY: &str = "RUNTHROUGH_REPLAY";
+
+/// Default step budget of a simulated run: a run that takes more steps is reported as a hang.
+pub const DEFAULT_STEP_BUDGET: u64 = 20_000_000;
+
+/// Default range of the call numbers at which [`Simulation::random_kills`] kills (`call:K`
+/// with K in 1..=horizon).
+pub const DEFAULT_KILL_HORIZON: u64 = 40;
+
+/// Starts building a simulated job of `n` ranks (`n >= 1`).
+pub fn simulate(n: u32) -> Simulation {
+    assert!(n >= 1, "a job has at least one rank");
+    Simulation {
+        size: n,
+        seed: 0,
+        plan: FaultPlan::new(),
+        random_kills: 0,
+        horizon: DEFAULT_KILL_HORIZON,
+        budget: DEFAULT_STEP_BUDGET,
+        unexpected_cap: None,
+    }
+}
+
+/// A simulated job being set up: its size, seed, kills and limits.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    size: u32,
+    seed: u64,
+    plan: FaultPlan,
+    random_kills: u32,
+    horizon: u64,
+    budget: u64,
+    unexpected_cap: Option<usize>,
+}
+
+/// A replay token that does not parse ([`Simulation::replay`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenError(String);
+
+impl fmt::Display for TokenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+impl Simulation {
+    /// The seed of the schedule (and of the kills [`Simulation::random_kills`] draws).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Plans the faults of `plan`, as [`crate::LocalUniverse::faults`] does; a timed fault
+    /// (`RANK@SECONDS`) counts virtual time.
+    ///
+    /// # Panics
+    /// On a fault of a rank outside the job, or at an application's step (`iteration:K`,
+    /// `recovery:N`), which only the program can inject.
+    pub fn faults(mut self, plan: &FaultPlan) -> Self {
+        if let Err(error) = plan.check_ranks(self.size) {
+            panic!("faults: {error}");
+        }
+        if let Some(fault) = plan
+            .faults()
+            .iter()
+            .find(|f| f.trigger.injected_by() == InjectedBy::Application)
+        {
+            panic!("faults: `{fault}` is a point of the application's, for the program to inject");
+        }
+        for fault in plan.faults() {
+            self.plan.push(*fault);
+        }
+        self
+    }
+
+    /// Adds up to `max` kills drawn from the seed (at most `n - 1`: one rank survives): each
+    /// kills a different rank, as it starts its K-th library call (K in 1..=the horizon) or, one
+    /// time in four, inside its first to third agreement on the world communicator
+    /// (`validate_global`, `agree`, `shrink`), before one of its first four messages there.
+    /// The drawn kills join the run's plan ([`SimRun::plan`]), so its token replays them.
+    pub fn random_kills(mut self, max: u32) -> Self {
+        self.random_kills = max.min(self.size - 1);
+        self
+    }
+
+    /// The call numbers random kills land at: 1..=`calls` (default [`DEFAULT_KILL_HORIZON`]).
+    pub fn kill_horizon(mut self, calls: u64) -> Self {
+        self.horizon = calls.max(1);
+        self
+    }
+
+    /// A run that takes more than `steps` scheduling steps is a hang ("the step budget ran
+    /// out"; default [`DEFAULT_STEP_BUDGET`]).
+    pub fn step_budget(mut self, steps: u64) -> Self {
+        self.budget = steps;
+        self
+    }
+
+    /// Caps each rank's unexpected bytes, as [`crate::LocalUniverse::unexpected_cap`].
+    pub fn unexpected_cap(mut self, cap: usize) -> Self {
+        self.unexpected_cap = Some(cap);
+        self
+    }
+
+    /// The run that `token` ([`SimRun::token`]: `SEED/PLAN`) names: its seed and its whole fault
+    /// plan, with no random kills on top.
+    ///
+    /// # Errors
+    /// A [`TokenError`] naming what does not parse, or a fault of a rank outside the job.
+    pub fn replay(mut self, token: &str) -> Result<Self, TokenError> {
+        let (seed, plan) = token
+            .trim()
+            .split_once('/')
+            .ok_or_else(|| TokenError(format!("{token:?}: a replay token is SEED/PLAN")))?;
+        self.seed = seed
+            .parse()
+            .map_err(|_| TokenError(format!("{token:?}: {seed:?} is not a seed")))?;
+        let plan: FaultPlan = if plan.trim().is_empty() {
+            FaultPlan::new()
+        } else {
+            plan.parse()
+                .map_err(|e| TokenError(format!("{token:?}: {e}")))?
+        };
+        plan.check_ranks(self.size)
+            .map_err(|e| TokenError(format!("{token:?}: {e}")))?;
+        self.plan = plan;
+        self.random_kills = 0;
+        Ok(self)
+    }
+
+    /// The whole plan of the run: the given faults, then those drawn from the seed.
+    fn whole_plan(&self) -> FaultPlan {
+        let mut plan = self.plan.clone();
+        if self.random_kills == 0 {
+            return plan;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x004b_115e_ed0f_f417);
+        let kills = rng.gen_range(0..=self.random_kills) as usize;
+        let mut ranks: Vec<Rank> = (0..self.size)
+            .filter(|r| plan.triggers_of(*r).next().is_none())
+            .collect();
+        ranks.shuffle(&mut rng);
+        for &rank in ranks.iter().take(kills) {
+            let trigger = if rng.gen_range(0..4) == 0 {
+                Trigger::Agreement {
+                    call: rng.gen_range(1..=3),
+                    message: rng.gen_range(1..=4),
+                }
+            } else {
+                Trigger::Call(rng.gen_range(1..=self.horizon))
+            };
+            plan.push(Fault { rank, trigger });
+        }
+        plan
+    }
+
+    /// Runs `f` on every rank under the scheduler and returns what became of the run. Returns
+    /// when every rank's function has ended (a hang ends them: see [`SimRun::hang`]).
+    pub fn run<T, F>(self, f: F) -> SimRun<T>
+    where
+        T: Send,
+        F: Fn(&Comm) -> T + Sync,
+    {
+        let plan = self.whole_plan();
+        let endpoints: Vec<Arc<Endpoint>> = (0..self.size)
+            .map(|r| Arc::new(Endpoint::new(r, self.size)))
+            .collect();
+        for endpoint in &endpoints {
+            if let Some(cap) = self.unexpected_cap {
+                endpoint.set_unexpected_cap(cap, self.size);
+            }
+            endpoint.plan_faults(
+                plan.triggers_of(endpoint.world_rank)
+                    .filter(|t| !matches!(t, Trigger::After(_))),
+            );
+        }
+        let timed: Vec<(Duration, Rank)> = plan
+            .faults()
+            .iter()
+            .filter_map(|f| match f.trigger {
+                Trigger::After(delay) => Some((delay, f.rank)),
+                _ => None,
+            })
+            .collect();
+        let simulated = Arc::new(Simulated::new(
+            endpoints.clone(),
+            self.seed,
+            self.budget,
+            timed,
+        ));
+        let transport: Arc<dyn Transport> = simulated.clone();
+        let (outcomes, report) = std::thread::scope(|scope| {
+            let handles: Vec<_> = endpoints
+                .iter()
+                .map(|endpoint| {
+                    let process = Arc::new(Process {
+                        endpoint: Arc::clone(endpoint),
+                        transport: Arc::clone(&transport),
+                    });
+                    let world = Comm {
+                        process,
+                        context: WORLD_CONTEXT,
+                        rank: endpoint.world_rank,
+                        size: self.size,
+                    };
+                    let f = &f;
+                    let simulated = Arc::clone(&simulated);
+                    std::thread::Builder::new()
+                        .name(format!("{RANK_THREAD}{}", endpoint.world_rank))
+                        .spawn_scoped(scope, move || {
+                            let rank = world.rank;
+                            simulated.rank_starts(rank);
+                            let outcome = run_rank(&world, f);
+                            drop(world);
+                            simulated.rank_done(rank);
+                            outcome
+                        })
+                        .expect("spawning a simulated rank's thread")
+                })
+                .collect();
+            let report = simulated.drive();
+            let outcomes: Vec<RankOutcome<T>> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(RankOutcome::Killed))
+                .collect();
+            (outcomes, report)
+        });
+        SimRun {
+            outcomes,
+            seed: self.seed,
+            plan,
+            fired: report.fired,
+            hang: report.hang.map(|h| h.to_string()),
+            steps: report.steps,
+            trace_hash: report.trace_hash,
+        }
+    }
+}
+
+/// What became of a simulated run.
+#[derive(Debug)]
+pub struct SimRun<T> {
+    /// What became of each rank, in rank order. After a hang, the ranks that were still running
+    /// are [`RankOutcome::Killed`].
+    pub outcomes: Vec<RankOutcome<T>>,
+    /// The run's seed.
+    pub seed: u64,
+    /// Its whole fault plan: the given faults and those drawn from the seed.
+    pub plan: FaultPlan,
+    /// The faults that fired, in the order they did.
+    pub fired: Vec<Fault>,
+    /// A hang, if the run had one: why ("every rank still running waits, and nothing is in
+    /// flight", or "the step budget ran out") and where each rank was.
+    pub hang: Option<String>,
+    /// Scheduling steps taken (each moved virtual time by one microsecond).
+    pub steps: u64,
+    /// A hash of everything that happened, step by step: equal for runs of the same token.
+    pub trace_hash: u64,
+}
+
+impl<T> SimRun<T> {
+    /// The replay token, `SEED/PLAN` (the plan in the fault-plan grammar): what
+    /// [`Simulation::replay`] and [`ENV_REPLAY`] take.
+    pub fn token(&self) -> String {
+        format!("{}/{}", self.seed, self.plan)
+    }
+
+    /// The library's own checks: no hang, no rank panicked.
+    ///
+    /// # Errors
+    /// What went wrong, in words.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(hang) = &self.hang {
+            return Err(format!("hang: {hang}"));
+        }
+        for (rank, outcome) in self.outcomes.iter().enumerate() {
+            if let RankOutcome::Panicked(message) = outcome {
+                return Err(format!("rank {rank} panicked: {message}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Starts building an exploration of `n`-rank simulated runs ([`Explorer::run`]).
+pub fn explore(n: u32) -> Explorer {
+    Explorer {
+        simulation: simulate(n),
+        schedules: 1000,
+        first_seed: 0,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        shrink_runs: 200,
+    }
+}
+
+/// Many simulated runs of one program, one per seed.
+#[derive(Debug, Clone)]
+pub struct Explorer {
+    simulation: Simulation,
+    schedules: u64,
+    first_seed: u64,
+    threads: usize,
+    shrink_runs: u32,
+}
+
+/// A failing run an exploration found: its token, why it failed, and the smallest plan found
+/// that still fails with the same seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The run's seed.
+    pub seed: u64,
+    /// The run's token as it failed.
+    pub token: String,
+    /// Why it failed.
+    pub why: String,
+    /// The token after shrinking (fewer kills, earlier kills), which still fails.
+    pub shrunk: String,
+    /// Why the shrunk run fails.
+    pub shrunk_why: String,
+}
+
+impl Failure {
+    /// The command line that replays the shrunk failure in the same test.
+    pub fn replay_command(&self) -> String {
+        format!("{ENV_REPLAY}='{}' cargo test …", self.shrunk)
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed {} failed: {} (token {}); shrunk to {}: {}; replay: {}",
+            self.seed,
+            self.why,
+            self.token,
+            self.shrunk,
+            self.shrunk_why,
+            self.replay_command()
+        )
+    }
+}
+
+/// What an exploration found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exploration {
+    /// Runs made (the shrinking's not counted).
+    pub runs: u64,
+    /// How many of them failed.
+    pub failed: u64,
+    /// The lowest failing seed, shrunk; `None` when every run passed.
+    pub lowest: Option<Failure>,
+}
+
+impl Explorer {
+    /// How many seeds to run (default 1,000).
+    pub fn schedules(mut self, schedules: u64) -> Self {
+        self.schedules = schedules;
+        self
+    }
+
+    /// The first seed (default 0); the seeds run are `seed..seed + schedules`.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.first_seed = seed;
+        self
+    }
+
+    /// How many runs go at once (default: the host's cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Up to `max` kills per run, drawn from each seed ([`Simulation::random_kills`]).
+    pub fn random_kills(mut self, max: u32) -> Self {
+        self.simulation = self.simulation.random_kills(max);
+        self
+    }
+
+    /// As [`Simulation::kill_horizon`].
+    pub fn kill_horizon(mut self, calls: u64) -> Self {
+        self.simulation = self.simulation.kill_horizon(calls);
+        self
+    }
+
+    /// As [`Simulation::step_budget`].
+    pub fn step_budget(mut self, steps: u64) -> Self {
+        self.simulation = self.simulation.step_budget(steps);
+        self
+    }
+
+    /// As [`Simulation::unexpected_cap`].
+    pub fn unexpected_cap(mut self, cap: usize) -> Self {
+        self.simulation = self.simulation.unexpected_cap(cap);
+        self
+    }
+
+    /// At most this many runs go into shrinking a failure (default 200).
+    pub fn shrink_runs(mut self, runs: u32) -> Self {
+        self.shrink_runs = runs;
+        self
+    }
+
+    /// Runs `f` under every seed and judges each run with [`SimRun::check`] and then `verdict`.
+    /// With [`ENV_REPLAY`] set, runs only that token (and shrinks it if it fails). Returns what
+    /// it found; [`Exploration::lowest`] is the lowest failing seed, whatever order the runs
+    /// finished in.
+    pub fn run<T, F, V>(&self, f: F, verdict: V) -> Exploration
+    where
+        T: Send,
+        F: Fn(&Comm) -> T + Sync,
+        V: Fn(&SimRun<T>) -> Result<(), String> + Sync,
+    {
+        let _quiet = QuietRankPanics::begin();
+        let judge = |simulation: Simulation| {
+            let run = simulation.run(&f);
+            let outcome = run.check().and_then(|()| verdict(&run));
+            (run.token(), outcome)
+        };
+        if let Ok(token) = std::env::var(ENV_REPLAY) {
+            let simulation = match self.simulation.clone().replay(&token) {
+                Ok(simulation) => simulation,
+                Err(error) => panic!("{ENV_REPLAY}: {error}"),
+            };
+            let seed = simulation.seed;
+            let (token, outcome) = judge(simulation);
+            let lowest = outcome
+                .err()
+                .map(|why| self.shrink(seed, token, why, &judge));
+            return Exploration {
+                runs: 1,
+                failed: u64::from(lowest.is_some()),
+                lowest,
+            };
+        }
+        let next = AtomicU64::new(0);
+        let failures: Mutex<Vec<(u64, String, String)>> = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..self.threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= self.schedules {
+                        return;
+                    }
+                    let seed = self.first_seed.wrapping_add(i);
+                    let (token, outcome) = judge(self.simulation.clone().seed(seed));
+                    if let Err(why) = outcome {
+                        failures
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((seed, token, why));
+                    }
+                });
+            }
+        });
+        let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+        failures.sort();
+        let failed = failures.len() as u64;
+        let lowest = failures
+            .into_iter()
+            .next()
+            .map(|(seed, token, why)| self.shrink(seed, token, why, &judge));
+        Exploration {
+            runs: self.schedules,
+            failed,
+            lowest,
+        }
+    }
+
+    /// Shrinks a failing run's plan: drops kills and moves them earlier while the run, with the
+    /// same seed, still fails.
+    fn shrink(
+        &self,
+        seed: u64,
+        token: String,
+        why: String,
+        judge: &dyn Fn(Simulation) -> (String, Result<(), String>),
+    ) -> Failure {
+        let Ok(failing) = self.simulation.clone().replay(&token) else {
+            unreachable!("a run's own token parses");
+        };
+        let mut plan = failing.plan.clone();
+        let mut shrunk_why = why.clone();
+        let mut budget = self.shrink_runs;
+        'better: loop {
+            for candidate in smaller_plans(&plan) {
+                if budget == 0 {
+                    break 'better;
+                }
+                budget -= 1;
+                let mut simulation = failing.clone();
+                simulation.plan = candidate.clone();
+                if let (_, Err(why)) = judge(simulation) {
+                    plan = candidate;
+                    shrunk_why = why;
+                    continue 'better;
+                }
+            }
+            break;
+        }
+        Failure {
+            seed,
+            token,
+            why,
+            shrunk: format!("{seed}/{plan}"),
+            shrunk_why,
+        }
+    }
+}
+
+/// Explorations running now: while there is one, a panic on a simulated rank's thread prints
+/// nothing (the run reports it in [`SimRun::check`]; thousands of runs would print thousands).
+static EXPLORING: AtomicU64 = AtomicU64::new(0);
+
+/// Silences simulated ranks' panic messages while it lives ([`EXPLORING`]); panics of every
+/// other thread go to the hook that was installed before.
+struct QuietRankPanics;
+
+impl QuietRankPanics {
+    fn begin() -> Self {
+        static INSTALLED: std::sync::Once = std::sync::Once::new();
+        INSTALLED.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                let simulated = std::thread::current()
+                    .name()
+                    .is_some_and(|name| name.starts_with(RANK_THREAD));
+                if !(simulated && EXPLORING.load(Ordering::SeqCst) > 0) {
+                    previous(info);
+                }
+            }));
+        });
+        EXPLORING.fetch_add(1, Ordering::SeqCst);
+        QuietRankPanics
+    }
+}
+
+impl Drop for QuietRankPanics {
+    fn drop(&mut self) {
+        EXPLORING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The name of a simulated rank's thread, before its rank.
+const RANK_THREAD: &str = "sim-rank-";
+
+/// Plans one step smaller than `plan`: each fault left out, then each moved earlier.
+fn smaller_plans(plan: &FaultPlan) -> Vec<FaultPlan> {
+    let faults = plan.faults();
+    let mut smaller = Vec::new();
+    for skip in 0..faults.len() {
+        smaller.push(
+            faults
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != skip)
+                .map(|(_, f)| *f)
+                .collect(),
+        );
+    }
+    for (i, fault) in faults.iter().enumerate() {
+        let earlier: Vec<Trigger> = match fault.trigger {
+            Trigger::Call(k) if k > 1 => vec![Trigger::Call(k / 2), Trigger::Call(k - 1)],
+            Trigger::Agreement { call, message } if call > 1 || message > 1 => {
+                let mut t = Vec::new();
+                if call > 1 {
+                    t.push(Trigger::Agreement {
+                        call: call - 1,
+                        message,
+                    });
+                }
+                if message > 1 {
+                    t.push(Trigger::Agreement {
+                        call,
+                        message: message - 1,
+                    });
+                }
+                t
+            }
+            _ => Vec::new(),
+        };
+        for trigger in earlier {
+            let mut moved: Vec<Fault> = faults.to_vec();
+            moved[i] = Fault {
+                rank: fault.rank,
+                trigger,
+            };
+            smaller.push(moved.into_iter().collect());
+        }
+    }
+    smaller.dedup();
+    smaller
+}

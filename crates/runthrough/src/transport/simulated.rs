@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The simulated transport: every rank is a thread of this process, but exactly one of them runs
+//! at a time, and a seeded scheduler decides everything that would otherwise be left to the
+//! operating system and the network ([`crate::simulate`] is the user's side of it).
+//!
+//! Each rank's thread holds *the turn* while it runs and gives it up at every scheduling point:
+//! at the start of each library call ([`Transport::call_point`]), in each polling progress
+//! (`Request::test` loops, [`Transport::poll`]) and whenever it would wait
+//! ([`Transport::wait_past`]). The thread giving up the turn runs the scheduler: with the seed's
+//! random numbers it picks one of the enabled steps, that is, a rank that can run (not waiting,
+//! or waiting on an event count that moved) or the first event of a (sender, receiver) pair's
+//! queue, which it delivers to the receiver's engine there and then. It goes on until it picks a
+//! rank; then that rank's thread gets the turn and the others stay parked. No progress thread and
+//! no timer exist: a send appends the packet to its pair's queue, and nothing moves until the
+//! scheduler picks it.
+//!
+//! What the scheduler decides, all from the seed: which rank runs next, the delivery order across
+//! pairs (per pair, packets keep the order they were sent in, as the real transports keep it),
+//! and when each survivor's detector learns of a death: a death puts a *failed* event at the end
+//! of each (dead rank, survivor) queue, behind what the rank had sent, so complete messages sent
+//! before a failure stay receivable (docs/semantics.md §1) and the detection reaches each
+//! survivor at its own time. Kills come from the fault plan (the same grammar and injection
+//! points as `runthrough::local`); timed ones count virtual time.
+//!
+//! Time is virtual: every step of the scheduler moves the clock by [`STEP`]; `Comm::wtime`
+//! reads it. A run whose live ranks all wait with nothing in flight, or that uses up its step
+//! budget, is a hang: the scheduler records where each rank was, kills every rank still
+//! running (without telling anyone: nothing is scheduled any more), and lets their threads
+//! unwind one at a time.
+//!
+//! Everything a step does is folded into a trace hash (FNV-1a over the step's kind, ranks and
+//! the delivered packet's wire bytes): the same seed and plan give the same hash.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::Transport;
+use crate::endpoint::Endpoint;
+use crate::signal::Signal;
+use runthrough_core::fault::Fault;
+use runthrough_core::packet::{Outgoing, Packet};
+use runthrough_core::Rank;
+
+/// Virtual time one scheduling step takes.
+pub(crate) const STEP: Duration = Duration::from_micros(1);
+
+thread_local! {
+    /// The world rank whose scheduled thread this is, on a simulated rank's thread.
+    static SCHEDULED_RANK: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// What the scheduler knows of a rank's thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// Its thread has not run yet.
+    Starting,
+    /// It gave up the turn and can go on at once.
+    Ready,
+    /// It waits for its event count to move past the value.
+    Waiting(u32),
+    /// Its function ended (returned, unwound after its death, or panicked).
+    Done,
+}
+
+/// One event of a (sender, receiver) pair's queue.
+#[derive(Debug)]
+enum Event {
+    /// A packet the sender sent.
+    Packet(Packet),
+    /// The sender died: the receiver's detector learns of it.
+    Failed,
+}
+
+/// Where a hang left each rank, and why it is a hang.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hang {
+    /// Why: every live rank waits with nothing in flight, or the step budget ran out.
+    pub(crate) why: String,
+    /// Per rank: where it was (waiting in its K-th call, ready, done, dead).
+    pub(crate) ranks: Vec<String>,
+}
+
+impl fmt::Display for Hang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.why)?;
+        for (rank, place) in self.ranks.iter().enumerate() {
+            write!(f, " rank {rank} {place};")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a finished simulation reports besides the ranks' outcomes.
+#[derive(Debug, Clone)]
+pub(crate) struct Report {
+    pub(crate) steps: u64,
+    pub(crate) trace_hash: u64,
+    pub(crate) hang: Option<Hang>,
+    /// The faults that fired, in the order they did (timed ones included).
+    pub(crate) fired: Vec<Fault>,
+}
+
+#[derive(Debug)]
+struct State {
+    rng: ChaCha8Rng,
+    /// The rank whose thread holds the turn; `None`: nobody (before the start, after the end).
+    turn: Option<u32>,
+    runs: Vec<Run>,
+    /// Library calls started per rank (the `call:K` count).
+    calls: Vec<u64>,
+    /// Per (from, to) pair, `from * n + to`: events not yet delivered.
+    queues: Vec<VecDeque<Event>>,
+    /// The pairs whose queue is not empty, in order (the scheduler's choice is by position).
+    busy: BTreeSet<(u32, u32)>,
+    steps: u64,
+    budget: u64,
+    /// Timed kills not yet due: (virtual time, rank), latest first.
+    timed: Vec<(Duration, Rank)>,
+    hash: u64,
+    hang: Option<Hang>,
+    fired: Vec<Fault>,
+    /// Scratch for encoding packets into the hash.
+    scratch: Vec<u8>,
+}
+
+/// The simulated transport and its scheduler.
+#[derive(Debug)]
+pub(crate) struct Simulated {
+    endpoints: Vec<Arc<Endpoint>>,
+    alive: Vec<AtomicBool>,
+    state: Mutex<State>,
+    /// One per rank, and the last one for the thread that started the run.
+    turns: Vec<Condvar>,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+fn fold(hash: &mut u64, bytes: &[u8]) {
+    for byte in bytes {
+        *hash ^= u64::from(*byte);
+        *hash = hash.wrapping_mul(FNV_PRIME);
+    }
+}
+
+impl Simulated {
+    /// A simulation of `endpoints.len()` ranks scheduled by `seed`, hanging after `budget`
+    /// steps, with `timed` kills at virtual times.
+    pub(crate) fn new(
+        endpoints: Vec<Arc<Endpoint>>,
+        seed: u64,
+        budget: u64,
+        mut timed: Vec<(Duration, Rank)>,
+    ) -> Self {
+        let n = endpoints.len();
+        timed.sort_by(|a, b| b.cmp(a));
+        Simulated {
+            alive: endpoints.iter().map(|_| AtomicBool::new(true)).collect(),
+            turns: (0..=n).map(|_| Condvar::new()).collect(),
+            state: Mutex::new(State {
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                turn: None,
+                runs: vec![Run::Starting; n],
+                calls: vec![0; n],
+                queues: (0..n * n).map(|_| VecDeque::new()).collect(),
+                busy: BTreeSet::new(),
+                steps: 0,
+                budget,
+                timed,
+                hash: FNV_OFFSET,
+                hang: None,
+                fired: Vec::new(),
+                scratch: Vec::new(),
+            }),
+            endpoints,
+        }
+    }
+
+    fn size(&self) -> u32 {
+        self.endpoints.len() as u32
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The calling thread's rank, checked against `rank` when given: a library call from a
+    /// thread the simulation does not schedule is refused (it would run beside the scheduled
+    /// one and make the run depend on the operating system).
+    fn scheduled(&self, rank: Option<u32>) -> u32 {
+        let mine = SCHEDULED_RANK.with(|r| r.get());
+        match (mine, rank) {
+            (Some(mine), Some(rank)) if mine == rank => mine,
+            (Some(mine), None) => mine,
+            _ => panic!(
+                "runthrough::simulate: a library call of rank {} came from a thread the \
+                 simulation does not schedule; under simulation only the rank's own thread may \
+                 call the library (docs/semantics.md §7)",
+                rank.map_or_else(|| "?".to_string(), |r| r.to_string())
+            ),
+        }
+    }
+
+    /// Runs on the thread of `rank` before its function: marks the thread as the rank's and
+    /// waits for the rank's first turn.
+    pub(crate) fn rank_starts(&self, rank: u32) {
+        SCHEDULED_RANK.with(|r| r.set(Some(rank)));
+        let mut state = self.lock();
+        while state.turn != Some(rank) {
+            state = self.turns[rank as usize]
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Runs on the thread of `rank` after its function and everything it held ended: gives the
+    /// turn to the next rank for good.
+    pub(crate) fn rank_done(&self, rank: u32) {
+        let mut state = self.lock();
+        state.runs[rank as usize] = Run::Done;
+        self.alive[rank as usize].store(false, Ordering::SeqCst);
+        let next = self.pick(&mut state);
+        self.hand_over(&mut state, next);
+    }
+
+    /// Starts the run (on the thread that started the ranks) and waits until every rank is done.
+    pub(crate) fn drive(&self) -> Report {
+        let mut state = self.lock();
+        let first = self.pick(&mut state);
+        self.hand_over(&mut state, first);
+        let driver = self.endpoints.len();
+        while state.runs.iter().any(|r| *r != Run::Done) {
+            state = self.turns[driver]
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        Report {
+            steps: state.steps,
+            trace_hash: state.hash,
+            hang: state.hang.clone(),
+            fired: state.fired.clone(),
+        }
+    }
+
+    /// Gives the turn to `next` (or to nobody: the driver hears of it).
+    fn hand_over(&self, state: &mut State, next: Option<u32>) {
+        state.turn = next;
+        match next {
+            Some(rank) => self.turns[rank as usize].notify_one(),
+            None => self.turns[self.endpoints.len()].notify_one(),
+        }
+    }
+
+    /// The calling thread, rank `me`, gives up the turn as `run` and gets it back when the
+    /// scheduler picks it again.
+    fn yield_as(&self, me: u32, run: Run) {
+        let mut state = self.lock();
+        debug_assert_eq!(state.turn, Some(me), "only the rank holding the turn runs");
+        state.runs[me as usize] = run;
+        let next = self.pick(&mut state);
+        if next == Some(me) {
+            state.runs[me as usize] = Run::Ready;
+            return;
+        }
+        self.hand_over(&mut state, next);
+        while state.turn != Some(me) {
+            state = self.turns[me as usize]
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        state.runs[me as usize] = Run::Ready;
+    }
+
+    /// Whether rank `rank` can take the turn now.
+    fn can_run(&self, run: Run, rank: usize) -> bool {
+        match run {
+            Run::Starting | Run::Ready => true,
+            Run::Waiting(seen) => {
+                self.endpoints[rank].signal.current() != seen || self.endpoints[rank].is_killed()
+            }
+            Run::Done => false,
+        }
+    }
+
+    /// The scheduler: takes steps until one gives the turn to a rank (its number), or until no
+    /// rank is left to run (`None`).
+    fn pick(&self, state: &mut State) -> Option<u32> {
+        loop {
+            if state.runs.iter().all(|r| *r == Run::Done) {
+                return None;
+            }
+            state.steps += 1;
+            let now = STEP * u32::try_from(state.steps.min(u64::from(u32::MAX))).unwrap_or(0);
+            while state.timed.last().is_some_and(|(at, _)| *at <= now) {
+                let (at, rank) = state.timed.pop().expect("a timed kill is due");
+                if self.alive[rank as usize].load(Ordering::SeqCst) {
+                    state.fired.push(Fault {
+                        rank,
+                        trigger: runthrough_core::fault::Trigger::After(at),
+                    });
+                    self.kill_locked(state, rank);
+                }
+            }
+            if state.hang.is_none() && state.steps > state.budget {
+                self.hang(state, format!("the step budget ({}) ran out", state.budget));
+            }
+            let ready: Vec<u32> = (0..state.runs.len())
+                .filter(|&r| self.can_run(state.runs[r], r))
+                .map(|r| r as u32)
+                .collect();
+            let choices = ready.len() + state.busy.len();
+            if choices == 0 {
+                self.hang(
+                    state,
+                    "every rank still running waits, and nothing is in flight".into(),
+                );
+                continue;
+            }
+            let choice = state.rng.gen_range(0..choices);
+            if let Some(&rank) = ready.get(choice) {
+                fold(&mut state.hash, b"run");
+                fold(&mut state.hash, &rank.to_le_bytes());
+                return Some(rank);
+            }
+            let (from, to) = *state
+                .busy
+                .iter()
+                .nth(choice - ready.len())
+                .expect("the choice is a busy pair");
+            self.deliver(state, from, to);
+        }
+    }
+
+    /// Delivers the first event of the (from, to) queue.
+    fn deliver(&self, state: &mut State, from: u32, to: u32) {
+        let n = self.size();
+        let queue = &mut state.queues[(from * n + to) as usize];
+        let event = queue.pop_front().expect("a busy pair has an event");
+        if queue.is_empty() {
+            state.busy.remove(&(from, to));
+        }
+        fold(&mut state.hash, b"d");
+        fold(&mut state.hash, &from.to_le_bytes());
+        fold(&mut state.hash, &to.to_le_bytes());
+        if !self.alive[to as usize].load(Ordering::SeqCst) {
+            return; // to a dead rank: lost
+        }
+        let out = match event {
+            Event::Packet(packet) => {
+                state.scratch.clear();
+                runthrough_core::wire::encode_packet(&packet, &mut state.scratch);
+                let scratch = std::mem::take(&mut state.scratch);
+                fold(&mut state.hash, &scratch);
+                state.scratch = scratch;
+                self.endpoints[to as usize].deliver(from, packet)
+            }
+            Event::Failed => {
+                fold(&mut state.hash, b"failed");
+                self.endpoints[to as usize].peer_failed(from)
+            }
+        };
+        self.enqueue_all(state, to, out);
+    }
+
+    fn enqueue_all(&self, state: &mut State, from: u32, out: Outgoing) {
+        for (to, packet) in out {
+            self.enqueue(state, from, to, Event::Packet(packet));
+        }
+    }
+
+    fn enqueue(&self, state: &mut State, from: u32, to: u32, event: Event) {
+        if !self.alive[from as usize].load(Ordering::SeqCst) || to >= self.size() {
+            return;
+        }
+        state.queues[(from * self.size() + to) as usize].push_back(event);
+        state.busy.insert((from, to));
+    }
+
+    /// `rank` dies: it sends nothing more, and each live peer's detector learns of it after
+    /// what the rank had sent it.
+    fn kill_locked(&self, state: &mut State, rank: u32) {
+        if !self.alive[rank as usize].swap(false, Ordering::SeqCst) {
+            return;
+        }
+        self.endpoints[rank as usize].mark_killed();
+        fold(&mut state.hash, b"kill");
+        fold(&mut state.hash, &rank.to_le_bytes());
+        let n = self.size();
+        for peer in 0..n {
+            if peer != rank && self.alive[peer as usize].load(Ordering::SeqCst) {
+                state.queues[(rank * n + peer) as usize].push_back(Event::Failed);
+                state.busy.insert((rank, peer));
+            }
+        }
+    }
+
+    /// Records a hang and ends the run: every rank still running is killed without anyone
+    /// hearing of it, and nothing in flight is delivered any more.
+    fn hang(&self, state: &mut State, why: String) {
+        let ranks = (0..state.runs.len())
+            .map(|r| {
+                let calls = state.calls[r];
+                match state.runs[r] {
+                    Run::Done => "done".to_string(),
+                    _ if !self.alive[r].load(Ordering::SeqCst) => "dead".to_string(),
+                    Run::Waiting(_) => format!("waiting in its call {calls}"),
+                    Run::Ready | Run::Starting => format!("ready, in or after its call {calls}"),
+                }
+            })
+            .collect();
+        if state.hang.is_none() {
+            state.hang = Some(Hang { why, ranks });
+        }
+        for queue in &mut state.queues {
+            queue.clear();
+        }
+        state.busy.clear();
+        state.timed.clear();
+        for (rank, alive) in self.alive.iter().enumerate() {
+            if alive.swap(false, Ordering::SeqCst) {
+                self.endpoints[rank].mark_killed();
+            }
+        }
+    }
+}
+
+impl Transport for Simulated {
+    fn send(&self, from: u32, to: u32, packet: Packet) {
+        let mut state = self.lock();
+        if !self.alive[from as usize].load(Ordering::SeqCst) {
+            return;
+        }
+        if self.endpoints[from as usize].dies_before_sending(&packet) {
+            if let Some((trigger, _)) = self.endpoints[from as usize].fired_fault() {
+                state.fired.push(Fault {
+                    rank: from,
+                    trigger,
+                });
+            }
+            self.kill_locked(&mut state, from);
+            return;
+        }
+        self.enqueue(&mut state, from, to, Event::Packet(packet));
+    }
+
+    fn kill(&self, rank: u32) {
+        let mut state = self.lock();
+        if self.alive[rank as usize].load(Ordering::SeqCst) {
+            if let Some((trigger, _)) = self.endpoints[rank as usize].fired_fault() {
+                state.fired.push(Fault { rank, trigger });
+            }
+        }
+        self.kill_locked(&mut state, rank);
+    }
+
+    fn is_alive(&self, rank: u32) -> bool {
+        self.alive
+            .get(rank as usize)
+            .is_some_and(|a| a.load(Ordering::SeqCst))
+    }
+
+    fn call_point(&self, rank: u32) {
+        let me = self.scheduled(Some(rank));
+        self.lock().calls[me as usize] += 1;
+        self.yield_as(me, Run::Ready);
+        if self.endpoints[me as usize].is_killed() {
+            // Killed while parked (a timed kill, or the end of a hung run).
+            std::panic::resume_unwind(Box::new(crate::rank::Killed));
+        }
+    }
+
+    fn poll(&self) {
+        let me = self.scheduled(None);
+        self.yield_as(me, Run::Ready);
+    }
+
+    fn wait_past(&self, signal: &Signal, seen: u32) {
+        let me = self.scheduled(None);
+        if signal.current() != seen {
+            return;
+        }
+        self.yield_as(me, Run::Waiting(seen));
+    }
+
+    fn wtime(&self) -> f64 {
+        let steps = self.lock().steps;
+        (STEP.as_secs_f64()) * steps as f64
+    }
+}

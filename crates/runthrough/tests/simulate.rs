@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Deterministic simulation of a program's own rank code (`runthrough::simulate`,
+//! `runthrough::explore`; docs/semantics.md §7).
+
+use std::collections::HashSet;
+
+use runthrough::{Comm, Error, Op, RankOutcome, RankState, Source};
+
+/// A ring exchange, an all-reduce, and (after a failure) validate_global and a second
+/// all-reduce over the survivors: what each rank returns is the sum over the ranks G leaves.
+fn ring_and_sum(world: &Comm) -> Result<u32, Error> {
+    let n = world.size();
+    let me = world.rank();
+    let mut sum = [0u32];
+    let first = (|| {
+        world.send(&[me], (me + 1) % n, 0)?;
+        let mut got = [0u32];
+        world.recv(&mut got, (me + n - 1) % n, 0)?;
+        assert_eq!(
+            got[0],
+            (me + n - 1) % n,
+            "the ring carries the left neighbour's rank"
+        );
+        world.all_reduce(&[me], &mut sum, Op::Sum)
+    })();
+    if first.is_ok() {
+        return Ok(sum[0]);
+    }
+    loop {
+        let g = world.validate_global()?;
+        let mine = if g.state_of(me) == Some(RankState::OK) {
+            me
+        } else {
+            0
+        };
+        match world.all_reduce(&[mine], &mut sum, Op::Sum) {
+            Ok(()) => {
+                let survivors: u32 = (0..n)
+                    .filter(|r| g.state_of(*r) == Some(RankState::OK))
+                    .sum();
+                assert_eq!(sum[0], survivors, "the sum over the OK ranks of G");
+                return Ok(sum[0]);
+            }
+            Err(Error::ProcFailed { .. }) | Err(Error::Revoked) => continue,
+            Err(other) => return Err(other),
+        }
+    }
+}
+
+#[test]
+fn a_failure_free_run_gives_the_results_of_a_real_one() {
+    let run = runthrough::simulate(5).seed(3).run(ring_and_sum);
+    assert!(run.hang.is_none(), "{:?}", run.hang);
+    for outcome in run.outcomes {
+        assert_eq!(outcome.returned().map(|r| r.unwrap()), Some(10));
+    }
+    assert!(run.fired.is_empty());
+    assert!(run.steps > 0);
+}
+
+#[test]
+fn the_same_seed_and_plan_give_the_same_trace_and_other_seeds_other_schedules() {
+    let mut hashes = HashSet::new();
+    for seed in 0..100 {
+        let first = runthrough::simulate(4)
+            .seed(seed)
+            .random_kills(2)
+            .run(ring_and_sum);
+        let again = runthrough::simulate(4)
+            .replay(&first.token())
+            .unwrap()
+            .run(ring_and_sum);
+        assert_eq!(first.trace_hash, again.trace_hash, "seed {seed}");
+        assert_eq!(first.steps, again.steps, "seed {seed}");
+        assert_eq!(first.fired, again.fired, "seed {seed}");
+        assert_eq!(first.token(), again.token());
+        hashes.insert(first.trace_hash);
+    }
+    // The seed decides the schedule: a hundred seeds do not all give one trace.
+    assert!(hashes.len() > 80, "{} distinct traces", hashes.len());
+}
+
+#[test]
+fn planned_kills_fire_where_the_plan_says_and_the_survivors_carry_on() {
+    let plan: runthrough::FaultPlan = "2@call:1,0@validate_global:1:1".parse().unwrap();
+    let mut died_in_agreement = false;
+    for seed in 0..20 {
+        let run = runthrough::simulate(5)
+            .seed(seed)
+            .faults(&plan)
+            .run(ring_and_sum);
+        assert!(run.hang.is_none(), "seed {seed}: {:?}", run.hang);
+        assert!(run.outcomes[2].is_killed(), "seed {seed}");
+        // Rank 0's kill fires only if it sends a message in its first agreement (a rank that
+        // sends fewer is survived): the seed decides.
+        let zero_died = run.outcomes[0].is_killed();
+        assert_eq!(
+            run.fired.len(),
+            1 + usize::from(zero_died),
+            "seed {seed}: {:?}",
+            run.fired
+        );
+        for fault in &run.fired {
+            assert!(plan.faults().contains(fault), "seed {seed}: {fault}");
+        }
+        let survivors: u32 = [0, 1, 3, 4]
+            .into_iter()
+            .filter(|r| !run.outcomes[*r as usize].is_killed())
+            .sum();
+        for rank in [1, 3, 4] {
+            match &run.outcomes[rank] {
+                RankOutcome::Returned(Ok(sum)) => assert_eq!(*sum, survivors, "seed {seed}"),
+                other => panic!("seed {seed}: rank {rank}: {other:?}"),
+            }
+        }
+        died_in_agreement |= zero_died;
+    }
+    assert!(
+        died_in_agreement,
+        "no seed killed rank 0 inside its agreement"
+    );
+}
+
+#[test]
+fn complete_messages_of_a_dead_rank_stay_receivable() {
+    // Rank 1 sends three messages and dies at its next call; rank 0 receives all three, in
+    // order, whenever the schedule lets its detector learn of the death, and then ProcFailed.
+    let plan = "1@call:4".parse().unwrap();
+    for seed in 0..50 {
+        let run = runthrough::simulate(2)
+            .seed(seed)
+            .faults(&plan)
+            .run(|world| {
+                if world.rank() == 1 {
+                    for i in 0..4u32 {
+                        world.send(&[i], 0, 0)?;
+                    }
+                    unreachable!("rank 1 dies at its fourth call");
+                }
+                for i in 0..3u32 {
+                    let mut got = [u32::MAX];
+                    world.recv(&mut got, 1u32, 0)?;
+                    assert_eq!(got[0], i);
+                }
+                let mut got = [0u32];
+                Ok::<_, Error>(world.recv(&mut got, 1u32, 0).unwrap_err())
+            });
+        assert!(run.hang.is_none(), "seed {seed}: {:?}", run.hang);
+        let mut outcomes = run.outcomes.into_iter();
+        let zero = outcomes.next().unwrap().returned().unwrap().unwrap();
+        assert_eq!(zero, Error::ProcFailed { rank: 1 }, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_wildcard_receive_reports_the_failure_as_pending_until_acknowledged() {
+    let plan = "2@call:1".parse().unwrap();
+    for seed in 0..30 {
+        let run = runthrough::simulate(3)
+            .seed(seed)
+            .faults(&plan)
+            .run(|world| {
+                match world.rank() {
+                    0 => {
+                        let mut got = [0u32];
+                        // Rank 1's message may come first, or the failure of 2: either way the
+                        // message is not lost.
+                        loop {
+                            match world.recv(&mut got, Source::Any, 0) {
+                                Ok(_) => return Ok(got[0]),
+                                Err(Error::ProcFailedPending) => {
+                                    world.validate_local()?;
+                                }
+                                Err(other) => return Err(other),
+                            }
+                        }
+                    }
+                    1 => world.send(&[7u32], 0, 0).map(|()| 0),
+                    _ => world.barrier().map(|()| 0),
+                }
+            });
+        assert!(run.hang.is_none(), "seed {seed}: {:?}", run.hang);
+        let mut outcomes = run.outcomes.into_iter();
+        assert_eq!(
+            outcomes.next().unwrap().returned(),
+            Some(Ok(7)),
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn a_program_that_waits_for_ever_is_reported_as_a_hang_and_ends() {
+    let run = runthrough::simulate(3).seed(1).run(|world| {
+        if world.rank() == 0 {
+            let mut got = [0u8];
+            world.recv(&mut got, 1u32, 5)?; // rank 1 never sends
+        }
+        Ok::<_, Error>(())
+    });
+    let hang = run.hang.expect("a hang");
+    assert!(hang.contains("every rank still running waits"), "{hang}");
+    assert!(hang.contains("rank 0 waiting in its call 1"), "{hang}");
+    assert!(hang.contains("rank 1 done"), "{hang}");
+    assert!(run.outcomes[0].is_killed(), "the hung rank is ended");
+    assert!(matches!(run.outcomes[1], RankOutcome::Returned(Ok(()))));
+}
+
+#[test]
+fn a_busy_loop_of_tests_uses_up_the_step_budget_and_moves_virtual_time() {
+    let run = runthrough::simulate(2)
+        .seed(9)
+        .step_budget(5_000)
+        .run(|world| {
+            let start = world.wtime();
+            if world.rank() == 0 {
+                let mut got = [0u8];
+                let mut request = world.irecv(&mut got, 1u32, 0)?;
+                while request.test()?.is_none() {} // rank 1 never sends
+            }
+            for _ in 0..10 {
+                assert!(world.iprobe::<u8>(Source::Any, 99)?.is_none());
+            }
+            Ok::<_, Error>(world.wtime() - start)
+        });
+    let hang = run.hang.expect("a hang");
+    assert!(hang.contains("the step budget (5000) ran out"), "{hang}");
+    // Rank 1's ten calls took at least ten steps of a microsecond each, and no more than the
+    // budget's 5,000.
+    let mut outcomes = run.outcomes.into_iter();
+    assert!(outcomes.next().unwrap().is_killed());
+    let elapsed = outcomes.next().unwrap().returned().unwrap().unwrap();
+    assert!((10e-6..=5e-3).contains(&elapsed), "{elapsed}");
+}
+
+#[test]
+fn a_library_call_from_a_thread_the_simulation_does_not_schedule_is_refused() {
+    let run = runthrough::simulate(2).seed(0).run(|world| {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| world.barrier())
+                .join()
+                .map_err(|panic| panic.downcast_ref::<String>().cloned().unwrap_or_default())
+        })
+    });
+    for outcome in run.outcomes {
+        let refused = outcome.returned().unwrap().unwrap_err();
+        assert!(
+            refused.contains("from a thread the simulation does not schedule"),
+            "{refused}"
+        );
+    }
+}
+
+#[test]
+fn replay_tokens_that_do_not_parse_are_refused_with_the_text() {
+    let error = runthrough::simulate(2).replay("12").unwrap_err();
+    assert!(error.to_string().contains("SEED/PLAN"), "{error}");
+    let error = runthrough::simulate(2).replay("x/").unwrap_err();
+    assert!(error.to_string().contains("\"x\" is not a seed"), "{error}");
+    let error = runthrough::simulate(2).replay("3/5@call:2").unwrap_err();
+    assert!(error.to_string().contains("rank 5"), "{error}");
+    let ok = runthrough::simulate(2).replay("3/").unwrap();
+    let run = ok.run(|world| world.barrier());
+    assert_eq!(run.token(), "3/");
+}
+
+/// A planted bug: a program that assumes no rank ever dies (it unwraps its all-reduce). The
+/// exploration finds a failing seed, shrinks its plan to one kill, and the shrunk token fails
+/// again when replayed.
+#[test]
+fn explore_finds_a_planted_bug_and_its_shrunk_token_replays_it() {
+    let careless = |world: &Comm| {
+        let mut sum = [0u32];
+        world
+            .all_reduce(&[world.rank()], &mut sum, Op::Sum)
+            .expect("no rank dies");
+        sum[0]
+    };
+    let found = runthrough::explore(4)
+        .schedules(60)
+        .seed(100)
+        .random_kills(2)
+        .kill_horizon(4)
+        .threads(2)
+        .run(careless, |_| Ok(()));
+    assert!(found.failed > 0, "{found:?}");
+    let failure = found.lowest.expect("a failure");
+    eprintln!("{failure}");
+    assert!(failure.seed >= 100 && failure.seed < 160);
+    assert!(failure.why.contains("panicked"), "{failure}");
+    let shrunk_plan = failure.shrunk.split_once('/').unwrap().1;
+    assert_eq!(shrunk_plan.split(',').count(), 1, "{failure}");
+    assert!(failure.replay_command().contains(&failure.shrunk));
+    let replayed = runthrough::simulate(4)
+        .replay(&failure.shrunk)
+        .unwrap()
+        .run(careless);
+    assert!(replayed.check().is_err(), "{failure}");
+    // The same program with its failures handled passes every seed.
+    let fine = runthrough::explore(4)
+        .schedules(60)
+        .seed(100)
+        .random_kills(2)
+        .kill_horizon(4)
+        .threads(2)
+        .run(ring_and_sum, |run| {
+            for outcome in &run.outcomes {
+                if let RankOutcome::Returned(Err(error)) = outcome {
+                    return Err(format!("a survivor failed: {error}"));
+                }
+            }
+            Ok(())
+        });
+    assert_eq!(fine.failed, 0, "{:?}", fine.lowest);
+}
