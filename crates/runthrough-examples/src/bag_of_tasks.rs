@@ -72,6 +72,10 @@ pub struct Config {
     pub progress_every: u64,
     /// Print progress and events while running.
     pub verbose: bool,
+    /// A bug planted for the simulation's tests (`runthrough::explore` must find it): the
+    /// master forgets to re-issue a dead worker's tasks. Never set it otherwise.
+    #[doc(hidden)]
+    pub planted_forget_reissue: bool,
 }
 
 impl Default for Config {
@@ -84,6 +88,7 @@ impl Default for Config {
             kills: Vec::new(),
             progress_every: 50,
             verbose: false,
+            planted_forget_reissue: false,
         }
     }
 }
@@ -283,6 +288,12 @@ pub fn run_rank(
         )));
     }
     check(config)?;
+    if matches!(death, Death::Runtime) && !config.kills.is_empty() {
+        return Err(BagError::Config(
+            "kills of the application's own with Death::Runtime (only the runtime's plan kills)"
+                .into(),
+        ));
+    }
     let by_message = matches!(death, Death::Process);
     let shared = Shared {
         config,
@@ -555,6 +566,8 @@ impl<'a> Master<'a> {
         self.kills = later;
         for (worker, _) in due {
             match &self.shared.death {
+                // Refused by `run_rank` (no kill of the application's own is planned).
+                Death::Runtime => self.shared.death.strike(worker),
                 Death::Thread(_) => {
                     self.shared.say(format_args!(
                         "worker {worker} killed after {done} results (injected)"
@@ -626,6 +639,9 @@ impl<'a> Master<'a> {
             if let Some(tasks) = self.outstanding.remove(worker) {
                 reissued.extend(tasks);
             }
+        }
+        if self.shared.config.planted_forget_reissue {
+            reissued.clear();
         }
         for &task in reissued.iter().rev() {
             self.queue.push_front(task);

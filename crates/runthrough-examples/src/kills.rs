@@ -20,6 +20,10 @@ pub enum Death {
     /// one of its own kills. Its peers see a process death: its connections close and rtrun
     /// reports it to every survivor.
     Process,
+    /// No death of the application's own: every kill comes from the runtime's fault plan (a
+    /// simulated run's, `runthrough::simulate`). A configuration that plans one is refused;
+    /// striking panics.
+    Runtime,
 }
 
 impl Death {
@@ -30,6 +34,10 @@ impl Death {
         match self {
             Death::Thread(faults) => faults.kill(rank),
             Death::Process => die_now(),
+            Death::Runtime => panic!(
+                "rank {rank}: a death of the application's own, where only the runtime's \
+                 fault plan kills (Death::Runtime)"
+            ),
         }
     }
 }

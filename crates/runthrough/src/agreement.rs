@@ -107,9 +107,17 @@ impl Comm {
         seq: u64,
     ) -> Result<Option<(Decision, Outgoing)>> {
         let context = self.context;
-        polled_decision(engine, |engine, out, learned| {
+        let polled = polled_decision(engine, |engine, out, learned| {
             engine.poll_agreement(context, seq, out, learned)
-        })
+        });
+        if let Ok(Some((decision, _))) = &polled {
+            let series = crate::transport::Series::Agreement;
+            let at = (series, context, seq);
+            self.process
+                .transport
+                .decided(self.process.world_rank(), at, decision);
+        }
+        polled
     }
 
     /// Sends what learning a decision's failures produced and wakes this rank's other waiters

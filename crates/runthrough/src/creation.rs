@@ -452,9 +452,16 @@ impl Comm {
     /// The decision of creation agreement `seq`, as [`Comm::poll_agreement`] for the main series.
     fn poll_creation(&self, engine: &mut Engine, seq: u64) -> Result<Option<(Decision, Outgoing)>> {
         let context = self.context;
-        crate::agreement::polled_decision(engine, |engine, out, learned| {
+        let polled = crate::agreement::polled_decision(engine, |engine, out, learned| {
             engine.poll_creation(context, seq, out, learned)
-        })
+        });
+        if let Ok(Some((decision, _))) = &polled {
+            let at = (crate::transport::Series::Creation, context, seq);
+            self.process
+                .transport
+                .decided(self.process.world_rank(), at, decision);
+        }
+        polled
     }
 
     /// `split`'s exchange: an all-gather of `mine` over the participants, one entry per parent

@@ -291,6 +291,7 @@ impl Simulation {
             seed: self.seed,
             plan,
             fired: report.fired,
+            violations: report.violations,
             hang: report.hang.map(|h| h.to_string()),
             steps: report.steps,
             trace_hash: report.trace_hash,
@@ -310,6 +311,11 @@ pub struct SimRun<T> {
     pub plan: FaultPlan,
     /// The faults that fired, in the order they did.
     pub fired: Vec<Fault>,
+    /// Rules of docs/semantics.md the library saw broken: two ranks returning different
+    /// decisions from one agreement (`validate_global`, `agree`, `shrink`, a creation), or a
+    /// live rank agreed failed on the world communicator (the simulation makes no false
+    /// suspicions). Empty unless the library is wrong.
+    pub violations: Vec<String>,
     /// A hang, if the run had one: why ("every rank still running waits, and nothing is in
     /// flight", or "the step budget ran out") and where each rank was.
     pub hang: Option<String>,
@@ -326,11 +332,15 @@ impl<T> SimRun<T> {
         format!("{}/{}", self.seed, self.plan)
     }
 
-    /// The library's own checks: no hang, no rank panicked.
+    /// The library's own checks: no broken rule ([`SimRun::violations`]), no hang, no rank
+    /// panicked.
     ///
     /// # Errors
     /// What went wrong, in words.
     pub fn check(&self) -> Result<(), String> {
+        if let Some(violation) = self.violations.first() {
+            return Err(format!("the library broke its rules: {violation}"));
+        }
         if let Some(hang) = &self.hang {
             return Err(format!("hang: {hang}"));
         }

@@ -77,6 +77,7 @@ fn main() -> ExitCode {
         kills,
         progress_every: args.progress,
         verbose: !args.quiet,
+        ..Config::default()
     };
     if launched_as_a_rank() {
         run_as_a_rank(config, args.ranks)

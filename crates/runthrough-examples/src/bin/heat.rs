@@ -90,6 +90,7 @@ fn main() -> ExitCode {
         progress_every: args.progress,
         verbose: !args.quiet,
         hosts: None,
+        ..Config::default()
     };
     if launched_as_a_rank() {
         run_as_a_rank(config, args.ranks)

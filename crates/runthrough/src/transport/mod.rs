@@ -13,6 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::endpoint::Endpoint;
 use crate::signal::Signal;
+use runthrough_core::agreement::Decision;
 use runthrough_core::packet::{ContextId, Outgoing, Packet};
 use runthrough_core::Rank;
 
@@ -28,6 +29,14 @@ pub(crate) fn copied_data(context: ContextId, source: Rank, tag: i32, bytes: &[u
         tag,
         payload: runthrough_core::buffers::copy_of(bytes),
     }
+}
+
+/// The two series of agreements of a communicator: its own (`validate_global`, `agree`,
+/// `shrink`) and its creations' (`dup`, `split`, `create`), numbered apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Series {
+    Agreement,
+    Creation,
 }
 
 /// What the runtime needs from a transport.
@@ -102,6 +111,12 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// The thread of world rank `rank` of this process has ended (returned, panicked or
     /// unwound after a kill): it no longer competes for a core.
     fn rank_ended(&self, _rank: u32) {}
+
+    /// World rank `rank` returns decision `decision` from the agreement `at` (its series, the
+    /// communicator's context and the agreement's number): the simulated transport checks that
+    /// every rank returns the same decision (docs/semantics.md §2.1); nothing for the others.
+    #[inline]
+    fn decided(&self, _rank: u32, _at: (Series, ContextId, u64), _decision: &Decision) {}
 
     /// World rank `rank` starts a library call: a scheduling point for the simulated transport
     /// (the rank may be parked here while others run); nothing for the others.

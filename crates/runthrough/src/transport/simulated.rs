@@ -31,7 +31,7 @@
 //! Everything a step does is folded into a trace hash (FNV-1a over the step's kind, ranks and
 //! the delivered packet's wire bytes): the same seed and plan give the same hash.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -41,11 +41,12 @@ use rand::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::Transport;
+use super::{Series, Transport};
 use crate::endpoint::Endpoint;
 use crate::signal::Signal;
+use runthrough_core::agreement::Decision;
 use runthrough_core::fault::Fault;
-use runthrough_core::packet::{Outgoing, Packet};
+use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
 use runthrough_core::Rank;
 
 /// Virtual time one scheduling step takes.
@@ -91,7 +92,8 @@ impl fmt::Display for Hang {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:", self.why)?;
         for (rank, place) in self.ranks.iter().enumerate() {
-            write!(f, " rank {rank} {place};")?;
+            let comma = if rank > 0 { "," } else { "" };
+            write!(f, "{comma} rank {rank} {place}")?;
         }
         Ok(())
     }
@@ -105,6 +107,9 @@ pub(crate) struct Report {
     pub(crate) hang: Option<Hang>,
     /// The faults that fired, in the order they did (timed ones included).
     pub(crate) fired: Vec<Fault>,
+    /// Broken rules the scheduler saw (two decisions of one agreement, a live rank agreed
+    /// failed), in words.
+    pub(crate) violations: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -126,6 +131,9 @@ struct State {
     hash: u64,
     hang: Option<Hang>,
     fired: Vec<Fault>,
+    /// Per agreement, the first rank that returned its decision, and the decision.
+    decisions: BTreeMap<(Series, ContextId, u64), (u32, Decision)>,
+    violations: Vec<String>,
     /// Scratch for encoding packets into the hash.
     scratch: Vec<u8>,
 }
@@ -177,6 +185,8 @@ impl Simulated {
                 hash: FNV_OFFSET,
                 hang: None,
                 fired: Vec::new(),
+                decisions: BTreeMap::new(),
+                violations: Vec::new(),
                 scratch: Vec::new(),
             }),
             endpoints,
@@ -224,8 +234,9 @@ impl Simulated {
     /// turn to the next rank for good.
     pub(crate) fn rank_done(&self, rank: u32) {
         let mut state = self.lock();
+        // Its engine stays: as in-process, a rank whose function returned still answers what
+        // reaches it (an agreement's messages) until the run ends.
         state.runs[rank as usize] = Run::Done;
-        self.alive[rank as usize].store(false, Ordering::SeqCst);
         let next = self.pick(&mut state);
         self.hand_over(&mut state, next);
     }
@@ -246,6 +257,7 @@ impl Simulated {
             trace_hash: state.hash,
             hang: state.hang.clone(),
             fired: state.fired.clone(),
+            violations: state.violations.clone(),
         }
     }
 
@@ -408,8 +420,8 @@ impl Simulated {
             .map(|r| {
                 let calls = state.calls[r];
                 match state.runs[r] {
-                    Run::Done => "done".to_string(),
                     _ if !self.alive[r].load(Ordering::SeqCst) => "dead".to_string(),
+                    Run::Done => "done".to_string(),
                     Run::Waiting(_) => format!("waiting in its call {calls}"),
                     Run::Ready | Run::Starting => format!("ready, in or after its call {calls}"),
                 }
@@ -431,7 +443,50 @@ impl Simulated {
     }
 }
 
+impl Simulated {
+    /// Checks a decision that `rank` returns from agreement `at` (docs/semantics.md §2.1):
+    /// uniform (every rank returns the one decision) and, on the world communicator, valid
+    /// (only dead ranks agreed failed: the simulation makes no false suspicions).
+    fn check_decision(
+        &self,
+        state: &mut State,
+        rank: u32,
+        at: (Series, ContextId, u64),
+        decision: &Decision,
+    ) {
+        let (series, context, seq) = at;
+        match state.decisions.get(&at) {
+            Some((first, agreed)) if agreed != decision => {
+                let violation = format!(
+                    "{series:?} {seq} of communicator {context:#x}: rank {first} returned \
+                     {agreed:?}, rank {rank} {decision:?}"
+                );
+                state.violations.push(violation);
+            }
+            Some(_) => {}
+            None => {
+                state.decisions.insert(at, (rank, decision.clone()));
+            }
+        }
+        if context == WORLD_CONTEXT && series == Series::Agreement {
+            for failed in decision.failed.iter() {
+                if self.is_alive(failed) {
+                    state.violations.push(format!(
+                        "{series:?} {seq} of the world: rank {rank} returned rank {failed} as \
+                         failed, which is alive"
+                    ));
+                }
+            }
+        }
+    }
+}
+
 impl Transport for Simulated {
+    fn decided(&self, rank: u32, at: (Series, ContextId, u64), decision: &Decision) {
+        let mut state = self.lock();
+        self.check_decision(&mut state, rank, at, decision);
+    }
+
     fn send(&self, from: u32, to: u32, packet: Packet) {
         let mut state = self.lock();
         if !self.alive[from as usize].load(Ordering::SeqCst) {
@@ -492,5 +547,57 @@ impl Transport for Simulated {
     fn wtime(&self) -> f64 {
         let steps = self.lock().steps;
         (STEP.as_secs_f64()) * steps as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runthrough_core::RankSet;
+
+    fn simulated(n: u32) -> Simulated {
+        let endpoints = (0..n).map(|r| Arc::new(Endpoint::new(r, n))).collect();
+        Simulated::new(endpoints, 0, 1000, Vec::new())
+    }
+
+    fn decision(failed: &[u32], flag: u32) -> Decision {
+        let mut set = RankSet::default();
+        for rank in failed {
+            set.insert(*rank);
+        }
+        Decision {
+            failed: set,
+            flag,
+            ..Decision::default()
+        }
+    }
+
+    /// The agreement check sees two ranks return different decisions from one agreement, and
+    /// a live rank agreed failed; equal decisions, other agreements and other series pass.
+    #[test]
+    fn the_agreement_check_catches_disagreement_and_live_ranks_agreed_failed() {
+        let sim = simulated(3);
+        sim.kill(2);
+        let at = (Series::Agreement, WORLD_CONTEXT, 1);
+        sim.decided(0, at, &decision(&[2], 1));
+        sim.decided(1, at, &decision(&[2], 1));
+        sim.decided(1, (Series::Creation, WORLD_CONTEXT, 1), &decision(&[], 1));
+        sim.decided(0, (Series::Agreement, WORLD_CONTEXT, 2), &decision(&[2], 0));
+        assert!(
+            sim.lock().violations.is_empty(),
+            "{:?}",
+            sim.lock().violations
+        );
+        sim.decided(1, (Series::Agreement, WORLD_CONTEXT, 2), &decision(&[2], 1));
+        let violations = sim.lock().violations.clone();
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].contains("rank 0 returned"), "{violations:?}");
+        sim.decided(0, (Series::Agreement, WORLD_CONTEXT, 3), &decision(&[1], 1));
+        let violations = sim.lock().violations.clone();
+        assert_eq!(violations.len(), 2, "{violations:?}");
+        assert!(
+            violations[1].contains("rank 1 as failed, which is alive"),
+            "{violations:?}"
+        );
     }
 }
