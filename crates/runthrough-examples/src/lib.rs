@@ -25,3 +25,4 @@ pub mod bag_of_tasks;
 pub mod checksum;
 pub mod heat;
 pub mod kills;
+pub mod simulated;

@@ -19,6 +19,7 @@ use rtrun::{Job, Strict};
 const HEAT: &str = env!("CARGO_BIN_EXE_heat");
 const BAG: &str = env!("CARGO_BIN_EXE_bag_of_tasks");
 const RING: &str = env!("CARGO_BIN_EXE_tcp_ring");
+const EXPLORE: &str = env!("CARGO_BIN_EXE_explore");
 const JOB_LIMIT: Duration = Duration::from_secs(120);
 
 static ONE_JOB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -105,6 +106,27 @@ fn run_in_process(command: &str) {
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(says_equal(&lines), "{text}");
     assert!(program_kills(&args) > 0, "the example kills: {command}");
+}
+
+/// `cargo run --release -p runthrough-examples --bin explore -- ARGS`: every run passes.
+fn run_explore(command: &str) {
+    let (_, args) = command.split_once(" -- ").expect("cargo run ... -- ARGS");
+    let args: Vec<&str> = args
+        .split_whitespace()
+        .map(|a| a.trim_matches('\''))
+        .collect();
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new(EXPLORE)
+        .args(&args)
+        .output()
+        .expect("explore runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let text = format!(
+        "`{command}`\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(stdout.contains(", 0 failed"), "{text}");
 }
 
 /// `target/release/rtrun OPTIONS PROGRAM ARGS`.
@@ -215,7 +237,9 @@ fn every_readme_example_of_heat_bag_of_tasks_and_tcp_ring_runs_as_written() {
         let words: Vec<&str> = command.split_whitespace().collect();
         let is_ours = words.iter().any(|w| program(w).is_some())
             || command.contains("-p runthrough-examples --bin");
-        if command.starts_with("cargo run --release -p runthrough-examples --bin") {
+        if command.starts_with("cargo run --release -p runthrough-examples --bin explore") {
+            run_explore(command);
+        } else if command.starts_with("cargo run --release -p runthrough-examples --bin") {
             run_in_process(command);
         } else if command.starts_with("target/release/rtrun ") && is_ours {
             run_under_rtrun(command);
@@ -224,7 +248,13 @@ fn every_readme_example_of_heat_bag_of_tasks_and_tcp_ring_runs_as_written() {
         }
         ran.push(command.clone());
     }
-    // The README's examples: two in-process; three of heat and bag, two of tcp_ring under rtrun.
-    let in_process = ran.iter().filter(|c| c.starts_with("cargo run")).count();
-    assert_eq!((in_process, ran.len() - in_process), (2, 5), "{ran:#?}");
+    // The README's examples: two in-process; three of heat and bag, two of tcp_ring under rtrun;
+    // three explorations.
+    let explore = ran.iter().filter(|c| c.contains("--bin explore")).count();
+    let in_process = ran.iter().filter(|c| c.starts_with("cargo run")).count() - explore;
+    assert_eq!(
+        (in_process, ran.len() - in_process - explore, explore),
+        (2, 5, 3),
+        "{ran:#?}"
+    );
 }

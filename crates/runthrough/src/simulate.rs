@@ -361,6 +361,7 @@ pub fn explore(n: u32) -> Explorer {
         first_seed: 0,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         shrink_runs: 200,
+        replay: None,
     }
 }
 
@@ -372,6 +373,7 @@ pub struct Explorer {
     first_seed: u64,
     threads: usize,
     shrink_runs: u32,
+    replay: Option<String>,
 }
 
 /// A failing run an exploration found: its token, why it failed, and the smallest plan found
@@ -466,6 +468,13 @@ impl Explorer {
         self
     }
 
+    /// Runs only `token` ([`SimRun::token`]) instead of the seeds, as [`ENV_REPLAY`] does
+    /// (which it takes precedence over).
+    pub fn replay(mut self, token: &str) -> Self {
+        self.replay = Some(token.to_string());
+        self
+    }
+
     /// At most this many runs go into shrinking a failure (default 200).
     pub fn shrink_runs(mut self, runs: u32) -> Self {
         self.shrink_runs = runs;
@@ -473,8 +482,8 @@ impl Explorer {
     }
 
     /// Runs `f` under every seed and judges each run with [`SimRun::check`] and then `verdict`.
-    /// With [`ENV_REPLAY`] set, runs only that token (and shrinks it if it fails). Returns what
-    /// it found; [`Exploration::lowest`] is the lowest failing seed, whatever order the runs
+    /// With a token to replay ([`Explorer::replay`], or [`ENV_REPLAY`] set), runs only that
+    /// (and shrinks it if it fails). Returns what it found; [`Exploration::lowest`] is the lowest failing seed, whatever order the runs
     /// finished in.
     pub fn run<T, F, V>(&self, f: F, verdict: V) -> Exploration
     where
@@ -488,10 +497,14 @@ impl Explorer {
             let outcome = run.check().and_then(|()| verdict(&run));
             (run.token(), outcome)
         };
-        if let Ok(token) = std::env::var(ENV_REPLAY) {
+        if let Some(token) = self
+            .replay
+            .clone()
+            .or_else(|| std::env::var(ENV_REPLAY).ok())
+        {
             let simulation = match self.simulation.clone().replay(&token) {
                 Ok(simulation) => simulation,
-                Err(error) => panic!("{ENV_REPLAY}: {error}"),
+                Err(error) => panic!("replay: {error}"),
             };
             let seed = simulation.seed;
             let (token, outcome) = judge(simulation);
