@@ -19,8 +19,11 @@ HERE="$ROOT/python/mpi4py-suite"
 [ -x "$PY" ] || { echo "run.sh: no venv at $VENV: run python/setup.sh first" >&2; exit 2; }
 if [ ! -f "$SRC/mpi4py-$VERSION/test/main.py" ]; then
   mkdir -p "$SRC"
-  timeout 120 "$PY" -m pip download -q --disable-pip-version-check --no-binary :all: --no-deps \
-    "mpi4py==$VERSION" -d "$SRC"
+  # The sdist, its metadata prepared with the venv's own setuptools and Cython (setup.sh puts
+  # them there): with build isolation and `--no-binary :all:`, pip built Cython from source
+  # first, several minutes.
+  timeout 120 "$PY" -m pip download -q --disable-pip-version-check --no-build-isolation \
+    --no-binary mpi4py --no-deps "mpi4py==$VERSION" -d "$SRC"
   tar -xzf "$SRC/mpi4py-$VERSION.tar.gz" -C "$SRC"
 fi
 cd "$SRC/mpi4py-$VERSION"
