@@ -152,3 +152,70 @@ fn heat_that_skips_the_rollback_is_caught_and_replayed() {
         .unwrap_err();
     assert_eq!(why, failure.shrunk_why);
 }
+
+/// A planted bug: after its first recovery, the lowest survivor skips the `validate_global` of
+/// its next pass. Found from a fixed seed, and the shrunk token fails again the same way.
+#[test]
+fn heat_where_a_survivor_skips_a_validate_global_is_caught_and_replayed() {
+    let config = heat::Config {
+        planted_skip_validate: true,
+        ..heat_config(6)
+    };
+    let reference = heat::reference(config.size, config.iterations);
+    let body = |world: &Comm| heat_rank(world, &config);
+    let verdict = |run: &SimRun<HeatOutcome>| heat_verdict(&config, &reference, run);
+    let found = runthrough::explore(config.ranks)
+        .schedules(100)
+        .seed(1)
+        .random_kills(2)
+        .kill_horizon(60)
+        .threads(2)
+        .run(body, verdict);
+    let failure = found.lowest.expect("the planted bug is found");
+    eprintln!("{failure}");
+    let replayed = runthrough::simulate(config.ranks)
+        .replay(&failure.shrunk)
+        .unwrap()
+        .run(body);
+    let why = replayed
+        .check()
+        .and_then(|()| verdict(&replayed))
+        .unwrap_err();
+    assert_eq!(why, failure.shrunk_why);
+}
+
+/// Heat under false suspicions: a live rank reported failed by one peer runs on until it is
+/// fenced (or halts on learning it was declared failed), plus up to one kill. A fence is a
+/// death: with at most two, every survivor must still end with the failure-free field.
+#[test]
+fn heat_survives_false_suspicions_bit_for_bit() {
+    let config = heat_config(6);
+    let reference = heat::reference(config.size, config.iterations);
+    let schedules = schedules(150);
+    let fenced = AtomicU64::new(0);
+    let found = runthrough::explore(config.ranks)
+        .schedules(schedules)
+        .seed(1)
+        .random_kills(1)
+        .kill_horizon(60)
+        .false_suspicions(1)
+        .suspicion_horizon(3_000)
+        .threads(2)
+        .run(
+            |world| heat_rank(world, &config),
+            |run: &SimRun<HeatOutcome>| {
+                if run
+                    .fired
+                    .iter()
+                    .any(|f| matches!(f.trigger, runthrough::Trigger::After(_)))
+                {
+                    fenced.fetch_add(1, Ordering::Relaxed);
+                }
+                heat_verdict(&config, &reference, run)
+            },
+        );
+    let fenced = fenced.into_inner();
+    eprintln!("heat: {schedules} schedules with false suspicions: {fenced} fenced a live rank");
+    assert!(found.lowest.is_none(), "{}", found.lowest.unwrap());
+    assert!(fenced > schedules / 4, "{fenced}");
+}

@@ -62,6 +62,9 @@ pub const ENV_REPLAY: &str = "RUNTHROUGH_REPLAY";
 /// Default step budget of a simulated run: a run that takes more steps is reported as a hang.
 pub const DEFAULT_STEP_BUDGET: u64 = 20_000_000;
 
+/// Default span of the steps at which false suspicions start (1..=this).
+pub const DEFAULT_SUSPICION_HORIZON: u64 = 5_000;
+
 /// Default range of the call numbers at which [`Simulation::random_kills`] kills (`call:K`
 /// with K in 1..=horizon).
 pub const DEFAULT_KILL_HORIZON: u64 = 40;
@@ -74,6 +77,8 @@ pub fn simulate(n: u32) -> Simulation {
         seed: 0,
         plan: FaultPlan::new(),
         random_kills: 0,
+        suspicions: 0,
+        suspicion_horizon: DEFAULT_SUSPICION_HORIZON,
         horizon: DEFAULT_KILL_HORIZON,
         budget: DEFAULT_STEP_BUDGET,
         unexpected_cap: None,
@@ -87,6 +92,8 @@ pub struct Simulation {
     seed: u64,
     plan: FaultPlan,
     random_kills: u32,
+    suspicions: u32,
+    suspicion_horizon: u64,
     horizon: u64,
     budget: u64,
     unexpected_cap: Option<usize>,
@@ -144,6 +151,24 @@ impl Simulation {
         self
     }
 
+    /// Adds up to `max` false suspicions drawn from the seed: at a step the seed picks (in
+    /// 1..=[`Simulation::suspicion_horizon`]), one live rank's detector reports another live rank
+    /// failed, which runs on until it is fenced (killed) 50 to 2,000 steps later, or halts on
+    /// learning from an agreement that its peers declared it failed. A fence counts as a death
+    /// in [`SimRun::fired`] (as `RANK@SECONDS`, virtual time). The token carries the setting.
+    pub fn false_suspicions(mut self, max: u32) -> Self {
+        self.suspicions = max;
+        self
+    }
+
+    /// False suspicions start at steps 1..=`steps` (default [`DEFAULT_SUSPICION_HORIZON`]);
+    /// [`SimRun::steps`] tells how many steps a program takes. Not part of the token: replay
+    /// with the same setting.
+    pub fn suspicion_horizon(mut self, steps: u64) -> Self {
+        self.suspicion_horizon = steps.max(1);
+        self
+    }
+
     /// The call numbers random kills land at: 1..=`calls` (default [`DEFAULT_KILL_HORIZON`]).
     pub fn kill_horizon(mut self, calls: u64) -> Self {
         self.horizon = calls.max(1);
@@ -169,10 +194,24 @@ impl Simulation {
     /// # Errors
     /// A [`TokenError`] naming what does not parse, or a fault of a rank outside the job.
     pub fn replay(mut self, token: &str) -> Result<Self, TokenError> {
-        let (seed, plan) = token
+        let (seed, rest) = token
             .trim()
             .split_once('/')
             .ok_or_else(|| TokenError(format!("{token:?}: a replay token is SEED/PLAN")))?;
+        let (plan, suspicions) = match rest.split_once('/') {
+            None => (rest, 0),
+            Some((plan, mode)) => {
+                let max = mode
+                    .strip_prefix("suspicions:")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(|| {
+                        TokenError(format!(
+                            "{token:?}: {mode:?} is not suspicions:N (SEED/PLAN/suspicions:N)"
+                        ))
+                    })?;
+                (plan, max)
+            }
+        };
         self.seed = seed
             .parse()
             .map_err(|_| TokenError(format!("{token:?}: {seed:?} is not a seed")))?;
@@ -186,6 +225,7 @@ impl Simulation {
             .map_err(|e| TokenError(format!("{token:?}: {e}")))?;
         self.plan = plan;
         self.random_kills = 0;
+        self.suspicions = suspicions;
         Ok(self)
     }
 
@@ -213,6 +253,18 @@ impl Simulation {
             plan.push(Fault { rank, trigger });
         }
         plan
+    }
+
+    /// The steps at which false suspicions start, drawn from the seed.
+    fn suspicion_steps(&self) -> Vec<u64> {
+        if self.suspicions == 0 {
+            return Vec::new();
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x5005_9ec7_0f00_0001);
+        let count = rng.gen_range(0..=self.suspicions);
+        (0..count)
+            .map(|_| rng.gen_range(1..=self.suspicion_horizon))
+            .collect()
     }
 
     /// Runs `f` on every rank under the scheduler and returns what became of the run. Returns
@@ -248,6 +300,7 @@ impl Simulation {
             self.seed,
             self.budget,
             timed,
+            self.suspicion_steps(),
         ));
         let transport: Arc<dyn Transport> = simulated.clone();
         let (outcomes, report) = std::thread::scope(|scope| {
@@ -289,6 +342,7 @@ impl Simulation {
         SimRun {
             outcomes,
             seed: self.seed,
+            suspicions: self.suspicions,
             plan,
             fired: report.fired,
             violations: report.violations,
@@ -296,6 +350,13 @@ impl Simulation {
             steps: report.steps,
             trace_hash: report.trace_hash,
         }
+    }
+}
+
+fn token_of(seed: u64, plan: &FaultPlan, suspicions: u32) -> String {
+    match suspicions {
+        0 => format!("{seed}/{plan}"),
+        n => format!("{seed}/{plan}/suspicions:{n}"),
     }
 }
 
@@ -307,14 +368,16 @@ pub struct SimRun<T> {
     pub outcomes: Vec<RankOutcome<T>>,
     /// The run's seed.
     pub seed: u64,
+    /// Its setting of [`Simulation::false_suspicions`].
+    pub suspicions: u32,
     /// Its whole fault plan: the given faults and those drawn from the seed.
     pub plan: FaultPlan,
     /// The faults that fired, in the order they did.
     pub fired: Vec<Fault>,
     /// Rules of docs/semantics.md the library saw broken: two ranks returning different
     /// decisions from one agreement (`validate_global`, `agree`, `shrink`, a creation), or a
-    /// live rank agreed failed on the world communicator (the simulation makes no false
-    /// suspicions). Empty unless the library is wrong.
+    /// live rank agreed failed on the world communicator that no false suspicion named. Empty
+    /// unless the library is wrong.
     pub violations: Vec<String>,
     /// A hang, if the run had one: why ("every rank still running waits, and nothing is in
     /// flight", or "the step budget ran out") and where each rank was.
@@ -326,10 +389,11 @@ pub struct SimRun<T> {
 }
 
 impl<T> SimRun<T> {
-    /// The replay token, `SEED/PLAN` (the plan in the fault-plan grammar): what
+    /// The replay token, `SEED/PLAN` (the plan in the fault-plan grammar), with
+    /// `/suspicions:N` when the run had [`Simulation::false_suspicions`]: what
     /// [`Simulation::replay`] and [`ENV_REPLAY`] take.
     pub fn token(&self) -> String {
-        format!("{}/{}", self.seed, self.plan)
+        token_of(self.seed, &self.plan, self.suspicions)
     }
 
     /// The library's own checks: no broken rule ([`SimRun::violations`]), no hang, no rank
@@ -447,6 +511,18 @@ impl Explorer {
     /// Up to `max` kills per run, drawn from each seed ([`Simulation::random_kills`]).
     pub fn random_kills(mut self, max: u32) -> Self {
         self.simulation = self.simulation.random_kills(max);
+        self
+    }
+
+    /// Up to `max` false suspicions per run ([`Simulation::false_suspicions`]).
+    pub fn false_suspicions(mut self, max: u32) -> Self {
+        self.simulation = self.simulation.false_suspicions(max);
+        self
+    }
+
+    /// As [`Simulation::suspicion_horizon`].
+    pub fn suspicion_horizon(mut self, steps: u64) -> Self {
+        self.simulation = self.simulation.suspicion_horizon(steps);
         self
     }
 
@@ -586,7 +662,7 @@ impl Explorer {
             seed,
             token,
             why,
-            shrunk: format!("{seed}/{plan}"),
+            shrunk: token_of(seed, &plan, failing.suspicions),
             shrunk_why,
         }
     }

@@ -6,13 +6,18 @@ use std::collections::HashSet;
 
 use runthrough::{Comm, Error, Op, RankOutcome, RankState, Source};
 
-/// A ring exchange, an all-reduce, and (after a failure) validate_global and a second
-/// all-reduce over the survivors: what each rank returns is the sum over the ranks G leaves.
+/// A ring exchange and an all-reduce, then the seed's pattern: every rank validates, and if G
+/// holds failures the survivors sum again over its OK ranks (as often as new failures come).
+/// What each rank returns is the sum over the ranks G leaves.
+///
+/// (An earlier version validated only where the first phase failed: under a false suspicion
+/// one rank's all-reduce failed while the others' succeeded and returned, and it waited alone
+/// in `validate_global`: the simulation found that program bug at once.)
 fn ring_and_sum(world: &Comm) -> Result<u32, Error> {
     let n = world.size();
     let me = world.rank();
     let mut sum = [0u32];
-    let first = (|| {
+    let mut done = (|| {
         world.send(&[me], (me + 1) % n, 0)?;
         let mut got = [0u32];
         world.recv(&mut got, (me + n - 1) % n, 0)?;
@@ -22,12 +27,13 @@ fn ring_and_sum(world: &Comm) -> Result<u32, Error> {
             "the ring carries the left neighbour's rank"
         );
         world.all_reduce(&[me], &mut sum, Op::Sum)
-    })();
-    if first.is_ok() {
-        return Ok(sum[0]);
-    }
+    })()
+    .is_ok();
     loop {
         let g = world.validate_global()?;
+        if g.num_failed() == 0 && done {
+            return Ok(sum[0]);
+        }
         let mine = if g.state_of(me) == Some(RankState::OK) {
             me
         } else {
@@ -39,9 +45,12 @@ fn ring_and_sum(world: &Comm) -> Result<u32, Error> {
                     .filter(|r| g.state_of(*r) == Some(RankState::OK))
                     .sum();
                 assert_eq!(sum[0], survivors, "the sum over the OK ranks of G");
-                return Ok(sum[0]);
+                if g.num_failed() > 0 {
+                    return Ok(sum[0]);
+                }
+                done = true;
             }
-            Err(Error::ProcFailed { .. }) | Err(Error::Revoked) => continue,
+            Err(Error::ProcFailed { .. }) | Err(Error::Revoked) => done = false,
             Err(other) => return Err(other),
         }
     }
@@ -313,4 +322,49 @@ fn explore_finds_a_planted_bug_and_its_shrunk_token_replays_it() {
             Ok(())
         });
     assert_eq!(fine.failed, 0, "{:?}", fine.lowest);
+}
+
+/// False suspicions: a live rank reported failed by one peer runs on until it is fenced or
+/// halts on learning it was declared failed. The survivors still agree (the library's checks)
+/// and sum over the OK ranks of G; the token carries the setting and replays the run.
+#[test]
+fn false_suspicions_end_in_a_fence_and_the_survivors_agree() {
+    let mut suspected_runs = 0;
+    for seed in 0..60 {
+        let run = runthrough::simulate(5)
+            .seed(seed)
+            .false_suspicions(1)
+            .suspicion_horizon(200)
+            .run(ring_and_sum);
+        if seed == 0 {
+            eprintln!("{} steps", run.steps);
+        }
+        assert!(run.check().is_ok(), "seed {seed}: {:?}", run.check());
+        assert!(run.token().ends_with("/suspicions:1"), "{}", run.token());
+        let fenced: Vec<_> = run
+            .fired
+            .iter()
+            .filter(|f| matches!(f.trigger, runthrough::Trigger::After(_)))
+            .collect();
+        assert!(fenced.len() <= 1, "seed {seed}: {fenced:?}");
+        if let Some(fence) = fenced.first() {
+            suspected_runs += 1;
+            assert!(run.outcomes[fence.rank as usize].is_killed(), "seed {seed}");
+        }
+        for (rank, outcome) in run.outcomes.iter().enumerate() {
+            if let RankOutcome::Returned(result) = outcome {
+                assert!(result.is_ok(), "seed {seed}: rank {rank}: {result:?}");
+            }
+        }
+        let again = runthrough::simulate(5)
+            .suspicion_horizon(200)
+            .replay(&run.token())
+            .unwrap()
+            .run(ring_and_sum);
+        assert_eq!(run.trace_hash, again.trace_hash, "seed {seed}");
+    }
+    assert!(
+        suspected_runs > 10,
+        "{suspected_runs} of 60 runs had a suspicion that fenced"
+    );
 }

@@ -48,6 +48,10 @@ struct Args {
     /// with more than two kills a run may lose a block, which its oracle accepts).
     #[arg(long, default_value_t = 2)]
     kills: u32,
+    /// Up to this many false suspicions per run: a live rank reported failed by one peer,
+    /// fenced later (counted as a death by the oracles).
+    #[arg(long, default_value_t = 0)]
+    suspicions: u32,
     /// Kills land at calls 1..=HORIZON.
     #[arg(long, default_value_t = 60)]
     horizon: u64,
@@ -69,7 +73,9 @@ fn main() -> ExitCode {
         .schedules(args.schedules)
         .seed(args.seed)
         .random_kills(args.kills)
-        .kill_horizon(args.horizon);
+        .kill_horizon(args.horizon)
+        .false_suspicions(args.suspicions)
+        .suspicion_horizon(3_000);
     if let Some(token) = &args.replay {
         explorer = explorer.replay(token);
     }

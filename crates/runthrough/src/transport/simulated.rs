@@ -52,6 +52,9 @@ use runthrough_core::Rank;
 /// Virtual time one scheduling step takes.
 pub(crate) const STEP: Duration = Duration::from_micros(1);
 
+/// How many steps after a false suspicion its suspect is fenced.
+const FENCE_STEPS: std::ops::RangeInclusive<u32> = 50..=2000;
+
 thread_local! {
     /// The world rank whose scheduled thread this is, on a simulated rank's thread.
     static SCHEDULED_RANK: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
@@ -128,6 +131,10 @@ struct State {
     budget: u64,
     /// Timed kills not yet due: (virtual time, rank), latest first.
     timed: Vec<(Duration, Rank)>,
+    /// Steps at which a false suspicion starts, latest first.
+    suspicions: Vec<u64>,
+    /// Ranks a false suspicion named (alive until their fence, or until they halt).
+    suspected: Vec<bool>,
     hash: u64,
     hang: Option<Hang>,
     fired: Vec<Fault>,
@@ -166,9 +173,11 @@ impl Simulated {
         seed: u64,
         budget: u64,
         mut timed: Vec<(Duration, Rank)>,
+        mut suspicions: Vec<u64>,
     ) -> Self {
         let n = endpoints.len();
         timed.sort_by(|a, b| b.cmp(a));
+        suspicions.sort_by(|a, b| b.cmp(a));
         Simulated {
             alive: endpoints.iter().map(|_| AtomicBool::new(true)).collect(),
             turns: (0..=n).map(|_| Condvar::new()).collect(),
@@ -182,6 +191,8 @@ impl Simulated {
                 steps: 0,
                 budget,
                 timed,
+                suspicions,
+                suspected: vec![false; n],
                 hash: FNV_OFFSET,
                 hang: None,
                 fired: Vec::new(),
@@ -320,6 +331,10 @@ impl Simulated {
                     self.kill_locked(state, rank);
                 }
             }
+            while state.suspicions.last().is_some_and(|at| *at <= state.steps) {
+                state.suspicions.pop();
+                self.suspect(state, now);
+            }
             if state.hang.is_none() && state.steps > state.budget {
                 self.hang(state, format!("the step budget ({}) ran out", state.budget));
             }
@@ -329,6 +344,17 @@ impl Simulated {
                 .collect();
             let choices = ready.len() + state.busy.len();
             if choices == 0 {
+                // Everyone waits: time passes until the next timed kill or suspicion, if any.
+                let timed = state.timed.last().map(|(at, _)| at.as_micros() as u64);
+                let next = match (timed, state.suspicions.last().copied()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                if let Some(next) = next.filter(|_| state.hang.is_none()) {
+                    fold(&mut state.hash, b"idle");
+                    state.steps = state.steps.max(next.saturating_sub(1));
+                    continue;
+                }
                 self.hang(
                     state,
                     "every rank still running waits, and nothing is in flight".into(),
@@ -348,6 +374,33 @@ impl Simulated {
                 .expect("the choice is a busy pair");
             self.deliver(state, from, to);
         }
+    }
+
+    /// A false suspicion: the seed picks a live observer and a live suspect; the observer's
+    /// detector reports the suspect failed now, though it runs on (sending, receiving,
+    /// agreeing), and the suspect is fenced (killed) within [`FENCE_STEPS`] steps, unless it
+    /// halts first on learning from an agreement that its peers declared it failed.
+    fn suspect(&self, state: &mut State, now: Duration) {
+        let live: Vec<u32> = (0..self.size())
+            .filter(|&r| {
+                self.alive[r as usize].load(Ordering::SeqCst) && !state.suspected[r as usize]
+            })
+            .collect();
+        if live.len() < 2 {
+            return;
+        }
+        let observer = live[state.rng.gen_range(0..live.len())];
+        let others: Vec<u32> = live.into_iter().filter(|&r| r != observer).collect();
+        let suspect = others[state.rng.gen_range(0..others.len())];
+        state.suspected[suspect as usize] = true;
+        fold(&mut state.hash, b"suspect");
+        fold(&mut state.hash, &observer.to_le_bytes());
+        fold(&mut state.hash, &suspect.to_le_bytes());
+        let out = self.endpoints[observer as usize].peer_failed(suspect);
+        self.enqueue_all(state, observer, out);
+        let fence = STEP * state.rng.gen_range(FENCE_STEPS.clone());
+        state.timed.push((now + fence, suspect));
+        state.timed.sort_by(|a, b| b.cmp(a));
     }
 
     /// Delivers the first event of the (from, to) queue.
@@ -446,7 +499,7 @@ impl Simulated {
 impl Simulated {
     /// Checks a decision that `rank` returns from agreement `at` (docs/semantics.md §2.1):
     /// uniform (every rank returns the one decision) and, on the world communicator, valid
-    /// (only dead ranks agreed failed: the simulation makes no false suspicions).
+    /// (only dead ranks agreed failed, or the suspects of false suspicions).
     fn check_decision(
         &self,
         state: &mut State,
@@ -470,7 +523,7 @@ impl Simulated {
         }
         if context == WORLD_CONTEXT && series == Series::Agreement {
             for failed in decision.failed.iter() {
-                if self.is_alive(failed) {
+                if self.is_alive(failed) && !state.suspected[failed as usize] {
                     state.violations.push(format!(
                         "{series:?} {seq} of the world: rank {rank} returned rank {failed} as \
                          failed, which is alive"
@@ -508,7 +561,18 @@ impl Transport for Simulated {
     fn kill(&self, rank: u32) {
         let mut state = self.lock();
         if self.alive[rank as usize].load(Ordering::SeqCst) {
-            if let Some((trigger, _)) = self.endpoints[rank as usize].fired_fault() {
+            let planned = self.endpoints[rank as usize].fired_fault();
+            let trigger = match planned {
+                Some((trigger, _)) => Some(trigger),
+                // A suspect that halts on learning it was declared failed: as its fence.
+                None if state.suspected[rank as usize] => {
+                    Some(runthrough_core::fault::Trigger::After(
+                        STEP * u32::try_from(state.steps).unwrap_or(u32::MAX),
+                    ))
+                }
+                None => None,
+            };
+            if let Some(trigger) = trigger {
                 state.fired.push(Fault { rank, trigger });
             }
         }
@@ -557,7 +621,7 @@ mod tests {
 
     fn simulated(n: u32) -> Simulated {
         let endpoints = (0..n).map(|r| Arc::new(Endpoint::new(r, n))).collect();
-        Simulated::new(endpoints, 0, 1000, Vec::new())
+        Simulated::new(endpoints, 0, 1000, Vec::new(), Vec::new())
     }
 
     fn decision(failed: &[u32], flag: u32) -> Decision {
