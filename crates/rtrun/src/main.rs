@@ -118,6 +118,7 @@ FAULTS (--kill RANK@WHEN; the README's \"Fault injection\" has the details):
                                reduce, all_reduce/allreduce, gather, all_gather/allgather,
                                scatter, all_to_all/alltoall, scan, exscan)
   revoke:M                     before its M-th revocation message: 0@revoke:1
+  packet:K                     before its K-th packet of any kind (data, protocol, credits): 1@packet:40
   (iteration:K and recovery:N are the application's: give them to its own --kill)
 
 SETTINGS (the ranks' environment, checked before the job starts):

@@ -219,6 +219,13 @@ fn every_fault_and_setting_example_in_the_readme_and_help_parses() {
                     assert!(word.parse::<FaultPlan>().is_err(), "{source}: {word}");
                     continue;
                 }
+                // A simulation's replay token, `SEED/PLAN[/suspicions:N]`: its plan is checked.
+                let word = match word.split_once('/') {
+                    Some((seed, token)) if seed.bytes().all(|b| b.is_ascii_digit()) => {
+                        token.split('/').next().unwrap_or("")
+                    }
+                    _ => word,
+                };
                 if word.starts_with(|c: char| c.is_ascii_digit()) && word.contains('@') {
                     faults += 1;
                     if let Err(e) = word.parse::<FaultPlan>() {

@@ -3,7 +3,7 @@
 //! (docs/semantics.md §7): seeded schedules with random kills, each run judged against the
 //! sequential reference by an oracle that reads the plan, never the program's own verdict
 //! (`runthrough_examples::simulated`). `RT_SIM_SCHEDULES` sets how many schedules each
-//! exploration runs (CI runs 10,000 in release).
+//! exploration runs (CI runs 5,000 in release).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -89,7 +89,7 @@ fn bag_of_tasks_survives_every_schedule_of_up_to_three_kills() {
     let killed_workers = killed_workers.into_inner();
     eprintln!("bag_of_tasks: {schedules} schedules: {killed_workers} lost workers, not the master");
     assert!(found.lowest.is_none(), "{}", found.lowest.unwrap());
-    assert!(killed_workers > schedules / 4, "{killed_workers}");
+    assert!(killed_workers > schedules / 6, "{killed_workers}");
 }
 
 /// A planted bug: a master that forgets to re-issue a dead worker's tasks. The exploration

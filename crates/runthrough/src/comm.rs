@@ -207,12 +207,17 @@ impl Comm {
                 tag,
                 bytes,
             );
+            // A fault planned at this packet (`packet:K`) killed the rank: it stops here,
+            // rather than return as if the message had gone (between processes the process
+            // has ended already).
+            self.process.check_alive();
             return Ok(Started::Done);
         }
         let packet = self.data_packet(bytes, tag, sync);
         self.process
             .transport
             .send(self.process.world_rank(), world, packet);
+        self.process.check_alive();
         Ok(Started::Done)
     }
 

@@ -142,9 +142,11 @@ impl Simulation {
     }
 
     /// Adds up to `max` kills drawn from the seed (at most `n - 1`: one rank survives): each
-    /// kills a different rank, as it starts its K-th library call (K in 1..=the horizon) or, one
-    /// time in four, inside its first to third agreement on the world communicator
-    /// (`validate_global`, `agree`, `shrink`), before one of its first four messages there.
+    /// kills a different rank, half of the time as it starts its K-th library call (K in
+    /// 1..=the horizon), a quarter before its K-th packet of any kind (K in 1..=twice the
+    /// horizon: inside a collective, between a message and its credit...), a quarter inside its
+    /// first to third agreement on the world communicator (`validate_global`, `agree`,
+    /// `shrink`), before one of its first four messages there.
     /// The drawn kills join the run's plan ([`SimRun::plan`]), so its token replays them.
     pub fn random_kills(mut self, max: u32) -> Self {
         self.random_kills = max.min(self.size - 1);
@@ -242,13 +244,13 @@ impl Simulation {
             .collect();
         ranks.shuffle(&mut rng);
         for &rank in ranks.iter().take(kills) {
-            let trigger = if rng.gen_range(0..4) == 0 {
-                Trigger::Agreement {
+            let trigger = match rng.gen_range(0..4) {
+                0 => Trigger::Agreement {
                     call: rng.gen_range(1..=3),
                     message: rng.gen_range(1..=4),
-                }
-            } else {
-                Trigger::Call(rng.gen_range(1..=self.horizon))
+                },
+                1 => Trigger::Packet(rng.gen_range(1..=2 * self.horizon)),
+                _ => Trigger::Call(rng.gen_range(1..=self.horizon)),
             };
             plan.push(Fault { rank, trigger });
         }
@@ -721,6 +723,7 @@ fn smaller_plans(plan: &FaultPlan) -> Vec<FaultPlan> {
     for (i, fault) in faults.iter().enumerate() {
         let earlier: Vec<Trigger> = match fault.trigger {
             Trigger::Call(k) if k > 1 => vec![Trigger::Call(k / 2), Trigger::Call(k - 1)],
+            Trigger::Packet(k) if k > 1 => vec![Trigger::Packet(k / 2), Trigger::Packet(k - 1)],
             Trigger::Agreement { call, message } if call > 1 || message > 1 => {
                 let mut t = Vec::new();
                 if call > 1 {

@@ -368,3 +368,38 @@ fn false_suspicions_end_in_a_fence_and_the_survivors_agree() {
         "{suspected_runs} of 60 runs had a suspicion that fenced"
     );
 }
+
+/// `RANK@packet:K`: the rank dies just before its K-th packet of any kind. Rank 1's packets
+/// are its three messages (it receives nothing, so it sends no credit): `1@packet:3` lets two
+/// through, in-process and under the simulation alike.
+#[test]
+fn a_packet_fault_lets_the_packets_before_it_through() {
+    let body = |world: &Comm| {
+        if world.rank() == 1 {
+            for i in 0..3u32 {
+                world.send(&[i], 0, 0)?;
+            }
+            return Ok(Vec::new());
+        }
+        let mut got = Vec::new();
+        loop {
+            let mut value = [0u32];
+            match world.recv(&mut value, 1u32, 0) {
+                Ok(_) => got.push(value[0]),
+                Err(Error::ProcFailed { rank: 1 }) => return Ok(got),
+                Err(other) => return Err(other),
+            }
+        }
+    };
+    let plan: runthrough::FaultPlan = "1@packet:3".parse().unwrap();
+    let local = runthrough::local(2).faults(&plan).run(body);
+    assert!(local[1].is_killed());
+    let mut local = local.into_iter();
+    assert_eq!(local.next().unwrap().returned(), Some(Ok(vec![0, 1])));
+    for seed in 0..20 {
+        let run = runthrough::simulate(2).seed(seed).faults(&plan).run(body);
+        assert_eq!(run.fired, plan.faults(), "seed {seed}");
+        let mut outcomes = run.outcomes.into_iter();
+        assert_eq!(outcomes.next().unwrap().returned(), Some(Ok(vec![0, 1])));
+    }
+}

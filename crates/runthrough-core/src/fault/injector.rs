@@ -21,7 +21,7 @@ pub enum Sending {
     },
     /// A revocation packet.
     Revoke,
-    /// Anything else (point-to-point data, credits, heartbeats): never a fault point.
+    /// Anything else (point-to-point data, credits): a fault point only for `packet:K`.
     Other,
 }
 
@@ -42,6 +42,7 @@ pub enum Sending {
 pub struct Injector {
     calls: u64,
     revokes_sent: u64,
+    packets_sent: u64,
     points: Vec<Point>,
     fired: Option<(Trigger, u64)>,
 }
@@ -63,6 +64,7 @@ enum Point {
         sent: u64,
     },
     Revoke(u64),
+    Packet(u64),
 }
 
 impl Point {
@@ -85,6 +87,7 @@ impl Point {
                 message,
             },
             Point::Revoke(message) => Trigger::Revoke { message },
+            Point::Packet(k) => Trigger::Packet(k),
         }
     }
 }
@@ -116,6 +119,7 @@ impl Injector {
                     sent: 0,
                 },
                 Trigger::Revoke { message } => Point::Revoke(message),
+                Trigger::Packet(k) => Point::Packet(k),
                 Trigger::After(_) | Trigger::Iteration(_) | Trigger::Recovery(_) => {
                     unreachable!("filtered")
                 }
@@ -187,12 +191,14 @@ impl Injector {
         dies.inspect(|&p| self.fire(p)).is_some()
     }
 
-    /// The rank is about to send `sending`: whether it dies just before.
+    /// The rank is about to send `sending` (every packet it sends is asked about, once):
+    /// whether it dies just before.
     pub fn dies_before_sending(&mut self, sending: Sending) -> bool {
         if sending == Sending::Revoke {
             self.revokes_sent += 1;
         }
-        let revokes_sent = self.revokes_sent;
+        self.packets_sent += 1;
+        let (revokes_sent, packets_sent) = (self.revokes_sent, self.packets_sent);
         let mut dies = None;
         for (index, point) in self.points.iter_mut().enumerate() {
             let here = match (point, sending) {
@@ -219,6 +225,7 @@ impl Injector {
                     sent == message
                 }
                 (Point::Revoke(message), Sending::Revoke) => *message == revokes_sent,
+                (Point::Packet(k), _) => *k == packets_sent,
                 _ => false,
             };
             if here {

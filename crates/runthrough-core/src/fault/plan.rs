@@ -117,6 +117,10 @@ pub enum Trigger {
         /// Which revocation packet (1 = the first).
         message: u64,
     },
+    /// Just before the rank sends its `k`-th packet of any kind, 1 = the first: application
+    /// data, collective and agreement messages, revocations, flow-control credits
+    /// (`packet:K`). Heartbeats and connection set-up are not packets.
+    Packet(u64),
     /// At the application's `k`-th step (`iteration:K`): heat's iteration, bag_of_tasks' count
     /// of results at the master. The program injects it; the runtime knows no steps.
     Iteration(u64),
@@ -144,7 +148,8 @@ impl Trigger {
             Trigger::Call(_)
             | Trigger::Agreement { .. }
             | Trigger::Collective { .. }
-            | Trigger::Revoke { .. } => InjectedBy::Runtime,
+            | Trigger::Revoke { .. }
+            | Trigger::Packet(_) => InjectedBy::Runtime,
             Trigger::Iteration(_) | Trigger::Recovery(_) => InjectedBy::Application,
         }
     }
@@ -208,6 +213,7 @@ impl fmt::Display for Trigger {
                 message,
             } => write!(f, "{operation}:{call}:{message}"),
             Trigger::Revoke { message } => write!(f, "revoke:{message}"),
+            Trigger::Packet(k) => write!(f, "packet:{k}"),
             Trigger::Iteration(k) => write!(f, "iteration:{k}"),
             Trigger::Recovery(n) => write!(f, "recovery:{n}"),
         }
@@ -404,7 +410,7 @@ impl std::error::Error for FaultError {}
 
 /// What the grammar accepts after `RANK@`, for error messages.
 const EXPECTED: &str = "expected SECONDS, call:K, validate_global:K[:M], a collective such as \
-                        all_reduce:K[:M], revoke:M, iteration:K or recovery:N";
+                        all_reduce:K[:M], revoke:M, packet:K, iteration:K or recovery:N";
 
 /// The non-empty entries of a comma-separated list.
 fn entries(text: &str) -> impl Iterator<Item = &str> {
@@ -514,6 +520,8 @@ fn parse_trigger(text: &str, bare: BareNumber) -> Result<Trigger, String> {
             message: from_one(m, "revocation messages")?,
         }),
         ("revoke", _) => Err(arity("revoke:M")),
+        ("packet", [k]) => from_one(k, "packets").map(Trigger::Packet),
+        ("packet", _) => Err(arity("packet:K")),
         ("iteration" | "step", [k]) => whole(k).map(Trigger::Iteration),
         ("iteration" | "step", _) => Err(arity(&format!("{name}:K"))),
         ("recovery", [n]) => from_one(n, "recoveries").map(Trigger::Recovery),

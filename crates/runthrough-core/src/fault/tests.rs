@@ -318,6 +318,19 @@ fn a_revoke_fault_fires_at_its_packet() {
     assert!(i.dies_before_sending(Sending::Revoke));
 }
 
+/// `packet:K`: the K-th packet of any kind.
+#[test]
+fn a_packet_fault_fires_at_its_packet_whatever_its_kind() {
+    let mut i = injector("packet:3");
+    assert!(!i.dies_before_sending(Sending::Other));
+    assert!(!i.dies_before_sending(Sending::Revoke));
+    assert!(i.dies_before_sending(Sending::Collective { context: 0 }));
+    assert_eq!(i.fired().map(|(t, _)| t), Some(Trigger::Packet(3)));
+    assert_eq!(fault("2@packet:3").to_string(), "2@packet:3");
+    assert!("2@packet:0".parse::<Fault>().is_err());
+    assert!("2@packet".parse::<Fault>().is_err());
+}
+
 /// Several faults on one rank: it dies at the first that fires.
 #[test]
 fn several_faults_on_one_rank_each_fire() {

@@ -434,10 +434,31 @@ impl Simulated {
         self.enqueue_all(state, to, out);
     }
 
+    /// Queues what `from`'s engine produced while something was delivered to it, each packet
+    /// a point where a planned fault may kill `from` (as for what it sends itself).
     fn enqueue_all(&self, state: &mut State, from: u32, out: Outgoing) {
         for (to, packet) in out {
+            if self.dies_before_sending(state, from, &packet) {
+                return;
+            }
             self.enqueue(state, from, to, Event::Packet(packet));
         }
+    }
+
+    /// Whether a planned fault kills `from` before it sends `packet`; if so it is killed.
+    fn dies_before_sending(&self, state: &mut State, from: u32, packet: &Packet) -> bool {
+        let endpoint = &self.endpoints[from as usize];
+        if !endpoint.dies_before_sending(packet) {
+            return false;
+        }
+        if let Some((trigger, _)) = endpoint.fired_fault() {
+            state.fired.push(Fault {
+                rank: from,
+                trigger,
+            });
+        }
+        self.kill_locked(state, from);
+        true
     }
 
     fn enqueue(&self, state: &mut State, from: u32, to: u32, event: Event) {
@@ -545,14 +566,7 @@ impl Transport for Simulated {
         if !self.alive[from as usize].load(Ordering::SeqCst) {
             return;
         }
-        if self.endpoints[from as usize].dies_before_sending(&packet) {
-            if let Some((trigger, _)) = self.endpoints[from as usize].fired_fault() {
-                state.fired.push(Fault {
-                    rank: from,
-                    trigger,
-                });
-            }
-            self.kill_locked(&mut state, from);
+        if self.dies_before_sending(&mut state, from, &packet) {
             return;
         }
         self.enqueue(&mut state, from, to, Event::Packet(packet));
