@@ -24,6 +24,8 @@
 //! - [`fault`]: fault plans in their one grammar (`2@0.5`, `1@call:8`, `3@validate_global:2:1`)
 //!   and the [`fault::Injector`] that says whether a rank dies at a point of its calls.
 //! - [`settings`]: the `RT_*` variables and the one parser of each.
+//! - [`simnet`]: the simulated network both simulators run over (per-pair FIFO queues; the
+//!   caller's seed picks the pair).
 //!
 //! ```
 //! use runthrough_core::{FailureView, RankSet, RankState};
@@ -49,6 +51,7 @@ pub mod packet;
 mod rank_set;
 mod rank_state;
 pub mod settings;
+pub mod simnet;
 mod view;
 pub mod wire;
 

@@ -1,25 +1,18 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The simulated network: one FIFO queue of packets in flight per ordered pair of ranks (the
-//! transports keep per-pair order); the seed picks which pair delivers next.
-
-use std::collections::VecDeque;
+//! transports keep per-pair order); the seed picks which pair delivers next. The queues are
+//! `runthrough_core::simnet`'s, shared with `runthrough::simulate`.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use runthrough_core::packet::Packet;
 
-/// Packets in flight between `ranks` ranks.
+/// Packets in flight between `ranks` ranks: the network model of `runthrough_core::simnet`
+/// (which `runthrough::simulate` runs programs over too), with this simulator's test-only
+/// packet loss.
 #[derive(Debug)]
 pub struct Network {
-    ranks: u32,
-    /// Queue of the pair (from, to) at `from * ranks + to`.
-    queues: Vec<VecDeque<Packet>>,
-    /// The pairs whose queue is not empty, in no particular order ...
-    busy: Vec<usize>,
-    /// ... and where each pair is in `busy` (`usize::MAX`: not there).
-    at: Vec<usize>,
-    /// Packets in flight.
-    in_flight: usize,
+    inner: runthrough_core::simnet::Network<Packet>,
     /// Test-only fault: the `n`-th point-to-point data packet put on the network (0-based) is
     /// silently dropped, so that the checks can be seen to catch a lost message.
     drop_data_at: Option<u64>,
@@ -29,13 +22,8 @@ pub struct Network {
 impl Network {
     /// An empty network between `ranks` ranks.
     pub fn new(ranks: u32, drop_data_at: Option<u64>) -> Self {
-        let pairs = (ranks * ranks) as usize;
         Network {
-            ranks,
-            queues: (0..pairs).map(|_| VecDeque::new()).collect(),
-            busy: Vec::new(),
-            at: vec![usize::MAX; pairs],
-            in_flight: 0,
+            inner: runthrough_core::simnet::Network::new(ranks),
             drop_data_at,
             data_seen: 0,
         }
@@ -50,47 +38,28 @@ impl Network {
                 return false;
             }
         }
-        let pair = (from * self.ranks + to) as usize;
-        if self.queues[pair].is_empty() {
-            self.at[pair] = self.busy.len();
-            self.busy.push(pair);
-        }
-        self.queues[pair].push_back(packet);
-        self.in_flight += 1;
+        self.inner.send(from, to, packet);
         true
     }
 
     /// Whether nothing is in flight.
     pub fn is_empty(&self) -> bool {
-        self.in_flight == 0
+        self.inner.is_empty()
     }
 
     /// Packets in flight.
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.inner.in_flight()
     }
 
     /// Takes the head packet of a pair chosen by `rng` among those with packets in flight:
     /// (from, to, packet).
     pub fn take_next(&mut self, rng: &mut ChaCha8Rng) -> Option<(u32, u32, Packet)> {
-        if self.busy.is_empty() {
+        if self.inner.busy() == 0 {
             return None;
         }
-        let pair = self.busy[rng.gen_range(0..self.busy.len())];
-        let packet = self.queues[pair]
-            .pop_front()
-            .expect("a busy pair has a packet");
-        self.in_flight -= 1;
-        if self.queues[pair].is_empty() {
-            let at = self.at[pair];
-            self.busy.swap_remove(at);
-            if let Some(&moved) = self.busy.get(at) {
-                self.at[moved] = at;
-            }
-            self.at[pair] = usize::MAX;
-        }
-        let (from, to) = (pair as u32 / self.ranks, pair as u32 % self.ranks);
-        Some((from, to, packet))
+        let choice = rng.gen_range(0..self.inner.busy());
+        self.inner.take(choice)
     }
 }
 

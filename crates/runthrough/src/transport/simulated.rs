@@ -31,7 +31,7 @@
 //! Everything a step does is folded into a trace hash (FNV-1a over the step's kind, ranks and
 //! the delivered packet's wire bytes): the same seed and plan give the same hash.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -47,6 +47,7 @@ use crate::signal::Signal;
 use runthrough_core::agreement::Decision;
 use runthrough_core::fault::Fault;
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
+use runthrough_core::simnet::Network;
 use runthrough_core::Rank;
 
 /// Virtual time one scheduling step takes.
@@ -123,10 +124,9 @@ struct State {
     runs: Vec<Run>,
     /// Library calls started per rank (the `call:K` count).
     calls: Vec<u64>,
-    /// Per (from, to) pair, `from * n + to`: events not yet delivered.
-    queues: Vec<VecDeque<Event>>,
-    /// The pairs whose queue is not empty, in order (the scheduler's choice is by position).
-    busy: BTreeSet<(u32, u32)>,
+    /// Events not yet delivered, per (from, to) pair (`runthrough_core::simnet`, the network
+    /// model the engine simulator uses too).
+    network: Network<Event>,
     steps: u64,
     budget: u64,
     /// Timed kills not yet due: (virtual time, rank), latest first.
@@ -186,8 +186,7 @@ impl Simulated {
                 turn: None,
                 runs: vec![Run::Starting; n],
                 calls: vec![0; n],
-                queues: (0..n * n).map(|_| VecDeque::new()).collect(),
-                busy: BTreeSet::new(),
+                network: Network::new(n as u32),
                 steps: 0,
                 budget,
                 timed,
@@ -342,7 +341,7 @@ impl Simulated {
                 .filter(|&r| self.can_run(state.runs[r], r))
                 .map(|r| r as u32)
                 .collect();
-            let choices = ready.len() + state.busy.len();
+            let choices = ready.len() + state.network.busy();
             if choices == 0 {
                 // Everyone waits: time passes until the next timed kill or suspicion, if any.
                 let timed = state.timed.last().map(|(at, _)| at.as_micros() as u64);
@@ -367,12 +366,11 @@ impl Simulated {
                 fold(&mut state.hash, &rank.to_le_bytes());
                 return Some(rank);
             }
-            let (from, to) = *state
-                .busy
-                .iter()
-                .nth(choice - ready.len())
+            let (from, to, event) = state
+                .network
+                .take(choice - ready.len())
                 .expect("the choice is a busy pair");
-            self.deliver(state, from, to);
+            self.deliver(state, from, to, event);
         }
     }
 
@@ -403,14 +401,8 @@ impl Simulated {
         state.timed.sort_by(|a, b| b.cmp(a));
     }
 
-    /// Delivers the first event of the (from, to) queue.
-    fn deliver(&self, state: &mut State, from: u32, to: u32) {
-        let n = self.size();
-        let queue = &mut state.queues[(from * n + to) as usize];
-        let event = queue.pop_front().expect("a busy pair has an event");
-        if queue.is_empty() {
-            state.busy.remove(&(from, to));
-        }
+    /// Delivers an event `from` sent `to`.
+    fn deliver(&self, state: &mut State, from: u32, to: u32, event: Event) {
         fold(&mut state.hash, b"d");
         fold(&mut state.hash, &from.to_le_bytes());
         fold(&mut state.hash, &to.to_le_bytes());
@@ -465,8 +457,7 @@ impl Simulated {
         if !self.alive[from as usize].load(Ordering::SeqCst) || to >= self.size() {
             return;
         }
-        state.queues[(from * self.size() + to) as usize].push_back(event);
-        state.busy.insert((from, to));
+        state.network.send(from, to, event);
     }
 
     /// `rank` dies: it sends nothing more, and each live peer's detector learns of it after
@@ -481,8 +472,7 @@ impl Simulated {
         let n = self.size();
         for peer in 0..n {
             if peer != rank && self.alive[peer as usize].load(Ordering::SeqCst) {
-                state.queues[(rank * n + peer) as usize].push_back(Event::Failed);
-                state.busy.insert((rank, peer));
+                state.network.send(rank, peer, Event::Failed);
             }
         }
     }
@@ -504,10 +494,7 @@ impl Simulated {
         if state.hang.is_none() {
             state.hang = Some(Hang { why, ranks });
         }
-        for queue in &mut state.queues {
-            queue.clear();
-        }
-        state.busy.clear();
+        state.network.clear();
         state.timed.clear();
         for (rank, alive) in self.alive.iter().enumerate() {
             if alive.swap(false, Ordering::SeqCst) {
