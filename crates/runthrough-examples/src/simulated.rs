@@ -47,29 +47,22 @@ pub fn heat_verdict(
     run: &SimRun<HeatOutcome>,
 ) -> Result<(), String> {
     let may_lose = run.fired.len() > config.buddies;
-    let mut survivors = 0;
     for (rank, outcome) in run.outcomes.iter().enumerate() {
         match outcome {
-            RankOutcome::Killed => {}
-            RankOutcome::Returned(Ok(result)) if result.matches(reference) => survivors += 1,
+            // Only a planned death ends a rank. (A death planned at a packet may also strike a
+            // rank whose function had returned, while its engine answered a peer: it returned.)
+            RankOutcome::Killed if run.fired.iter().any(|f| f.rank == rank as u32) => {}
+            RankOutcome::Killed => return Err(format!("rank {rank} died unplanned")),
+            RankOutcome::Returned(Ok(result)) if result.matches(reference) => {}
             RankOutcome::Returned(Ok(_)) => {
                 return Err(format!("rank {rank}: a field unlike the reference"))
             }
-            RankOutcome::Returned(Err(HeatError::Unrecoverable { .. })) if may_lose => {
-                survivors += 1;
-            }
+            RankOutcome::Returned(Err(HeatError::Unrecoverable { .. })) if may_lose => {}
             RankOutcome::Returned(Err(error)) => return Err(format!("rank {rank}: {error}")),
             RankOutcome::Panicked(message) => {
                 return Err(format!("rank {rank} panicked: {message}"))
             }
         }
-    }
-    if survivors + run.fired.len() != config.ranks as usize {
-        return Err(format!(
-            "{survivors} survivors and {} kills in a job of {}",
-            run.fired.len(),
-            config.ranks
-        ));
     }
     Ok(())
 }
@@ -103,7 +96,8 @@ pub fn bag_verdict(config: &bag_of_tasks::Config, run: &SimRun<BagOutcome>) -> R
     let reference = bag_of_tasks::reference(config);
     for (rank, outcome) in run.outcomes.iter().enumerate() {
         match outcome {
-            RankOutcome::Killed => {}
+            RankOutcome::Killed if run.fired.iter().any(|f| f.rank == rank as u32) => {}
+            RankOutcome::Killed => return Err(format!("rank {rank} died unplanned")),
             RankOutcome::Returned(Ok(Some(master))) if master.results == reference => {}
             RankOutcome::Returned(Ok(Some(_))) => {
                 return Err("the master's results differ from the reference".into())
