@@ -80,6 +80,7 @@ pub fn simulate(n: u32) -> Simulation {
         suspicions: 0,
         suspicion_horizon: DEFAULT_SUSPICION_HORIZON,
         horizon: DEFAULT_KILL_HORIZON,
+        trace: false,
         budget: DEFAULT_STEP_BUDGET,
         unexpected_cap: None,
     }
@@ -95,6 +96,7 @@ pub struct Simulation {
     suspicions: u32,
     suspicion_horizon: u64,
     horizon: u64,
+    trace: bool,
     budget: u64,
     unexpected_cap: Option<usize>,
 }
@@ -181,6 +183,13 @@ impl Simulation {
     /// out"; default [`DEFAULT_STEP_BUDGET`]).
     pub fn step_budget(mut self, steps: u64) -> Self {
         self.budget = steps;
+        self
+    }
+
+    /// Keeps the run's steps in words in [`SimRun::trace`] (who ran, each delivery, each death
+    /// and suspicion), to read a replayed failure.
+    pub fn trace(mut self, keep: bool) -> Self {
+        self.trace = keep;
         self
     }
 
@@ -304,6 +313,9 @@ impl Simulation {
             timed,
             self.suspicion_steps(),
         ));
+        if self.trace {
+            simulated.keep_trace();
+        }
         let transport: Arc<dyn Transport> = simulated.clone();
         let (outcomes, report) = std::thread::scope(|scope| {
             let handles: Vec<_> = endpoints
@@ -348,6 +360,7 @@ impl Simulation {
             plan,
             fired: report.fired,
             violations: report.violations,
+            trace: report.trace,
             hang: report.hang.map(|h| h.to_string()),
             steps: report.steps,
             trace_hash: report.trace_hash,
@@ -381,6 +394,8 @@ pub struct SimRun<T> {
     /// live rank agreed failed on the world communicator that no false suspicion named. Empty
     /// unless the library is wrong.
     pub violations: Vec<String>,
+    /// The run's steps in words, with [`Simulation::trace`] (empty otherwise).
+    pub trace: Vec<String>,
     /// A hang, if the run had one: why ("every rank still running waits, and nothing is in
     /// flight", or "the step budget ran out") and where each rank was.
     pub hang: Option<String>,

@@ -403,3 +403,50 @@ fn a_packet_fault_lets_the_packets_before_it_through() {
         assert_eq!(outcomes.next().unwrap().returned(), Some(Ok(vec![0, 1])));
     }
 }
+
+/// `trace(true)` keeps every step in words: who ran, each delivery, the death; the same token
+/// gives the same lines, and without it nothing is kept.
+#[test]
+fn a_trace_tells_the_steps_and_repeats_with_the_token() {
+    let plan: runthrough::FaultPlan = "2@call:2".parse().unwrap();
+    let traced = |seed| {
+        runthrough::simulate(3)
+            .seed(seed)
+            .faults(&plan)
+            .trace(true)
+            .run(ring_and_sum)
+    };
+    let run = traced(5);
+    assert!(
+        run.trace.iter().any(|l| l.contains("run 0 (call")),
+        "{:#?}",
+        run.trace
+    );
+    assert!(
+        run.trace.iter().any(|l| l.ends_with("2 dies")),
+        "{:#?}",
+        run.trace
+    );
+    assert!(
+        run.trace
+            .iter()
+            .any(|l| l.contains("2 -> 0: (the sender died)")),
+        "{:#?}",
+        run.trace
+    );
+    assert!(
+        run.trace.iter().any(|l| l.contains("Agreement")),
+        "{:#?}",
+        run.trace
+    );
+    assert_eq!(traced(5).trace, run.trace);
+    let untraced = runthrough::simulate(3)
+        .seed(5)
+        .faults(&plan)
+        .run(ring_and_sum);
+    assert!(untraced.trace.is_empty());
+    assert_eq!(
+        untraced.trace_hash, run.trace_hash,
+        "tracing changes nothing"
+    );
+}

@@ -114,6 +114,8 @@ pub(crate) struct Report {
     /// Broken rules the scheduler saw (two decisions of one agreement, a live rank agreed
     /// failed), in words.
     pub(crate) violations: Vec<String>,
+    /// The steps in words, if asked for.
+    pub(crate) trace: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -141,6 +143,8 @@ struct State {
     /// Per agreement, the first rank that returned its decision, and the decision.
     decisions: BTreeMap<(Series, ContextId, u64), (u32, Decision)>,
     violations: Vec<String>,
+    /// The run's steps in words, when asked for (`Simulation::trace`).
+    trace: Option<Vec<String>>,
     /// Scratch for encoding packets into the hash.
     scratch: Vec<u8>,
 }
@@ -157,6 +161,40 @@ pub(crate) struct Simulated {
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// Adds a line to the trace, if one is kept.
+fn note(state: &mut State, line: impl FnOnce() -> String) {
+    if let Some(trace) = &mut state.trace {
+        trace.push(format!("{:>8} {}", state.steps, line()));
+    }
+}
+
+/// An event in words (a data or collective packet by its size, not its bytes).
+fn describe(event: &Event) -> String {
+    match event {
+        Event::Failed => "(the sender died)".into(),
+        Event::Packet(Packet::Data {
+            context,
+            source,
+            tag,
+            payload,
+        }) => format!(
+            "data ctx {context:#x} from {source} tag {tag}, {} bytes",
+            payload.len()
+        ),
+        Event::Packet(Packet::Collective {
+            context,
+            epoch,
+            sequence,
+            payload,
+            ..
+        }) => format!(
+            "collective ctx {context:#x} epoch {epoch} #{sequence}, {} bytes",
+            payload.len()
+        ),
+        Event::Packet(other) => format!("{other:?}"),
+    }
+}
 
 fn fold(hash: &mut u64, bytes: &[u8]) {
     for byte in bytes {
@@ -197,10 +235,16 @@ impl Simulated {
                 fired: Vec::new(),
                 decisions: BTreeMap::new(),
                 violations: Vec::new(),
+                trace: None,
                 scratch: Vec::new(),
             }),
             endpoints,
         }
+    }
+
+    /// Records the run's steps in words ([`Report::trace`]).
+    pub(crate) fn keep_trace(&self) {
+        self.lock().trace = Some(Vec::new());
     }
 
     fn size(&self) -> u32 {
@@ -268,6 +312,7 @@ impl Simulated {
             hang: state.hang.clone(),
             fired: state.fired.clone(),
             violations: state.violations.clone(),
+            trace: state.trace.take().unwrap_or_default(),
         }
     }
 
@@ -362,6 +407,8 @@ impl Simulated {
             }
             let choice = state.rng.gen_range(0..choices);
             if let Some(&rank) = ready.get(choice) {
+                let calls = state.calls[rank as usize];
+                note(state, || format!("run {rank} (call {calls})"));
                 fold(&mut state.hash, b"run");
                 fold(&mut state.hash, &rank.to_le_bytes());
                 return Some(rank);
@@ -391,6 +438,7 @@ impl Simulated {
         let others: Vec<u32> = live.into_iter().filter(|&r| r != observer).collect();
         let suspect = others[state.rng.gen_range(0..others.len())];
         state.suspected[suspect as usize] = true;
+        note(state, || format!("{observer} suspects {suspect}"));
         fold(&mut state.hash, b"suspect");
         fold(&mut state.hash, &observer.to_le_bytes());
         fold(&mut state.hash, &suspect.to_le_bytes());
@@ -407,8 +455,12 @@ impl Simulated {
         fold(&mut state.hash, &from.to_le_bytes());
         fold(&mut state.hash, &to.to_le_bytes());
         if !self.alive[to as usize].load(Ordering::SeqCst) {
+            note(state, || {
+                format!("{from} -> {to} lost (dead): {}", describe(&event))
+            });
             return; // to a dead rank: lost
         }
+        note(state, || format!("{from} -> {to}: {}", describe(&event)));
         let out = match event {
             Event::Packet(packet) => {
                 state.scratch.clear();
@@ -467,6 +519,7 @@ impl Simulated {
             return;
         }
         self.endpoints[rank as usize].mark_killed();
+        note(state, || format!("{rank} dies"));
         fold(&mut state.hash, b"kill");
         fold(&mut state.hash, &rank.to_le_bytes());
         let n = self.size();
@@ -492,6 +545,7 @@ impl Simulated {
             })
             .collect();
         if state.hang.is_none() {
+            note(state, || format!("hang: {why}"));
             state.hang = Some(Hang { why, ranks });
         }
         state.network.clear();
