@@ -59,7 +59,12 @@ fn flood(world: &Comm) -> Result<Vec<u32>, Error> {
 #[test]
 fn a_flood_under_a_small_cap_keeps_every_message_whatever_the_kills() {
     let found = runthrough::explore(4)
-        .schedules(400)
+        .schedules(
+            std::env::var("RT_SIM_SCHEDULES")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(400),
+        )
         .seed(1)
         .random_kills(2)
         .kill_horizon(50)
