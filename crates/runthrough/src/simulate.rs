@@ -143,8 +143,8 @@ impl Simulation {
         self
     }
 
-    /// Adds up to `max` kills drawn from the seed (at most `n - 1`: one rank survives): each
-    /// kills a different rank, half of the time as it starts its K-th library call (K in
+    /// Adds up to `max` kills drawn from the seed (at most `n - 1`): each
+    /// kills a different rank (of those the given plan does not name), half of the time as it starts its K-th library call (K in
     /// 1..=the horizon), a quarter before its K-th packet of any kind (K in 1..=twice the
     /// horizon: inside a collective, between a message and its credit...), a quarter inside its
     /// first to third agreement on the world communicator (`validate_global`, `agree`,
@@ -234,6 +234,15 @@ impl Simulation {
         };
         plan.check_ranks(self.size)
             .map_err(|e| TokenError(format!("{token:?}: {e}")))?;
+        if let Some(fault) = plan
+            .faults()
+            .iter()
+            .find(|f| f.trigger.injected_by() == InjectedBy::Application)
+        {
+            return Err(TokenError(format!(
+                "{token:?}: `{fault}` is a point of the application's, which the program injects"
+            )));
+        }
         self.plan = plan;
         self.random_kills = 0;
         self.suspicions = suspicions;
@@ -258,7 +267,7 @@ impl Simulation {
                     call: rng.gen_range(1..=3),
                     message: rng.gen_range(1..=4),
                 },
-                1 => Trigger::Packet(rng.gen_range(1..=2 * self.horizon)),
+                1 => Trigger::Packet(rng.gen_range(1..=self.horizon.saturating_mul(2))),
                 _ => Trigger::Call(rng.gen_range(1..=self.horizon)),
             };
             plan.push(Fault { rank, trigger });
@@ -360,6 +369,7 @@ impl Simulation {
             plan,
             fired: report.fired,
             violations: report.violations,
+            decisions_checked: report.decisions,
             trace: report.trace,
             hang: report.hang.map(|h| h.to_string()),
             steps: report.steps,
@@ -394,6 +404,8 @@ pub struct SimRun<T> {
     /// live rank agreed failed on the world communicator that no false suspicion named. Empty
     /// unless the library is wrong.
     pub violations: Vec<String>,
+    /// How many decisions returned from agreements the library's check compared.
+    pub decisions_checked: u64,
     /// The run's steps in words, with [`Simulation::trace`] (empty otherwise).
     pub trace: Vec<String>,
     /// A hang, if the run had one: why ("every rank still running waits, and nothing is in

@@ -82,6 +82,9 @@ fn the_same_seed_and_plan_give_the_same_trace_and_other_seeds_other_schedules() 
         assert_eq!(first.trace_hash, again.trace_hash, "seed {seed}");
         assert_eq!(first.steps, again.steps, "seed {seed}");
         assert_eq!(first.fired, again.fired, "seed {seed}");
+        // Every rank validates at least once: the library compared their decisions.
+        let returned = first.outcomes.iter().filter(|o| !o.is_killed()).count() as u64;
+        assert!(first.decisions_checked >= returned, "seed {seed}");
         assert_eq!(first.token(), again.token());
         hashes.insert(first.trace_hash);
     }
@@ -240,6 +243,45 @@ fn a_busy_loop_of_tests_uses_up_the_step_budget_and_moves_virtual_time() {
     assert!(outcomes.next().unwrap().is_killed());
     let elapsed = outcomes.next().unwrap().returned().unwrap().unwrap();
     assert!((10e-6..=5e-3).contains(&elapsed), "{elapsed}");
+    // Virtual: whole microseconds (a wall clock would not give them), and the same again.
+    let micros = elapsed * 1e6;
+    assert!((micros - micros.round()).abs() < 1e-3, "{elapsed}");
+}
+
+/// When every rank waits for a timed event, virtual time jumps to it: a receive from a rank
+/// that waits too ends with the planned death, however far away it is, with no hang and few
+/// steps; a program waiting for a time by reading `wtime` in a loop gets there too.
+#[test]
+fn virtual_time_jumps_to_a_timed_kill_when_every_rank_waits() {
+    let plan: runthrough::FaultPlan = "1@30".parse().unwrap();
+    let run = runthrough::simulate(2).seed(3).faults(&plan).run(|world| {
+        let mut got = [0u8];
+        let other = 1 - world.rank();
+        let error = world.recv(&mut got, other, 0).unwrap_err(); // nobody sends
+        Ok::<_, Error>((error, world.wtime()))
+    });
+    assert!(run.hang.is_none(), "{:?}", run.hang);
+    assert_eq!(run.fired, plan.faults());
+    assert!(run.steps < 1_000, "{} steps", run.steps);
+    let (error, at) = run
+        .outcomes
+        .into_iter()
+        .next()
+        .unwrap()
+        .returned()
+        .unwrap()
+        .unwrap();
+    assert_eq!(error, Error::ProcFailed { rank: 1 });
+    assert!(at >= 30.0, "{at}");
+
+    let run = runthrough::simulate(2)
+        .seed(3)
+        .step_budget(50_000)
+        .run(|world| {
+            while world.wtime() < 0.01 {} // 10,000 steps of a microsecond
+            world.barrier()
+        });
+    assert!(run.check().is_ok(), "{:?}", run.check());
 }
 
 #[test]

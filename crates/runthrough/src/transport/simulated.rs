@@ -22,8 +22,9 @@
 //! survivor at its own time. Kills come from the fault plan (the same grammar and injection
 //! points as `runthrough::local`); timed ones count virtual time.
 //!
-//! Time is virtual: every step of the scheduler moves the clock by [`STEP`]; `Comm::wtime`
-//! reads it. A run whose live ranks all wait with nothing in flight, or that uses up its step
+//! Time is virtual: every step of the scheduler moves the clock by [`STEP`], and while every
+//! rank waits for a timed event (a timed kill, a fence, a suspicion) the clock jumps to it
+//! without counting steps; `Comm::wtime` reads it (a scheduling point itself). A run whose live ranks all wait with nothing in flight, or that uses up its step
 //! budget, is a hang: the scheduler records where each rank was, kills every rank still
 //! running (without telling anyone: nothing is scheduled any more), and lets their threads
 //! unwind one at a time.
@@ -107,6 +108,8 @@ impl fmt::Display for Hang {
 #[derive(Debug, Clone)]
 pub(crate) struct Report {
     pub(crate) steps: u64,
+    /// Agreement decisions the library's check compared.
+    pub(crate) decisions: u64,
     pub(crate) trace_hash: u64,
     pub(crate) hang: Option<Hang>,
     /// The faults that fired, in the order they did (timed ones included).
@@ -130,7 +133,12 @@ struct State {
     /// model the engine simulator uses too).
     network: Network<Event>,
     steps: u64,
+    /// Virtual time in microseconds: one per step, plus the jumps while every rank waits for
+    /// a timed event.
+    clock: u64,
     budget: u64,
+    /// Agreement decisions checked ([`Simulated::check_decision`]).
+    decisions: u64,
     /// Timed kills not yet due: (virtual time, rank), latest first.
     timed: Vec<(Duration, Rank)>,
     /// Steps at which a false suspicion starts, latest first.
@@ -141,7 +149,7 @@ struct State {
     hang: Option<Hang>,
     fired: Vec<Fault>,
     /// Per agreement, the first rank that returned its decision, and the decision.
-    decisions: BTreeMap<(Series, ContextId, u64), (u32, Decision)>,
+    decided: BTreeMap<(Series, ContextId, u64), (u32, Decision)>,
     violations: Vec<String>,
     /// The run's steps in words, when asked for (`Simulation::trace`).
     trace: Option<Vec<String>>,
@@ -165,7 +173,7 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// Adds a line to the trace, if one is kept.
 fn note(state: &mut State, line: impl FnOnce() -> String) {
     if let Some(trace) = &mut state.trace {
-        trace.push(format!("{:>8} {}", state.steps, line()));
+        trace.push(format!("{:>8} {}", state.clock, line()));
     }
 }
 
@@ -226,6 +234,8 @@ impl Simulated {
                 calls: vec![0; n],
                 network: Network::new(n as u32),
                 steps: 0,
+                clock: 0,
+                decisions: 0,
                 budget,
                 timed,
                 suspicions,
@@ -233,7 +243,7 @@ impl Simulated {
                 hash: FNV_OFFSET,
                 hang: None,
                 fired: Vec::new(),
-                decisions: BTreeMap::new(),
+                decided: BTreeMap::new(),
                 violations: Vec::new(),
                 trace: None,
                 scratch: Vec::new(),
@@ -308,6 +318,7 @@ impl Simulated {
         }
         Report {
             steps: state.steps,
+            decisions: state.decisions,
             trace_hash: state.hash,
             hang: state.hang.clone(),
             fired: state.fired.clone(),
@@ -364,7 +375,8 @@ impl Simulated {
                 return None;
             }
             state.steps += 1;
-            let now = STEP * u32::try_from(state.steps.min(u64::from(u32::MAX))).unwrap_or(0);
+            state.clock += 1;
+            let now = Duration::from_micros(state.clock);
             while state.timed.last().is_some_and(|(at, _)| *at <= now) {
                 let (at, rank) = state.timed.pop().expect("a timed kill is due");
                 if self.alive[rank as usize].load(Ordering::SeqCst) {
@@ -375,7 +387,7 @@ impl Simulated {
                     self.kill_locked(state, rank);
                 }
             }
-            while state.suspicions.last().is_some_and(|at| *at <= state.steps) {
+            while state.suspicions.last().is_some_and(|at| *at <= state.clock) {
                 state.suspicions.pop();
                 self.suspect(state, now);
             }
@@ -395,8 +407,10 @@ impl Simulated {
                     (a, b) => a.or(b),
                 };
                 if let Some(next) = next.filter(|_| state.hang.is_none()) {
+                    // Time passes, steps do not: the budget counts what the ranks do.
                     fold(&mut state.hash, b"idle");
-                    state.steps = state.steps.max(next.saturating_sub(1));
+                    state.steps -= 1;
+                    state.clock = state.clock.max(next.saturating_sub(1));
                     continue;
                 }
                 self.hang(
@@ -570,7 +584,8 @@ impl Simulated {
         decision: &Decision,
     ) {
         let (series, context, seq) = at;
-        match state.decisions.get(&at) {
+        state.decisions += 1;
+        match state.decided.get(&at) {
             Some((first, agreed)) if agreed != decision => {
                 let violation = format!(
                     "{series:?} {seq} of communicator {context:#x}: rank {first} returned \
@@ -580,7 +595,7 @@ impl Simulated {
             }
             Some(_) => {}
             None => {
-                state.decisions.insert(at, (rank, decision.clone()));
+                state.decided.insert(at, (rank, decision.clone()));
             }
         }
         if context == WORLD_CONTEXT && series == Series::Agreement {
@@ -620,11 +635,9 @@ impl Transport for Simulated {
             let trigger = match planned {
                 Some((trigger, _)) => Some(trigger),
                 // A suspect that halts on learning it was declared failed: as its fence.
-                None if state.suspected[rank as usize] => {
-                    Some(runthrough_core::fault::Trigger::After(
-                        STEP * u32::try_from(state.steps).unwrap_or(u32::MAX),
-                    ))
-                }
+                None if state.suspected[rank as usize] => Some(
+                    runthrough_core::fault::Trigger::After(Duration::from_micros(state.clock)),
+                ),
                 None => None,
             };
             if let Some(trigger) = trigger {
@@ -663,9 +676,17 @@ impl Transport for Simulated {
         self.yield_as(me, Run::Waiting(seen));
     }
 
+    /// The virtual clock. Reading it is a scheduling point (on a rank's own thread), so a
+    /// program that waits for a time by reading the clock in a loop lets the others run and
+    /// moves time on.
     fn wtime(&self) -> f64 {
-        let steps = self.lock().steps;
-        (STEP.as_secs_f64()) * steps as f64
+        if let Some(me) = SCHEDULED_RANK.with(|r| r.get()) {
+            let holds_the_turn = self.lock().turn == Some(me);
+            if holds_the_turn {
+                self.yield_as(me, Run::Ready);
+            }
+        }
+        Duration::from_micros(self.lock().clock).as_secs_f64()
     }
 }
 
