@@ -492,3 +492,51 @@ fn a_trace_tells_the_steps_and_repeats_with_the_token() {
         "tracing changes nothing"
     );
 }
+
+/// Exactly one rank runs at a time: the code between two library calls never overlaps
+/// another rank's (a counter of ranks inside it is never above one).
+#[test]
+fn ranks_never_run_at_the_same_time() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static INSIDE: AtomicU32 = AtomicU32::new(0);
+    let run = runthrough::simulate(6).seed(11).run(|world| {
+        let mut most = 0;
+        for i in 0..200u32 {
+            most = most.max(INSIDE.fetch_add(1, Ordering::SeqCst) + 1);
+            let mut x = u64::from(i);
+            for _ in 0..2_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1); // some work
+            }
+            std::hint::black_box(x);
+            INSIDE.fetch_sub(1, Ordering::SeqCst);
+            world.iprobe::<u8>(Source::Any, 1)?;
+        }
+        Ok::<_, Error>(most)
+    });
+    for outcome in run.outcomes {
+        assert_eq!(outcome.returned(), Some(Ok(1)));
+    }
+}
+
+/// The lowest failing seed is reported, whatever order the runs finish in on several threads.
+#[test]
+fn explore_reports_the_lowest_failing_seed() {
+    let failing = |seed: u64| seed % 7 == 3 || seed == 141;
+    let found = runthrough::explore(2)
+        .schedules(60)
+        .seed(140)
+        .threads(3)
+        .run(
+            |world| world.barrier(),
+            |run| {
+                if failing(run.seed) {
+                    Err(format!("seed {} fails", run.seed))
+                } else {
+                    Ok(())
+                }
+            },
+        );
+    let expected: Vec<u64> = (140..200).filter(|s| failing(*s)).collect();
+    assert_eq!(found.failed, expected.len() as u64);
+    assert_eq!(found.lowest.unwrap().seed, expected[0]);
+}

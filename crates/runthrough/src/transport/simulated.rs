@@ -301,7 +301,26 @@ impl Simulated {
         // Its engine stays: as in-process, a rank whose function returned still answers what
         // reaches it (an agreement's messages) until the run ends.
         state.runs[rank as usize] = Run::Done;
-        let next = self.pick(&mut state);
+        // A delivery that panics here (a library bug) would leave the others parked for ever:
+        // it is recorded as a violation, the run ends as a hang, and the scheduler goes on
+        // letting the ranks unwind.
+        let picked =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.pick(&mut state)));
+        let next = match picked {
+            Ok(next) => next,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                state
+                    .violations
+                    .push(format!("a delivery panicked: {message}"));
+                self.hang(&mut state, format!("a delivery panicked: {message}"));
+                self.pick(&mut state)
+            }
+        };
         self.hand_over(&mut state, next);
     }
 
