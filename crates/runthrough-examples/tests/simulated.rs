@@ -92,38 +92,53 @@ fn bag_of_tasks_survives_every_schedule_of_up_to_three_kills() {
     assert!(killed_workers > schedules / 6, "{killed_workers}");
 }
 
-/// A planted bug: a master that forgets to re-issue a dead worker's tasks. The exploration
-/// finds it from a fixed seed, and its shrunk token fails again the same way when replayed.
+/// Explores `body` from seed 1 (100 schedules, up to `kills` kills at calls 1..=`horizon`):
+/// a failure must be found, and its shrunk token, replayed, must fail the same way.
+fn caught_and_replayed<T: Send>(
+    ranks: u32,
+    kills: u32,
+    horizon: u64,
+    body: impl Fn(&Comm) -> T + Sync,
+    verdict: impl Fn(&SimRun<T>) -> Result<(), String> + Sync,
+) {
+    let found = runthrough::explore(ranks)
+        .schedules(100)
+        .seed(1)
+        .random_kills(kills)
+        .kill_horizon(horizon)
+        .threads(2)
+        .run(&body, &verdict);
+    let failure = found.lowest.expect("the planted bug is found");
+    eprintln!("{failure}");
+    let replayed = runthrough::simulate(ranks)
+        .replay(&failure.shrunk)
+        .unwrap()
+        .run(&body);
+    let why = replayed
+        .check()
+        .and_then(|()| verdict(&replayed))
+        .unwrap_err();
+    assert_eq!(why, failure.shrunk_why);
+}
+
+/// A planted bug: a master that forgets to re-issue a dead worker's tasks.
 #[test]
 fn a_bag_master_that_forgets_to_reissue_is_caught_and_replayed() {
     let config = runthrough_examples::bag_of_tasks::Config {
         planted_forget_reissue: true,
         ..bag_config(5)
     };
-    let body = |world: &Comm| bag_rank(world, &config);
-    let found = runthrough::explore(config.ranks)
-        .schedules(100)
-        .seed(1)
-        .random_kills(3)
-        .kill_horizon(30)
-        .threads(2)
-        .run(body, |run| bag_verdict(&config, run));
-    let failure = found.lowest.expect("the planted bug is found");
-    eprintln!("{failure}");
-    let replayed = runthrough::simulate(config.ranks)
-        .replay(&failure.shrunk)
-        .unwrap()
-        .run(body);
-    let why = replayed
-        .check()
-        .and_then(|()| bag_verdict(&config, &replayed))
-        .unwrap_err();
-    assert_eq!(why, failure.shrunk_why);
+    caught_and_replayed(
+        config.ranks,
+        3,
+        30,
+        |world| bag_rank(world, &config),
+        |run| bag_verdict(&config, run),
+    );
 }
 
 /// A planted bug: heat that restores the checkpoint after a recovery but does not roll its
-/// iteration count back. Found from a fixed seed, and the shrunk token fails again the same
-/// way when replayed.
+/// iteration count back.
 #[test]
 fn heat_that_skips_the_rollback_is_caught_and_replayed() {
     let config = heat::Config {
@@ -131,30 +146,17 @@ fn heat_that_skips_the_rollback_is_caught_and_replayed() {
         ..heat_config(6)
     };
     let reference = heat::reference(config.size, config.iterations);
-    let body = |world: &Comm| heat_rank(world, &config);
-    let verdict = |run: &SimRun<HeatOutcome>| heat_verdict(&config, &reference, run);
-    let found = runthrough::explore(config.ranks)
-        .schedules(100)
-        .seed(1)
-        .random_kills(2)
-        .kill_horizon(60)
-        .threads(2)
-        .run(body, verdict);
-    let failure = found.lowest.expect("the planted bug is found");
-    eprintln!("{failure}");
-    let replayed = runthrough::simulate(config.ranks)
-        .replay(&failure.shrunk)
-        .unwrap()
-        .run(body);
-    let why = replayed
-        .check()
-        .and_then(|()| verdict(&replayed))
-        .unwrap_err();
-    assert_eq!(why, failure.shrunk_why);
+    caught_and_replayed(
+        config.ranks,
+        2,
+        60,
+        |world| heat_rank(world, &config),
+        |run| heat_verdict(&config, &reference, run),
+    );
 }
 
 /// A planted bug: after its first recovery, the lowest survivor skips the `validate_global` of
-/// its next pass. Found from a fixed seed, and the shrunk token fails again the same way.
+/// its next pass.
 #[test]
 fn heat_where_a_survivor_skips_a_validate_global_is_caught_and_replayed() {
     let config = heat::Config {
@@ -162,31 +164,15 @@ fn heat_where_a_survivor_skips_a_validate_global_is_caught_and_replayed() {
         ..heat_config(6)
     };
     let reference = heat::reference(config.size, config.iterations);
-    let body = |world: &Comm| heat_rank(world, &config);
-    let verdict = |run: &SimRun<HeatOutcome>| heat_verdict(&config, &reference, run);
-    let found = runthrough::explore(config.ranks)
-        .schedules(100)
-        .seed(1)
-        .random_kills(2)
-        .kill_horizon(60)
-        .threads(2)
-        .run(body, verdict);
-    let failure = found.lowest.expect("the planted bug is found");
-    eprintln!("{failure}");
-    let replayed = runthrough::simulate(config.ranks)
-        .replay(&failure.shrunk)
-        .unwrap()
-        .run(body);
-    let why = replayed
-        .check()
-        .and_then(|()| verdict(&replayed))
-        .unwrap_err();
-    assert_eq!(why, failure.shrunk_why);
+    caught_and_replayed(
+        config.ranks,
+        2,
+        60,
+        |world| heat_rank(world, &config),
+        |run| heat_verdict(&config, &reference, run),
+    );
 }
 
-/// Heat under false suspicions: a live rank reported failed by one peer runs on until it is
-/// fenced (or halts on learning it was declared failed), plus up to one kill. A fence is a
-/// death: with at most two, every survivor must still end with the failure-free field.
 #[test]
 fn heat_survives_false_suspicions_bit_for_bit() {
     let config = heat_config(6);

@@ -127,16 +127,7 @@ impl Simulation {
     /// On a fault of a rank outside the job, or at an application's step (`iteration:K`,
     /// `recovery:N`), which only the program can inject.
     pub fn faults(mut self, plan: &FaultPlan) -> Self {
-        if let Err(error) = plan.check_ranks(self.size) {
-            panic!("faults: {error}");
-        }
-        if let Some(fault) = plan
-            .faults()
-            .iter()
-            .find(|f| f.trigger.injected_by() == InjectedBy::Application)
-        {
-            panic!("faults: `{fault}` is a point of the application's, for the program to inject");
-        }
+        crate::universe::check_plan(plan, self.size);
         for fault in plan.faults() {
             self.plan.push(*fault);
         }

@@ -143,16 +143,7 @@ impl LocalUniverse {
     /// `recovery:N`, which only the program can inject): a test that names a fault that cannot
     /// happen should not pass quietly.
     pub fn faults(mut self, plan: &FaultPlan) -> Self {
-        if let Err(error) = plan.check_ranks(self.size) {
-            panic!("faults: {error}");
-        }
-        if let Some(fault) = plan
-            .faults()
-            .iter()
-            .find(|f| f.trigger.injected_by() == InjectedBy::Application)
-        {
-            panic!("faults: `{fault}` is a point of the application's, for the program to inject");
-        }
+        check_plan(plan, self.size);
         for fault in plan.faults() {
             self.plan.push(*fault);
         }
@@ -414,12 +405,36 @@ pub(crate) fn run_rank<T>(world: &Comm, f: &(impl Fn(&Comm) -> T + Sync)) -> Ran
         Err(payload) => {
             // A panicking rank is a crashed process: its peers must learn of it.
             world.process.transport.kill(world.process.world_rank());
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".to_string());
+            let message = panic_message(payload.as_ref());
             RankOutcome::Panicked(message)
         }
+    }
+}
+
+/// The message a panic carried (`"panic"` when it carried none).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
+}
+
+/// Checks a plan given to a job builder (`local(n).faults`, `simulate(n).faults`).
+///
+/// # Panics
+/// On a fault of a rank outside a job of `size` ranks, or at an application's step
+/// (`iteration:K`, `recovery:N`), which only the program can inject: a test that names a fault
+/// that cannot happen should not pass quietly.
+pub(crate) fn check_plan(plan: &FaultPlan, size: u32) {
+    if let Err(error) = plan.check_ranks(size) {
+        panic!("faults: {error}");
+    }
+    if let Some(fault) = plan
+        .faults()
+        .iter()
+        .find(|f| f.trigger.injected_by() == InjectedBy::Application)
+    {
+        panic!("faults: `{fault}` is a point of the application's, for the program to inject");
     }
 }

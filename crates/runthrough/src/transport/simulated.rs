@@ -309,11 +309,7 @@ impl Simulated {
         let next = match picked {
             Ok(next) => next,
             Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".into());
+                let message = crate::universe::panic_message(payload.as_ref());
                 state
                     .violations
                     .push(format!("a delivery panicked: {message}"));
