@@ -30,7 +30,7 @@ impl Process {
     /// Starts a communication call: unwinds if this rank was killed or is planned to die here.
     pub(crate) fn enter(&self) -> Result<()> {
         self.check_alive();
-        self.transport.call_point(self.world_rank());
+        self.transport.call_point(self.world_rank())?;
         if self.endpoint.dies_at_call() {
             self.die();
         }

@@ -318,9 +318,9 @@ impl Simulation {
         }
         let transport: Arc<dyn Transport> = simulated.clone();
         let (outcomes, report) = std::thread::scope(|scope| {
-            let handles: Vec<_> = endpoints
-                .iter()
-                .map(|endpoint| {
+            let mut handles = Vec::with_capacity(endpoints.len());
+            for endpoint in &endpoints {
+                let started = {
                     let process = Arc::new(Process {
                         endpoint: Arc::clone(endpoint),
                         transport: Arc::clone(&transport),
@@ -333,19 +333,32 @@ impl Simulation {
                     };
                     let f = &f;
                     let simulated = Arc::clone(&simulated);
-                    std::thread::Builder::new()
-                        .name(format!("{RANK_THREAD}{}", endpoint.world_rank))
-                        .spawn_scoped(scope, move || {
-                            let rank = world.rank;
-                            simulated.rank_starts(rank);
-                            let outcome = run_rank(&world, f);
-                            drop(world);
-                            simulated.rank_done(rank);
-                            outcome
-                        })
-                        .expect("spawning a simulated rank's thread")
-                })
-                .collect();
+                    #[cfg(test)]
+                    if tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank) {
+                        Err(std::io::Error::other("refused by the test"))
+                    } else {
+                        spawn_rank(scope, endpoint.world_rank, world, f, simulated)
+                    }
+                    #[cfg(not(test))]
+                    spawn_rank(scope, endpoint.world_rank, world, f, simulated)
+                };
+                match started {
+                    Ok(handle) => handles.push(handle),
+                    Err(error) => {
+                        // The ranks already started wait for a turn that never comes: release
+                        // them before saying why (a panic here would wait for them for ever).
+                        simulated.call_off();
+                        for handle in handles {
+                            let _ = handle.join();
+                        }
+                        panic!(
+                            "runthrough::simulate: could not start the thread of rank {} of {}: \
+                             {error}",
+                            endpoint.world_rank, self.size
+                        );
+                    }
+                }
+            }
             let report = simulated.drive();
             let outcomes: Vec<RankOutcome<T>> = handles
                 .into_iter()
@@ -367,6 +380,32 @@ impl Simulation {
             trace_hash: report.trace_hash,
         }
     }
+}
+
+/// Starts the thread of simulated rank `rank`: it waits for its first turn, runs `f` and
+/// gives the turn up for good; or returns at once if the run is called off before its turn.
+fn spawn_rank<'scope, T, F>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    rank: u32,
+    world: Comm,
+    f: &'scope F,
+    simulated: Arc<Simulated>,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, RankOutcome<T>>>
+where
+    T: Send + 'scope,
+    F: Fn(&Comm) -> T + Sync,
+{
+    std::thread::Builder::new()
+        .name(format!("{RANK_THREAD}{rank}"))
+        .spawn_scoped(scope, move || {
+            if !simulated.rank_starts(rank) {
+                return RankOutcome::Killed;
+            }
+            let outcome = run_rank(&world, f);
+            drop(world);
+            simulated.rank_done(rank);
+            outcome
+        })
 }
 
 fn token_of(seed: u64, plan: &FaultPlan, suspicions: u32) -> String {
@@ -771,4 +810,44 @@ fn smaller_plans(plan: &FaultPlan) -> Vec<FaultPlan> {
     }
     smaller.dedup();
     smaller
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The rank whose thread [`Simulation::run`] fails to spawn, on the thread calling it.
+        pub(super) static FAIL_SPAWN_OF: Cell<Option<u32>> = const { Cell::new(None) };
+    }
+
+    /// A rank thread that cannot be spawned ends the run with a panic that says why, after the
+    /// ranks already started are released (they waited for a first turn that never comes: the
+    /// panic used to wait for them for ever).
+    #[test]
+    fn a_rank_thread_that_cannot_start_ends_the_run_with_a_clear_panic() {
+        FAIL_SPAWN_OF.with(|r| r.set(Some(2)));
+        let ran = std::sync::atomic::AtomicU32::new(0);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::simulate(4).seed(1).run(|world| {
+                ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                world.barrier()
+            })
+        }));
+        FAIL_SPAWN_OF.with(|r| r.set(None));
+        let payload = outcome.expect_err("the run cannot start");
+        let message = crate::universe::panic_message(payload.as_ref());
+        assert!(
+            message.contains("could not start the thread of rank 2 of 4"),
+            "{message}"
+        );
+        assert_eq!(
+            ran.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "no rank ran"
+        );
+        // The next run on this thread is whole again.
+        let run = super::simulate(4).seed(1).run(|world| world.barrier());
+        assert!(run.check().is_ok(), "{:?}", run.check());
+    }
 }

@@ -287,18 +287,25 @@ fn virtual_time_jumps_to_a_timed_kill_when_every_rank_waits() {
 #[test]
 fn a_library_call_from_a_thread_the_simulation_does_not_schedule_is_refused() {
     let run = runthrough::simulate(2).seed(0).run(|world| {
-        std::thread::scope(|scope| {
+        let refused = std::thread::scope(|scope| {
             scope
                 .spawn(|| world.barrier())
                 .join()
-                .map_err(|panic| panic.downcast_ref::<String>().cloned().unwrap_or_default())
-        })
+                .expect("the refusal is an error, not a panic")
+        });
+        // The rank's own thread still runs normally afterwards.
+        world.barrier()?;
+        Ok::<_, Error>(refused)
     });
+    assert!(run.check().is_ok(), "{:?}", run.check());
     for outcome in run.outcomes {
-        let refused = outcome.returned().unwrap().unwrap_err();
+        let refused = outcome.returned().unwrap().unwrap().unwrap_err();
+        let Error::Argument { reason } = refused else {
+            panic!("refused with {refused:?}");
+        };
         assert!(
-            refused.contains("from a thread the simulation does not schedule"),
-            "{refused}"
+            reason.contains("from a thread the simulation does not schedule"),
+            "{reason}"
         );
     }
 }

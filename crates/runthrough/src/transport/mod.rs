@@ -120,8 +120,14 @@ pub(crate) trait Transport: Send + Sync + Debug {
 
     /// World rank `rank` starts a library call: a scheduling point for the simulated transport
     /// (the rank may be parked here while others run); nothing for the others.
+    ///
+    /// # Errors
+    /// The simulated transport refuses a call from a thread it does not schedule
+    /// (`Error::Argument`).
     #[inline]
-    fn call_point(&self, _rank: u32) {}
+    fn call_point(&self, _rank: u32) -> runthrough_core::Result<()> {
+        Ok(())
+    }
 
     /// Seconds since an arbitrary point in the past, for `Comm::wtime`: the monotonic clock
     /// (since the first call in this process); the simulated transport's virtual time.

@@ -49,7 +49,7 @@ use runthrough_core::agreement::Decision;
 use runthrough_core::fault::Fault;
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
 use runthrough_core::simnet::Network;
-use runthrough_core::Rank;
+use runthrough_core::{Error, Rank, Result};
 
 /// Virtual time one scheduling step takes.
 pub(crate) const STEP: Duration = Duration::from_micros(1);
@@ -155,6 +155,9 @@ struct State {
     trace: Option<Vec<String>>,
     /// Scratch for encoding packets into the hash.
     scratch: Vec<u8>,
+    /// The run was called off before it started (a rank's thread could not be spawned): the
+    /// ranks already started return without running their function.
+    called_off: bool,
 }
 
 /// The simulated transport and its scheduler.
@@ -242,6 +245,7 @@ impl Simulated {
                 suspected: vec![false; n],
                 hash: FNV_OFFSET,
                 hang: None,
+                called_off: false,
                 fired: Vec::new(),
                 decided: BTreeMap::new(),
                 violations: Vec::new(),
@@ -265,32 +269,43 @@ impl Simulated {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The calling thread's rank, checked against `rank` when given: a library call from a
-    /// thread the simulation does not schedule is refused (it would run beside the scheduled
-    /// one and make the run depend on the operating system).
-    fn scheduled(&self, rank: Option<u32>) -> u32 {
-        let mine = SCHEDULED_RANK.with(|r| r.get());
-        match (mine, rank) {
-            (Some(mine), Some(rank)) if mine == rank => mine,
-            (Some(mine), None) => mine,
-            _ => panic!(
-                "runthrough::simulate: a library call of rank {} came from a thread the \
-                 simulation does not schedule; under simulation only the rank's own thread may \
-                 call the library (docs/semantics.md §7)",
-                rank.map_or_else(|| "?".to_string(), |r| r.to_string())
-            ),
-        }
+    /// The calling thread's rank: a wait or poll from a thread the simulation does not
+    /// schedule (one that got past `call_point`'s refusal, say with a request handed to it) is
+    /// refused (it would run beside the scheduled one and make the run depend on the operating
+    /// system).
+    fn scheduled(&self) -> u32 {
+        SCHEDULED_RANK.with(|r| r.get()).unwrap_or_else(|| {
+            panic!(
+                "runthrough::simulate: a library call came from a thread the simulation does \
+                 not schedule; under simulation only the rank's own thread may call the \
+                 library (docs/semantics.md §7)"
+            )
+        })
     }
 
     /// Runs on the thread of `rank` before its function: marks the thread as the rank's and
-    /// waits for the rank's first turn.
-    pub(crate) fn rank_starts(&self, rank: u32) {
+    /// waits for the rank's first turn. False if the run was called off instead
+    /// ([`Simulated::call_off`]): the thread must return without running the function.
+    pub(crate) fn rank_starts(&self, rank: u32) -> bool {
         SCHEDULED_RANK.with(|r| r.set(Some(rank)));
         let mut state = self.lock();
         while state.turn != Some(rank) {
+            if state.called_off {
+                return false;
+            }
             state = self.turns[rank as usize]
                 .wait(state)
                 .unwrap_or_else(|e| e.into_inner());
+        }
+        true
+    }
+
+    /// Calls the run off before it started (a rank's thread could not be spawned): the ranks
+    /// waiting for their first turn return at once.
+    pub(crate) fn call_off(&self) {
+        self.lock().called_off = true;
+        for turn in &self.turns {
+            turn.notify_all();
         }
     }
 
@@ -668,23 +683,33 @@ impl Transport for Simulated {
             .is_some_and(|a| a.load(Ordering::SeqCst))
     }
 
-    fn call_point(&self, rank: u32) {
-        let me = self.scheduled(Some(rank));
+    fn call_point(&self, rank: u32) -> Result<()> {
+        if SCHEDULED_RANK.with(|r| r.get()) != Some(rank) {
+            return Err(Error::Argument {
+                reason: format!(
+                    "runthrough::simulate: a library call of rank {rank} came from a thread the \
+                     simulation does not schedule; under simulation only the rank's own thread \
+                     may call the library (docs/semantics.md §7)"
+                ),
+            });
+        }
+        let me = rank;
         self.lock().calls[me as usize] += 1;
         self.yield_as(me, Run::Ready);
         if self.endpoints[me as usize].is_killed() {
             // Killed while parked (a timed kill, or the end of a hung run).
             std::panic::resume_unwind(Box::new(crate::rank::Killed));
         }
+        Ok(())
     }
 
     fn poll(&self) {
-        let me = self.scheduled(None);
+        let me = self.scheduled();
         self.yield_as(me, Run::Ready);
     }
 
     fn wait_past(&self, signal: &Signal, seen: u32) {
-        let me = self.scheduled(None);
+        let me = self.scheduled();
         if signal.current() != seen {
             return;
         }
