@@ -333,14 +333,17 @@ impl Simulation {
                     };
                     let f = &f;
                     let simulated = Arc::clone(&simulated);
+                    // A test makes one spawn fail (`tests::FAIL_SPAWN_OF`).
                     #[cfg(test)]
-                    if tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank) {
+                    let refused =
+                        tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank);
+                    #[cfg(not(test))]
+                    let refused = false;
+                    if refused {
                         Err(std::io::Error::other("refused by the test"))
                     } else {
                         spawn_rank(scope, endpoint.world_rank, world, f, simulated)
                     }
-                    #[cfg(not(test))]
-                    spawn_rank(scope, endpoint.world_rank, world, f, simulated)
                 };
                 match started {
                     Ok(handle) => handles.push(handle),

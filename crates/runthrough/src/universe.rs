@@ -310,22 +310,28 @@ impl LocalUniverse {
                     }
                 })
             });
-            let handles: Vec<_> = self
-                .endpoints
-                .iter()
-                .map(|endpoint| {
-                    let process = Arc::new(Process {
-                        endpoint: Arc::clone(endpoint),
-                        transport: Arc::clone(&transport),
-                    });
-                    let world = Comm {
-                        process,
-                        context: WORLD_CONTEXT,
-                        rank: endpoint.world_rank,
-                        size: self.size,
-                    };
-                    let f = &f;
-                    let recorder = recorder.clone();
+            let mut handles = Vec::with_capacity(self.endpoints.len());
+            for endpoint in &self.endpoints {
+                let process = Arc::new(Process {
+                    endpoint: Arc::clone(endpoint),
+                    transport: Arc::clone(&transport),
+                });
+                let world = Comm {
+                    process,
+                    context: WORLD_CONTEXT,
+                    rank: endpoint.world_rank,
+                    size: self.size,
+                };
+                let f = &f;
+                let recorder = recorder.clone();
+                // A test makes one spawn fail (`tests::FAIL_SPAWN_OF`).
+                #[cfg(test)]
+                let refused = tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank);
+                #[cfg(not(test))]
+                let refused = false;
+                let spawned = if refused {
+                    Err(std::io::Error::other("refused by the test"))
+                } else {
                     std::thread::Builder::new()
                         .name(format!("rank-{}", endpoint.world_rank))
                         .spawn_scoped(scope, move || {
@@ -339,9 +345,31 @@ impl LocalUniverse {
                             }
                             outcome
                         })
-                        .expect("spawning a rank thread")
-                })
-                .collect();
+                };
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    Err(error) => {
+                        // The ranks already running would wait for ever for the ones that never
+                        // started: kill every rank (each unwinds at its next library call), then
+                        // say why.
+                        for rank in 0..self.size {
+                            self.transport.kill(rank);
+                        }
+                        for handle in handles {
+                            let _ = handle.join();
+                        }
+                        drop(done_tx);
+                        if let Some(timer) = timer {
+                            let _ = timer.join();
+                        }
+                        panic!(
+                            "runthrough::local: could not start the thread of rank {} of {}: \
+                             {error}",
+                            endpoint.world_rank, self.size
+                        );
+                    }
+                }
+            }
             let outcomes = handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or(RankOutcome::Killed))
@@ -436,5 +464,45 @@ pub(crate) fn check_plan(plan: &FaultPlan, size: u32) {
         .find(|f| f.trigger.injected_by() == InjectedBy::Application)
     {
         panic!("faults: `{fault}` is a point of the application's, for the program to inject");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    thread_local! {
+        /// The rank whose thread [`LocalUniverse::run`](super::LocalUniverse::run) fails to
+        /// spawn, on the thread calling it.
+        pub(super) static FAIL_SPAWN_OF: Cell<Option<u32>> = const { Cell::new(None) };
+    }
+
+    /// A rank thread that cannot be spawned ends the run with a panic that names it, after the
+    /// ranks already running are killed (they waited for ever for the rank that never started:
+    /// the panic used to wait for them).
+    #[test]
+    fn a_rank_thread_that_cannot_start_ends_the_run_with_a_clear_panic() {
+        FAIL_SPAWN_OF.with(|r| r.set(Some(2)));
+        let finished = AtomicU32::new(0);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::local(4).run(|world| {
+                let result = world.barrier();
+                finished.fetch_add(1, Ordering::SeqCst);
+                result
+            })
+        }));
+        FAIL_SPAWN_OF.with(|r| r.set(None));
+        let payload = outcome.expect_err("the run cannot start");
+        let message = super::panic_message(payload.as_ref());
+        assert!(
+            message.contains("could not start the thread of rank 2 of 4"),
+            "{message}"
+        );
+        assert_eq!(finished.load(Ordering::SeqCst), 0, "no barrier completed");
+        let outcomes = super::local(4).run(|world| world.barrier());
+        assert!(outcomes
+            .iter()
+            .all(|o| matches!(o, crate::RankOutcome::Returned(Ok(())))));
     }
 }
