@@ -57,9 +57,33 @@ pub mod wire;
 
 pub use agreement::{Agreement, AgreementSeries, Contribution, Decision, Participants};
 pub use error::{Error, ErrorClass, Result};
-pub use rank_set::RankSet;
+pub use rank_set::{RankSet, Set, WorldSet};
 pub use rank_state::{RankInfo, RankState};
 pub use view::FailureView;
 
-/// A rank: a process's number inside one communicator (or inside the job, for world ranks).
+/// A rank: a process's number inside one communicator. The public API numbers ranks this way
+/// everywhere (the world communicator's ranks are the job's); inside the crates, a process's
+/// number in the job is a [`WorldRank`], a type of its own.
 pub type Rank = u32;
+
+/// A process's number in the job (its rank in the world communicator), as the engine, the
+/// transports and the failure detector know it; a communicator's ranks ([`Rank`]) map to these
+/// through its members. A type of its own so that the two are never mixed up (a set of one is
+/// not a set of the other: [`RankSet`], [`WorldSet`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
+pub struct WorldRank(pub u32);
+
+impl WorldRank {
+    /// The rank as an index (into per-peer tables).
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl std::fmt::Display for WorldRank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}

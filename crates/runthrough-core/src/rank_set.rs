@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! A sparse, sorted set of ranks.
+//! A sparse, sorted set of ranks: of communicator ranks ([`RankSet`]) or of world ranks
+//! ([`WorldSet`]), two types so that one cannot be passed where the other is meant.
 
-use crate::Rank;
+use crate::{Rank, WorldRank};
 
-/// A set of ranks kept as a sorted vector without duplicates.
+/// A set of communicator ranks ([`Rank`]).
+pub type RankSet = Set<Rank>;
+
+/// A set of world ranks ([`WorldRank`]): the ranks of the job, whatever communicator.
+pub type WorldSet = Set<WorldRank>;
+
+/// A set of ranks (`R`: [`Rank`] or [`WorldRank`]) kept as a sorted vector without duplicates.
 ///
 /// Failed sets are small next to the job (a few failures among up to a million ranks), so every
 /// failed set in runthrough is one of these: memory proportional to what is known, never to n.
@@ -11,14 +18,14 @@ use crate::Rank;
 /// # Invariants
 /// The ranks are strictly increasing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RankSet {
-    ranks: Vec<Rank>,
+pub struct Set<R> {
+    ranks: Vec<R>,
 }
 
-impl RankSet {
+impl<R> Set<R> {
     /// The empty set.
     pub const fn new() -> Self {
-        RankSet { ranks: Vec::new() }
+        Set { ranks: Vec::new() }
     }
 
     /// Number of ranks in the set.
@@ -36,13 +43,20 @@ impl RankSet {
         self.ranks.is_empty()
     }
 
+    /// The ranks as a sorted slice.
+    pub fn as_slice(&self) -> &[R] {
+        &self.ranks
+    }
+}
+
+impl<R: Copy + Ord> Set<R> {
     /// Whether `rank` is in the set.
-    pub fn contains(&self, rank: Rank) -> bool {
+    pub fn contains(&self, rank: R) -> bool {
         self.ranks.binary_search(&rank).is_ok()
     }
 
     /// Adds `rank`; returns whether it was new.
-    pub fn insert(&mut self, rank: Rank) -> bool {
+    pub fn insert(&mut self, rank: R) -> bool {
         match self.ranks.binary_search(&rank) {
             Ok(_) => false,
             Err(at) => {
@@ -53,7 +67,7 @@ impl RankSet {
     }
 
     /// Removes `rank`; returns whether it was there.
-    pub fn remove(&mut self, rank: Rank) -> bool {
+    pub fn remove(&mut self, rank: R) -> bool {
         match self.ranks.binary_search(&rank) {
             Ok(at) => {
                 self.ranks.remove(at);
@@ -64,17 +78,12 @@ impl RankSet {
     }
 
     /// The ranks in increasing order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Rank> + ExactSizeIterator + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = R> + ExactSizeIterator + '_ {
         self.ranks.iter().copied()
     }
 
-    /// The ranks as a sorted slice.
-    pub fn as_slice(&self) -> &[Rank] {
-        &self.ranks
-    }
-
     /// Adds every rank of `other`; returns whether anything was added.
-    pub fn union_with(&mut self, other: &RankSet) -> bool {
+    pub fn union_with(&mut self, other: &Set<R>) -> bool {
         if other.is_subset(self) {
             return false;
         }
@@ -83,21 +92,21 @@ impl RankSet {
     }
 
     /// The ranks in both sets.
-    pub fn intersection(&self, other: &RankSet) -> RankSet {
-        RankSet {
+    pub fn intersection(&self, other: &Set<R>) -> Set<R> {
+        Set {
             ranks: merge(&self.ranks, &other.ranks, |a, b| a && b),
         }
     }
 
     /// The ranks of `self` that are not in `other`.
-    pub fn difference(&self, other: &RankSet) -> RankSet {
-        RankSet {
+    pub fn difference(&self, other: &Set<R>) -> Set<R> {
+        Set {
             ranks: merge(&self.ranks, &other.ranks, |a, b| a && !b),
         }
     }
 
     /// Whether every rank of `self` is in `other`.
-    pub fn is_subset(&self, other: &RankSet) -> bool {
+    pub fn is_subset(&self, other: &Set<R>) -> bool {
         if self.len() > other.len() {
             return false;
         }
@@ -117,13 +126,13 @@ impl RankSet {
     }
 
     /// Number of ranks in the set that are smaller than `rank`.
-    pub fn count_below(&self, rank: Rank) -> usize {
+    pub fn count_below(&self, rank: R) -> usize {
         self.ranks.partition_point(|&r| r < rank)
     }
 }
 
 /// Merges two sorted lists, keeping each value for which `keep(in_a, in_b)` holds.
-fn merge(a: &[Rank], b: &[Rank], keep: impl Fn(bool, bool) -> bool) -> Vec<Rank> {
+fn merge<R: Copy + Ord>(a: &[R], b: &[R], keep: impl Fn(bool, bool) -> bool) -> Vec<R> {
     let mut out = Vec::with_capacity(a.len().max(b.len()));
     let (mut i, mut j) = (0, 0);
     while i < a.len() || j < b.len() {
@@ -147,25 +156,25 @@ fn merge(a: &[Rank], b: &[Rank], keep: impl Fn(bool, bool) -> bool) -> Vec<Rank>
     out
 }
 
-impl FromIterator<Rank> for RankSet {
-    fn from_iter<I: IntoIterator<Item = Rank>>(iter: I) -> Self {
-        let mut ranks: Vec<Rank> = iter.into_iter().collect();
+impl<R: Copy + Ord> FromIterator<R> for Set<R> {
+    fn from_iter<I: IntoIterator<Item = R>>(iter: I) -> Self {
+        let mut ranks: Vec<R> = iter.into_iter().collect();
         ranks.sort_unstable();
         ranks.dedup();
-        RankSet { ranks }
+        Set { ranks }
     }
 }
 
-impl Extend<Rank> for RankSet {
-    fn extend<I: IntoIterator<Item = Rank>>(&mut self, iter: I) {
-        let added: RankSet = iter.into_iter().collect();
+impl<R: Copy + Ord> Extend<R> for Set<R> {
+    fn extend<I: IntoIterator<Item = R>>(&mut self, iter: I) {
+        let added: Set<R> = iter.into_iter().collect();
         self.union_with(&added);
     }
 }
 
-impl<'a> IntoIterator for &'a RankSet {
-    type Item = Rank;
-    type IntoIter = std::iter::Copied<std::slice::Iter<'a, Rank>>;
+impl<'a, R: Copy> IntoIterator for &'a Set<R> {
+    type Item = R;
+    type IntoIter = std::iter::Copied<std::slice::Iter<'a, R>>;
     fn into_iter(self) -> Self::IntoIter {
         self.ranks.iter().copied()
     }
