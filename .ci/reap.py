@@ -22,8 +22,20 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 
 
+def reap_exited():
+    """Collects the exit status of every child that has ended (orphans re-parented to us end
+    as zombies until we do)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def children(pid):
-    """The pids whose parent is `pid`, read from /proc."""
+    """The live pids whose parent is `pid`, read from /proc (zombies are left out)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -35,7 +47,7 @@ def children(pid):
             continue
         # The command name is in parentheses and may hold spaces: split after the last ')'.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[1]) == pid:
+        if int(fields[1]) == pid and fields[0] != b"Z":
             found.append(int(entry))
     return found
 
@@ -80,6 +92,7 @@ def main():
     reported = set()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
+        reap_exited()
         left = children(me)
         if not left:
             break
@@ -91,14 +104,7 @@ def main():
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        # Reap what died; killing a process can re-parent its own children to us.
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        # Killing a process can re-parent its own children to us: look again.
         time.sleep(0.05)
     if reported:
         print(f"=== {len(reported)} process(es) outlived this step's command", flush=True)
