@@ -120,7 +120,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::{Rank, Result};
+use crate::{Rank, Result, WorldRank};
 use slab::Slab;
 
 use crate::packet::{ContextId, Lane, Outgoing, Packet};
@@ -258,8 +258,8 @@ struct Peers(Vec<PeerFlow>);
 
 impl Peers {
     #[inline(always)]
-    fn entry(&mut self, rank: u32) -> &mut PeerFlow {
-        let at = rank as usize;
+    fn entry(&mut self, rank: WorldRank) -> &mut PeerFlow {
+        let at = rank.index();
         if at >= self.0.len() {
             self.grow(at);
         }
@@ -271,12 +271,15 @@ impl Peers {
         self.0.resize_with(at + 1, PeerFlow::default);
     }
 
-    fn get_mut(&mut self, rank: &u32) -> Option<&mut PeerFlow> {
-        self.0.get_mut(*rank as usize)
+    fn get_mut(&mut self, rank: &WorldRank) -> Option<&mut PeerFlow> {
+        self.0.get_mut(rank.index())
     }
 
-    fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut PeerFlow)> {
-        self.0.iter_mut().enumerate().map(|(r, p)| (r as u32, p))
+    fn iter_mut(&mut self) -> impl Iterator<Item = (WorldRank, &mut PeerFlow)> {
+        self.0
+            .iter_mut()
+            .enumerate()
+            .map(|(r, p)| (WorldRank(r as u32), p))
     }
 
     fn values_mut(&mut self) -> impl Iterator<Item = &mut PeerFlow> {
@@ -288,7 +291,7 @@ impl Peers {
 #[derive(Debug)]
 enum SendSlot {
     Queued {
-        to: u32,
+        to: WorldRank,
         lane: Lane,
         context: ContextId,
         /// The destination in the communicator's numbering.
@@ -306,7 +309,7 @@ enum SendSlot {
 pub struct Transmit {
     /// The packets, in the order to hand them to the transport.
     pub packets: Outgoing,
-    drained: Vec<(u32, Lane)>,
+    drained: Vec<(WorldRank, Lane)>,
 }
 
 impl Transmit {
@@ -402,7 +405,7 @@ impl<R: Ready> Flow<R> {
 
     /// Whether a message of `charge` to `to` may be transmitted now; if so it is charged.
     #[inline(always)]
-    pub fn try_admit(&mut self, to: u32, lane: Lane, charge: u64) -> bool {
+    pub fn try_admit(&mut self, to: WorldRank, lane: Lane, charge: u64) -> bool {
         let out = &mut self.peers.entry(to).out[lane.index()];
         if out.queue.is_empty() && !out.transmitting && Self::fits(self.window, out, charge) {
             out.charged += charge;
@@ -416,7 +419,7 @@ impl<R: Ready> Flow<R> {
     /// credit if it must (the request is in [`Flow::take_due`]).
     pub fn enqueue(
         &mut self,
-        to: u32,
+        to: WorldRank,
         lane: Lane,
         context: ContextId,
         dest: Rank,
@@ -550,7 +553,7 @@ impl<R: Ready> Flow<R> {
     }
 
     /// `from` gave back `bytes` of this rank's charges on `lane`.
-    pub fn credit(&mut self, from: u32, lane: Lane, bytes: u64) {
+    pub fn credit(&mut self, from: WorldRank, lane: Lane, bytes: u64) {
         let Some(peer) = self.peers.get_mut(&from) else {
             return;
         };
@@ -573,7 +576,11 @@ impl<R: Ready> Flow<R> {
 
     /// `world` failed: its queued sends complete with `outcome(context, dest)`; nothing more is
     /// charged to it or given back to it.
-    pub fn peer_failed(&mut self, world: u32, outcome: impl Fn(ContextId, Rank) -> Result<()>) {
+    pub fn peer_failed(
+        &mut self,
+        world: WorldRank,
+        outcome: impl Fn(ContextId, Rank) -> Result<()>,
+    ) {
         let peer = self.peers.entry(world);
         peer.failed = true;
         for lane in Lane::ALL {
@@ -619,7 +626,7 @@ impl<R: Ready> Flow<R> {
     /// A message of `charge` is held here (buffered as unexpected). Only the totals are kept
     /// here: each sender keeps its own charges within its window.
     #[inline(always)]
-    pub fn hold(&mut self, from: u32, lane: Lane, charge: u64) {
+    pub fn hold(&mut self, from: WorldRank, lane: Lane, charge: u64) {
         self.peers.entry(from).inbound[lane.index()].held += charge;
         let total = &mut self.held[lane.index()];
         *total += charge;
@@ -630,7 +637,7 @@ impl<R: Ready> Flow<R> {
     /// A held message is no longer held, without being released (it is delivered again, as
     /// traffic that waited for its communicator to exist).
     #[inline(always)]
-    pub fn unhold(&mut self, from: u32, lane: Lane, charge: u64) {
+    pub fn unhold(&mut self, from: WorldRank, lane: Lane, charge: u64) {
         let inbound = &mut self.peers.entry(from).inbound[lane.index()];
         inbound.held = inbound.held.saturating_sub(charge);
         let total = &mut self.held[lane.index()];
@@ -639,7 +646,7 @@ impl<R: Ready> Flow<R> {
 
     /// A held message left (received or dropped): its charge goes back to `from`.
     #[inline(always)]
-    pub fn release_held(&mut self, from: u32, lane: Lane, charge: u64) {
+    pub fn release_held(&mut self, from: WorldRank, lane: Lane, charge: u64) {
         self.unhold(from, lane, charge);
         self.release(from, lane, charge);
     }
@@ -647,7 +654,7 @@ impl<R: Ready> Flow<R> {
     /// A message that was never held (matched at arrival, or dropped at arrival) is done with:
     /// its charge goes back to `from`, at once if `from` asked for credit, else in a batch.
     #[inline(always)]
-    pub fn release(&mut self, from: u32, lane: Lane, charge: u64) {
+    pub fn release(&mut self, from: WorldRank, lane: Lane, charge: u64) {
         let report_at = self.report_at;
         let inbound = &mut self.peers.entry(from).inbound[lane.index()];
         let repaid = inbound.debt.min(charge);
@@ -661,7 +668,7 @@ impl<R: Ready> Flow<R> {
     /// Gives `from` back everything released on `lane` (nothing to a failed rank). Answers a
     /// request for credit: a sender that still waits afterwards asks again.
     #[cold]
-    fn report(&mut self, from: u32, lane: Lane) {
+    fn report(&mut self, from: WorldRank, lane: Lane) {
         let peer = self.peers.entry(from);
         let inbound = &mut peer.inbound[lane.index()];
         let bytes = std::mem::take(&mut inbound.released);
@@ -680,7 +687,7 @@ impl<R: Ready> Flow<R> {
 
     /// `from` has messages waiting for credit on `lane`: it gets what was released, or, if
     /// nothing was, the next release at once.
-    pub fn credit_wanted(&mut self, from: u32, lane: Lane) {
+    pub fn credit_wanted(&mut self, from: WorldRank, lane: Lane) {
         self.requests[lane.index()] += 1;
         let peer = self.peers.entry(from);
         if peer.failed {
@@ -699,8 +706,8 @@ impl<R: Ready> Flow<R> {
     /// This rank's point-to-point flow state with `peer`, for diagnostics: as a sender
     /// (charged, queued, asked) and as a receiver (held, debt, released, asked of it).
     #[doc(hidden)]
-    pub fn describe_peer(&self, peer: u32) -> String {
-        let Some(p) = self.peers.0.get(peer as usize) else {
+    pub fn describe_peer(&self, peer: WorldRank) -> String {
+        let Some(p) = self.peers.0.get(peer.index()) else {
             return format!("{peer}: no traffic");
         };
         let (out, inbound) = (&p.out[Lane::Point.index()], &p.inbound[Lane::Point.index()]);
@@ -723,10 +730,10 @@ impl<R: Ready> Flow<R> {
     }
 
     /// Whether `from` waits for point-to-point credit that this rank has not given yet.
-    pub fn is_waiting(&self, from: u32) -> bool {
+    pub fn is_waiting(&self, from: WorldRank) -> bool {
         self.peers
             .0
-            .get(from as usize)
+            .get(from.index())
             .is_some_and(|peer| !peer.failed && peer.inbound[Lane::Point.index()].eager)
     }
 
@@ -737,7 +744,7 @@ impl<R: Ready> Flow<R> {
     /// of the credit their releases would give. The sender has never been given back more
     /// than it charged, so its count stays exact. Nothing is lent when nothing is held (the
     /// sender then waits for charges in flight, whose release answers it).
-    pub fn lend(&mut self, from: u32) {
+    pub fn lend(&mut self, from: WorldRank) {
         if !self.is_waiting(from) {
             return;
         }
@@ -759,7 +766,7 @@ impl<R: Ready> Flow<R> {
     }
 
     /// Queues `packet` for `to` with the flow-control packets (sent when they are).
-    pub fn send_later(&mut self, to: u32, packet: Packet) {
+    pub fn send_later(&mut self, to: WorldRank, packet: Packet) {
         self.due.push((to, packet));
     }
 
@@ -798,27 +805,36 @@ mod tests {
     #[test]
     fn a_sender_queues_beyond_its_window_and_asks_once() {
         let mut f = flow();
-        assert!(f.try_admit(1, Lane::Point, 600));
-        assert!(!f.try_admit(1, Lane::Point, 600), "600 + 600 > 1000");
-        let a = f.enqueue(1, Lane::Point, 0, 1, data(536), 600);
-        let b = f.enqueue(1, Lane::Point, 0, 1, data(36), 100);
+        assert!(f.try_admit(WorldRank(1), Lane::Point, 600));
+        assert!(
+            !f.try_admit(WorldRank(1), Lane::Point, 600),
+            "600 + 600 > 1000"
+        );
+        let a = f.enqueue(WorldRank(1), Lane::Point, 0, 1, data(536), 600);
+        let b = f.enqueue(WorldRank(1), Lane::Point, 0, 1, data(36), 100);
         let due = f.take_due();
         assert!(matches!(
             due.as_slice(),
-            [(1, Packet::CreditWanted { lane: Lane::Point })]
+            [(WorldRank(1), Packet::CreditWanted { lane: Lane::Point })]
         ));
-        assert!(!f.try_admit(1, Lane::Point, 1), "nothing skips the queue");
         assert!(
-            f.try_admit(1, Lane::Collective, 900),
+            !f.try_admit(WorldRank(1), Lane::Point, 1),
+            "nothing skips the queue"
+        );
+        assert!(
+            f.try_admit(WorldRank(1), Lane::Collective, 900),
             "the other lane is apart"
         );
         assert!(f.poll_transmit().is_empty());
         // Credit for the first message: both queued ones fit (600 + 100).
-        f.credit(1, Lane::Point, 600);
+        f.credit(WorldRank(1), Lane::Point, 600);
         assert!(f.ready_flag().get());
         let t = f.poll_transmit();
         assert_eq!(t.packets.len(), 2);
-        assert!(!f.try_admit(1, Lane::Point, 1), "still being transmitted");
+        assert!(
+            !f.try_admit(WorldRank(1), Lane::Point, 1),
+            "still being transmitted"
+        );
         f.end_transmit(&t);
         assert_eq!(f.outcome(a), Some(Ok(())));
         assert_eq!(f.outcome(b), Some(Ok(())));
@@ -828,32 +844,32 @@ mod tests {
     #[test]
     fn a_message_larger_than_the_window_travels_alone() {
         let mut f = flow();
-        assert!(f.try_admit(1, Lane::Point, 5000));
-        assert!(!f.try_admit(1, Lane::Point, 64));
-        f.credit(1, Lane::Point, 5000);
-        assert!(f.try_admit(1, Lane::Point, 5000));
+        assert!(f.try_admit(WorldRank(1), Lane::Point, 5000));
+        assert!(!f.try_admit(WorldRank(1), Lane::Point, 64));
+        f.credit(WorldRank(1), Lane::Point, 5000);
+        assert!(f.try_admit(WorldRank(1), Lane::Point, 5000));
     }
 
     #[test]
     fn a_receiver_batches_credit_until_asked() {
         let mut f = flow(); // reports at 250
-        f.release(0, Lane::Point, 100);
+        f.release(WorldRank(0), Lane::Point, 100);
         assert!(!f.has_due(), "batched");
-        f.credit_wanted(0, Lane::Point);
+        f.credit_wanted(WorldRank(0), Lane::Point);
         assert!(matches!(
             f.take_due().as_slice(),
-            [(0, Packet::Credit { bytes: 100, .. })]
+            [(WorldRank(0), Packet::Credit { bytes: 100, .. })]
         ));
         // Asked again with nothing released: the next release is reported at once.
-        f.hold(0, Lane::Point, 100);
-        f.credit_wanted(0, Lane::Point);
+        f.hold(WorldRank(0), Lane::Point, 100);
+        f.credit_wanted(WorldRank(0), Lane::Point);
         assert!(!f.has_due());
-        f.release_held(0, Lane::Point, 100);
+        f.release_held(WorldRank(0), Lane::Point, 100);
         assert!(matches!(
             f.take_due().as_slice(),
-            [(0, Packet::Credit { bytes: 100, .. })]
+            [(WorldRank(0), Packet::Credit { bytes: 100, .. })]
         ));
-        f.release(0, Lane::Point, 10);
+        f.release(WorldRank(0), Lane::Point, 10);
         assert!(!f.has_due(), "back to batching");
         assert_eq!(f.stats().peak_unexpected_bytes, 100);
         assert_eq!(f.stats().unexpected_bytes, 0);
@@ -862,32 +878,35 @@ mod tests {
     #[test]
     fn a_loan_is_the_charges_held_and_is_repaid_out_of_their_releases() {
         let mut f = flow(); // window 1000, reports at 250
-        f.hold(0, Lane::Point, 600);
-        f.hold(0, Lane::Point, 300);
+        f.hold(WorldRank(0), Lane::Point, 600);
+        f.hold(WorldRank(0), Lane::Point, 300);
         // Nothing lent to a sender that does not wait.
-        f.lend(0);
+        f.lend(WorldRank(0));
         assert!(!f.has_due());
-        f.credit_wanted(0, Lane::Point);
-        assert!(!f.has_due() && f.is_waiting(0) && f.has_waiting_senders());
-        f.lend(0);
-        assert_eq!(f.take_due(), vec![(0, Packet::Loan { bytes: 900 })]);
-        assert!(!f.is_waiting(0) && !f.has_waiting_senders());
+        f.credit_wanted(WorldRank(0), Lane::Point);
+        assert!(!f.has_due() && f.is_waiting(WorldRank(0)) && f.has_waiting_senders());
+        f.lend(WorldRank(0));
+        assert_eq!(
+            f.take_due(),
+            vec![(WorldRank(0), Packet::Loan { bytes: 900 })]
+        );
+        assert!(!f.is_waiting(WorldRank(0)) && !f.has_waiting_senders());
         assert_eq!(f.stats().loans, 1);
         // Asked again: only what is held beyond the debt can be lent (here nothing).
-        f.credit_wanted(0, Lane::Point);
-        f.lend(0);
-        assert!(!f.has_due() && f.is_waiting(0));
+        f.credit_wanted(WorldRank(0), Lane::Point);
+        f.lend(WorldRank(0));
+        assert!(!f.has_due() && f.is_waiting(WorldRank(0)));
         // Releases repay the debt first, without a credit, and the sender keeps waiting...
-        f.release_held(0, Lane::Point, 600);
-        assert!(!f.has_due() && f.is_waiting(0));
+        f.release_held(WorldRank(0), Lane::Point, 600);
+        assert!(!f.has_due() && f.is_waiting(WorldRank(0)));
         // ...until a release goes beyond it: 300 repay the rest, nothing left to give.
-        f.release_held(0, Lane::Point, 300);
-        assert!(!f.has_due() && f.is_waiting(0));
-        f.release(0, Lane::Point, 40);
+        f.release_held(WorldRank(0), Lane::Point, 300);
+        assert!(!f.has_due() && f.is_waiting(WorldRank(0)));
+        f.release(WorldRank(0), Lane::Point, 40);
         assert_eq!(
             f.take_due(),
             vec![(
-                0,
+                WorldRank(0),
                 Packet::Credit {
                     lane: Lane::Point,
                     bytes: 40
@@ -897,24 +916,24 @@ mod tests {
         assert!(!f.has_waiting_senders());
         assert_eq!(f.stats().unexpected_bytes, 0);
         // A sender that failed waits for nothing.
-        f.hold(0, Lane::Point, 100);
-        f.credit_wanted(0, Lane::Point);
-        f.peer_failed(0, |_, _| Ok(()));
-        assert!(!f.is_waiting(0) && !f.has_waiting_senders());
-        f.lend(0);
+        f.hold(WorldRank(0), Lane::Point, 100);
+        f.credit_wanted(WorldRank(0), Lane::Point);
+        f.peer_failed(WorldRank(0), |_, _| Ok(()));
+        assert!(!f.is_waiting(WorldRank(0)) && !f.has_waiting_senders());
+        f.lend(WorldRank(0));
         assert!(!f.has_due());
     }
 
     #[test]
     fn a_sender_takes_a_loan_as_credit() {
         let mut f = flow();
-        assert!(f.try_admit(1, Lane::Point, 900));
-        let queued = f.enqueue(1, Lane::Point, 7, 1, data(500), 564);
+        assert!(f.try_admit(WorldRank(1), Lane::Point, 900));
+        let queued = f.enqueue(WorldRank(1), Lane::Point, 7, 1, data(500), 564);
         assert_eq!(
             f.take_due(),
-            vec![(1, Packet::CreditWanted { lane: Lane::Point })]
+            vec![(WorldRank(1), Packet::CreditWanted { lane: Lane::Point })]
         );
-        f.credit(1, Lane::Point, 900); // what `Packet::Loan { bytes: 900 }` does
+        f.credit(WorldRank(1), Lane::Point, 900); // what `Packet::Loan { bytes: 900 }` does
         let transmit = f.poll_transmit();
         assert_eq!(transmit.packets.len(), 1);
         f.end_transmit(&transmit);
@@ -924,21 +943,23 @@ mod tests {
     #[test]
     fn failures_and_revocations_complete_queued_sends() {
         let mut f = flow();
-        assert!(f.try_admit(1, Lane::Point, 1000));
-        let a = f.enqueue(1, Lane::Point, 7, 1, data(0), 64);
-        let b = f.enqueue(1, Lane::Point, 8, 1, data(0), 64);
+        assert!(f.try_admit(WorldRank(1), Lane::Point, 1000));
+        let a = f.enqueue(WorldRank(1), Lane::Point, 7, 1, data(0), 64);
+        let b = f.enqueue(WorldRank(1), Lane::Point, 8, 1, data(0), 64);
         assert_eq!(f.take_due().len(), 1, "one request for credit");
         f.fail_context(7, &Err(crate::Error::Revoked));
         assert_eq!(f.outcome(a), Some(Err(crate::Error::Revoked)));
         assert_eq!(f.outcome(b), None);
-        f.peer_failed(1, |_, dest| Err(crate::Error::ProcFailed { rank: dest }));
+        f.peer_failed(WorldRank(1), |_, dest| {
+            Err(crate::Error::ProcFailed { rank: dest })
+        });
         assert_eq!(
             f.outcome(b),
             Some(Err(crate::Error::ProcFailed { rank: 1 }))
         );
-        f.release(1, Lane::Point, 5000);
+        f.release(WorldRank(1), Lane::Point, 5000);
         assert!(!f.has_due(), "no credit for a dead rank");
-        let c = f.enqueue(0, Lane::Point, 8, 0, data(0), 64);
+        let c = f.enqueue(WorldRank(0), Lane::Point, 8, 0, data(0), 64);
         assert_eq!(f.cancel(c), None);
         assert_eq!(f.stats().queued_sends, 0);
     }

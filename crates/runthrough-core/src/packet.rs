@@ -2,7 +2,7 @@
 //! What ranks send each other, whatever the transport.
 
 use crate::agreement::Message;
-use crate::Rank;
+use crate::{Rank, WorldRank};
 
 /// Identifies a communicator in every rank that holds it; the same number everywhere.
 pub type ContextId = u64;
@@ -126,4 +126,4 @@ impl Lane {
 pub const CREATION_SERIES: u64 = 1 << 63;
 
 /// Packets to send: (destination world rank, packet).
-pub type Outgoing = Vec<(u32, Packet)>;
+pub type Outgoing = Vec<(WorldRank, Packet)>;

@@ -274,14 +274,14 @@ pub(crate) fn polled_decision(
     poll: impl FnOnce(
         &mut crate::endpoint::Engine,
         &mut Outgoing,
-        &mut Vec<u32>,
+        &mut Vec<runthrough_core::WorldRank>,
     ) -> Result<Option<Decision>>,
 ) -> Result<Option<(Decision, Outgoing)>> {
     let mut out = Outgoing::new();
     let mut learned = Vec::new();
     let decision = poll(engine, &mut out, &mut learned)?;
     for world in learned {
-        crate::timeline::learned(engine, world);
+        crate::timeline::learned(engine, world.0);
     }
     Ok(decision.map(|decision| (decision, out)))
 }

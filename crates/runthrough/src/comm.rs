@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytemuck::Pod;
 use runthrough_core::matching::{Envelope, SourceSelector, TagSelector};
-use runthrough_core::{Error, FailureView, Rank, Result};
+use runthrough_core::{Error, FailureView, Rank, Result, WorldRank};
 
 use crate::endpoint::{Engine, Received};
 use crate::flow::{self, FlowStats};
@@ -223,7 +223,7 @@ impl Comm {
 
     /// The world rank to send to, `None` for `MPI_PROC_NULL`, or the send's error (SPEC §3.1).
     #[inline]
-    fn send_check(&self, engine: &mut Engine, dest: Rank) -> Result<Option<u32>> {
+    fn send_check(&self, engine: &mut Engine, dest: Rank) -> Result<Option<WorldRank>> {
         engine.send_target(self.context, dest)
     }
 
@@ -325,7 +325,7 @@ impl Comm {
             Ok(Started::Queued(slot)) => Some(slot),
             Err(error) => return Ok(Request::completed(Err(error))),
         };
-        Ok(Request::synchronous(self, world, dest, id, slot, status))
+        Ok(Request::synchronous(self, world.0, dest, id, slot, status))
     }
 
     /// Whether synchronous send `id` to `dest` (world rank `world`) is done: `Some(Ok)` once
@@ -338,7 +338,7 @@ impl Comm {
         dest: Rank,
         id: u64,
     ) -> Option<Result<()>> {
-        engine.poll_synchronous(self.context, world, dest, id)
+        engine.poll_synchronous(self.context, WorldRank(world), dest, id)
     }
 
     /// Starts a send (`MPI_Isend`). The message is sent at once when flow control allows (as

@@ -63,7 +63,7 @@
 use std::sync::Arc;
 
 use runthrough_core::agreement::Decision;
-use runthrough_core::{Error, FailureView, Result};
+use runthrough_core::{Error, FailureView, Result, WorldRank};
 
 use crate::agreement::ActiveCall;
 use crate::collectives::bruck_all_gather;
@@ -150,7 +150,10 @@ impl Comm {
     /// The processes of the communicator in rank order (`MPI_Comm_group`).
     pub fn group(&self) -> Group {
         let members = self.process.endpoint.lock().members_of(self.context);
-        Group::new(members, self.process.world_rank())
+        Group::new(
+            members.into_iter().map(|w| w.0).collect(),
+            self.process.world_rank().0,
+        )
     }
 
     /// A new communicator with the same ranks, numbering and G (`MPI_Comm_dup`, MPI-4.0
@@ -203,7 +206,7 @@ impl Comm {
     pub fn create(&self, group: &Group) -> Result<Option<Comm>> {
         let stranger = {
             let engine = self.process.endpoint.lock();
-            engine.first_non_member(self.context, group.world_ranks())?
+            engine.first_non_member(self.context, &world_ranks_of(group))?
         };
         if let Some(w) = stranger {
             return Err(Error::Argument {
@@ -212,10 +215,8 @@ impl Comm {
         }
         let me = self.process.world_rank();
         self.make_communicator(Kind::Create, None, &|inputs| {
-            let members: Vec<u32> = group
-                .world_ranks()
-                .iter()
-                .copied()
+            let members: Vec<WorldRank> = world_ranks_of(group)
+                .into_iter()
                 .filter(|&w| {
                     inputs
                         .members
@@ -261,7 +262,7 @@ impl Comm {
             return Err(Error::Tag { tag: tag.into() });
         }
         let me = self.process.world_rank();
-        let worlds = group.world_ranks().to_vec();
+        let worlds = world_ranks_of(group);
         let mut out = Outgoing::new();
         let comm = {
             let mut engine = self.process.endpoint.lock();
@@ -506,4 +507,10 @@ impl Drop for Comm {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// The world ranks of `group`'s processes, in its order (a group keeps them as the public API
+/// numbers them).
+fn world_ranks_of(group: &Group) -> Vec<WorldRank> {
+    group.world_ranks().iter().map(|&w| WorldRank(w)).collect()
 }

@@ -15,11 +15,12 @@ use runthrough_core::fault::{Collective, Injector, Sending, Trigger};
 use crate::signal::Signal;
 pub(crate) use runthrough_core::engine::{Engine, Members, Received, SYNC_HEAD};
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
+use runthrough_core::WorldRank;
 
 /// The engine learns that world rank `world` failed ([`Engine::handle_peer_failed`]); the job's
 /// timeline, if one is drawn, hears of it when it is news.
 pub(crate) fn learn_failed(engine: &mut Engine, world: u32, out: &mut Outgoing) {
-    if engine.handle_peer_failed(world, out) {
+    if engine.handle_peer_failed(WorldRank(world), out) {
         crate::timeline::learned(engine, world);
     }
 }
@@ -27,7 +28,7 @@ pub(crate) fn learn_failed(engine: &mut Engine, world: u32, out: &mut Outgoing) 
 /// One rank: its engine, its wake-ups, and its fault-injection state.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
-    pub(crate) world_rank: u32,
+    pub(crate) world_rank: WorldRank,
     engine: Mutex<Engine>,
     pub(crate) signal: Signal,
     killed: AtomicBool,
@@ -41,13 +42,13 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    pub(crate) fn new(world_rank: u32, world_size: u32) -> Self {
+    pub(crate) fn new(world_rank: WorldRank, world_size: u32) -> Self {
         Endpoint::with_signal(world_rank, world_size, Signal::default())
     }
 
     /// An endpoint whose doorbell is `signal` (one that peers in other processes ring, for the
     /// shared-memory transport: [`Signal::shared`]).
-    pub(crate) fn with_signal(world_rank: u32, world_size: u32, signal: Signal) -> Self {
+    pub(crate) fn with_signal(world_rank: WorldRank, world_size: u32, signal: Signal) -> Self {
         let engine = Engine::new(world_rank, world_size);
         let transmit_ready = engine.transmit_ready_flag();
         Endpoint {
@@ -72,7 +73,7 @@ impl Endpoint {
         let mut out = Outgoing::new();
         {
             let mut engine = self.lock();
-            engine.handle_packet(from, packet, &mut out);
+            engine.handle_packet(WorldRank(from), packet, &mut out);
             engine.flush_flow(&mut out);
         }
         self.signal.notify();
@@ -95,7 +96,7 @@ impl Endpoint {
     /// engine wants sent.
     pub(crate) fn peer_departed(&self, world: u32) -> Outgoing {
         let mut out = Outgoing::new();
-        self.lock().handle_peer_departed(world, &mut out);
+        self.lock().handle_peer_departed(WorldRank(world), &mut out);
         self.signal.notify();
         out
     }

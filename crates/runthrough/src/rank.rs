@@ -4,7 +4,7 @@
 use std::sync::{Arc, MutexGuard};
 
 use runthrough_core::fault::Collective;
-use runthrough_core::Result;
+use runthrough_core::{Result, WorldRank};
 
 use crate::endpoint::{Endpoint, Engine};
 use crate::transport::Transport;
@@ -23,7 +23,7 @@ pub(crate) struct Process {
 }
 
 impl Process {
-    pub(crate) fn world_rank(&self) -> u32 {
+    pub(crate) fn world_rank(&self) -> WorldRank {
         self.endpoint.world_rank
     }
 

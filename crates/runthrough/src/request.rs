@@ -2,6 +2,7 @@
 //! Non-blocking requests: wait, test, wait_any, wait_all (MPI-4.0 §3.7).
 
 use runthrough_core::agreement::Decision;
+use runthrough_core::WorldRank;
 use runthrough_core::{Error, Rank, Result};
 
 use crate::agreement::ActiveCall;
@@ -278,7 +279,7 @@ impl Drop for Request<'_> {
                     }
                 }
                 let mut engine = comm.process.endpoint.lock();
-                engine.abandon_synchronous(world, id);
+                engine.abandon_synchronous(WorldRank(world), id);
             }
             _ => {}
         }

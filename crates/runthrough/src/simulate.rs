@@ -34,6 +34,7 @@
 //! assert_eq!(run.trace_hash, again.trace_hash);
 //! ```
 
+use runthrough_core::WorldRank;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -287,14 +288,14 @@ impl Simulation {
     {
         let plan = self.whole_plan();
         let endpoints: Vec<Arc<Endpoint>> = (0..self.size)
-            .map(|r| Arc::new(Endpoint::new(r, self.size)))
+            .map(|r| Arc::new(Endpoint::new(WorldRank(r), self.size)))
             .collect();
         for endpoint in &endpoints {
             if let Some(cap) = self.unexpected_cap {
                 endpoint.set_unexpected_cap(cap, self.size);
             }
             endpoint.plan_faults(
-                plan.triggers_of(endpoint.world_rank)
+                plan.triggers_of(endpoint.world_rank.0)
                     .filter(|t| !matches!(t, Trigger::After(_))),
             );
         }
@@ -328,7 +329,7 @@ impl Simulation {
                     let world = Comm {
                         process,
                         context: WORLD_CONTEXT,
-                        rank: endpoint.world_rank,
+                        rank: endpoint.world_rank.0,
                         size: self.size,
                     };
                     let f = &f;
@@ -336,13 +337,13 @@ impl Simulation {
                     // A test makes one spawn fail (`tests::FAIL_SPAWN_OF`).
                     #[cfg(test)]
                     let refused =
-                        tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank);
+                        tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank.0);
                     #[cfg(not(test))]
                     let refused = false;
                     if refused {
                         Err(std::io::Error::other("refused by the test"))
                     } else {
-                        spawn_rank(scope, endpoint.world_rank, world, f, simulated)
+                        spawn_rank(scope, endpoint.world_rank.0, world, f, simulated)
                     }
                 };
                 match started {

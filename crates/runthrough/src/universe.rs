@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The in-process universe: n ranks as threads of this process (SPEC §4, the embedded default).
 
+use runthrough_core::WorldRank;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -83,7 +84,7 @@ impl FaultHandle {
     /// Kills `rank` now: it sends nothing more, its peers' detectors learn of it at once, and its
     /// thread unwinds at its next call into runthrough (or at once if it is waiting in one).
     pub fn kill(&self, rank: Rank) {
-        self.transport.kill(rank);
+        self.transport.kill(WorldRank(rank));
     }
 }
 
@@ -91,7 +92,7 @@ impl LocalUniverse {
     fn new(size: u32) -> Self {
         assert!(size >= 1, "a job has at least one rank");
         let endpoints: Vec<Arc<Endpoint>> = (0..size)
-            .map(|r| Arc::new(Endpoint::new(r, size)))
+            .map(|r| Arc::new(Endpoint::new(WorldRank(r), size)))
             .collect();
         let transport = Arc::new(InProcess::new(endpoints.clone()));
         LocalUniverse {
@@ -272,7 +273,7 @@ impl LocalUniverse {
             .collect();
         timed.sort();
         for endpoint in &self.endpoints {
-            endpoint.plan_faults(self.plan.triggers_of(endpoint.world_rank));
+            endpoint.plan_faults(self.plan.triggers_of(endpoint.world_rank.0));
         }
         let recorder = self.timeline.as_ref().map(|_| Arc::new(Recorder::new()));
         if let Some(recorder) = &recorder {
@@ -303,7 +304,7 @@ impl LocalUniverse {
                                         },
                                     );
                                 }
-                                killer.kill(rank);
+                                killer.kill(WorldRank(rank));
                             }
                             _ => return,
                         }
@@ -319,14 +320,14 @@ impl LocalUniverse {
                 let world = Comm {
                     process,
                     context: WORLD_CONTEXT,
-                    rank: endpoint.world_rank,
+                    rank: endpoint.world_rank.0,
                     size: self.size,
                 };
                 let f = &f;
                 let recorder = recorder.clone();
                 // A test makes one spawn fail (`tests::FAIL_SPAWN_OF`).
                 #[cfg(test)]
-                let refused = tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank);
+                let refused = tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank.0);
                 #[cfg(not(test))]
                 let refused = false;
                 let spawned = if refused {
@@ -353,7 +354,7 @@ impl LocalUniverse {
                         // started: kill every rank (each unwinds at its next library call), then
                         // say why.
                         for rank in 0..self.size {
-                            self.transport.kill(rank);
+                            self.transport.kill(WorldRank(rank));
                         }
                         for handle in handles {
                             let _ = handle.join();

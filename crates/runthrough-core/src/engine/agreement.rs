@@ -6,7 +6,7 @@
 use super::Engine;
 use crate::agreement::Decision;
 use crate::packet::{ContextId, Outgoing};
-use crate::{Error, FailureView, RankState, Result};
+use crate::{Error, FailureView, RankState, Result, WorldRank};
 
 impl Engine {
     /// Claims `context`'s slots for a call that runs no collective messages itself: with
@@ -80,7 +80,7 @@ impl Engine {
         context: ContextId,
         seq: u64,
         out: &mut Outgoing,
-        learned: &mut Vec<u32>,
+        learned: &mut Vec<WorldRank>,
     ) -> Result<Option<Decision>> {
         let comm = self.comm(context)?;
         let Some(decision) = comm.take_decision(seq) else {
@@ -99,7 +99,7 @@ impl Engine {
         members: &super::Members,
         decision: &Decision,
         out: &mut Outgoing,
-        learned: &mut Vec<u32>,
+        learned: &mut Vec<WorldRank>,
     ) {
         for rank in &decision.failed {
             let world = members.world_of(rank);

@@ -14,7 +14,7 @@ use super::{Engine, Slot};
 use crate::flow;
 use crate::matching::{SourceSelector, TagSelector};
 use crate::packet::{ContextId, Lane, Payload};
-use crate::{Error, Rank, Result};
+use crate::{Error, Rank, Result, WorldRank};
 
 /// A collective call started at this rank ([`Engine::begin_collective`]).
 #[derive(Debug, Clone)]
@@ -107,7 +107,7 @@ impl Engine {
     /// The world rank of collective participant `rank` of `context`, unless the call must stop
     /// ([`Engine::collective_stop`]).
     #[inline]
-    pub fn collective_target(&mut self, context: ContextId, rank: Rank) -> Result<u32> {
+    pub fn collective_target(&mut self, context: ContextId, rank: Rank) -> Result<WorldRank> {
         let state = self.comm(context)?;
         state.check_not_revoked()?;
         if let Some(failed) = state.unrecognized_failure() {

@@ -8,7 +8,7 @@
 use super::{CommState, Engine, Members, NOT_REVOKED};
 use crate::agreement::Decision;
 use crate::packet::{ContextId, Outgoing};
-use crate::{Error, FailureView, Rank, Result};
+use crate::{Error, FailureView, Rank, Result, WorldRank};
 
 /// Creation flag bit: no unrecognized failure at entry, and the exchange succeeded.
 pub const EXCHANGE_OK: u32 = 2;
@@ -95,7 +95,7 @@ pub fn split_plan(inputs: &Inputs<'_>, me: Rank, color: Option<u32>) -> Option<P
         return None;
     }
     chosen.sort_unstable();
-    let members: Vec<u32> = chosen
+    let members: Vec<WorldRank> = chosen
         .iter()
         .map(|&(_, r)| inputs.members.world_of(r))
         .collect();
@@ -165,7 +165,7 @@ pub struct CreationEntry {
 impl Engine {
     /// The world ranks of `context`'s members in rank order (empty for a communicator this
     /// rank does not hold).
-    pub fn members_of(&self, context: ContextId) -> Vec<u32> {
+    pub fn members_of(&self, context: ContextId) -> Vec<WorldRank> {
         match self.comms.get(&context) {
             Some(state) => (0..state.members.size())
                 .map(|r| state.members.world_of(r))
@@ -178,7 +178,11 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` for a communicator this rank does not hold.
-    pub fn first_non_member(&self, context: ContextId, worlds: &[u32]) -> Result<Option<u32>> {
+    pub fn first_non_member(
+        &self,
+        context: ContextId,
+        worlds: &[WorldRank],
+    ) -> Result<Option<WorldRank>> {
         let state = self.comms.get(&context).ok_or(Error::Comm)?;
         Ok(worlds
             .iter()
@@ -259,7 +263,7 @@ impl Engine {
         context: ContextId,
         seq: u64,
         out: &mut Outgoing,
-        learned: &mut Vec<u32>,
+        learned: &mut Vec<WorldRank>,
     ) -> Result<Option<Decision>> {
         let state = self.comm(context)?;
         let Some(decision) = state.creations.decision(seq).cloned() else {
@@ -296,7 +300,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub fn survivors(&mut self, context: ContextId, decision: &Decision) -> Result<Vec<u32>> {
+    pub fn survivors(&mut self, context: ContextId, decision: &Decision) -> Result<Vec<WorldRank>> {
         let state = self.comm(context)?;
         Ok(state
             .participants
@@ -317,11 +321,11 @@ impl Engine {
         &mut self,
         context: ContextId,
         tag: i32,
-        worlds: &[u32],
+        worlds: &[WorldRank],
     ) -> Result<ContextId> {
         let members_hash = worlds
             .iter()
-            .fold(0x9E37_79B9_7F4A_7C15_u64, |h, &w| mix(h ^ u64::from(w)));
+            .fold(0x9E37_79B9_7F4A_7C15_u64, |h, &w| mix(h ^ u64::from(w.0)));
         let state = self.comm(context)?;
         let seq = state
             .group_creations
@@ -343,9 +347,9 @@ impl Engine {
 
     /// A context id for a communicator of this rank (world rank `me`) alone, derived from
     /// `context`'s, that nothing here holds or claims.
-    pub fn self_context(&self, context: ContextId, me: u32) -> ContextId {
+    pub fn self_context(&self, context: ContextId, me: WorldRank) -> ContextId {
         (0..)
-            .map(|seq| derive_context(context, Kind::SelfOnly, seq, me.into()))
+            .map(|seq| derive_context(context, Kind::SelfOnly, seq, me.0.into()))
             .find(|&c| self.context_is_free(c))
             .expect("an unbounded series has a free id")
     }
@@ -360,7 +364,7 @@ impl Engine {
         &mut self,
         context: ContextId,
         plan: Plan,
-        me: u32,
+        me: WorldRank,
         out: &mut Outgoing,
     ) -> (Rank, u32) {
         let rank = plan.members.comm_of(me).expect("a plan holds this rank");

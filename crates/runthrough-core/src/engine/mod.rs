@@ -34,7 +34,7 @@ use crate::agreement::{AgreementSeries, Contribution, Participants};
 use crate::flow::{self, SharedReady};
 use crate::matching::{unmatched_outcome, Envelope, Matcher, PeerOutcome, ReceiveId};
 use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload, CREATION_SERIES, WORLD_CONTEXT};
-use crate::{Error, FailureView, Rank, RankSet, Result};
+use crate::{Error, FailureView, Rank, RankSet, Result, WorldRank, WorldSet};
 use slab::Slab;
 
 mod agreement;
@@ -66,15 +66,15 @@ pub enum Members {
     /// An explicit list, with its inverse.
     List {
         /// Comm rank -> world rank.
-        world_of: Arc<[u32]>,
+        world_of: Arc<[WorldRank]>,
         /// World rank -> comm rank, for the members.
-        comm_of: Arc<BTreeMap<u32, Rank>>,
+        comm_of: Arc<BTreeMap<WorldRank, Rank>>,
     },
 }
 
 impl Members {
     /// A list of world ranks, in comm-rank order.
-    pub fn list(world_of: Vec<u32>) -> Self {
+    pub fn list(world_of: Vec<WorldRank>) -> Self {
         let comm_of = world_of
             .iter()
             .enumerate()
@@ -96,27 +96,27 @@ impl Members {
 
     /// The world rank of comm rank `rank` (which must be one).
     #[inline]
-    pub fn world_of(&self, rank: Rank) -> u32 {
+    pub fn world_of(&self, rank: Rank) -> WorldRank {
         match self {
-            Members::Identity(_) => rank,
+            Members::Identity(_) => WorldRank(rank),
             Members::List { world_of, .. } => world_of[rank as usize],
         }
     }
 
     /// The comm rank of world rank `world`, if it is a member.
     #[inline]
-    pub fn comm_of(&self, world: u32) -> Option<Rank> {
+    pub fn comm_of(&self, world: WorldRank) -> Option<Rank> {
         match self {
-            Members::Identity(n) => (world < *n).then_some(world),
+            Members::Identity(n) => (world.0 < *n).then_some(world.0),
             Members::List { comm_of, .. } => comm_of.get(&world).copied(),
         }
     }
 
     /// The world rank of comm rank `rank`, if it is one.
     #[inline]
-    pub fn try_world_of(&self, rank: Rank) -> Option<u32> {
+    pub fn try_world_of(&self, rank: Rank) -> Option<WorldRank> {
         match self {
-            Members::Identity(n) => (rank < *n).then_some(rank),
+            Members::Identity(n) => (rank < *n).then_some(WorldRank(rank)),
             Members::List { world_of, .. } => world_of.get(rank as usize).copied(),
         }
     }
@@ -485,26 +485,26 @@ pub struct Engine {
     /// The communicators this rank holds, by context id.
     pub(crate) comms: BTreeMap<ContextId, CommState>,
     /// World ranks this rank's detector knows failed.
-    pub(crate) known_failed: RankSet,
+    pub(crate) known_failed: WorldSet,
     /// The posted receives (point-to-point and collective), by receive id.
     pub(crate) slots: Slab<Slot>,
     /// Packets for communicators that do not exist here yet (a faster peer already uses a
     /// communicator that this rank's creation call has not installed): replayed at installation.
-    pub(crate) early: BTreeMap<ContextId, Vec<(u32, Packet)>>,
+    pub(crate) early: BTreeMap<ContextId, Vec<(WorldRank, Packet)>>,
     /// Context ids that a creation call in progress here has claimed.
     pub(crate) reserved: BTreeSet<ContextId>,
     /// Flow control of eager traffic, to and from every peer (`crate::flow`).
     pub(crate) flow: Flow,
     /// The synchronous sends of this rank that their receiver matched: (world rank of the
     /// receiver, the send's id), until the send's request sees it.
-    pub(crate) sync_acks: BTreeSet<(u32, u64)>,
+    pub(crate) sync_acks: BTreeSet<(WorldRank, u64)>,
     /// Synchronous sends whose request was dropped before their acknowledgement: (world rank
     /// of the receiver, id); the acknowledgement is dropped when it comes.
-    pub(crate) sync_abandoned: BTreeSet<(u32, u64)>,
+    pub(crate) sync_abandoned: BTreeSet<(WorldRank, u64)>,
     /// The id of this rank's next synchronous send.
     pub(crate) next_sync: u64,
     /// This rank's world rank.
-    pub(crate) world_rank: u32,
+    pub(crate) world_rank: WorldRank,
     /// Another rank's detector (through an agreement's decision, or a report handed to
     /// [`Engine::handle_peer_failed`]) declared this rank failed: it was fenced and must halt
     /// (SPEC §1: a rank declared failed never takes part again).
@@ -514,14 +514,14 @@ pub struct Engine {
 impl Engine {
     /// World rank `world_rank`'s engine in a job of `world_size` ranks: it holds the world
     /// communicator.
-    pub fn new(world_rank: u32, world_size: u32) -> Self {
+    pub fn new(world_rank: WorldRank, world_size: u32) -> Self {
         let mut comms = BTreeMap::new();
         let members = Members::Identity(world_size);
-        let world = CommState::new(members, world_rank, FailureView::empty(world_size));
+        let world = CommState::new(members, world_rank.0, FailureView::empty(world_size));
         comms.insert(WORLD_CONTEXT, world);
         Engine {
             comms,
-            known_failed: RankSet::new(),
+            known_failed: WorldSet::new(),
             slots: Slab::new(),
             early: BTreeMap::new(),
             reserved: BTreeSet::new(),
@@ -630,12 +630,12 @@ impl Engine {
     /// every other member not known failed except `from`, the rank it came from. Every member
     /// forwards once, so a revocation that reached one live member reaches all of them, whoever
     /// dies meanwhile: n - 1 packets per member, O(n²) in all.
-    pub fn revoke(&mut self, context: ContextId, from: Option<u32>, out: &mut Outgoing) {
+    pub fn revoke(&mut self, context: ContextId, from: Option<WorldRank>, out: &mut Outgoing) {
         let Some(comm) = self.comms.get_mut(&context) else {
-            self.early
-                .entry(context)
-                .or_default()
-                .push((from.unwrap_or(u32::MAX), Packet::Revoke { context }));
+            self.early.entry(context).or_default().push((
+                from.unwrap_or(WorldRank(u32::MAX)),
+                Packet::Revoke { context },
+            ));
             return;
         };
         if !comm.life.revoke() {
@@ -671,7 +671,7 @@ impl Engine {
     }
 
     /// A packet from world rank `from` arrives.
-    pub fn handle_packet(&mut self, from: u32, packet: Packet, out: &mut Outgoing) {
+    pub fn handle_packet(&mut self, from: WorldRank, packet: Packet, out: &mut Outgoing) {
         let context = match &packet {
             Packet::Data { context, .. }
             | Packet::Collective { context, .. }
@@ -801,7 +801,7 @@ impl Engine {
     /// decision: a rank departs only once it decided its finalize agreement, after every live
     /// participant accepted that value, so any later ballot proposes the same value, and a
     /// departed rank, having contributed, is never a non-contributor of it.
-    pub fn handle_peer_departed(&mut self, world: u32, out: &mut Outgoing) {
+    pub fn handle_peer_departed(&mut self, world: WorldRank, out: &mut Outgoing) {
         if self.known_failed.contains(world) {
             return;
         }
@@ -815,7 +815,7 @@ impl Engine {
 
     /// This rank's detector learns that world rank `world` failed.
     /// Returns whether this is news to it (false when it already knew).
-    pub fn handle_peer_failed(&mut self, world: u32, out: &mut Outgoing) -> bool {
+    pub fn handle_peer_failed(&mut self, world: WorldRank, out: &mut Outgoing) -> bool {
         if world == self.world_rank {
             // This rank, declared failed by its peers (a false suspicion that fenced it, or a
             // death this rank has not noticed yet): it must halt, not act as its own observer.
@@ -879,7 +879,7 @@ fn flow_charge(packet: &Packet) -> Option<(Lane, u64)> {
 pub fn matched(
     envelope: Envelope,
     mut payload: Payload,
-    from: u32,
+    from: WorldRank,
     out: &mut Outgoing,
 ) -> (Envelope, Payload) {
     if envelope.tag >= 0 {
@@ -950,29 +950,29 @@ mod synchronous_tests {
     /// request was dropped first.
     #[test]
     fn a_rank_declared_failed_knows_it_and_does_not_observe_itself() {
-        let mut engine = Engine::new(1, 3);
+        let mut engine = Engine::new(WorldRank(1), 3);
         let mut out = Outgoing::new();
         assert!(!engine.declared_failed());
         assert!(
-            !engine.handle_peer_failed(1, &mut out),
+            !engine.handle_peer_failed(WorldRank(1), &mut out),
             "not news to report"
         );
         assert!(engine.declared_failed());
-        assert!(!engine.known_failed.contains(1) && out.is_empty());
+        assert!(!engine.known_failed.contains(WorldRank(1)) && out.is_empty());
         // Its peers' failures are still its detector's.
-        assert!(engine.handle_peer_failed(2, &mut out));
-        assert!(engine.known_failed.contains(2));
+        assert!(engine.handle_peer_failed(WorldRank(2), &mut out));
+        assert!(engine.known_failed.contains(WorldRank(2)));
     }
 
     #[test]
     fn acknowledgements_are_kept_or_forgotten() {
-        let mut engine = Engine::new(0, 2);
+        let mut engine = Engine::new(WorldRank(0), 2);
         let mut out = Outgoing::new();
-        engine.sync_abandoned.insert((1, 5));
-        engine.handle_packet(1, Packet::SyncAck { id: 5 }, &mut out);
+        engine.sync_abandoned.insert((WorldRank(1), 5));
+        engine.handle_packet(WorldRank(1), Packet::SyncAck { id: 5 }, &mut out);
         assert!(engine.sync_acks.is_empty() && engine.sync_abandoned.is_empty());
-        engine.handle_packet(1, Packet::SyncAck { id: 6 }, &mut out);
-        assert!(engine.sync_acks.contains(&(1, 6)));
+        engine.handle_packet(WorldRank(1), Packet::SyncAck { id: 6 }, &mut out);
+        assert!(engine.sync_acks.contains(&(WorldRank(1), 6)));
         assert!(out.is_empty());
     }
 
@@ -988,11 +988,11 @@ mod synchronous_tests {
             probed(envelope, payload.len()),
             (Envelope { source: 2, tag: 4 }, 3)
         );
-        let (seen, data) = matched(envelope, payload, 7, &mut out);
+        let (seen, data) = matched(envelope, payload, WorldRank(7), &mut out);
         assert_eq!((seen.tag, data), (4, vec![1, 2, 3]));
-        assert_eq!(out, vec![(7, Packet::SyncAck { id: 9 })]);
+        assert_eq!(out, vec![(WorldRank(7), Packet::SyncAck { id: 9 })]);
         let ordinary = Envelope { source: 2, tag: 4 };
-        let (seen, data) = matched(ordinary, vec![5], 7, &mut out);
+        let (seen, data) = matched(ordinary, vec![5], WorldRank(7), &mut out);
         assert_eq!((seen, data, out.len()), (ordinary, vec![5], 1));
     }
 }

@@ -10,7 +10,7 @@ use super::{matched, probed, Engine, Received, Slot};
 use crate::flow;
 use crate::matching::{unmatched_outcome, Envelope, PeerOutcome, SourceSelector, TagSelector};
 use crate::packet::{ContextId, Lane, Payload};
-use crate::{Error, FailureView, Rank, Result};
+use crate::{Error, FailureView, Rank, Result, WorldRank};
 
 /// The outcome of matching or posting a receive ([`Engine::match_or_post`]).
 #[derive(Debug)]
@@ -47,7 +47,7 @@ impl Engine {
     /// `MPI_PROC_NULL` outcome (a destination recognized as failed in G), or the send's error
     /// (freed or revoked communicator, a failed destination not recognized: SPEC §3.1).
     #[inline]
-    pub fn send_target(&mut self, context: ContextId, dest: Rank) -> Result<Option<u32>> {
+    pub fn send_target(&mut self, context: ContextId, dest: Rank) -> Result<Option<WorldRank>> {
         let comm = self.comm(context)?;
         comm.check_not_revoked()?;
         match unmatched_outcome(
@@ -75,7 +75,7 @@ impl Engine {
     pub fn poll_synchronous(
         &mut self,
         context: ContextId,
-        world: u32,
+        world: WorldRank,
         dest: Rank,
         id: u64,
     ) -> Option<Result<()>> {
@@ -91,7 +91,7 @@ impl Engine {
 
     /// Forgets synchronous send `id` to world rank `world`, whose request was dropped: its
     /// acknowledgement, if it came, is dropped, and dropped when it comes otherwise.
-    pub fn abandon_synchronous(&mut self, world: u32, id: u64) {
+    pub fn abandon_synchronous(&mut self, world: WorldRank, id: u64) {
         if !self.sync_acks.remove(&(world, id)) {
             self.sync_abandoned.insert((world, id));
         }
@@ -240,7 +240,7 @@ impl Engine {
         let Some(comm) = self.comms.get(&context) else {
             return;
         };
-        let senders: Vec<u32> = match source {
+        let senders: Vec<WorldRank> = match source {
             SourceSelector::Rank(r) => comm.members.try_world_of(r).into_iter().collect(),
             SourceSelector::Any => (0..comm.members.size())
                 .map(|r| comm.members.world_of(r))
@@ -254,7 +254,7 @@ impl Engine {
 
     /// Whether a posted point-to-point receive (on an open communicator) could take a message
     /// from world rank `world`.
-    pub(crate) fn a_receive_waits_for(&self, world: u32) -> bool {
+    pub(crate) fn a_receive_waits_for(&self, world: WorldRank) -> bool {
         self.comms.values().any(|comm| {
             comm.life.is_open()
                 && comm

@@ -12,13 +12,13 @@
 use super::Engine;
 use crate::flow::{FlowStats, Transmit};
 use crate::packet::{ContextId, Lane, Outgoing, Packet};
-use crate::{Rank, Result};
+use crate::{Rank, Result, WorldRank};
 
 impl Engine {
     /// Whether a message of `charge` bytes to world rank `world` on `lane` may be transmitted
     /// now; if so it is charged.
     #[inline]
-    pub fn admit(&mut self, world: u32, lane: Lane, charge: u64) -> bool {
+    pub fn admit(&mut self, world: WorldRank, lane: Lane, charge: u64) -> bool {
         self.flow.try_admit(world, lane, charge)
     }
 
@@ -28,7 +28,7 @@ impl Engine {
     #[inline]
     pub fn queue_send(
         &mut self,
-        world: u32,
+        world: WorldRank,
         lane: Lane,
         context: ContextId,
         dest: Rank,
@@ -90,7 +90,7 @@ impl Engine {
 
     /// This rank's point-to-point flow state with `peer` (diagnostics).
     #[doc(hidden)]
-    pub fn describe_flow_with(&self, peer: u32) -> String {
+    pub fn describe_flow_with(&self, peer: WorldRank) -> String {
         self.flow.describe_peer(peer)
     }
 

@@ -4,7 +4,7 @@
 
 use super::Engine;
 use crate::packet::ContextId;
-use crate::{FailureView, Rank, Result};
+use crate::{FailureView, Rank, Result, WorldRank};
 
 impl Engine {
     /// The local view L of `context` as left by the last update call.
@@ -42,12 +42,12 @@ impl Engine {
 
     /// Whether this rank's detector knows that world rank `world` failed.
     #[inline]
-    pub fn knows_failed(&self, world: u32) -> bool {
+    pub fn knows_failed(&self, world: WorldRank) -> bool {
         self.known_failed.contains(world)
     }
 
     /// The world rank of comm rank `rank` of `context`, if both exist.
-    pub fn world_rank_of(&self, context: ContextId, rank: Rank) -> Option<u32> {
+    pub fn world_rank_of(&self, context: ContextId, rank: Rank) -> Option<WorldRank> {
         self.comms.get(&context)?.members.try_world_of(rank)
     }
 
@@ -55,7 +55,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` for a communicator this rank does not hold.
-    pub fn comm_rank_of(&self, context: ContextId, world: u32) -> Result<Option<Rank>> {
+    pub fn comm_rank_of(&self, context: ContextId, world: WorldRank) -> Result<Option<Rank>> {
         let state = self.comms.get(&context).ok_or(crate::Error::Comm)?;
         Ok(state.members.comm_of(world))
     }

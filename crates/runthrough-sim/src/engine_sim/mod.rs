@@ -282,12 +282,13 @@ mod tests {
         use runthrough_core::flow;
         use runthrough_core::matching::{SourceSelector, TagSelector};
         use runthrough_core::packet::{Lane, Outgoing, Packet, WORLD_CONTEXT};
+        use runthrough_core::WorldRank;
 
-        let mut engines = [Engine::new(0, 2), Engine::new(1, 2)];
+        let mut engines = [Engine::new(WorldRank(0), 2), Engine::new(WorldRank(1), 2)];
         for engine in &mut engines {
             engine.set_unexpected_cap(4096, 2); // a window of 2048 bytes per sender
         }
-        let mut wire: Vec<(u32, u32, Packet)> = Vec::new();
+        let mut wire: Vec<(WorldRank, WorldRank, Packet)> = Vec::new();
         // Rank 0 isends 1500 bytes with tag 1, then 1500 bytes with tag 2.
         for tag in [1, 2] {
             let packet = Packet::Data {
@@ -299,11 +300,11 @@ mod tests {
             let charge = flow::charge(1500);
             let world = engines[0].send_target(WORLD_CONTEXT, 1).unwrap().unwrap();
             if engines[0].admit(world, Lane::Point, charge) {
-                wire.push((0, world, packet));
+                wire.push((WorldRank(0), world, packet));
             } else {
                 engines[0].queue_send(world, Lane::Point, WORLD_CONTEXT, 1, packet, charge);
                 for (to, p) in engines[0].take_due() {
-                    wire.push((0, to, p));
+                    wire.push((WorldRank(0), to, p));
                 }
             }
         }
@@ -319,13 +320,18 @@ mod tests {
         for _ in 0..100 {
             for (from, to, packet) in std::mem::take(&mut wire) {
                 let mut out = Outgoing::new();
-                engines[to as usize].handle_packet(from, packet, &mut out);
-                engines[to as usize].flush_flow(&mut out);
+                engines[to.index()].handle_packet(from, packet, &mut out);
+                engines[to.index()].flush_flow(&mut out);
                 wire.extend(out.into_iter().map(|(t, p)| (to, t, p)));
             }
             for (rank, engine) in engines.iter_mut().enumerate() {
                 let mut transmit = engine.poll_transmit();
-                wire.extend(transmit.packets.drain(..).map(|(t, p)| (rank as u32, t, p)));
+                wire.extend(
+                    transmit
+                        .packets
+                        .drain(..)
+                        .map(|(t, p)| (WorldRank(rank as u32), t, p)),
+                );
                 engine.end_transmit(&transmit);
             }
         }

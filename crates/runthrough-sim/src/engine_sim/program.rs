@@ -40,7 +40,7 @@ use runthrough_core::engine::{
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
 use runthrough_core::packet::{ContextId, Lane, Outgoing, Packet, Payload, WORLD_CONTEXT};
-use runthrough_core::{Error, FailureView, RankSet, Result};
+use runthrough_core::{Error, FailureView, RankSet, Result, WorldRank};
 
 use super::checks::Checker;
 use super::run::Trace;
@@ -711,7 +711,7 @@ impl Program {
         let message = &cx.plan.messages[id as usize];
         match cx.engine.send_target(WORLD_CONTEXT, message.receiver) {
             Ok(Some(world)) => {
-                if world != message.receiver {
+                if world != WorldRank(message.receiver) {
                     return Err(format!(
                         "send_target({}) gave world {world}",
                         message.receiver
@@ -1235,7 +1235,7 @@ impl Program {
                         global,
                         color: 0,
                     },
-                    me,
+                    WorldRank(me),
                     cx.out,
                 );
                 if (rank, size) != (me, cx.plan.ranks) {
@@ -1294,13 +1294,13 @@ impl Program {
             .engine
             .survivors(WORLD_CONTEXT, &decision)
             .map_err(|e| format!("survivors at {me}: {e:?}"))?;
-        if !survivors.contains(&me) {
+        if !survivors.contains(&WorldRank(me)) {
             return Err(format!("rank {me}'s shrink leaves it out: {survivors:?}"));
         }
         let size = survivors.len() as u32;
         let position = survivors
             .iter()
-            .position(|&r| r == me)
+            .position(|&r| r == WorldRank(me))
             .expect("checked above") as u32;
         let (rank, got) = cx.engine.install_plan(
             candidate,
@@ -1309,7 +1309,7 @@ impl Program {
                 global: FailureView::empty(size),
                 color: 0,
             },
-            me,
+            WorldRank(me),
             cx.out,
         );
         if (rank, got) != (position, size) {
@@ -1322,7 +1322,7 @@ impl Program {
             format!("rank {me} shrink returns {candidate:#x} of {survivors:?}")
         });
         cx.checker
-            .on_shrink(me, self.round, candidate, &survivors, &decision)?;
+            .on_shrink(me, self.round, candidate, &worlds(&survivors), &decision)?;
         cx.engine.free_communicator(candidate);
         cx.out.append(&mut cx.engine.take_due());
         self.next_round()
@@ -1376,7 +1376,7 @@ impl Program {
             Some(plan) => {
                 let context = candidate.ok_or("a split's participant without a candidate")?;
                 let color = plan.color;
-                let mut members: Vec<u32> = (0..plan.members.size())
+                let mut members: Vec<WorldRank> = (0..plan.members.size())
                     .map(|r| plan.members.world_of(r))
                     .collect();
                 if members.len() >= 2 {
@@ -1393,10 +1393,13 @@ impl Program {
                         global: FailureView::empty(size),
                         color,
                     },
-                    me,
+                    WorldRank(me),
                     cx.out,
                 );
-                let expected = members.iter().position(|&w| w == me).map(|i| i as u32);
+                let expected = members
+                    .iter()
+                    .position(|&w| w == WorldRank(me))
+                    .map(|i| i as u32);
                 if (Some(rank), got_size) != (expected, size) {
                     return Err(format!(
                         "rank {me}'s split numbers it {rank} of {got_size}, not {expected:?} of {size}"
@@ -1414,6 +1417,7 @@ impl Program {
         cx.trace.note(&[35, u64::from(me)], || {
             format!("rank {me} split returns {mine:?}")
         });
+        let mine = mine.map(|(context, members)| (context, worlds(&members)));
         cx.checker
             .on_split(me, self.round, &colors, &keys, &Ok(mine))?;
         self.next_round()
@@ -1648,9 +1652,18 @@ impl Program {
 
 /// The failures this rank's detector learned from a decision of `what`: each must be a crashed
 /// (or suspected) rank, and is entered in the ledger as detected.
-fn note_learned(learned: Vec<u32>, what: &str, cx: &mut Ctx) -> std::result::Result<(), String> {
+/// World ranks as the checker numbers them (the world communicator's ranks).
+fn worlds(ranks: &[WorldRank]) -> Vec<u32> {
+    ranks.iter().map(|w| w.0).collect()
+}
+
+fn note_learned(
+    learned: Vec<WorldRank>,
+    what: &str,
+    cx: &mut Ctx,
+) -> std::result::Result<(), String> {
     let me = cx.me;
-    for dead in learned {
+    for WorldRank(dead) in learned {
         if !cx.checker.crashed[dead as usize] {
             return Err(format!(
                 "rank {me} learned of {dead}'s failure from {what}, but it lives"

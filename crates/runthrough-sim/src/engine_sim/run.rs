@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use runthrough_core::engine::Engine;
 use runthrough_core::packet::{Outgoing, Packet, WORLD_CONTEXT};
 use runthrough_core::Error;
+use runthrough_core::WorldRank;
 
 use super::checks::Checker;
 use super::network::Network;
@@ -223,7 +224,7 @@ impl Sim {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let n = rng.gen_range(ranks.0.max(2)..=ranks.1.max(2));
         let plan = Plan::random(&mut rng, n, options.any_order);
-        let mut engines: Vec<Engine> = (0..n).map(|r| Engine::new(r, n)).collect();
+        let mut engines: Vec<Engine> = (0..n).map(|r| Engine::new(WorldRank(r), n)).collect();
         for engine in &mut engines {
             engine.set_unexpected_cap(plan.cap, n);
         }
@@ -427,7 +428,7 @@ impl Sim {
                 });
             let mut out = Outgoing::new();
             self.checker.on_detect(observer, dead);
-            self.engines[observer as usize].handle_peer_failed(dead, &mut out);
+            self.engines[observer as usize].handle_peer_failed(WorldRank(dead), &mut out);
             self.engines[observer as usize].flush_flow(&mut out);
             self.blocked[observer as usize] = false;
             self.transmit(observer, out)?;
@@ -453,7 +454,7 @@ impl Sim {
         self.checker.on_deliver(&self.plan, from, to, &packet)?;
         let mut out = Outgoing::new();
         let engine = &mut self.engines[to as usize];
-        engine.handle_packet(from, packet, &mut out);
+        engine.handle_packet(WorldRank(from), packet, &mut out);
         engine.flush_flow(&mut out);
         self.blocked[to as usize] = false;
         self.transmit(to, out)?;
@@ -512,6 +513,7 @@ impl Sim {
             dies = true;
         }
         for (to, packet) in out {
+            let to = to.0;
             self.checker.on_transmit(&self.plan, from, to, &packet)?;
             let words = [4, u64::from(from), u64::from(to), kind(&packet)];
             if !self.network.send(from, to, packet) {
@@ -538,7 +540,7 @@ impl Sim {
             let mut flow = String::new();
             for a in (0..self.plan.ranks).filter(|&r| self.alive[r as usize]) {
                 for b in (0..self.plan.ranks).filter(|&r| r != a) {
-                    let line = self.engines[a as usize].describe_flow_with(b);
+                    let line = self.engines[a as usize].describe_flow_with(WorldRank(b));
                     if !line.ends_with("no traffic") {
                         flow.push_str(&format!("\n  flow at {a} {line}"));
                     }

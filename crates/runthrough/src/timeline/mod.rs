@@ -146,7 +146,7 @@ impl Sink {
                 let _ = stream.write_all(line.as_bytes());
             }
             Target::Memory(recorder) => {
-                recorder.note(self.endpoint.world_rank, What::Rank(event));
+                recorder.note(self.endpoint.world_rank.0, What::Rank(event));
             }
         }
     }
@@ -218,7 +218,7 @@ pub(crate) fn validate_global(comm: &Comm, result: &Result<FailureView>) {
                 let engine = comm.process.endpoint.lock();
                 ranks
                     .iter()
-                    .map(|&r| engine.world_rank_of(comm.context, r).unwrap_or(r))
+                    .map(|&r| engine.world_rank_of(comm.context, r).map_or(r, |w| w.0))
                     .collect()
             };
             Outcome::View {

@@ -15,7 +15,7 @@ use crate::endpoint::Endpoint;
 use crate::signal::Signal;
 use runthrough_core::agreement::Decision;
 use runthrough_core::packet::{ContextId, Outgoing, Packet};
-use runthrough_core::Rank;
+use runthrough_core::{Rank, WorldRank};
 
 pub(crate) mod simulated;
 pub(crate) mod socket;
@@ -43,7 +43,7 @@ pub(crate) enum Series {
 pub(crate) trait Transport: Send + Sync + Debug {
     /// Sends `packet` from world rank `from` to world rank `to`, and whatever the delivery makes
     /// the receiver send in turn. Packets from or to a dead rank are dropped.
-    fn send(&self, from: u32, to: u32, packet: Packet);
+    fn send(&self, from: WorldRank, to: WorldRank, packet: Packet);
 
     /// Sends an application message (`Packet::Data` on `context` from comm rank `source`, with
     /// `tag`) whose payload is `bytes`, from an application thread that holds the credit for
@@ -51,8 +51,8 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// first); the others send a packet with a copy, as [`Transport::send`].
     fn send_data(
         &self,
-        from: u32,
-        to: u32,
+        from: WorldRank,
+        to: WorldRank,
         context: ContextId,
         source: Rank,
         tag: i32,
@@ -62,24 +62,24 @@ pub(crate) trait Transport: Send + Sync + Debug {
     }
 
     /// Sends every packet of `out` from `from`, in order.
-    fn send_all(&self, from: u32, out: Outgoing) {
+    fn send_all(&self, from: WorldRank, out: Outgoing) {
         for (to, packet) in out {
             self.send(from, to, packet);
         }
     }
 
     /// Fault injection and failure: world rank `rank` dies now. Its peers' detectors learn of it.
-    fn kill(&self, rank: u32);
+    fn kill(&self, rank: WorldRank);
 
     /// This process's rank `rank` learned from its engine that its peers declared it failed
     /// (an agreement decided so: it was fenced): it halts (SPEC §1), as a rank named by a
     /// fence vote does. In-process, as a kill.
-    fn halt_declared_failed(&self, rank: u32) {
+    fn halt_declared_failed(&self, rank: WorldRank) {
         self.kill(rank);
     }
 
     /// Whether `rank` is still alive as far as the transport knows.
-    fn is_alive(&self, rank: u32) -> bool;
+    fn is_alive(&self, rank: WorldRank) -> bool;
 
     /// Whether this process runs more ranks than it has cores: then waiters yield at once
     /// instead of spinning ([`crate::wait`]). One atomic load; `false` for transports whose
@@ -110,13 +110,13 @@ pub(crate) trait Transport: Send + Sync + Debug {
 
     /// The thread of world rank `rank` of this process has ended (returned, panicked or
     /// unwound after a kill): it no longer competes for a core.
-    fn rank_ended(&self, _rank: u32) {}
+    fn rank_ended(&self, _rank: WorldRank) {}
 
     /// World rank `rank` returns decision `decision` from the agreement `at` (its series, the
     /// communicator's context and the agreement's number): the simulated transport checks that
     /// every rank returns the same decision (docs/semantics.md §2.1); nothing for the others.
     #[inline]
-    fn decided(&self, _rank: u32, _at: (Series, ContextId, u64), _decision: &Decision) {}
+    fn decided(&self, _rank: WorldRank, _at: (Series, ContextId, u64), _decision: &Decision) {}
 
     /// World rank `rank` starts a library call: a scheduling point for the simulated transport
     /// (the rank may be parked here while others run); nothing for the others.
@@ -125,7 +125,7 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// The simulated transport refuses a call from a thread it does not schedule
     /// (`Error::Argument`).
     #[inline]
-    fn call_point(&self, _rank: u32) -> runthrough_core::Result<()> {
+    fn call_point(&self, _rank: WorldRank) -> runthrough_core::Result<()> {
         Ok(())
     }
 
@@ -194,7 +194,7 @@ impl InProcess {
             return Outgoing::new();
         };
         if self.endpoints[from as usize].dies_before_sending(&packet) {
-            self.kill(from);
+            self.kill(WorldRank(from));
             return Outgoing::new();
         }
         let Some(receiver) = self.endpoints.get(to as usize) else {
@@ -215,20 +215,27 @@ impl InProcess {
     fn route(&self, mut queue: VecDeque<(u32, u32, Packet)>) {
         while let Some((from, to, packet)) = queue.pop_front() {
             let caused = self.deliver_one(from, to, packet);
-            queue.extend(caused.into_iter().map(|(next, p)| (to, next, p)));
+            queue.extend(caused.into_iter().map(|(next, p)| (to, next.0, p)));
         }
     }
 }
 
 impl Transport for InProcess {
-    fn send(&self, from: u32, to: u32, packet: Packet) {
+    fn send(&self, from: WorldRank, to: WorldRank, packet: Packet) {
+        let (from, to) = (from.0, to.0);
         let caused = self.deliver_one(from, to, packet);
         if !caused.is_empty() {
-            self.route(caused.into_iter().map(|(next, p)| (to, next, p)).collect());
+            self.route(
+                caused
+                    .into_iter()
+                    .map(|(next, p)| (to, next.0, p))
+                    .collect(),
+            );
         }
     }
 
-    fn kill(&self, rank: u32) {
+    fn kill(&self, rank: WorldRank) {
+        let rank = rank.0;
         let Some(lock) = self.alive.get(rank as usize) else {
             return;
         };
@@ -244,19 +251,20 @@ impl Transport for InProcess {
         let mut queue = VecDeque::new();
         for (peer, endpoint) in self.endpoints.iter().enumerate() {
             let peer = peer as u32;
-            if peer != rank && self.is_alive(peer) {
+            if peer != rank && self.is_alive(WorldRank(peer)) {
                 queue.extend(
                     endpoint
                         .peer_failed(rank)
                         .into_iter()
-                        .map(|(to, p)| (peer, to, p)),
+                        .map(|(to, p)| (peer, to.0, p)),
                 );
             }
         }
         self.route(queue);
     }
 
-    fn is_alive(&self, rank: u32) -> bool {
+    fn is_alive(&self, rank: WorldRank) -> bool {
+        let rank = rank.0;
         self.alive
             .get(rank as usize)
             .is_some_and(|lock| *lock.read().unwrap_or_else(|e| e.into_inner()))
@@ -267,7 +275,8 @@ impl Transport for InProcess {
         self.oversubscribed.load(Ordering::Relaxed)
     }
 
-    fn rank_ended(&self, rank: u32) {
+    fn rank_ended(&self, rank: WorldRank) {
+        let rank = rank.0;
         self.stop(rank);
     }
 }

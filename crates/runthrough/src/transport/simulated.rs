@@ -49,7 +49,7 @@ use runthrough_core::agreement::Decision;
 use runthrough_core::fault::Fault;
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
 use runthrough_core::simnet::Network;
-use runthrough_core::{Error, Rank, Result};
+use runthrough_core::{Error, Rank, Result, WorldRank};
 
 /// Virtual time one scheduling step takes.
 pub(crate) const STEP: Duration = Duration::from_micros(1);
@@ -529,7 +529,7 @@ impl Simulated {
             if self.dies_before_sending(state, from, &packet) {
                 return;
             }
-            self.enqueue(state, from, to, Event::Packet(packet));
+            self.enqueue(state, from, to.0, Event::Packet(packet));
         }
     }
 
@@ -630,7 +630,7 @@ impl Simulated {
         }
         if context == WORLD_CONTEXT && series == Series::Agreement {
             for failed in decision.failed.iter() {
-                if self.is_alive(failed) && !state.suspected[failed as usize] {
+                if self.is_alive(WorldRank(failed)) && !state.suspected[failed as usize] {
                     state.violations.push(format!(
                         "{series:?} {seq} of the world: rank {rank} returned rank {failed} as \
                          failed, which is alive"
@@ -642,12 +642,14 @@ impl Simulated {
 }
 
 impl Transport for Simulated {
-    fn decided(&self, rank: u32, at: (Series, ContextId, u64), decision: &Decision) {
+    fn decided(&self, rank: WorldRank, at: (Series, ContextId, u64), decision: &Decision) {
+        let rank = rank.0;
         let mut state = self.lock();
         self.check_decision(&mut state, rank, at, decision);
     }
 
-    fn send(&self, from: u32, to: u32, packet: Packet) {
+    fn send(&self, from: WorldRank, to: WorldRank, packet: Packet) {
+        let (from, to) = (from.0, to.0);
         let mut state = self.lock();
         if !self.alive[from as usize].load(Ordering::SeqCst) {
             return;
@@ -658,7 +660,8 @@ impl Transport for Simulated {
         self.enqueue(&mut state, from, to, Event::Packet(packet));
     }
 
-    fn kill(&self, rank: u32) {
+    fn kill(&self, rank: WorldRank) {
+        let rank = rank.0;
         let mut state = self.lock();
         if self.alive[rank as usize].load(Ordering::SeqCst) {
             let planned = self.endpoints[rank as usize].fired_fault();
@@ -677,13 +680,15 @@ impl Transport for Simulated {
         self.kill_locked(&mut state, rank);
     }
 
-    fn is_alive(&self, rank: u32) -> bool {
+    fn is_alive(&self, rank: WorldRank) -> bool {
+        let rank = rank.0;
         self.alive
             .get(rank as usize)
             .is_some_and(|a| a.load(Ordering::SeqCst))
     }
 
-    fn call_point(&self, rank: u32) -> Result<()> {
+    fn call_point(&self, rank: WorldRank) -> Result<()> {
+        let rank = rank.0;
         if SCHEDULED_RANK.with(|r| r.get()) != Some(rank) {
             return Err(Error::Argument {
                 reason: format!(
@@ -736,7 +741,9 @@ mod tests {
     use runthrough_core::RankSet;
 
     fn simulated(n: u32) -> Simulated {
-        let endpoints = (0..n).map(|r| Arc::new(Endpoint::new(r, n))).collect();
+        let endpoints = (0..n)
+            .map(|r| Arc::new(Endpoint::new(WorldRank(r), n)))
+            .collect();
         Simulated::new(endpoints, 0, 1000, Vec::new(), Vec::new())
     }
 
@@ -757,22 +764,38 @@ mod tests {
     #[test]
     fn the_agreement_check_catches_disagreement_and_live_ranks_agreed_failed() {
         let sim = simulated(3);
-        sim.kill(2);
+        sim.kill(WorldRank(2));
         let at = (Series::Agreement, WORLD_CONTEXT, 1);
-        sim.decided(0, at, &decision(&[2], 1));
-        sim.decided(1, at, &decision(&[2], 1));
-        sim.decided(1, (Series::Creation, WORLD_CONTEXT, 1), &decision(&[], 1));
-        sim.decided(0, (Series::Agreement, WORLD_CONTEXT, 2), &decision(&[2], 0));
+        sim.decided(WorldRank(0), at, &decision(&[2], 1));
+        sim.decided(WorldRank(1), at, &decision(&[2], 1));
+        sim.decided(
+            WorldRank(1),
+            (Series::Creation, WORLD_CONTEXT, 1),
+            &decision(&[], 1),
+        );
+        sim.decided(
+            WorldRank(0),
+            (Series::Agreement, WORLD_CONTEXT, 2),
+            &decision(&[2], 0),
+        );
         assert!(
             sim.lock().violations.is_empty(),
             "{:?}",
             sim.lock().violations
         );
-        sim.decided(1, (Series::Agreement, WORLD_CONTEXT, 2), &decision(&[2], 1));
+        sim.decided(
+            WorldRank(1),
+            (Series::Agreement, WORLD_CONTEXT, 2),
+            &decision(&[2], 1),
+        );
         let violations = sim.lock().violations.clone();
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert!(violations[0].contains("rank 0 returned"), "{violations:?}");
-        sim.decided(0, (Series::Agreement, WORLD_CONTEXT, 3), &decision(&[1], 1));
+        sim.decided(
+            WorldRank(0),
+            (Series::Agreement, WORLD_CONTEXT, 3),
+            &decision(&[1], 1),
+        );
         let violations = sim.lock().violations.clone();
         assert_eq!(violations.len(), 2, "{violations:?}");
         assert!(

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `runthrough::init`: a rank of a multi-process job bootstraps from its launcher.
 
+use runthrough_core::WorldRank;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -689,13 +690,13 @@ struct Started {
 /// use the Unix sockets instead.
 fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option<Inbox>) {
     if !config.shm || size < 2 {
-        return (Arc::new(Endpoint::new(rank, size)), None);
+        return (Arc::new(Endpoint::new(WorldRank(rank), size)), None);
     }
     match super::shm_lane::make_inbox(size) {
         Ok(inbox) => {
             let signal = Signal::shared(inbox.clone(), Bell::Application);
             (
-                Arc::new(Endpoint::with_signal(rank, size, signal)),
+                Arc::new(Endpoint::with_signal(WorldRank(rank), size, signal)),
                 Some(inbox),
             )
         }
@@ -704,7 +705,7 @@ fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option
                 "runthrough rank {rank}: no shared memory ({e}): peers on this host use Unix \
                  sockets"
             ));
-            (Arc::new(Endpoint::new(rank, size)), None)
+            (Arc::new(Endpoint::new(WorldRank(rank), size)), None)
         }
     }
 }

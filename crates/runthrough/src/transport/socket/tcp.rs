@@ -103,6 +103,7 @@ use runthrough_core::fence::{Change, Fence, Reason};
 use runthrough_core::packet::{ContextId, Outgoing, Packet};
 use runthrough_core::wire::{self, Decoder, Frame, WireError, TOKEN};
 use runthrough_core::Rank;
+use runthrough_core::WorldRank;
 
 use runthrough_net::auth::{self, Role, Secret};
 use runthrough_net::launch;
@@ -1276,7 +1277,7 @@ impl Tcp {
         if out.is_empty() {
             return;
         }
-        let mut queue: VecDeque<(u32, Packet)> = out.into();
+        let mut queue: VecDeque<(u32, Packet)> = out.into_iter().map(|(to, p)| (to.0, p)).collect();
         while let Some((to, packet)) = queue.pop_front() {
             self.send_one(to, packet, blocking, &mut queue);
         }
@@ -1294,7 +1295,12 @@ impl Tcp {
         }
         if to == self.me {
             if !self.endpoint.is_killed() {
-                caused.extend(self.endpoint.deliver(self.me, packet));
+                caused.extend(
+                    self.endpoint
+                        .deliver(self.me, packet)
+                        .into_iter()
+                        .map(|(to, p)| (to.0, p)),
+                );
             }
         } else {
             self.send_to_peer(to, &packet, blocking);
@@ -1937,7 +1943,8 @@ impl Tcp {
 }
 
 impl Transport for Tcp {
-    fn send(&self, from: u32, to: u32, packet: Packet) {
+    fn send(&self, from: WorldRank, to: WorldRank, packet: Packet) {
+        let (from, to) = (from.0, to.0);
         debug_assert_eq!(from, self.me);
         // The application's threads come through here: they may block for the writer lock.
         let mut caused = VecDeque::new();
@@ -1952,13 +1959,14 @@ impl Transport for Tcp {
     /// once the connection is routed; anything else goes as a packet.
     fn send_data(
         &self,
-        from: u32,
-        to: u32,
+        from: WorldRank,
+        to: WorldRank,
         context: ContextId,
         source: Rank,
         tag: i32,
         bytes: &[u8],
     ) {
+        let (from, to) = (from.0, to.0);
         debug_assert_eq!(from, self.me);
         let copied = || crate::transport::copied_data(context, source, tag, bytes);
         let Some(p) = self
@@ -1966,7 +1974,7 @@ impl Transport for Tcp {
             .get(to as usize)
             .filter(|p| bytes.len() >= BORROW_FROM && p.shm.get().is_none_or(|lane| !lane.sends()))
         else {
-            return self.send(from, to, copied());
+            return self.send(WorldRank(from), WorldRank(to), copied());
         };
         let head = Packet::Data {
             context,
@@ -2003,18 +2011,19 @@ impl Transport for Tcp {
             }
             Some(Err(e)) => self.declare_failed(to, Cause::Io(e)),
             // Not connected yet: as a packet, through the backlog.
-            None => self.send(from, to, copied()),
+            None => self.send(WorldRank(from), WorldRank(to), copied()),
         }
     }
 
-    fn kill(&self, rank: u32) {
+    fn kill(&self, rank: WorldRank) {
+        let rank = rank.0;
         if rank == self.me {
             self.die();
         }
         self.declare_failed(rank, Cause::Notice);
     }
 
-    fn halt_declared_failed(&self, _rank: u32) {
+    fn halt_declared_failed(&self, _rank: WorldRank) {
         self.halt(
             launch::EXIT_FENCED,
             format_args!("declared failed by its peers (an agreement's decision)"),
@@ -2055,7 +2064,8 @@ impl Transport for Tcp {
         self.oversubscribed.load(Ordering::Relaxed)
     }
 
-    fn is_alive(&self, rank: u32) -> bool {
+    fn is_alive(&self, rank: WorldRank) -> bool {
+        let rank = rank.0;
         rank == self.me
             || self
                 .peers
@@ -2084,7 +2094,7 @@ mod tests {
     }
 
     fn rank_with(me: u32, size: u32, secret: Secret, config: Config) -> (Arc<Tcp>, String) {
-        let endpoint = Arc::new(Endpoint::new(me, size));
+        let endpoint = Arc::new(Endpoint::new(WorldRank(me), size));
         let tcp = Tcp::new(me, size, endpoint, secret, config);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
@@ -2111,9 +2121,9 @@ mod tests {
         let (one, address) = rank(1, 2, secret);
         let (zero, _) = rank(0, 2, secret);
         zero.connect(1, &address);
-        assert!(zero.is_alive(1));
+        assert!(zero.is_alive(WorldRank(1)));
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
-        assert!(one.is_alive(0));
+        assert!(one.is_alive(WorldRank(0)));
     }
 
     /// SPEC §4: a process without the job secret is refused, and the rank it pretended to be is
@@ -2124,18 +2134,18 @@ mod tests {
         let (rogue, _) = rank(0, 2, auth::random_token());
         rogue.connect(1, &address);
         assert!(
-            !rogue.is_alive(1),
+            !rogue.is_alive(WorldRank(1)),
             "the rogue could not verify rank 1 either"
         );
         std::thread::sleep(Duration::from_millis(100));
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
-        assert!(one.is_alive(0));
+        assert!(one.is_alive(WorldRank(0)));
         // A rogue that does not even speak the protocol.
         let mut raw = TcpStream::connect(&address).unwrap();
         raw.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
         std::thread::sleep(Duration::from_millis(100));
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
-        assert!(one.is_alive(0));
+        assert!(one.is_alive(WorldRank(0)));
     }
 
     /// SPEC §4 bad input: a peer that completes the handshake and then sends garbage is fenced.
@@ -2147,7 +2157,7 @@ mod tests {
         let (mut stream, _, _) = zero.handshake_connect(1, &address).unwrap();
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         stream.write_all(&[0xff; 16]).unwrap();
-        assert!(eventually(|| !one.is_alive(0)));
+        assert!(eventually(|| !one.is_alive(WorldRank(0))));
     }
 
     /// Rank `me` of `size`, accepting on loopback and on an abstract Unix socket (whose
@@ -2192,7 +2202,7 @@ mod tests {
         let (one, address, _socket) = rank_unix(1, 2, secret);
         let (zero, _, _zero_socket) = rank_unix(0, 2, secret);
         zero.connect(1, &address);
-        assert!(zero.is_alive(1));
+        assert!(zero.is_alive(WorldRank(1)));
         assert_eq!(kind_to(&zero, 1), Some("unix"));
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         assert_eq!(kind_to(&one, 0), Some("unix"));
@@ -2201,7 +2211,7 @@ mod tests {
             .unwrap()
             .shutdown(Shutdown::Both)
             .unwrap();
-        assert!(eventually(|| !one.is_alive(0)));
+        assert!(eventually(|| !one.is_alive(WorldRank(0))));
         assert!(!knows_failed(&one, 0), "a close is no confirmation");
     }
 
@@ -2256,12 +2266,12 @@ mod tests {
             std::thread::spawn(move || {
                 for tag in 0..ROUNDS {
                     assert!(wait_until(&one, || holds(&one, 0, tag)), "ping {tag}");
-                    one.send(1, 0, data(1, tag));
+                    one.send(WorldRank(1), WorldRank(0), data(1, tag));
                 }
             })
         };
         for tag in 0..ROUNDS {
-            zero.send(0, 1, data(0, tag));
+            zero.send(WorldRank(0), WorldRank(1), data(0, tag));
             assert!(wait_until(&zero, || holds(&zero, 1, tag)), "pong {tag}");
         }
         pong.join().unwrap();
@@ -2276,10 +2286,10 @@ mod tests {
         );
         // Nobody waits at rank 0 now: its progress thread reads the next message.
         let before = turns(&zero).1;
-        one.send(1, 0, data(1, 1000));
+        one.send(WorldRank(1), WorldRank(0), data(1, 1000));
         assert!(eventually(|| holds(&zero, 1, 1000)));
         assert!(turns(&zero).1 > before, "read by the progress thread");
-        assert!(zero.is_alive(1) && one.is_alive(0));
+        assert!(zero.is_alive(WorldRank(1)) && one.is_alive(WorldRank(0)));
     }
 
     /// Two ranks that send each other large messages at once over TCP, their progress threads
@@ -2312,13 +2322,13 @@ mod tests {
             let polling = poller(&one);
             std::thread::spawn(move || {
                 for tag in 0..MESSAGES {
-                    one.send(1, 0, large(1, tag));
+                    one.send(WorldRank(1), WorldRank(0), large(1, tag));
                 }
                 polling.end_polling(false);
             })
         };
         for tag in 0..MESSAGES {
-            zero.send(0, 1, large(0, tag));
+            zero.send(WorldRank(0), WorldRank(1), large(0, tag));
         }
         poller(&zero).end_polling(false);
         other.join().unwrap();
@@ -2333,7 +2343,7 @@ mod tests {
             assert!(eventually(|| holds(&zero, 1, tag)), "1 -> 0, tag {tag}");
             assert!(eventually(|| holds(&one, 0, tag)), "0 -> 1, tag {tag}");
         }
-        assert!(zero.is_alive(1) && one.is_alive(0));
+        assert!(zero.is_alive(WorldRank(1)) && one.is_alive(WorldRank(0)));
     }
 
     /// The payload of the first message from `from` with `tag` that `tcp` holds (taken).
@@ -2368,7 +2378,15 @@ mod tests {
             (3, bytes((1 << 20) + 5, 4)),
         ];
         for (tag, payload) in &messages {
-            Transport::send_data(&*ranks[0], 0, 1, context, 0, *tag, payload);
+            Transport::send_data(
+                &*ranks[0],
+                WorldRank(0),
+                WorldRank(1),
+                context,
+                0,
+                *tag,
+                payload,
+            );
         }
         for (tag, payload) in &messages {
             assert!(eventually(|| holds(&ranks[1], 0, *tag)), "tag {tag}");
@@ -2388,7 +2406,7 @@ mod tests {
     #[test]
     fn frames_waiting_for_a_connection_go_out_before_the_goodbye() {
         let (ranks, _sockets) = on_demand_job(2, config());
-        ranks[0].route(vec![(1, data(0, 5))], false); // as a progress thread sends: never waits
+        ranks[0].route(vec![(WorldRank(1), data(0, 5))], false); // as a progress thread sends: never waits
         ranks[0].finish(true);
         assert!(
             eventually(|| holds(&ranks[1], 0, 5)),
@@ -2422,13 +2440,13 @@ mod tests {
         // Held messages are counted without probing (a probe asks the sender for credit, and
         // its answer would bring the connection back by itself).
         let held_bytes = || ranks[0].endpoint.lock().flow_stats().unexpected_bytes;
-        ranks[1].send(1, 0, data(1, -1));
+        ranks[1].send(WorldRank(1), WorldRank(0), data(1, -1));
         assert!(eventually(|| held_bytes() > 0));
         let one = held_bytes();
         let held = hold_reading(&ranks[0], 1);
         const MESSAGES: u64 = 3000;
         for tag in 0..MESSAGES {
-            ranks[1].send(1, 0, data(1, tag as i32));
+            ranks[1].send(WorldRank(1), WorldRank(0), data(1, tag as i32));
         }
         drop(held);
         assert!(
@@ -2452,8 +2470,8 @@ mod tests {
             ..config()
         };
         let (ranks, _sockets) = on_demand_job(3, config);
-        ranks[1].send(1, 0, data(1, -1));
-        ranks[2].send(2, 1, data(2, -1));
+        ranks[1].send(WorldRank(1), WorldRank(0), data(1, -1));
+        ranks[2].send(WorldRank(2), WorldRank(1), data(2, -1));
         assert!(eventually(
             || holds(&ranks[0], 1, -1) && holds(&ranks[1], 2, -1)
         ));
@@ -2465,15 +2483,18 @@ mod tests {
             payload: vec![1; 1 << 20],
         };
         for tag in 0..16 {
-            ranks[1].route(vec![(0, large(tag))], false); // as a delivery sends: never waits
+            ranks[1].route(vec![(WorldRank(0), large(tag))], false); // as a delivery sends: never waits
         }
-        ranks[2].send(2, 1, data(2, 1));
+        ranks[2].send(WorldRank(2), WorldRank(1), data(2, 1));
         assert!(eventually(|| holds(&ranks[1], 2, 1)));
         assert!(
-            ranks[1].is_alive(0),
+            ranks[1].is_alive(WorldRank(0)),
             "fenced before rank 2's message was read"
         );
-        assert!(eventually(|| !ranks[1].is_alive(0)), "the stuck write");
+        assert!(
+            eventually(|| !ranks[1].is_alive(WorldRank(0))),
+            "the stuck write"
+        );
         drop(held);
     }
 
@@ -2483,7 +2504,7 @@ mod tests {
     #[test]
     fn a_missed_room_wake_up_is_made_good_by_the_next_flush() {
         let (ranks, _sockets) = on_demand_job(2, no_heartbeats());
-        ranks[1].send(1, 0, data(1, -1));
+        ranks[1].send(WorldRank(1), WorldRank(0), data(1, -1));
         assert!(eventually(|| holds(&ranks[0], 1, -1)));
         let p = &ranks[1].peers[0];
         {
@@ -2512,7 +2533,7 @@ mod tests {
         let closer = {
             let one = Arc::clone(&one);
             std::thread::spawn(move || {
-                one.send(1, 0, data(1, 7));
+                one.send(WorldRank(1), WorldRank(0), data(1, 7));
                 lock(&one.peers[0].stream)
                     .as_ref()
                     .unwrap()
@@ -2522,7 +2543,7 @@ mod tests {
         };
         assert!(wait_until(&zero, || holds(&zero, 1, 7)), "the message");
         closer.join().unwrap();
-        assert!(eventually(|| !zero.is_alive(1)), "the end read");
+        assert!(eventually(|| !zero.is_alive(WorldRank(1))), "the end read");
         assert!(!knows_failed(&zero, 1), "a close is no confirmation");
     }
 
@@ -2553,7 +2574,10 @@ mod tests {
         let (one, address, socket) = rank_unix(1, 2, auth::random_token());
         let (rogue, _, _rogue_socket) = rank_unix(0, 2, auth::random_token());
         rogue.connect(1, &address);
-        assert!(!rogue.is_alive(1), "the rogue could not verify rank 1");
+        assert!(
+            !rogue.is_alive(WorldRank(1)),
+            "the rogue could not verify rank 1"
+        );
         // A rogue that does not speak the protocol: refused, the socket closed on it.
         let mut raw = stream::connect_unix(&socket.path).unwrap();
         raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -2562,7 +2586,7 @@ mod tests {
         let _ = std::io::Read::read_to_end(&mut raw, &mut rest);
         assert!(rest.is_empty(), "no challenge for a bad hello");
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
-        assert!(one.is_alive(0));
+        assert!(one.is_alive(WorldRank(0)));
     }
 
     /// `size` ranks of one host (Unix sockets), every one connected on first use: nothing is
@@ -2626,8 +2650,8 @@ mod tests {
         // Lower to higher, then higher to lower: three messages each, queued before the
         // connection exists.
         for tag in 0..3 {
-            ranks[1].send(1, 4, data(1, tag));
-            ranks[5].send(5, 2, data(5, tag));
+            ranks[1].send(WorldRank(1), WorldRank(4), data(1, tag));
+            ranks[5].send(WorldRank(5), WorldRank(2), data(5, tag));
         }
         for tag in 0..3 {
             assert!(eventually(|| holds(&ranks[4], 1, tag)), "1 -> 4, tag {tag}");
@@ -2640,8 +2664,8 @@ mod tests {
         assert_eq!(kind_to(&ranks[5], 2), Some("unix"));
         // Both at once.
         let (a, b) = (Arc::clone(&ranks[0]), Arc::clone(&ranks[3]));
-        let other = std::thread::spawn(move || b.send(3, 0, data(3, 9)));
-        a.send(0, 3, data(0, 9));
+        let other = std::thread::spawn(move || b.send(WorldRank(3), WorldRank(0), data(3, 9)));
+        a.send(WorldRank(0), WorldRank(3), data(0, 9));
         other.join().unwrap();
         assert!(eventually(
             || holds(&ranks[3], 0, 9) && holds(&ranks[0], 3, 9)
@@ -2649,7 +2673,9 @@ mod tests {
         assert_eq!(connections(&ranks[0]), vec![3]);
         assert_eq!(connections(&ranks[3]), vec![0]);
         assert!(
-            ranks.iter().all(|t| (0..6).all(|r| t.is_alive(r))),
+            ranks
+                .iter()
+                .all(|t| (0..6).all(|r| t.is_alive(WorldRank(r)))),
             "nobody suspected"
         );
     }
@@ -2671,7 +2697,7 @@ mod tests {
         assert!(!connections(&ranks[0]).is_empty(), "the votes connected");
         for r in [0, 1, 2, 3] {
             assert_eq!(ranks[r].halted(), None, "rank {r}");
-            assert!((0..4).all(|p| ranks[r].is_alive(p)), "rank {r}");
+            assert!((0..4).all(|p| ranks[r].is_alive(WorldRank(p))), "rank {r}");
         }
     }
 
@@ -2688,10 +2714,10 @@ mod tests {
         drop(closed);
         let table = vec![Some(zero_address), Some(one_address), Some(nobody)];
         zero.set_addresses(table, &[true, true, true]);
-        zero.send(0, 2, data(0, 1));
-        assert!(!zero.is_alive(2), "suspected");
+        zero.send(WorldRank(0), WorldRank(2), data(0, 1));
+        assert!(!zero.is_alive(WorldRank(2)), "suspected");
         assert!(lock(&zero.fence).is_fenced(2));
-        assert!(zero.is_alive(1), "the others are left alone");
+        assert!(zero.is_alive(WorldRank(1)), "the others are left alone");
     }
 
     /// A rank connected on first use that cannot be reached is suspected (fenced), as one that
@@ -2701,11 +2727,11 @@ mod tests {
     fn an_unreachable_peer_is_suspected_except_in_finalize() {
         let (ranks, _sockets) = on_demand_job(4, config());
         ranks[0].unreachable(3, "connection refused".into());
-        assert!(!ranks[0].is_alive(3));
+        assert!(!ranks[0].is_alive(WorldRank(3)));
         assert!(lock(&ranks[0].fence).is_fenced(3), "suspected and fenced");
         ranks[1].begin_finalize();
         ranks[1].unreachable(3, "connection refused".into());
-        assert!(!ranks[1].is_alive(3));
+        assert!(!ranks[1].is_alive(WorldRank(3)));
         let fence = lock(&ranks[1].fence);
         assert!(
             fence.has_departed(3) && !fence.is_fenced(3),
@@ -2714,7 +2740,7 @@ mod tests {
     }
 
     fn knows_failed(tcp: &Tcp, rank: u32) -> bool {
-        tcp.endpoint.lock().knows_failed(rank)
+        tcp.endpoint.lock().knows_failed(WorldRank(rank))
     }
 
     /// `size` ranks on loopback, every pair connected.
@@ -2732,7 +2758,9 @@ mod tests {
         for tcp in &ranks {
             tcp.wait_settled(Duration::from_secs(5));
         }
-        assert!(ranks.iter().all(|t| (0..size).all(|r| t.is_alive(r))));
+        assert!(ranks
+            .iter()
+            .all(|t| (0..size).all(|r| t.is_alive(WorldRank(r)))));
         ranks
     }
 
@@ -2746,7 +2774,7 @@ mod tests {
         let (stream, _, _) = zero.handshake_connect(1, &address).unwrap();
         assert!(eventually(|| one.peers[0].settled.load(Ordering::SeqCst)));
         drop(stream);
-        assert!(eventually(|| !one.is_alive(0)));
+        assert!(eventually(|| !one.is_alive(WorldRank(0))));
         assert!(!knows_failed(&one, 0), "1 of 2 is no majority");
         one.notice(0, None);
         assert!(knows_failed(&one, 0));
@@ -2776,9 +2804,11 @@ mod tests {
     #[test]
     fn a_rank_declared_failed_by_an_agreement_halts_as_fenced() {
         let ranks = job(3, quick());
-        Transport::halt_declared_failed(&*ranks[2], 2);
+        Transport::halt_declared_failed(&*ranks[2], WorldRank(2));
         assert_eq!(ranks[2].halted(), Some(launch::EXIT_FENCED));
-        assert!(eventually(|| !ranks[0].is_alive(2) && !ranks[1].is_alive(2)));
+        assert!(eventually(
+            || !ranks[0].is_alive(WorldRank(2)) && !ranks[1].is_alive(WorldRank(2))
+        ));
         assert_eq!(ranks[0].halted(), None);
         assert_eq!(ranks[1].halted(), None);
     }
@@ -2792,15 +2822,18 @@ mod tests {
             tcp.watch_majority().unwrap();
         }
         ranks[1].declare_failed(2, Cause::Silent);
-        assert!(!ranks[1].is_alive(2));
-        assert!(eventually(|| !ranks[0].is_alive(2)), "rank 0 learned of it");
+        assert!(!ranks[1].is_alive(WorldRank(2)));
+        assert!(
+            eventually(|| !ranks[0].is_alive(WorldRank(2))),
+            "rank 0 learned of it"
+        );
         assert!(eventually(
             || knows_failed(&ranks[0], 2) && knows_failed(&ranks[1], 2)
         ));
         assert!(eventually(|| halted_as_fenced(&ranks[2])));
         assert_eq!(ranks[0].halted(), None);
         assert_eq!(ranks[1].halted(), None);
-        assert!(ranks[0].is_alive(1) && ranks[1].is_alive(0));
+        assert!(ranks[0].is_alive(WorldRank(1)) && ranks[1].is_alive(WorldRank(0)));
     }
 
     /// SPEC §1 halting: a rank that reaches no majority of the ranks it believes alive (a
@@ -2810,7 +2843,7 @@ mod tests {
     fn a_rank_without_a_majority_halts_after_the_timeout() {
         let config = quick();
         let timeout = config.heartbeat_timeout;
-        let endpoint = Arc::new(Endpoint::new(0, 4));
+        let endpoint = Arc::new(Endpoint::new(WorldRank(0), 4));
         let tcp = Tcp::new(0, 4, endpoint, auth::random_token(), config);
         tcp.watch_majority().unwrap();
         tcp.notice(3, None); // dead for certain: 3 ranks believed alive
@@ -2828,7 +2861,7 @@ mod tests {
     /// SPEC §1: a rank alone after confirmed failures of all the others keeps its majority.
     #[test]
     fn a_rank_alone_after_confirmed_failures_keeps_its_majority() {
-        let endpoint = Arc::new(Endpoint::new(1, 3));
+        let endpoint = Arc::new(Endpoint::new(WorldRank(1), 3));
         let tcp = Tcp::new(1, 3, endpoint, auth::random_token(), quick());
         tcp.declare_failed(0, Cause::Silent);
         tcp.declare_failed(2, Cause::Silent);
@@ -2850,7 +2883,7 @@ mod tests {
         let mut bytes = Vec::new();
         wire::encode(&Frame::Suspect { rank: 7 }, &mut bytes);
         stream.write_all(&bytes).unwrap();
-        assert!(eventually(|| !one.is_alive(0)));
+        assert!(eventually(|| !one.is_alive(WorldRank(0))));
         assert_eq!(one.halted(), None);
     }
 
@@ -2890,6 +2923,6 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
         assert!(!lock(&one.fence).has_departed(0));
-        assert!(one.is_alive(0));
+        assert!(one.is_alive(WorldRank(0)));
     }
 }
