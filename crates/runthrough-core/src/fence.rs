@@ -44,7 +44,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::RankSet;
+use crate::{WorldRank, WorldSet};
 
 /// Why a rank entered the detector output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub enum Reason {
     /// Rank `by` said it entered its own output.
     Peer {
         /// The peer.
-        by: u32,
+        by: WorldRank,
     },
 }
 
@@ -82,17 +82,17 @@ impl std::fmt::Display for Reason {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Change {
     /// This rank fenced this rank just now: drop its connection and send the vote.
-    pub fenced: Option<u32>,
+    pub fenced: Option<WorldRank>,
     /// These ranks entered the detector output, in this order.
-    pub entered: Vec<(u32, Reason)>,
+    pub entered: Vec<(WorldRank, Reason)>,
     /// This rank learned that it was fenced, from this rank (`None`: from its launcher).
-    pub fenced_here: Option<Option<u32>>,
+    pub fenced_here: Option<Option<WorldRank>>,
 }
 
 /// One rank's fencing state.
 #[derive(Debug)]
 pub struct Fence {
-    me: u32,
+    me: WorldRank,
     /// Fenced by this rank (a superset of `output`).
     fenced: Vec<bool>,
     /// In the detector output.
@@ -102,12 +102,12 @@ pub struct Fence {
     /// Ranks neither in `output` nor departed.
     alive: u32,
     /// Votes held against each fenced rank not yet in the output.
-    votes: BTreeMap<u32, RankSet>,
+    votes: BTreeMap<WorldRank, WorldSet>,
 }
 
 impl Fence {
     /// The state of rank `me` of a job of `size` ranks: nobody fenced, nobody in the output.
-    pub fn new(me: u32, size: u32) -> Self {
+    pub fn new(me: WorldRank, size: u32) -> Self {
         Fence {
             me,
             fenced: vec![false; size as usize],
@@ -122,23 +122,23 @@ impl Fence {
         self.output.len() as u32
     }
 
-    fn valid(&self, rank: u32) -> bool {
-        rank < self.size()
+    fn valid(&self, rank: WorldRank) -> bool {
+        rank.0 < self.size()
     }
 
     /// Whether this rank fenced `rank` (or has it in its output).
-    pub fn is_fenced(&self, rank: u32) -> bool {
-        self.fenced.get(rank as usize).copied().unwrap_or(false)
+    pub fn is_fenced(&self, rank: WorldRank) -> bool {
+        self.fenced.get(rank.index()).copied().unwrap_or(false)
     }
 
     /// Whether `rank` is in the detector output.
-    pub fn in_output(&self, rank: u32) -> bool {
-        self.output.get(rank as usize).copied().unwrap_or(false)
+    pub fn in_output(&self, rank: WorldRank) -> bool {
+        self.output.get(rank.index()).copied().unwrap_or(false)
     }
 
     /// Whether `rank` departed (finalized and said goodbye).
-    pub fn has_departed(&self, rank: u32) -> bool {
-        self.departed.get(rank as usize).copied().unwrap_or(false)
+    pub fn has_departed(&self, rank: WorldRank) -> bool {
+        self.departed.get(rank.index()).copied().unwrap_or(false)
     }
 
     /// The number of ranks believed alive (neither in the output nor departed), this one
@@ -163,7 +163,7 @@ impl Fence {
     }
 
     /// This rank suspects `rank` itself.
-    pub fn suspect(&mut self, rank: u32) -> Change {
+    pub fn suspect(&mut self, rank: WorldRank) -> Change {
         let mut change = Change::default();
         if rank == self.me || !self.valid(rank) || self.gone(rank) {
             return change;
@@ -175,12 +175,12 @@ impl Fence {
 
     /// Rank `voter` says it fenced `rank`. Unless it has already, this rank fences `rank` too
     /// (it learned of the suspicion): that is its own vote.
-    pub fn vote(&mut self, voter: u32, rank: u32) -> Change {
+    pub fn vote(&mut self, voter: WorldRank, rank: WorldRank) -> Change {
         let mut change = Change::default();
         if !self.valid(voter) || !self.valid(rank) || voter == self.me || voter == rank {
             return change;
         }
-        if self.fenced[voter as usize] || self.departed[voter as usize] {
+        if self.fenced[voter.index()] || self.departed[voter.index()] {
             return change; // a fenced or departed rank is not listened to
         }
         if rank == self.me {
@@ -197,7 +197,7 @@ impl Fence {
     }
 
     /// A launcher confirmed that `rank`'s process ended.
-    pub fn confirm(&mut self, rank: u32) -> Change {
+    pub fn confirm(&mut self, rank: WorldRank) -> Change {
         let mut change = Change::default();
         if !self.valid(rank) {
             return change;
@@ -217,12 +217,12 @@ impl Fence {
     /// before closing it. It leaves `alive` without entering the output (a rank that finalized
     /// is no failed rank); votes against it are dropped and its own stop counting. Ignored
     /// for a rank this rank fenced (it no longer listens to it) or has in its output.
-    pub fn depart(&mut self, rank: u32) -> Change {
+    pub fn depart(&mut self, rank: WorldRank) -> Change {
         let mut change = Change::default();
-        if rank == self.me || !self.valid(rank) || self.gone(rank) || self.fenced[rank as usize] {
+        if rank == self.me || !self.valid(rank) || self.gone(rank) || self.fenced[rank.index()] {
             return change;
         }
-        self.departed[rank as usize] = true;
+        self.departed[rank.index()] = true;
         self.alive -= 1;
         self.votes.remove(&rank);
         self.settle(&mut change);
@@ -230,13 +230,13 @@ impl Fence {
     }
 
     /// Rank `by` says `rank` entered its detector output.
-    pub fn decided_by_peer(&mut self, by: u32, rank: u32) -> Change {
+    pub fn decided_by_peer(&mut self, by: WorldRank, rank: WorldRank) -> Change {
         let mut change = Change::default();
         if !self.valid(by)
             || !self.valid(rank)
             || by == self.me
-            || self.fenced[by as usize]
-            || self.departed[by as usize]
+            || self.fenced[by.index()]
+            || self.departed[by.index()]
         {
             return change;
         }
@@ -252,28 +252,28 @@ impl Fence {
     }
 
     /// In the output or departed: nothing about it changes any more.
-    fn gone(&self, rank: u32) -> bool {
-        self.output[rank as usize] || self.departed[rank as usize]
+    fn gone(&self, rank: WorldRank) -> bool {
+        self.output[rank.index()] || self.departed[rank.index()]
     }
 
-    fn fence(&mut self, rank: u32, change: &mut Change) {
-        if !self.fenced[rank as usize] {
-            self.fenced[rank as usize] = true;
+    fn fence(&mut self, rank: WorldRank, change: &mut Change) {
+        if !self.fenced[rank.index()] {
+            self.fenced[rank.index()] = true;
             change.fenced = Some(rank);
         }
         self.votes.entry(rank).or_default().insert(self.me);
     }
 
-    fn enter(&mut self, rank: u32, reason: Reason, change: &mut Change) {
-        self.fenced[rank as usize] = true;
-        self.output[rank as usize] = true;
+    fn enter(&mut self, rank: WorldRank, reason: Reason, change: &mut Change) {
+        self.fenced[rank.index()] = true;
+        self.output[rank.index()] = true;
         self.alive -= 1;
         self.votes.remove(&rank);
         change.entered.push((rank, reason));
     }
 
     /// Voters against `rank` that still count.
-    fn live_voters(&self, rank: u32, voters: &RankSet) -> u32 {
+    fn live_voters(&self, rank: WorldRank, voters: &WorldSet) -> u32 {
         voters
             .iter()
             .filter(|&v| v != rank && !self.gone(v))
@@ -284,7 +284,7 @@ impl Fence {
     fn settle(&mut self, change: &mut Change) {
         loop {
             let alive = self.alive;
-            let ready: Vec<(u32, u32)> = self
+            let ready: Vec<(WorldRank, u32)> = self
                 .votes
                 .iter()
                 .map(|(&rank, voters)| (rank, self.live_voters(rank, voters)))
@@ -303,25 +303,29 @@ impl Fence {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::WorldRank as W;
 
     fn entered(change: &Change) -> Vec<u32> {
-        change.entered.iter().map(|&(r, _)| r).collect()
+        change.entered.iter().map(|&(r, _)| r.0).collect()
     }
 
     /// 3 against 1: the three that lost rank 3 fence it by a majority (3 of 4).
     #[test]
     fn a_majority_of_votes_puts_the_suspect_in_the_output() {
-        let mut f = Fence::new(0, 4);
-        let c = f.suspect(3);
-        assert_eq!(c.fenced, Some(3));
+        let mut f = Fence::new(W(0), 4);
+        let c = f.suspect(W(3));
+        assert_eq!(c.fenced, Some(W(3)));
         assert!(c.entered.is_empty(), "1 of 4 is no majority");
-        assert!(f.is_fenced(3) && !f.in_output(3));
-        assert!(f.vote(1, 3).entered.is_empty(), "2 of 4 is no majority");
-        let c = f.vote(2, 3);
+        assert!(f.is_fenced(W(3)) && !f.in_output(W(3)));
+        assert!(
+            f.vote(W(1), W(3)).entered.is_empty(),
+            "2 of 4 is no majority"
+        );
+        let c = f.vote(W(2), W(3));
         assert_eq!(
             c.entered,
             vec![(
-                3,
+                W(3),
                 Reason::Majority {
                     voters: 3,
                     alive: 4
@@ -329,28 +333,28 @@ mod tests {
             )]
         );
         assert_eq!(c.fenced, None, "already fenced");
-        assert!(f.in_output(3));
+        assert!(f.in_output(W(3)));
         assert_eq!(f.alive(), 3);
         assert!(f.has_majority());
         // Late and repeated votes change nothing.
-        assert_eq!(f.vote(1, 3), Change::default());
+        assert_eq!(f.vote(W(1), W(3)), Change::default());
     }
 
     /// Hearsay fences: a rank that learns of a suspicion fences the suspect and votes.
     #[test]
     fn learning_of_a_suspicion_fences_and_votes() {
-        let mut f = Fence::new(1, 3);
-        let c = f.vote(0, 2);
-        assert_eq!(c.fenced, Some(2));
+        let mut f = Fence::new(W(1), 3);
+        let c = f.vote(W(0), W(2));
+        assert_eq!(c.fenced, Some(W(2)));
         assert_eq!(entered(&c), vec![2], "rank 0 and this rank: 2 of 3");
     }
 
     /// The cut-off side of 3 against 1: its votes never reach a majority, and it loses its own.
     #[test]
     fn the_minority_side_decides_nothing_and_loses_its_majority() {
-        let mut f = Fence::new(3, 4);
+        let mut f = Fence::new(W(3), 4);
         for r in 0..3 {
-            assert!(f.suspect(r).entered.is_empty());
+            assert!(f.suspect(W(r)).entered.is_empty());
         }
         assert_eq!(f.alive(), 4);
         assert_eq!(f.reachable(), 1);
@@ -360,12 +364,12 @@ mod tests {
     /// 2 against 2: neither half reaches a majority; the suspect counts in the denominator.
     #[test]
     fn equal_halves_neither_decide() {
-        let mut f = Fence::new(0, 4);
-        assert!(f.suspect(2).entered.is_empty());
-        assert!(f.suspect(3).entered.is_empty());
-        assert!(f.vote(1, 2).entered.is_empty(), "2 of 4");
-        assert!(f.vote(1, 3).entered.is_empty(), "2 of 4");
-        assert!(!f.in_output(2) && !f.in_output(3));
+        let mut f = Fence::new(W(0), 4);
+        assert!(f.suspect(W(2)).entered.is_empty());
+        assert!(f.suspect(W(3)).entered.is_empty());
+        assert!(f.vote(W(1), W(2)).entered.is_empty(), "2 of 4");
+        assert!(f.vote(W(1), W(3)).entered.is_empty(), "2 of 4");
+        assert!(!f.in_output(W(2)) && !f.in_output(W(3)));
         assert_eq!(f.reachable(), 2);
         assert!(!f.has_majority());
     }
@@ -373,73 +377,76 @@ mod tests {
     /// A minority suspicion stays out of the output; it enters once more ranks agree.
     #[test]
     fn a_minority_suspicion_does_not_enter_the_output() {
-        let mut f = Fence::new(0, 5);
-        f.suspect(4);
-        assert!(f.vote(1, 4).entered.is_empty(), "2 of 5");
-        assert!(f.is_fenced(4) && !f.in_output(4));
+        let mut f = Fence::new(W(0), 5);
+        f.suspect(W(4));
+        assert!(f.vote(W(1), W(4)).entered.is_empty(), "2 of 5");
+        assert!(f.is_fenced(W(4)) && !f.in_output(W(4)));
         assert!(f.has_majority(), "4 of 5 still reached");
-        assert_eq!(entered(&f.vote(2, 4)), vec![4], "3 of 5");
+        assert_eq!(entered(&f.vote(W(2), W(4))), vec![4], "3 of 5");
     }
 
     /// A rank's vote against itself, a vote about this rank, and votes from fenced ranks.
     #[test]
     fn the_suspects_own_vote_and_fenced_voters_are_ignored() {
-        let mut f = Fence::new(0, 4);
+        let mut f = Fence::new(W(0), 4);
         // A rank does not vote against itself.
-        assert_eq!(f.vote(3, 3), Change::default());
-        assert!(!f.is_fenced(3));
+        assert_eq!(f.vote(W(3), W(3)), Change::default());
+        assert!(!f.is_fenced(W(3)));
         // Once fenced, rank 3 is not listened to: its vote against 2 is not received.
-        f.suspect(3);
-        assert_eq!(f.vote(3, 2), Change::default());
-        assert!(!f.is_fenced(2));
+        f.suspect(W(3));
+        assert_eq!(f.vote(W(3), W(2)), Change::default());
+        assert!(!f.is_fenced(W(2)));
         // A vote against this rank: it was fenced.
-        assert_eq!(f.vote(1, 0).fenced_here, Some(Some(1)));
-        assert_eq!(f.confirm(0).fenced_here, Some(None));
+        assert_eq!(f.vote(W(1), W(0)).fenced_here, Some(Some(W(1))));
+        assert_eq!(f.confirm(W(0)).fenced_here, Some(None));
         // Out of range: ignored.
-        assert_eq!(f.vote(9, 1), Change::default());
-        assert_eq!(f.vote(1, 9), Change::default());
+        assert_eq!(f.vote(W(9), W(1)), Change::default());
+        assert_eq!(f.vote(W(1), W(9)), Change::default());
     }
 
     /// Two ranks that accuse each other (a broken link between them): the accusation this rank
     /// hears first fences the accused, whose own accusation is then not listened to.
     #[test]
     fn of_two_mutual_accusations_the_first_heard_wins() {
-        let mut f = Fence::new(1, 5);
-        assert_eq!(f.vote(2, 0).fenced, Some(0)); // 2 of 5: pending
-        assert_eq!(f.vote(0, 2), Change::default(), "0 is fenced here");
-        assert!(!f.is_fenced(2));
-        assert_eq!(entered(&f.vote(3, 0)), vec![0], "3 of 5");
+        let mut f = Fence::new(W(1), 5);
+        assert_eq!(f.vote(W(2), W(0)).fenced, Some(W(0))); // 2 of 5: pending
+        assert_eq!(f.vote(W(0), W(2)), Change::default(), "0 is fenced here");
+        assert!(!f.is_fenced(W(2)));
+        assert_eq!(entered(&f.vote(W(3), W(0))), vec![0], "3 of 5");
         assert!(f.has_majority());
     }
 
     /// A voter that fails meanwhile stops counting (and so does its place in the denominator).
     #[test]
     fn a_voter_that_fails_meanwhile_stops_counting() {
-        let mut f = Fence::new(0, 5);
-        f.suspect(4);
-        f.vote(1, 4); // 2 of 5
-        assert_eq!(entered(&f.confirm(1)), vec![1], "rank 1 confirmed dead");
+        let mut f = Fence::new(W(0), 5);
+        f.suspect(W(4));
+        f.vote(W(1), W(4)); // 2 of 5
+        assert_eq!(entered(&f.confirm(W(1))), vec![1], "rank 1 confirmed dead");
         assert_eq!(f.alive(), 4);
-        assert!(!f.in_output(4), "1 live voter of 4");
-        assert!(f.vote(2, 4).entered.is_empty(), "2 of 4 is no majority");
-        assert_eq!(entered(&f.vote(3, 4)), vec![4], "3 of 4");
+        assert!(!f.in_output(W(4)), "1 live voter of 4");
+        assert!(
+            f.vote(W(2), W(4)).entered.is_empty(),
+            "2 of 4 is no majority"
+        );
+        assert_eq!(entered(&f.vote(W(3), W(4))), vec![4], "3 of 4");
     }
 
     /// Confirmed failures shrink the denominator: a pending suspect can enter without a new
     /// vote (a cascade), and a rank whose peers all died for certain keeps its majority, alone.
     #[test]
     fn confirmations_cascade_and_a_lone_survivor_keeps_its_majority() {
-        let mut f = Fence::new(0, 4);
-        f.suspect(3);
-        f.vote(1, 3); // 2 of 4: pending
-        assert!(!f.in_output(3));
-        let c = f.confirm(2);
+        let mut f = Fence::new(W(0), 4);
+        f.suspect(W(3));
+        f.vote(W(1), W(3)); // 2 of 4: pending
+        assert!(!f.in_output(W(3)));
+        let c = f.confirm(W(2));
         assert_eq!(
             c.entered,
             vec![
-                (2, Reason::Confirmed),
+                (W(2), Reason::Confirmed),
                 (
-                    3,
+                    W(3),
                     Reason::Majority {
                         voters: 2,
                         alive: 3
@@ -450,36 +457,40 @@ mod tests {
         assert_eq!(f.alive(), 2);
         assert!(f.has_majority());
         // The last peer dies for certain: this rank is alone, and keeps going.
-        assert_eq!(entered(&f.confirm(1)), vec![1]);
+        assert_eq!(entered(&f.confirm(W(1))), vec![1]);
         assert_eq!((f.alive(), f.reachable()), (1, 1));
         assert!(f.has_majority());
         // A suspicion alone would not do: a lost peer still counts as alive.
-        let mut g = Fence::new(0, 2);
-        g.suspect(1);
-        assert!(!g.in_output(1) && !g.has_majority());
-        assert_eq!(entered(&g.confirm(1)), vec![1]);
+        let mut g = Fence::new(W(0), 2);
+        g.suspect(W(1));
+        assert!(!g.in_output(W(1)) && !g.has_majority());
+        assert_eq!(entered(&g.confirm(W(1))), vec![1]);
         assert!(g.has_majority());
     }
 
     /// Several suspects that enter together are each counted against the same denominator.
     #[test]
     fn suspects_pending_together_enter_together() {
-        let mut f = Fence::new(0, 7);
+        let mut f = Fence::new(W(0), 7);
         for suspect in [5, 6] {
-            f.suspect(suspect);
-            f.vote(1, suspect);
-            f.vote(2, suspect); // 3 of 7
+            f.suspect(W(suspect));
+            f.vote(W(1), W(suspect));
+            f.vote(W(2), W(suspect)); // 3 of 7
         }
-        f.confirm(3); // 3 of 6: no majority
-        assert!(!f.in_output(5) && !f.in_output(6));
-        let c = f.confirm(4);
+        f.confirm(W(3)); // 3 of 6: no majority
+        assert!(!f.in_output(W(5)) && !f.in_output(W(6)));
+        let c = f.confirm(W(4));
         let majority = Reason::Majority {
             voters: 3,
             alive: 5,
         };
         assert_eq!(
             c.entered,
-            vec![(4, Reason::Confirmed), (5, majority), (6, majority)]
+            vec![
+                (W(4), Reason::Confirmed),
+                (W(5), majority),
+                (W(6), majority)
+            ]
         );
     }
 
@@ -487,23 +498,27 @@ mod tests {
     /// denominator; decisions of peers are taken as they are.
     #[test]
     fn suspects_cut_off_together_and_peer_decisions() {
-        let mut f = Fence::new(0, 5);
-        f.suspect(3);
-        f.suspect(4);
-        f.vote(1, 3);
-        f.vote(1, 4);
-        let c = f.vote(2, 4);
+        let mut f = Fence::new(W(0), 5);
+        f.suspect(W(3));
+        f.suspect(W(4));
+        f.vote(W(1), W(3));
+        f.vote(W(1), W(4));
+        let c = f.vote(W(2), W(4));
         assert_eq!(entered(&c), vec![4]);
-        let c = f.vote(2, 3);
+        let c = f.vote(W(2), W(3));
         assert_eq!(entered(&c), vec![3]);
-        let mut g = Fence::new(0, 3);
+        let mut g = Fence::new(W(0), 3);
         assert_eq!(
-            g.decided_by_peer(1, 2).entered,
-            vec![(2, Reason::Peer { by: 1 })]
+            g.decided_by_peer(W(1), W(2)).entered,
+            vec![(W(2), Reason::Peer { by: W(1) })]
         );
-        assert_eq!(g.decided_by_peer(1, 0).fenced_here, Some(Some(1)));
-        g.suspect(1);
-        assert_eq!(g.decided_by_peer(1, 2), Change::default(), "a fenced rank");
+        assert_eq!(g.decided_by_peer(W(1), W(0)).fenced_here, Some(Some(W(1))));
+        g.suspect(W(1));
+        assert_eq!(
+            g.decided_by_peer(W(1), W(2)),
+            Change::default(),
+            "a fenced rank"
+        );
     }
 
     /// The multi-host finalize halt: where no launcher confirms exits, peers that finalized
@@ -513,24 +528,24 @@ mod tests {
     /// finalized is no failed rank).
     #[test]
     fn departed_ranks_leave_the_denominator_and_never_the_output() {
-        let mut lost = Fence::new(3, 4);
+        let mut lost = Fence::new(W(3), 4);
         for r in 0..3 {
-            lost.suspect(r);
+            lost.suspect(W(r));
         }
         assert!(!lost.has_majority(), "closed connections alone: 1 of 4");
 
-        let mut f = Fence::new(3, 4);
+        let mut f = Fence::new(W(3), 4);
         for r in 0..3 {
-            assert_eq!(f.depart(r), Change::default());
-            assert!(f.has_departed(r) && !f.in_output(r) && !f.is_fenced(r));
+            assert_eq!(f.depart(W(r)), Change::default());
+            assert!(f.has_departed(W(r)) && !f.in_output(W(r)) && !f.is_fenced(W(r)));
             assert!(f.has_majority(), "after {r} departed");
         }
         assert_eq!((f.alive(), f.reachable()), (1, 1));
         // Nothing about a departed rank changes afterwards: no vote, confirmation or repeat.
-        assert_eq!(f.confirm(0), Change::default());
-        assert_eq!(f.suspect(1), Change::default());
-        assert_eq!(f.depart(2), Change::default());
-        assert!((0..3).all(|r| !f.in_output(r) && !f.is_fenced(r)));
+        assert_eq!(f.confirm(W(0)), Change::default());
+        assert_eq!(f.suspect(W(1)), Change::default());
+        assert_eq!(f.depart(W(2)), Change::default());
+        assert!((0..3).all(|r| !f.in_output(W(r)) && !f.is_fenced(W(r))));
         assert_eq!(f.alive(), 1);
     }
 
@@ -540,44 +555,52 @@ mod tests {
     /// speaks: its later votes and notices are not received.
     #[test]
     fn departures_shrink_the_denominator_and_silence_the_departed() {
-        let mut f = Fence::new(0, 5);
-        f.suspect(2);
-        f.vote(1, 2); // 2 of 5: pending
-        assert!(f.depart(3).entered.is_empty(), "2 of 4");
-        let c = f.depart(4);
+        let mut f = Fence::new(W(0), 5);
+        f.suspect(W(2));
+        f.vote(W(1), W(2)); // 2 of 5: pending
+        assert!(f.depart(W(3)).entered.is_empty(), "2 of 4");
+        let c = f.depart(W(4));
         assert_eq!(
             c.entered,
             vec![(
-                2,
+                W(2),
                 Reason::Majority {
                     voters: 2,
                     alive: 3
                 }
             )]
         );
-        assert!(!f.in_output(3) && !f.in_output(4));
-        assert_eq!(f.vote(3, 1), Change::default(), "a departed rank's vote");
-        assert_eq!(f.decided_by_peer(4, 1), Change::default(), "its notice");
-        assert!(!f.is_fenced(1));
+        assert!(!f.in_output(W(3)) && !f.in_output(W(4)));
+        assert_eq!(
+            f.vote(W(3), W(1)),
+            Change::default(),
+            "a departed rank's vote"
+        );
+        assert_eq!(
+            f.decided_by_peer(W(4), W(1)),
+            Change::default(),
+            "its notice"
+        );
+        assert!(!f.is_fenced(W(1)));
 
         // A voter that departs stops counting: 1 live voter of 4 is no majority.
-        let mut g = Fence::new(0, 5);
-        g.suspect(4);
-        g.vote(1, 4);
-        g.depart(1);
-        assert!(!g.in_output(4));
-        assert!(g.vote(2, 4).entered.is_empty(), "0 and 2: 2 of 4");
-        assert_eq!(entered(&g.vote(3, 4)), vec![4], "0, 2 and 3: 3 of 4");
+        let mut g = Fence::new(W(0), 5);
+        g.suspect(W(4));
+        g.vote(W(1), W(4));
+        g.depart(W(1));
+        assert!(!g.in_output(W(4)));
+        assert!(g.vote(W(2), W(4)).entered.is_empty(), "0 and 2: 2 of 4");
+        assert_eq!(entered(&g.vote(W(3), W(4))), vec![4], "0, 2 and 3: 3 of 4");
     }
 
     /// A goodbye never turns a suspicion around: a rank fenced here is not listened to, so
     /// its goodbye is ignored and it stays a suspect, counted in the denominator.
     #[test]
     fn a_fenced_rank_cannot_depart() {
-        let mut f = Fence::new(0, 3);
-        f.suspect(2);
-        assert_eq!(f.depart(2), Change::default());
-        assert!(!f.has_departed(2) && f.is_fenced(2));
+        let mut f = Fence::new(W(0), 3);
+        f.suspect(W(2));
+        assert_eq!(f.depart(W(2)), Change::default());
+        assert!(!f.has_departed(W(2)) && f.is_fenced(W(2)));
         assert_eq!(f.alive(), 3);
         assert!(f.has_majority(), "0 and 1 of 3");
     }
@@ -588,30 +611,30 @@ mod tests {
     /// the other side into its output.
     #[test]
     fn a_departure_lets_no_side_of_a_split_decide() {
-        let mut heard = [Fence::new(0, 5), Fence::new(1, 5)];
+        let mut heard = [Fence::new(W(0), 5), Fence::new(W(1), 5)];
         for f in &mut heard {
-            f.depart(4);
+            f.depart(W(4));
         }
-        let mut not_heard = [Fence::new(2, 5), Fence::new(3, 5)];
+        let mut not_heard = [Fence::new(W(2), 5), Fence::new(W(3), 5)];
         for (i, f) in heard.iter_mut().enumerate() {
             let me = i as u32;
             for other in [2, 3] {
-                f.suspect(other);
+                f.suspect(W(other));
             }
             let peer = 1 - me;
             for other in [2, 3] {
-                assert!(f.vote(peer, other).entered.is_empty(), "2 of 4");
+                assert!(f.vote(W(peer), W(other)).entered.is_empty(), "2 of 4");
             }
             assert!(!f.has_majority());
         }
         for (i, f) in not_heard.iter_mut().enumerate() {
             let me = 2 + i as u32;
             for other in [0, 1, 4] {
-                f.suspect(other);
+                f.suspect(W(other));
             }
             let peer = 5 - me;
             for other in [0, 1, 4] {
-                assert!(f.vote(peer, other).entered.is_empty(), "2 of 5");
+                assert!(f.vote(W(peer), W(other)).entered.is_empty(), "2 of 5");
             }
             assert!(!f.has_majority());
         }

@@ -566,7 +566,7 @@ impl Tcp {
             settled: Mutex::new(0),
             settled_changed: Condvar::new(),
             control: Mutex::new(None),
-            fence: Mutex::new(Fence::new(me, size)),
+            fence: Mutex::new(Fence::new(WorldRank(me), size)),
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
             halting: AtomicBool::new(false),
@@ -677,7 +677,7 @@ impl Tcp {
             self.log(format_args!(
                 "rank {peer}'s process {pid} ended (same host): confirmed"
             ));
-            let change = lock(&self.fence).confirm(peer);
+            let change = lock(&self.fence).confirm(WorldRank(peer));
             self.act(change, &Cause::Notice);
         }
     }
@@ -925,8 +925,8 @@ impl Tcp {
     pub(super) fn peer_said_goodbye(&self, peer: u32) {
         let (change, departed) = {
             let mut fence = lock(&self.fence);
-            let change = fence.depart(peer);
-            (change, fence.has_departed(peer))
+            let change = fence.depart(WorldRank(peer));
+            (change, fence.has_departed(WorldRank(peer)))
         };
         if !departed {
             return;
@@ -1008,8 +1008,8 @@ impl Tcp {
             return self.drop_peer(peer);
         }
         let change = match cause {
-            Cause::Notice => lock(&self.fence).confirm(peer),
-            _ => lock(&self.fence).suspect(peer),
+            Cause::Notice => lock(&self.fence).confirm(WorldRank(peer)),
+            _ => lock(&self.fence).suspect(WorldRank(peer)),
         };
         self.act(change, &cause);
     }
@@ -1021,8 +1021,8 @@ impl Tcp {
             return;
         }
         let change = match from {
-            None => lock(&self.fence).confirm(rank),
-            Some(by) => lock(&self.fence).decided_by_peer(by, rank),
+            None => lock(&self.fence).confirm(WorldRank(rank)),
+            Some(by) => lock(&self.fence).decided_by_peer(WorldRank(by), WorldRank(rank)),
         };
         self.act(change, &Cause::Notice);
     }
@@ -1037,14 +1037,14 @@ impl Tcp {
         if self.stands_aside() {
             return;
         }
-        let change = lock(&self.fence).vote(voter, rank);
+        let change = lock(&self.fence).vote(WorldRank(voter), WorldRank(rank));
         self.act(change, &Cause::Suspected { by: voter });
     }
 
     /// Carries out what a fencing event decided (with no lock held: sending may fence more).
     fn act(&self, change: Change, cause: &Cause) {
         if let Some(by) = change.fenced_here {
-            self.halt_fenced(by);
+            self.halt_fenced(by.map(|w| w.0));
         }
         if let Some(peer) = change.fenced {
             if cause.is_suspicion() {
@@ -1052,7 +1052,7 @@ impl Tcp {
                     "runthrough rank {}: fencing rank {peer}: {cause}",
                     self.me
                 ));
-                self.tell_launcher(&launch::suspect_line(peer));
+                self.tell_launcher(&launch::suspect_line(peer.0));
             } else {
                 self.log(format_args!("fencing rank {peer}: {cause}"));
             }
@@ -1061,28 +1061,28 @@ impl Tcp {
             // needed a period later (`vote_later`).
             let mut later = Vec::new();
             for other in 0..self.size() {
-                if other != peer && other != self.me {
+                if other != peer.0 && other != self.me {
                     if self.unconnected(other) {
                         later.push(other);
                     } else {
-                        self.send_frame(other, &Frame::Suspect { rank: peer });
+                        self.send_frame(other, &Frame::Suspect { rank: peer.0 });
                     }
                 }
             }
-            self.vote_later(peer, later);
-            self.tell_suspect(peer);
-            self.drop_peer(peer);
+            self.vote_later(peer.0, later);
+            self.tell_suspect(peer.0);
+            self.drop_peer(peer.0);
         }
         for &(rank, reason) in &change.entered {
             self.log(format_args!("rank {rank} failed: {reason}"));
-            self.drop_peer(rank);
-            let p = &self.peers[rank as usize];
+            self.drop_peer(rank.0);
+            let p = &self.peers[rank.index()];
             p.out_pending.store(true, Ordering::SeqCst);
-            self.tell_engine(rank);
+            self.tell_engine(rank.0);
             if matches!(reason, Reason::Majority { .. }) {
                 for other in 0..self.size() {
-                    if other != rank && other != self.me {
-                        self.send_frame(other, &Frame::FailureNotice { rank });
+                    if other != rank.0 && other != self.me {
+                        self.send_frame(other, &Frame::FailureNotice { rank: rank.0 });
                     }
                 }
             }
@@ -1783,7 +1783,7 @@ impl Tcp {
             .name("rt-vote".into())
             .spawn(move || {
                 std::thread::sleep(tcp.config.heartbeat_period);
-                if tcp.stands_aside() || lock(&tcp.fence).in_output(suspect) {
+                if tcp.stands_aside() || lock(&tcp.fence).in_output(WorldRank(suspect)) {
                     return;
                 }
                 for other in peers {
@@ -1847,7 +1847,7 @@ impl Tcp {
         self.log(format_args!(
             "rank {peer}'s process ended (watched by a pidfd): confirmed"
         ));
-        let change = lock(&self.fence).confirm(peer);
+        let change = lock(&self.fence).confirm(WorldRank(peer));
         self.act(change, &Cause::Notice);
     }
 
@@ -2414,7 +2414,7 @@ mod tests {
         );
         // Written before the goodbye on that connection, not after it on its own.
         assert!(
-            eventually(|| lock(&ranks[1].fence).has_departed(0)),
+            eventually(|| lock(&ranks[1].fence).has_departed(WorldRank(0))),
             "no goodbye after the frame"
         );
         assert!(!knows_failed(&ranks[1], 0));
@@ -2716,7 +2716,7 @@ mod tests {
         zero.set_addresses(table, &[true, true, true]);
         zero.send(WorldRank(0), WorldRank(2), data(0, 1));
         assert!(!zero.is_alive(WorldRank(2)), "suspected");
-        assert!(lock(&zero.fence).is_fenced(2));
+        assert!(lock(&zero.fence).is_fenced(WorldRank(2)));
         assert!(zero.is_alive(WorldRank(1)), "the others are left alone");
     }
 
@@ -2728,13 +2728,16 @@ mod tests {
         let (ranks, _sockets) = on_demand_job(4, config());
         ranks[0].unreachable(3, "connection refused".into());
         assert!(!ranks[0].is_alive(WorldRank(3)));
-        assert!(lock(&ranks[0].fence).is_fenced(3), "suspected and fenced");
+        assert!(
+            lock(&ranks[0].fence).is_fenced(WorldRank(3)),
+            "suspected and fenced"
+        );
         ranks[1].begin_finalize();
         ranks[1].unreachable(3, "connection refused".into());
         assert!(!ranks[1].is_alive(WorldRank(3)));
         let fence = lock(&ranks[1].fence);
         assert!(
-            fence.has_departed(3) && !fence.is_fenced(3),
+            fence.has_departed(WorldRank(3)) && !fence.is_fenced(WorldRank(3)),
             "departed, not suspected"
         );
     }
@@ -2899,12 +2902,14 @@ mod tests {
         }
         ranks[2].finish(true);
         for tcp in &ranks[..2] {
-            assert!(eventually(|| lock(&tcp.fence).has_departed(2)));
-            assert!(!lock(&tcp.fence).is_fenced(2) && !knows_failed(tcp, 2));
+            assert!(eventually(|| lock(&tcp.fence).has_departed(WorldRank(2))));
+            assert!(!lock(&tcp.fence).is_fenced(WorldRank(2)) && !knows_failed(tcp, 2));
             assert_eq!(lock(&tcp.fence).alive(), 2);
         }
         ranks[1].finish(true);
-        assert!(eventually(|| lock(&ranks[0].fence).has_departed(1)));
+        assert!(eventually(
+            || lock(&ranks[0].fence).has_departed(WorldRank(1))
+        ));
         assert!(lock(&ranks[0].fence).has_majority());
         std::thread::sleep(quick().heartbeat_timeout * 2);
         assert_eq!(ranks[0].halted(), None);
@@ -2922,7 +2927,7 @@ mod tests {
         raw.write_all(&bytes).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
-        assert!(!lock(&one.fence).has_departed(0));
+        assert!(!lock(&one.fence).has_departed(WorldRank(0)));
         assert!(one.is_alive(WorldRank(0)));
     }
 }
