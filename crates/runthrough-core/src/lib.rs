@@ -70,6 +70,19 @@ pub type Rank = u32;
 /// transports and the failure detector know it; a communicator's ranks ([`Rank`]) map to these
 /// through its members. A type of its own so that the two are never mixed up (a set of one is
 /// not a set of the other: [`RankSet`], [`WorldSet`]).
+///
+/// ```compile_fail
+/// use runthrough_core::{RankSet, WorldSet};
+/// let comm_ranks = RankSet::new();
+/// let world_ranks: WorldSet = comm_ranks; // a set of comm ranks is no set of world ranks
+/// ```
+///
+/// ```compile_fail
+/// use runthrough_core::engine::Engine;
+/// let mut engine = Engine::new(runthrough_core::WorldRank(0), 2);
+/// let comm_rank: runthrough_core::Rank = 1;
+/// engine.handle_peer_failed(comm_rank, &mut Vec::new()); // wants a WorldRank
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(transparent)]
 pub struct WorldRank(pub u32);
