@@ -19,9 +19,9 @@ use runthrough_core::WorldRank;
 
 /// The engine learns that world rank `world` failed ([`Engine::handle_peer_failed`]); the job's
 /// timeline, if one is drawn, hears of it when it is news.
-pub(crate) fn learn_failed(engine: &mut Engine, world: u32, out: &mut Outgoing) {
-    if engine.handle_peer_failed(WorldRank(world), out) {
-        crate::timeline::learned(engine, world);
+pub(crate) fn learn_failed(engine: &mut Engine, world: WorldRank, out: &mut Outgoing) {
+    if engine.handle_peer_failed(world, out) {
+        crate::timeline::learned(engine, world.0);
     }
 }
 
@@ -69,11 +69,11 @@ impl Endpoint {
     }
 
     /// Delivers a packet; returns what the engine wants sent in reply.
-    pub(crate) fn deliver(&self, from: u32, packet: Packet) -> Outgoing {
+    pub(crate) fn deliver(&self, from: WorldRank, packet: Packet) -> Outgoing {
         let mut out = Outgoing::new();
         {
             let mut engine = self.lock();
-            engine.handle_packet(WorldRank(from), packet, &mut out);
+            engine.handle_packet(from, packet, &mut out);
             engine.flush_flow(&mut out);
         }
         self.signal.notify();
@@ -81,7 +81,7 @@ impl Endpoint {
     }
 
     /// Tells the detector that `world` failed; returns what the engine wants sent.
-    pub(crate) fn peer_failed(&self, world: u32) -> Outgoing {
+    pub(crate) fn peer_failed(&self, world: WorldRank) -> Outgoing {
         let mut out = Outgoing::new();
         {
             let mut engine = self.lock();
@@ -94,9 +94,9 @@ impl Endpoint {
 
     /// Tells the agreements that `world` finalized and left (not a failure); returns what the
     /// engine wants sent.
-    pub(crate) fn peer_departed(&self, world: u32) -> Outgoing {
+    pub(crate) fn peer_departed(&self, world: WorldRank) -> Outgoing {
         let mut out = Outgoing::new();
-        self.lock().handle_peer_departed(WorldRank(world), &mut out);
+        self.lock().handle_peer_departed(world, &mut out);
         self.signal.notify();
         out
     }

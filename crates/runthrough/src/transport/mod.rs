@@ -177,8 +177,8 @@ impl InProcess {
     }
 
     /// Counts `rank` out of the running ranks (once, whether killed or ended).
-    fn stop(&self, rank: u32) {
-        let Some(stopped) = self.stopped.get(rank as usize) else {
+    fn stop(&self, rank: WorldRank) {
+        let Some(stopped) = self.stopped.get(rank.index()) else {
             return;
         };
         if !stopped.swap(true, Ordering::Relaxed) {
@@ -189,15 +189,15 @@ impl InProcess {
     }
 
     /// Delivers one packet if both ends are alive; returns what it caused.
-    fn deliver_one(&self, from: u32, to: u32, packet: Packet) -> Outgoing {
-        let Some(sender) = self.alive.get(from as usize) else {
+    fn deliver_one(&self, from: WorldRank, to: WorldRank, packet: Packet) -> Outgoing {
+        let Some(sender) = self.alive.get(from.index()) else {
             return Outgoing::new();
         };
-        if self.endpoints[from as usize].dies_before_sending(&packet) {
-            self.kill(WorldRank(from));
+        if self.endpoints[from.index()].dies_before_sending(&packet) {
+            self.kill(from);
             return Outgoing::new();
         }
-        let Some(receiver) = self.endpoints.get(to as usize) else {
+        let Some(receiver) = self.endpoints.get(to.index()) else {
             return Outgoing::new();
         };
         let sender_alive = sender.read().unwrap_or_else(|e| e.into_inner());
@@ -212,31 +212,24 @@ impl InProcess {
         receiver.deliver(from, packet)
     }
 
-    fn route(&self, mut queue: VecDeque<(u32, u32, Packet)>) {
+    fn route(&self, mut queue: VecDeque<(WorldRank, WorldRank, Packet)>) {
         while let Some((from, to, packet)) = queue.pop_front() {
             let caused = self.deliver_one(from, to, packet);
-            queue.extend(caused.into_iter().map(|(next, p)| (to, next.0, p)));
+            queue.extend(caused.into_iter().map(|(next, p)| (to, next, p)));
         }
     }
 }
 
 impl Transport for InProcess {
     fn send(&self, from: WorldRank, to: WorldRank, packet: Packet) {
-        let (from, to) = (from.0, to.0);
         let caused = self.deliver_one(from, to, packet);
         if !caused.is_empty() {
-            self.route(
-                caused
-                    .into_iter()
-                    .map(|(next, p)| (to, next.0, p))
-                    .collect(),
-            );
+            self.route(caused.into_iter().map(|(next, p)| (to, next, p)).collect());
         }
     }
 
     fn kill(&self, rank: WorldRank) {
-        let rank = rank.0;
-        let Some(lock) = self.alive.get(rank as usize) else {
+        let Some(lock) = self.alive.get(rank.index()) else {
             return;
         };
         {
@@ -247,16 +240,16 @@ impl Transport for InProcess {
             *alive = false;
         }
         self.stop(rank);
-        self.endpoints[rank as usize].mark_killed();
+        self.endpoints[rank.index()].mark_killed();
         let mut queue = VecDeque::new();
         for (peer, endpoint) in self.endpoints.iter().enumerate() {
-            let peer = peer as u32;
-            if peer != rank && self.is_alive(WorldRank(peer)) {
+            let peer = WorldRank(peer as u32);
+            if peer != rank && self.is_alive(peer) {
                 queue.extend(
                     endpoint
                         .peer_failed(rank)
                         .into_iter()
-                        .map(|(to, p)| (peer, to.0, p)),
+                        .map(|(to, p)| (peer, to, p)),
                 );
             }
         }
@@ -264,9 +257,8 @@ impl Transport for InProcess {
     }
 
     fn is_alive(&self, rank: WorldRank) -> bool {
-        let rank = rank.0;
         self.alive
-            .get(rank as usize)
+            .get(rank.index())
             .is_some_and(|lock| *lock.read().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -276,7 +268,6 @@ impl Transport for InProcess {
     }
 
     fn rank_ended(&self, rank: WorldRank) {
-        let rank = rank.0;
         self.stop(rank);
     }
 }

@@ -486,7 +486,7 @@ impl Simulated {
         fold(&mut state.hash, b"suspect");
         fold(&mut state.hash, &observer.to_le_bytes());
         fold(&mut state.hash, &suspect.to_le_bytes());
-        let out = self.endpoints[observer as usize].peer_failed(suspect);
+        let out = self.endpoints[observer as usize].peer_failed(WorldRank(suspect));
         self.enqueue_all(state, observer, out);
         let fence = STEP * state.rng.gen_range(FENCE_STEPS.clone());
         state.timed.push((now + fence, suspect));
@@ -512,11 +512,11 @@ impl Simulated {
                 let scratch = std::mem::take(&mut state.scratch);
                 fold(&mut state.hash, &scratch);
                 state.scratch = scratch;
-                self.endpoints[to as usize].deliver(from, packet)
+                self.endpoints[to as usize].deliver(WorldRank(from), packet)
             }
             Event::Failed => {
                 fold(&mut state.hash, b"failed");
-                self.endpoints[to as usize].peer_failed(from)
+                self.endpoints[to as usize].peer_failed(WorldRank(from))
             }
         };
         self.enqueue_all(state, to, out);

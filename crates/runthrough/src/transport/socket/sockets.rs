@@ -62,6 +62,7 @@
 //! block the progress thread, whether the process of a peer whose connection ended has ended
 //! too (`Tcp::confirm_if_ended`, up to a period), runs on a thread of its own.
 
+use runthrough_core::WorldRank;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -773,7 +774,7 @@ impl Tcp {
             let ended = match c.decoder.next_frame() {
                 Ok(Some(Frame::Packet(packet))) if draining => {
                     if !self.endpoint().is_killed() {
-                        self.progress(|| self.endpoint().deliver(peer, packet));
+                        self.progress(|| self.endpoint().deliver(WorldRank(peer), packet));
                     }
                     continue;
                 }

@@ -937,7 +937,7 @@ impl Tcp {
         p.shutdown(Shutdown::Both);
         lock(&p.backlog).clear();
         self.settle(peer);
-        self.progress(|| self.endpoint.peer_departed(peer));
+        self.progress(|| self.endpoint.peer_departed(WorldRank(peer)));
         self.act(change, &Cause::Notice);
         self.fence_changed.notify_all();
     }
@@ -1132,7 +1132,7 @@ impl Tcp {
             && !p.reading.load(Ordering::SeqCst)
             && !p.in_engine.swap(true, Ordering::SeqCst)
         {
-            self.progress(|| self.endpoint.peer_failed(peer));
+            self.progress(|| self.endpoint.peer_failed(WorldRank(peer)));
         }
     }
 
@@ -1297,7 +1297,7 @@ impl Tcp {
             if !self.endpoint.is_killed() {
                 caused.extend(
                     self.endpoint
-                        .deliver(self.me, packet)
+                        .deliver(WorldRank(self.me), packet)
                         .into_iter()
                         .map(|(to, p)| (to.0, p)),
                 );
@@ -1417,7 +1417,7 @@ impl Tcp {
             match decoder.next_frame() {
                 Ok(Some(Frame::Packet(packet))) => {
                     if !self.endpoint.is_killed() {
-                        self.progress(|| self.endpoint.deliver(peer, packet));
+                        self.progress(|| self.endpoint.deliver(WorldRank(peer), packet));
                     }
                 }
                 Ok(Some(_)) => {}
@@ -1491,7 +1491,7 @@ impl Tcp {
             Frame::Packet(packet) => {
                 // Even if the peer was fenced since this frame was read: it had arrived.
                 if !self.endpoint.is_killed() {
-                    self.progress(|| self.endpoint.deliver(peer, packet));
+                    self.progress(|| self.endpoint.deliver(WorldRank(peer), packet));
                 }
                 Ok(())
             }
