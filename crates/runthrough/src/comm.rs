@@ -89,6 +89,23 @@ pub struct Comm {
 }
 
 impl Comm {
+    /// The world communicator of `endpoint`'s rank, over `transport`, in a job of `size` ranks.
+    pub(crate) fn world(
+        endpoint: Arc<crate::endpoint::Endpoint>,
+        transport: Arc<dyn crate::transport::Transport>,
+        size: u32,
+    ) -> Comm {
+        Comm {
+            rank: endpoint.world_rank.0,
+            process: Arc::new(Process {
+                endpoint,
+                transport,
+            }),
+            context: runthrough_core::packet::WORLD_CONTEXT,
+            size,
+        }
+    }
+
     /// This rank's number in the communicator (`MPI_Comm_rank`).
     pub fn rank(&self) -> Rank {
         self.rank

@@ -46,12 +46,10 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use runthrough_core::fault::{Fault, FaultPlan, InjectedBy, Trigger};
-use runthrough_core::packet::WORLD_CONTEXT;
 use runthrough_core::Rank;
 
 use crate::comm::Comm;
 use crate::endpoint::Endpoint;
-use crate::rank::Process;
 use crate::transport::simulated::Simulated;
 use crate::transport::Transport;
 use crate::universe::{run_rank, RankOutcome};
@@ -322,25 +320,11 @@ impl Simulation {
             let mut handles = Vec::with_capacity(endpoints.len());
             for endpoint in &endpoints {
                 let started = {
-                    let process = Arc::new(Process {
-                        endpoint: Arc::clone(endpoint),
-                        transport: Arc::clone(&transport),
-                    });
-                    let world = Comm {
-                        process,
-                        context: WORLD_CONTEXT,
-                        rank: endpoint.world_rank.0,
-                        size: self.size,
-                    };
+                    let world =
+                        Comm::world(Arc::clone(endpoint), Arc::clone(&transport), self.size);
                     let f = &f;
                     let simulated = Arc::clone(&simulated);
-                    // A test makes one spawn fail (`tests::FAIL_SPAWN_OF`).
-                    #[cfg(test)]
-                    let refused =
-                        tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank.0);
-                    #[cfg(not(test))]
-                    let refused = false;
-                    if refused {
+                    if crate::universe::spawn_refused(endpoint.world_rank) {
                         Err(std::io::Error::other("refused by the test"))
                     } else {
                         spawn_rank(scope, endpoint.world_rank.0, world, f, simulated)
@@ -818,38 +802,25 @@ fn smaller_plans(plan: &FaultPlan) -> Vec<FaultPlan> {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
-
-    thread_local! {
-        /// The rank whose thread [`Simulation::run`] fails to spawn, on the thread calling it.
-        pub(super) static FAIL_SPAWN_OF: Cell<Option<u32>> = const { Cell::new(None) };
-    }
+    use std::sync::atomic::{AtomicU32, Ordering};
 
     /// A rank thread that cannot be spawned ends the run with a panic that says why, after the
     /// ranks already started are released (they waited for a first turn that never comes: the
     /// panic used to wait for them for ever).
     #[test]
     fn a_rank_thread_that_cannot_start_ends_the_run_with_a_clear_panic() {
-        FAIL_SPAWN_OF.with(|r| r.set(Some(2)));
-        let ran = std::sync::atomic::AtomicU32::new(0);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let ran = AtomicU32::new(0);
+        let message = crate::universe::tests::panic_of_refused_spawn(2, || {
             super::simulate(4).seed(1).run(|world| {
-                ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                ran.fetch_add(1, Ordering::SeqCst);
                 world.barrier()
-            })
-        }));
-        FAIL_SPAWN_OF.with(|r| r.set(None));
-        let payload = outcome.expect_err("the run cannot start");
-        let message = crate::universe::panic_message(payload.as_ref());
+            });
+        });
         assert!(
             message.contains("could not start the thread of rank 2 of 4"),
             "{message}"
         );
-        assert_eq!(
-            ran.load(std::sync::atomic::Ordering::SeqCst),
-            0,
-            "no rank ran"
-        );
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "no rank ran");
         // The next run on this thread is whole again.
         let run = super::simulate(4).seed(1).run(|world| world.barrier());
         assert!(run.check().is_ok(), "{:?}", run.check());

@@ -13,10 +13,9 @@ use runthrough_core::Rank;
 
 use crate::comm::Comm;
 use crate::endpoint::Endpoint;
-use crate::rank::{Killed, Process};
+use crate::rank::Killed;
 use crate::timeline::{self, Recorder, What};
 use crate::transport::{InProcess, Transport};
-use runthrough_core::packet::WORLD_CONTEXT;
 
 /// Starts building an in-process job of `n` ranks (`n >= 1`).
 ///
@@ -313,24 +312,10 @@ impl LocalUniverse {
             });
             let mut handles = Vec::with_capacity(self.endpoints.len());
             for endpoint in &self.endpoints {
-                let process = Arc::new(Process {
-                    endpoint: Arc::clone(endpoint),
-                    transport: Arc::clone(&transport),
-                });
-                let world = Comm {
-                    process,
-                    context: WORLD_CONTEXT,
-                    rank: endpoint.world_rank.0,
-                    size: self.size,
-                };
+                let world = Comm::world(Arc::clone(endpoint), Arc::clone(&transport), self.size);
                 let f = &f;
                 let recorder = recorder.clone();
-                // A test makes one spawn fail (`tests::FAIL_SPAWN_OF`).
-                #[cfg(test)]
-                let refused = tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(endpoint.world_rank.0);
-                #[cfg(not(test))]
-                let refused = false;
-                let spawned = if refused {
+                let spawned = if spawn_refused(endpoint.world_rank) {
                     Err(std::io::Error::other("refused by the test"))
                 } else {
                     std::thread::Builder::new()
@@ -390,6 +375,22 @@ impl LocalUniverse {
             }
         }
         outcomes
+    }
+}
+
+/// Whether the spawn of world rank `rank`'s thread is to fail: how a test reaches that failure
+/// path of [`LocalUniverse::run`] and the simulation's run (`tests::FAIL_SPAWN_OF`); never
+/// outside the crate's own tests.
+#[inline]
+pub(crate) fn spawn_refused(rank: WorldRank) -> bool {
+    #[cfg(test)]
+    {
+        tests::FAIL_SPAWN_OF.with(|r| r.get()) == Some(rank)
+    }
+    #[cfg(not(test))]
+    {
+        let _ = rank;
+        false
     }
 }
 
@@ -469,14 +470,26 @@ pub(crate) fn check_plan(plan: &FaultPlan, size: u32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::cell::Cell;
     use std::sync::atomic::{AtomicU32, Ordering};
 
+    use runthrough_core::WorldRank;
+
     thread_local! {
-        /// The rank whose thread [`LocalUniverse::run`](super::LocalUniverse::run) fails to
-        /// spawn, on the thread calling it.
-        pub(super) static FAIL_SPAWN_OF: Cell<Option<u32>> = const { Cell::new(None) };
+        /// The rank whose thread the next run started on this thread fails to spawn
+        /// ([`super::spawn_refused`]).
+        pub(crate) static FAIL_SPAWN_OF: Cell<Option<WorldRank>> = const { Cell::new(None) };
+    }
+
+    /// Runs `run` with the spawn of `rank`'s thread refused and returns the message of the
+    /// panic it must end with (the refusal is lifted whatever happens).
+    pub(crate) fn panic_of_refused_spawn(rank: u32, run: impl FnOnce()) -> String {
+        FAIL_SPAWN_OF.with(|r| r.set(Some(WorldRank(rank))));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+        FAIL_SPAWN_OF.with(|r| r.set(None));
+        let payload = outcome.expect_err("the run cannot start");
+        super::panic_message(payload.as_ref())
     }
 
     /// A rank thread that cannot be spawned ends the run with a panic that names it, after the
@@ -484,18 +497,14 @@ mod tests {
     /// the panic used to wait for them).
     #[test]
     fn a_rank_thread_that_cannot_start_ends_the_run_with_a_clear_panic() {
-        FAIL_SPAWN_OF.with(|r| r.set(Some(2)));
         let finished = AtomicU32::new(0);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let message = panic_of_refused_spawn(2, || {
             super::local(4).run(|world| {
                 let result = world.barrier();
                 finished.fetch_add(1, Ordering::SeqCst);
                 result
-            })
-        }));
-        FAIL_SPAWN_OF.with(|r| r.set(None));
-        let payload = outcome.expect_err("the run cannot start");
-        let message = super::panic_message(payload.as_ref());
+            });
+        });
         assert!(
             message.contains("could not start the thread of rank 2 of 4"),
             "{message}"

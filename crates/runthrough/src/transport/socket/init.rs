@@ -12,9 +12,7 @@ use runthrough_core::fault::Trigger;
 use runthrough_core::settings::{self, SettingError, Transport};
 
 use crate::endpoint::Endpoint;
-use crate::rank::Process;
 use crate::signal::Signal;
-use runthrough_core::packet::WORLD_CONTEXT;
 use runthrough_net::shm::{Bell, Inbox};
 
 use super::tcp::{Cause, Config, Tcp};
@@ -864,16 +862,8 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
         .map_err(io("starting the majority watch"))?;
 
     crate::timeline::ready(&s.endpoint);
-    let process = Arc::new(Process {
-        endpoint: s.endpoint,
-        transport: tcp.clone(),
-    });
-    let world = Comm {
-        process,
-        context: WORLD_CONTEXT,
-        rank,
-        size,
-    };
+    debug_assert_eq!(s.endpoint.world_rank.0, rank);
+    let world = Comm::world(s.endpoint, tcp.clone(), size);
     Ok(Universe {
         world,
         transport: tcp,

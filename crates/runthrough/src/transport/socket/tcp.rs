@@ -1966,15 +1966,14 @@ impl Transport for Tcp {
         tag: i32,
         bytes: &[u8],
     ) {
-        let (from, to) = (from.0, to.0);
-        debug_assert_eq!(from, self.me);
+        debug_assert_eq!(from.0, self.me);
         let copied = || crate::transport::copied_data(context, source, tag, bytes);
         let Some(p) = self
             .peers
-            .get(to as usize)
+            .get(to.index())
             .filter(|p| bytes.len() >= BORROW_FROM && p.shm.get().is_none_or(|lane| !lane.sends()))
         else {
-            return self.send(WorldRank(from), WorldRank(to), copied());
+            return self.send(from, to, copied());
         };
         let head = Packet::Data {
             context,
@@ -2005,13 +2004,13 @@ impl Transport for Tcp {
         };
         match written {
             Some(Ok(())) => {
-                if let Err(e) = p.flush(self, to) {
-                    self.declare_failed(to, Cause::Io(e));
+                if let Err(e) = p.flush(self, to.0) {
+                    self.declare_failed(to.0, Cause::Io(e));
                 }
             }
-            Some(Err(e)) => self.declare_failed(to, Cause::Io(e)),
+            Some(Err(e)) => self.declare_failed(to.0, Cause::Io(e)),
             // Not connected yet: as a packet, through the backlog.
-            None => self.send(WorldRank(from), WorldRank(to), copied()),
+            None => self.send(from, to, copied()),
         }
     }
 
