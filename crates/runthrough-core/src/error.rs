@@ -107,6 +107,13 @@ pub enum Error {
     /// cannot reach a majority; it must stop.
     #[error("this rank has been fenced out of the job")]
     Fenced,
+    /// Ranks could not be started (`MPI_ERR_SPAWN`): the transport cannot start ranks, the
+    /// job's universe is full, or a new rank's thread or process could not be created.
+    #[error("could not spawn: {reason} (MPI_ERR_SPAWN)")]
+    Spawn {
+        /// What went wrong.
+        reason: String,
+    },
     /// A transport or internal failure that is none of the above (`MPI_ERR_OTHER`).
     #[error("internal error: {reason} (MPI_ERR_OTHER)")]
     Internal {
@@ -135,6 +142,7 @@ pub enum ErrorClass {
     Truncate = 15,
     Other = 16,
     Intern = 17,
+    Spawn = 42,
     Size = 51,
     ProcFailed = 75,
     ProcFailedPending = 76,
@@ -158,6 +166,7 @@ impl Error {
             Error::Comm => ErrorClass::Comm,
             Error::Count { .. } => ErrorClass::Count,
             Error::Argument { .. } => ErrorClass::Arg,
+            Error::Spawn { .. } => ErrorClass::Spawn,
             Error::Request => ErrorClass::Request,
             Error::ConcurrentCollective | Error::Fenced => ErrorClass::Other,
             Error::Internal { .. } => ErrorClass::Intern,

@@ -100,9 +100,29 @@ impl Comm {
             process: Arc::new(Process {
                 endpoint,
                 transport,
+                parent: None,
             }),
             context: runthrough_core::packet::WORLD_CONTEXT,
             size,
+        }
+    }
+
+    /// The world communicator of a rank that a spawn started: the ranks of that spawn, this
+    /// one being `link.rank` of them; `link` leads to its parents ([`Comm::parent`]).
+    pub(crate) fn spawned_world(
+        endpoint: Arc<crate::endpoint::Endpoint>,
+        transport: Arc<dyn crate::transport::Transport>,
+        link: crate::spawn::ParentLink,
+    ) -> Comm {
+        Comm {
+            rank: link.rank,
+            size: link.count,
+            process: Arc::new(Process {
+                endpoint,
+                transport,
+                parent: Some(link),
+            }),
+            context: runthrough_core::packet::WORLD_CONTEXT,
         }
     }
 

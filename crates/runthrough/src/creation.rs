@@ -349,7 +349,9 @@ impl Comm {
 
     /// Marks the communicator freed (once): its matchers are cleared, its agreement series kept.
     fn release(&self) {
-        if self.context == WORLD_CONTEXT {
+        if self.context == WORLD_CONTEXT
+            || crate::spawn::InterComm::kept(self.process.parent.as_ref(), self.context)
+        {
             return;
         }
         let mut engine = self.process.endpoint.lock();

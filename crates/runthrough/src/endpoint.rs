@@ -49,7 +49,12 @@ impl Endpoint {
     /// An endpoint whose doorbell is `signal` (one that peers in other processes ring, for the
     /// shared-memory transport: [`Signal::shared`]).
     pub(crate) fn with_signal(world_rank: WorldRank, world_size: u32, signal: Signal) -> Self {
-        let engine = Engine::new(world_rank, world_size);
+        Endpoint::with_engine(world_rank, Engine::new(world_rank, world_size), signal)
+    }
+
+    /// The endpoint of world rank `world_rank` around `engine` (a spawned rank's: its world
+    /// is not the job's first ranks).
+    pub(crate) fn with_engine(world_rank: WorldRank, engine: Engine, signal: Signal) -> Self {
         let transmit_ready = engine.transmit_ready_flag();
         Endpoint {
             transmit_ready,

@@ -20,6 +20,8 @@ pub(crate) struct Killed;
 pub(crate) struct Process {
     pub(crate) endpoint: Arc<Endpoint>,
     pub(crate) transport: Arc<dyn Transport>,
+    /// How this rank reaches the ranks that spawned it, if a spawn started it.
+    pub(crate) parent: Option<crate::spawn::ParentLink>,
 }
 
 impl Process {

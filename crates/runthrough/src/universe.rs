@@ -15,7 +15,7 @@ use crate::comm::Comm;
 use crate::endpoint::Endpoint;
 use crate::rank::Killed;
 use crate::timeline::{self, Recorder, What};
-use crate::transport::{InProcess, Transport};
+use crate::transport::{InProcess, Launch, Transport};
 
 /// Starts building an in-process job of `n` ranks (`n >= 1`).
 ///
@@ -93,7 +93,7 @@ impl LocalUniverse {
         let endpoints: Vec<Arc<Endpoint>> = (0..size)
             .map(|r| Arc::new(Endpoint::new(WorldRank(r), size)))
             .collect();
-        let transport = Arc::new(InProcess::new(endpoints.clone()));
+        let transport = Arc::new(InProcess::new(endpoints.clone(), size.saturating_mul(2)));
         LocalUniverse {
             size,
             transport,
@@ -237,6 +237,30 @@ impl LocalUniverse {
         for endpoint in &self.endpoints {
             endpoint.set_unexpected_cap(cap, self.size);
         }
+        self.transport.set_spawn_cap(cap);
+        self
+    }
+
+    /// How many ranks the job may hold in all, its first ranks and those that spawns add
+    /// (`MPI_UNIVERSE_SIZE`; [`Comm::spawn`]): twice the job's size unless set. A spawn past
+    /// it fails with `Error::Spawn`. World ranks are never reused: each spawned rank takes the
+    /// next one. Call it before [`LocalUniverse::fault_handle`] and
+    /// [`LocalUniverse::unexpected_cap`].
+    ///
+    /// # Panics
+    /// When called after [`LocalUniverse::fault_handle`] (the handle would hold the old
+    /// transport) or with a size below the job's.
+    pub fn universe_size(mut self, size: u32) -> Self {
+        assert!(
+            size >= self.size,
+            "universe_size: {size} is smaller than the job ({} ranks)",
+            self.size
+        );
+        assert!(
+            Arc::strong_count(&self.transport) == 1,
+            "universe_size: call it before fault_handle"
+        );
+        self.transport = Arc::new(InProcess::new(self.endpoints.clone(), size));
         self
     }
 
@@ -275,6 +299,8 @@ impl LocalUniverse {
             endpoint.plan_faults(self.plan.triggers_of(endpoint.world_rank.0));
         }
         let recorder = self.timeline.as_ref().map(|_| Arc::new(Recorder::new()));
+        let (launch_tx, launch_rx) = mpsc::channel::<Launch>();
+        self.transport.set_launcher(Some(launch_tx.clone()));
         if let Some(recorder) = &recorder {
             for endpoint in &self.endpoints {
                 timeline::record(endpoint, recorder);
@@ -315,12 +341,14 @@ impl LocalUniverse {
                 let world = Comm::world(Arc::clone(endpoint), Arc::clone(&transport), self.size);
                 let f = &f;
                 let recorder = recorder.clone();
+                let ended = Ended(launch_tx.clone());
                 let spawned = if spawn_refused(endpoint.world_rank) {
                     Err(std::io::Error::other("refused by the test"))
                 } else {
                     std::thread::Builder::new()
                         .name(format!("rank-{}", endpoint.world_rank))
                         .spawn_scoped(scope, move || {
+                            let _ended = ended;
                             let rank = world.rank;
                             if let Some(recorder) = &recorder {
                                 recorder.note(rank, What::Started);
@@ -333,7 +361,7 @@ impl LocalUniverse {
                         })
                 };
                 match spawned {
-                    Ok(handle) => handles.push(handle),
+                    Ok(handle) => handles.push((endpoint.world_rank, handle)),
                     Err(error) => {
                         // The ranks already running would wait for ever for the ones that never
                         // started: kill every rank (each unwinds at its next library call), then
@@ -341,7 +369,8 @@ impl LocalUniverse {
                         for rank in 0..self.size {
                             self.transport.kill(WorldRank(rank));
                         }
-                        for handle in handles {
+                        self.transport.set_launcher(None);
+                        for (_, handle) in handles {
                             let _ = handle.join();
                         }
                         drop(done_tx);
@@ -356,10 +385,58 @@ impl LocalUniverse {
                     }
                 }
             }
-            let outcomes = handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or(RankOutcome::Killed))
-                .collect();
+            // This thread starts the threads of spawned ranks until every rank has ended.
+            let mut running = handles.len();
+            while running > 0 {
+                match launch_rx.recv() {
+                    Ok(Launch::Ended) | Err(_) => running -= 1,
+                    Ok(Launch::Start { ranks, gate, reply }) => {
+                        let mut started = Ok(());
+                        for (endpoint, link) in ranks {
+                            let me = endpoint.world_rank;
+                            let world = Comm::spawned_world(endpoint, Arc::clone(&transport), link);
+                            let (f, gate) = (&f, Arc::clone(&gate));
+                            let ended = Ended(launch_tx.clone());
+                            let thread = if spawn_refused(me) {
+                                Err(std::io::Error::other("refused by the test"))
+                            } else {
+                                std::thread::Builder::new()
+                                    .name(format!("rank-{me}"))
+                                    .spawn_scoped(scope, move || {
+                                        let _ended = ended;
+                                        if gate.wait() {
+                                            run_rank(&world, f)
+                                        } else {
+                                            RankOutcome::Killed // its spawn failed: never ran
+                                        }
+                                    })
+                            };
+                            match thread {
+                                Ok(handle) => {
+                                    handles.push((me, handle));
+                                    running += 1;
+                                }
+                                Err(error) => {
+                                    started = Err(format!(
+                                        "could not start the thread of spawned rank {me}: {error}"
+                                    ));
+                                }
+                            }
+                        }
+                        let _ = reply.send(started);
+                    }
+                }
+            }
+            self.transport.set_launcher(None);
+            let mut outcomes: Vec<RankOutcome<T>> = Vec::with_capacity(handles.len());
+            handles.sort_by_key(|(rank, _)| *rank);
+            for (rank, handle) in handles {
+                // A spawned rank whose thread never started has no handle: killed.
+                while outcomes.len() < rank.index() {
+                    outcomes.push(RankOutcome::Killed);
+                }
+                outcomes.push(handle.join().unwrap_or(RankOutcome::Killed));
+            }
             drop(done_tx);
             if let Some(timer) = timer {
                 let _ = timer.join();
@@ -375,6 +452,15 @@ impl LocalUniverse {
             }
         }
         outcomes
+    }
+}
+
+/// Tells the thread that runs the job that a rank's thread ended, however it ends.
+struct Ended(mpsc::Sender<Launch>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(Launch::Ended);
     }
 }
 
@@ -514,5 +600,39 @@ pub(crate) mod tests {
         assert!(outcomes
             .iter()
             .all(|o| matches!(o, crate::RankOutcome::Returned(Ok(())))));
+    }
+
+    /// A spawned rank whose thread cannot be started fails the spawn at every parent with
+    /// `Error::Spawn` naming it; the spawn's other ranks are killed before they run, and the
+    /// job goes on.
+    #[test]
+    fn a_spawned_rank_whose_thread_cannot_start_fails_the_spawn_everywhere() {
+        let children_ran = AtomicU32::new(0);
+        FAIL_SPAWN_OF.with(|r| r.set(Some(WorldRank(3))));
+        let outcomes = super::local(3).universe_size(5).run(|world| {
+            if world.parent().is_some() {
+                children_ran.fetch_add(1, Ordering::SeqCst);
+                return Ok(());
+            }
+            let refused = world.spawn(2, &[]).map(|_| ());
+            world.barrier()?;
+            refused
+        });
+        FAIL_SPAWN_OF.with(|r| r.set(None));
+        assert_eq!(children_ran.load(Ordering::SeqCst), 0);
+        assert_eq!(outcomes.len(), 5);
+        for (rank, outcome) in outcomes.into_iter().enumerate() {
+            if rank < 3 {
+                match outcome.returned() {
+                    Some(Err(crate::Error::Spawn { reason })) => assert!(
+                        reason.contains("could not start the thread of spawned rank 3"),
+                        "{reason}"
+                    ),
+                    other => panic!("rank {rank}: {other:?}"),
+                }
+            } else {
+                assert!(outcome.is_killed(), "spawned rank {rank}");
+            }
+        }
     }
 }

@@ -31,6 +31,8 @@ pub enum Kind {
     SelfOnly = 5,
     /// `create_group`.
     Group = 6,
+    /// `spawn`: the communicator of the parents and the ranks they started.
+    Spawn = 7,
 }
 
 /// The context id of a communicator made by call number `seq` of kind `kind` on `parent`, for
@@ -288,6 +290,26 @@ impl Engine {
     pub fn claim_shrink_candidate(&mut self, context: ContextId) -> Result<(ContextId, bool)> {
         let next = self.comm(context)?.next_agreement_seq();
         let candidate = derive_context(context, Kind::Shrink, next, 0);
+        let free = self.context_is_free(candidate);
+        if free {
+            self.reserved.insert(candidate);
+        }
+        Ok((candidate, free))
+    }
+
+    /// Claims the context id of the communicator that joins `context`'s members and the ranks
+    /// a `spawn` on `context` starts, for a spawn that runs `context`'s next agreement, when it
+    /// is free here; returns it and whether it was free (and is now claimed). Every member
+    /// derives the same id; the members' first world rank tells apart spawns of communicators
+    /// that share a context id (the world communicators of two generations of spawned ranks).
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator.
+    pub fn claim_spawn_candidate(&mut self, context: ContextId) -> Result<(ContextId, bool)> {
+        let state = self.comm(context)?;
+        let next = state.next_agreement_seq();
+        let first = state.members.world_of(0);
+        let candidate = derive_context(context, Kind::Spawn, next, first.0.into());
         let free = self.context_is_free(candidate);
         if free {
             self.reserved.insert(candidate);

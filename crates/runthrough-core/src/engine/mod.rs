@@ -534,6 +534,27 @@ impl Engine {
         }
     }
 
+    /// The engine of world rank `world_rank`, started by a `spawn`: its world communicator
+    /// holds the ranks that spawn started (`world`, in their order; MPI's `MPI_COMM_WORLD` of a
+    /// spawned group), and its flow control shares the cap as the job's first `job_size` ranks
+    /// do (every rank of a job uses one window per sender).
+    ///
+    /// # Panics
+    /// When `world` does not hold `world_rank` (a driver's bug).
+    pub fn spawned(world_rank: WorldRank, world: Vec<WorldRank>, job_size: u32) -> Self {
+        let size = world.len() as u32;
+        let members = Members::list(world);
+        let rank = members
+            .comm_of(world_rank)
+            .expect("a spawned rank is in its world");
+        let mut engine = Engine::new(world_rank, job_size);
+        engine.comms.insert(
+            WORLD_CONTEXT,
+            CommState::new(members, rank, FailureView::empty(size)),
+        );
+        engine
+    }
+
     /// Whether this rank was declared failed by the others (an agreement decided it failed,
     /// or its own failure was reported to it): its driver must halt it now, as a rank fenced
     /// by its peers' vote halts. Nothing in the engine treats this rank as failed otherwise.

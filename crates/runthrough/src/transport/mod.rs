@@ -6,19 +6,17 @@
 //! in-process transport here delivers on the sending thread; the socket transports (a later
 //! addition) deliver from a progress thread. Everything above this trait is the same for both.
 
-use std::collections::VecDeque;
-use std::fmt::Debug;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
-
-use crate::endpoint::Endpoint;
 use crate::signal::Signal;
 use runthrough_core::agreement::Decision;
 use runthrough_core::packet::{ContextId, Outgoing, Packet};
 use runthrough_core::{Rank, WorldRank};
+use std::fmt::Debug;
 
+mod in_process;
 pub(crate) mod simulated;
 pub(crate) mod socket;
+
+pub(crate) use in_process::{InProcess, Launch};
 
 /// An application message whose payload is a copy of `bytes` ([`Transport::send_data`]'s
 /// packet).
@@ -37,6 +35,25 @@ pub(crate) fn copied_data(context: ContextId, source: Rank, tag: i32, bytes: &[u
 pub(crate) enum Series {
     Agreement,
     Creation,
+}
+
+/// Names one spawn at every parent: the context id of the communicator that joins the
+/// parents and the new ranks, and the spawning communicator's first member (two communicators
+/// can share a context id: the world communicators of two generations of spawned ranks).
+pub(crate) type SpawnKey = (ContextId, WorldRank);
+
+/// What `Comm::spawn` asks a transport to start.
+#[derive(Debug, Clone)]
+pub(crate) struct SpawnRequest {
+    /// The spawn, as every parent names it.
+    pub(crate) key: SpawnKey,
+    /// How many ranks to start.
+    pub(crate) count: u32,
+    /// The spawning communicator's members, in rank order (the parents' side of the joining
+    /// communicator).
+    pub(crate) parents: Vec<WorldRank>,
+    /// What the new ranks are given ([`crate::InterComm::args`]).
+    pub(crate) args: Vec<String>,
 }
 
 /// What the runtime needs from a transport.
@@ -76,6 +93,23 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// fence vote does. In-process, as a kill.
     fn halt_declared_failed(&self, rank: WorldRank) {
         self.kill(rank);
+    }
+
+    /// Starts the ranks of `request` (`Comm::spawn`), or finds them started: every parent of
+    /// one spawn asks, and every one gets the same answer, the world rank of the first new
+    /// rank or the error. The new ranks wait until [`Transport::spawn_verdict`] says whether
+    /// they run. Transports that cannot start ranks say so (`Error::Spawn`).
+    fn spawn(&self, request: &SpawnRequest) -> runthrough_core::Result<WorldRank> {
+        let _ = request;
+        Err(runthrough_core::Error::Spawn {
+            reason: "this transport cannot start ranks (only the in-process one can, for now)"
+                .into(),
+        })
+    }
+
+    /// The parents of spawn `key` decided whether its ranks run (`start`) or are killed.
+    fn spawn_verdict(&self, key: SpawnKey, start: bool) {
+        let _ = (key, start);
     }
 
     /// Whether `rank` is still alive as far as the transport knows.
@@ -137,137 +171,5 @@ pub(crate) trait Transport: Send + Sync + Debug {
             .get_or_init(std::time::Instant::now)
             .elapsed()
             .as_secs_f64()
-    }
-}
-
-/// The in-process transport: every rank is a thread of this process.
-///
-/// A send locks the destination's engine on the sending thread and delivers there, so a message
-/// costs one copy into a buffer and one lock. A rank's liveness is a read-write lock held for
-/// reading across each of its sends: [`Transport::kill`] takes it for writing, so a kill happens
-/// between two sends, never during one, and every peer's detector learns of the death after the
-/// last message the rank sent (SPEC §1: complete messages sent before a failure stay receivable).
-///
-/// It also counts the ranks still running (neither killed nor ended), for the wait policy's
-/// oversubscription rule: more running ranks than cores, and waiters yield instead of spinning.
-#[derive(Debug)]
-pub(crate) struct InProcess {
-    endpoints: Vec<Arc<Endpoint>>,
-    alive: Vec<RwLock<bool>>,
-    /// Per rank: killed or its thread ended (counted out of `running` once).
-    stopped: Vec<AtomicBool>,
-    /// Ranks not yet stopped.
-    running: AtomicUsize,
-    /// `running` outnumbers the cores (kept up to date by `stop`, read by every wait).
-    oversubscribed: AtomicBool,
-}
-
-impl InProcess {
-    pub(crate) fn new(endpoints: Vec<Arc<Endpoint>>) -> Self {
-        let alive = endpoints.iter().map(|_| RwLock::new(true)).collect();
-        let stopped = endpoints.iter().map(|_| AtomicBool::new(false)).collect();
-        let running = endpoints.len();
-        InProcess {
-            endpoints,
-            alive,
-            stopped,
-            running: AtomicUsize::new(running),
-            oversubscribed: AtomicBool::new(crate::wait::oversubscribed(running)),
-        }
-    }
-
-    /// Counts `rank` out of the running ranks (once, whether killed or ended).
-    fn stop(&self, rank: WorldRank) {
-        let Some(stopped) = self.stopped.get(rank.index()) else {
-            return;
-        };
-        if !stopped.swap(true, Ordering::Relaxed) {
-            let running = self.running.fetch_sub(1, Ordering::Relaxed) - 1;
-            self.oversubscribed
-                .store(crate::wait::oversubscribed(running), Ordering::Relaxed);
-        }
-    }
-
-    /// Delivers one packet if both ends are alive; returns what it caused.
-    fn deliver_one(&self, from: WorldRank, to: WorldRank, packet: Packet) -> Outgoing {
-        let Some(sender) = self.alive.get(from.index()) else {
-            return Outgoing::new();
-        };
-        if self.endpoints[from.index()].dies_before_sending(&packet) {
-            self.kill(from);
-            return Outgoing::new();
-        }
-        let Some(receiver) = self.endpoints.get(to.index()) else {
-            return Outgoing::new();
-        };
-        let sender_alive = sender.read().unwrap_or_else(|e| e.into_inner());
-        // The receiver's liveness is read without its lock: holding two liveness locks at once
-        // deadlocks against kills (a waiting writer blocks new readers), e.g. a self-send while
-        // the rank is killed from another thread. A packet that reaches a rank in the middle of
-        // being killed is harmless: nothing reads it, and what it makes the dead rank send is
-        // dropped by the sender check above.
-        if !*sender_alive || receiver.is_killed() {
-            return Outgoing::new();
-        }
-        receiver.deliver(from, packet)
-    }
-
-    fn route(&self, mut queue: VecDeque<(WorldRank, WorldRank, Packet)>) {
-        while let Some((from, to, packet)) = queue.pop_front() {
-            let caused = self.deliver_one(from, to, packet);
-            queue.extend(caused.into_iter().map(|(next, p)| (to, next, p)));
-        }
-    }
-}
-
-impl Transport for InProcess {
-    fn send(&self, from: WorldRank, to: WorldRank, packet: Packet) {
-        let caused = self.deliver_one(from, to, packet);
-        if !caused.is_empty() {
-            self.route(caused.into_iter().map(|(next, p)| (to, next, p)).collect());
-        }
-    }
-
-    fn kill(&self, rank: WorldRank) {
-        let Some(lock) = self.alive.get(rank.index()) else {
-            return;
-        };
-        {
-            let mut alive = lock.write().unwrap_or_else(|e| e.into_inner());
-            if !*alive {
-                return;
-            }
-            *alive = false;
-        }
-        self.stop(rank);
-        self.endpoints[rank.index()].mark_killed();
-        let mut queue = VecDeque::new();
-        for (peer, endpoint) in self.endpoints.iter().enumerate() {
-            let peer = WorldRank(peer as u32);
-            if peer != rank && self.is_alive(peer) {
-                queue.extend(
-                    endpoint
-                        .peer_failed(rank)
-                        .into_iter()
-                        .map(|(to, p)| (peer, to, p)),
-                );
-            }
-        }
-        self.route(queue);
-    }
-
-    fn is_alive(&self, rank: WorldRank) -> bool {
-        self.alive
-            .get(rank.index())
-            .is_some_and(|lock| *lock.read().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    #[inline]
-    fn oversubscribed(&self) -> bool {
-        self.oversubscribed.load(Ordering::Relaxed)
-    }
-
-    fn rank_ended(&self, rank: WorldRank) {
-        self.stop(rank);
     }
 }
