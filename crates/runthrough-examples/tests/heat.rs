@@ -326,3 +326,92 @@ fn bad_configurations_are_reported() {
         Err(HeatError::Config(_))
     ));
 }
+
+/// `--recovery respawn`: the dead ranks are replaced by new ones that get their blocks and
+/// copies from the buddies; the run ends with as many ranks as it started with, and the field
+/// is exact.
+fn respawned(kills: &[(Rank, KillPoint)]) -> Report {
+    let report = run_ok(Config {
+        respawn: true,
+        ..small(kills)
+    });
+    assert_eq!(
+        report.survivors.len(),
+        6,
+        "kills {kills:?}: the job keeps its size"
+    );
+    for &(rank, _) in kills {
+        assert!(report.killed.contains(&rank), "kills {kills:?}");
+        assert!(!report.survivors.contains(&rank));
+    }
+    assert!(
+        report.survivors.iter().any(|&r| r >= 6),
+        "kills {kills:?}: new ranks returned the field"
+    );
+    report
+}
+
+#[test]
+fn respawn_replaces_a_dead_rank_at_many_iterations() {
+    for iteration in [0, 4, 5, 6, 14, 20, 23] {
+        for rank in [0, 3, 5] {
+            let report = respawned(&[at(rank, iteration)]);
+            let recovery = &report.recoveries[..];
+            assert_eq!(recovery.len(), 1, "kill {rank}@{iteration}");
+            assert_eq!(recovery[0].new_in_g, vec![rank]);
+            assert_eq!(recovery[0].rolled_back_to, iteration / 5 * 5);
+            assert!(recovery[0].moves.is_empty(), "no block changed owner");
+            let (replaced, _) = recovery[0].respawned.clone().expect("a respawn");
+            assert_eq!(replaced, vec![rank]);
+        }
+    }
+}
+
+#[test]
+fn respawn_replaces_simultaneous_and_successive_deaths() {
+    let report = respawned(&[at(1, 12), at(4, 12)]);
+    assert_eq!(report.recoveries.len(), 1);
+    assert_eq!(
+        report.recoveries[0].respawned.as_ref().unwrap().0,
+        vec![1, 4]
+    );
+    let report = respawned(&[at(2, 7), at(5, 18)]);
+    let replaced: Vec<Vec<Rank>> = report
+        .recoveries
+        .iter()
+        .map(|r| r.respawned.clone().unwrap().0)
+        .collect();
+    assert_eq!(replaced, vec![vec![2], vec![5]]);
+}
+
+/// A death while the survivors restore redundancy after a respawn (the checkpoint pass that
+/// follows it), and deaths inside `validate_global`: each is one more respawn.
+#[test]
+fn respawn_survives_deaths_during_its_recovery_and_inside_validate_global() {
+    for victim in [0, 1, 5] {
+        let report = respawned(&[at(3, 12), (victim, KillPoint::Recovery(1))]);
+        assert_eq!(report.recoveries.len(), 2, "victim {victim}");
+        assert_eq!(
+            report.recoveries[1].respawned.as_ref().unwrap().0,
+            vec![victim]
+        );
+    }
+    for (rank, call, message) in [(0, 1, 1), (2, 3, 2), (5, 7, 1), (3, 20, 2)] {
+        let report = respawned(&[(rank, KillPoint::Agreement { call, message })]);
+        assert_eq!(report.recoveries.len(), 1, "kill {rank}@v{call}.{message}");
+    }
+}
+
+/// A block whose owner and buddy die together is lost with respawn too: every rank says so.
+#[test]
+fn respawn_of_a_dead_buddy_pair_is_unrecoverable() {
+    let error = run(Config {
+        respawn: true,
+        ..small(&[at(3, 12), at(4, 12)])
+    })
+    .unwrap_err();
+    match error {
+        HeatError::Unrecoverable { lost, .. } => assert_eq!(lost.block, 3),
+        other => panic!("{other}"),
+    }
+}

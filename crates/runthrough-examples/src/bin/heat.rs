@@ -16,7 +16,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use runthrough::fault::BareNumber;
 use runthrough::FaultPlan;
 use runthrough::{Rank, RankState};
@@ -62,12 +62,24 @@ struct Args {
     /// `1@all_reduce:3`, a time `2@0.5s`.
     #[arg(long, default_value = "")]
     kill: String,
+    /// What the survivors do after a death: `run-through` moves the dead ranks' blocks to
+    /// their buddies and goes on with fewer ranks; `respawn` starts a new rank for each dead
+    /// one, restores its block from the buddy copies and goes on with the original number of
+    /// ranks (in-process only for now).
+    #[arg(long, value_enum, default_value_t = Recovery::RunThrough)]
+    recovery: Recovery,
     /// A progress line every this many iterations (0: none).
     #[arg(long, default_value_t = 10)]
     progress: u64,
     /// Only the summary.
     #[arg(long)]
     quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Recovery {
+    RunThrough,
+    Respawn,
 }
 
 fn main() -> ExitCode {
@@ -90,6 +102,7 @@ fn main() -> ExitCode {
         progress_every: args.progress,
         verbose: !args.quiet,
         hosts: None,
+        respawn: args.recovery == Recovery::Respawn,
         ..Config::default()
     };
     if launched_as_a_rank() {
@@ -115,7 +128,7 @@ fn header(config: &Config, how: &str) -> Option<String> {
         .collect();
     Some(format!(
         "heat: {} {how}, {n} x {n} interior as {} blocks ({} x {}), {} iterations, \
-         checkpoint every {}, {} buddy cop{} per block; kills: {}",
+         checkpoint every {}, {} buddy cop{} per block{}; kills: {}",
         config.ranks,
         config.ranks,
         shape.0,
@@ -124,6 +137,11 @@ fn header(config: &Config, how: &str) -> Option<String> {
         config.checkpoint_every,
         config.buddies,
         if config.buddies == 1 { "y" } else { "ies" },
+        if config.respawn {
+            ", dead ranks replaced (respawn)"
+        } else {
+            ""
+        },
         if kills.is_empty() {
             "none".to_string()
         } else {
@@ -140,6 +158,12 @@ fn print_recoveries(recoveries: &[RecoveryRecord]) {
             .iter()
             .map(|m| format!("block {}: rank {} -> {}", m.block, m.from, m.to))
             .collect();
+        let what = match &r.respawned {
+            Some((replaced, took)) => {
+                format!("ranks {replaced:?} replaced by new ranks, restored in {took:.2?}")
+            }
+            None => moves.join(", "),
+        };
         println!(
             "recovery #{}: at iteration {}, validate_global returned NULL|NEW {:?} ({} failed in all){}; {}; rolled back to {}; kill -> agreed {}; agreed -> recovered {}",
             r.number,
@@ -147,7 +171,7 @@ fn print_recoveries(recoveries: &[RecoveryRecord]) {
             r.new_in_g,
             r.failed_in_all,
             if r.during_recovery { ", during recovery" } else { "" },
-            moves.join(", "),
+            what,
             r.rolled_back_to,
             r.kill_to_agreement
                 .map_or("(not timed)".into(), |d| format!("{d:.2?}")),

@@ -61,6 +61,7 @@
 mod grid;
 mod hosts;
 mod placement;
+mod respawn;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -76,6 +77,7 @@ pub use placement::{Committed, LostBlock, Move, Placement};
 
 use crate::checksum::{bitwise_equal, fnv1a_f64};
 use crate::kills::Death;
+use respawn::Held;
 
 /// Where an injected failure strikes a rank: a trigger of the one fault grammar
 /// ([`runthrough::fault`]). heat injects the application's points itself:
@@ -111,6 +113,12 @@ pub struct Config {
     /// [`key_of`]). `None`: every rank names its own host ([`host_key`]) and the ranks exchange
     /// the names in their first pass.
     pub hosts: Option<Vec<u64>>,
+    /// Non-shrinking recovery (`--recovery respawn`): after a death, the survivors start a
+    /// new rank for each dead one (`Comm::respawn`), restore its block and its checkpoint
+    /// copies onto it from the buddies' copies, and go on with the original number of ranks,
+    /// each block on its own rank. In-process only for now. Without it, the dead ranks'
+    /// blocks move to their buddies (run-through recovery, the default).
+    pub respawn: bool,
     /// A bug planted for the simulation's tests (`runthrough::explore` must find it): after a
     /// recovery the blocks are restored from the checkpoint but the iteration count is not
     /// rolled back. Never set it otherwise.
@@ -135,6 +143,7 @@ impl Default for Config {
             progress_every: 10,
             verbose: false,
             hosts: None,
+            respawn: false,
             planted_skip_rollback: false,
             planted_skip_validate: false,
         }
@@ -164,6 +173,11 @@ pub struct RecoveryRecord {
     /// From that `validate_global` to the recovery checkpoint's commit (`None` when another
     /// failure interrupted this recovery).
     pub agreement_to_recovered: Option<Duration>,
+    /// With [`Config::respawn`]: the ranks that new ranks replaced (their numbers), and the
+    /// time from that `validate_global` to the replacements running with their state restored
+    /// (their blocks and copies received, a `validate_global` over the full communicator
+    /// passed).
+    pub respawned: Option<(Vec<Rank>, Duration)>,
 }
 
 /// The outcome of a run that finished.
@@ -179,7 +193,8 @@ pub struct Report {
     pub reference_checksum: u64,
     /// The recoveries, as the lowest surviving rank saw them.
     pub recoveries: Vec<RecoveryRecord>,
-    /// The ranks that returned.
+    /// The ranks that returned the field, as world ranks (a rank started by a respawn has a
+    /// world rank of the job's size or more).
     pub survivors: Vec<Rank>,
     /// The ranks killed by injection.
     pub killed: Vec<Rank>,
@@ -273,7 +288,12 @@ pub fn run(config: &Config) -> Result<Report, HeatError> {
         started: Instant::now(),
         tags: Tags::new(decomposition.blocks()),
     };
-    let outcomes = universe.run(|world| Solver::new(world, &shared).run());
+    let outcomes = universe.run(|world| match world.parent() {
+        Some(parents) => Solver::replacement(&parents, &shared),
+        None => Solver::new(Held::Borrowed(world), &shared)
+            .run(false)
+            .map(Some),
+    });
     let elapsed = shared.started.elapsed();
 
     let mut survivors = Vec::new();
@@ -283,10 +303,12 @@ pub fn run(config: &Config) -> Result<Report, HeatError> {
     for (rank, outcome) in outcomes.into_iter().enumerate() {
         let rank = rank as Rank;
         match outcome {
-            RankOutcome::Returned(Ok(result)) => {
+            RankOutcome::Returned(Ok(Some(result))) => {
                 survivors.push(rank);
                 results.push(result);
             }
+            // A rank started by a recovery attempt that met another failure: it ended.
+            RankOutcome::Returned(Ok(None)) => {}
             RankOutcome::Returned(Err(error @ HeatError::Unrecoverable { .. })) => {
                 survivors.push(rank);
                 unrecoverable.push(error);
@@ -400,6 +422,13 @@ pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, 
         )));
     }
     let decomposition = check(config)?;
+    if config.respawn {
+        return Err(HeatError::Config(
+            "--recovery respawn runs in-process only for now (ranks started by a launcher \
+             cannot spawn yet)"
+                .into(),
+        ));
+    }
     if matches!(death, Death::Runtime) && !config.kills.is_empty() {
         return Err(HeatError::Config(
             "kills of the application's own with Death::Runtime (only the runtime's plan kills)"
@@ -424,7 +453,7 @@ pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, 
         started: Instant::now(),
         tags: Tags::new(decomposition.blocks()),
     };
-    let result = Solver::new(world, &shared).run()?;
+    let result = Solver::new(Held::Borrowed(world), &shared).run(false)?;
     Ok(RankRun {
         checksum: fnv1a_f64(&result.field),
         field: result.field,
@@ -538,7 +567,12 @@ struct PendingCheckpoint {
 
 /// One rank's solver.
 struct Solver<'a> {
-    world: &'a Comm,
+    /// The communicator the solver runs on: the job's world, or the communicator of the last
+    /// respawn.
+    world: Held<'a>,
+    /// Whether this rank was started by a respawn: the kills planned for its number were its
+    /// predecessor's.
+    replacement: bool,
     shared: &'a Shared<'a>,
     me: Rank,
     /// The last G: placement and checkpoint holders are computed over its OK ranks.
@@ -566,17 +600,18 @@ struct Solver<'a> {
 }
 
 impl<'a> Solver<'a> {
-    fn new(world: &'a Comm, shared: &'a Shared<'a>) -> Self {
-        let me = world.rank();
-        let mut placement = Placement::one_per_rank(world.size());
+    fn new(world: Held<'a>, shared: &'a Shared<'a>) -> Self {
+        let (me, size) = (world.rank(), world.size());
+        let mut placement = Placement::one_per_rank(size);
         if let Some(hosts) = &shared.config.hosts {
             placement.set_hosts(hosts);
         }
         Solver {
             world,
+            replacement: false,
             shared,
             me,
-            g: FailureView::empty(world.size()),
+            g: FailureView::empty(size),
             placement,
             hosts_known: shared.config.hosts.is_some(),
             committed: Committed::Initial,
@@ -626,9 +661,8 @@ impl<'a> Solver<'a> {
 
     /// The main loop: passes (a step, a checkpoint, or the final output), each ended by
     /// `validate_global`.
-    fn run(mut self) -> Result<RankResult, HeatError> {
+    fn run(mut self, mut checkpoint_due: bool) -> Result<RankResult, HeatError> {
         let iterations = self.config().iterations;
-        let mut checkpoint_due = false;
         loop {
             self.pass += 1;
             self.sent_in_pass = false;
@@ -651,12 +685,16 @@ impl<'a> Solver<'a> {
             };
             let agreed_at = Instant::now();
             if after.new_failures() {
-                self.recover(&after, agreed_at)?;
+                if self.config().respawn {
+                    self.respawn(&after, agreed_at)?; // leaves `g` the new communicator's
+                } else {
+                    self.recover(&after, agreed_at)?;
+                    self.g = after;
+                }
                 checkpoint_due = self.committed != Committed::Initial;
                 if !checkpoint_due {
                     self.recovered(agreed_at);
                 }
-                self.g = after;
                 continue;
             }
             if let Some(error) = self.pass_error.take() {
@@ -792,7 +830,7 @@ impl<'a> Solver<'a> {
 
     /// Kills this rank if the plan says so at `point`.
     fn kill_if_planned(&self, point: KillPoint) {
-        if self.config().kills.contains(&(self.me, point)) {
+        if !self.replacement && self.config().kills.contains(&(self.me, point)) {
             if self.config().verbose {
                 self.say(format_args!(
                     "rank {} dies at iteration {}{} (injected)",
@@ -1080,6 +1118,7 @@ impl<'a> Solver<'a> {
             during_recovery: self.recovering_since.is_some(),
             kill_to_agreement,
             agreement_to_recovered: None,
+            respawned: None,
         };
         if leader {
             let moves: Vec<String> = record
