@@ -142,6 +142,7 @@ impl<P> Matcher<P> {
     }
 
     /// Takes the first unexpected message that the selectors accept, if any.
+    #[inline]
     pub fn take(&mut self, source: SourceSelector, tag: TagSelector) -> Option<(Envelope, P)> {
         let at = self.find(source, tag)?;
         let message = self.unexpected.remove(at).expect("position is in range");
@@ -170,6 +171,7 @@ impl<P> Matcher<P> {
             .map(|at| (self.unexpected[at].envelope, &self.unexpected[at].payload))
     }
 
+    #[inline]
     fn find(&self, source: SourceSelector, tag: TagSelector) -> Option<usize> {
         self.unexpected
             .iter()
