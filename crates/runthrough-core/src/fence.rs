@@ -39,7 +39,14 @@
 //!   half of it. A rank that only goes silent, or whose connection breaks without a goodbye,
 //!   is still a suspect.
 //!
-//! Memory: three flags per rank, and one voter set per pending suspect (dropped when the suspect
+//! - A job that can grow (spawned ranks, docs/semantics.md §8) has room for ranks not started
+//!   yet ([`Fence::with_room`]): such a rank is *absent*, in neither `alive` nor the reachable
+//!   ranks, and nothing it says counts. Once started and known to this rank it *joins*
+//!   ([`Fence::join`]): from then on it counts toward `alive` and votes like any rank, so the
+//!   majority after a spawn is over the live members, the new ranks included. A rank that dies
+//!   before it joins enters the output when confirmed, without changing `alive`.
+//!
+//! Memory: four flags per rank, and one voter set per pending suspect (dropped when the suspect
 //! enters the output).
 
 use std::collections::BTreeMap;
@@ -99,6 +106,8 @@ pub struct Fence {
     output: Vec<bool>,
     /// Finalized and gone (never in `output`; not counted in `alive`).
     departed: Vec<bool>,
+    /// Room for a rank not started (or not known here) yet: not counted in `alive`.
+    absent: Vec<bool>,
     /// Ranks neither in `output` nor departed.
     alive: u32,
     /// Votes held against each fenced rank not yet in the output.
@@ -108,14 +117,39 @@ pub struct Fence {
 impl Fence {
     /// The state of rank `me` of a job of `size` ranks: nobody fenced, nobody in the output.
     pub fn new(me: WorldRank, size: u32) -> Self {
+        Self::with_room(me, size, size)
+    }
+
+    /// The state of rank `me` of a job of `size` ranks that may grow to `universe` ranks: ranks
+    /// `size..universe` are absent until they join ([`Fence::join`]).
+    pub fn with_room(me: WorldRank, size: u32, universe: u32) -> Self {
+        let universe = universe.max(size) as usize;
         Fence {
             me,
-            fenced: vec![false; size as usize],
-            output: vec![false; size as usize],
-            departed: vec![false; size as usize],
+            fenced: vec![false; universe],
+            output: vec![false; universe],
+            departed: vec![false; universe],
+            absent: (0..universe).map(|r| r >= size as usize).collect(),
             alive: size,
             votes: BTreeMap::new(),
         }
+    }
+
+    /// Rank `rank`, absent until now, started: it counts toward `alive` from now on. Nothing
+    /// changes for a rank that is not absent (a member, or one already gone).
+    pub fn join(&mut self, rank: WorldRank) -> Change {
+        let mut change = Change::default();
+        if self.absent.get(rank.index()).copied().unwrap_or(false) && !self.output[rank.index()] {
+            self.absent[rank.index()] = false;
+            self.alive += 1;
+            self.settle(&mut change);
+        }
+        change
+    }
+
+    /// Whether `rank` is room for a rank not joined yet.
+    pub fn is_absent(&self, rank: WorldRank) -> bool {
+        self.absent.get(rank.index()).copied().unwrap_or(false)
     }
 
     fn size(&self) -> u32 {
@@ -153,7 +187,8 @@ impl Fence {
         self.fenced
             .iter()
             .zip(&self.departed)
-            .filter(|&(&f, &d)| !f && !d)
+            .zip(&self.absent)
+            .filter(|&((&f, &d), &a)| !f && !d && !a)
             .count() as u32
     }
 
@@ -180,8 +215,9 @@ impl Fence {
         if !self.valid(voter) || !self.valid(rank) || voter == self.me || voter == rank {
             return change;
         }
-        if self.fenced[voter.index()] || self.departed[voter.index()] {
-            return change; // a fenced or departed rank is not listened to
+        if self.fenced[voter.index()] || self.departed[voter.index()] || self.absent[voter.index()]
+        {
+            return change; // a fenced, departed or absent rank is not listened to
         }
         if rank == self.me {
             change.fenced_here = Some(Some(voter));
@@ -205,6 +241,11 @@ impl Fence {
         if rank == self.me {
             change.fenced_here = Some(None);
             return change;
+        }
+        if self.absent[rank.index()] && !self.output[rank.index()] {
+            // Died before it joined here: into the output, `alive` never counted it.
+            self.absent[rank.index()] = false;
+            self.alive += 1;
         }
         if !self.gone(rank) {
             self.enter(rank, Reason::Confirmed, &mut change);
@@ -237,6 +278,7 @@ impl Fence {
             || by == self.me
             || self.fenced[by.index()]
             || self.departed[by.index()]
+            || self.absent[by.index()]
         {
             return change;
         }
@@ -251,9 +293,10 @@ impl Fence {
         change
     }
 
-    /// In the output or departed: nothing about it changes any more.
+    /// In the output, departed or absent: nothing it says counts, and only a confirmation
+    /// changes anything about it.
     fn gone(&self, rank: WorldRank) -> bool {
-        self.output[rank.index()] || self.departed[rank.index()]
+        self.output[rank.index()] || self.departed[rank.index()] || self.absent[rank.index()]
     }
 
     fn fence(&mut self, rank: WorldRank, change: &mut Change) {
@@ -304,6 +347,33 @@ impl Fence {
 mod tests {
     use super::*;
     use crate::WorldRank as W;
+
+    /// Room for two spawned ranks: absent, they count nowhere and say nothing; once joined
+    /// they count toward the majority; one that dies before joining enters the output when
+    /// confirmed, without changing `alive`.
+    #[test]
+    fn absent_ranks_count_once_they_join() {
+        let mut f = Fence::with_room(W(0), 3, 5);
+        assert_eq!((f.alive(), f.reachable()), (3, 3));
+        assert!(f.is_absent(W(3)) && f.has_majority());
+        assert!(f.vote(W(3), W(1)).entered.is_empty(), "an absent voter");
+        assert!(!f.is_fenced(W(1)));
+        assert!(f.suspect(W(4)).fenced.is_none(), "an absent suspect");
+        assert!(f.join(W(3)).entered.is_empty());
+        assert_eq!((f.alive(), f.reachable()), (4, 4));
+        assert!(!f.is_absent(W(3)));
+        assert_eq!(f.join(W(3)), Change::default(), "joins once");
+        // 2 of 4 is no majority; the joined rank's vote makes 3 of 4.
+        f.suspect(W(1));
+        assert!(f.vote(W(2), W(1)).entered.is_empty());
+        assert_eq!(entered(&f.vote(W(3), W(1))), vec![1]);
+        assert_eq!(f.alive(), 3);
+        let c = f.confirm(W(4));
+        assert_eq!(c.entered, vec![(W(4), Reason::Confirmed)]);
+        assert_eq!(f.alive(), 3, "never counted");
+        assert!(f.join(W(4)).entered.is_empty() && f.in_output(W(4)));
+        assert_eq!(f.alive(), 3, "a dead rank does not join");
+    }
 
     fn entered(change: &Change) -> Vec<u32> {
         change.entered.iter().map(|&(r, _)| r.0).collect()

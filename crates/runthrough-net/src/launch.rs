@@ -19,6 +19,24 @@
 //!    and, only when the launcher set [`ENV_TIMELINE`], `event ...` lines for the job's
 //!    timeline ([`crate::timeline`]).
 //!
+//!
+//! Spawning ranks (`Comm::spawn`, docs/semantics.md §8) adds:
+//!
+//! 5. a parent sends `spawn <context> <key rank> <count> <parents> <args>\n`
+//!    ([`SpawnLine`]): every parent of one spawn sends the same line, and the launcher starts
+//!    the ranks once, with world ranks from the first free one up ([`ENV_UNIVERSE`] bounds
+//!    them), the job's program and arguments, and [`ENV_PARENT`] / [`ENV_SPAWN_ARGS`] set.
+//!    A new rank registers as the others do and gets a table of every rank up to its spawn's
+//!    last one, once all of its spawn registered or died;
+//! 6. the launcher then sends every live rank `joined <rank> <address>\n` for each new rank
+//!    ([`joined_line`]), and each parent that asked `spawned <context> <key rank> <first>\n`,
+//!    or `spawn-failed <context> <key rank> <reason hex>\n` when the ranks could not be
+//!    started ([`spawn_reply_line`]);
+//! 7. the parents, having agreed, send `verdict <context> <key rank> run|kill\n`: the launcher
+//!    sends the new ranks `run\n` (they wait for it in `init`, before any of the program
+//!    runs) or kills them (they do not count against the job's exit status). When every
+//!    parent of a spawn dies before a verdict, the launcher kills its ranks.
+//!
 //! A rank whose control connection closes halts (exit status [`EXIT_LAUNCHER_LOST`]), so a job
 //! never outlives its launcher; a rank that learns it was fenced halts with [`EXIT_FENCED`]. A
 //! program that kills one of its ranks on purpose ends that process with [`EXIT_INJECTED`].
@@ -56,6 +74,14 @@ pub const ENV_TRANSPORT: &str = "RT_TRANSPORT";
 /// launcher for the job and removed by it when the job ends ([`create_socket_dir`]). Without
 /// it, each rank binds an abstract socket (no file).
 pub const ENV_SOCKET_DIR: &str = "RT_SOCKET_DIR";
+
+/// How many world ranks the job may reach in all: its first ranks and those that spawns add
+/// (`MPI_UNIVERSE_SIZE`; default: the job's size, no room to spawn).
+pub const ENV_UNIVERSE: &str = "RT_UNIVERSE";
+/// Set for a rank started by a spawn: `<context>:<parents>:<first>:<count>` ([`ParentInfo`]).
+pub const ENV_PARENT: &str = "RT_PARENT";
+/// The arguments a spawn gave its ranks (`InterComm::args`), each hex-encoded, comma-separated.
+pub const ENV_SPAWN_ARGS: &str = "RT_SPAWN_ARGS";
 
 /// Set to `1` by a launcher that draws a job timeline (`rtrun --timeline`): the rank reports
 /// its events on its control connection ([`crate::timeline`]). Read once, at start-up.
@@ -304,6 +330,197 @@ pub fn abort_line(code: i32) -> String {
     format!("abort {code}\n")
 }
 
+/// Hex of `text`'s bytes (arguments and reasons travel as one word).
+pub fn hex_word(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The text of a [`hex_word`].
+pub fn unhex_word(word: &str) -> Option<String> {
+    if word.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..word.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(word.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+fn list_word(items: impl IntoIterator<Item = String>) -> String {
+    let words: Vec<String> = items.into_iter().collect();
+    if words.is_empty() {
+        "-".into()
+    } else {
+        words.join(",")
+    }
+}
+
+fn parse_list<T>(word: &str, item: impl Fn(&str) -> Option<T>) -> Option<Vec<T>> {
+    if word == "-" {
+        return Some(Vec::new());
+    }
+    word.split(',').map(item).collect()
+}
+
+/// Encodes a spawn's arguments for [`ENV_SPAWN_ARGS`] (and its line).
+pub fn args_word(args: &[String]) -> String {
+    list_word(args.iter().map(|a| hex_word(a)))
+}
+
+/// Decodes [`args_word`].
+pub fn parse_args_word(word: &str) -> Option<Vec<String>> {
+    parse_list(word, unhex_word)
+}
+
+/// A parent's request to start ranks (step 5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnLine {
+    /// The spawn's key, the same at every parent: the joining communicator's context id ...
+    pub context: u64,
+    /// ... and the world rank of the spawning communicator's first member.
+    pub key_rank: u32,
+    /// How many ranks to start.
+    pub count: u32,
+    /// The spawning communicator's members (world ranks, in rank order).
+    pub parents: Vec<u32>,
+    /// What the new ranks get ([`ENV_SPAWN_ARGS`]).
+    pub args: Vec<String>,
+}
+
+impl SpawnLine {
+    /// The line, `\n` included.
+    pub fn line(&self) -> String {
+        format!(
+            "spawn {:x} {} {} {} {}\n",
+            self.context,
+            self.key_rank,
+            self.count,
+            list_word(self.parents.iter().map(u32::to_string)),
+            args_word(&self.args)
+        )
+    }
+
+    /// Parses a `spawn` line (without its `\n`).
+    pub fn parse(line: &str) -> Option<SpawnLine> {
+        let mut words = line.strip_prefix("spawn ")?.split(' ');
+        let context = u64::from_str_radix(words.next()?, 16).ok()?;
+        let key_rank = words.next()?.parse().ok()?;
+        let count = words.next()?.parse().ok()?;
+        let parents = parse_list(words.next()?, |w| w.parse().ok())?;
+        let args = parse_args_word(words.next()?)?;
+        words.next().is_none().then_some(SpawnLine {
+            context,
+            key_rank,
+            count,
+            parents,
+            args,
+        })
+    }
+}
+
+/// The launcher's answer to a spawn (step 6): the first world rank of the new ranks, or why
+/// they could not be started.
+pub fn spawn_reply_line(context: u64, key_rank: u32, outcome: &Result<u32, String>) -> String {
+    match outcome {
+        Ok(first) => format!("spawned {context:x} {key_rank} {first}\n"),
+        Err(reason) => format!("spawn-failed {context:x} {key_rank} {}\n", hex_word(reason)),
+    }
+}
+
+/// Parses [`spawn_reply_line`]: the key and the outcome.
+pub fn parse_spawn_reply(line: &str) -> Option<((u64, u32), Result<u32, String>)> {
+    let (ok, rest) = match line.split_once(' ')? {
+        ("spawned", rest) => (true, rest),
+        ("spawn-failed", rest) => (false, rest),
+        _ => return None,
+    };
+    let mut words = rest.split(' ');
+    let context = u64::from_str_radix(words.next()?, 16).ok()?;
+    let key_rank = words.next()?.parse().ok()?;
+    let last = words.next()?;
+    if words.next().is_some() {
+        return None;
+    }
+    let outcome = if ok {
+        Ok(last.parse().ok()?)
+    } else {
+        Err(unhex_word(last)?)
+    };
+    Some(((context, key_rank), outcome))
+}
+
+/// A new rank's address, for every live rank (step 6).
+pub fn joined_line(rank: u32, address: &str) -> String {
+    format!("joined {rank} {address}\n")
+}
+
+/// Parses [`joined_line`].
+pub fn parse_joined(line: &str) -> Option<(u32, String)> {
+    let (rank, address) = line.strip_prefix("joined ")?.split_once(' ')?;
+    Some((rank.parse().ok()?, address.to_string()))
+}
+
+/// The parents' decision on a spawn (step 7): `run` its ranks or kill them.
+pub fn verdict_line(context: u64, key_rank: u32, run: bool) -> String {
+    let verdict = if run { "run" } else { "kill" };
+    format!("verdict {context:x} {key_rank} {verdict}\n")
+}
+
+/// Parses [`verdict_line`].
+pub fn parse_verdict(line: &str) -> Option<((u64, u32), bool)> {
+    let mut words = line.strip_prefix("verdict ")?.split(' ');
+    let context = u64::from_str_radix(words.next()?, 16).ok()?;
+    let key_rank = words.next()?.parse().ok()?;
+    let run = match words.next()? {
+        "run" => true,
+        "kill" => false,
+        _ => return None,
+    };
+    words.next().is_none().then_some(((context, key_rank), run))
+}
+
+/// What [`ENV_PARENT`] tells a rank started by a spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentInfo {
+    /// The joining communicator's context id.
+    pub context: u64,
+    /// The parents' world ranks (the spawning communicator, in rank order).
+    pub parents: Vec<u32>,
+    /// The world rank of the spawn's first new rank.
+    pub first: u32,
+    /// How many ranks the spawn started.
+    pub count: u32,
+}
+
+impl ParentInfo {
+    /// The value of [`ENV_PARENT`].
+    pub fn value(&self) -> String {
+        format!(
+            "{:x}:{}:{}:{}",
+            self.context,
+            list_word(self.parents.iter().map(u32::to_string)),
+            self.first,
+            self.count
+        )
+    }
+
+    /// Parses [`ParentInfo::value`].
+    pub fn parse(value: &str) -> Option<ParentInfo> {
+        let mut parts = value.split(':');
+        let context = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let parents = parse_list(parts.next()?, |w| w.parse().ok())?;
+        let first = parts.next()?.parse().ok()?;
+        let count = parts.next()?.parse().ok()?;
+        parts.next().is_none().then_some(ParentInfo {
+            context,
+            parents,
+            first,
+            count,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +550,55 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn spawn_lines_round_trip_and_bad_ones_are_refused() {
+        let spawn = SpawnLine {
+            context: 0xabc0_0001,
+            key_rank: 2,
+            count: 3,
+            parents: vec![2, 4, 5],
+            args: vec!["--runthrough-respawn".into(), "1,4".into(), "a b".into()],
+        };
+        assert_eq!(
+            SpawnLine::parse(spawn.line().trim_end()),
+            Some(spawn.clone())
+        );
+        let bare = SpawnLine {
+            args: Vec::new(),
+            ..spawn
+        };
+        assert_eq!(SpawnLine::parse(bare.line().trim_end()), Some(bare));
+        assert_eq!(SpawnLine::parse("spawn 1 2 3 4"), None);
+        assert_eq!(SpawnLine::parse("spawn 1 2 3 4 - x"), None);
+        assert_eq!(SpawnLine::parse("spawn 1 2 3 4 zz"), None);
+        for outcome in [Ok(9), Err("no room: 4 of 4".to_string())] {
+            let line = spawn_reply_line(0xff, 1, &outcome);
+            assert_eq!(
+                parse_spawn_reply(line.trim_end()),
+                Some(((0xff, 1), outcome))
+            );
+        }
+        assert_eq!(parse_spawn_reply("spawned ff 1"), None);
+        assert_eq!(
+            parse_joined(joined_line(8, "127.0.0.1:5,unix:/x").trim_end()),
+            Some((8, "127.0.0.1:5,unix:/x".into()))
+        );
+        for run in [true, false] {
+            let line = verdict_line(0x10, 0, run);
+            assert_eq!(parse_verdict(line.trim_end()), Some(((0x10, 0), run)));
+        }
+        assert_eq!(parse_verdict("verdict 10 0 maybe"), None);
+        let info = ParentInfo {
+            context: 0x77,
+            parents: vec![0, 1, 2],
+            first: 8,
+            count: 2,
+        };
+        assert_eq!(ParentInfo::parse(&info.value()), Some(info));
+        assert_eq!(ParentInfo::parse("77:0,1:8"), None);
+        assert_eq!(unhex_word("4"), None);
     }
 
     #[test]
