@@ -24,6 +24,12 @@ pub fn check(job: &Job) -> Result<Vec<String>, String> {
     if job.size == 0 {
         return Err("-n: a job has at least 1 rank".into());
     }
+    if let Some(universe) = job.universe_size.filter(|&u| u < job.size) {
+        return Err(format!(
+            "--universe-size {universe}: the universe holds the job's {} ranks at least",
+            job.size
+        ));
+    }
     let plan: FaultPlan = job.kills.iter().copied().collect();
     plan.check_ranks(job.size)
         .map_err(|e| format!("--kill {e}"))?;

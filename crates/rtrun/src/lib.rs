@@ -121,6 +121,10 @@ pub struct Job {
     /// the ranks connect every pair at start (`RT_CONNECT=all`: with connections on first
     /// use, a rank learns of the death of a peer it never connected to from the notices).
     pub confirm_exits: bool,
+    /// How many ranks the job may reach in all, its first ranks and those its ranks spawn
+    /// (`--universe-size`, `MPI_UNIVERSE_SIZE`; `None`: twice the job's size). A spawn beyond
+    /// it fails with `Error::Spawn` at every parent.
+    pub universe_size: Option<u32>,
 }
 
 impl Job {
@@ -148,7 +152,15 @@ impl Job {
             kill_suspects: true,
             confirm_exits: true,
             timeline: false,
+            universe_size: None,
         }
+    }
+
+    /// The job's universe: [`Job::universe_size`], or twice its size.
+    pub fn universe(&self) -> u32 {
+        self.universe_size
+            .unwrap_or_else(|| self.size.saturating_mul(2))
+            .max(self.size)
     }
 
     /// Runs `rank` as `wrapper[0] wrapper[1..] PROGRAM ARGS`, e.g.
@@ -232,13 +244,19 @@ pub struct RankReport {
     pub injected: bool,
     /// The rank that fenced it, if rtrun killed it for that.
     pub fenced_by: Option<u32>,
+    /// Started by a spawn of these parents (world ranks), while the job ran.
+    pub spawned_by: Option<Vec<u32>>,
+    /// A spawned rank killed because its parents called the spawn off (a parent died during
+    /// it, or the other ranks could not start): it ran none of the program and does not count
+    /// against the job's exit status.
+    pub cancelled: bool,
 }
 
 impl RankReport {
     /// Whether the rank ended as a fault-tolerant job allows: exit status 0, or a death
     /// ([`RankReport::died`]). A rank that exited non-zero by itself, or never started, did not.
     pub fn ok(&self) -> bool {
-        self.ending == Some(Ending::Exited(0)) || self.died()
+        self.ending == Some(Ending::Exited(0)) || self.died() || self.cancelled
     }
 
     /// Whether the rank died: killed by a signal (rtrun's kill, or any other: a crash,
@@ -479,7 +497,7 @@ impl Report {
             .ranks
             .iter()
             .any(|r| r.ending == Some(Ending::Exited(0)));
-        let died = self.ranks.iter().any(RankReport::died);
+        let died = self.ranks.iter().any(|r| r.died() && !r.cancelled);
         let unfired = strict.faults && self.unfired().next().is_some();
         if never_started || !finalized || (strict_deaths && died) || unfired {
             1
@@ -514,7 +532,20 @@ impl Report {
                 ""
             },
         ));
-        for rank in self.ranks.iter().filter(|r| r.failed()) {
+        for rank in &self.ranks {
+            if let Some(parents) = &rank.spawned_by {
+                out.push_str(&format!(
+                    "rtrun: rank {} was spawned by ranks {parents:?}{}\n",
+                    rank.rank,
+                    if rank.cancelled {
+                        " and killed unstarted: the spawn was called off"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        for rank in self.ranks.iter().filter(|r| r.failed() && !r.cancelled) {
             let how = rank
                 .ending
                 .map_or("never started".to_string(), |e| e.to_string());
@@ -565,6 +596,10 @@ enum Event {
     Fired(u32, String, u64),
     /// A registered rank's control connection ended.
     ControlClosed,
+    /// A rank asks for new ranks.
+    Spawn(u32, launch::SpawnLine),
+    /// A parent's verdict on a spawn (its key): run its ranks, or kill them.
+    Verdict((u64, u32), bool),
     /// A rank's event for the timeline, and when rtrun read it.
     Timeline(u32, Duration, runthrough_net::timeline::RankEvent),
     Exited(u32, ExitStatus),
@@ -733,7 +768,11 @@ fn serve_control(
                         ended_at: None,
                         injected: false,
                         fenced_by: Some(rank),
+                        spawned_by: None,
+                        cancelled: false,
                     }),
+                    Some(RankMessage::Spawn(line)) => Event::Spawn(rank, line),
+                    Some(RankMessage::Verdict { key, run }) => Event::Verdict(key, run),
                     Some(RankMessage::Abort(code)) => Event::Aborted(Abort { rank, code }),
                     Some(RankMessage::Fired { trigger, call }) => Event::Fired(rank, trigger, call),
                     Some(RankMessage::Event(event)) => {
@@ -747,6 +786,370 @@ fn serve_control(
             }
             let _ = events.send(Event::ControlClosed);
         });
+    }
+}
+
+/// How long the ranks of a spawn have to register before the spawn fails.
+const SPAWN_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A spawn the job's ranks asked for (the launcher protocol's steps 5 to 7).
+struct Spawning {
+    key: (u64, u32),
+    parents: Vec<u32>,
+    children: std::ops::Range<u32>,
+    /// Parents waiting for the answer.
+    asking: Vec<u32>,
+    /// The answer, once every new rank registered or died (or they could not start).
+    outcome: Option<Result<u32, String>>,
+    /// The parents' verdict: run the new ranks, or kill them.
+    verdict: Option<bool>,
+    asked_at: Instant,
+}
+
+impl Spawning {
+    /// Once every new rank registered or died: each gets its table, every other live rank
+    /// their addresses, and the parents the answer. A spawn whose ranks do not register in
+    /// time fails. A spawn whose parents all died before their verdict is called off.
+    fn advance(&mut self, ranks: &mut [RankState]) {
+        if self.outcome.is_none() {
+            let children = &ranks[self.children.start as usize..self.children.end as usize];
+            let ready = children
+                .iter()
+                .all(|r| r.address.is_some() || r.report.ending.is_some());
+            if ready {
+                self.complete(ranks);
+            } else if self.asked_at.elapsed() > SPAWN_DEADLINE {
+                self.outcome = Some(Err(format!(
+                    "the new ranks did not register within {} s",
+                    SPAWN_DEADLINE.as_secs()
+                )));
+                self.verdict = Some(false);
+                self.carry_out(ranks);
+                self.answer(ranks);
+            }
+        }
+        let orphaned = self
+            .parents
+            .iter()
+            .all(|&p| ranks[p as usize].report.ending.is_some());
+        if self.verdict.is_none() && orphaned {
+            self.verdict = Some(false);
+            self.carry_out(ranks);
+        }
+    }
+
+    fn complete(&mut self, ranks: &mut [RankState]) {
+        let end = self.children.end as usize;
+        let table: Vec<Option<String>> = ranks[..end]
+            .iter()
+            .map(|r| {
+                r.report
+                    .ending
+                    .is_none()
+                    .then(|| r.address.clone())
+                    .flatten()
+            })
+            .collect();
+        let table_line = launch::table_line(&table);
+        let mut joined = String::new();
+        for rank in self.children.clone() {
+            if let Some(address) = &table[rank as usize] {
+                joined.push_str(&launch::joined_line(rank, address));
+            }
+        }
+        for (rank, state) in ranks.iter_mut().enumerate() {
+            let line = if self.children.contains(&(rank as u32)) {
+                &table_line
+            } else {
+                &joined
+            };
+            if let Some(control) = state.control.as_mut() {
+                let _ = control.write_all(line.as_bytes());
+            }
+        }
+        self.outcome = Some(Ok(self.children.start));
+        self.answer(ranks);
+        if self.verdict.is_some() {
+            self.carry_out(ranks);
+        }
+    }
+
+    fn answer(&mut self, ranks: &mut [RankState]) {
+        let outcome = self.outcome.clone().expect("answered once decided");
+        for parent in std::mem::take(&mut self.asking) {
+            reply_spawn(ranks, parent, self.key, &outcome);
+        }
+    }
+
+    /// The verdict: `run` to each new rank (after its table), or their processes killed.
+    fn carry_out(&self, ranks: &mut [RankState]) {
+        let Some(run) = self.verdict else { return };
+        for rank in self.children.clone() {
+            let state = &mut ranks[rank as usize];
+            if state.report.ending.is_some() {
+                continue;
+            }
+            if run {
+                if self.outcome.is_some() {
+                    if let Some(control) = state.control.as_mut() {
+                        let _ = control.write_all(b"run\n");
+                    }
+                }
+            } else {
+                state.report.cancelled = true;
+                if let Some(pid) = state.pid {
+                    kill_group(pid);
+                }
+            }
+        }
+    }
+}
+
+/// Sends `parent` the answer to spawn `key`.
+fn reply_spawn(
+    ranks: &mut [RankState],
+    parent: u32,
+    key: (u64, u32),
+    outcome: &Result<u32, String>,
+) {
+    if let Some(control) = ranks
+        .get_mut(parent as usize)
+        .and_then(|s| s.control.as_mut())
+    {
+        let _ = control.write_all(launch::spawn_reply_line(key.0, key.1, outcome).as_bytes());
+    }
+}
+
+/// The first request for a spawn: its world ranks (the next free ones, within the universe)
+/// and their processes, started with the job's program and arguments.
+fn start_spawn(
+    launcher: &Launcher<'_>,
+    from: u32,
+    line: launch::SpawnLine,
+    ranks: &mut Vec<RankState>,
+    forwarders: &mut Vec<JoinHandle<()>>,
+) -> Spawning {
+    let first = ranks.len() as u32;
+    let mut spawn = Spawning {
+        key: (line.context, line.key_rank),
+        parents: line.parents.clone(),
+        children: first..first,
+        asking: Vec::new(),
+        outcome: None,
+        verdict: None,
+        asked_at: Instant::now(),
+    };
+    let universe = launcher.job.universe();
+    let valid_parents = !line.parents.is_empty()
+        && line.parents.contains(&from)
+        && line.parents.iter().all(|&p| (p as usize) < ranks.len());
+    if line.count == 0 || !valid_parents {
+        spawn.outcome = Some(Err(format!("a malformed spawn request from rank {from}")));
+        return spawn;
+    }
+    if u64::from(first) + u64::from(line.count) > u64::from(universe) {
+        spawn.outcome = Some(Err(format!(
+            "the job's universe holds {universe} ranks and {first} are taken, {} more asked \
+             for (rtrun --universe-size sets it)",
+            line.count
+        )));
+        return spawn;
+    }
+    spawn.children = first..first + line.count;
+    let info = launch::ParentInfo {
+        context: line.context,
+        parents: line.parents.clone(),
+        first,
+        count: line.count,
+    };
+    let env = [
+        (launch::ENV_PARENT, info.value()),
+        (launch::ENV_SPAWN_ARGS, launch::args_word(&line.args)),
+    ];
+    for rank in spawn.children.clone() {
+        let mut state = RankState {
+            pid: None,
+            control: None,
+            address: None,
+            report: RankReport {
+                rank,
+                ending: None,
+                ended_at: None,
+                injected: false,
+                fenced_by: None,
+                spawned_by: Some(line.parents.clone()),
+                cancelled: false,
+            },
+            kill_planned_in_operation: false,
+            started_at: None,
+        };
+        let started = launcher.start_rank(rank, None, &env, &mut state, forwarders);
+        if state.pid.is_none() {
+            // Never started: it ends here, as far as the report goes.
+            state.report.ending = Some(Ending::Exited(-1));
+            state.report.cancelled = true;
+        }
+        ranks.push(state);
+        if let Err(e) = started {
+            spawn.outcome = Some(Err(format!("rank {rank} could not be started: {e}")));
+            spawn.verdict = Some(false);
+            break;
+        }
+    }
+    if spawn.outcome.is_some() {
+        // The ranks not reached keep their world ranks (never reused), ended unstarted.
+        let started_end = ranks.len() as u32;
+        for rank in started_end..spawn.children.end {
+            ranks.push(RankState {
+                pid: None,
+                control: None,
+                address: None,
+                report: RankReport {
+                    rank,
+                    ending: Some(Ending::Exited(-1)),
+                    ended_at: None,
+                    injected: false,
+                    fenced_by: None,
+                    spawned_by: Some(line.parents.clone()),
+                    cancelled: true,
+                },
+                kill_planned_in_operation: false,
+                started_at: None,
+            });
+        }
+        spawn.carry_out(ranks);
+    }
+    spawn
+}
+
+/// What starting a rank's process needs, the same for every rank of the job (those it starts
+/// with and those its ranks spawn).
+struct Launcher<'a> {
+    job: &'a Job,
+    program: PathBuf,
+    control_address: String,
+    secret: JobSecret,
+    socket_dir: Option<PathBuf>,
+    cpus: Option<(rustix::thread::CpuSet, Vec<usize>)>,
+    events_tx: mpsc::Sender<Event>,
+    lines: Arc<Mutex<Vec<(u32, Stream, String)>>>,
+    start: Instant,
+}
+
+impl Launcher<'_> {
+    /// Starts world rank `rank`'s process (`triggers`: its planned faults, `env`: variables of
+    /// its own), with its output forwarded and its end reported as [`Event::Exited`].
+    fn start_rank(
+        &self,
+        rank: u32,
+        triggers: Option<String>,
+        env: &[(&str, String)],
+        state: &mut RankState,
+        forwarders: &mut Vec<JoinHandle<()>>,
+    ) -> io::Result<()> {
+        let (job, program) = (self.job, &self.program);
+        let mut command = match job.wrappers.get(&rank) {
+            Some(wrapper) => {
+                let mut command = Command::new(&wrapper[0]);
+                command.args(&wrapper[1..]).arg(program);
+                command
+            }
+            None => Command::new(program),
+        };
+        if let Some(dir) = &job.working_dir {
+            command.current_dir(dir);
+        }
+        command
+            .args(&job.args)
+            .env(launch::ENV_RANK, rank.to_string())
+            .env(launch::ENV_SIZE, job.size.to_string())
+            .env(launch::ENV_UNIVERSE, job.universe().to_string())
+            .env(launch::ENV_CONTROL, &self.control_address)
+            .env(launch::ENV_SECRET, self.secret.to_hex())
+            .envs(
+                self.socket_dir
+                    .iter()
+                    .map(|dir| (launch::ENV_SOCKET_DIR, dir)),
+            )
+            .env_remove(launch::ENV_PARENT)
+            .env_remove(launch::ENV_SPAWN_ARGS)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some((period, timeout)) = job.heartbeat {
+            command.env(
+                launch::ENV_HEARTBEAT,
+                format!("{}:{}", period.as_millis(), timeout.as_millis()),
+            );
+        }
+        if let Some(bind) = &job.bind {
+            command.env(launch::ENV_BIND, bind);
+        }
+        if let Some(triggers) = triggers {
+            command.env(launch::ENV_FAULT, triggers);
+        }
+        for (key, value) in &job.env {
+            command.env(key, value);
+        }
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        if !job.confirm_exits {
+            // A rank learns of the death of a peer it never connected to from rtrun's notice:
+            // without notices every pair connects at start, as across hosts.
+            command.env(runthrough::settings::Setting::Connect.name(), "all");
+        }
+        if job.timeline {
+            command.env(launch::ENV_TIMELINE, "1");
+        } else {
+            command.env_remove(launch::ENV_TIMELINE);
+        }
+        // --bind-to core: the child inherits the affinity of the thread that spawns it, so
+        // this thread takes the rank's CPU for the spawn alone (no unsafe pre-exec hook).
+        let core = self
+            .cpus
+            .as_ref()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(_, list)| list[rank as usize % list.len()]);
+        if let Some(cpu) = core {
+            let mut one = rustix::thread::CpuSet::new();
+            one.set(cpu);
+            rustix::thread::sched_setaffinity(None, &one).map_err(|e| {
+                io::Error::other(format!(
+                    "--bind-to core: binding rank {rank} to CPU {cpu}: {e}"
+                ))
+            })?;
+            if job.report_bindings {
+                eprintln!("rtrun: rank {rank} bound to CPU {cpu}");
+            }
+        }
+        let spawned = command.spawn();
+        if let Some((allowed, _)) = &self.cpus {
+            // Failing, rtrun's own threads stay on one CPU: slower, not wrong.
+            let _ = rustix::thread::sched_setaffinity(None, allowed);
+        }
+        let mut child = spawned?;
+        let pid = rustix::process::Pid::from_child(&child);
+        state.pid = Some(pid);
+        state.started_at = Some(self.start.elapsed());
+        // A thread that cannot be made (the host's limits, checked above, moved) ends the
+        // start-up like a rank that cannot be started: the started ranks are ended.
+        if let Some(out) = child.stdout.take() {
+            forwarders.push(forward(rank, Stream::Stdout, out, job, self.lines.clone())?);
+        }
+        if let Some(err) = child.stderr.take() {
+            forwarders.push(forward(rank, Stream::Stderr, err, job, self.lines.clone())?);
+        }
+        let events_tx = self.events_tx.clone();
+        std::thread::Builder::new()
+            .name(format!("rtrun-wait-{rank}"))
+            .spawn(move || {
+                if let Ok(status) = child.wait() {
+                    let _ = events_tx.send(Event::Exited(rank, status));
+                }
+            })
+            .map(drop)
     }
 }
 
@@ -782,7 +1185,8 @@ pub fn run(job: &Job) -> io::Result<Report> {
     let start = Instant::now();
     {
         let (secret, events_tx) = (secret.clone(), events_tx.clone());
-        std::thread::spawn(move || serve_control(listener, secret, size, start, events_tx));
+        let universe = job.universe();
+        std::thread::spawn(move || serve_control(listener, secret, universe, start, events_tx));
     }
     let lines = Arc::new(Mutex::new(Vec::new()));
     let mut forwarders = Vec::new();
@@ -799,6 +1203,8 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 ended_at: None,
                 injected: false,
                 fenced_by: None,
+                spawned_by: None,
+                cancelled: false,
             },
             kill_planned_in_operation: false,
             started_at: None,
@@ -850,114 +1256,24 @@ pub fn run(job: &Job) -> io::Result<Report> {
     } else {
         None
     };
+    let launcher = Launcher {
+        job,
+        program,
+        control_address,
+        secret: secret.clone(),
+        socket_dir: socket_dir.clone(),
+        cpus,
+        events_tx: events_tx.clone(),
+        lines: lines.clone(),
+        start,
+    };
     for rank in 0..size {
-        let mut command = match job.wrappers.get(&rank) {
-            Some(wrapper) => {
-                let mut command = Command::new(&wrapper[0]);
-                command.args(&wrapper[1..]).arg(&program);
-                command
-            }
-            None => Command::new(&program),
-        };
-        if let Some(dir) = &job.working_dir {
-            command.current_dir(dir);
-        }
-        command
-            .args(&job.args)
-            .env(launch::ENV_RANK, rank.to_string())
-            .env(launch::ENV_SIZE, size.to_string())
-            .env(launch::ENV_CONTROL, &control_address)
-            .env(launch::ENV_SECRET, secret.to_hex())
-            .envs(socket_dir.iter().map(|dir| (launch::ENV_SOCKET_DIR, dir)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        if let Some((period, timeout)) = job.heartbeat {
-            command.env(
-                launch::ENV_HEARTBEAT,
-                format!("{}:{}", period.as_millis(), timeout.as_millis()),
-            );
-        }
-        if let Some(bind) = &job.bind {
-            command.env(launch::ENV_BIND, bind);
-        }
-        if let Some(triggers) = faults.get(&rank) {
-            command.env(launch::ENV_FAULT, Trigger::format_list(triggers));
-            ranks[rank as usize].kill_planned_in_operation = true;
-        }
-        for (key, value) in &job.env {
-            command.env(key, value);
-        }
-        if !job.confirm_exits {
-            // A rank learns of the death of a peer it never connected to from rtrun's notice:
-            // without notices every pair connects at start, as across hosts.
-            command.env(runthrough::settings::Setting::Connect.name(), "all");
-        }
-        if job.timeline {
-            command.env(launch::ENV_TIMELINE, "1");
-        } else {
-            command.env_remove(launch::ENV_TIMELINE);
-        }
-        // --bind-to core: the child inherits the affinity of the thread that spawns it, so
-        // this thread takes the rank's CPU for the spawn alone (no unsafe pre-exec hook).
-        let core = cpus
-            .as_ref()
-            .filter(|(_, list)| !list.is_empty())
-            .map(|(_, list)| list[rank as usize % list.len()]);
-        if let Some(cpu) = core {
-            let mut one = rustix::thread::CpuSet::new();
-            one.set(cpu);
-            if let Err(e) = rustix::thread::sched_setaffinity(None, &one) {
-                started_error = Some(io::Error::other(format!(
-                    "--bind-to core: binding rank {rank} to CPU {cpu}: {e}"
-                )));
-                break;
-            }
-            if job.report_bindings {
-                eprintln!("rtrun: rank {rank} bound to CPU {cpu}");
-            }
-        }
-        let spawned = command.spawn();
-        if let Some((allowed, _)) = &cpus {
-            // Failing, rtrun's own threads stay on one CPU: slower, not wrong.
-            let _ = rustix::thread::sched_setaffinity(None, allowed);
-        }
-        match spawned {
-            Ok(mut child) => {
-                let pid = rustix::process::Pid::from_child(&child);
-                ranks[rank as usize].pid = Some(pid);
-                ranks[rank as usize].started_at = Some(start.elapsed());
-                // A thread that cannot be made (the host's limits, checked above, moved) ends
-                // the start-up like a rank that cannot be started: the started ranks are ended.
-                let mut threads = || -> io::Result<()> {
-                    if let Some(out) = child.stdout.take() {
-                        forwarders.push(forward(rank, Stream::Stdout, out, job, lines.clone())?);
-                    }
-                    if let Some(err) = child.stderr.take() {
-                        forwarders.push(forward(rank, Stream::Stderr, err, job, lines.clone())?);
-                    }
-                    Ok(())
-                };
-                let spawned = threads().and_then(|()| {
-                    let events_tx = events_tx.clone();
-                    std::thread::Builder::new()
-                        .name(format!("rtrun-wait-{rank}"))
-                        .spawn(move || {
-                            if let Ok(status) = child.wait() {
-                                let _ = events_tx.send(Event::Exited(rank, status));
-                            }
-                        })
-                });
-                if let Err(e) = spawned {
-                    started_error = Some(e);
-                    break;
-                }
-            }
-            Err(e) => {
-                started_error = Some(e);
-                break;
-            }
+        let triggers = faults.get(&rank).map(|t| Trigger::format_list(t));
+        ranks[rank as usize].kill_planned_in_operation = triggers.is_some();
+        let state = &mut ranks[rank as usize];
+        if let Err(e) = launcher.start_rank(rank, triggers, &[], state, &mut forwarders) {
+            started_error = Some(e);
+            break;
         }
     }
     drop(events_tx);
@@ -965,7 +1281,8 @@ pub fn run(job: &Job) -> io::Result<Report> {
     let mut table_sent = false;
     let mut exited = 0u32;
     let mut refused = 0u32;
-    let started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
+    let mut started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
+    let mut spawns: Vec<Spawning> = Vec::new();
     let (mut timed_out, mut interrupted) = (false, false);
     let mut aborted = None;
     // Registered ranks whose control connection is still open: a `fired` line may still be
@@ -980,8 +1297,15 @@ pub fn run(job: &Job) -> io::Result<Report> {
         match events.recv_timeout(Duration::from_millis(10)) {
             Ok(Event::Registered(rank, address, stream)) => {
                 open_controls += 1;
-                let state = &mut ranks[rank as usize];
-                if state.address.is_some() || state.report.ending.is_some() || table_sent {
+                // Past the job's first ranks, only a spawned rank rtrun started registers.
+                let Some(state) = ranks.get_mut(rank as usize).filter(|s| s.pid.is_some()) else {
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    continue;
+                };
+                if state.address.is_some()
+                    || state.report.ending.is_some()
+                    || (table_sent && rank < size)
+                {
                     // A duplicate or late registration: dropped, and shut down, so that its
                     // reader thread ends too instead of relaying its reports.
                     let _ = stream.shutdown(std::net::Shutdown::Both);
@@ -1003,7 +1327,36 @@ pub fn run(job: &Job) -> io::Result<Report> {
                     what: timeline::What::Rank(event),
                 });
             }
-            Ok(Event::Reported(report)) if report.rank < size => {
+            Ok(Event::Spawn(from, line)) => {
+                let known = spawns
+                    .iter_mut()
+                    .find(|s| s.key == (line.context, line.key_rank));
+                match known {
+                    Some(spawn) => match &spawn.outcome {
+                        Some(outcome) => reply_spawn(&mut ranks, from, spawn.key, outcome),
+                        None => spawn.asking.push(from),
+                    },
+                    None => {
+                        let mut spawn =
+                            start_spawn(&launcher, from, line, &mut ranks, &mut forwarders);
+                        started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
+                        match &spawn.outcome {
+                            Some(outcome) => reply_spawn(&mut ranks, from, spawn.key, outcome),
+                            None => spawn.asking.push(from),
+                        }
+                        spawns.push(spawn);
+                    }
+                }
+            }
+            Ok(Event::Verdict(key, run)) => {
+                if let Some(spawn) = spawns.iter_mut().find(|s| s.key == key) {
+                    if spawn.verdict.is_none() {
+                        spawn.verdict = Some(run);
+                        spawn.carry_out(&mut ranks);
+                    }
+                }
+            }
+            Ok(Event::Reported(report)) if (report.rank as usize) < ranks.len() => {
                 if let Some(by) = report.fenced_by {
                     timeline.push(timeline::Entry {
                         rank: by,
@@ -1066,6 +1419,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        for spawn in &mut spawns {
+            spawn.advance(&mut ranks);
         }
         if !table_sent
             && ranks
@@ -1181,9 +1537,10 @@ pub fn run(job: &Job) -> io::Result<Report> {
     }
     let lines = std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
     let elapsed = start.elapsed();
-    let timeline = job
-        .timeline
-        .then(|| timeline::of_job(size, elapsed, &ranks_started(&ranks), &outcomes, timeline));
+    let timeline = job.timeline.then(|| {
+        let rows = ranks.len() as u32;
+        timeline::of_job(rows, elapsed, &ranks_started(&ranks), &outcomes, timeline)
+    });
     Ok(Report {
         timeline,
         aborted,
@@ -1214,6 +1571,8 @@ mod tests {
                     ended_at: ending.map(|_| Duration::from_millis(rank as u64)),
                     injected: false,
                     fenced_by: None,
+                    spawned_by: None,
+                    cancelled: false,
                 })
                 .collect(),
             faults: Vec::new(),
@@ -1234,6 +1593,15 @@ mod tests {
     /// survivor finalized, used to fail the job).
     #[test]
     fn each_row_of_the_exit_status_table() {
+        // Spawned ranks killed (or never started) because their spawn was called off count
+        // for nothing, not even under --strict-deaths.
+        let mut called_off = report(&[OK, OK, SIGKILL, Some(Ending::Exited(-1))]);
+        for rank in &mut called_off.ranks[2..] {
+            rank.spawned_by = Some(vec![0, 1]);
+            rank.cancelled = true;
+        }
+        assert_eq!(called_off.exit_status(true), 0, "spawns called off");
+        assert!(called_off.summary().contains("the spawn was called off"));
         let survived = [OK, SIGKILL, Some(Ending::Signaled(11)), OK];
         assert_eq!(report(&survived).exit_status(false), 0, "deaths survived");
         assert_eq!(report(&survived).exit_status(true), 1, "--strict-deaths");

@@ -101,6 +101,13 @@ struct Args {
     /// end. Only with this option do the ranks report their events to rtrun (see TIMELINE).
     #[arg(long, value_name = "FILE")]
     timeline: Option<std::path::PathBuf>,
+    /// How many ranks the job may reach in all (MPI_UNIVERSE_SIZE): its first N and those its
+    /// ranks start with Comm::spawn / MPI_Comm_spawn while it runs [default: 2 x N]. A spawned
+    /// rank runs the job's program with the job's arguments, gets a world rank from N up, is
+    /// listed in the summary, and, when its parents call the spawn off, is killed before it
+    /// runs any of the program (not counted against the exit status).
+    #[arg(long, value_name = "N")]
+    universe_size: Option<u32>,
     /// The program (a name without `/` is looked up on PATH) and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
@@ -204,6 +211,7 @@ fn with_mpirun_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsStri
 fn main() -> ExitCode {
     let args = Args::parse_from(with_mpirun_spellings(std::env::args_os()));
     let mut job = rtrun::Job::new(args.ranks, &args.command[0]);
+    job.universe_size = args.universe_size;
     job.args = args.command[1..].to_vec();
     job.tag_output = args.tag_output;
     job.forward_output = true;

@@ -83,6 +83,17 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Parses hex into bytes, as many as it holds.
+pub fn unhex_vec(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
 /// Parses hex into exactly `N` bytes.
 pub fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
     let text = text.trim();

@@ -287,11 +287,26 @@ pub enum RankMessage {
     },
     /// An event for the job's timeline ([`crate::timeline`]).
     Event(crate::timeline::RankEvent),
+    /// Start ranks (step 5).
+    Spawn(SpawnLine),
+    /// The parents' verdict on a spawn (step 7): run its ranks, or kill them.
+    Verdict {
+        /// The spawn's key (context id, key rank).
+        key: (u64, u32),
+        /// Run them.
+        run: bool,
+    },
 }
 
 /// Parses a line a rank sent its launcher (`suspect <rank>`, `abort <code>`,
-/// `fired <trigger> <call>`, `event ...`).
+/// `fired <trigger> <call>`, `event ...`, `spawn ...`, `verdict ...`).
 pub fn parse_report(line: &str) -> Option<RankMessage> {
+    if line.starts_with("spawn ") {
+        return SpawnLine::parse(line).map(RankMessage::Spawn);
+    }
+    if let Some((key, run)) = parse_verdict(line) {
+        return Some(RankMessage::Verdict { key, run });
+    }
     if let Some(rest) = line.strip_prefix("event ") {
         return crate::timeline::parse_event(rest).map(RankMessage::Event);
     }
@@ -332,19 +347,12 @@ pub fn abort_line(code: i32) -> String {
 
 /// Hex of `text`'s bytes (arguments and reasons travel as one word).
 pub fn hex_word(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
+    auth::hex(text.as_bytes())
 }
 
 /// The text of a [`hex_word`].
 pub fn unhex_word(word: &str) -> Option<String> {
-    if word.len() % 2 != 0 {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..word.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(word.get(i..i + 2)?, 16).ok())
-        .collect();
-    String::from_utf8(bytes?).ok()
+    String::from_utf8(auth::unhex_vec(word)?).ok()
 }
 
 fn list_word(items: impl IntoIterator<Item = String>) -> String {
@@ -569,7 +577,7 @@ mod tests {
             args: Vec::new(),
             ..spawn
         };
-        assert_eq!(SpawnLine::parse(bare.line().trim_end()), Some(bare));
+        assert_eq!(SpawnLine::parse(bare.line().trim_end()), Some(bare.clone()));
         assert_eq!(SpawnLine::parse("spawn 1 2 3 4"), None);
         assert_eq!(SpawnLine::parse("spawn 1 2 3 4 - x"), None);
         assert_eq!(SpawnLine::parse("spawn 1 2 3 4 zz"), None);
@@ -588,7 +596,19 @@ mod tests {
         for run in [true, false] {
             let line = verdict_line(0x10, 0, run);
             assert_eq!(parse_verdict(line.trim_end()), Some(((0x10, 0), run)));
+            assert_eq!(
+                parse_report(line.trim_end()),
+                Some(RankMessage::Verdict {
+                    key: (0x10, 0),
+                    run
+                })
+            );
         }
+        let line = SpawnLine::parse(bare.line().trim_end()).unwrap().line();
+        assert!(matches!(
+            parse_report(line.trim_end()),
+            Some(RankMessage::Spawn(_))
+        ));
         assert_eq!(parse_verdict("verdict 10 0 maybe"), None);
         let info = ParentInfo {
             context: 0x77,

@@ -71,6 +71,32 @@ pub(crate) struct ParentLink {
     pub(crate) disconnected: Arc<AtomicBool>,
 }
 
+/// The engine of spawned rank `me`, one of `children` (world ranks, in order) that `parents`
+/// started with joining context `context`: its world communicator is `children`, and the
+/// joining communicator (parents first, then children) is installed before it runs.
+pub(crate) fn spawned_engine(
+    me: WorldRank,
+    parents: &[WorldRank],
+    children: &[WorldRank],
+    context: ContextId,
+    job_size: u32,
+    cap: Option<usize>,
+) -> crate::endpoint::Engine {
+    let mut engine = crate::endpoint::Engine::spawned(me, children.to_vec(), job_size);
+    if let Some(cap) = cap {
+        engine.set_unexpected_cap(cap, job_size);
+    }
+    let bridge: Vec<WorldRank> = parents.iter().chain(children).copied().collect();
+    let plan = Plan {
+        members: Members::list(bridge.clone()),
+        global: FailureView::empty(bridge.len() as u32),
+        color: 0,
+    };
+    let mut nothing = Outgoing::new(); // a new engine has no early traffic to answer
+    engine.install_plan(context, plan, me, &mut nothing);
+    engine
+}
+
 /// An intercommunicator: two disjoint groups of ranks, each rank talking to the *other* group
 /// (MPI-4.0 §7.6). [`Comm::spawn`] gives the parents one whose remote group is the ranks they
 /// started; [`Comm::parent`] gives a spawned rank the one whose remote group is its parents.

@@ -29,6 +29,16 @@
 //!   (at most 20 s), then waits; the others `agree`, and rank 1 creates the file once its call
 //!   returned. Then the same with `ivalidate_global` / `validate_global`. Rank 0's progress
 //!   thread alone must carry its side of both agreements while it computes.
+//! - `spawn`: the world spawns 2 ranks (run with `--universe-size` of N + 2 or more); each
+//!   new rank sends rank 0 of its parents its number, and every rank, old and new, merges
+//!   into one communicator of N + 2 ranks and checks an all-reduce of the ranks' numbers there.
+//!   A spawned rank prints `spawned k of 2` and everyone `merged size=S sum=X`. A spawn
+//!   that fails (a parent died during it, no room in the universe) prints `spawn refused:
+//!   ERROR` at every parent, which then validates as usual.
+//! - `respawn` (with a kill, e.g. `--kill 1@call:3`): a `validate_global`, then `respawn` on
+//!   the world communicator: the dead ranks are replaced by new ones with their numbers; every
+//!   rank checks an all-reduce of the numbers on the new communicator and prints
+//!   `respawned size=S sum=X` (a replacement prints `replacement of R`).
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
 //! - `rogue`: rank 0 connects to the launcher's control port without the job secret (it must
 //!   be refused), then every rank runs `ring`.
@@ -656,6 +666,86 @@ fn shrink(world: &Comm) -> Result<(), String> {
     Ok(())
 }
 
+/// The `spawn` scenario (see the module's list).
+fn spawn(world: &Comm) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let merged = match world.parent() {
+        Some(parents) => {
+            println!("spawned {} of {}", world.rank(), world.size());
+            parents.send(&[world.rank()], 0, 5).map_err(e)?;
+            parents.merge(true).map_err(e)?
+        }
+        None => {
+            let children = match world.spawn(2, &["hello"]) {
+                Ok(children) => children,
+                Err(error) => {
+                    println!("spawn refused: {error}");
+                    return Ok(());
+                }
+            };
+            if world.rank() == 0 {
+                let mut got = Vec::new();
+                for _ in 0..children.remote_size() {
+                    let mut n = [0u32];
+                    children
+                        .recv(&mut n, runthrough::Source::Any, 5)
+                        .map_err(e)?;
+                    got.push(n[0]);
+                }
+                got.sort_unstable();
+                if got != [0, 1] {
+                    return Err(format!("the spawned ranks sent {got:?}"));
+                }
+            }
+            children.merge(false).map_err(e)?
+        }
+    };
+    let mut sum = [0u64];
+    merged
+        .all_reduce(&[u64::from(merged.rank())], &mut sum, Op::Sum)
+        .map_err(e)?;
+    let size = u64::from(merged.size());
+    println!("merged size={size} sum={}", sum[0]);
+    if sum[0] != size * (size - 1) / 2 {
+        return Err(format!("the merged all-reduce gave {}", sum[0]));
+    }
+    Ok(())
+}
+
+/// The `respawn` scenario (see the module's list).
+fn respawn(world: &Comm) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let comm = match world.parent() {
+        Some(parents) => {
+            let comm = parents.join_respawn().map_err(e)?;
+            println!("replacement of {}", comm.rank());
+            comm
+        }
+        None => {
+            // Until the kill has happened and everyone agrees on it.
+            let mut round = 0;
+            loop {
+                round += 1;
+                let g = world.validate_global().map_err(e)?;
+                if g.num_failed() > 0 || round > 200 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            world.respawn().map_err(e)?
+        }
+    };
+    let mut sum = [0u64];
+    comm.all_reduce(&[u64::from(comm.rank())], &mut sum, Op::Sum)
+        .map_err(e)?;
+    let size = u64::from(comm.size());
+    println!("respawned size={size} sum={}", sum[0]);
+    if sum[0] != size * (size - 1) / 2 {
+        return Err(format!("the respawned all-reduce gave {}", sum[0]));
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let options = match parse() {
         Ok(o) => o,
@@ -691,6 +781,8 @@ fn main() -> ExitCode {
         "wait_for_2" => wait_for_2(world),
         "first_use" => first_use(world, &options),
         "all_to_all" => all_to_all(world, &options),
+        "spawn" => spawn(world),
+        "respawn" => respawn(world),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

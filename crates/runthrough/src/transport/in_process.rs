@@ -6,12 +6,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, RwLock};
 
-use runthrough_core::engine::Plan;
 use runthrough_core::packet::{Outgoing, Packet};
-use runthrough_core::{Error, FailureView, Rank, Result, WorldRank};
+use runthrough_core::{Error, Rank, Result, WorldRank};
 
 use super::{SpawnKey, SpawnRequest, Transport};
-use crate::endpoint::{Endpoint, Engine, Members};
+use crate::endpoint::Endpoint;
 use crate::signal::Signal;
 use crate::spawn::ParentLink;
 
@@ -210,20 +209,16 @@ impl InProcess {
         children: &[WorldRank],
         cap: Option<usize>,
     ) -> Vec<Arc<Endpoint>> {
-        let bridge: Vec<WorldRank> = request.parents.iter().chain(children).copied().collect();
         let mut made = Vec::with_capacity(children.len());
         for &me in children {
-            let mut engine = Engine::spawned(me, children.to_vec(), self.job_size);
-            if let Some(cap) = cap {
-                engine.set_unexpected_cap(cap, self.job_size);
-            }
-            let plan = Plan {
-                members: Members::list(bridge.clone()),
-                global: FailureView::empty(bridge.len() as u32),
-                color: 0,
-            };
-            let mut nothing = Outgoing::new(); // a new engine has no early traffic to answer
-            engine.install_plan(request.key.0, plan, me, &mut nothing);
+            let engine = crate::spawn::spawned_engine(
+                me,
+                &request.parents,
+                children,
+                request.key.0,
+                self.job_size,
+                cap,
+            );
             let endpoint = Arc::new(Endpoint::with_engine(me, engine, Signal::default()));
             *self.alive[me.index()]
                 .write()

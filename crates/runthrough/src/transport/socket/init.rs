@@ -384,10 +384,19 @@ pub fn init() -> Result<Universe, InitError> {
     }
     let rank: u32 = parsed(launch::ENV_RANK, &required(launch::ENV_RANK)?)?;
     let size: u32 = parsed(launch::ENV_SIZE, &required(launch::ENV_SIZE)?)?;
-    if size == 0 || rank >= size {
+    let universe: u32 = match var(launch::ENV_UNIVERSE)? {
+        Some(value) => parsed(launch::ENV_UNIVERSE, &value)?,
+        None => size,
+    };
+    let spawned = spawned_from_env()?;
+    let ranks = match &spawned {
+        None => 0..size,
+        Some((info, _)) => info.first..info.first.saturating_add(info.count),
+    };
+    if size == 0 || universe < size || !ranks.contains(&rank) || ranks.end > universe.max(size) {
         return Err(InitError::BadEnvironment {
             variable: launch::ENV_RANK,
-            value: format!("{rank} of {size}"),
+            value: format!("{rank} of {size} (universe {universe}, ranks {ranks:?})"),
         });
     }
     let control = required(launch::ENV_CONTROL)?;
@@ -402,7 +411,7 @@ pub fn init() -> Result<Universe, InitError> {
         faults,
         ..
     } = settings;
-    let (endpoint, inbox) = endpoint_for(rank, size, &config);
+    let (endpoint, inbox) = endpoint_for(rank, size, universe, &config, spawned.as_ref());
     endpoint.plan_faults(faults);
     let listeners = bind_listeners(rank, &config)?;
     let address = listeners.address.clone();
@@ -415,17 +424,40 @@ pub fn init() -> Result<Universe, InitError> {
     launch::register(&mut control_stream, &secret, rank, &address)
         .map_err(io("registering with the launcher"))?;
     let mut died_early = Vec::new();
+    let mut joined = Vec::new();
+    let bad_line = |line: &str| InitError::BadEnvironment {
+        variable: launch::ENV_CONTROL,
+        value: format!("launcher sent {line:?}"),
+    };
     let mut table = loop {
         let line = launch::read_line(&mut control_stream).map_err(io("reading the table"))?;
         if let Some(r) = launch::parse_failed(&line) {
             died_early.push(r);
             continue;
         }
-        break launch::parse_table(&line, size).ok_or(InitError::BadEnvironment {
-            variable: launch::ENV_CONTROL,
-            value: format!("launcher sent {line:?}"),
-        })?;
+        if let Some(join) = launch::parse_joined(&line) {
+            joined.push(join);
+            continue;
+        }
+        break launch::parse_table(&line, ranks.end).ok_or_else(|| bad_line(&line))?;
     };
+    if spawned.is_some() {
+        // A spawned rank runs none of the program before its parents' verdict: the launcher
+        // says `run`, or kills it.
+        loop {
+            let line = launch::read_line(&mut control_stream)
+                .map_err(io("waiting for the parents' verdict"))?;
+            if line == "run" {
+                break;
+            } else if let Some(r) = launch::parse_failed(&line) {
+                died_early.push(r);
+            } else if let Some(join) = launch::parse_joined(&line) {
+                joined.push(join);
+            } else {
+                return Err(bad_line(&line));
+            }
+        }
+    }
     for r in died_early {
         if let Some(entry) = table.get_mut(r as usize) {
             *entry = None;
@@ -434,6 +466,7 @@ pub fn init() -> Result<Universe, InitError> {
     start(Started {
         rank,
         size,
+        universe,
         endpoint,
         unexpected_cap,
         secret,
@@ -443,9 +476,31 @@ pub fn init() -> Result<Universe, InitError> {
         control: Some(control_stream),
         local_pids: Vec::new(),
         // rtrun starts every rank of its job on its own host.
-        local_ranks: size as usize,
+        local_ranks: ranks.end as usize,
         inbox,
+        spawned,
+        joined,
     })
+}
+
+/// A rank started by a spawn: what `RT_PARENT` and `RT_SPAWN_ARGS` say (`None` for a rank the
+/// launcher started with the job).
+fn spawned_from_env() -> Result<Option<(launch::ParentInfo, Vec<String>)>, InitError> {
+    let Some(value) = var(launch::ENV_PARENT)? else {
+        return Ok(None);
+    };
+    let info = launch::ParentInfo::parse(&value).ok_or(InitError::BadEnvironment {
+        variable: launch::ENV_PARENT,
+        value: value.clone(),
+    })?;
+    let args = match var(launch::ENV_SPAWN_ARGS)? {
+        Some(word) => launch::parse_args_word(&word).ok_or(InitError::BadEnvironment {
+            variable: launch::ENV_SPAWN_ARGS,
+            value: word,
+        })?,
+        None => Vec::new(),
+    };
+    Ok(Some((info, args)))
 }
 
 /// Starts this process as a job of one rank without any launcher (MPI's *singleton*
@@ -462,7 +517,7 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         faults,
         ..
     } = parse_settings()?;
-    let (endpoint, inbox) = endpoint_for(0, 1, &config);
+    let (endpoint, inbox) = endpoint_for(0, 1, 1, &config, None);
     endpoint.plan_faults(faults);
     let listeners = bind_listeners(0, &config)?;
     let table = vec![Some(listeners.address.clone())];
@@ -478,6 +533,9 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         control: None,
         local_pids: Vec::new(),
         local_ranks: 1,
+        universe: 1,
+        spawned: None,
+        joined: Vec::new(),
         inbox,
     })
 }
@@ -561,7 +619,7 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         faults,
         init_timeout,
     } = settings;
-    let (endpoint, inbox) = endpoint_for(rank, size, &config);
+    let (endpoint, inbox) = endpoint_for(rank, size, size, &config, None);
     endpoint.plan_faults(faults);
     let listeners = bind_listeners(rank, &config)?;
     let address = listeners.address.clone();
@@ -657,6 +715,9 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         local_ranks: 1 + local_pids.iter().flatten().count(),
         local_pids,
         inbox,
+        universe: size,
+        spawned: None,
+        joined: Vec::new(),
     })
 }
 
@@ -664,6 +725,12 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
 struct Started {
     rank: u32,
     size: u32,
+    /// World ranks the job may reach (its size, and room for spawned ranks).
+    universe: u32,
+    /// For a rank started by a spawn: its parents and the spawn's arguments.
+    spawned: Option<(launch::ParentInfo, Vec<String>)>,
+    /// Spawned ranks the launcher said joined before this rank started.
+    joined: Vec<(u32, String)>,
     endpoint: Arc<Endpoint>,
     unexpected_cap: Option<usize>,
     secret: JobSecret,
@@ -686,24 +753,46 @@ struct Started {
 /// host with Unix sockets): then the endpoint's doorbell is the inbox's application bell, which
 /// peers on this host ring. A refused inbox is said on standard error, and peers on this host
 /// use the Unix sockets instead.
-fn endpoint_for(rank: u32, size: u32, config: &Config) -> (Arc<Endpoint>, Option<Inbox>) {
-    if !config.shm || size < 2 {
-        return (Arc::new(Endpoint::new(WorldRank(rank), size)), None);
+///
+/// The inbox has a ring slot per world rank of the universe (`universe`, at least `size`); a
+/// rank started by a spawn (`spawned`) gets the engine of one ([`crate::spawn`]).
+fn endpoint_for(
+    rank: u32,
+    size: u32,
+    universe: u32,
+    config: &Config,
+    spawned: Option<&(launch::ParentInfo, Vec<String>)>,
+) -> (Arc<Endpoint>, Option<Inbox>) {
+    let make = |signal: Signal| {
+        let me = WorldRank(rank);
+        Arc::new(match spawned {
+            None => Endpoint::with_signal(me, size, signal),
+            Some((info, _)) => {
+                let parents: Vec<WorldRank> = info.parents.iter().copied().map(WorldRank).collect();
+                let children: Vec<WorldRank> = (info.first..info.first + info.count)
+                    .map(WorldRank)
+                    .collect();
+                let engine =
+                    crate::spawn::spawned_engine(me, &parents, &children, info.context, size, None);
+                Endpoint::with_engine(me, engine, signal)
+            }
+        })
+    };
+    let universe = universe.max(size);
+    if !config.shm || universe < 2 {
+        return (make(Signal::default()), None);
     }
-    match super::shm_lane::make_inbox(size) {
+    match super::shm_lane::make_inbox(universe) {
         Ok(inbox) => {
             let signal = Signal::shared(inbox.clone(), Bell::Application);
-            (
-                Arc::new(Endpoint::with_signal(WorldRank(rank), size, signal)),
-                Some(inbox),
-            )
+            (make(signal), Some(inbox))
         }
         Err(e) => {
             super::tcp::stderr_line(format_args!(
                 "runthrough rank {rank}: no shared memory ({e}): peers on this host use Unix \
                  sockets"
             ));
-            (Arc::new(Endpoint::new(WorldRank(rank), size)), None)
+            (make(Signal::default()), None)
         }
     }
 }
@@ -782,9 +871,10 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
     if let Some(cap) = s.unexpected_cap {
         s.endpoint.set_unexpected_cap(cap, size);
     }
-    let tcp = Tcp::new(
+    let tcp = Tcp::with_universe(
         rank,
         size,
+        s.universe,
         Arc::clone(&s.endpoint),
         *s.secret.bytes(),
         s.config,
@@ -812,9 +902,16 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
                     Ok(line) => {
                         if let Some(r) = launch::parse_failed(&line) {
                             control_tcp.notice(r, None);
+                        } else if let Some((r, address)) = launch::parse_joined(&line) {
+                            control_tcp.join_peer(r, address);
+                        } else if let Some(answer) = launch::parse_spawn_reply(&line) {
+                            control_tcp.spawn_answered(Some(answer));
                         }
                     }
-                    Err(_) => control_tcp.halt_launcher_lost(),
+                    Err(_) => {
+                        control_tcp.spawn_answered(None);
+                        control_tcp.halt_launcher_lost()
+                    }
                 }
             })
             .map_err(io("starting the control thread"))?;
@@ -825,11 +922,19 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
         }
     }
     let this_host = this_host(&s.table, local_identity.as_deref());
-    let on_demand = on_demand_peers(rank, &this_host, |peer| {
-        !connect_all
-            && (launcher_confirms || local_pids.get(peer as usize).copied().flatten().is_some())
-    });
+    let on_demand = match &s.spawned {
+        // A spawned rank connects to every peer on first use: the others planned their
+        // overlay before it existed, and its launcher confirms its death.
+        Some(_) => vec![true; s.table.len()],
+        None => on_demand_peers(rank, &this_host, |peer| {
+            !connect_all
+                && (launcher_confirms || local_pids.get(peer as usize).copied().flatten().is_some())
+        }),
+    };
     tcp.set_addresses(s.table.clone(), &on_demand);
+    for (peer, address) in std::mem::take(&mut s.joined) {
+        tcp.join_peer(peer, address);
+    }
     if tcp.inbox().is_some() {
         // Lanes are made on first use: the bootstrap's count says how crowded the host is.
         tcp.set_local_ranks(s.local_ranks);
@@ -863,7 +968,20 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
 
     crate::timeline::ready(&s.endpoint);
     debug_assert_eq!(s.endpoint.world_rank.0, rank);
-    let world = Comm::world(s.endpoint, tcp.clone(), size);
+    let world = match s.spawned {
+        None => Comm::world(s.endpoint, tcp.clone(), size),
+        Some((info, args)) => {
+            let link = crate::spawn::ParentLink {
+                context: info.context,
+                parents: info.parents.len() as u32,
+                rank: rank - info.first,
+                count: info.count,
+                args: Arc::from(args),
+                disconnected: Arc::default(),
+            };
+            Comm::spawned_world(s.endpoint, tcp.clone(), link)
+        }
+    };
     Ok(Universe {
         world,
         transport: tcp,

@@ -12,6 +12,7 @@
 mod init;
 mod shm_lane;
 mod sockets;
+mod spawn;
 mod tcp;
 
 pub use init::{init, init_or_singleton, init_singleton, InitError, Universe};

@@ -381,6 +381,9 @@ pub(super) struct Peer {
     on_demand: AtomicBool,
     /// A connection exists or is being made (set once).
     connecting: AtomicBool,
+    /// Room for a rank that a spawn may start, not started (or not known here) yet: nothing
+    /// is sent to it, and it counts toward no majority, until it joins ([`Tcp::join_peer`]).
+    pub(super) absent: AtomicBool,
     /// The connection had room while another thread held the writer (`Tcp::room` could not
     /// write): the holder writes what waits once it lets go ([`Peer::flush`]).
     pub(super) room_missed: AtomicBool,
@@ -488,9 +491,9 @@ pub(crate) struct Tcp {
     settled: Mutex<u32>,
     settled_changed: Condvar,
     /// The launcher's control connection (for `suspect` reports).
-    control: Mutex<Option<TcpStream>>,
+    pub(super) control: Mutex<Option<TcpStream>>,
     /// Who is fenced and who failed (SPEC §1's rule).
-    fence: Mutex<Fence>,
+    pub(super) fence: Mutex<Fence>,
     /// Signalled when `fence` changes (for the majority watch).
     fence_changed: Condvar,
     /// The rank finalized: nothing halts it any more.
@@ -531,13 +534,23 @@ pub(crate) struct Tcp {
     /// The thread that reads every connection of this rank, and the data set that waiting
     /// threads poll (`super::sockets`), once started (`None`: it could not start).
     pub(super) poller: OnceLock<Option<Arc<super::sockets::Poller>>>,
-    /// The peers' published addresses, for connecting on first use.
-    addresses: OnceLock<Vec<Option<String>>>,
+    /// The peers' published addresses, for connecting on first use (a spawned rank's is added
+    /// when it joins).
+    pub(super) addresses: Mutex<Vec<Option<String>>>,
+    /// Signalled when an address is added.
+    pub(super) address_added: Condvar,
+    /// The launcher's answers to this rank's spawn requests, by spawn key (`super::spawn`).
+    pub(super) spawn_replies: Mutex<std::collections::BTreeMap<(u64, u32), Result<u32, String>>>,
+    /// Signalled when a spawn answer arrives (or the control connection ends).
+    pub(super) spawn_replied: Condvar,
+    /// The launcher's control connection ended.
+    pub(super) control_lost: AtomicBool,
     /// This transport itself, for the threads that connect on first use.
     this: std::sync::Weak<Tcp>,
 }
 
 impl Tcp {
+    #[cfg(test)]
     pub(crate) fn new(
         me: u32,
         size: u32,
@@ -545,18 +558,40 @@ impl Tcp {
         secret: Secret,
         config: Config,
     ) -> Arc<Self> {
-        Arc::new_cyclic(|this| Self::with_weak(me, size, endpoint, secret, config, this.clone()))
+        Self::with_universe(me, size, size, endpoint, secret, config)
+    }
+
+    /// Rank `me` of a job of `size` ranks that spawns may grow to `universe` world ranks:
+    /// world ranks `size..universe` are absent until they join ([`Tcp::join_peer`]).
+    pub(crate) fn with_universe(
+        me: u32,
+        size: u32,
+        universe: u32,
+        endpoint: Arc<Endpoint>,
+        secret: Secret,
+        config: Config,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|this| {
+            Self::with_weak(me, size, universe, endpoint, secret, config, this.clone())
+        })
     }
 
     fn with_weak(
         me: u32,
         size: u32,
+        universe: u32,
         endpoint: Arc<Endpoint>,
         secret: Secret,
         config: Config,
         this: std::sync::Weak<Tcp>,
     ) -> Self {
-        let peers = (0..size).map(|_| Peer::default()).collect();
+        let universe = universe.max(size).max(me + 1);
+        let peers = (0..universe)
+            .map(|r| Peer {
+                absent: AtomicBool::new(r >= size && r != me),
+                ..Peer::default()
+            })
+            .collect();
         let tcp = Tcp {
             me,
             endpoint,
@@ -566,7 +601,7 @@ impl Tcp {
             settled: Mutex::new(0),
             settled_changed: Condvar::new(),
             control: Mutex::new(None),
-            fence: Mutex::new(Fence::new(WorldRank(me), size)),
+            fence: Mutex::new(Fence::with_room(WorldRank(me), size, universe)),
             fence_changed: Condvar::new(),
             finished: AtomicBool::new(false),
             halting: AtomicBool::new(false),
@@ -583,7 +618,11 @@ impl Tcp {
             lanes: AtomicUsize::new(0),
             oversubscribed: AtomicBool::new(false),
             poller: OnceLock::new(),
-            addresses: OnceLock::new(),
+            addresses: Mutex::new(Vec::new()),
+            address_added: Condvar::new(),
+            spawn_replies: Mutex::default(),
+            spawn_replied: Condvar::new(),
+            control_lost: AtomicBool::new(false),
             this,
         };
         tcp.settle(me);
@@ -739,16 +778,21 @@ impl Tcp {
         }
     }
 
-    /// Asks the launcher to end the job with `code` (`MPI_Abort`); whether there is a launcher
-    /// that heard it. The line is written on the calling thread, blocking.
-    pub(crate) fn tell_launcher_abort(&self, code: i32) -> bool {
+    /// Writes `line` to the launcher, flushed; whether there is a launcher that took it.
+    pub(super) fn tell_launcher_now(&self, line: &str) -> bool {
         match lock(&self.control).as_mut() {
             Some(stream) => stream
-                .write_all(launch::abort_line(code).as_bytes())
+                .write_all(line.as_bytes())
                 .and_then(|()| stream.flush())
                 .is_ok(),
             None => false,
         }
+    }
+
+    /// Asks the launcher to end the job with `code` (`MPI_Abort`); whether there is a launcher
+    /// that heard it. The line is written on the calling thread, blocking.
+    pub(crate) fn tell_launcher_abort(&self, code: i32) -> bool {
+        self.tell_launcher_now(&launch::abort_line(code))
     }
 
     /// This rank dies now (fault injection): it tells the launcher which planned fault fired
@@ -1042,7 +1086,7 @@ impl Tcp {
     }
 
     /// Carries out what a fencing event decided (with no lock held: sending may fence more).
-    fn act(&self, change: Change, cause: &Cause) {
+    pub(super) fn act(&self, change: Change, cause: &Cause) {
         if let Some(by) = change.fenced_here {
             self.halt_fenced(by.map(|w| w.0));
         }
@@ -1061,7 +1105,7 @@ impl Tcp {
             // needed a period later (`vote_later`).
             let mut later = Vec::new();
             for other in 0..self.size() {
-                if other != peer.0 && other != self.me {
+                if other != peer.0 && other != self.me && !self.is_absent(other) {
                     if self.unconnected(other) {
                         later.push(other);
                     } else {
@@ -1081,7 +1125,7 @@ impl Tcp {
             self.tell_engine(rank.0);
             if matches!(reason, Reason::Majority { .. }) {
                 for other in 0..self.size() {
-                    if other != rank.0 && other != self.me {
+                    if other != rank.0 && other != self.me && !self.is_absent(other) {
                         self.send_frame(other, &Frame::FailureNotice { rank: rank.0 });
                     }
                 }
@@ -1690,14 +1734,18 @@ impl Tcp {
     /// at start, as `init` does. Called before any connection.
     pub(crate) fn set_addresses(&self, addresses: Vec<Option<String>>, on_demand: &[bool]) {
         for (peer, p) in self.peers.iter().enumerate() {
-            if on_demand.get(peer).copied().unwrap_or(false) && peer as u32 != self.me {
+            let later = peer >= addresses.len() && peer as u32 != self.me;
+            if later || on_demand.get(peer).copied().unwrap_or(false) && peer as u32 != self.me {
+                // Beyond the table: room for spawned ranks, connected on first use once they
+                // joined.
                 p.on_demand.store(true, Ordering::SeqCst);
                 self.settle(peer as u32);
             } else {
                 p.connecting.store(true, Ordering::SeqCst);
             }
         }
-        let _ = self.addresses.set(addresses);
+        *lock(&self.addresses) = addresses;
+        self.address_added.notify_all();
     }
 
     /// A frame for `peer` waits in its backlog: when it is an on-demand peer with no
@@ -1719,15 +1767,12 @@ impl Tcp {
         let Some(tcp) = self.this.upgrade() else {
             return;
         };
-        let address = self
-            .addresses
-            .get()
-            .and_then(|table| table.get(peer as usize).cloned().flatten());
-        let Some(address) = address else {
-            return self.declare_failed(peer, Cause::Unreachable("no published address".into()));
-        };
         self.log(format_args!("connecting to rank {peer} on first use"));
         spawn_or_run("rt-connect", move || {
+            // A spawned rank's address may still be on its way from the launcher.
+            let Some(address) = tcp.address_of(peer, tcp.config.handshake_timeout) else {
+                return tcp.declare_failed(peer, Cause::Unreachable("no published address".into()));
+            };
             if tcp.me < peer {
                 tcp.connect(peer, &address);
             } else {
@@ -2061,6 +2106,17 @@ impl Transport for Tcp {
     #[inline]
     fn oversubscribed(&self) -> bool {
         self.oversubscribed.load(Ordering::Relaxed)
+    }
+
+    fn spawn(
+        &self,
+        request: &crate::transport::SpawnRequest,
+    ) -> runthrough_core::Result<WorldRank> {
+        self.request_spawn(request)
+    }
+
+    fn spawn_verdict(&self, key: crate::transport::SpawnKey, start: bool) {
+        self.send_verdict(key, start);
     }
 
     fn is_alive(&self, rank: WorldRank) -> bool {
