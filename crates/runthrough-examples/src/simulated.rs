@@ -34,7 +34,9 @@ pub fn heat_config(ranks: u32) -> heat::Config {
 
 /// One heat rank under simulation.
 pub fn heat_rank(world: &Comm, config: &heat::Config) -> HeatOutcome {
-    heat::run_rank(world, config, Death::Runtime)
+    heat::run_rank(world, config, Death::Runtime)?.ok_or_else(|| {
+        heat::HeatError::Inconsistent("a replacement rank in a simulation (no spawn there)".into())
+    })
 }
 
 /// Heat's oracle: with no more kills than copies of each block besides its owner's

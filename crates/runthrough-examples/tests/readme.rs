@@ -201,6 +201,18 @@ fn run_under_rtrun(command: &str) {
     let died = report.ranks.iter().filter(|r| r.died()).count();
     assert_eq!(died, kills, "each kill is a death\n{text}");
     let lines: Vec<&str> = report.lines.iter().map(|(_, _, l)| l.as_str()).collect();
+    if args.windows(2).any(|w| w == ["--recovery", "respawn"]) {
+        // Each dead rank replaced by a spawned one: the job ends with its size, none failed.
+        let spawned = report
+            .ranks
+            .iter()
+            .filter(|r| r.spawned_by.is_some())
+            .count();
+        assert_eq!(spawned, kills, "one replacement per death\n{text}");
+        let all: Vec<String> = (0..job.size).map(|r| r.to_string()).collect();
+        let end = format!("survivors [{}], failed []", all.join(", "));
+        assert!(lines.iter().any(|l| l.starts_with(&end)), "{text}");
+    }
     if binary == RING {
         // Each survivor checked its sum over the ranks validate_global left (exit 0), and
         // they all agreed on who died: one line per survivor, the same, naming `kills` ranks.
@@ -248,13 +260,13 @@ fn every_readme_example_of_heat_bag_of_tasks_and_tcp_ring_runs_as_written() {
         }
         ran.push(command.clone());
     }
-    // The README's examples: three in-process (heat with both recoveries, the bag); three of heat and bag, two of tcp_ring under rtrun;
-    // three explorations.
+    // The README's examples: three in-process (heat with both recoveries, the bag); four of
+    // heat and bag (one a respawn), two of tcp_ring under rtrun; three explorations.
     let explore = ran.iter().filter(|c| c.contains("--bin explore")).count();
     let in_process = ran.iter().filter(|c| c.starts_with("cargo run")).count() - explore;
     assert_eq!(
         (in_process, ran.len() - in_process - explore, explore),
-        (3, 5, 3),
+        (3, 6, 3),
         "{ran:#?}"
     );
 }

@@ -170,6 +170,62 @@ fn heat_on_eight_processes_survives_rtrun_kills_inside_validate_global() {
     );
 }
 
+/// `--recovery respawn` across processes: each death (heat's own kills, one of them during the
+/// recovery of the first) is replaced by a new process that rtrun starts (world ranks 8 and
+/// up), the dead block restored onto it; the job ends with 8 ranks, none failed, and the
+/// field exact. The replacements exit 0 like the survivors.
+#[test]
+fn heat_under_rtrun_respawns_dead_ranks_and_ends_with_eight() {
+    let report = run(
+        8,
+        HEAT,
+        &heat_args(&["--recovery", "respawn", "--kill", "3@15,5@r1"]),
+        &[],
+    );
+    let text = everything(&report);
+    assert!(report.success(), "{text}");
+    assert_eq!(report.ranks.len(), 10, "two replacements: {text}");
+    assert_endings(&report, &[(3, INJECTED), (5, INJECTED)]);
+    for replacement in &report.ranks[8..] {
+        assert!(replacement.spawned_by.is_some(), "{text}");
+        assert!(!replacement.cancelled, "{text}");
+    }
+    assert_contains(
+        &report,
+        0,
+        &[
+            "ranks [3] replaced by new ranks",
+            "ranks [5] replaced by new ranks",
+            "survivors [0, 1, 2, 3, 4, 5, 6, 7], failed []",
+            "equal bit for bit",
+        ],
+    );
+}
+
+/// rtrun kills rank 0 inside a validate_global, with respawn: its replacement becomes rank 0,
+/// the lowest survivor, and reports the job's end itself.
+#[test]
+fn heat_under_rtrun_respawns_the_reporting_rank() {
+    let kills = ["0@validate_global:12:2"];
+    let report = run(6, HEAT, &heat_args(&["--recovery", "respawn"]), &kills);
+    let text = everything(&report);
+    assert!(report.success(), "{text}");
+    assert_eq!(report.ranks.len(), 7, "{text}");
+    assert_eq!(
+        report.ranks[6].spawned_by,
+        Some(vec![1, 2, 3, 4, 5]),
+        "{text}"
+    );
+    assert_contains(
+        &report,
+        6,
+        &[
+            "survivors [0, 1, 2, 3, 4, 5], failed []",
+            "equal bit for bit",
+        ],
+    );
+}
+
 /// A buddy pair dies together: every survivor reports the loss and exits with status 3, so
 /// rtrun fails; with two buddy copies the same kills are survived.
 #[test]

@@ -19,8 +19,9 @@
 //! - In-process, a spawned rank runs the job's own function (as an MPI program spawns its own
 //!   executable and asks `MPI_Comm_get_parent` which side it is on), on a thread of its own, up
 //!   to the job's universe size (`LocalUniverse::universe_size`, twice the job's size unless
-//!   set). Ranks started by `init` (rtrun, Hydra, Slurm) and simulated ranks cannot spawn yet:
-//!   there, `spawn` returns `Error::Spawn` at every parent.
+//!   set). Under rtrun, a new process of the job's program (`super::transport::socket`'s
+//!   spawn, `rtrun --universe-size`). Ranks started by PMI launchers (Hydra, Slurm) and
+//!   simulated ranks cannot spawn: there `spawn` returns `Error::Spawn` at every parent.
 //!
 //! # How
 //! The parents and the new ranks share one intracommunicator, the *joining* communicator: the

@@ -65,7 +65,7 @@ struct Args {
     /// What the survivors do after a death: `run-through` moves the dead ranks' blocks to
     /// their buddies and goes on with fewer ranks; `respawn` starts a new rank for each dead
     /// one, restores its block from the buddy copies and goes on with the original number of
-    /// ranks (in-process only for now).
+    /// ranks (in-process, or under rtrun, which starts the new processes).
     #[arg(long, value_enum, default_value_t = Recovery::RunThrough)]
     recovery: Recovery,
     /// A progress line every this many iterations (0: none).
@@ -228,6 +228,33 @@ fn run_in_process(config: Config) -> ExitCode {
     }
 }
 
+/// A surviving rank's end: its check of the field against the sequential reference, the job's
+/// lines from the lowest survivor, finalize.
+fn finish_rank(universe: runthrough::Universe, run: heat::RankRun, config: &Config) -> ExitCode {
+    let reference = heat::reference(config.size, config.iterations);
+    let reference_checksum = runthrough_examples::checksum::fnv1a_f64(&reference);
+    let equal = run.matches(&reference);
+    if run.is_lowest_survivor() {
+        print_recoveries(&run.recoveries);
+        let ok: Vec<Rank> = run.final_g.ranks(RankState::OK).map(|i| i.rank).collect();
+        let failed: Vec<Rank> = run.final_g.ranks(RankState::NULL).map(|i| i.rank).collect();
+        println!(
+            "survivors {ok:?}, failed {failed:?}; {} passes (validate_global calls) in {:.2?}",
+            run.passes, run.elapsed
+        );
+        print_checksum(run.checksum, reference_checksum, equal);
+    } else if !equal {
+        print!("rank {}: ", run.rank);
+        print_checksum(run.checksum, reference_checksum, equal);
+    }
+    universe.finalize();
+    if equal {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// One rank of a multi-process job: this process's part of the run, then its own check of the
 /// field against the sequential reference.
 fn run_as_a_rank(mut config: Config, ranks: Option<u32>) -> ExitCode {
@@ -240,6 +267,22 @@ fn run_as_a_rank(mut config: Config, ranks: Option<u32>) -> ExitCode {
     };
     let world = universe.world();
     let me = world.rank();
+    if let Some(parents) = world.parent() {
+        // A replacement started by --recovery respawn: the job's size is its parents' and its
+        // own, and the survivors print the job's lines.
+        config.ranks = parents.remote_size() + world.size();
+        drop(parents);
+        return match heat::run_rank(world, &config, Death::Process) {
+            Ok(Some(run)) => finish_rank(universe, run, &config),
+            // Its recovery attempt met another failure: the survivors start another rank.
+            Ok(None) => ExitCode::SUCCESS,
+            Err(error) => {
+                println!("heat: replacement rank FAILED: {error}");
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+                std::process::exit(4)
+            }
+        };
+    }
     if let Some(ranks) = ranks.filter(|&r| r != world.size()) {
         if me == 0 {
             eprintln!(
@@ -264,31 +307,9 @@ fn run_as_a_rank(mut config: Config, ranks: Option<u32>) -> ExitCode {
             .map(|i| i.rank)
     };
     match heat::run_rank(world, &config, Death::Process) {
-        Ok(run) => {
-            let reference = heat::reference(config.size, config.iterations);
-            let reference_checksum = runthrough_examples::checksum::fnv1a_f64(&reference);
-            let equal = run.matches(&reference);
-            if run.is_lowest_survivor(me) {
-                print_recoveries(&run.recoveries);
-                let ok: Vec<Rank> = run.final_g.ranks(RankState::OK).map(|i| i.rank).collect();
-                let failed: Vec<Rank> =
-                    run.final_g.ranks(RankState::NULL).map(|i| i.rank).collect();
-                println!(
-                    "survivors {ok:?}, failed {failed:?}; {} passes (validate_global calls) in {:.2?}",
-                    run.passes, run.elapsed
-                );
-                print_checksum(run.checksum, reference_checksum, equal);
-            } else if !equal {
-                print!("rank {me}: ");
-                print_checksum(run.checksum, reference_checksum, equal);
-            }
-            universe.finalize();
-            if equal {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
+        Ok(Some(run)) => finish_rank(universe, run, &config),
+        Ok(None) => ExitCode::SUCCESS, // only a replacement ends so
+
         Err(error @ HeatError::Unrecoverable { .. }) => {
             if lowest_ok(world) == Some(me) {
                 println!("heat: {error}");

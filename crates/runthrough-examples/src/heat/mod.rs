@@ -116,8 +116,9 @@ pub struct Config {
     /// Non-shrinking recovery (`--recovery respawn`): after a death, the survivors start a
     /// new rank for each dead one (`Comm::respawn`), restore its block and its checkpoint
     /// copies onto it from the buddies' copies, and go on with the original number of ranks,
-    /// each block on its own rank. In-process only for now. Without it, the dead ranks'
-    /// blocks move to their buddies (run-through recovery, the default).
+    /// each block on its own rank: in-process, or under rtrun (which starts the new
+    /// processes). Without it, the dead ranks' blocks move to their buddies (run-through
+    /// recovery, the default).
     pub respawn: bool,
     /// A bug planted for the simulation's tests (`runthrough::explore` must find it): after a
     /// recovery the blocks are restored from the checkpoint but the iteration count is not
@@ -413,22 +414,19 @@ fn check(config: &Config) -> Result<Decomposition, HeatError> {
 /// # Errors
 /// As [`run`]: [`HeatError::Unrecoverable`] at every survivor at the same pass, the others
 /// at the rank that saw them.
-pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, HeatError> {
-    if config.ranks != world.size() {
+pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<Option<RankRun>, HeatError> {
+    let parents = world.parent();
+    // A replacement's job: the survivors that started it and the ranks started with it.
+    let size = parents
+        .as_ref()
+        .map_or(world.size(), |p| p.remote_size() + world.size());
+    if config.ranks != size {
         return Err(HeatError::Config(format!(
-            "the configuration is for {} ranks, the job has {}",
+            "the configuration is for {} ranks, the job has {size}",
             config.ranks,
-            world.size()
         )));
     }
     let decomposition = check(config)?;
-    if config.respawn {
-        return Err(HeatError::Config(
-            "--recovery respawn runs in-process only for now (ranks started by a launcher \
-             cannot spawn yet)"
-                .into(),
-        ));
-    }
     if matches!(death, Death::Runtime) && !config.kills.is_empty() {
         return Err(HeatError::Config(
             "kills of the application's own with Death::Runtime (only the runtime's plan kills)"
@@ -453,15 +451,22 @@ pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, 
         started: Instant::now(),
         tags: Tags::new(decomposition.blocks()),
     };
-    let result = Solver::new(Held::Borrowed(world), &shared).run(false)?;
-    Ok(RankRun {
+    let result = match &parents {
+        Some(parents) => match Solver::replacement(parents, &shared)? {
+            Some(result) => result,
+            None => return Ok(None),
+        },
+        None => Solver::new(Held::Borrowed(world), &shared).run(false)?,
+    };
+    Ok(Some(RankRun {
         checksum: fnv1a_f64(&result.field),
         field: result.field,
+        rank: result.rank,
         recoveries: result.recoveries,
         passes: result.passes,
         final_g: result.final_g,
         elapsed: shared.started.elapsed(),
-    })
+    }))
 }
 
 /// What one surviving rank of [`run_rank`] ends with.
@@ -469,6 +474,8 @@ pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<RankRun, 
 pub struct RankRun {
     /// The whole final field, boundary included (every survivor assembles it).
     pub field: Vec<f64>,
+    /// This rank's number at the end (a replacement's is the number of the rank it replaced).
+    pub rank: Rank,
     /// FNV-1a over `field`'s bits.
     pub checksum: u64,
     /// The recoveries, as this rank saw them (the same at every survivor but for the times;
@@ -490,8 +497,8 @@ impl RankRun {
     }
 
     /// Whether this rank is the lowest survivor (the one that reports the job).
-    pub fn is_lowest_survivor(&self, me: Rank) -> bool {
-        self.final_g.ranks(RankState::OK).next().map(|i| i.rank) == Some(me)
+    pub fn is_lowest_survivor(&self) -> bool {
+        self.final_g.ranks(RankState::OK).next().map(|i| i.rank) == Some(self.rank)
     }
 }
 
@@ -542,6 +549,8 @@ impl Tags {
 struct RankResult {
     /// The whole final field (every survivor assembles it in the output pass).
     field: Vec<f64>,
+    /// The rank's number in the communicator it ended on.
+    rank: Rank,
     recoveries: Vec<RecoveryRecord>,
     passes: u64,
     /// G after the output pass.
@@ -720,6 +729,7 @@ impl<'a> Solver<'a> {
                 Pass::Output(field) => {
                     return Ok(RankResult {
                         field,
+                        rank: self.me,
                         recoveries: self.recoveries,
                         passes: self.pass,
                         final_g: after,

@@ -102,8 +102,9 @@ pub(crate) trait Transport: Send + Sync + Debug {
     fn spawn(&self, request: &SpawnRequest) -> runthrough_core::Result<WorldRank> {
         let _ = request;
         Err(runthrough_core::Error::Spawn {
-            reason: "this transport cannot start ranks (only the in-process one can, for now)"
-                .into(),
+            reason:
+                "this transport cannot start ranks (in-process ranks and ranks under rtrun can)"
+                    .into(),
         })
     }
 
