@@ -797,21 +797,51 @@ struct Spawning {
     key: (u64, u32),
     parents: Vec<u32>,
     children: std::ops::Range<u32>,
+    /// Its processes were started (or tried).
+    started: bool,
+    /// The root whose request names the programs, while it has not come.
+    root: Option<u32>,
     /// Parents waiting for the answer.
     asking: Vec<u32>,
     /// The answer, once every new rank registered or died (or they could not start).
-    outcome: Option<Result<u32, String>>,
+    outcome: Option<Result<(u32, u32), String>>,
     /// The parents' verdict: run the new ranks, or kill them.
     verdict: Option<bool>,
     asked_at: Instant,
 }
 
 impl Spawning {
+    fn new(key: (u64, u32), parents: Vec<u32>) -> Self {
+        Spawning {
+            key,
+            parents,
+            children: 0..0,
+            started: false,
+            root: None,
+            asking: Vec::new(),
+            outcome: None,
+            verdict: None,
+            asked_at: Instant::now(),
+        }
+    }
+
     /// Once every new rank registered or died: each gets its table, every other live rank
     /// their addresses, and the parents the answer. A spawn whose ranks do not register in
     /// time fails. A spawn whose parents all died before their verdict is called off.
     fn advance(&mut self, ranks: &mut [RankState]) {
-        if self.outcome.is_none() {
+        let root_gone = self.root.is_some_and(|r| {
+            ranks
+                .get(r as usize)
+                .is_none_or(|s| s.report.ending.is_some())
+        });
+        if !self.started && self.outcome.is_none() && root_gone {
+            self.outcome = Some(Err(format!(
+                "the spawn's root (world rank {}) ended before it gave the programs",
+                self.root.unwrap_or_default()
+            )));
+            self.answer(ranks);
+        }
+        if self.started && self.outcome.is_none() {
             let children = &ranks[self.children.start as usize..self.children.end as usize];
             let ready = children
                 .iter()
@@ -867,13 +897,14 @@ impl Spawning {
                 let _ = control.write_all(line.as_bytes());
             }
         }
-        self.outcome = Some(Ok(self.children.start));
+        self.outcome = Some(Ok((self.children.start, self.children.len() as u32)));
         self.answer(ranks);
         if self.verdict.is_some() {
             self.carry_out(ranks);
         }
     }
 
+    /// Sends the outcome to every parent waiting for it.
     fn answer(&mut self, ranks: &mut [RankState]) {
         let outcome = self.outcome.clone().expect("answered once decided");
         for parent in std::mem::take(&mut self.asking) {
@@ -910,7 +941,7 @@ fn reply_spawn(
     ranks: &mut [RankState],
     parent: u32,
     key: (u64, u32),
-    outcome: &Result<u32, String>,
+    outcome: &Result<(u32, u32), String>,
 ) {
     if let Some(control) = ranks
         .get_mut(parent as usize)
@@ -920,70 +951,88 @@ fn reply_spawn(
     }
 }
 
-/// The first request for a spawn: its world ranks (the next free ones, within the universe)
-/// and their processes, started with the job's program and arguments.
+/// The request that says what a spawn starts (the first one for the job's own program, the
+/// root's for given programs): its world ranks (the next free ones, within the universe) and
+/// their processes. Sets `spawn.outcome` when they cannot be started.
 fn start_spawn(
     launcher: &Launcher<'_>,
+    spawn: &mut Spawning,
     from: u32,
-    line: launch::SpawnLine,
+    line: &launch::SpawnLine,
     ranks: &mut Vec<RankState>,
     forwarders: &mut Vec<JoinHandle<()>>,
-) -> Spawning {
+) {
+    spawn.started = true;
     let first = ranks.len() as u32;
-    let mut spawn = Spawning {
-        key: (line.context, line.key_rank),
-        parents: line.parents.clone(),
-        children: first..first,
-        asking: Vec::new(),
-        outcome: None,
-        verdict: None,
-        asked_at: Instant::now(),
-    };
+    spawn.children = first..first;
     let universe = launcher.job.universe();
     let valid_parents = !line.parents.is_empty()
         && line.parents.contains(&from)
         && line.parents.iter().all(|&p| (p as usize) < ranks.len());
-    if line.count == 0 || !valid_parents {
-        spawn.outcome = Some(Err(format!("a malformed spawn request from rank {from}")));
-        return spawn;
-    }
-    if u64::from(first) + u64::from(line.count) > u64::from(universe) {
+    // Each process: its program (`None`: the job's), and what it gets as InterComm::args.
+    let processes: Vec<(Option<&launch::SpawnProgram>, Vec<String>)> = match &line.what {
+        launch::SpawnWhat::Job { count, args } => {
+            (0..*count).map(|_| (None, args.clone())).collect()
+        }
+        launch::SpawnWhat::Programs(programs) => programs
+            .iter()
+            .flat_map(|p| {
+                (0..p.count).map(move |_| (Some(p), p.argv[1.min(p.argv.len())..].to_vec()))
+            })
+            .collect(),
+        launch::SpawnWhat::Root(_) => Vec::new(),
+    };
+    let bad_program = match &line.what {
+        launch::SpawnWhat::Programs(programs) => programs
+            .iter()
+            .any(|p| p.argv.first().is_none_or(String::is_empty)),
+        _ => false,
+    };
+    if processes.is_empty() || !valid_parents || bad_program {
         spawn.outcome = Some(Err(format!(
-            "the job's universe holds {universe} ranks and {first} are taken, {} more asked \
-             for (rtrun --universe-size sets it)",
-            line.count
+            "a spawn request from rank {from} that starts nothing (refused at its root, or \
+             malformed)"
         )));
-        return spawn;
+        return;
     }
-    spawn.children = first..first + line.count;
+    let count = processes.len() as u32;
+    if u64::from(first) + u64::from(count) > u64::from(universe) {
+        spawn.outcome = Some(Err(format!(
+            "the job's universe holds {universe} ranks and {first} are taken, {count} more asked \
+             for (rtrun --universe-size sets it)"
+        )));
+        return;
+    }
+    spawn.children = first..first + count;
     let info = launch::ParentInfo {
         context: line.context,
         parents: line.parents.clone(),
         first,
-        count: line.count,
+        count,
     };
-    let env = [
-        (launch::ENV_PARENT, info.value()),
-        (launch::ENV_SPAWN_ARGS, launch::args_word(&line.args)),
-    ];
-    for rank in spawn.children.clone() {
-        let mut state = RankState {
-            pid: None,
-            control: None,
-            address: None,
-            report: RankReport {
-                rank,
-                ending: None,
-                ended_at: None,
-                injected: false,
-                fenced_by: None,
-                spawned_by: Some(line.parents.clone()),
-                cancelled: false,
-            },
-            kill_planned_in_operation: false,
-            started_at: None,
-        };
-        let started = launcher.start_rank(rank, None, &env, &mut state, forwarders);
+    let unstarted = |rank: u32| RankState {
+        pid: None,
+        control: None,
+        address: None,
+        report: RankReport {
+            rank,
+            ending: None,
+            ended_at: None,
+            injected: false,
+            fenced_by: None,
+            spawned_by: Some(line.parents.clone()),
+            cancelled: false,
+        },
+        kill_planned_in_operation: false,
+        started_at: None,
+    };
+    for (rank, (program, args)) in spawn.children.clone().zip(&processes) {
+        let env = [
+            (launch::ENV_PARENT, info.value()),
+            (launch::ENV_SPAWN_ARGS, launch::args_word(args)),
+        ];
+        let mut state = unstarted(rank);
+        let started = launcher.start_rank(rank, None, &env, *program, &mut state, forwarders);
         if state.pid.is_none() {
             // Never started: it ends here, as far as the report goes.
             state.report.ending = Some(Ending::Exited(-1));
@@ -991,35 +1040,26 @@ fn start_spawn(
         }
         ranks.push(state);
         if let Err(e) = started {
-            spawn.outcome = Some(Err(format!("rank {rank} could not be started: {e}")));
+            let what = program.map_or("the job's program".to_string(), |p| {
+                format!("`{}`", p.argv[0])
+            });
+            spawn.outcome = Some(Err(format!(
+                "rank {rank} could not be started ({what}): {e}"
+            )));
             spawn.verdict = Some(false);
             break;
         }
     }
     if spawn.outcome.is_some() {
         // The ranks not reached keep their world ranks (never reused), ended unstarted.
-        let started_end = ranks.len() as u32;
-        for rank in started_end..spawn.children.end {
-            ranks.push(RankState {
-                pid: None,
-                control: None,
-                address: None,
-                report: RankReport {
-                    rank,
-                    ending: Some(Ending::Exited(-1)),
-                    ended_at: None,
-                    injected: false,
-                    fenced_by: None,
-                    spawned_by: Some(line.parents.clone()),
-                    cancelled: true,
-                },
-                kill_planned_in_operation: false,
-                started_at: None,
-            });
+        for rank in ranks.len() as u32..spawn.children.end {
+            let mut state = unstarted(rank);
+            state.report.ending = Some(Ending::Exited(-1));
+            state.report.cancelled = true;
+            ranks.push(state);
         }
         spawn.carry_out(ranks);
     }
-    spawn
 }
 
 /// What starting a rank's process needs, the same for every rank of the job (those it starts
@@ -1044,23 +1084,39 @@ impl Launcher<'_> {
         rank: u32,
         triggers: Option<String>,
         env: &[(&str, String)],
+        spawned: Option<&launch::SpawnProgram>,
         state: &mut RankState,
         forwarders: &mut Vec<JoinHandle<()>>,
     ) -> io::Result<()> {
         let (job, program) = (self.job, &self.program);
-        let mut command = match job.wrappers.get(&rank) {
-            Some(wrapper) => {
-                let mut command = Command::new(&wrapper[0]);
-                command.args(&wrapper[1..]).arg(program);
+        let mut command = match (spawned, job.wrappers.get(&rank)) {
+            (Some(spawned), _) => {
+                let mut command = Command::new(&spawned.argv[0]);
+                command.args(&spawned.argv[1..]);
                 command
             }
-            None => Command::new(program),
+            (None, Some(wrapper)) => {
+                let mut command = Command::new(&wrapper[0]);
+                command.args(&wrapper[1..]).arg(program).args(&job.args);
+                command
+            }
+            (None, None) => {
+                let mut command = Command::new(program);
+                command.args(&job.args);
+                command
+            }
         };
-        if let Some(dir) = &job.working_dir {
-            command.current_dir(dir);
+        match spawned.and_then(|s| s.wdir.as_ref()) {
+            Some(dir) => {
+                command.current_dir(dir);
+            }
+            None => {
+                if let Some(dir) = &job.working_dir {
+                    command.current_dir(dir);
+                }
+            }
         }
         command
-            .args(&job.args)
             .env(launch::ENV_RANK, rank.to_string())
             .env(launch::ENV_SIZE, job.size.to_string())
             .env(launch::ENV_UNIVERSE, job.universe().to_string())
@@ -1271,7 +1327,7 @@ pub fn run(job: &Job) -> io::Result<Report> {
         let triggers = faults.get(&rank).map(|t| Trigger::format_list(t));
         ranks[rank as usize].kill_planned_in_operation = triggers.is_some();
         let state = &mut ranks[rank as usize];
-        if let Err(e) = launcher.start_rank(rank, triggers, &[], state, &mut forwarders) {
+        if let Err(e) = launcher.start_rank(rank, triggers, &[], None, state, &mut forwarders) {
             started_error = Some(e);
             break;
         }
@@ -1328,23 +1384,29 @@ pub fn run(job: &Job) -> io::Result<Report> {
                 });
             }
             Ok(Event::Spawn(from, line)) => {
-                let known = spawns
-                    .iter_mut()
-                    .find(|s| s.key == (line.context, line.key_rank));
-                match known {
-                    Some(spawn) => match &spawn.outcome {
-                        Some(outcome) => reply_spawn(&mut ranks, from, spawn.key, outcome),
-                        None => spawn.asking.push(from),
-                    },
+                let key = (line.context, line.key_rank);
+                let at = match spawns.iter().position(|s| s.key == key) {
+                    Some(at) => at,
                     None => {
-                        let mut spawn =
-                            start_spawn(&launcher, from, line, &mut ranks, &mut forwarders);
-                        started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
-                        match &spawn.outcome {
-                            Some(outcome) => reply_spawn(&mut ranks, from, spawn.key, outcome),
-                            None => spawn.asking.push(from),
+                        spawns.push(Spawning::new(key, line.parents.clone()));
+                        spawns.len() - 1
+                    }
+                };
+                let spawn = &mut spawns[at];
+                match &spawn.outcome {
+                    Some(outcome) => reply_spawn(&mut ranks, from, key, outcome),
+                    None => spawn.asking.push(from),
+                }
+                if spawn.outcome.is_none() && !spawn.started {
+                    match &line.what {
+                        launch::SpawnWhat::Root(root) => spawn.root = Some(*root),
+                        _ => {
+                            start_spawn(&launcher, spawn, from, &line, &mut ranks, &mut forwarders);
+                            started = ranks.iter().filter(|r| r.pid.is_some()).count() as u32;
+                            if spawn.outcome.is_some() {
+                                spawn.answer(&mut ranks);
+                            }
                         }
-                        spawns.push(spawn);
                     }
                 }
             }

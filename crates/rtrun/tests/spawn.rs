@@ -135,3 +135,62 @@ fn a_parent_dying_during_the_spawn_calls_it_off_everywhere() {
     }
     assert!(text.contains("the spawn was called off"), "{text}");
 }
+
+/// `Comm::spawn_programs` (`MPI_Comm_spawn`'s call): the root names a program, its
+/// arguments and working directory; the new processes run it there, see their arguments on
+/// their command line and in `InterComm::args`, and merge with their parents.
+#[test]
+fn spawned_programs_run_with_their_arguments_and_directory() {
+    let report = run(3, None, &["programs"], &[]);
+    let text = output(&report);
+    assert!(report.success(), "{text}");
+    assert_eq!(report.ranks.len(), 5, "{text}");
+    for child in [3, 4] {
+        let lines = report.stdout_of(child);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("child ") && l.ends_with(" of 2 in /")),
+            "{text}"
+        );
+        assert!(lines.contains(&"merged size=5 sum=10"), "{text}");
+    }
+}
+
+/// A program that cannot be started: `Error::Spawn` naming it at every parent, nothing left
+/// running, and the job goes on (its ranks finish normally).
+#[test]
+fn a_program_that_cannot_start_fails_the_spawn_at_every_parent() {
+    let report = run(3, None, &["missing"], &[]);
+    let text = output(&report);
+    assert!(report.success(), "{text}");
+    for rank in 0..3 {
+        let lines = report.stdout_of(rank);
+        assert!(
+            lines.iter().any(|l| l.starts_with("spawn refused:")
+                && l.contains("/nonexistent/rtrun-check-child")
+                && l.contains("MPI_ERR_SPAWN")),
+            "rank {rank}: {text}"
+        );
+        assert_eq!(lines.last().copied(), Some("final failed=[]"), "{text}");
+    }
+    assert!(report.ranks[3..].iter().all(|r| r.cancelled), "{text}");
+}
+
+/// The root (rank 1, the only one that knows the program) dies before it asks: the other
+/// parents do not wait for it forever; they get an error and go on.
+#[test]
+fn the_root_dying_before_it_asks_fails_the_spawn() {
+    let report = run(3, None, &["programs"], &["1@call:1"]);
+    let text = output(&report);
+    assert!(report.success(), "{text}");
+    assert_eq!(report.ranks.len(), 3, "nothing started: {text}");
+    for rank in [0, 2] {
+        let lines = report.stdout_of(rank);
+        assert!(
+            lines.iter().any(|l| l.starts_with("spawn refused:")),
+            "rank {rank}: {text}"
+        );
+        assert_eq!(lines.last().copied(), Some("final failed=[1]"), "{text}");
+    }
+}

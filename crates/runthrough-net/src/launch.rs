@@ -22,10 +22,12 @@
 //!
 //! Spawning ranks (`Comm::spawn`, docs/semantics.md §8) adds:
 //!
-//! 5. a parent sends `spawn <context> <key rank> <count> <parents> <args>\n`
-//!    ([`SpawnLine`]): every parent of one spawn sends the same line, and the launcher starts
-//!    the ranks once, with world ranks from the first free one up ([`ENV_UNIVERSE`] bounds
-//!    them), the job's program and arguments, and [`ENV_PARENT`] / [`ENV_SPAWN_ARGS`] set.
+//! 5. a parent sends `spawn <context> <key rank> <parents> <what>\n` ([`SpawnLine`]): every
+//!    parent of one spawn sends the same key, and the launcher starts the ranks once, with
+//!    world ranks from the first free one up ([`ENV_UNIVERSE`] bounds them), and
+//!    [`ENV_PARENT`] / [`ENV_SPAWN_ARGS`] set: the job's program and arguments
+//!    ([`SpawnWhat::Job`], started at the first request), or the programs of the root's
+//!    request ([`SpawnWhat::Programs`]; the others name the root, [`SpawnWhat::Root`]).
 //!    A new rank registers as the others do and gets a table of every rank up to its spawn's
 //!    last one, once all of its spawn registered or died;
 //! 6. the launcher then sends every live rank `joined <rank> <address>\n` for each new rank
@@ -356,11 +358,15 @@ pub fn unhex_word(word: &str) -> Option<String> {
 }
 
 fn list_word(items: impl IntoIterator<Item = String>) -> String {
+    list_word_with(items, ",")
+}
+
+fn list_word_with(items: impl IntoIterator<Item = String>, separator: &str) -> String {
     let words: Vec<String> = items.into_iter().collect();
     if words.is_empty() {
         "-".into()
     } else {
-        words.join(",")
+        words.join(separator)
     }
 }
 
@@ -381,6 +387,103 @@ pub fn parse_args_word(word: &str) -> Option<Vec<String>> {
     parse_list(word, unhex_word)
 }
 
+/// A program a spawn starts (`MPI_Comm_spawn`'s command, one of `MPI_Comm_spawn_multiple`'s):
+/// `count` processes of `argv[0]` (looked up on `PATH` unless it holds a `/`) with the
+/// arguments `argv[1..]`, in `wdir` (the launcher's working directory when `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnProgram {
+    /// How many processes.
+    pub count: u32,
+    /// The program, then its arguments.
+    pub argv: Vec<String>,
+    /// Their working directory.
+    pub wdir: Option<String>,
+}
+
+/// What a spawn starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpawnWhat {
+    /// `count` ranks of the job's own program and arguments, given `args` (`Comm::spawn`):
+    /// every parent asks the same, and the first request starts them.
+    Job {
+        /// How many.
+        count: u32,
+        /// What they get (`InterComm::args`).
+        args: Vec<String>,
+    },
+    /// The programs of the root's request (`MPI_Comm_spawn`, where only the root knows the
+    /// command): the launcher waits for the root's request, or fails the spawn if the root
+    /// died first. This is what every parent but the root asks.
+    Root(u32),
+    /// These programs, each process getting its program's arguments (the root's request). An
+    /// empty list is a request the root could not make (bad arguments): the spawn fails.
+    Programs(Vec<SpawnProgram>),
+}
+
+impl SpawnWhat {
+    /// How many ranks it starts, if this request says.
+    pub fn count(&self) -> Option<u32> {
+        match self {
+            SpawnWhat::Job { count, .. } => Some(*count),
+            SpawnWhat::Root(_) => None,
+            SpawnWhat::Programs(programs) => programs
+                .iter()
+                .try_fold(0u32, |n, p| n.checked_add(p.count)),
+        }
+    }
+
+    fn word(&self) -> String {
+        match self {
+            SpawnWhat::Job { count, args } => format!("job:{count}:{}", args_word(args)),
+            SpawnWhat::Root(rank) => format!("root:{rank}"),
+            SpawnWhat::Programs(programs) => {
+                let each: Vec<String> = programs
+                    .iter()
+                    .map(|p| {
+                        let wdir = p.wdir.as_deref().map_or("-".into(), hex_word);
+                        format!("{}:{wdir}:{}", p.count, args_word(&p.argv))
+                    })
+                    .collect();
+                format!("programs:{}", list_word_with(each, ";"))
+            }
+        }
+    }
+
+    fn parse(word: &str) -> Option<SpawnWhat> {
+        let (kind, rest) = word.split_once(':')?;
+        match kind {
+            "job" => {
+                let (count, args) = rest.split_once(':')?;
+                Some(SpawnWhat::Job {
+                    count: count.parse().ok()?,
+                    args: parse_args_word(args)?,
+                })
+            }
+            "root" => Some(SpawnWhat::Root(rest.parse().ok()?)),
+            "programs" => {
+                if rest == "-" {
+                    return Some(SpawnWhat::Programs(Vec::new()));
+                }
+                let programs = rest
+                    .split(';')
+                    .map(|p| {
+                        let mut parts = p.splitn(3, ':');
+                        let count = parts.next()?.parse().ok()?;
+                        let wdir = match parts.next()? {
+                            "-" => None,
+                            hex => Some(unhex_word(hex)?),
+                        };
+                        let argv = parse_args_word(parts.next()?)?;
+                        Some(SpawnProgram { count, argv, wdir })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(SpawnWhat::Programs(programs))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A parent's request to start ranks (step 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpawnLine {
@@ -388,24 +491,21 @@ pub struct SpawnLine {
     pub context: u64,
     /// ... and the world rank of the spawning communicator's first member.
     pub key_rank: u32,
-    /// How many ranks to start.
-    pub count: u32,
     /// The spawning communicator's members (world ranks, in rank order).
     pub parents: Vec<u32>,
-    /// What the new ranks get ([`ENV_SPAWN_ARGS`]).
-    pub args: Vec<String>,
+    /// What to start.
+    pub what: SpawnWhat,
 }
 
 impl SpawnLine {
     /// The line, `\n` included.
     pub fn line(&self) -> String {
         format!(
-            "spawn {:x} {} {} {} {}\n",
+            "spawn {:x} {} {} {}\n",
             self.context,
             self.key_rank,
-            self.count,
             list_word(self.parents.iter().map(u32::to_string)),
-            args_word(&self.args)
+            self.what.word()
         )
     }
 
@@ -414,30 +514,34 @@ impl SpawnLine {
         let mut words = line.strip_prefix("spawn ")?.split(' ');
         let context = u64::from_str_radix(words.next()?, 16).ok()?;
         let key_rank = words.next()?.parse().ok()?;
-        let count = words.next()?.parse().ok()?;
         let parents = parse_list(words.next()?, |w| w.parse().ok())?;
-        let args = parse_args_word(words.next()?)?;
+        let what = SpawnWhat::parse(words.next()?)?;
         words.next().is_none().then_some(SpawnLine {
             context,
             key_rank,
-            count,
             parents,
-            args,
+            what,
         })
     }
 }
 
-/// The launcher's answer to a spawn (step 6): the first world rank of the new ranks, or why
-/// they could not be started.
-pub fn spawn_reply_line(context: u64, key_rank: u32, outcome: &Result<u32, String>) -> String {
+/// The launcher's answer to a spawn (step 6): the first world rank of the new ranks and how
+/// many, or why they could not be started.
+pub fn spawn_reply_line(context: u64, key_rank: u32, outcome: &SpawnOutcome) -> String {
     match outcome {
-        Ok(first) => format!("spawned {context:x} {key_rank} {first}\n"),
+        Ok((first, count)) => format!("spawned {context:x} {key_rank} {first} {count}\n"),
         Err(reason) => format!("spawn-failed {context:x} {key_rank} {}\n", hex_word(reason)),
     }
 }
 
-/// Parses [`spawn_reply_line`]: the key and the outcome.
-pub fn parse_spawn_reply(line: &str) -> Option<((u64, u32), Result<u32, String>)> {
+/// The launcher's answer to a spawn: its first world rank and how many, or why not.
+pub type SpawnOutcome = Result<(u32, u32), String>;
+
+/// A spawn's key and its launcher's answer ([`spawn_reply_line`]).
+pub type SpawnReply = ((u64, u32), SpawnOutcome);
+
+/// Parses [`spawn_reply_line`].
+pub fn parse_spawn_reply(line: &str) -> Option<SpawnReply> {
     let (ok, rest) = match line.split_once(' ')? {
         ("spawned", rest) => (true, rest),
         ("spawn-failed", rest) => (false, rest),
@@ -446,16 +550,15 @@ pub fn parse_spawn_reply(line: &str) -> Option<((u64, u32), Result<u32, String>)
     let mut words = rest.split(' ');
     let context = u64::from_str_radix(words.next()?, 16).ok()?;
     let key_rank = words.next()?.parse().ok()?;
-    let last = words.next()?;
-    if words.next().is_some() {
-        return None;
-    }
     let outcome = if ok {
-        Ok(last.parse().ok()?)
+        Ok((words.next()?.parse().ok()?, words.next()?.parse().ok()?))
     } else {
-        Err(unhex_word(last)?)
+        Err(unhex_word(words.next()?)?)
     };
-    Some(((context, key_rank), outcome))
+    words
+        .next()
+        .is_none()
+        .then_some(((context, key_rank), outcome))
 }
 
 /// A new rank's address, for every live rank (step 6).
@@ -565,30 +668,60 @@ mod tests {
         let spawn = SpawnLine {
             context: 0xabc0_0001,
             key_rank: 2,
-            count: 3,
             parents: vec![2, 4, 5],
-            args: vec!["--runthrough-respawn".into(), "1,4".into(), "a b".into()],
+            what: SpawnWhat::Job {
+                count: 3,
+                args: vec!["--runthrough-respawn".into(), "1,4".into(), "a b".into()],
+            },
         };
         assert_eq!(
             SpawnLine::parse(spawn.line().trim_end()),
             Some(spawn.clone())
         );
+        let programs = SpawnWhat::Programs(vec![
+            SpawnProgram {
+                count: 2,
+                argv: vec!["./worker".into(), "x;y:z".into()],
+                wdir: Some("/tmp/a b".into()),
+            },
+            SpawnProgram {
+                count: 1,
+                argv: vec!["hostname".into()],
+                wdir: None,
+            },
+        ]);
+        assert_eq!(programs.count(), Some(3));
+        for what in [
+            programs,
+            SpawnWhat::Root(4),
+            SpawnWhat::Programs(Vec::new()),
+            SpawnWhat::Job {
+                count: 1,
+                args: Vec::new(),
+            },
+        ] {
+            let line = SpawnLine {
+                what,
+                ..spawn.clone()
+            };
+            assert_eq!(SpawnLine::parse(line.line().trim_end()), Some(line));
+        }
         let bare = SpawnLine {
-            args: Vec::new(),
+            what: SpawnWhat::Root(2),
             ..spawn
         };
-        assert_eq!(SpawnLine::parse(bare.line().trim_end()), Some(bare.clone()));
-        assert_eq!(SpawnLine::parse("spawn 1 2 3 4"), None);
-        assert_eq!(SpawnLine::parse("spawn 1 2 3 4 - x"), None);
-        assert_eq!(SpawnLine::parse("spawn 1 2 3 4 zz"), None);
-        for outcome in [Ok(9), Err("no room: 4 of 4".to_string())] {
+        assert_eq!(SpawnLine::parse("spawn 1 2 3"), None);
+        assert_eq!(SpawnLine::parse("spawn 1 2 3 job:1:- x"), None);
+        assert_eq!(SpawnLine::parse("spawn 1 2 3 job:1:zz"), None);
+        assert_eq!(SpawnLine::parse("spawn 1 2 3 what:1"), None);
+        for outcome in [Ok((9, 2)), Err("no room: 4 of 4".to_string())] {
             let line = spawn_reply_line(0xff, 1, &outcome);
             assert_eq!(
                 parse_spawn_reply(line.trim_end()),
                 Some(((0xff, 1), outcome))
             );
         }
-        assert_eq!(parse_spawn_reply("spawned ff 1"), None);
+        assert_eq!(parse_spawn_reply("spawned ff 1 2"), None);
         assert_eq!(
             parse_joined(joined_line(8, "127.0.0.1:5,unix:/x").trim_end()),
             Some((8, "127.0.0.1:5,unix:/x".into()))

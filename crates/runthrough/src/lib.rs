@@ -61,6 +61,6 @@ pub use runthrough_core::{
     Error, ErrorClass, FailureView, Rank, RankInfo, RankSet, RankState, Result,
 };
 pub use simulate::{explore, simulate, SimRun, Simulation};
-pub use spawn::{InterComm, RESPAWN_ARG};
+pub use spawn::{InterComm, SpawnProgram, RESPAWN_ARG};
 pub use transport::socket::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use universe::{local, FaultHandle, LocalUniverse, RankOutcome};

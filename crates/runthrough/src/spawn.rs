@@ -45,7 +45,8 @@ use crate::agreement::ActiveCall;
 use crate::comm::{Comm, Source, Status, Tag};
 use crate::endpoint::Members;
 use crate::group::Group;
-use crate::transport::SpawnRequest;
+use crate::transport::{Programs, SpawnRequest};
+pub use runthrough_net::launch::SpawnProgram;
 
 /// Spawn agreement flag bit: the new ranks started (the transport's answer, the same at every
 /// parent).
@@ -168,9 +169,74 @@ impl Comm {
                 reason: "a spawn starts at least one rank".into(),
             });
         }
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        self.spawn_what(count, args, Programs::Job, None)
+    }
+
+    /// Starts processes of other programs (`MPI_Comm_spawn`, `MPI_Comm_spawn_multiple`): under
+    /// rtrun, `count` processes of each program, with its arguments and working directory. The
+    /// programs are significant at rank `root` only. Collective and fault-tolerant as
+    /// [`Comm::spawn`]; the new ranks' world communicator holds them all, in the order of the
+    /// programs, and each finds its program's arguments in [`InterComm::args`] (and on its
+    /// command line).
+    ///
+    /// # Errors
+    /// As [`Comm::spawn`]; `Error::Argument` at the root for no program, a count of 0 or an
+    /// empty `argv` (the other parents get `Error::Spawn`), `Error::Rank` at every parent for
+    /// a `root` outside the communicator, `Error::Spawn` where ranks cannot start programs
+    /// (in-process, simulated, under PMI launchers) or when the root died before it asked.
+    pub fn spawn_programs(&self, programs: &[SpawnProgram], root: Rank) -> Result<InterComm> {
+        self.process.enter()?;
+        let members = self.process.endpoint.lock().members_of(self.context);
+        let Some(&root_world) = members.get(root as usize) else {
+            return Err(Error::Rank {
+                rank: i64::from(root),
+                size: self.size,
+            });
+        };
+        if self.rank != root {
+            return self.spawn_what(0, Vec::new(), Programs::Root(root_world), None);
+        }
+        let bad = if programs.is_empty() {
+            Some("no program to start")
+        } else if programs.iter().any(|p| p.count == 0) {
+            Some("a program with a count of 0")
+        } else if programs
+            .iter()
+            .any(|p| p.argv.is_empty() || p.argv[0].is_empty())
+        {
+            Some("a program without a name")
+        } else {
+            None
+        };
+        let count = programs.iter().map(|p| p.count).sum();
+        match bad {
+            // The others wait for this rank's request: it goes, empty, and fails the spawn
+            // everywhere.
+            Some(reason) => self.spawn_what(
+                0,
+                Vec::new(),
+                Programs::Given(Vec::new()),
+                Some(Error::Argument {
+                    reason: reason.into(),
+                }),
+            ),
+            None => self.spawn_what(count, Vec::new(), Programs::Given(programs.to_vec()), None),
+        }
+    }
+
+    /// The spawn itself: one agreement, the transport's start, the joining communicator.
+    /// `refused`: this rank's own reason to fail it (it still takes part, so that every
+    /// parent returns).
+    fn spawn_what(
+        &self,
+        count: u32,
+        args: Vec<String>,
+        programs: Programs,
+        refused: Option<Error>,
+    ) -> Result<InterComm> {
         let _active = ActiveCall::begin(self)?;
         let parents = self.process.endpoint.lock().members_of(self.context);
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         loop {
             let (candidate, free) = self
                 .process
@@ -182,6 +248,7 @@ impl Comm {
                 count,
                 parents: parents.clone(),
                 args: args.clone(),
+                programs: programs.clone(),
             };
             let started = self.process.transport.spawn(&request);
             let flag = if free { ID_FREE } else { 0 } | if started.is_ok() { STARTED } else { 0 };
@@ -204,6 +271,9 @@ impl Comm {
             }
             if decision.flag & STARTED == 0 {
                 refuse(true);
+                if let Some(error) = refused {
+                    return Err(error);
+                }
                 return Err(started.err().unwrap_or_else(|| Error::Spawn {
                     reason: "a parent could not start the ranks".into(),
                 }));
@@ -212,7 +282,8 @@ impl Comm {
                 refuse(true);
                 continue; // the id was taken at some parent: the next agreement, a new id
             }
-            let base = started?; // every contributor started them: `STARTED` is their AND
+            // Every contributor started them (`STARTED` is their AND), the same ones.
+            let (base, count) = started?;
             let children = (base.0..base.0 + count).map(WorldRank);
             let joined: Vec<WorldRank> = parents.iter().copied().chain(children).collect();
             let size = joined.len() as u32;

@@ -175,6 +175,37 @@ fn bad_arguments_and_transports_that_cannot_spawn_get_clear_errors() {
             other => panic!("{other:?}"),
         }
     }
+    // Programs cannot start in-process: `Spawn` at every parent. A root outside the
+    // communicator is `Rank` everywhere; bad programs are `Argument` at the root, `Spawn` at
+    // the others; no rank waits for another.
+    let program = runthrough::SpawnProgram {
+        count: 1,
+        argv: vec!["true".into()],
+        wdir: None,
+    };
+    let outcomes = runthrough::local(3).run(move |world| {
+        let given = if world.rank() == 0 {
+            vec![program.clone()]
+        } else {
+            Vec::new()
+        };
+        let refused = world.spawn_programs(&given, 0).map(|_| ());
+        let outside = world.spawn_programs(&given, 3).map(|_| ());
+        let empty = world.spawn_programs(&[], 2).map(|_| ());
+        Ok::<_, Error>((world.rank(), refused, outside, empty))
+    });
+    for value in returned(outcomes) {
+        let (rank, refused, outside, empty) = value.unwrap();
+        assert!(
+            matches!(&refused, Err(Error::Spawn { reason }) if reason.contains("in-process")),
+            "{refused:?}"
+        );
+        assert!(matches!(outside, Err(Error::Rank { .. })), "{outside:?}");
+        match (rank, empty) {
+            (2, Err(Error::Argument { .. })) | (0 | 1, Err(Error::Spawn { .. })) => {}
+            (rank, other) => panic!("rank {rank}: {other:?}"),
+        }
+    }
 }
 
 #[test]

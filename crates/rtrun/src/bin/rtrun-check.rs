@@ -35,6 +35,11 @@
 //!   A spawned rank prints `spawned k of 2` and everyone `merged size=S sum=X`. A spawn
 //!   that fails (a parent died during it, no room in the universe) prints `spawn refused:
 //!   ERROR` at every parent, which then validates as usual.
+//! - `programs`: rank 1 (the root) spawns 2 processes of this program running the `child`
+//!   scenario with the arguments `child a b` (`Comm::spawn_programs`, `MPI_Comm_spawn`'s
+//!   call); each child checks its arguments and sends parent 0 its number, and all merge and
+//!   check an all-reduce as in `spawn`. `missing`: the root spawns a program that does not
+//!   exist; every parent prints `spawn refused: ERROR` and the job goes on.
 //! - `respawn` (with a kill, e.g. `--kill 1@call:3`): a `validate_global`, then `respawn` on
 //!   the world communicator: the dead ranks are replaced by new ones with their numbers; every
 //!   rank checks an all-reduce of the numbers on the new communicator and prints
@@ -64,6 +69,9 @@ fn parse() -> Result<Options, String> {
         pause: Duration::from_millis(100),
         count: 10_000,
     };
+    if options.scenario == "child" {
+        return Ok(options); // its arguments are its parents' to check
+    }
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         let number: u64 = value.parse().map_err(|_| format!("{flag} {value}"))?;
@@ -700,10 +708,79 @@ fn spawn(world: &Comm) -> Result<(), String> {
             children.merge(false).map_err(e)?
         }
     };
+    merged_sum(&merged)
+}
+
+/// The `programs` and `missing` scenarios (see the module's list), parents' side.
+fn programs(world: &Comm, missing: bool) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let program = if missing {
+        "/nonexistent/rtrun-check-child".to_string()
+    } else {
+        me.display().to_string()
+    };
+    let programs = [runthrough::SpawnProgram {
+        count: 2,
+        argv: vec![program, "child".into(), "a".into(), "b".into()],
+        wdir: Some("/".into()),
+    }];
+    // Only the root's programs count: the others pass none.
+    let given: &[runthrough::SpawnProgram] = if world.rank() == 1 { &programs } else { &[] };
+    let children = match world.spawn_programs(given, 1) {
+        Ok(children) => children,
+        Err(error) => {
+            println!("spawn refused: {error}");
+            return Ok(());
+        }
+    };
+    if world.rank() == 0 {
+        let mut got = Vec::new();
+        for _ in 0..children.remote_size() {
+            let mut n = [0u32];
+            children
+                .recv(&mut n, runthrough::Source::Any, 5)
+                .map_err(e)?;
+            got.push(n[0]);
+        }
+        got.sort_unstable();
+        if got != [0, 1] {
+            return Err(format!("the spawned programs sent {got:?}"));
+        }
+    }
+    merged_sum(&children.merge(false).map_err(e)?)
+}
+
+/// The `child` scenario: a rank started by `programs`.
+fn child(world: &Comm) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let parents = world
+        .parent()
+        .ok_or("the child scenario runs only as a spawned program")?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args != ["child", "a", "b"] || parents.args() != args {
+        return Err(format!(
+            "arguments {args:?}, InterComm::args {:?}",
+            parents.args()
+        ));
+    }
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    println!(
+        "child {} of {} in {}",
+        world.rank(),
+        world.size(),
+        cwd.display()
+    );
+    parents.send(&[world.rank()], 0, 5).map_err(e)?;
+    merged_sum(&parents.merge(true).map_err(e)?)
+}
+
+/// An all-reduce of the ranks' numbers over a merged communicator, printed and checked.
+fn merged_sum(merged: &Comm) -> Result<(), String> {
     let mut sum = [0u64];
     merged
         .all_reduce(&[u64::from(merged.rank())], &mut sum, Op::Sum)
-        .map_err(e)?;
+        .map_err(|e| e.to_string())?;
     let size = u64::from(merged.size());
     println!("merged size={size} sum={}", sum[0]);
     if sum[0] != size * (size - 1) / 2 {
@@ -783,6 +860,9 @@ fn main() -> ExitCode {
         "all_to_all" => all_to_all(world, &options),
         "spawn" => spawn(world),
         "respawn" => respawn(world),
+        "programs" => programs(world, false),
+        "missing" => programs(world, true),
+        "child" => child(world),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

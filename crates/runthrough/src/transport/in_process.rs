@@ -59,7 +59,7 @@ struct Spawns {
 
 #[derive(Debug)]
 struct Record {
-    outcome: Result<WorldRank>,
+    outcome: Result<(WorldRank, u32)>,
     /// The world ranks given to the spawn (also when its start failed: they are never reused).
     children: Vec<WorldRank>,
     parents: Vec<WorldRank>,
@@ -269,6 +269,13 @@ impl InProcess {
         let Some(launcher) = spawns.launcher.clone() else {
             return fail("the job is not running".into(), Vec::new());
         };
+        if request.programs != super::Programs::Job {
+            return fail(
+                "in-process ranks run the job's function: a spawn cannot start a program here                  (under rtrun it can)"
+                    .into(),
+                Vec::new(),
+            );
+        }
         let end = u64::from(base) + u64::from(request.count);
         if end > self.endpoints.len() as u64 {
             return fail(
@@ -314,7 +321,7 @@ impl InProcess {
         };
         match started {
             Ok(()) => Record {
-                outcome: Ok(WorldRank(base)),
+                outcome: Ok((WorldRank(base), request.count)),
                 children,
                 parents: request.parents.clone(),
                 gate: Arc::clone(gate),
@@ -401,7 +408,7 @@ impl Transport for InProcess {
         self.stop(rank);
     }
 
-    fn spawn(&self, request: &SpawnRequest) -> Result<WorldRank> {
+    fn spawn(&self, request: &SpawnRequest) -> Result<(WorldRank, u32)> {
         let (outcome, children) = {
             let mut spawns = self.spawns();
             if let Some(record) = spawns.records.get(&request.key) {
@@ -467,6 +474,7 @@ mod tests {
             count,
             parents: (0..n).map(WorldRank).collect(),
             args: Vec::new(),
+            programs: super::super::Programs::Job,
         }
     }
 
@@ -480,10 +488,10 @@ mod tests {
     #[test]
     fn every_parent_gets_the_first_answer_and_world_ranks_are_never_reused() {
         let (transport, asked) = job(3, Ok(()));
-        assert_eq!(transport.spawn(&request(3, 2)), Ok(WorldRank(3)));
+        assert_eq!(transport.spawn(&request(3, 2)), Ok((WorldRank(3), 2)));
         assert_eq!(
             transport.spawn(&request(3, 2)),
-            Ok(WorldRank(3)),
+            Ok((WorldRank(3), 2)),
             "found started"
         );
         let gate = gate_of(&asked);
@@ -494,7 +502,7 @@ mod tests {
         next.key.0 = 8;
         assert_eq!(
             transport.spawn(&next),
-            Ok(WorldRank(5)),
+            Ok((WorldRank(5), 1)),
             "3 and 4 are not reused"
         );
         let mut full = request(3, 1);
@@ -505,7 +513,7 @@ mod tests {
     #[test]
     fn the_ranks_of_a_spawn_whose_parents_all_died_undecided_are_killed() {
         let (transport, asked) = job(2, Ok(()));
-        assert_eq!(transport.spawn(&request(2, 2)), Ok(WorldRank(2)));
+        assert_eq!(transport.spawn(&request(2, 2)), Ok((WorldRank(2), 2)));
         let gate = gate_of(&asked);
         transport.kill(WorldRank(0));
         assert!(
@@ -525,7 +533,7 @@ mod tests {
         let (transport, asked) = job(3, Ok(()));
         transport.kill(WorldRank(1));
         let parents_request = request(3, 1);
-        assert_eq!(transport.spawn(&parents_request), Ok(WorldRank(3)));
+        assert_eq!(transport.spawn(&parents_request), Ok((WorldRank(3), 1)));
         let _gate = gate_of(&asked);
         let child = transport.endpoint(WorldRank(3)).unwrap().clone();
         assert!(child.lock().knows_failed(WorldRank(1)));

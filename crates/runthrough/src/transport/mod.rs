@@ -47,13 +47,27 @@ pub(crate) type SpawnKey = (ContextId, WorldRank);
 pub(crate) struct SpawnRequest {
     /// The spawn, as every parent names it.
     pub(crate) key: SpawnKey,
-    /// How many ranks to start.
+    /// How many ranks to start (0 when only the root knows: [`Programs::Root`]).
     pub(crate) count: u32,
     /// The spawning communicator's members, in rank order (the parents' side of the joining
     /// communicator).
     pub(crate) parents: Vec<WorldRank>,
-    /// What the new ranks are given ([`crate::InterComm::args`]).
+    /// What the new ranks are given ([`crate::InterComm::args`]), with [`Programs::Job`].
     pub(crate) args: Vec<String>,
+    /// What the new ranks run.
+    pub(crate) programs: Programs,
+}
+
+/// What a spawn's ranks run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Programs {
+    /// The job's own function or program (`Comm::spawn`).
+    Job,
+    /// The programs the root (this world rank) gives (`Comm::spawn_programs` at a non-root).
+    Root(WorldRank),
+    /// These programs (`Comm::spawn_programs` at the root; empty: the root's arguments were
+    /// bad, the spawn fails).
+    Given(Vec<runthrough_net::launch::SpawnProgram>),
 }
 
 /// What the runtime needs from a transport.
@@ -99,7 +113,8 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// one spawn asks, and every one gets the same answer, the world rank of the first new
     /// rank or the error. The new ranks wait until [`Transport::spawn_verdict`] says whether
     /// they run. Transports that cannot start ranks say so (`Error::Spawn`).
-    fn spawn(&self, request: &SpawnRequest) -> runthrough_core::Result<WorldRank> {
+    /// Starts spawn `request`'s ranks (once per key): the first world rank and how many.
+    fn spawn(&self, request: &SpawnRequest) -> runthrough_core::Result<(WorldRank, u32)> {
         let _ = request;
         Err(runthrough_core::Error::Spawn {
             reason:

@@ -14,10 +14,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use runthrough_core::{Error, Result, WorldRank};
-use runthrough_net::launch::{self, SpawnLine};
+use runthrough_net::launch::{self, SpawnLine, SpawnWhat};
 
 use super::tcp::{lock, Tcp};
-use crate::transport::{SpawnKey, SpawnRequest};
+use crate::transport::{Programs, SpawnKey, SpawnRequest};
 
 /// How often a parent waiting for the launcher's answer looks whether it halted meanwhile.
 const ANSWER_POLL: Duration = Duration::from_millis(100);
@@ -72,10 +72,7 @@ impl Tcp {
 
     /// The launcher's answer to a spawn request arrived (or, `None`, the control connection
     /// ended: every waiting spawn fails).
-    pub(crate) fn spawn_answered(
-        &self,
-        answer: Option<((u64, u32), std::result::Result<u32, String>)>,
-    ) {
+    pub(crate) fn spawn_answered(&self, answer: Option<launch::SpawnReply>) {
         let mut replies = lock(&self.spawn_replies);
         match answer {
             Some((key, outcome)) => {
@@ -90,7 +87,7 @@ impl Tcp {
     /// A parent's part of a spawn: asks the launcher and waits for its answer (the first world
     /// rank of the new ranks). Every parent of the spawn asks with the same key; the launcher
     /// starts the ranks once and answers each.
-    pub(super) fn request_spawn(&self, request: &SpawnRequest) -> Result<WorldRank> {
+    pub(super) fn request_spawn(&self, request: &SpawnRequest) -> Result<(WorldRank, u32)> {
         let refuse = |reason: String| Err(Error::Spawn { reason });
         if lock(&self.control).is_none() {
             return refuse(
@@ -100,12 +97,19 @@ impl Tcp {
             );
         }
         let key = (request.key.0, request.key.1 .0);
+        let what = match &request.programs {
+            Programs::Job => SpawnWhat::Job {
+                count: request.count,
+                args: request.args.clone(),
+            },
+            Programs::Root(root) => SpawnWhat::Root(root.0),
+            Programs::Given(programs) => SpawnWhat::Programs(programs.clone()),
+        };
         let line = SpawnLine {
             context: key.0,
             key_rank: key.1,
-            count: request.count,
             parents: request.parents.iter().map(|w| w.0).collect(),
-            args: request.args.clone(),
+            what,
         }
         .line();
         if !self.tell_launcher_now(&line) {
@@ -114,7 +118,10 @@ impl Tcp {
         let mut replies = lock(&self.spawn_replies);
         loop {
             if let Some(outcome) = replies.get(&key) {
-                return outcome.clone().map(WorldRank).or_else(&refuse);
+                return outcome
+                    .clone()
+                    .map(|(first, count)| (WorldRank(first), count))
+                    .or_else(&refuse);
             }
             if self.control_lost.load(Ordering::SeqCst) || self.is_done() {
                 return refuse("the launcher went away".into());

@@ -540,7 +540,7 @@ pub(crate) struct Tcp {
     /// Signalled when an address is added.
     pub(super) address_added: Condvar,
     /// The launcher's answers to this rank's spawn requests, by spawn key (`super::spawn`).
-    pub(super) spawn_replies: Mutex<std::collections::BTreeMap<(u64, u32), Result<u32, String>>>,
+    pub(super) spawn_replies: Mutex<std::collections::BTreeMap<(u64, u32), launch::SpawnOutcome>>,
     /// Signalled when a spawn answer arrives (or the control connection ends).
     pub(super) spawn_replied: Condvar,
     /// The launcher's control connection ended.
@@ -2111,7 +2111,7 @@ impl Transport for Tcp {
     fn spawn(
         &self,
         request: &crate::transport::SpawnRequest,
-    ) -> runthrough_core::Result<WorldRank> {
+    ) -> runthrough_core::Result<(WorldRank, u32)> {
         self.request_spawn(request)
     }
 
