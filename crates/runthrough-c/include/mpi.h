@@ -200,6 +200,7 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_ERR_INTERN 17
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_SIZE 51
+#define MPI_ERR_SPAWN 42
 #define MPI_ERR_PROC_FAILED 75
 #define MPI_ERR_PROC_FAILED_PENDING 76
 #define MPI_ERR_REVOKED 77
@@ -481,6 +482,39 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
 int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+/* Process creation (docs/semantics.md section 8). Under rtrun, MPI_Comm_spawn starts maxprocs
+ * new processes of command (looked up on PATH unless it holds a '/') with argv (MPI_ARGV_NULL:
+ * none) and returns an intercommunicator to them (the parents are its first group); the new
+ * processes get world ranks from the job's size up, at most rtrun --universe-size in all
+ * (MPI_UNIVERSE_SIZE), and their own MPI_COMM_WORLD. It is collective over comm and
+ * fault-tolerant: every parent gets the intercommunicator, or every parent an error
+ * (MPI_ERR_SPAWN when the processes cannot be started or the universe is full,
+ * MPIX_ERR_PROC_FAILED when a parent died during the call; MPI_ERR_ARG at the root for a bad
+ * command, argv or maxprocs, MPI_ERR_SPAWN at the others), and then no new process runs any
+ * of its program. command, argv, maxprocs and info matter at root only. Info keys: "wdir" is
+ * the new processes' working directory; "host", "arch", "path", "file", "soft" and any other
+ * key are ignored. array_of_errcodes (or MPI_ERRCODES_IGNORE) gets MPI_SUCCESS per new
+ * process, or the error class for each one asked for (at the root). MPI_Comm_spawn_multiple
+ * starts several programs in one spawn, numbered in their order (array_of_argv may be
+ * MPI_ARGVS_NULL). A spawned process makes its side of the intercommunicator in MPI_Init
+ * (MPI_Comm_get_parent returns it; MPI_COMM_NULL in a process the job started) and sees its
+ * parents fail like any peer. MPI_Comm_disconnect is collective over the communicator (both
+ * groups of an intercommunicator): it waits until every member disconnects, so no member
+ * finalizes and exits while the others still use it, then frees it (as MPI_Comm_free) and sets
+ * it to MPI_COMM_NULL (MPIX_ERR_PROC_FAILED when a member failed, the communicator freed all
+ * the same); MPI_Comm_get_parent returns MPI_COMM_NULL after the parent intercommunicator is
+ * freed. A spawned process that finalizes without disconnecting first may end while its
+ * parents still communicate with it: they then see it fail. Under Hydra's mpiexec, srun and
+ * a singleton nothing can be spawned: MPI_ERR_SPAWN at every parent. */
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                   MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[],
+                            int root, MPI_Comm comm, MPI_Comm *intercomm,
+                            int array_of_errcodes[]);
+int MPI_Comm_get_parent(MPI_Comm *parent);
+int MPI_Comm_disconnect(MPI_Comm *comm);
 
 /* Info objects. Keys are 1 to MPI_MAX_INFO_KEY - 1 bytes (MPI_ERR_INFO_KEY otherwise), values
  * at most MPI_MAX_INFO_VAL - 1 (MPI_ERR_INFO_VALUE); keys are numbered in the order they were

@@ -28,19 +28,22 @@ fn root_of(root: c_int) -> Result<Rank, Failure> {
 /// barrier waiting on it returns `MPIX_ERR_REVOKED`.
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
-    boundary(comm, || {
-        if let Some(inter) = crate::intercomm::inter_of(comm)? {
-            // Both groups use the same one of the two: the one that numbers group A first.
-            let mut both = crate::intercomm::backing(comm)?;
-            let spanning = if inter.local_first() {
-                both.swap_remove(0)
-            } else {
-                both.swap_remove(1)
-            };
-            return Ok(spanning.get().barrier()?);
-        }
-        Ok(collective_comm_of(comm)?.get().barrier()?)
-    })
+    boundary(comm, || barrier(comm))
+}
+
+/// [`MPI_Barrier`]'s body (also `MPI_Comm_disconnect`'s wait).
+pub(crate) fn barrier(comm: c_int) -> Result<(), Failure> {
+    if let Some(inter) = crate::intercomm::inter_of(comm)? {
+        // Both groups use the same one of the two: the one that numbers group A first.
+        let mut both = crate::intercomm::backing(comm)?;
+        let spanning = if inter.local_first() {
+            both.swap_remove(0)
+        } else {
+            both.swap_remove(1)
+        };
+        return Ok(spanning.get().barrier()?);
+    }
+    Ok(collective_comm_of(comm)?.get().barrier()?)
 }
 
 /// `MPI_Ibarrier`: [`MPI_Barrier`] as a non-blocking collective (see [`start`]).

@@ -819,8 +819,9 @@ static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 
 /// `MPI_Comm_get_attr` (MPI-4.0 §7.7.2) for the predefined attributes, on any communicator:
 /// `MPI_TAG_UB` (the largest tag), `MPI_WTIME_IS_GLOBAL` (0: the clocks of different hosts
-/// are not synchronized), `MPI_UNIVERSE_SIZE` (the size of `MPI_COMM_WORLD`: no processes can
-/// be spawned), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
+/// are not synchronized), `MPI_UNIVERSE_SIZE` (how many processes the job may reach in all,
+/// spawned ones included: `rtrun --universe-size`, the size of `MPI_COMM_WORLD` under other
+/// launchers), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
 /// program adds some), `MPI_HOST` (`MPI_PROC_NULL`: no host process), `MPI_IO`
 /// (`MPI_ANY_SOURCE`: every process may do I/O). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
 /// is 1. A key of `MPI_Comm_create_keyval`: `*attribute_val` becomes the value stored by
@@ -854,8 +855,8 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
                 LAST_USED_CODE.as_ptr()
             }
             MPI_UNIVERSE_SIZE => {
-                let world = with_runtime(|runtime| Ok(runtime.universe.world().size()))?;
-                UNIVERSE_SIZE.store(world as i32, Ordering::Relaxed);
+                let universe = with_runtime(|runtime| Ok(runtime.universe.universe_size()))?;
+                UNIVERSE_SIZE.store(universe as i32, Ordering::Relaxed);
                 UNIVERSE_SIZE.as_ptr()
             }
             MPI_KEYVAL_INVALID => {

@@ -72,6 +72,7 @@ pub const MPI_ERR_OTHER: c_int = ErrorClass::Other as c_int;
 pub const MPI_ERR_INTERN: c_int = ErrorClass::Intern as c_int;
 pub const MPI_ERR_IN_STATUS: c_int = ERR_IN_STATUS;
 pub const MPI_ERR_SIZE: c_int = ErrorClass::Size as c_int;
+pub const MPI_ERR_SPAWN: c_int = ErrorClass::Spawn as c_int;
 pub const MPIX_ERR_PROC_FAILED: c_int = ErrorClass::ProcFailed as c_int;
 pub const MPIX_ERR_PROC_FAILED_PENDING: c_int = ErrorClass::ProcFailedPending as c_int;
 pub const MPIX_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
@@ -221,6 +222,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ERR_INTERN", MPI_ERR_INTERN),
     ("MPI_ERR_IN_STATUS", MPI_ERR_IN_STATUS),
     ("MPI_ERR_SIZE", MPI_ERR_SIZE),
+    ("MPI_ERR_SPAWN", MPI_ERR_SPAWN),
     ("MPIX_ERR_PROC_FAILED", MPIX_ERR_PROC_FAILED),
     ("MPIX_ERR_PROC_FAILED_PENDING", MPIX_ERR_PROC_FAILED_PENDING),
     ("MPIX_ERR_REVOKED", MPIX_ERR_REVOKED),

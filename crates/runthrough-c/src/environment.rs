@@ -22,7 +22,25 @@ use crate::runtime::{agreement_comm_of, lock_state, with_runtime, Phase, Runtime
 /// `MPI_COMM_WORLD`'s error handler).
 #[no_mangle]
 pub extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-    boundary(MPI_COMM_NULL, initialize)
+    let initialized = boundary(MPI_COMM_NULL, initialize);
+    if initialized != MPI_SUCCESS {
+        return initialized;
+    }
+    boundary(MPI_COMM_WORLD, join_parents)
+}
+
+/// A process started by `MPI_Comm_spawn`: its part of the parents' call, the intercommunicator
+/// to them (`MPI_Comm_get_parent`). A parent's death makes it fail here as at the parents.
+fn join_parents() -> Result<(), Failure> {
+    let parents = with_runtime(|runtime| Ok(runtime.universe.world().parent()))?;
+    if let Some(parents) = parents {
+        let handle = crate::spawn::install(&parents, false, MPI_COMM_WORLD)?;
+        with_runtime(|runtime| {
+            runtime.parent = Some(handle);
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 fn initialize() -> Result<(), Failure> {
@@ -109,7 +127,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    boundary(MPI_COMM_NULL, || {
+    let initialized = boundary(MPI_COMM_NULL, || {
         // SAFETY: checked for NULL by `out`.
         let provided = unsafe { out(provided, "provided")? };
         if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
@@ -121,7 +139,11 @@ pub unsafe extern "C" fn MPI_Init_thread(
         initialize()?;
         provided.write(PROVIDED);
         Ok(())
-    })
+    });
+    if initialized != MPI_SUCCESS {
+        return initialized;
+    }
+    boundary(MPI_COMM_WORLD, join_parents)
 }
 
 /// `MPI_Query_thread`: the thread level the library provides, `MPI_THREAD_MULTIPLE` (after

@@ -228,6 +228,7 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: info value longer than MPI_MAX_INFO_VAL - 1",
         MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: no such key in the info object",
         MPI_ERR_SIZE => "MPI_ERR_SIZE: the output array is smaller than the number of matches",
+        MPI_ERR_SPAWN => "MPI_ERR_SPAWN: the processes could not be spawned",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
         MPIX_ERR_PROC_FAILED_PENDING => {
             "MPIX_ERR_PROC_FAILED_PENDING: a wildcard receive may depend on an \

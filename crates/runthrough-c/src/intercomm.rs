@@ -53,6 +53,24 @@ pub(crate) struct Inter {
 }
 
 impl Inter {
+    /// An intercommunicator's groups and the communicator it receives on (see the module's
+    /// design): `local_first` when the local group is A.
+    pub(crate) fn new(
+        receive: Arc<CommBox>,
+        local: Vec<u32>,
+        remote: Vec<u32>,
+        rank: Rank,
+        local_first: bool,
+    ) -> Self {
+        Inter {
+            receive,
+            local,
+            remote,
+            rank,
+            local_first,
+        }
+    }
+
     /// Whether the local group is A: then the communicator it sends on numbers A first (the
     /// one both groups run their collectives on), else the one it receives on does.
     pub(crate) fn local_first(&self) -> bool {

@@ -48,6 +48,7 @@ mod persistent;
 mod point_to_point;
 mod rooted;
 mod runtime;
+mod spawn;
 mod stdio;
 mod topology;
 

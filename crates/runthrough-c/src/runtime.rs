@@ -188,6 +188,8 @@ pub(crate) struct Runtime {
     /// The buffer of `MPI_Buffer_attach` and its size, until `MPI_Buffer_detach` (only kept:
     /// the library buffers messages itself). Boxed: it is rarely set.
     pub(crate) attached: Option<Box<(crate::buffered::Address, c_int)>>,
+    /// The intercommunicator to the ranks that spawned this process (`MPI_Comm_get_parent`).
+    pub(crate) parent: Option<c_int>,
     next_handle: c_int,
 }
 
@@ -250,6 +252,7 @@ impl Runtime {
             messages: BTreeMap::new(),
             ops: BTreeMap::new(),
             attached: None,
+            parent: None,
             next_handle: 16,
         };
         runtime

@@ -1158,6 +1158,52 @@ fn intercomm() {
     run_checked("intercomm", compile("intercomm"), 6, &[], &[], &[]);
 }
 
+/// `tests/c/spawn.c` under rtrun with a universe of 12: MPI_Comm_spawn of this program
+/// (arguments, info `wdir`, error codes), MPI_Comm_get_parent and MPI_Comm_disconnect at the
+/// children, messages and MPI_Intercomm_merge across the new intercommunicator, the errors
+/// (maxprocs 0 at the root, a missing program, a full universe) and MPI_Comm_spawn_multiple.
+/// Every spawned process exits 0; the report lists them.
+#[test]
+fn spawn() {
+    let _one = one_job_at_a_time();
+    let mut job = Job::new(4, compile("spawn"));
+    job.universe_size = Some(12);
+    // World rank 6, the missing program, never started (it counts as called off).
+    let report = run_job("spawn", job, &[6]);
+    assert!(
+        report.ranks[6].cancelled && report.success(),
+        "{}",
+        report.summary()
+    );
+    let text = output(&report);
+    let spawned: Vec<u32> = report
+        .ranks
+        .iter()
+        .filter(|r| r.spawned_by.is_some())
+        .map(|r| r.rank)
+        .collect();
+    // 4, 5: the children; 6: the missing program (never started); 7, 8: spawn_multiple.
+    assert_eq!(spawned, [4, 5, 6, 7, 8], "{text}");
+    for child in [4, 5] {
+        assert!(
+            report
+                .stdout_of(child)
+                .iter()
+                .any(|l| l.starts_with("child ")),
+            "{text}"
+        );
+    }
+    for child in [7, 8] {
+        assert!(
+            report
+                .stdout_of(child)
+                .iter()
+                .any(|l| l.starts_with("multiple ")),
+            "{text}"
+        );
+    }
+}
+
 /// `tests/c/intercomm_kill.c`: a remote rank dies: point-to-point with it is
 /// MPIX_ERR_PROC_FAILED, the others still talk; merge and a new creation fail at every
 /// survivor without a hang; after MPI_Comm_validate_global new groups make a working one.

@@ -553,15 +553,19 @@ impl InterComm {
             })
     }
 
-    /// Frees the intercommunicator (`MPI_Comm_disconnect`); a spawned rank's [`Comm::parent`]
-    /// says `None` afterwards. Local: it waits for no peer.
+    /// Disconnects (`MPI_Comm_disconnect`): collective over both groups, it waits until every
+    /// member disconnects (a barrier over the joining communicator), so that no rank finalizes
+    /// and exits while the other group still communicates with it; then frees the
+    /// intercommunicator. A spawned rank's [`Comm::parent`] says `None` afterwards.
     ///
     /// # Errors
-    /// None today; the `Result` is for the C interface's sake.
+    /// `Error::ProcFailed` (or `Revoked`) from the barrier when a member failed: the
+    /// intercommunicator is freed all the same.
     pub fn disconnect(self) -> Result<()> {
+        let waited = self.joined.barrier();
         self.disconnected.store(true, Ordering::SeqCst);
         drop(self); // frees the joining communicator, now that it is disconnected
-        Ok(())
+        waited
     }
 
     /// Whether `context` is the joining communicator of `link` that is not disconnected: its

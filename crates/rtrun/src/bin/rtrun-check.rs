@@ -677,11 +677,11 @@ fn shrink(world: &Comm) -> Result<(), String> {
 /// The `spawn` scenario (see the module's list).
 fn spawn(world: &Comm) -> Result<(), String> {
     let e = |e: Error| e.to_string();
-    let merged = match world.parent() {
+    let inter = match world.parent() {
         Some(parents) => {
             println!("spawned {} of {}", world.rank(), world.size());
             parents.send(&[world.rank()], 0, 5).map_err(e)?;
-            parents.merge(true).map_err(e)?
+            parents
         }
         None => {
             let children = match world.spawn(2, &["hello"]) {
@@ -705,10 +705,12 @@ fn spawn(world: &Comm) -> Result<(), String> {
                     return Err(format!("the spawned ranks sent {got:?}"));
                 }
             }
-            children.merge(false).map_err(e)?
+            children
         }
     };
-    merged_sum(&merged)
+    merged_sum(&inter.merge(world.parent().is_some()).map_err(e)?)?;
+    // Nobody finalizes (and exits) while the other group still computes with it.
+    inter.disconnect().map_err(e)
 }
 
 /// The `programs` and `missing` scenarios (see the module's list), parents' side.
@@ -748,7 +750,8 @@ fn programs(world: &Comm, missing: bool) -> Result<(), String> {
             return Err(format!("the spawned programs sent {got:?}"));
         }
     }
-    merged_sum(&children.merge(false).map_err(e)?)
+    merged_sum(&children.merge(false).map_err(e)?)?;
+    children.disconnect().map_err(e)
 }
 
 /// The `child` scenario: a rank started by `programs`.
@@ -772,7 +775,8 @@ fn child(world: &Comm) -> Result<(), String> {
         cwd.display()
     );
     parents.send(&[world.rank()], 0, 5).map_err(e)?;
-    merged_sum(&parents.merge(true).map_err(e)?)
+    merged_sum(&parents.merge(true).map_err(e)?)?;
+    parents.disconnect().map_err(e)
 }
 
 /// An all-reduce of the ranks' numbers over a merged communicator, printed and checked.
@@ -820,6 +824,9 @@ fn respawn(world: &Comm) -> Result<(), String> {
     if sum[0] != size * (size - 1) / 2 {
         return Err(format!("the respawned all-reduce gave {}", sum[0]));
     }
+    // The replacement's finalize waits only for its own world: an agreement over the new
+    // communicator first, so that it leaves only once every rank is done with it.
+    comm.validate_global().map_err(e)?;
     Ok(())
 }
 

@@ -39,6 +39,7 @@ static const struct {
     CLASS(MPI_ERR_INFO_NOKEY),
     CLASS(MPI_ERR_KEYVAL),
     CLASS(MPI_ERR_SIZE),
+    CLASS(MPI_ERR_SPAWN),
 #ifdef MPI_ERR_PROC_FAILED /* the MPI-5 names of the ULFM classes */
     CLASS(MPI_ERR_PROC_FAILED),
     CLASS(MPI_ERR_PROC_FAILED_PENDING),

@@ -53,6 +53,13 @@ impl Universe {
         &self.world
     }
 
+    /// How many world ranks the job may reach in all (`MPI_UNIVERSE_SIZE`): its first ranks
+    /// and those spawns may add (`rtrun --universe-size`; the job's size under other
+    /// launchers, which cannot spawn).
+    pub fn universe_size(&self) -> u32 {
+        self.transport.size()
+    }
+
     /// Ends this rank's part in the job (`MPI_Finalize`): waits until every live rank has
     /// reached finalize too, through a fault-tolerant agreement on the world communicator (so it
     /// never blocks on, or reports, a failed rank). Then it leaves: it sends the agreement
