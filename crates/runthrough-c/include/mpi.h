@@ -500,10 +500,11 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
  * MPI_ARGVS_NULL). A spawned process makes its side of the intercommunicator in MPI_Init
  * (MPI_Comm_get_parent returns it; MPI_COMM_NULL in a process the job started) and sees its
  * parents fail like any peer. MPI_Comm_disconnect is collective over the communicator (both
- * groups of an intercommunicator): it waits until every member disconnects, so no member
- * finalizes and exits while the others still use it, then frees it (as MPI_Comm_free) and sets
- * it to MPI_COMM_NULL (MPIX_ERR_PROC_FAILED when a member failed, the communicator freed all
- * the same); MPI_Comm_get_parent returns MPI_COMM_NULL after the parent intercommunicator is
+ * groups of an intercommunicator): it waits until every live member disconnects (a
+ * fault-tolerant agreement, so a member that exits as soon as it returns makes nobody fail),
+ * so no member finalizes and exits while the others still use it, then frees it (as
+ * MPI_Comm_free) and sets it to MPI_COMM_NULL (MPIX_ERR_REVOKED on a revoked one, freed all the
+ * same); MPI_Comm_get_parent returns MPI_COMM_NULL after the parent intercommunicator is
  * freed. A spawned process that finalizes without disconnecting first may end while its
  * parents still communicate with it: they then see it fail. Under Hydra's mpiexec, srun and
  * a singleton nothing can be spawned: MPI_ERR_SPAWN at every parent. */

@@ -31,19 +31,24 @@ pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     boundary(comm, || barrier(comm))
 }
 
-/// [`MPI_Barrier`]'s body (also `MPI_Comm_disconnect`'s wait).
-pub(crate) fn barrier(comm: c_int) -> Result<(), Failure> {
+/// [`MPI_Barrier`]'s body.
+fn barrier(comm: c_int) -> Result<(), Failure> {
+    Ok(spanning(comm)?.get().barrier()?)
+}
+
+/// The communicator a collective over all of `comm`'s members runs on: its own, or for an
+/// intercommunicator the one that spans both groups and numbers group A first (both groups
+/// use that one).
+pub(crate) fn spanning(comm: c_int) -> Result<std::sync::Arc<crate::runtime::CommBox>, Failure> {
     if let Some(inter) = crate::intercomm::inter_of(comm)? {
-        // Both groups use the same one of the two: the one that numbers group A first.
         let mut both = crate::intercomm::backing(comm)?;
-        let spanning = if inter.local_first() {
+        return Ok(if inter.local_first() {
             both.swap_remove(0)
         } else {
             both.swap_remove(1)
-        };
-        return Ok(spanning.get().barrier()?);
+        });
     }
-    Ok(collective_comm_of(comm)?.get().barrier()?)
+    collective_comm_of(comm)
 }
 
 /// `MPI_Ibarrier`: [`MPI_Barrier`] as a non-blocking collective (see [`start`]).

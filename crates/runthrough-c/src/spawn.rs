@@ -291,11 +291,13 @@ pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut c_int) -> c_int {
 }
 
 /// `MPI_Comm_disconnect` (MPI-4.0 §11.10.4): collective over the communicator (both groups of
-/// an intercommunicator): it waits until every member disconnects (a barrier, so no member
-/// leaves, finalizes and exits while the others still communicate with it), then frees the
-/// communicator (as `MPI_Comm_free`) and sets it to `MPI_COMM_NULL`. A member that failed
-/// makes it return `MPIX_ERR_PROC_FAILED` (`MPIX_ERR_REVOKED` on a revoked one), with the
-/// communicator freed all the same. On the parent intercommunicator, `MPI_Comm_get_parent`
+/// an intercommunicator): it waits until every live member disconnects, so no member leaves,
+/// finalizes and exits while the others still communicate with it, then frees the
+/// communicator (as `MPI_Comm_free`) and sets it to `MPI_COMM_NULL`. The wait is a
+/// fault-tolerant agreement (`validate_global` over every member), not a barrier: a member
+/// that leaves as soon as it decided cannot make the others fail, and a member that failed
+/// does not keep them waiting. `MPIX_ERR_REVOKED` on a revoked communicator, freed all the
+/// same. On the parent intercommunicator, `MPI_Comm_get_parent`
 /// returns `MPI_COMM_NULL` afterwards.
 ///
 /// # Safety
@@ -307,7 +309,11 @@ pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut c_int) -> c_int {
         // SAFETY: not NULL, readable by the caller's contract.
         let handle = unsafe { comm.read_unaligned() };
         if handle != MPI_COMM_WORLD && handle != MPI_COMM_SELF {
-            waited = boundary(handle, || crate::collectives::barrier(handle));
+            waited = boundary(handle, || {
+                let comm = crate::collectives::spanning(handle)?;
+                comm.get().validate_global()?;
+                Ok(())
+            });
             if waited != MPI_SUCCESS && waited != MPIX_ERR_PROC_FAILED && waited != MPIX_ERR_REVOKED
             {
                 return waited; // an invalid handle: nothing to free

@@ -1204,6 +1204,18 @@ fn spawn() {
     }
 }
 
+/// `tests/c/respawn.c`: ULFM's respawn recovery (revoke, shrink, find the dead, spawn as
+/// many, merge, split with the old numbers) after rank 2 dies: the repaired communicator has
+/// 5 ranks again, the replacement (world rank 5) in rank 2's place.
+#[test]
+fn respawn() {
+    let report = scenario("respawn", 5, &[2]);
+    assert_eq!(report.ranks.len(), 6, "{}", report.summary());
+    assert_eq!(report.ranks[5].spawned_by, Some(vec![0, 1, 3, 4]));
+    assert!(report.stdout_of(5).contains(&"replacement of rank 2"));
+    assert!(report.stdout_of(0).contains(&"repaired: 5 ranks"));
+}
+
 /// `tests/c/intercomm_kill.c`: a remote rank dies: point-to-point with it is
 /// MPIX_ERR_PROC_FAILED, the others still talk; merge and a new creation fail at every
 /// survivor without a hang; after MPI_Comm_validate_global new groups make a working one.

@@ -554,15 +554,16 @@ impl InterComm {
     }
 
     /// Disconnects (`MPI_Comm_disconnect`): collective over both groups, it waits until every
-    /// member disconnects (a barrier over the joining communicator), so that no rank finalizes
-    /// and exits while the other group still communicates with it; then frees the
-    /// intercommunicator. A spawned rank's [`Comm::parent`] says `None` afterwards.
+    /// live member disconnects, so that no rank finalizes and exits while the other group
+    /// still communicates with it; then frees the intercommunicator. The wait is a
+    /// `validate_global` over the joining communicator (fault-tolerant and uniform: a member
+    /// that exits as soon as it decided makes nobody fail, a dead member keeps nobody
+    /// waiting). A spawned rank's [`Comm::parent`] says `None` afterwards.
     ///
     /// # Errors
-    /// `Error::ProcFailed` (or `Revoked`) from the barrier when a member failed: the
-    /// intercommunicator is freed all the same.
+    /// `Error::Revoked` on a revoked communicator (freed all the same).
     pub fn disconnect(self) -> Result<()> {
-        let waited = self.joined.barrier();
+        let waited = self.joined.validate_global().map(drop);
         self.disconnected.store(true, Ordering::SeqCst);
         drop(self); // frees the joining communicator, now that it is disconnected
         waited
