@@ -22,6 +22,7 @@ const AREAS: &[(&str, &[&str])] = &[
         "Communicators and groups",
         &["communicators.rs", "intercomm.rs", "attributes.rs"],
     ),
+    ("Process creation", &["spawn.rs"]),
     ("Cartesian topologies", &["topology.rs"]),
     ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
     ("Completion", &["completion.rs"]),
