@@ -14,6 +14,12 @@
 //! 3. it puts their outstanding tasks back at the front of the queue and hands them to live
 //!    workers; wildcard receives work again at once.
 //!
+//! With [`Config::replace`] (`--replace`), the master then also replaces the dead workers: it
+//! tells every live worker to recover (after the tasks it holds), receives their results, and
+//! all of them call `Comm::respawn`, which starts a new worker for each dead one with its
+//! number; the new workers (`Comm::parent`, `InterComm::join_respawn`) take tasks like the
+//! others, so the bag keeps its number of workers.
+//!
 //! A result that a worker sent before it died is still received (complete messages from a dead
 //! rank stay receivable, SPEC §1); a task whose result arrives twice is counted once (results are
 //! deterministic, and the two must be equal). When no worker is left, the master computes the
@@ -35,10 +41,12 @@ use std::time::{Duration, Instant};
 use runthrough::{Comm, Error, FailureView, Rank, RankOutcome, RankState, Source};
 
 use crate::checksum::fnv1a;
+use crate::held::Held;
 use crate::kills::{die_now, Death};
 
-/// A task for a worker (one `u64`), or, empty, the order to stop (after every task: messages
-/// from one sender on one tag are not overtaken).
+/// A task for a worker (one `u64`), or, empty, the order to stop, or, two words, the order to
+/// recover with the master (`Comm::respawn`, [`Config::replace`]); each after the tasks sent
+/// before it (messages from one sender on one tag are not overtaken).
 const TAG_TASK: i32 = 1;
 const TAG_RESULT: i32 = 2;
 /// Multi-process only: `[1]` tells a worker's process to die now (an injected kill), `[0]`
@@ -72,6 +80,10 @@ pub struct Config {
     pub progress_every: u64,
     /// Print progress and events while running.
     pub verbose: bool,
+    /// Replace dead workers (`--replace`): after each failure the master and the live workers
+    /// call `Comm::respawn`, which starts a new worker in each dead one's place, so the bag
+    /// keeps its number of workers. Planned kills name the job's first workers.
+    pub replace: bool,
     /// A bug planted for the simulation's tests (`runthrough::explore` must find it): the
     /// master forgets to re-issue a dead worker's tasks. Never set it otherwise.
     #[doc(hidden)]
@@ -88,6 +100,7 @@ impl Default for Config {
             kills: Vec::new(),
             progress_every: 50,
             verbose: false,
+            replace: false,
             planted_forget_reissue: false,
         }
     }
@@ -125,6 +138,10 @@ pub struct FailureEvent {
     /// From the `ProcFailedPending` to the re-issued tasks being handed out again (or queued,
     /// when every live worker's window is full).
     pub reissue_time: Duration,
+    /// With [`Config::replace`]: the worker numbers new workers took (the dead ones, and any
+    /// that died during the recovery), and the time from the `ProcFailedPending` to the new
+    /// workers being ready.
+    pub replaced: Option<(Vec<Rank>, Duration)>,
 }
 
 /// The outcome of a run.
@@ -208,7 +225,9 @@ pub fn run(config: &Config) -> Result<Report, BagError> {
         lines: Mutex::new(()),
     };
     let outcomes = universe.run(|world| {
-        if world.rank() == 0 {
+        if let Some(parents) = world.parent() {
+            replacement(&parents, &shared).map(|_| None)
+        } else if world.rank() == 0 {
             Master::new(world, &shared).run().map(Some)
         } else {
             worker(world, &shared).map(|_| None)
@@ -280,6 +299,23 @@ pub fn run_rank(
     config: &Config,
     death: Death,
 ) -> Result<Option<MasterRun>, BagError> {
+    if let Some(parents) = world.parent() {
+        // A new worker of `--replace`: its job's size is its parents' and its own.
+        let size = parents.remote_size() + world.size();
+        if config.ranks != size {
+            return Err(BagError::Config(format!(
+                "the configuration is for {} ranks, the job has {size}",
+                config.ranks
+            )));
+        }
+        let shared = Shared {
+            config,
+            death,
+            started: Instant::now(),
+            lines: Mutex::new(()),
+        };
+        return replacement(&parents, &shared).map(|_| None);
+    }
     if config.ranks != world.size() {
         return Err(BagError::Config(format!(
             "the configuration is for {} ranks, the job has {}",
@@ -383,17 +419,40 @@ impl Shared<'_> {
     }
 }
 
-/// A worker: receive a task from the master, compute, send the result, until told to stop.
+/// A worker: receive a task from the master, compute, send the result, until told to stop;
+/// told to recover, it takes part in the master's `Comm::respawn` and goes on on the new
+/// communicator.
 fn worker(world: &Comm, shared: &Shared<'_>) -> Result<u64, BagError> {
-    let me = world.rank();
+    work(Held::Borrowed(world), shared)
+}
+
+/// A new worker started by the master's `Comm::respawn`: it joins the new communicator and
+/// works there. A worker of a recovery attempt that met another failure ends at once (the
+/// others start another).
+fn replacement(parents: &runthrough::InterComm, shared: &Shared<'_>) -> Result<u64, BagError> {
+    match parents.join_respawn() {
+        Ok(comm) => {
+            shared.say(format_args!("worker {}: a replacement, ready", comm.rank()));
+            work(Held::Owned(comm), shared)
+        }
+        Err(_) => Ok(0),
+    }
+}
+
+fn work(mut comm: Held<'_>, shared: &Shared<'_>) -> Result<u64, BagError> {
+    let me = comm.rank();
     let runtime = |error| BagError::Runtime { rank: me, error };
     let mut received = 0u64;
     loop {
-        let mut task = [0u64];
-        let status = world.recv(&mut task, 0u32, TAG_TASK).map_err(runtime)?;
+        let mut task = [0u64; 2];
+        let status = comm.recv(&mut task, 0u32, TAG_TASK).map_err(runtime)?;
         match (status.source, status.count) {
             (Some(_), 1) => {}
             (Some(_), 0) => return Ok(received),
+            (Some(_), 2) => {
+                comm = Held::Owned(comm.respawn().map_err(runtime)?);
+                continue;
+            }
             _ => {
                 return Err(BagError::Inconsistent(format!(
                     "worker {me}: unexpected message from the master: {status:?}"
@@ -402,8 +461,7 @@ fn worker(world: &Comm, shared: &Shared<'_>) -> Result<u64, BagError> {
         }
         received += 1;
         let value = task_result(task[0], shared.config.work);
-        world
-            .send(&[task[0], value], 0, TAG_RESULT)
+        comm.send(&[task[0], value], 0, TAG_RESULT)
             .map_err(runtime)?;
     }
 }
@@ -419,7 +477,10 @@ struct MasterResult {
 }
 
 struct Master<'a> {
+    /// The job's world: the kill orders of a multi-process job go over it.
     world: &'a Comm,
+    /// The communicator the bag runs on: the world, or the last respawn's.
+    comm: Held<'a>,
     shared: &'a Shared<'a>,
     /// Tasks not handed out, re-issued ones first.
     queue: VecDeque<u64>,
@@ -446,6 +507,7 @@ impl<'a> Master<'a> {
         let tasks = shared.config.tasks;
         Master {
             world,
+            comm: Held::Borrowed(world),
             shared,
             queue: (0..tasks).collect(),
             outstanding: (1..world.size()).map(|w| (w, VecDeque::new())).collect(),
@@ -490,7 +552,7 @@ impl<'a> Master<'a> {
             }
             self.inject_kills();
             let mut message = [0u64; 2];
-            match self.world.recv(&mut message, Source::Any, TAG_RESULT) {
+            match self.comm.recv(&mut message, Source::Any, TAG_RESULT) {
                 Ok(status) => {
                     let worker = status.source.ok_or_else(|| {
                         BagError::Inconsistent("a wildcard receive completed as PROC_NULL".into())
@@ -504,8 +566,11 @@ impl<'a> Master<'a> {
         let release = matches!(self.shared.death, Death::Process);
         for &worker in self.outstanding.keys() {
             // A worker that died since is no concern of ours any more.
-            let _ = self.world.send::<u64>(&[], worker, TAG_TASK);
-            if release {
+            let _ = self.comm.send::<u64>(&[], worker, TAG_TASK);
+        }
+        if release {
+            // The job's first workers' kill-order threads (new workers have none).
+            for worker in 1..self.world.size() {
                 let _ = self.world.send(&[0u64], worker, TAG_KILL);
             }
         }
@@ -535,7 +600,7 @@ impl<'a> Master<'a> {
             else {
                 return Ok(());
             };
-            match self.world.send(&[task], worker, TAG_TASK) {
+            match self.comm.send(&[task], worker, TAG_TASK) {
                 Ok(()) => {
                     self.queue.pop_front();
                     self.outstanding
@@ -628,7 +693,7 @@ impl<'a> Master<'a> {
             "master: receive on Source::Any returned ProcFailedPending after {} results",
             self.done
         ));
-        let view = self.world.validate_local().map_err(|e| self.runtime(e))?;
+        let view = self.comm.validate_local().map_err(|e| self.runtime(e))?;
         let new_failed: Vec<Rank> = view
             .ranks(RankState::FAILED | RankState::NEW)
             .map(|info| info.rank)
@@ -657,9 +722,66 @@ impl<'a> Master<'a> {
             failed_in_all: self.local.num_failed(),
             reissued,
             reissue_time: Duration::ZERO,
+            replaced: None,
         });
         self.reissuing = Some((self.events.len() - 1, noticed));
+        if self.shared.config.replace {
+            let replaced = self.replace_workers()?;
+            let event = self.events.last_mut().expect("just pushed");
+            event.replaced = Some((replaced, noticed.elapsed()));
+        }
         Ok(())
+    }
+
+    /// `--replace`: every live worker is told to recover once its tasks are done, their
+    /// results are received, and all call `Comm::respawn`: a new worker in each dead one's
+    /// place. Returns the numbers replaced.
+    fn replace_workers(&mut self) -> Result<Vec<Rank>, BagError> {
+        let live: Vec<Rank> = self.outstanding.keys().copied().collect();
+        for &worker in &live {
+            // A worker that died meanwhile gets no order: the respawn replaces it.
+            let _ = self.comm.send(&[0u64, 0u64], worker, TAG_TASK);
+        }
+        for &worker in &live {
+            while self.outstanding.get(&worker).is_some_and(|t| !t.is_empty()) {
+                let mut message = [0u64; 2];
+                match self.comm.recv(&mut message, worker, TAG_RESULT) {
+                    Ok(status) if status.source.is_some() => {
+                        self.accept(worker, message[0], message[1])?
+                    }
+                    // Dead meanwhile: its tasks go back in the bag; the respawn replaces it.
+                    _ => {
+                        let tasks = self.outstanding.remove(&worker).unwrap_or_default();
+                        for &task in tasks.iter().rev() {
+                            self.queue.push_front(task);
+                        }
+                    }
+                }
+            }
+        }
+        let before = self.comm.group();
+        let comm = self.comm.respawn().map_err(|e| self.runtime(e))?;
+        let after = comm.group();
+        let replaced: Vec<Rank> = (1..comm.size())
+            .filter(|&r| before.world_ranks()[r as usize] != after.world_ranks()[r as usize])
+            .collect();
+        for worker in &replaced {
+            let tasks = self.outstanding.remove(worker).unwrap_or_default();
+            for &task in tasks.iter().rev() {
+                self.queue.push_front(task);
+            }
+        }
+        self.shared.say(format_args!(
+            "master: workers {replaced:?} replaced by new ones; {} workers again",
+            comm.size() - 1
+        ));
+        self.outstanding = (1..comm.size())
+            .map(|w| (w, self.outstanding.remove(&w).unwrap_or_default()))
+            .collect();
+        self.unreachable.clear();
+        self.local = FailureView::empty(comm.size());
+        self.comm = Held::Owned(comm);
+        Ok(replaced)
     }
 
     /// No worker is left: the master works through the bag itself.

@@ -24,5 +24,6 @@
 pub mod bag_of_tasks;
 pub mod checksum;
 pub mod heat;
+mod held;
 pub mod kills;
 pub mod simulated;

@@ -149,3 +149,48 @@ fn bad_configurations_are_reported() {
         Err(BagError::Config(_))
     ));
 }
+
+/// `--replace`: each death is followed by a respawn; the bag keeps its workers, every
+/// worker number (a replaced one's new worker included) still works, and the results are
+/// exact. One death, several at once, one after another, and every worker dead at once.
+#[test]
+fn replace_keeps_the_number_of_workers() {
+    let replace = |kills: &[(Rank, u64)]| Config {
+        replace: true,
+        ..small(6, kills)
+    };
+    for at in [0, 3, 30, 90] {
+        let report = run_ok(replace(&[(2, at)]));
+        assert_eq!(report.killed, vec![2]);
+        let event = report.events.iter().find(|e| e.new_failed.contains(&2));
+        if let Some(event) = event {
+            let (replaced, _) = event.replaced.clone().expect("a respawn");
+            assert_eq!(replaced, vec![2], "kill at {at}");
+        }
+    }
+    let report = run_ok(replace(&[(1, 20), (4, 20)]));
+    let replaced: Vec<Rank> = report
+        .events
+        .iter()
+        .flat_map(|e| e.replaced.clone().unwrap().0)
+        .collect();
+    assert_eq!(replaced, vec![1, 4]);
+    // After both replacements every number got work again (the new workers' results count
+    // under the numbers they took).
+    let report = run_ok(replace(&[(1, 10), (3, 40), (5, 70)]));
+    assert_eq!(report.events.len(), 3);
+    for worker in 1..6 {
+        assert!(
+            report.by_rank.get(&worker).copied().unwrap_or(0) > 0,
+            "{worker}"
+        );
+    }
+    assert_eq!(report.by_rank.get(&0), None, "the master never works alone");
+    let report = run_ok(replace(&[(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]));
+    assert_eq!(report.killed.len(), 5);
+    assert_eq!(
+        report.by_rank.get(&0),
+        None,
+        "replaced, not computed by the master"
+    );
+}

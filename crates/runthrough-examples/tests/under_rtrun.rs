@@ -318,3 +318,42 @@ fn bag_of_tasks_on_six_processes_survives_worker_kills() {
         );
     }
 }
+
+/// `--replace` across processes: each dead worker is replaced by a new process that rtrun
+/// starts; the new workers take tasks and exit 0 when the master stops them; the results are
+/// exact.
+#[test]
+fn bag_of_tasks_under_rtrun_replaces_dead_workers() {
+    let args = [
+        "--tasks",
+        "200",
+        "--work",
+        "50000",
+        "--progress",
+        "0",
+        "--replace",
+        "--kill",
+        "2@10,4@60",
+    ];
+    let report = run(6, BAG, &args, &[]);
+    let text = everything(&report);
+    assert!(report.success(), "{text}");
+    assert_eq!(report.ranks.len(), 8, "two new workers: {text}");
+    assert_endings(&report, &[(2, INJECTED), (4, INJECTED)]);
+    for new in &report.ranks[6..] {
+        assert!(new.spawned_by.is_some() && !new.cancelled, "{text}");
+    }
+    // One respawn per failure the master noticed: both deaths at once when the second came
+    // before the first was noticed (the kill orders' timing is the processes').
+    let master = stdout(&report, 0);
+    let replaced: Vec<&str> = master
+        .lines()
+        .filter_map(|l| l.split("master: workers ").nth(1))
+        .filter_map(|l| l.split(" replaced").next())
+        .collect();
+    assert!(
+        replaced == ["[2]", "[4]"] || replaced == ["[2, 4]"],
+        "{replaced:?}\n{text}"
+    );
+    assert_contains(&report, 0, &[": equal"]);
+}

@@ -58,6 +58,11 @@ struct Args {
     /// Only the summary.
     #[arg(long)]
     quiet: bool,
+    /// Replace dead workers: after a failure the master and the live workers start a new
+    /// worker in each dead one's place (Comm::respawn), so the bag keeps its workers
+    /// (in-process, or under rtrun, which starts the new processes).
+    #[arg(long)]
+    replace: bool,
 }
 
 fn main() -> ExitCode {
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         kills,
         progress_every: args.progress,
         verbose: !args.quiet,
+        replace: args.replace,
         ..Config::default()
     };
     if launched_as_a_rank() {
@@ -110,9 +116,14 @@ fn header(config: &Config, how: &str) -> String {
         .map(|(r, k)| format!("{r}@{k}"))
         .collect();
     format!(
-        "bag_of_tasks: {} {how} (master 0, {} workers), {} tasks, window {}; kills: {}",
+        "bag_of_tasks: {} {how} (master 0, {} workers{}), {} tasks, window {}; kills: {}",
         config.ranks,
         config.ranks.saturating_sub(1),
+        if config.replace {
+            ", dead ones replaced"
+        } else {
+            ""
+        },
         config.tasks,
         config.window,
         if kills.is_empty() {
@@ -126,8 +137,18 @@ fn header(config: &Config, how: &str) -> String {
 fn print_events(events: &[FailureEvent]) {
     for e in events {
         println!(
-            "failure after {} results: ProcFailedPending, validate_local returned FAILED|NEW {:?} ({} failed in all); re-issued tasks {:?}; back in flight after {:.2?}",
-            e.after_results, e.new_failed, e.failed_in_all, e.reissued, e.reissue_time
+            "failure after {} results: ProcFailedPending, validate_local returned FAILED|NEW {:?} ({} failed in all); re-issued tasks {:?}; back in flight after {:.2?}{}",
+            e.after_results,
+            e.new_failed,
+            e.failed_in_all,
+            e.reissued,
+            e.reissue_time,
+            match &e.replaced {
+                Some((workers, took)) => {
+                    format!("; workers {workers:?} replaced by new ones in {took:.2?}")
+                }
+                None => String::new(),
+            }
         );
     }
 }
@@ -178,6 +199,22 @@ fn run_as_a_rank(mut config: Config, ranks: Option<u32>) -> ExitCode {
     };
     let world = universe.world();
     let me = world.rank();
+    if let Some(parents) = world.parent() {
+        // A new worker of --replace: it works until the master stops it.
+        config.ranks = parents.remote_size() + world.size();
+        drop(parents);
+        return match bag_of_tasks::run_rank(world, &config, Death::Process) {
+            Ok(_) => {
+                universe.finalize();
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                println!("bag_of_tasks: a new worker FAILED: {error}");
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+                std::process::exit(4)
+            }
+        };
+    }
     if let Some(ranks) = ranks.filter(|&r| r != world.size()) {
         if me == 0 {
             eprintln!(

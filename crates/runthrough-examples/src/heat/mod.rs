@@ -76,8 +76,8 @@ pub use hosts::{host_key, key_of};
 pub use placement::{Committed, LostBlock, Move, Placement};
 
 use crate::checksum::{bitwise_equal, fnv1a_f64};
+use crate::held::Held;
 use crate::kills::Death;
-use respawn::Held;
 
 /// Where an injected failure strikes a rank: a trigger of the one fault grammar
 /// ([`runthrough::fault`]). heat injects the application's points itself:

@@ -26,25 +26,11 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use runthrough::{Comm, Error, FailureView, InterComm, Rank, RankState};
+use runthrough::{Error, FailureView, InterComm, Rank, RankState};
+
+use crate::held::Held;
 
 use super::{Committed, HeatError, LostBlock, RankResult, RecoveryRecord, Shared, Solver};
-
-/// The communicator a solver runs on: borrowed (the job's world) or its own (a respawn's).
-pub(super) enum Held<'a> {
-    Borrowed(&'a Comm),
-    Owned(Comm),
-}
-
-impl std::ops::Deref for Held<'_> {
-    type Target = Comm;
-    fn deref(&self) -> &Comm {
-        match self {
-            Held::Borrowed(comm) => comm,
-            Held::Owned(comm) => comm,
-        }
-    }
-}
 
 /// What a new rank learns from the lowest survivor before its copies.
 #[derive(Debug, Default, PartialEq)]
