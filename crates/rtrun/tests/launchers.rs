@@ -241,6 +241,43 @@ fn killing_rank_2(launcher: &mut Command, supervised: bool) -> &mut Command {
     ])
 }
 
+/// Spawning under a PMI launcher: neither Hydra nor srun can start ranks for a running job
+/// here (docs/semantics.md §8), so `Comm::spawn` fails with the same clear error at every
+/// parent (`Error::Spawn` naming rtrun) and the job goes on.
+fn check_spawn_refused(outcome: &Outcome, ranks: u32) {
+    assert!(outcome.status.success(), "{}", outcome.text());
+    for rank in 0..ranks {
+        let lines = outcome.lines_of(rank);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("spawn refused:") && l.contains("only rtrun")),
+            "rank {rank}\n{}",
+            outcome.text()
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some("final failed=[]"),
+            "{}",
+            outcome.text()
+        );
+    }
+}
+
+#[test]
+fn hydra_mpiexec_refuses_a_spawn_at_every_parent() {
+    if !hydra() {
+        return;
+    }
+    check_spawn_refused(&run(mpiexec(3).args([CHECK, "spawn"])), 3);
+}
+
+#[test]
+fn srun_pmi2_refuses_a_spawn_at_every_parent() {
+    let Some(conf) = slurm() else { return };
+    check_spawn_refused(&run(srun(&conf, 3).args([CHECK, "spawn"])), 3);
+}
+
 /// SPEC §4: a job of 4 ranks under Hydra (PMI-1) completes.
 #[test]
 fn hydra_mpiexec_runs_a_job_to_completion() {
