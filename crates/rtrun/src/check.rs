@@ -31,8 +31,21 @@ pub fn check(job: &Job) -> Result<Vec<String>, String> {
         ));
     }
     let plan: FaultPlan = job.kills.iter().copied().collect();
-    plan.check_ranks(job.size)
+    // A kill may name a rank that a spawn will start (from -n up to the universe), at a point
+    // of its calls: it gets the fault when it starts.
+    plan.check_ranks(job.universe())
         .map_err(|e| format!("--kill {e}"))?;
+    if let Some(fault) = plan
+        .faults()
+        .iter()
+        .find(|f| f.rank >= job.size && matches!(f.trigger, runthrough::Trigger::After(_)))
+    {
+        return Err(format!(
+            "--kill `{fault}`: rank {} is started by a spawn, if ever: kill it at a point of \
+             its calls (call:K, validate_global:K, ...), not at a time",
+            fault.rank
+        ));
+    }
     if let Some(fault) = plan
         .faults()
         .iter()

@@ -1032,7 +1032,9 @@ fn start_spawn(
             (launch::ENV_SPAWN_ARGS, launch::args_word(args)),
         ];
         let mut state = unstarted(rank);
-        let started = launcher.start_rank(rank, None, &env, *program, &mut state, forwarders);
+        let triggers = launcher.triggers(rank);
+        state.kill_planned_in_operation = triggers.is_some();
+        let started = launcher.start_rank(rank, triggers, &env, *program, &mut state, forwarders);
         if state.pid.is_none() {
             // Never started: it ends here, as far as the report goes.
             state.report.ending = Some(Ending::Exited(-1));
@@ -1074,9 +1076,16 @@ struct Launcher<'a> {
     events_tx: mpsc::Sender<Event>,
     lines: Arc<Mutex<Vec<(u32, Stream, String)>>>,
     start: Instant,
+    /// The planned faults each rank gets at its start (`RT_FAULT`), spawned ranks included.
+    faults: BTreeMap<u32, Vec<Trigger>>,
 }
 
 impl Launcher<'_> {
+    /// Rank `rank`'s planned faults, as `RT_FAULT` says them.
+    fn triggers(&self, rank: u32) -> Option<String> {
+        self.faults.get(&rank).map(|t| Trigger::format_list(t))
+    }
+
     /// Starts world rank `rank`'s process (`triggers`: its planned faults, `env`: variables of
     /// its own), with its output forwarded and its end reported as [`Event::Exited`].
     fn start_rank(
@@ -1322,9 +1331,10 @@ pub fn run(job: &Job) -> io::Result<Report> {
         events_tx: events_tx.clone(),
         lines: lines.clone(),
         start,
+        faults,
     };
     for rank in 0..size {
-        let triggers = faults.get(&rank).map(|t| Trigger::format_list(t));
+        let triggers = launcher.triggers(rank);
         ranks[rank as usize].kill_planned_in_operation = triggers.is_some();
         let state = &mut ranks[rank as usize];
         if let Err(e) = launcher.start_rank(rank, triggers, &[], None, state, &mut forwarders) {

@@ -61,6 +61,19 @@ fn bad_input_is_refused_before_anything_starts_naming_it() {
     let marker = dir.join("started");
     let cases: Vec<Case> = vec![
         (vec!["--kill", "7@0.1", "-n", "4"], vec![], "7@0.1"),
+        // Ranks a spawn may start (up to the universe) can be killed at a call, not at a time.
+        (vec!["-n", "4", "--kill", "5@0.1"], vec![], "not at a time"),
+        (vec!["-n", "4", "--kill", "8@call:1"], vec![], "rank 8"),
+        (
+            vec!["-n", "4", "--universe-size", "6", "--kill", "6@call:1"],
+            vec![],
+            "rank 6",
+        ),
+        (
+            vec!["-n", "4", "--universe-size", "2"],
+            vec![],
+            "--universe-size 2",
+        ),
         (vec!["-n", "4", "--stop", "9@0.1"], vec![], "rank 9"),
         (vec!["-n", "4", "--stop", "1@call:2"], vec![], "1@call:2"),
         (

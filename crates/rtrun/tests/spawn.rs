@@ -194,3 +194,27 @@ fn the_root_dying_before_it_asks_fails_the_spawn() {
         assert_eq!(lines.last().copied(), Some("final failed=[1]"), "{text}");
     }
 }
+
+/// A replacement that dies before it joins (rtrun's plan names world rank 4, the first
+/// replacement, at its first call): the survivors' respawn starts another (world rank 5),
+/// and the recovered communicator has its 4 ranks.
+#[test]
+fn a_replacement_dying_before_it_joins_is_replaced_again() {
+    let report = run(4, None, &["respawn"], &["1@call:3", "4@call:1"]);
+    let text = output(&report);
+    assert!(report.success(), "{text}");
+    assert_eq!(report.ranks.len(), 6, "{text}");
+    assert!(
+        report.ranks[4].injected && report.ranks[1].injected,
+        "{text}"
+    );
+    assert_eq!(report.ranks[5].ending, Some(Ending::Exited(0)), "{text}");
+    assert!(report.stdout_of(5).contains(&"replacement of 1"), "{text}");
+    for rank in [0, 2, 3, 5] {
+        assert!(
+            report.stdout_of(rank).contains(&"respawned size=4 sum=6"),
+            "rank {rank}: {text}"
+        );
+    }
+    assert!(text.contains("--kill 4@call:1: fired"), "{text}");
+}
