@@ -99,6 +99,15 @@
 //! and the other way round. Collectives may synchronize in MPI, so a root that waits for credit
 //! until its slow peer enters the next call is within the rules.
 //!
+//! Non-blocking collectives (several calls outstanding at once) add a wait that blocking calls
+//! cannot have: a sender's messages for a later call (or a later step of a call) may hold its
+//! window at a receiver whose current step waits for that sender's message of an earlier
+//! call, queued behind them at the sender; and the receiver may take those later messages only
+//! after the earlier call ends. So loans exist on the collective lane too: a receiver whose
+//! non-blocking collective's current step waits for a message of a sender that asked for
+//! credit lends it the charges of that sender's messages held here, with the same debt
+//! accounting and cap as point-to-point loans.
+//!
 //! # Costs
 //! Failure-free, a message costs the sender one comparison against its window and the receiver
 //! one addition to the sender's released count (state per peer in a vector indexed by world
@@ -745,11 +754,33 @@ impl<R: Ready> Flow<R> {
     /// than it charged, so its count stays exact. Nothing is lent when nothing is held (the
     /// sender then waits for charges in flight, whose release answers it).
     pub fn lend(&mut self, from: WorldRank) {
-        if !self.is_waiting(from) {
+        self.lend_on(from, Lane::Point);
+    }
+
+    /// Whether `from` waits for collective credit that this rank has not given yet.
+    pub fn is_waiting_collective(&self, from: WorldRank) -> bool {
+        self.peers
+            .0
+            .get(from.index())
+            .is_some_and(|peer| !peer.failed && peer.inbound[Lane::Collective.index()].eager)
+    }
+
+    /// [`Flow::lend`] on the collective lane: a non-blocking collective here waits for a
+    /// message of `from` that is queued behind messages held here for later steps or later
+    /// calls (see "Collective traffic" in the module's docs). The loan travels as a credit
+    /// (the sender treats both alike).
+    pub fn lend_collective(&mut self, from: WorldRank) {
+        if self.is_waiting_collective(from) {
+            self.lend_on(from, Lane::Collective);
+        }
+    }
+
+    fn lend_on(&mut self, from: WorldRank, lane: Lane) {
+        if lane == Lane::Point && !self.is_waiting(from) {
             return;
         }
         let cap = self.cap;
-        let inbound = &mut self.peers.entry(from).inbound[Lane::Point.index()];
+        let inbound = &mut self.peers.entry(from).inbound[lane.index()];
         let bytes = inbound
             .held
             .saturating_sub(inbound.debt)
@@ -759,9 +790,15 @@ impl<R: Ready> Flow<R> {
         }
         inbound.debt += bytes;
         inbound.eager = false;
-        self.waiting_senders -= 1;
         self.loans += 1;
-        self.due.push((from, Packet::Loan { bytes }));
+        let packet = match lane {
+            Lane::Point => {
+                self.waiting_senders -= 1;
+                Packet::Loan { bytes }
+            }
+            Lane::Collective => Packet::Credit { lane, bytes },
+        };
+        self.due.push((from, packet));
         self.set_ready();
     }
 

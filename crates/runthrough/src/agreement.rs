@@ -44,10 +44,21 @@ impl<'a> ActiveCall<'a> {
     }
 
     fn claim(comm: &'a Comm, collective: bool, exclusive: bool) -> Result<Self> {
-        comm.process
-            .endpoint
-            .lock()
-            .claim_agreement(comm.context, collective, exclusive)?;
+        let context = comm.context;
+        loop {
+            let mut engine = comm.process.endpoint.lock();
+            if collective && engine.schedules_running(context) {
+                // A new collective epoch would drop the late messages of this communicator's
+                // non-blocking collectives: they finish here first (not for long: each ends,
+                // at the latest, with `ProcFailed` once a participant's death is known).
+                drop(engine);
+                comm.process
+                    .wait_for(|engine| (!engine.schedules_running(context)).then_some(()));
+                continue;
+            }
+            engine.claim_agreement(context, collective, exclusive)?;
+            break;
+        }
         Ok(ActiveCall {
             comm,
             collective,

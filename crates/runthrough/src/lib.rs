@@ -49,7 +49,7 @@ mod transport;
 mod universe;
 mod wait;
 
-pub use collectives::{Op, Partition, PartitionMut, Reducible, UserOp};
+pub use collectives::{CollectiveRequest, Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
 pub use flow::{FlowStats, DEFAULT_UNEXPECTED_CAP, ENV_UNEXPECTED_CAP};
 pub use group::{Group, GroupComparison};

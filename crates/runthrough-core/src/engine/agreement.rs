@@ -26,7 +26,9 @@ impl Engine {
         exclusive: bool,
     ) -> Result<()> {
         let state = self.comm(context)?;
-        if state.agreement_active || (collective && state.collective_active) {
+        if state.agreement_active
+            || (collective && (state.collective_active || state.schedules_running()))
+        {
             return Err(Error::ConcurrentCollective);
         }
         state.agreement_active = exclusive;

@@ -415,6 +415,11 @@ impl Engine {
             state.collective_matcher = Default::default();
             state.collective_early = Vec::new();
         }
+        let mut out = Outgoing::new();
+        self.advance_schedules(context, &mut out);
+        for (world, packet) in out {
+            self.flow.send_later(world, packet);
+        }
     }
 }
 

@@ -24,8 +24,10 @@
 //! after releasing whatever lock it keeps the engine under. A thread that waits calls the
 //! polls again whenever the engine changed (the driver's wake-up).
 //!
-//! Not here yet: the collective algorithms themselves (the runtime runs them as blocking code
-//! over these commands, one call at a time per communicator) and the fault plan's injector.
+//! Collectives run two ways. A blocking collective call is the runtime's code over the
+//! collective commands (one such call at a time per communicator). A non-blocking one is a
+//! [`Schedule`] the engine itself runs as its messages arrive ([`Engine::start_schedule`],
+//! [`Engine::poll_schedule`]); any number of those may be outstanding, in call order.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -41,11 +43,13 @@ mod agreement;
 mod collective;
 mod creation;
 mod point_to_point;
+mod schedule;
 pub use collective::{CollectiveCall, CollectivePosted};
 pub use creation::{
     derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
     ID_FREE,
 };
+pub use schedule::{Reduction, Schedule, Step};
 mod send;
 mod views;
 pub use point_to_point::{Posted, Probed, ReceivePoll};
@@ -223,6 +227,11 @@ pub(crate) struct CommState {
     pub(crate) collective_sequence: u32,
     /// Whether a collective call (validate_global included) is running on this communicator.
     pub(crate) collective_active: bool,
+    /// The non-blocking collective calls started here and not yet polled, in call order
+    /// (`schedule`).
+    pub(crate) schedules: schedule::Schedules,
+    /// The id of the next schedule started here.
+    pub(crate) next_schedule: u64,
     /// Whether a call holds the main agreement series exclusively: a blocking `validate_global`,
     /// `agree` or `shrink` while it runs, or a pending `ivalidate_global` (whose G the next
     /// agreement's participants depend on). A pending `iagree` holds nothing: agreements
@@ -274,6 +283,8 @@ impl CommState {
             epoch: 0,
             collective_sequence: 0,
             collective_active: false,
+            schedules: Default::default(),
+            next_schedule: 0,
             agreement_active: false,
             queued_agreements: Default::default(),
             unpolled: Vec::new(),
@@ -680,6 +691,7 @@ impl Engine {
             }
         }
         comm.settle_revoked_creations(context, out);
+        schedule::advance(comm, &mut self.flow, context, out);
         for id in pending {
             self.complete(id, Err(Error::Revoked));
         }
@@ -704,6 +716,9 @@ impl Engine {
                 self.flow.credit_wanted(from, *lane);
                 if self.flow.is_waiting(from) && self.a_receive_waits_for(from) {
                     self.flow.lend(from);
+                }
+                if *lane == Lane::Collective && self.a_schedule_waits_for(from) {
+                    self.flow.lend_collective(from);
                 }
                 return;
             }
@@ -802,7 +817,10 @@ impl Engine {
                     return self.flow.release(from, Lane::Collective, charge);
                 }
                 match comm.collective_matcher.arrive(envelope, payload, bytes) {
-                    None => self.flow.hold(from, Lane::Collective, charge),
+                    None => {
+                        self.flow.hold(from, Lane::Collective, charge);
+                        schedule::advance(comm, &mut self.flow, context, out);
+                    }
                     Some((id, envelope, payload)) => {
                         self.flow.release(from, Lane::Collective, charge);
                         let received = Received {
@@ -864,6 +882,7 @@ impl Engine {
                 comm.agreements.handle_failure(rank);
                 comm.creations.handle_failure(rank);
                 comm.drain_agreements(context, out);
+                schedule::advance(comm, &mut self.flow, context, out);
             }
         }
         for (id, rank) in failed_receives {

@@ -58,11 +58,11 @@ mod tests {
     }
 
     /// A few hundred fixed seeds pass, and between them they exercise what the checks are
-    /// about: credit waits, crashes, failed receives, revocations.
+    /// about: credit waits, crashes, failed receives, revocations, non-blocking collectives.
     #[test]
     fn fixed_seeds_pass() {
         let mut totals = EngineTotals::default();
-        for index in 0..300 {
+        for index in 0..360 {
             let outcome = check(schedule_seed(11, index), ENGINE_RANKS);
             totals.crashes += outcome.crashes;
             totals.delayed_sends += outcome.delayed_sends;
@@ -85,6 +85,17 @@ mod tests {
         assert!(totals.revocations > 10, "{totals:?}");
         assert!(totals.receipts > 1000, "{totals:?}");
         assert!(totals.decisions > 1000, "{totals:?}");
+    }
+
+    /// Seeds that caught the non-blocking collectives' schedules once: a failed call whose
+    /// sends still waited for credit that its receiver would never give (they are withdrawn
+    /// now), and a current step waiting for a message queued behind later ones that held the
+    /// window (the collective lane lends now).
+    #[test]
+    fn non_blocking_collective_regression_seeds() {
+        for seed in [12_807_144_164_152_458_454, 1_278_491_736_866_658_854] {
+            check(seed, ENGINE_RANKS);
+        }
     }
 
     /// With false suspicions (a live rank reported failed keeps running until its fence),

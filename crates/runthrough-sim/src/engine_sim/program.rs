@@ -8,7 +8,10 @@
 //! sender's order (one blocking receive after the other, or all posted first and then polled,
 //! as irecvs), then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
 //! the collective commands over the OK ranks of G: gather to participant 0, which sends the sum
-//! back (it must succeed unless a participant crashed); (c) `validate_local`; (d)
+//! back (it must succeed unless a participant crashed); (b') one to four non-blocking
+//! collectives (`ibarrier`, `ibroadcast`, `iall_reduce`: schedules the engine runs by itself)
+//! started back to back and waited for in a random order, each result checked against the
+//! sequential reference over the OK ranks of G; (c) `validate_local`; (d)
 //! `validate_global` (claim, start, poll until decided, install the decided G, end), after
 //! which sends, receives and probes naming a rank of G complete as `MPI_PROC_NULL`; (e) `agree`
 //! with a random flag per rank; (f) two or three `iagree`s started back to back (each queued
@@ -35,7 +38,7 @@ use rand_chacha::ChaCha8Rng;
 use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{
     verdict, CollectiveCall, CollectivePosted, CreationEntry, Engine, Kind, Members,
-    Plan as CreationPlan, Posted, ReceivePoll, Verdict, EXCHANGE_OK, ID_FREE,
+    Plan as CreationPlan, Posted, ReceivePoll, Reduction, Schedule, Verdict, EXCHANGE_OK, ID_FREE,
 };
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -113,6 +116,12 @@ pub enum Round {
     /// `shrink` of the world at every rank (a candidate context id, an agreement of the main
     /// series, the survivors it decides), then `free` of the new communicator.
     Shrink,
+    /// Non-blocking collectives started back to back (schedules the engine runs by itself),
+    /// then waited for in a random order at each rank.
+    Schedules {
+        /// The calls, in order.
+        ops: Vec<ScheduleOp>,
+    },
     /// `by` revokes the world; the others wait for it to reach them (the last round).
     Revoke {
         /// The revoking rank.
@@ -129,6 +138,25 @@ pub enum AgreeOp {
     ValidateGlobal,
     /// A blocking `agree` (queued behind the pending `iagree`s).
     Agree,
+}
+
+/// One call of a [`Round::Schedules`] round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleOp {
+    /// `iall_reduce`: the sum of one u64 each (the round's contribution plus the call's
+    /// index), its messages carrying `pad` more bytes.
+    AllReduce {
+        /// Bytes after the value.
+        pad: usize,
+    },
+    /// `ibarrier`.
+    Barrier,
+    /// `ibroadcast` of the root's contribution (plus the call's index) from the participant
+    /// at `root` modulo their number.
+    Broadcast {
+        /// The root's position among the participants (modulo their number).
+        root: usize,
+    },
 }
 
 /// Everything a schedule's programs and faults are, drawn from its seed.
@@ -170,7 +198,25 @@ impl Plan {
             if !any_order && pick >= 45 {
                 // Agreement rounds (not in `any_order` exploration, whose known stuck seeds
                 // are kept as they were).
-                rounds.push(if pick < 65 {
+                rounds.push(if (58..65).contains(&pick) {
+                    let count = rng.gen_range(1..=4);
+                    let ops = (0..count)
+                        .map(|_| match rng.gen_range(0..3) {
+                            0 => ScheduleOp::Barrier,
+                            1 => ScheduleOp::Broadcast {
+                                root: rng.gen_range(0..n as usize),
+                            },
+                            _ => ScheduleOp::AllReduce {
+                                pad: if rng.gen_bool(0.5) {
+                                    0
+                                } else {
+                                    rng.gen_range(0..MAX_PAD)
+                                },
+                            },
+                        })
+                        .collect();
+                    Round::Schedules { ops }
+                } else if pick < 65 {
                     Round::AllReduce {
                         pad: if rng.gen_bool(0.5) {
                             0
@@ -465,6 +511,12 @@ enum Phase {
         seq: u64,
         candidate: Option<ContextId>,
     },
+    /// A round of non-blocking collectives: (schedule id, op index) of those started and
+    /// not waited for yet (shuffled once all are started).
+    Schedules {
+        pending: Vec<(u64, usize)>,
+        shuffled: bool,
+    },
     /// A `shrink` round: agreement `seq` for `candidate`.
     Shrinking {
         seq: u64,
@@ -547,6 +599,9 @@ impl Program {
             } => {
                 format!("agreements: next call {next}, pending {pending:?}, waits for {blocking:?}")
             }
+            Phase::Schedules { pending, .. } => {
+                format!("non-blocking collectives: waits for {pending:?}")
+            }
             Phase::Done(end) => format!("done: {end:?}"),
         };
         format!("round {} {round:?}: {what}", self.round)
@@ -623,6 +678,10 @@ impl Program {
                         Ok(true)
                     }
                     &Round::AllReduce { pad } => self.begin_reduce(pad, cx),
+                    Round::Schedules { ops } => {
+                        let ops = ops.clone();
+                        self.start_schedules(&ops, cx)
+                    }
                     Round::Dup | Round::Split { .. } => self.begin_dup(cx),
                     Round::Shrink => {
                         let me = cx.me;
@@ -703,6 +762,7 @@ impl Program {
             Phase::Reduce { .. } => self.reduce(cx),
             Phase::RevokeWait { .. } => self.revoke_wait(cx),
             Phase::Agreements { .. } => self.agreements(cx),
+            Phase::Schedules { .. } => self.poll_schedules(cx),
         }
     }
 
@@ -1463,6 +1523,167 @@ impl Program {
         }
     }
 
+    /// The participants of collectives at this rank: the OK ranks of its G.
+    fn participants(&self, plan: &Plan) -> Vec<u32> {
+        (0..plan.ranks)
+            .filter(|&r| !self.global.contains(r))
+            .collect()
+    }
+
+    /// Starts every call of a [`Round::Schedules`] round, in order: each is numbered and runs
+    /// in the engine from then on, whatever this program does.
+    fn start_schedules(&mut self, ops: &[ScheduleOp], cx: &mut Ctx) -> Step {
+        let me = cx.me;
+        let round = self.round;
+        let expected = self.participants(cx.plan);
+        let mut pending = Vec::new();
+        for (k, &op) in ops.iter().enumerate() {
+            let mut wrong = None;
+            let started = cx.engine.start_schedule(
+                WORLD_CONTEXT,
+                me,
+                |call| {
+                    let (p, i) = (&call.participants[..], call.index);
+                    if p != &expected[..] || p.get(i) != Some(&me) {
+                        wrong = Some(format!(
+                            "start_schedule at {me}: participants {p:?}, index {i}"
+                        ));
+                    }
+                    let value = |rank: u32| contribution(round, rank) + k as u64;
+                    Ok(match op {
+                        ScheduleOp::Barrier => Schedule::barrier(p, i),
+                        ScheduleOp::Broadcast { root } => {
+                            let root = root % p.len();
+                            let data = if root == i {
+                                value_bytes(value(me), 0)
+                            } else {
+                                Vec::new()
+                            };
+                            Schedule::broadcast(p, i, root, data)
+                        }
+                        ScheduleOp::AllReduce { pad } => {
+                            Schedule::all_reduce(p, i, value_bytes(value(me), pad), sum_of_values())
+                        }
+                    })
+                },
+                cx.out,
+            );
+            if let Some(wrong) = wrong {
+                return Err(wrong);
+            }
+            cx.trace
+                .note(&[24, u64::from(me), round as u64, k as u64], || {
+                    format!("rank {me} starts {op:?} (round {round} call {k}): {started:?}")
+                });
+            match started {
+                Ok(id) => pending.push((id, k)),
+                Err(error) => {
+                    if let Some(end) = self.schedule_outcome(k, op, Err(error), cx)? {
+                        return self.finish(end, cx);
+                    }
+                }
+            }
+        }
+        self.phase = Phase::Schedules {
+            pending,
+            shuffled: false,
+        };
+        Ok(true)
+    }
+
+    /// Waits for the round's calls in a random order.
+    fn poll_schedules(&mut self, cx: &mut Ctx) -> Step {
+        let Phase::Schedules { pending, shuffled } = &mut self.phase else {
+            unreachable!("called in a round of non-blocking collectives");
+        };
+        if !*shuffled {
+            pending.shuffle(cx.rng);
+            *shuffled = true;
+        }
+        let Some(&(id, k)) = pending.first() else {
+            return self.next_round();
+        };
+        let Some(outcome) = cx.engine.poll_schedule(WORLD_CONTEXT, id, cx.out) else {
+            return Ok(false);
+        };
+        pending.remove(0);
+        let Some(Round::Schedules { ops }) = cx.plan.rounds.get(self.round) else {
+            unreachable!("in a round of non-blocking collectives");
+        };
+        let op = ops[k];
+        match self.schedule_outcome(k, op, outcome, cx)? {
+            Some(end) => self.finish(end, cx),
+            None => Ok(true),
+        }
+    }
+
+    /// Checks call `k` (`op`) of this round's outcome: a result equal to the sequential
+    /// reference over the OK ranks of G, or an error only when a participant crashed
+    /// (SPEC §3.3). Returns how the program ends if it must end now (revoked).
+    fn schedule_outcome(
+        &mut self,
+        k: usize,
+        op: ScheduleOp,
+        outcome: Result<Vec<u8>>,
+        cx: &mut Ctx,
+    ) -> std::result::Result<Option<End>, String> {
+        let me = cx.me;
+        let round = self.round;
+        cx.trace
+            .note(&[25, u64::from(me), round as u64, k as u64], || {
+                format!("rank {me} {op:?} (round {round} call {k}): {outcome:?}")
+            });
+        let participants = self.participants(cx.plan);
+        let value = |rank: u32| contribution(round, rank) + k as u64;
+        match outcome {
+            Ok(bytes) => {
+                let wrong =
+                    |what: String| format!("{op:?} of round {round} (call {k}) at {me}: {what}");
+                match op {
+                    ScheduleOp::Barrier if !bytes.is_empty() => {
+                        return Err(wrong(format!("{} bytes", bytes.len())));
+                    }
+                    ScheduleOp::Barrier => {}
+                    ScheduleOp::Broadcast { root } => {
+                        let from = participants[root % participants.len()];
+                        let got = value_of(&bytes, 0).map_err(&wrong)?;
+                        if got != value(from) {
+                            return Err(wrong(format!("{got}, root {from} sent {}", value(from))));
+                        }
+                    }
+                    ScheduleOp::AllReduce { pad } => {
+                        let got = value_of(&bytes, pad).map_err(&wrong)?;
+                        let expected = participants
+                            .iter()
+                            .map(|&r| value(r))
+                            .fold(0u64, u64::wrapping_add);
+                        if got != expected {
+                            return Err(wrong(format!("{got}, expected {expected}")));
+                        }
+                    }
+                }
+                Ok(None)
+            }
+            Err(error) => {
+                cx.checker.on_error(me, &error)?;
+                if error == Error::Revoked {
+                    return Ok(Some(End::Revoked));
+                }
+                if participants
+                    .iter()
+                    .all(|&r| !cx.checker.crashed[r as usize])
+                {
+                    return Err(format!(
+                        "{op:?} of round {round} (call {k}) at {me}: {error:?}, but no \
+                         participant crashed (G {:?})",
+                        self.global
+                    ));
+                }
+                Ok(None)
+            }
+        }
+    }
+
     fn begin_reduce(&mut self, pad: usize, cx: &mut Ctx) -> Step {
         let me = cx.me;
         match cx.engine.begin_collective(WORLD_CONTEXT, me, true) {
@@ -1701,6 +1922,25 @@ fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>
         }
     }
     Ok(decision)
+}
+
+/// A collective message's bytes: `value`, then `pad` bytes of 0xA5.
+fn value_bytes(value: u64, pad: usize) -> Vec<u8> {
+    let mut bytes = value.to_le_bytes().to_vec();
+    bytes.resize(8 + pad, 0xA5);
+    bytes
+}
+
+/// The reduction of the non-blocking all-reduces: the sum of the leading u64s (the padding
+/// is kept as it is).
+fn sum_of_values() -> Reduction {
+    std::sync::Arc::new(|input: &[u8], inout: &mut [u8]| {
+        let read = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        if input.len() >= 8 && inout.len() >= 8 {
+            let sum = read(input).wrapping_add(read(inout));
+            inout[..8].copy_from_slice(&sum.to_le_bytes());
+        }
+    })
 }
 
 /// The u64 of a collective message (then `pad` bytes of 0xA5).

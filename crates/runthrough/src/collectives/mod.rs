@@ -43,6 +43,7 @@ mod blocks;
 mod broadcast;
 pub(crate) mod call;
 mod gather;
+mod nonblocking;
 mod op;
 mod reduce;
 mod scan;
@@ -51,6 +52,7 @@ mod virtual_ranks;
 
 pub(crate) use gather::bruck_all_gather;
 pub use gather::PartitionMut;
+pub use nonblocking::CollectiveRequest;
 pub use op::{Op, Reducible, UserOp};
 pub use scatter::Partition;
 

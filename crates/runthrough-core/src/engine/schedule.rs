@@ -1,0 +1,1105 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Non-blocking collectives as state machines that the engine runs by itself.
+//!
+//! A [`Schedule`] is one collective call at one rank written as a list of steps over byte
+//! buffers: send a buffer to a participant, receive a participant's message into a buffer (or
+//! combine it into one with the call's reduction). [`Engine::start_schedule`] numbers the call
+//! within the communicator's epoch, as a blocking collective's start does, and from then on
+//! the engine advances it whenever something it waits for arrives ([`Engine::handle_packet`]),
+//! whoever delivers it: no thread of the rank needs to be inside the library for the call to
+//! progress, so a rank that starts `ibarrier` and then waits for a message its peer sends only
+//! after its own barrier still gets it. The driver polls the outcome with
+//! [`Engine::poll_schedule`].
+//!
+//! # The ordered queue
+//! A communicator's started schedules are kept in call order, each with its own call number;
+//! any number may be outstanding, beside at most one blocking collective (which takes the next
+//! number when it starts). Messages are matched by (epoch, call number), so calls never mix,
+//! and every rank numbers its calls alike because each rank issues the communicator's
+//! collectives in the same order (MPI's rule for collectives, non-blocking ones included).
+//! Two threads starting collectives on one communicator at once have no such order:
+//! a schedule started while another thread's blocking collective runs is refused with
+//! `Error::ConcurrentCollective`, as two blocking calls are.
+//!
+//! Calls that change the communicator's epoch (`validate_global`, the creations, `shrink`)
+//! wait until no schedule runs ([`Engine::schedules_running`]; until then they are refused
+//! with `Error::ConcurrentCollective`): a schedule's late
+//! messages belong to the old epoch and would be dropped by the new one.
+//!
+//! # Failures (docs/semantics.md §3.3)
+//! A schedule fails with `Error::ProcFailed` as soon as this rank's detector knows of a failed
+//! participant that G does not recognize (even one whose messages were all buffered: the
+//! blocking calls' rule), with `Error::Revoked` once the communicator is revoked, and with
+//! `Error::Comm` once it is freed; its sends still waiting for flow-control credit are then
+//! withdrawn (as a blocking collective's are). A call whose steps all ran reports its outcome
+//! once its queued sends went out, so no message of a finished call is left in the flow's
+//! queues.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::{CommState, Engine, Flow};
+use crate::flow;
+use crate::matching::{SourceSelector, TagSelector};
+use crate::packet::{ContextId, Lane, Outgoing, Packet};
+use crate::{Error, Rank, Result, WorldRank};
+
+/// A reduction over byte buffers: `inout = input op inout`, elementwise, where `input` holds
+/// the lower ranks' partial result (MPI's order for a non-commutative operation).
+pub type Reduction = Arc<dyn Fn(&[u8], &mut [u8]) + Send + Sync>;
+
+/// One step of a [`Schedule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Sends buffer `buffer`, whole, to comm rank `to`.
+    Send {
+        /// The receiving participant (a comm rank).
+        to: Rank,
+        /// The buffer sent.
+        buffer: usize,
+    },
+    /// Receives comm rank `from`'s message of this call into buffer `into` (replacing it).
+    Receive {
+        /// The sending participant (a comm rank).
+        from: Rank,
+        /// The buffer received into.
+        into: usize,
+    },
+    /// Receives comm rank `from`'s message of this call, the partial result of ranks above
+    /// those already in buffer `into`, and combines: `into = into op message`.
+    CombineAbove {
+        /// The sending participant (a comm rank).
+        from: Rank,
+        /// The accumulating buffer.
+        into: usize,
+    },
+}
+
+/// One collective call at one rank as steps over buffers, run in order; a receive step waits
+/// until its message is here. Built by the algorithms below ([`Schedule::barrier`],
+/// [`Schedule::broadcast`], [`Schedule::reduce`], [`Schedule::all_reduce`]).
+#[derive(Clone)]
+pub struct Schedule {
+    steps: Vec<Step>,
+    buffers: Vec<Vec<u8>>,
+    reduction: Option<Reduction>,
+    /// The buffer that holds the call's result at this rank, if it has one.
+    result: Option<usize>,
+}
+
+impl std::fmt::Debug for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schedule")
+            .field("steps", &self.steps)
+            .field("buffers", &self.buffers.len())
+            .field("reduction", &self.reduction.is_some())
+            .field("result", &self.result)
+            .finish()
+    }
+}
+
+/// The mask of the highest power of two not above `n` (1 for n ≤ 1).
+fn top_bit(n: usize) -> usize {
+    if n <= 1 {
+        1
+    } else {
+        1 << (usize::BITS - 1 - n.leading_zeros())
+    }
+}
+
+impl Schedule {
+    /// A schedule of `steps` over `buffers`, whose result (if any) is buffer `result`.
+    ///
+    /// # Panics
+    /// When a step or `result` names a buffer that does not exist, or a `CombineAbove` step
+    /// has no `reduction` (a bug in the algorithm that built it).
+    pub fn new(
+        steps: Vec<Step>,
+        buffers: Vec<Vec<u8>>,
+        reduction: Option<Reduction>,
+        result: Option<usize>,
+    ) -> Self {
+        for step in &steps {
+            let buffer = match *step {
+                Step::Send { buffer, .. } => buffer,
+                Step::Receive { into, .. } => into,
+                Step::CombineAbove { into, .. } => {
+                    assert!(reduction.is_some(), "a combining step needs a reduction");
+                    into
+                }
+            };
+            assert!(buffer < buffers.len(), "step {step:?} names no buffer");
+        }
+        if let Some(result) = result {
+            assert!(result < buffers.len(), "the result names no buffer");
+        }
+        Schedule {
+            steps,
+            buffers,
+            reduction,
+            result,
+        }
+    }
+
+    /// The steps, in order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// A barrier among `participants` (comm ranks, in order), this rank being the one at
+    /// `index`: dissemination, ⌈log₂ n⌉ rounds; in round k each sends an empty message
+    /// 2^k places on and receives from 2^k places back, so no rank leaves before every rank
+    /// entered.
+    pub fn barrier(participants: &[Rank], index: usize) -> Self {
+        let n = participants.len();
+        let mut steps = Vec::new();
+        let mut distance = 1;
+        while distance < n {
+            steps.push(Step::Send {
+                to: participants[(index + distance) % n],
+                buffer: 0,
+            });
+            steps.push(Step::Receive {
+                from: participants[(index + n - distance) % n],
+                into: 1,
+            });
+            distance <<= 1;
+        }
+        Schedule::new(steps, vec![Vec::new(), Vec::new()], None, None)
+    }
+
+    /// A broadcast of `data` (the root's bytes; ignored elsewhere) from the participant at
+    /// `root` to every participant: a binomial tree over the ranks numbered from the root,
+    /// ⌈log₂ n⌉ levels. The result is the root's bytes, at every rank.
+    pub fn broadcast(participants: &[Rank], index: usize, root: usize, data: Vec<u8>) -> Self {
+        let n = participants.len();
+        let virtual_rank = (index + n - root) % n;
+        let real = |v: usize| participants[(v + root) % n];
+        let mut steps = Vec::new();
+        // The parent is the rank that differs in this rank's lowest set bit.
+        let mut mask = 1;
+        while mask < n {
+            if virtual_rank & mask != 0 {
+                steps.push(Step::Receive {
+                    from: real(virtual_rank - mask),
+                    into: 0,
+                });
+                break;
+            }
+            mask <<= 1;
+        }
+        // The children: this rank plus each lower power of two, largest subtree first.
+        let mut mask = if virtual_rank == 0 {
+            top_bit(n.max(1))
+        } else {
+            mask >> 1
+        };
+        while mask > 0 {
+            if virtual_rank + mask < n {
+                steps.push(Step::Send {
+                    to: real(virtual_rank + mask),
+                    buffer: 0,
+                });
+            }
+            mask >>= 1;
+        }
+        Schedule::new(steps, vec![data], None, Some(0))
+    }
+
+    /// The steps of a reduction of every participant's `data` to the first participant, in
+    /// rank order: a binomial tree whose every subtree is a range of participants, so a
+    /// non-commutative reduction is applied in rank order. Buffer 0 accumulates.
+    fn reduce_to_first(participants: &[Rank], index: usize, steps: &mut Vec<Step>) {
+        let n = participants.len();
+        let mut mask = 1;
+        while mask < n {
+            if index & mask != 0 {
+                steps.push(Step::Send {
+                    to: participants[index - mask],
+                    buffer: 0,
+                });
+                return;
+            }
+            if index + mask < n {
+                steps.push(Step::CombineAbove {
+                    from: participants[index + mask],
+                    into: 0,
+                });
+            }
+            mask <<= 1;
+        }
+    }
+
+    /// A reduction of every participant's `data` with `reduction`, in rank order, whose result
+    /// lands at the participant at `root`: combined towards the first participant by a
+    /// binomial tree, then sent on to the root when it is another rank. The result is defined
+    /// at the root only.
+    pub fn reduce(
+        participants: &[Rank],
+        index: usize,
+        root: usize,
+        data: Vec<u8>,
+        reduction: Reduction,
+    ) -> Self {
+        let mut steps = Vec::new();
+        Schedule::reduce_to_first(participants, index, &mut steps);
+        if root != 0 {
+            if index == 0 {
+                steps.push(Step::Send {
+                    to: participants[root],
+                    buffer: 0,
+                });
+            } else if index == root {
+                steps.push(Step::Receive {
+                    from: participants[0],
+                    into: 0,
+                });
+            }
+        }
+        let result = (index == root).then_some(0);
+        Schedule::new(steps, vec![data], Some(reduction), result)
+    }
+
+    /// An all-reduce: [`Schedule::reduce`] to the first participant, then a
+    /// [`Schedule::broadcast`] from it, 2⌈log₂ n⌉ steps of latency. Every rank gets the very
+    /// bytes the first participant computed (floats included).
+    pub fn all_reduce(
+        participants: &[Rank],
+        index: usize,
+        data: Vec<u8>,
+        reduction: Reduction,
+    ) -> Self {
+        let mut steps = Vec::new();
+        Schedule::reduce_to_first(participants, index, &mut steps);
+        let broadcast = Schedule::broadcast(participants, index, 0, Vec::new());
+        steps.extend(broadcast.steps);
+        Schedule::new(steps, vec![data], Some(reduction), Some(0))
+    }
+}
+
+/// A schedule the engine runs: one per non-blocking collective call started here.
+#[derive(Debug)]
+pub(crate) struct Running {
+    id: u64,
+    epoch: u32,
+    sequence: u32,
+    schedule: Schedule,
+    /// The next step to run.
+    next: usize,
+    /// Its sends that wait for flow-control credit (send slots of the flow).
+    queued: Vec<usize>,
+    /// Its outcome once known (the result buffer's bytes; empty when it has none).
+    outcome: Option<Result<Vec<u8>>>,
+    /// Whether its request was dropped: it runs to its end and is then forgotten.
+    abandoned: bool,
+    /// A reduction step met a message of another length than its own (ranks passed different
+    /// counts): the outcome once the steps ran.
+    mismatch: Option<Error>,
+}
+
+impl Running {
+    fn finished(&self) -> bool {
+        self.outcome.is_some() && self.queued.is_empty()
+    }
+
+    /// The participant whose message the current step waits for, if it is a receive.
+    fn waits_for(&self) -> Option<Rank> {
+        match self.schedule.steps.get(self.next)? {
+            Step::Receive { from, .. } | Step::CombineAbove { from, .. } => Some(*from),
+            Step::Send { .. } => None,
+        }
+    }
+}
+
+/// Runs every schedule of `comm` (communicator `context`) as far as it can go: each step in
+/// order, sends pushed on `out` (or queued for credit), receives taken from the buffered
+/// collective traffic. A schedule fails at once when the communicator is revoked or freed, or
+/// a participant failed unrecognized.
+pub(crate) fn advance(
+    comm: &mut CommState,
+    flow: &mut Flow,
+    context: ContextId,
+    out: &mut Outgoing,
+) {
+    if comm.schedules.is_empty() {
+        return;
+    }
+    let stop = if comm.life.is_freed() {
+        Some(Error::Comm)
+    } else if comm.life.is_revoked() {
+        Some(Error::Revoked)
+    } else {
+        comm.unrecognized_failure()
+            .map(|rank| Error::ProcFailed { rank })
+    };
+    let mut schedules = std::mem::take(&mut comm.schedules);
+    for running in schedules.iter_mut() {
+        if running.outcome.is_none() {
+            running.outcome = match &stop {
+                Some(error) => Some(Err(error.clone())),
+                None => run_steps(comm, flow, context, running, out),
+            };
+        }
+        if let (Some(error), false) = (&stop, running.queued.is_empty()) {
+            // Its sends still waiting for credit are withdrawn, as a blocking collective's
+            // are (their receiver may never take the messages that hold the credit back:
+            // its own call failed too); the call cannot be reported a success then.
+            for slot in running.queued.drain(..) {
+                flow.cancel(slot);
+            }
+            running.outcome = Some(Err(error.clone()));
+        }
+        running.queued.retain(|&slot| match flow.outcome(slot) {
+            None => true,
+            Some(Ok(())) => false,
+            Some(Err(error)) => {
+                if matches!(running.outcome, Some(Ok(_))) {
+                    running.outcome = Some(Err(error));
+                }
+                false
+            }
+        });
+    }
+    schedules.retain(|running| !(running.abandoned && running.finished()));
+    // A sender that waits for collective credit while a schedule's current step waits for its
+    // message gets a loan ("Collective traffic" in `crate::flow`).
+    for running in schedules.iter().filter(|running| running.outcome.is_none()) {
+        if let Some(from) = running.waits_for() {
+            flow.lend_collective(comm.members.world_of(from));
+        }
+    }
+    comm.schedules = schedules;
+}
+
+/// Runs `running`'s steps until one waits; its outcome once the last step ran.
+fn run_steps(
+    comm: &mut CommState,
+    flow: &mut Flow,
+    context: ContextId,
+    running: &mut Running,
+    out: &mut Outgoing,
+) -> Option<Result<Vec<u8>>> {
+    let schedule = &mut running.schedule;
+    while let Some(&step) = schedule.steps.get(running.next) {
+        match step {
+            Step::Send { to, buffer } => {
+                let bytes = &schedule.buffers[buffer];
+                let charge = flow::charge(bytes.len());
+                let world = comm.members.world_of(to);
+                let packet = Packet::Collective {
+                    context,
+                    source: comm.rank,
+                    epoch: running.epoch,
+                    sequence: running.sequence,
+                    payload: crate::buffers::copy_of(bytes),
+                };
+                if flow.try_admit(world, Lane::Collective, charge) {
+                    out.push((world, packet));
+                } else {
+                    let slot = flow.enqueue(world, Lane::Collective, context, to, packet, charge);
+                    running.queued.push(slot);
+                }
+            }
+            Step::Receive { from, into } | Step::CombineAbove { from, into } => {
+                let tag = TagSelector::Value(running.sequence as i32);
+                // Not here yet: the schedule waits (None).
+                let (_, payload) = comm
+                    .collective_matcher
+                    .take(SourceSelector::Rank(from), tag)?;
+                let world = comm.members.world_of(from);
+                flow.release_held(world, Lane::Collective, flow::charge(payload.len()));
+                let target = &mut schedule.buffers[into];
+                if matches!(step, Step::Receive { .. }) {
+                    let old = std::mem::replace(target, payload);
+                    crate::buffers::give_back(old);
+                } else {
+                    if payload.len() != target.len() {
+                        // Ranks passed different counts: this rank's call fails, and it goes
+                        // on with its own bytes, so that its peers finish too (and see the
+                        // difference in what they receive) rather than wait for it.
+                        running.mismatch.get_or_insert(Error::Count {
+                            reason: format!(
+                                "a peer contributed {} bytes to a reduction of {} bytes \
+                                 (ranks passed different counts)",
+                                payload.len(),
+                                target.len()
+                            ),
+                        });
+                        crate::buffers::give_back(payload);
+                        running.next += 1;
+                        continue;
+                    }
+                    // into = into op message: the accumulated lower ranks are the input.
+                    let reduction = schedule.reduction.as_ref().expect("checked by new");
+                    let mut message = payload;
+                    reduction(target, &mut message);
+                    let old = std::mem::replace(target, message);
+                    crate::buffers::give_back(old);
+                }
+            }
+        }
+        running.next += 1;
+    }
+    if let Some(error) = running.mismatch.take() {
+        return Some(Err(error));
+    }
+    let result = match schedule.result {
+        Some(buffer) => std::mem::take(&mut schedule.buffers[buffer]),
+        None => Vec::new(),
+    };
+    Some(Ok(result))
+}
+
+impl Engine {
+    /// Starts a non-blocking collective call on `context` at comm rank `me` (module docs): it
+    /// takes the communicator's next call number, `build` makes its [`Schedule`] from the
+    /// call (its participants, this rank's place among them), and it runs at once as far as
+    /// it can (its first sends are pushed on `out`). Returns its id for
+    /// [`Engine::poll_schedule`].
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective` while another thread's collective call holds the
+    /// communicator; `Error::Revoked`, `Error::ProcFailed` (a failed participant not recognized
+    /// in G) and `Error::Comm` as [`Engine::begin_collective`] gives them; `build`'s error
+    /// (the call is numbered then, at every rank alike, as a blocking call that fails on its
+    /// arguments after it began).
+    pub fn start_schedule(
+        &mut self,
+        context: ContextId,
+        me: Rank,
+        build: impl FnOnce(&super::CollectiveCall) -> Result<Schedule>,
+        out: &mut Outgoing,
+    ) -> Result<u64> {
+        let call = self.begin_collective(context, me, true)?;
+        let state = self.comm(context)?;
+        state.collective_active = false; // checked and numbered; held by no thread
+        let schedule = build(&call)?;
+        let id = state.next_schedule;
+        state.next_schedule += 1;
+        state.schedules.push_back(Running {
+            id,
+            epoch: call.epoch,
+            sequence: call.sequence,
+            schedule,
+            next: 0,
+            queued: Vec::new(),
+            outcome: None,
+            abandoned: false,
+            mismatch: None,
+        });
+        self.advance_schedules(context, out);
+        Ok(id)
+    }
+
+    /// Runs `context`'s schedules as far as they can go.
+    pub(crate) fn advance_schedules(&mut self, context: ContextId, out: &mut Outgoing) {
+        if let Some(comm) = self.comms.get_mut(&context) {
+            advance(comm, &mut self.flow, context, out);
+        }
+    }
+
+    /// The outcome of schedule `id` on `context` once it is known and its queued sends went
+    /// out or failed: its result buffer (empty when the call has none at this rank) or its
+    /// error. The schedule is forgotten then. `None` while it runs. As at a blocking call's
+    /// end, a call whose steps all ran still fails with `Error::ProcFailed` when this rank
+    /// knows of a failed participant that G does not recognize when the poll takes it.
+    pub fn poll_schedule(
+        &mut self,
+        context: ContextId,
+        id: u64,
+        out: &mut Outgoing,
+    ) -> Option<Result<Vec<u8>>> {
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return Some(Err(Error::Comm));
+        };
+        advance(comm, &mut self.flow, context, out);
+        let at = comm.schedules.iter().position(|r| r.id == id)?;
+        if !comm.schedules[at].finished() {
+            return None;
+        }
+        let outcome = comm.schedules.remove(at)?.outcome?;
+        // As a blocking call's end: a failure learned before the call returns disables it.
+        if outcome.is_ok() {
+            if let Some(rank) = comm.unrecognized_failure() {
+                return Some(Err(Error::ProcFailed { rank }));
+            }
+        }
+        Some(outcome)
+    }
+
+    /// Schedule `id`'s request was dropped: the schedule runs to its end (its peers need its
+    /// messages) and is then forgotten.
+    pub fn abandon_schedule(&mut self, context: ContextId, id: u64) {
+        if let Some(comm) = self.comms.get_mut(&context) {
+            if let Some(running) = comm.schedules.iter_mut().find(|r| r.id == id) {
+                running.abandoned = true;
+            }
+            comm.schedules
+                .retain(|running| !(running.abandoned && running.finished()));
+        }
+    }
+
+    /// Whether a running schedule's current step waits for a message of world rank `world`.
+    pub(crate) fn a_schedule_waits_for(&self, world: WorldRank) -> bool {
+        self.comms.values().any(|comm| {
+            comm.life.is_open()
+                && comm.members.comm_of(world).is_some_and(|rank| {
+                    comm.schedules.iter().any(|running| {
+                        running.outcome.is_none() && running.waits_for() == Some(rank)
+                    })
+                })
+        })
+    }
+
+    /// Whether schedules started on `context` are still running here (a finished one whose
+    /// outcome no poll took yet does not count): a call that changes the communicator's epoch
+    /// waits until none is.
+    pub fn schedules_running(&self, context: ContextId) -> bool {
+        self.comms
+            .get(&context)
+            .is_some_and(|comm| comm.schedules_running())
+    }
+}
+
+impl CommState {
+    /// Whether a schedule of this communicator is still running here.
+    pub(crate) fn schedules_running(&self) -> bool {
+        self.schedules.iter().any(|running| !running.finished())
+    }
+}
+
+/// The schedules of a communicator, in call order.
+pub(crate) type Schedules = VecDeque<Running>;
+
+#[cfg(test)]
+mod tests {
+    //! Schedules over a small network of engines that delivers packets in a seeded random
+    //! order (first in, first out between each pair, as every transport does).
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::packet::WORLD_CONTEXT;
+    use crate::WorldRank;
+
+    struct Net {
+        engines: Vec<Engine>,
+        dead: Vec<bool>,
+        wire: BTreeMap<(u32, u32), VecDeque<Packet>>,
+        rng: u64,
+    }
+
+    impl Net {
+        fn new(n: u32, seed: u64) -> Self {
+            Net::with_cap(n, seed, None)
+        }
+
+        fn with_cap(n: u32, seed: u64, cap: Option<usize>) -> Self {
+            let engines = (0..n)
+                .map(|r| {
+                    let mut engine = Engine::new(WorldRank(r), n);
+                    if let Some(cap) = cap {
+                        engine.set_unexpected_cap(cap, n);
+                    }
+                    engine
+                })
+                .collect();
+            Net {
+                engines,
+                dead: vec![false; n as usize],
+                wire: BTreeMap::new(),
+                rng: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            }
+        }
+
+        fn random(&mut self, below: usize) -> usize {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            (self.rng % below as u64) as usize
+        }
+
+        fn push(&mut self, from: u32, out: Outgoing) {
+            for (to, packet) in out {
+                self.wire.entry((from, to.0)).or_default().push_back(packet);
+            }
+        }
+
+        fn start(&mut self, rank: u32, schedule: Schedule) -> Result<u64> {
+            let mut out = Outgoing::new();
+            let id = self.engines[rank as usize].start_schedule(
+                WORLD_CONTEXT,
+                rank,
+                |_| Ok(schedule),
+                &mut out,
+            );
+            self.push(rank, out);
+            id
+        }
+
+        /// What every live engine wants sent now (flow-control packets, queued messages).
+        fn flush(&mut self) {
+            for rank in 0..self.engines.len() as u32 {
+                if self.dead[rank as usize] {
+                    continue;
+                }
+                let engine = &mut self.engines[rank as usize];
+                let mut out = engine.take_due();
+                let transmit = engine.poll_transmit();
+                engine.end_transmit(&transmit);
+                out.extend(transmit.packets);
+                self.push(rank, out);
+            }
+        }
+
+        /// Delivers one packet, chosen at random among the pairs' heads; false when none is
+        /// in flight.
+        fn step(&mut self) -> bool {
+            self.flush();
+            self.wire.retain(|_, queue| !queue.is_empty());
+            if self.wire.is_empty() {
+                return false;
+            }
+            let pick = self.random(self.wire.len());
+            let (&(from, to), queue) = self.wire.iter_mut().nth(pick).expect("in range");
+            let packet = queue.pop_front().expect("not empty");
+            if !self.dead[to as usize] {
+                let mut out = Outgoing::new();
+                self.engines[to as usize].handle_packet(WorldRank(from), packet, &mut out);
+                self.push(to, out);
+            }
+            true
+        }
+
+        fn run(&mut self) {
+            let mut steps = 0;
+            while self.step() {
+                steps += 1;
+                assert!(steps < 1_000_000, "the network never quiesced");
+            }
+        }
+
+        fn poll(&mut self, rank: u32, id: u64) -> Option<Result<Vec<u8>>> {
+            let mut out = Outgoing::new();
+            let outcome = self.engines[rank as usize].poll_schedule(WORLD_CONTEXT, id, &mut out);
+            self.push(rank, out);
+            outcome
+        }
+
+        /// `rank` dies: it runs no more, and every live rank's detector learns it.
+        fn kill(&mut self, rank: u32) {
+            self.dead[rank as usize] = true;
+            for other in 0..self.engines.len() as u32 {
+                if !self.dead[other as usize] {
+                    let mut out = Outgoing::new();
+                    self.engines[other as usize].handle_peer_failed(WorldRank(rank), &mut out);
+                    self.push(other, out);
+                }
+            }
+        }
+    }
+
+    fn all(n: u32) -> Vec<Rank> {
+        (0..n).collect()
+    }
+
+    fn sum() -> Reduction {
+        Arc::new(|input: &[u8], inout: &mut [u8]| {
+            for (i, o) in input.chunks(8).zip(inout.chunks_mut(8)) {
+                let a = u64::from_le_bytes(i.try_into().unwrap());
+                let b = u64::from_le_bytes((&*o).try_into().unwrap());
+                o.copy_from_slice(&a.wrapping_add(b).to_le_bytes());
+            }
+        })
+    }
+
+    /// 2×2 matrix product modulo 2^64: associative, not commutative.
+    fn product(a: [u64; 4], b: [u64; 4]) -> [u64; 4] {
+        let m = |x: u64, y: u64| x.wrapping_mul(y);
+        [
+            m(a[0], b[0]).wrapping_add(m(a[1], b[2])),
+            m(a[0], b[1]).wrapping_add(m(a[1], b[3])),
+            m(a[2], b[0]).wrapping_add(m(a[3], b[2])),
+            m(a[2], b[1]).wrapping_add(m(a[3], b[3])),
+        ]
+    }
+
+    fn bytes(m: [u64; 4]) -> Vec<u8> {
+        m.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn matrix(b: &[u8]) -> [u64; 4] {
+        let mut m = [0; 4];
+        for (x, chunk) in m.iter_mut().zip(b.chunks(8)) {
+            *x = u64::from_le_bytes(chunk.try_into().unwrap());
+        }
+        m
+    }
+
+    fn matrix_product() -> Reduction {
+        Arc::new(|input: &[u8], inout: &mut [u8]| {
+            let result = product(matrix(input), matrix(inout));
+            inout.copy_from_slice(&bytes(result));
+        })
+    }
+
+    fn contribution(rank: u32) -> [u64; 4] {
+        [rank as u64 + 2, 1, 3 * rank as u64, 1]
+    }
+
+    #[test]
+    fn every_algorithm_gives_its_result_in_any_delivery_order() {
+        for n in 1..=9u32 {
+            for seed in 0..6 {
+                let mut net = Net::new(n, seed + 100 * n as u64);
+                let root = (seed as u32 * 7) % n;
+                let mut ids = Vec::new();
+                for rank in 0..n {
+                    let p = all(n);
+                    let i = rank as usize;
+                    let data = (rank as u64 + 1).to_le_bytes().to_vec();
+                    let mine = if rank == root {
+                        b"root".to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    let c = bytes(contribution(rank));
+                    let schedules = [
+                        Schedule::barrier(&p, i),
+                        Schedule::broadcast(&p, i, root as usize, mine),
+                        Schedule::reduce(&p, i, root as usize, data.clone(), sum()),
+                        Schedule::all_reduce(&p, i, data, sum()),
+                        Schedule::all_reduce(&p, i, c.clone(), matrix_product()),
+                        Schedule::reduce(&p, i, root as usize, c, matrix_product()),
+                    ];
+                    // Several outstanding at once, in call order.
+                    let started: Vec<u64> = schedules
+                        .into_iter()
+                        .map(|s| net.start(rank, s).unwrap())
+                        .collect();
+                    ids.push(started);
+                }
+                net.run();
+                let total = (n as u64 * (n as u64 + 1) / 2).to_le_bytes().to_vec();
+                let ordered = bytes((0..n).map(contribution).reduce(product).unwrap());
+                for rank in 0..n {
+                    let outcomes: Vec<Vec<u8>> = ids[rank as usize]
+                        .iter()
+                        .map(|&id| net.poll(rank, id).expect("complete").unwrap())
+                        .collect();
+                    let at_root = |v: &Vec<u8>| if rank == root { v.clone() } else { Vec::new() };
+                    assert_eq!(outcomes[0], Vec::<u8>::new(), "n {n} seed {seed}");
+                    assert_eq!(outcomes[1], b"root".to_vec(), "n {n} seed {seed}");
+                    assert_eq!(outcomes[2], at_root(&total), "n {n} rank {rank}");
+                    assert_eq!(outcomes[3], total, "n {n} rank {rank}");
+                    assert_eq!(outcomes[4], ordered, "n {n} rank {rank}: rank order");
+                    assert_eq!(outcomes[5], at_root(&ordered), "n {n} rank {rank}");
+                }
+                for engine in &net.engines {
+                    assert!(!engine.schedules_running(WORLD_CONTEXT));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_rank_leaves_a_barrier_before_every_rank_entered() {
+        for n in 2..=8u32 {
+            let mut net = Net::new(n, n as u64);
+            let mut ids = Vec::new();
+            for rank in 0..n - 1 {
+                ids.push(
+                    net.start(rank, Schedule::barrier(&all(n), rank as usize))
+                        .unwrap(),
+                );
+            }
+            net.run();
+            for rank in 0..n - 1 {
+                assert!(net.poll(rank, ids[rank as usize]).is_none(), "n {n}");
+            }
+            ids.push(
+                net.start(n - 1, Schedule::barrier(&all(n), n as usize - 1))
+                    .unwrap(),
+            );
+            net.run();
+            for rank in 0..n {
+                assert_eq!(net.poll(rank, ids[rank as usize]), Some(Ok(Vec::new())));
+            }
+        }
+    }
+
+    #[test]
+    fn a_participant_failing_before_or_during_fails_the_call_everywhere_else() {
+        for n in 2..=7u32 {
+            for victim in 0..n {
+                for before in [true, false] {
+                    let mut net = Net::new(n, (victim + 10 * n) as u64);
+                    if before {
+                        net.kill(victim);
+                    }
+                    let mut ids = BTreeMap::new();
+                    for rank in (0..n).filter(|&r| r != victim || !before) {
+                        let s = Schedule::all_reduce(&all(n), rank as usize, vec![1; 8], sum());
+                        ids.insert(rank, net.start(rank, s));
+                    }
+                    if !before {
+                        // Some of its messages may be out; it dies before it received all.
+                        for _ in 0..net.random(4) {
+                            net.step();
+                        }
+                        net.kill(victim);
+                    }
+                    net.run();
+                    for (&rank, id) in &ids {
+                        if rank == victim {
+                            continue;
+                        }
+                        let outcome = match id {
+                            Err(error) => Err(error.clone()),
+                            Ok(id) => net.poll(rank, *id).expect("no survivor waits forever"),
+                        };
+                        assert_eq!(
+                            outcome,
+                            Err(Error::ProcFailed { rank: victim }),
+                            "n {n} victim {victim} before {before} rank {rank}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failure_after_the_call_returned_changes_nothing_and_disables_the_next() {
+        let mut net = Net::new(4, 7);
+        let ids: Vec<u64> = (0..4)
+            .map(|r| {
+                net.start(
+                    r,
+                    Schedule::all_reduce(&all(4), r as usize, vec![2; 8], sum()),
+                )
+            })
+            .collect::<Result<_>>()
+            .unwrap();
+        net.run();
+        for rank in 0..4 {
+            // Four contributions of 0x0202..02: their sum is 0x0808..08.
+            assert_eq!(net.poll(rank, ids[rank as usize]), Some(Ok(vec![8; 8])));
+        }
+        net.kill(3);
+        net.run();
+        assert_eq!(
+            net.start(0, Schedule::barrier(&all(4), 0)),
+            Err(Error::ProcFailed { rank: 3 })
+        );
+    }
+
+    #[test]
+    fn a_call_complete_but_not_yet_returned_fails_with_a_failure_learned_meanwhile() {
+        // As a blocking call that finds every message buffered still fails on a failure
+        // learned before it returns (docs/semantics.md §3.3), a schedule whose steps all ran
+        // fails on a failure learned before its poll takes the outcome.
+        let mut net = Net::new(3, 8);
+        let ids: Vec<u64> = (0..3)
+            .map(|r| net.start(r, Schedule::barrier(&all(3), r as usize)))
+            .collect::<Result<_>>()
+            .unwrap();
+        net.run();
+        net.kill(2);
+        for rank in 0..2 {
+            assert_eq!(
+                net.poll(rank, ids[rank as usize]),
+                Some(Err(Error::ProcFailed { rank: 2 }))
+            );
+        }
+    }
+
+    #[test]
+    fn revocation_ends_pending_calls_everywhere() {
+        let mut net = Net::new(3, 1);
+        let a = net.start(0, Schedule::barrier(&all(3), 0)).unwrap();
+        let b = net.start(1, Schedule::barrier(&all(3), 1)).unwrap();
+        let mut out = Outgoing::new();
+        net.engines[0].revoke(WORLD_CONTEXT, None, &mut out);
+        net.push(0, out);
+        net.run();
+        assert_eq!(net.poll(0, a), Some(Err(Error::Revoked)));
+        assert_eq!(net.poll(1, b), Some(Err(Error::Revoked)));
+        // The revoked communicator takes no new call.
+        assert_eq!(
+            net.start(2, Schedule::barrier(&all(3), 2)),
+            Err(Error::Revoked)
+        );
+    }
+
+    #[test]
+    fn a_call_changing_the_epoch_waits_for_running_schedules() {
+        let mut net = Net::new(2, 3);
+        let id = net.start(0, Schedule::barrier(&all(2), 0)).unwrap();
+        assert!(net.engines[0].schedules_running(WORLD_CONTEXT));
+        assert_eq!(
+            net.engines[0].claim_agreement(WORLD_CONTEXT, true, true),
+            Err(Error::ConcurrentCollective)
+        );
+        // An agreement that holds no collective slot (agree) runs meanwhile.
+        net.engines[0]
+            .claim_agreement(WORLD_CONTEXT, false, true)
+            .unwrap();
+        net.engines[0].end_agreement(WORLD_CONTEXT, false, true);
+        let other = net.start(1, Schedule::barrier(&all(2), 1)).unwrap();
+        net.run();
+        assert!(!net.engines[0].schedules_running(WORLD_CONTEXT));
+        net.engines[0]
+            .claim_agreement(WORLD_CONTEXT, true, true)
+            .unwrap();
+        assert_eq!(net.poll(0, id), Some(Ok(Vec::new())));
+        assert_eq!(net.poll(1, other), Some(Ok(Vec::new())));
+    }
+
+    #[test]
+    fn another_threads_blocking_collective_refuses_a_schedule() {
+        let mut engine = Engine::new(WorldRank(0), 2);
+        engine.begin_collective(WORLD_CONTEXT, 0, true).unwrap();
+        let mut out = Outgoing::new();
+        assert_eq!(
+            engine.start_schedule(
+                WORLD_CONTEXT,
+                0,
+                |_| Ok(Schedule::barrier(&all(2), 0)),
+                &mut out
+            ),
+            Err(Error::ConcurrentCollective)
+        );
+        engine.end_collective(WORLD_CONTEXT);
+        // A blocking collective may start while schedules run: it takes the next number.
+        let id = engine
+            .start_schedule(
+                WORLD_CONTEXT,
+                0,
+                |_| Ok(Schedule::barrier(&all(2), 0)),
+                &mut out,
+            )
+            .unwrap();
+        // Calls 0 (the blocking one), 1 (the schedule), 2: the refused start took no number.
+        let call = engine.begin_collective(WORLD_CONTEXT, 0, true).unwrap();
+        assert_eq!(call.sequence, 2);
+        let mut out = Outgoing::new();
+        assert_eq!(engine.poll_schedule(WORLD_CONTEXT, id, &mut out), None);
+    }
+
+    #[test]
+    fn large_messages_under_a_small_cap_wait_for_credit_and_arrive_whole() {
+        for seed in 0..4 {
+            let n = 5;
+            // Windows of 4 KiB per sender; each message is 64 KiB, larger than a window.
+            let mut net = Net::with_cap(n, seed, Some(4096 * n as usize));
+            let data: Vec<u8> = (0..65536u32).map(|i| (i * 7 + seed as u32) as u8).collect();
+            let mut ids = Vec::new();
+            for rank in 0..n {
+                let mine = if rank == 2 { data.clone() } else { Vec::new() };
+                let mut started = Vec::new();
+                for _ in 0..3 {
+                    let s = Schedule::broadcast(&all(n), rank as usize, 2, mine.clone());
+                    started.push(net.start(rank, s).unwrap());
+                }
+                ids.push(started);
+            }
+            net.run();
+            for rank in 0..n {
+                for &id in &ids[rank as usize] {
+                    assert_eq!(net.poll(rank, id), Some(Ok(data.clone())), "seed {seed}");
+                }
+            }
+            for engine in &net.engines {
+                let stats = engine.flow_stats();
+                assert_eq!(stats.collective_bytes, 0, "every charge was given back");
+            }
+        }
+    }
+
+    #[test]
+    fn a_later_calls_message_holding_the_window_gets_a_loan_not_a_deadlock() {
+        // Rank 0's call 1 sends a message larger than the window at once; rank 1 holds it
+        // (it starts call 1 only after call 0). Rank 0's call 0 then has a message for rank 1,
+        // queued behind the held one for credit, which rank 1's call 0 waits for: without a
+        // loan on the collective lane, neither call can end.
+        let mut net = Net::with_cap(2, 4, Some(8192)); // windows of 4 KiB
+        let big = vec![7u8; 5000];
+        let call0_at_0 = Schedule::new(
+            vec![
+                Step::Receive { from: 1, into: 1 },
+                Step::Send { to: 1, buffer: 0 },
+            ],
+            vec![big.clone(), Vec::new()],
+            None,
+            None,
+        );
+        let call1_at_0 = Schedule::new(
+            vec![Step::Send { to: 1, buffer: 0 }],
+            vec![big.clone()],
+            None,
+            None,
+        );
+        let a0 = net.start(0, call0_at_0).unwrap();
+        let a1 = net.start(0, call1_at_0).unwrap();
+        net.run();
+        let call0_at_1 = Schedule::new(
+            vec![
+                Step::Send { to: 0, buffer: 0 },
+                Step::Receive { from: 0, into: 0 },
+            ],
+            vec![vec![1]],
+            None,
+            Some(0),
+        );
+        let b0 = net.start(1, call0_at_1).unwrap();
+        net.run();
+        assert_eq!(
+            net.poll(1, b0),
+            Some(Ok(big.clone())),
+            "call 0 ended at rank 1"
+        );
+        let call1_at_1 = Schedule::new(
+            vec![Step::Receive { from: 0, into: 0 }],
+            vec![Vec::new()],
+            None,
+            Some(0),
+        );
+        let b1 = net.start(1, call1_at_1).unwrap();
+        net.run();
+        assert_eq!(net.poll(1, b1), Some(Ok(big)));
+        assert_eq!(net.poll(0, a0), Some(Ok(Vec::new())));
+        assert_eq!(net.poll(0, a1), Some(Ok(Vec::new())));
+        assert!(net.engines[1].flow_stats().loans > 0, "it took a loan");
+    }
+
+    #[test]
+    fn an_abandoned_schedule_still_serves_its_peers() {
+        let mut net = Net::new(3, 5);
+        let ids: Vec<u64> = (0..3)
+            .map(|r| net.start(r, Schedule::broadcast(&all(3), r as usize, 0, vec![9; 3])))
+            .collect::<Result<_>>()
+            .unwrap();
+        net.engines[0].abandon_schedule(WORLD_CONTEXT, ids[0]);
+        net.run();
+        assert_eq!(net.poll(1, ids[1]), Some(Ok(vec![9; 3])));
+        assert_eq!(net.poll(2, ids[2]), Some(Ok(vec![9; 3])));
+        assert!(net.engines[0].comms[&WORLD_CONTEXT].schedules.is_empty());
+    }
+
+    #[test]
+    fn different_counts_in_a_reduction_are_an_error_not_a_panic() {
+        let mut net = Net::new(2, 9);
+        let a = net
+            .start(0, Schedule::all_reduce(&all(2), 0, vec![1; 8], sum()))
+            .unwrap();
+        let b = net
+            .start(1, Schedule::all_reduce(&all(2), 1, vec![1; 16], sum()))
+            .unwrap();
+        net.run();
+        assert!(matches!(net.poll(0, a), Some(Err(Error::Count { .. }))));
+        // Rank 0 went on: rank 1 finishes, with a result of rank 0's length (its driver
+        // compares it with the caller's buffer).
+        assert_eq!(net.poll(1, b), Some(Ok(vec![1; 8])));
+    }
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
+//! MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
+//! arrive (`runthrough_core::engine::Schedule`), so it progresses while the program computes
+//! or waits for something else, with no thread of its own.
+//!
+//! Any number may be outstanding on a communicator, beside one blocking collective; every rank
+//! must start a communicator's collectives, blocking or not, in the same order (MPI's rule).
+//! A call that changes the communicator's collective epoch (`validate_global`, `shrink`, the
+//! creations) first waits until the outstanding ones have finished here. Failures end them
+//! as they end blocking calls (docs/semantics.md §3.3): `Error::ProcFailed` once a participant
+//! failed that G does not recognize, up to the moment `wait` or `test` takes the outcome;
+//! `Error::Revoked` on revocation.
+
+use std::sync::Arc;
+
+use bytemuck::Pod;
+use runthrough_core::engine::{Reduction, Schedule};
+use runthrough_core::fault::Collective;
+use runthrough_core::packet::Outgoing;
+use runthrough_core::{Error, Rank, Result};
+
+use super::op::builtin;
+use super::{check_element, check_len, check_root, Op, Reducible};
+use crate::comm::Comm;
+
+/// A non-blocking collective call in progress at this rank (`MPI_Request` of `MPI_Ibarrier`
+/// and its kin), tied to the buffer that receives its result.
+///
+/// `wait` or a successful `test` gives the outcome once; after that both return
+/// `Error::Request`. Dropping a pending request does not wait: the engine runs the call to its
+/// end (the other participants need this rank's messages) and discards its result.
+#[derive(Debug)]
+pub struct CollectiveRequest<'a> {
+    comm: &'a Comm,
+    /// The engine's schedule, until the outcome was taken.
+    id: Option<u64>,
+    /// Where the result goes, at ranks that get one.
+    output: Option<&'a mut [u8]>,
+}
+
+impl<'a> CollectiveRequest<'a> {
+    fn start(
+        comm: &'a Comm,
+        operation: Collective,
+        output: Option<&'a mut [u8]>,
+        build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
+    ) -> Result<Self> {
+        let process = &comm.process;
+        process.enter()?;
+        process.enter_collective(operation, comm.context);
+        let mut out = Outgoing::new();
+        let id = {
+            let mut engine = process.endpoint.lock();
+            let id = engine.start_schedule(
+                comm.context,
+                comm.rank,
+                |call| build(&call.participants, call.index),
+                &mut out,
+            );
+            out.extend(engine.take_due());
+            id
+        };
+        process.send_all(out);
+        Ok(CollectiveRequest {
+            comm,
+            id: Some(id?),
+            output,
+        })
+    }
+
+    /// Whether the request has already given its outcome.
+    pub fn is_inactive(&self) -> bool {
+        self.id.is_none()
+    }
+
+    /// Completes the request if the call has finished here (`MPI_Test`): `Ok(true)` when it
+    /// did (the result is in the caller's buffer), `Ok(false)` while it runs.
+    ///
+    /// # Errors
+    /// The call's errors (which complete the request): `Error::ProcFailed`, `Error::Revoked`,
+    /// `Error::Count` when ranks passed different counts; `Error::Request` once the request
+    /// has completed.
+    pub fn test(&mut self) -> Result<bool> {
+        let Some(id) = self.id else {
+            return Err(Error::Request);
+        };
+        let process = &self.comm.process;
+        process.check_alive();
+        process.progress();
+        let mut out = Outgoing::new();
+        let (polled, declared_failed) = {
+            let mut engine = process.endpoint.lock();
+            let polled = engine.poll_schedule(self.comm.context, id, &mut out);
+            out.extend(engine.take_due());
+            (polled, engine.declared_failed())
+        };
+        process.send_all(out);
+        if declared_failed {
+            process.halt_declared_failed();
+        }
+        let Some(outcome) = polled else {
+            return Ok(false);
+        };
+        self.id = None;
+        let result = outcome?;
+        if let Some(output) = self.output.take() {
+            if result.len() != output.len() {
+                return Err(Error::Count {
+                    reason: format!(
+                        "received {} bytes for a buffer of {} bytes (ranks passed different \
+                         counts)",
+                        result.len(),
+                        output.len()
+                    ),
+                });
+            }
+            output.copy_from_slice(&result);
+        }
+        runthrough_core::buffers::give_back(result);
+        Ok(true)
+    }
+
+    /// Waits until the call has finished here (`MPI_Wait`), with the errors of
+    /// [`CollectiveRequest::test`].
+    pub fn wait(&mut self) -> Result<()> {
+        let process = &self.comm.process;
+        process.enter()?;
+        let _waiting = process.waiting();
+        loop {
+            let seen = process.endpoint.signal.current();
+            if self.test()? {
+                return Ok(());
+            }
+            process.wait_past(seen);
+        }
+    }
+}
+
+impl Drop for CollectiveRequest<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.comm
+                .process
+                .endpoint
+                .lock()
+                .abandon_schedule(self.comm.context, id);
+        }
+    }
+}
+
+/// `inout = input op inout` over the bytes of `T` elements, wherever the bytes lie (a payload
+/// has no alignment guarantee).
+fn combine_bytes<T: Reducible>(op: Op, input: &[u8], inout: &mut [u8]) {
+    let input: Vec<T> = bytemuck::pod_collect_to_vec(input);
+    match bytemuck::try_cast_slice_mut::<u8, T>(inout) {
+        Ok(elements) => T::combine(op, &input, elements),
+        Err(_) => {
+            let mut elements: Vec<T> = bytemuck::pod_collect_to_vec(inout);
+            T::combine(op, &input, &mut elements);
+            inout.copy_from_slice(bytemuck::cast_slice(&elements));
+        }
+    }
+}
+
+/// The engine's byte-level form of predefined `op` on `T` (`Error::Argument` when `op` is not
+/// defined on `T`).
+fn reduction<T: Reducible>(op: Op) -> Result<Reduction> {
+    let _defined = builtin::<T>(op)?;
+    let combine: fn(Op, &[u8], &mut [u8]) = combine_bytes::<T>;
+    Ok(Arc::new(move |input: &[u8], inout: &mut [u8]| {
+        combine(op, input, inout)
+    }))
+}
+
+/// The position of `root` among the participants (`Error::RootFailed` when G recognizes it
+/// as failed).
+fn root_position(participants: &[Rank], root: Rank) -> Result<usize> {
+    participants
+        .binary_search(&root)
+        .map_err(|_| Error::RootFailed { root })
+}
+
+impl Comm {
+    /// Starts a barrier (`MPI_Ibarrier`, MPI-4.0 §6.12.1): the request completes once every
+    /// participant (OK rank of G) has started it. Dissemination, ⌈log₂ n⌉ rounds, run by the
+    /// engine as messages arrive.
+    ///
+    /// ```
+    /// let outcomes = runthrough::local(3).run(|world| {
+    ///     let mut barrier = world.ibarrier()?;
+    ///     // ... compute while the barrier proceeds ...
+    ///     barrier.wait()
+    /// });
+    /// for outcome in outcomes {
+    ///     assert_eq!(outcome.returned().unwrap(), Ok(()));
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// At the start: `Error::ProcFailed` while a participant failed that G does not recognize;
+    /// `Error::Revoked`; `Error::ConcurrentCollective` while another thread's collective runs
+    /// on this communicator; `Error::Comm` on a freed one. Later, through the request: those
+    /// of [`CollectiveRequest::test`].
+    pub fn ibarrier(&self) -> Result<CollectiveRequest<'_>> {
+        CollectiveRequest::start(self, Collective::Barrier, None, |participants, index| {
+            Ok(Schedule::barrier(participants, index))
+        })
+    }
+
+    /// Starts a broadcast of the root's `buffer` into every participant's `buffer`
+    /// (`MPI_Ibcast`, MPI-4.0 §6.12.2): a binomial tree from the root. The root's buffer is
+    /// read at the call; the others are written when the request completes.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Root` (out of range), `Error::RootFailed` (G
+    /// recognizes the root as failed), `Error::Argument` (zero-sized `T`); `Error::Count`
+    /// through the request when the root's buffer has another length.
+    pub fn ibroadcast<'a, T: Pod>(
+        &'a self,
+        buffer: &'a mut [T],
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_root(self, root)?;
+        let bytes: &'a mut [u8] = bytemuck::cast_slice_mut(buffer);
+        let (data, output) = if self.rank == root {
+            (bytes.to_vec(), None)
+        } else {
+            (Vec::new(), Some(bytes))
+        };
+        CollectiveRequest::start(
+            self,
+            Collective::Broadcast,
+            output,
+            |participants, index| {
+                let root = root_position(participants, root)?;
+                Ok(Schedule::broadcast(participants, index, root, data))
+            },
+        )
+    }
+
+    /// Starts a reduction of every participant's `send` with predefined `op` into the root's
+    /// `recv` (`MPI_Ireduce`, MPI-4.0 §6.12.4), applied in rank order: a binomial tree towards
+    /// the first participant, then one hop to the root. `recv` is required at the root and
+    /// ignored elsewhere; it is written when the request completes.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Root`, `Error::RootFailed`, `Error::Argument`
+    /// (`op` not defined on `T`, or no `recv` at the root), `Error::Count` (the root's `recv`
+    /// not as long as `send`; through the request, ranks that passed different counts).
+    pub fn ireduce<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: Option<&'a mut [T]>,
+        op: Op,
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        let reduction = reduction::<T>(op)?;
+        check_root(self, root)?;
+        let output = if self.rank == root {
+            let recv = recv.ok_or_else(|| Error::Argument {
+                reason: "the root of a reduce needs a receive buffer".into(),
+            })?;
+            check_len("recv", recv.len(), send.len())?;
+            Some(bytemuck::cast_slice_mut(recv))
+        } else {
+            None
+        };
+        let data = bytemuck::cast_slice(send).to_vec();
+        CollectiveRequest::start(self, Collective::Reduce, output, |participants, index| {
+            let root = root_position(participants, root)?;
+            Ok(Schedule::reduce(participants, index, root, data, reduction))
+        })
+    }
+
+    /// Starts an all-reduce of every participant's `send` with predefined `op` into every
+    /// participant's `recv` (`MPI_Iallreduce`, MPI-4.0 §6.12.5): a reduction to the first
+    /// participant in rank order, then a broadcast, so every rank gets the same bytes, floats
+    /// included. `recv` is written when the request completes.
+    ///
+    /// ```
+    /// use runthrough::Op;
+    /// let sums = runthrough::local(4).run(|world| {
+    ///     let mut sum = [0u64];
+    ///     let mut request = world.iall_reduce(&[world.rank() as u64 + 1], &mut sum, Op::Sum)?;
+    ///     request.wait()?;
+    ///     drop(request);
+    ///     Ok::<_, runthrough::Error>(sum[0])
+    /// });
+    /// for outcome in sums {
+    ///     assert_eq!(outcome.returned().unwrap().unwrap(), 10);
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Argument` (`op` not defined on `T`),
+    /// `Error::Count` (`recv` not as long as `send`; through the request, ranks that passed
+    /// different counts).
+    pub fn iall_reduce<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        op: Op,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        let reduction = reduction::<T>(op)?;
+        check_len("recv", recv.len(), send.len())?;
+        let data = bytemuck::cast_slice(send).to_vec();
+        let output = Some(bytemuck::cast_slice_mut(recv));
+        CollectiveRequest::start(
+            self,
+            Collective::AllReduce,
+            output,
+            |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
+        )
+    }
+}

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Non-blocking collectives (`ibarrier`, `ibroadcast`, `ireduce`, `iall_reduce`): the engine
+//! runs them as their messages arrive, so they progress while the caller does something
+//! else; several may be outstanding in call order; failures end them as they end blocking
+//! collectives (docs/semantics.md §3.3); bad arguments get a clear error before anything is
+//! sent.
+
+mod support;
+
+use runthrough::{Comm, Error, Op, Rank, RankOutcome};
+use support::{bounded, outcomes};
+
+/// Every kind at once, outstanding together with a blocking collective between them, for
+/// 1 to 8 ranks and every root: each gives what its blocking counterpart gives.
+#[test]
+fn outstanding_calls_in_call_order_give_the_blocking_results() {
+    bounded(|| {
+        for n in 1..=8u32 {
+            for root in 0..n {
+                let results = runthrough::local(n).run(move |world| {
+                    let me = world.rank();
+                    let mut bcast = [0u32; 3];
+                    if me == root {
+                        bcast = [7, 8, root];
+                    }
+                    let floats = [0.1 * (me as f64 + 1.0), -1.5 * me as f64];
+                    let mut reduced = [0i64; 2];
+                    let mut all_floats = [0f64; 2];
+                    let mut all_max = [0u16];
+                    let mut barrier = world.ibarrier()?;
+                    let mut b = world.ibroadcast(&mut bcast, root)?;
+                    let mut r = world.ireduce(
+                        &[me as i64, -(me as i64)],
+                        (me == root).then_some(&mut reduced[..]),
+                        Op::Sum,
+                        root,
+                    )?;
+                    let mut a = world.iall_reduce(&floats, &mut all_floats, Op::Sum)?;
+                    // A blocking collective between them takes the next number.
+                    let mut blocking = [0f64; 2];
+                    world.all_reduce(&floats, &mut blocking, Op::Sum)?;
+                    let mut m = world.iall_reduce(&[me as u16 * 3], &mut all_max, Op::Max)?;
+                    // Completed out of call order.
+                    m.wait()?;
+                    a.wait()?;
+                    r.wait()?;
+                    b.wait()?;
+                    barrier.wait()?;
+                    assert_eq!(barrier.test(), Err(Error::Request), "completes once");
+                    drop((barrier, b, r, a, m));
+                    Ok::<_, Error>((bcast, reduced, all_floats, blocking, all_max))
+                });
+                let values = outcomes(results, &[]);
+                let sum: i64 = (0..n as i64).sum();
+                let first = values[0].as_ref().unwrap().2;
+                for (rank, value) in values.iter().enumerate() {
+                    let (bcast, reduced, all_floats, blocking, all_max) = value.unwrap();
+                    assert_eq!(bcast, [7, 8, root], "n {n} root {root} rank {rank}");
+                    if rank as u32 == root {
+                        assert_eq!(reduced, [sum, -sum]);
+                    } else {
+                        assert_eq!(reduced, [0, 0], "only the root's buffer is written");
+                    }
+                    assert_eq!(all_floats, first, "every rank the very same bytes");
+                    for (x, y) in all_floats.iter().zip(blocking) {
+                        assert!((x - y).abs() < 1e-9, "n {n}: {all_floats:?} {blocking:?}");
+                    }
+                    assert_eq!(all_max, [(n as u16 - 1) * 3]);
+                }
+            }
+        }
+    });
+}
+
+/// The point of a non-blocking collective: it completes while its rank waits for something
+/// else. Rank 0 starts a barrier, then waits in a receive for the message rank 1 sends only
+/// once its own barrier completed; rank 0's barrier must progress while rank 0 sits in
+/// `recv` (with blocking code run by the caller, this deadlocks).
+#[test]
+fn a_call_progresses_while_its_rank_waits_for_something_else() {
+    bounded(|| {
+        for n in [2u32, 3, 5, 8] {
+            let results = runthrough::local(n).run(|world| {
+                let mut barrier = world.ibarrier()?;
+                let mut sum = [0u64];
+                let mut all = world.iall_reduce(&[1u64], &mut sum, Op::Sum)?;
+                if world.rank() == 0 {
+                    let mut got = [0u8];
+                    world.recv(&mut got, 1, 5)?;
+                    assert_eq!(got, [42]);
+                } else if world.rank() == 1 {
+                    barrier.wait()?;
+                    all.wait()?;
+                    world.send(&[42u8], 0, 5)?;
+                }
+                barrier.wait().or_else(|e| match e {
+                    Error::Request => Ok(()), // rank 1 took it already
+                    other => Err(other),
+                })?;
+                if !all.is_inactive() {
+                    all.wait()?;
+                }
+                drop(all);
+                Ok::<_, Error>(sum[0])
+            });
+            for sum in outcomes(results, &[]) {
+                assert_eq!(sum, Some(n as u64));
+            }
+        }
+    });
+}
+
+/// `test` never blocks: it is false until every rank has started the barrier.
+#[test]
+fn test_is_false_until_every_rank_started() {
+    bounded(|| {
+        let results = runthrough::local(3).run(|world| {
+            if world.rank() == 2 {
+                let mut nothing = [0u8; 0];
+                // Start only once the others saw their barrier pending.
+                world.recv(&mut nothing, 0, 1)?;
+                world.recv(&mut nothing, 1, 1)?;
+                world.ibarrier()?.wait()?;
+                return Ok(());
+            }
+            let mut barrier = world.ibarrier()?;
+            assert!(!barrier.test()?, "rank 2 has not started it");
+            world.send(&[0u8; 0], 2, 1)?;
+            barrier.wait()?;
+            Ok::<_, Error>(())
+        });
+        outcomes(results, &[]);
+    });
+}
+
+/// Bad input: a clear error at the call, nothing started (the next call still matches).
+#[test]
+fn bad_arguments_are_errors_before_anything_is_sent() {
+    bounded(|| {
+        let results = runthrough::local(3).run(|world| {
+            let mut buffer = [0u32; 2];
+            assert!(matches!(
+                world.ibroadcast(&mut buffer, 3),
+                Err(Error::Root { .. })
+            ));
+            let mut floats = [0f32; 2];
+            assert!(matches!(
+                world.iall_reduce(&[1f32, 2.0], &mut floats, Op::BitXor),
+                Err(Error::Argument { .. })
+            ));
+            let mut short = [0u8; 1];
+            assert!(matches!(
+                world.iall_reduce(&[1u8, 2], &mut short, Op::Sum),
+                Err(Error::Count { .. })
+            ));
+            if world.rank() == 1 {
+                assert!(matches!(
+                    world.ireduce(&[1u8], None, Op::Sum, 1),
+                    Err(Error::Argument { .. })
+                ));
+            }
+            // Nothing above took a call number: this one matches at every rank.
+            let mut sum = [0u8];
+            world.iall_reduce(&[1u8], &mut sum, Op::Sum)?.wait()?;
+            assert_eq!(sum, [3]);
+            Ok::<_, Error>(())
+        });
+        outcomes(results, &[]);
+    });
+}
+
+/// Ranks that pass different counts (an erroneous program) get `Error::Count` where a block
+/// of the wrong length arrives (the blocking calls' contract, docs/semantics.md §3.3), and
+/// nobody waits forever: the rank with the odd count, and the first participant, where the
+/// partial results meet.
+#[test]
+fn different_counts_are_an_error_and_nobody_hangs() {
+    bounded(|| {
+        let results = runthrough::local(4).run(|world| {
+            let len = if world.rank() == 2 { 3 } else { 2 };
+            let send = vec![1u32; len];
+            let mut recv = vec![0u32; len];
+            let outcome = world.iall_reduce(&send, &mut recv, Op::Sum)?.wait();
+            Ok::<_, Error>(outcome)
+        });
+        let outcomes = outcomes(results, &[]);
+        for rank in [0, 2] {
+            assert!(
+                matches!(outcomes[rank], Some(Err(Error::Count { .. }))),
+                "rank {rank}: {:?}",
+                outcomes[rank]
+            );
+        }
+    });
+}
+
+/// A participant that died before the call: every survivor's call fails with `ProcFailed`
+/// (at the start, or through the request), none waits; after `validate_global` the calls work
+/// over the survivors.
+#[test]
+fn a_death_before_the_call_fails_it_until_validate_global() {
+    bounded(|| {
+        let (n, dead) = (5u32, 3u32);
+        let results = runthrough::local(n)
+            .kill_at_operation(dead, 1)
+            .run(move |world| {
+                if world.rank() == dead {
+                    world.barrier()?; // dies entering it
+                }
+                let mut nothing = [0u8];
+                assert_eq!(
+                    world.recv(&mut nothing, dead, 9),
+                    Err(Error::ProcFailed { rank: dead })
+                );
+                let mut sum = [0u32];
+                let outcome = world
+                    .iall_reduce(&[1u32], &mut sum, Op::Sum)
+                    .and_then(|mut r| r.wait());
+                assert_eq!(outcome, Err(Error::ProcFailed { rank: dead }));
+                world.validate_global()?;
+                world.iall_reduce(&[1u32], &mut sum, Op::Sum)?.wait()?;
+                assert_eq!(sum, [n - 1]);
+                let mut root_buffer = [0u8];
+                assert_eq!(
+                    world.ibroadcast(&mut root_buffer, dead).err(),
+                    Some(Error::RootFailed { root: dead })
+                );
+                Ok::<_, Error>(())
+            });
+        outcomes(results, &[dead]);
+    });
+}
+
+/// A participant that dies in the middle of each call, at each of its messages: no survivor
+/// is left waiting; each gets the right value or `ProcFailed`; after `validate_global` the
+/// survivors agree again.
+#[test]
+fn a_death_during_the_call_leaves_nobody_blocked() {
+    bounded(|| {
+        let n = 6u32;
+        for (operation, victim) in [
+            ("barrier", 4),
+            ("broadcast", 0),
+            ("broadcast", 2),
+            ("reduce", 1),
+            ("all_reduce", 0),
+            ("all_reduce", 5),
+        ] {
+            for message in 0..=3 {
+                let results = runthrough::local(n)
+                    .kill_in_collective(victim, operation, 1, message)
+                    .run(move |world| {
+                        let me = world.rank();
+                        let mut value = [me as u64 + 1];
+                        let outcome = match operation {
+                            "barrier" => world.ibarrier().and_then(|mut r| r.wait()),
+                            "broadcast" => {
+                                world.ibroadcast(&mut value, 0).and_then(|mut r| r.wait())
+                            }
+                            "reduce" => {
+                                let send = value;
+                                let recv = (me == 0).then_some(&mut value[..]);
+                                world
+                                    .ireduce(&send, recv, Op::Sum, 0)
+                                    .and_then(|mut r| r.wait())
+                            }
+                            _ => {
+                                let send = value;
+                                world
+                                    .iall_reduce(&send, &mut value, Op::Sum)
+                                    .and_then(|mut r| r.wait())
+                            }
+                        };
+                        match outcome {
+                            Ok(()) | Err(Error::ProcFailed { .. }) => {}
+                            Err(other) => return Err(other),
+                        }
+                        if let Err(Error::ProcFailed { rank }) = outcome {
+                            assert_eq!(rank, victim);
+                        }
+                        // Whatever the call gave, the survivors go on together.
+                        world.validate_global()?;
+                        let mut count = [0u32];
+                        world.iall_reduce(&[1u32], &mut count, Op::Sum)?.wait()?;
+                        Ok::<_, Error>((outcome.is_ok(), value[0], count[0]))
+                    });
+                let mut survivors_count = None;
+                for (rank, outcome) in results.into_iter().enumerate() {
+                    match outcome {
+                        RankOutcome::Killed => {
+                            assert_eq!(rank as u32, victim, "{operation} {message}");
+                        }
+                        RankOutcome::Returned(Ok((ok, value, count))) => {
+                            // A call that returned Ok heard from every participant.
+                            let expected = match operation {
+                                "all_reduce" => Some(21),
+                                "reduce" if rank == 0 => Some(21),
+                                "broadcast" => Some(1),
+                                _ => None,
+                            };
+                            if let (true, Some(expected)) = (ok, expected) {
+                                assert_eq!(value, expected, "{operation} {message} rank {rank}");
+                            }
+                            let expected = *survivors_count.get_or_insert(count);
+                            assert_eq!(count, expected, "the survivors agree on who is left");
+                        }
+                        other => panic!("{operation} message {message} rank {rank}: {other:?}"),
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// A revocation ends a pending call with `Error::Revoked` at every rank.
+#[test]
+fn revocation_ends_pending_calls() {
+    bounded(|| {
+        let results = runthrough::local(4).run(|world| {
+            let dup = world.dup()?;
+            if dup.rank() == 3 {
+                // Never starts the barrier: revokes instead, once the others started theirs.
+                let mut nothing = [0u8; 0];
+                for rank in 0..3 {
+                    world.recv(&mut nothing, rank, 1)?;
+                }
+                dup.revoke()?;
+                return Ok(Error::Revoked);
+            }
+            let mut barrier = dup.ibarrier()?;
+            world.send(&[0u8; 0], 3, 1)?;
+            Ok::<_, Error>(barrier.wait().expect_err("revoked"))
+        });
+        for error in outcomes(results, &[]) {
+            assert_eq!(error, Some(Error::Revoked));
+        }
+    });
+}
+
+/// A dropped request does not wait, and its call still serves the other ranks; a later
+/// `validate_global` waits for it to finish here.
+#[test]
+fn a_dropped_request_still_serves_its_peers() {
+    bounded(|| {
+        let results = runthrough::local(4).run(|world: &Comm| {
+            let mut value = [world.rank() * 10];
+            if world.rank() == 0 {
+                drop(world.ibroadcast(&mut value, 0)?);
+            } else {
+                world.ibroadcast(&mut value, 0)?.wait()?;
+            }
+            world.validate_global()?;
+            Ok::<_, Error>(value[0])
+        });
+        let values = outcomes(results, &[]);
+        assert!(values.iter().all(|v| *v == Some(0)), "{values:?}");
+    });
+}
+
+/// `validate_global` while calls are outstanding waits for them to finish here, and they
+/// complete with their results.
+#[test]
+fn validate_global_waits_for_outstanding_calls() {
+    bounded(|| {
+        let results = runthrough::local(5).run(|world| {
+            let mut sum = [0u32];
+            let mut all = world.iall_reduce(&[world.rank()], &mut sum, Op::Sum)?;
+            let mut barrier = world.ibarrier()?;
+            world.validate_global()?;
+            barrier.wait()?;
+            all.wait()?;
+            drop(all);
+            Ok::<_, Error>(sum[0])
+        });
+        for sum in outcomes(results, &[]) {
+            assert_eq!(sum, Some(10));
+        }
+    });
+}
+
+/// Ranks of the world are comm ranks here too: a collective on a split communicator works.
+#[test]
+fn calls_on_a_split_communicator() {
+    bounded(|| {
+        let results = runthrough::local(6).run(|world| {
+            let half = world.split(Some(world.rank() % 2), 0)?.expect("a member");
+            let mut sum = [0u32];
+            half.iall_reduce(&[world.rank()], &mut sum, Op::Sum)?
+                .wait()?;
+            let mut from_root: [Rank; 1] = [world.rank()];
+            half.ibroadcast(&mut from_root, 2)?.wait()?;
+            Ok::<_, Error>((sum[0], from_root[0]))
+        });
+        let values = outcomes(results, &[]);
+        for (rank, value) in values.into_iter().enumerate() {
+            let (sum, root) = value.unwrap();
+            if rank % 2 == 0 {
+                assert_eq!((sum, root), (6, 4));
+            } else {
+                assert_eq!((sum, root), (9, 5));
+            }
+        }
+    });
+}
