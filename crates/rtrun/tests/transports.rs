@@ -348,3 +348,47 @@ fn a_computing_rank_answers_agreements_through_its_progress_thread() {
         }
     }
 }
+
+/// Non-blocking collectives between processes: rank 0's engine runs its side of an
+/// `ibarrier` and an `iall_reduce` while rank 0 computes without calling the library (its
+/// transport's progress delivers their messages), and outstanding calls with a blocking one
+/// between them give their results, over every transport.
+#[test]
+fn non_blocking_collectives_progress_while_a_rank_computes() {
+    for transport in ["shm", "unix", "tcp"] {
+        let dir = std::env::temp_dir().join(format!(
+            "rtrun-nonblocking-{}-{transport}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut job = Job::new(4, CHECK);
+        job.args = vec!["nonblocking".into(), "--rounds".into(), "6".into()];
+        job.timeout = Some(JOB_LIMIT);
+        job.env = vec![
+            ("RT_TRANSPORT".into(), transport.into()),
+            // As in the computing test: the heartbeat's periodic poll must not be what
+            // delivers rank 0's messages.
+            ("RT_HEARTBEAT".into(), "60000:120000".into()),
+            (
+                "RTCHECK_MARKER".into(),
+                dir.join("completed").display().to_string(),
+            ),
+        ];
+        let report = run(&job);
+        let text = output(&report);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(report.success(), "{transport}: {}{text}", report.summary());
+        assert!(
+            text.contains(
+                "[0] ibarrier and iall_reduce completed at the others while rank 0 computed"
+            ),
+            "{transport}: {text}"
+        );
+        assert_eq!(
+            text.matches("nonblocking rounds=6").count(),
+            4,
+            "{transport}: {text}"
+        );
+    }
+}

@@ -327,6 +327,19 @@ fn main() {
             let s = timed(r, iterations, || w.validate_global().map(|_| ()))?;
             Ok(if w.rank() == 0 { s } else { Vec::new() })
         });
+        // The non-blocking calls, started and waited for at once: what a schedule run by
+        // the engine costs beside the blocking call's code.
+        bench.in_process("ibarrier_wait", ranks, 0, |w, r| {
+            let s = timed(r, iterations, || w.ibarrier()?.wait())?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+        bench.in_process("iall_reduce_wait", ranks, 8, |w, r| {
+            let mut out = [0u64];
+            let s = timed(r, iterations, || {
+                w.iall_reduce(&[w.rank() as u64], &mut out, Op::Sum)?.wait()
+            })?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
         ulfm::agree_and_shrink(&mut bench, ranks, iterations);
     }
     for ranks in [2u32, 4, 8, 64] {

@@ -21,6 +21,12 @@
 //!   each other with 200 isends of 64 KiB, receive everything, and wait.
 //! - `flood_kill` (with `--kill 1@call:1`): rank 0 floods rank 1, which dies at its first call,
 //!   made once rank 0 waits for credit; rank 0's blocked send must return `ProcFailed`.
+//! - `nonblocking` (the file path `RTCHECK_MARKER` in the environment): rank 0 starts
+//!   `ibarrier` and `iall_reduce`, then computes without calling the library until rank 1
+//!   creates the file (at most 20 s), which it does once both its calls completed: the engine
+//!   of rank 0 must run its side of both calls while it computes. Then R rounds of
+//!   `ibroadcast`, `ireduce` and `iall_reduce` outstanding together with a blocking barrier
+//!   between them, completed in reverse order and checked; prints `nonblocking rounds=R`.
 //! - `shrink`: `validate_global`, `agree`, `validate_global`, then `shrink` the world and run
 //!   `agree` and `validate_global` on the new communicator, printing what each returned (for
 //!   the timeline's test: run it with kills at call or agreement points).
@@ -655,6 +661,78 @@ fn computing(world: &Comm) -> Result<(), String> {
     Ok(())
 }
 
+fn nonblocking(world: &Comm, o: &Options) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let marker = std::env::var("RTCHECK_MARKER").map_err(|_| "RTCHECK_MARKER is not set")?;
+    let marker = std::path::PathBuf::from(marker);
+    let (me, n) = (world.rank(), world.size());
+    let mut sum = [0u64];
+    let mut barrier = world.ibarrier().map_err(e)?;
+    let mut all = world
+        .iall_reduce(&[u64::from(me)], &mut sum, Op::Sum)
+        .map_err(e)?;
+    if me == 0 {
+        // Computes: no library call until rank 1 says both its calls completed.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut answered = false;
+        while !answered && Instant::now() < deadline {
+            for _ in 0..10_000 {
+                std::hint::spin_loop();
+            }
+            answered = marker.exists();
+        }
+        if !answered {
+            return Err(
+                "the others' non-blocking calls did not complete while rank 0 \
+                        computed (20 s)"
+                    .into(),
+            );
+        }
+        println!("ibarrier and iall_reduce completed at the others while rank 0 computed");
+    }
+    barrier.wait().map_err(e)?;
+    all.wait().map_err(e)?;
+    drop(all);
+    if me == 1 {
+        std::fs::write(&marker, b"completed").map_err(|err| err.to_string())?;
+    }
+    let expected: u64 = (0..u64::from(n)).sum();
+    if sum[0] != expected {
+        return Err(format!("iall_reduce gave {}, expected {expected}", sum[0]));
+    }
+    for round in 0..o.rounds {
+        let (broadcaster, reducer) = (round % n, (round + 1) % n);
+        let mut value = [if me == broadcaster { 1000 + round } else { 0 }];
+        let mut reduced = [0u32];
+        let mut max = [0u32];
+        let mut b = world.ibroadcast(&mut value, broadcaster).map_err(e)?;
+        let mut r = world
+            .ireduce(
+                &[me + round],
+                (me == reducer).then_some(&mut reduced[..]),
+                Op::Sum,
+                reducer,
+            )
+            .map_err(e)?;
+        world.barrier().map_err(e)?;
+        let mut m = world.iall_reduce(&[me * 3], &mut max, Op::Max).map_err(e)?;
+        m.wait().map_err(e)?;
+        r.wait().map_err(e)?;
+        b.wait().map_err(e)?;
+        drop((b, r, m));
+        let sum: u32 = (0..n).map(|rank| rank + round).sum();
+        if value[0] != 1000 + round || (me == reducer && reduced[0] != sum) || max[0] != (n - 1) * 3
+        {
+            return Err(format!(
+                "round {round}: broadcast {} reduce {} max {}",
+                value[0], reduced[0], max[0]
+            ));
+        }
+    }
+    println!("nonblocking rounds={}", o.rounds);
+    Ok(())
+}
+
 fn shrink(world: &Comm) -> Result<(), String> {
     let e = |e: Error| e.to_string();
     let failed = failed_list(world).map_err(e)?;
@@ -862,6 +940,7 @@ fn main() -> ExitCode {
         "rogue" => rogue(world).and_then(|()| ring(world)),
         "shrink" => shrink(world),
         "computing" => computing(world),
+        "nonblocking" => nonblocking(world, &options),
         "wait_for_2" => wait_for_2(world),
         "first_use" => first_use(world, &options),
         "all_to_all" => all_to_all(world, &options),

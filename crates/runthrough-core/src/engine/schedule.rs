@@ -539,6 +539,11 @@ impl Engine {
         }
     }
 
+    /// Whether a schedule runs here, on any communicator.
+    pub fn any_schedules_running(&self) -> bool {
+        self.comms.values().any(CommState::schedules_running)
+    }
+
     /// Whether a running schedule's current step waits for a message of world rank `world`.
     pub(crate) fn a_schedule_waits_for(&self, world: WorldRank) -> bool {
         self.comms.values().any(|comm| {

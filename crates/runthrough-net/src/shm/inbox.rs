@@ -12,6 +12,7 @@
 //! | 8 | the number of ring slots `n` (the job's size) | the owner, once |
 //! | 16 | each ring's data capacity `C` | the owner, once |
 //! | 24 | the *pulse*: a count the owner's progress side advances every heartbeat period, which peers on this host read instead of receiving heartbeats | the owner |
+//! | 32 | *collectives*: nonzero while the owner runs non-blocking collectives, whose messages must then wake its progress thread too | the owner |
 //! | 64 | the *application bell*: a futex word (the rank's event count, `runthrough`'s signal) | everyone |
 //! | 128 | the *progress bell*: a futex word the rank's progress thread sleeps on | everyone |
 //! | 192 | *pollers*: how many of the owner's threads wait in the library, polling | the owner |
@@ -46,6 +47,7 @@ const MAGIC_AT: usize = 0;
 const SLOTS_AT: usize = 8;
 const CAPACITY_AT: usize = 16;
 const PULSE_AT: usize = 24;
+const COLLECTIVES_AT: usize = 32;
 const APP_BELL_AT: usize = 64;
 const PROGRESS_BELL_AT: usize = 128;
 const POLLERS_AT: usize = 192;
@@ -266,6 +268,19 @@ impl Inbox {
         self.word(PULSE_AT).load(Ordering::Relaxed)
     }
 
+    /// The owner runs non-blocking collectives (`on`), or no longer does: while it does, a
+    /// peer's collective traffic wakes its progress thread as control frames do, since the
+    /// owner's engine advances those calls as their messages arrive, whatever its threads do.
+    pub fn set_collectives(&self, on: bool) {
+        self.word(COLLECTIVES_AT)
+            .store(u64::from(on), Ordering::SeqCst);
+    }
+
+    /// Whether the owner runs non-blocking collectives ([`Inbox::set_collectives`]; a hint).
+    pub fn wants_collectives(&self) -> bool {
+        self.word(COLLECTIVES_AT).load(Ordering::SeqCst) != 0
+    }
+
     /// Whether some thread of the owner polls now (a peer's hint: then ringing the
     /// application bell is enough).
     pub fn has_pollers(&self) -> bool {
@@ -412,6 +427,24 @@ mod tests {
         assert_eq!(capacity_for(512), 64 << 10);
         assert_eq!(capacity_for(100_000), 64 << 10);
         assert_eq!(capacity_for(0), 1 << 20);
+    }
+
+    /// The owner's collectives flag is seen through a peer's mapping and is a word of its
+    /// own: the pulse and the pollers do not move with it.
+    #[test]
+    fn a_peer_sees_the_owners_collectives_flag() {
+        let owner = Inbox::create(4, 4096).unwrap();
+        let peer = Inbox::attach(pass(&owner), 4).unwrap();
+        assert!(!peer.wants_collectives());
+        let pulse = peer.pulse();
+        owner.set_collectives(true);
+        assert!(peer.wants_collectives());
+        assert!(!peer.has_pollers());
+        assert_eq!(peer.pulse(), pulse);
+        owner.beat();
+        assert!(peer.wants_collectives(), "a beat leaves it");
+        owner.set_collectives(false);
+        assert!(!peer.wants_collectives());
     }
 
     /// The owner's beat is seen through a peer's mapping, and only the owner's beats move it.

@@ -49,6 +49,10 @@ impl<'a> CollectiveRequest<'a> {
         let process = &comm.process;
         process.enter()?;
         process.enter_collective(operation, comm.context);
+        // Before the start: messages that peers publish from now on wake the progress thread
+        // (a transport with polling progress); those already here are drained by the next
+        // poll (the first `test`, or the progress below).
+        process.transport.collectives_running(true);
         let mut out = Outgoing::new();
         let id = {
             let mut engine = process.endpoint.lock();
@@ -62,6 +66,7 @@ impl<'a> CollectiveRequest<'a> {
             id
         };
         process.send_all(out);
+        process.progress();
         Ok(CollectiveRequest {
             comm,
             id: Some(id?),
@@ -89,12 +94,16 @@ impl<'a> CollectiveRequest<'a> {
         process.check_alive();
         process.progress();
         let mut out = Outgoing::new();
-        let (polled, declared_failed) = {
+        let (polled, declared_failed, running) = {
             let mut engine = process.endpoint.lock();
             let polled = engine.poll_schedule(self.comm.context, id, &mut out);
             out.extend(engine.take_due());
-            (polled, engine.declared_failed())
+            let running = polled.is_none() || engine.any_schedules_running();
+            (polled, engine.declared_failed(), running)
         };
+        if !running {
+            process.transport.collectives_running(false);
+        }
         process.send_all(out);
         if declared_failed {
             process.halt_declared_failed();

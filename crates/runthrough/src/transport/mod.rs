@@ -152,6 +152,12 @@ pub(crate) trait Transport: Send + Sync + Debug {
     /// The thread of [`Transport::begin_wait`] leaves its blocking call.
     fn end_wait(&self) {}
 
+    /// This process's rank runs non-blocking collectives (`running`), or no longer does: a
+    /// transport with polling progress then has their messages wake its progress thread, so
+    /// that the engine advances them while the rank computes. Nothing for the others (they
+    /// deliver on their own).
+    fn collectives_running(&self, _running: bool) {}
+
     /// Waits until `signal` (this process's rank's) moves past `seen`, by the wait policy
     /// ([`crate::wait`]); a transport with polling progress polls on the way out.
     fn wait_past(&self, signal: &Signal, seen: u32) {

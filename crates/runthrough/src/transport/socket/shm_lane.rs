@@ -28,7 +28,9 @@
 //! idles or ends, and skips it if the receiver polls by then (`Tcp::defer_ring`): two ranks
 //! running agreements back to back otherwise woke each other's progress thread at nearly every
 //! call. Data, collective traffic and credits never wake the progress thread, so a computing
-//! rank pays no wake-up per message.
+//! rank pays no wake-up per message; except collective traffic for a rank that runs
+//! non-blocking collectives (its inbox says so while it does): its engine advances them as
+//! their messages arrive, so they must reach it while it computes.
 //! Several threads of a rank that send to one peer are serialised by the lane's writer mutex,
 //! held only while copying.
 //!
@@ -336,6 +338,7 @@ impl Tcp {
         }
         let out = lane.out.as_ref().expect("sends() checked");
         let control = frame.is_control();
+        let collective = frame.is_collective();
         let (published, pending) = {
             let mut guard = lock(out);
             let out = &mut *guard;
@@ -358,7 +361,15 @@ impl Tcp {
                 }
             }
         };
-        self.after_push(lane, published, control, pending);
+        // A collective message wakes a receiver that runs non-blocking collectives, read
+        // after publishing (as the pollers are): the receiver sets its flag, then drains.
+        let wakes = control
+            || (collective
+                && lane
+                    .peer_inbox
+                    .as_ref()
+                    .is_some_and(|theirs| theirs.wants_collectives()));
+        self.after_push(lane, published, wakes, pending);
         if pending && blocking {
             self.wait_pending(to);
         }
@@ -738,6 +749,11 @@ pub(super) enum FrameRef<'a> {
 }
 
 impl<'a> FrameRef<'a> {
+    /// Whether it is a collective message.
+    fn is_collective(self) -> bool {
+        matches!(self, FrameRef::Packet(Packet::Collective { .. }))
+    }
+
     fn is_control(self) -> bool {
         match self {
             FrameRef::Packet(packet) => !matches!(

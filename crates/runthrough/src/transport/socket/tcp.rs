@@ -2091,6 +2091,14 @@ impl Transport for Tcp {
         }
     }
 
+    fn collectives_running(&self, running: bool) {
+        if let Some(inbox) = self.inbox() {
+            if inbox.wants_collectives() != running {
+                inbox.set_collectives(running);
+            }
+        }
+    }
+
     /// No longer counted among the pollers, this thread drains what peers left to it while
     /// it was (a peer that wrote after this drain sees no poller and wakes the progress
     /// thread), then does the progress-thread wake-ups it put off (`Tcp::ring_deferred`).
