@@ -72,6 +72,121 @@ fn outstanding_calls_in_call_order_give_the_blocking_results() {
     });
 }
 
+/// Gather, scatter, all-gather and all-to-all outstanding together give what their blocking
+/// counterparts give, for 1 to 8 ranks and every root.
+#[test]
+fn block_collectives_give_the_blocking_results() {
+    bounded(|| {
+        for n in 1..=8u32 {
+            for root in 0..n {
+                let results = runthrough::local(n).run(move |world| {
+                    let (me, size) = (world.rank(), world.size() as usize);
+                    let mine = [me * 10, me * 10 + 1];
+                    let table: Vec<u32> = (0..size as u32 * 2).map(|x| x + 100 * root).collect();
+                    let outgoing: Vec<u16> =
+                        (0..size as u16 * 3).map(|x| x + 1000 * me as u16).collect();
+                    let (mut g, mut sc, mut ag, mut aa) = (
+                        vec![0u32; size * 2],
+                        [0u32; 2],
+                        vec![0u32; size * 2],
+                        vec![0u16; size * 3],
+                    );
+                    let mut requests = vec![
+                        world.igather(&mine, (me == root).then_some(&mut g[..]), root)?,
+                        world.iscatter((me == root).then_some(&table[..]), &mut sc, root)?,
+                        world.iall_gather(&mine, &mut ag)?,
+                        world.ialltoall(&outgoing, &mut aa)?,
+                    ];
+                    for request in requests.iter_mut().rev() {
+                        request.wait()?;
+                    }
+                    drop(requests);
+                    let (mut bg, mut bsc, mut bag, mut baa) = (
+                        vec![0u32; size * 2],
+                        [0u32; 2],
+                        vec![0u32; size * 2],
+                        vec![0u16; size * 3],
+                    );
+                    world.gather(&mine, (me == root).then_some(&mut bg[..]), root)?;
+                    world.scatter((me == root).then_some(&table[..]), &mut bsc, root)?;
+                    world.all_gather(&mine, &mut bag)?;
+                    world.all_to_all(&outgoing, &mut baa)?;
+                    assert_eq!(
+                        (&g, sc, &ag, &aa),
+                        (&bg, bsc, &bag, &baa),
+                        "n {n} root {root} rank {me}"
+                    );
+                    Ok::<_, Error>((g, sc, aa))
+                });
+                for (rank, value) in outcomes(results, &[]).into_iter().enumerate() {
+                    let (g, sc, aa) = value.unwrap();
+                    if rank as u32 == root {
+                        let expected: Vec<u32> =
+                            (0..n).flat_map(|r| [r * 10, r * 10 + 1]).collect();
+                        assert_eq!(g, expected);
+                    }
+                    let r = rank as u32;
+                    assert_eq!(sc, [2 * r + 100 * root, 2 * r + 1 + 100 * root]);
+                    let expected: Vec<u16> = (0..n as u16)
+                        .flat_map(|from| (0..3).map(move |k| 3 * rank as u16 + k + 1000 * from))
+                        .collect();
+                    assert_eq!(aa, expected, "rank {rank}");
+                }
+            }
+        }
+    });
+}
+
+/// After a death and `validate_global`, the block collectives run over the survivors and
+/// leave the dead rank's slots as they were.
+#[test]
+fn block_collectives_leave_the_slots_of_null_ranks_untouched() {
+    bounded(|| {
+        let (n, dead) = (5u32, 2u32);
+        let results = runthrough::local(n)
+            .kill_at_operation(dead, 1)
+            .run(move |world| {
+                if world.rank() == dead {
+                    world.barrier()?;
+                }
+                let mut nothing = [0u8];
+                assert_eq!(
+                    world.recv(&mut nothing, dead, 9),
+                    Err(Error::ProcFailed { rank: dead })
+                );
+                world.validate_global()?;
+                let me = world.rank();
+                let mut ag = vec![7u32; n as usize];
+                world.iall_gather(&[me + 1], &mut ag)?.wait()?;
+                let mut aa = vec![7u32; n as usize];
+                let send: Vec<u32> = (0..n).map(|to| me * 10 + to).collect();
+                world.ialltoall(&send, &mut aa)?.wait()?;
+                let mut g = vec![7u32; n as usize];
+                world
+                    .igather(&[me], (me == 0).then_some(&mut g[..]), 0)?
+                    .wait()?;
+                let mut scattered = [0u32];
+                let table: Vec<u32> = (0..n).map(|r| r + 50).collect();
+                world
+                    .iscatter((me == 4).then_some(&table[..]), &mut scattered, 4)?
+                    .wait()?;
+                Ok::<_, Error>((ag, aa, g, scattered[0]))
+            });
+        for (rank, value) in outcomes(results, &[dead]).into_iter().enumerate() {
+            let Some((ag, aa, g, scattered)) = value else {
+                continue;
+            };
+            let r = rank as u32;
+            assert_eq!(ag, [1, 2, 7, 4, 5]);
+            assert_eq!(aa, [r, 10 + r, 7, 30 + r, 40 + r]);
+            if rank == 0 {
+                assert_eq!(g, [0, 1, 7, 3, 4]);
+            }
+            assert_eq!(scattered, r + 50);
+        }
+    });
+}
+
 /// The point of a non-blocking collective: it completes while its rank waits for something
 /// else. Rank 0 starts a barrier, then waits in a receive for the message rank 1 sends only
 /// once its own barrier completed; rank 0's barrier must progress while rank 0 sits in
@@ -245,6 +360,10 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
             ("reduce", 1),
             ("all_reduce", 0),
             ("all_reduce", 5),
+            ("gather", 3),
+            ("scatter", 0),
+            ("all_gather", 2),
+            ("all_to_all", 1),
         ] {
             for message in 0..=3 {
                 let results = runthrough::local(n)
@@ -264,11 +383,36 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
                                     .ireduce(&send, recv, Op::Sum, 0)
                                     .and_then(|mut r| r.wait())
                             }
-                            _ => {
+                            "all_reduce" => {
                                 let send = value;
                                 world
                                     .iall_reduce(&send, &mut value, Op::Sum)
                                     .and_then(|mut r| r.wait())
+                            }
+                            "gather" => {
+                                let mut all = vec![0u64; n as usize];
+                                world
+                                    .igather(&value, (me == 0).then_some(&mut all[..]), 0)
+                                    .and_then(|mut r| r.wait())
+                            }
+                            "scatter" => {
+                                let table = vec![5u64; n as usize];
+                                let send = value;
+                                world
+                                    .iscatter((me == 0).then_some(&table[..]), &mut value, 0)
+                                    .and_then(|mut r| r.wait())
+                                    .map(|()| assert_eq!(value, [5], "{send:?}"))
+                            }
+                            "all_gather" => {
+                                let mut all = vec![0u64; n as usize];
+                                world
+                                    .iall_gather(&value, &mut all)
+                                    .and_then(|mut r| r.wait())
+                            }
+                            _ => {
+                                let send = vec![value[0]; n as usize];
+                                let mut all = vec![0u64; n as usize];
+                                world.ialltoall(&send, &mut all).and_then(|mut r| r.wait())
                             }
                         };
                         match outcome {

@@ -83,8 +83,9 @@ pub struct Schedule {
     steps: Vec<Step>,
     buffers: Vec<Vec<u8>>,
     reduction: Option<Reduction>,
-    /// The buffer that holds the call's result at this rank, if it has one.
-    result: Option<usize>,
+    /// The buffers that hold the call's result at this rank, in order (their bytes are
+    /// concatenated; none: the call has no result here).
+    result: Vec<usize>,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -108,16 +109,23 @@ fn top_bit(n: usize) -> usize {
 }
 
 impl Schedule {
-    /// A schedule of `steps` over `buffers`, whose result (if any) is buffer `result`.
+    /// A schedule of `steps` over `buffers`, whose result is the concatenation of the buffers
+    /// `result` names, in that order (nothing when it names none).
+    ///
+    /// A schedule receives at most one message from each participant: the engine runs a
+    /// schedule on whichever thread delivers its messages, and the sends of two such threads
+    /// may reach a peer in either order, so two messages of one call over one pair could not
+    /// be told apart (messages are matched by call number and sender).
     ///
     /// # Panics
-    /// When a step or `result` names a buffer that does not exist, or a `CombineAbove` step
-    /// has no `reduction` (a bug in the algorithm that built it).
+    /// When a step or `result` names a buffer that does not exist, a `CombineAbove` step has
+    /// no `reduction`, or two receive steps name the same sender (a bug in the algorithm that
+    /// built it).
     pub fn new(
         steps: Vec<Step>,
         buffers: Vec<Vec<u8>>,
         reduction: Option<Reduction>,
-        result: Option<usize>,
+        result: Vec<usize>,
     ) -> Self {
         for step in &steps {
             let buffer = match *step {
@@ -130,9 +138,21 @@ impl Schedule {
             };
             assert!(buffer < buffers.len(), "step {step:?} names no buffer");
         }
-        if let Some(result) = result {
-            assert!(result < buffers.len(), "the result names no buffer");
-        }
+        assert!(
+            result.iter().all(|&b| b < buffers.len()),
+            "the result names no buffer"
+        );
+        let mut senders: Vec<Rank> = steps
+            .iter()
+            .filter_map(|step| match *step {
+                Step::Receive { from, .. } | Step::CombineAbove { from, .. } => Some(from),
+                Step::Send { .. } => None,
+            })
+            .collect();
+        let receives = senders.len();
+        senders.sort_unstable();
+        senders.dedup();
+        assert_eq!(senders.len(), receives, "one message per sender");
         Schedule {
             steps,
             buffers,
@@ -165,7 +185,7 @@ impl Schedule {
             });
             distance <<= 1;
         }
-        Schedule::new(steps, vec![Vec::new(), Vec::new()], None, None)
+        Schedule::new(steps, vec![Vec::new(), Vec::new()], None, Vec::new())
     }
 
     /// A broadcast of `data` (the root's bytes; ignored elsewhere) from the participant at
@@ -203,7 +223,7 @@ impl Schedule {
             }
             mask >>= 1;
         }
-        Schedule::new(steps, vec![data], None, Some(0))
+        Schedule::new(steps, vec![data], None, vec![0])
     }
 
     /// The steps of a reduction of every participant's `data` to the first participant, in
@@ -256,7 +276,7 @@ impl Schedule {
                 });
             }
         }
-        let result = (index == root).then_some(0);
+        let result = if index == root { vec![0] } else { Vec::new() };
         Schedule::new(steps, vec![data], Some(reduction), result)
     }
 
@@ -273,7 +293,104 @@ impl Schedule {
         Schedule::reduce_to_first(participants, index, &mut steps);
         let broadcast = Schedule::broadcast(participants, index, 0, Vec::new());
         steps.extend(broadcast.steps);
-        Schedule::new(steps, vec![data], Some(reduction), Some(0))
+        Schedule::new(steps, vec![data], Some(reduction), vec![0])
+    }
+
+    /// A gather of every participant's `data` to the participant at `root` (linear: each
+    /// sends its block to the root). The result, at the root only, is the participants'
+    /// blocks in participant order.
+    pub fn gather(participants: &[Rank], index: usize, root: usize, data: Vec<u8>) -> Self {
+        let n = participants.len();
+        if index != root {
+            let steps = vec![Step::Send {
+                to: participants[root],
+                buffer: 0,
+            }];
+            return Schedule::new(steps, vec![data], None, Vec::new());
+        }
+        let mut buffers = vec![Vec::new(); n];
+        buffers[index] = data;
+        let steps = (0..n)
+            .filter(|&j| j != index)
+            .map(|j| Step::Receive {
+                from: participants[j],
+                into: j,
+            })
+            .collect();
+        Schedule::new(steps, buffers, None, (0..n).collect())
+    }
+
+    /// A scatter from the participant at `root`, whose `blocks` hold one block per
+    /// participant in participant order (ignored elsewhere): each participant's result is
+    /// its block (linear: the root sends each its own).
+    pub fn scatter(participants: &[Rank], index: usize, root: usize, blocks: Vec<Vec<u8>>) -> Self {
+        let n = participants.len();
+        if index != root {
+            let steps = vec![Step::Receive {
+                from: participants[root],
+                into: 0,
+            }];
+            return Schedule::new(steps, vec![Vec::new()], None, vec![0]);
+        }
+        assert_eq!(blocks.len(), n, "a block per participant");
+        let steps = (0..n)
+            .filter(|&j| j != index)
+            .map(|j| Step::Send {
+                to: participants[j],
+                buffer: j,
+            })
+            .collect();
+        Schedule::new(steps, blocks, None, vec![index])
+    }
+
+    /// An all-gather of every participant's `data`: each sends its block to every other
+    /// participant (n − 1 sends and receives, in one step of latency). The result, at every
+    /// participant, is their blocks in participant order. (Not the ring: a ring passes
+    /// n − 1 messages over one pair, and a schedule takes one message per sender, see
+    /// [`Schedule::new`].)
+    pub fn all_gather(participants: &[Rank], index: usize, data: Vec<u8>) -> Self {
+        let n = participants.len();
+        let mut buffers = vec![Vec::new(); n];
+        buffers[index] = data;
+        let mut steps = Vec::new();
+        for k in 1..n {
+            let from = (index + n - k) % n;
+            steps.push(Step::Send {
+                to: participants[(index + k) % n],
+                buffer: index,
+            });
+            steps.push(Step::Receive {
+                from: participants[from],
+                into: from,
+            });
+        }
+        Schedule::new(steps, buffers, None, (0..n).collect())
+    }
+
+    /// An all-to-all: `blocks` holds this participant's block for each participant, in
+    /// participant order; it sends each its block and receives one from each (pairwise, in
+    /// n − 1 steps). The result is the blocks received, in participant order (this
+    /// participant's own block to itself among them).
+    pub fn all_to_all(participants: &[Rank], index: usize, mut blocks: Vec<Vec<u8>>) -> Self {
+        let n = participants.len();
+        assert_eq!(blocks.len(), n, "a block per participant");
+        let mut received = vec![Vec::new(); n];
+        received[index] = std::mem::take(&mut blocks[index]);
+        blocks.extend(received);
+        let mut steps = Vec::new();
+        for k in 1..n {
+            let to = (index + k) % n;
+            let from = (index + n - k) % n;
+            steps.push(Step::Send {
+                to: participants[to],
+                buffer: to,
+            });
+            steps.push(Step::Receive {
+                from: participants[from],
+                into: n + from,
+            });
+        }
+        Schedule::new(steps, blocks, None, (n..2 * n).collect())
     }
 }
 
@@ -443,9 +560,17 @@ fn run_steps(
     if let Some(error) = running.mismatch.take() {
         return Some(Err(error));
     }
-    let result = match schedule.result {
-        Some(buffer) => std::mem::take(&mut schedule.buffers[buffer]),
-        None => Vec::new(),
+    let result = match schedule.result[..] {
+        [] => Vec::new(),
+        [buffer] => std::mem::take(&mut schedule.buffers[buffer]),
+        ref blocks => {
+            let len = blocks.iter().map(|&b| schedule.buffers[b].len()).sum();
+            let mut all = Vec::with_capacity(len);
+            for &b in blocks {
+                all.extend_from_slice(&schedule.buffers[b]);
+            }
+            all
+        }
     };
     Some(Ok(result))
 }
@@ -808,6 +933,97 @@ mod tests {
     }
 
     #[test]
+    fn gathers_scatters_and_all_to_all_place_every_block() {
+        let block = |from: usize, to: usize| vec![from as u8, to as u8, 0xAB];
+        for n in 1..=8u32 {
+            for seed in 0..4 {
+                let mut net = Net::new(n, seed + 1000 * n as u64);
+                let root = (seed as u32 * 5) % n;
+                let mut ids = Vec::new();
+                for rank in 0..n {
+                    let (p, i, r) = (all(n), rank as usize, root as usize);
+                    let mine = block(i, 99);
+                    let scattered = if rank == root {
+                        (0..n as usize).map(|j| block(r, j)).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let to_each = (0..n as usize).map(|j| block(i, j)).collect();
+                    let started: Vec<u64> = [
+                        Schedule::gather(&p, i, r, mine.clone()),
+                        Schedule::scatter(&p, i, r, scattered),
+                        Schedule::all_gather(&p, i, mine),
+                        Schedule::all_to_all(&p, i, to_each),
+                    ]
+                    .into_iter()
+                    .map(|s| net.start(rank, s).unwrap())
+                    .collect();
+                    ids.push(started);
+                }
+                net.run();
+                let gathered: Vec<u8> = (0..n as usize).flat_map(|j| block(j, 99)).collect();
+                for rank in 0..n {
+                    let i = rank as usize;
+                    let got: Vec<Vec<u8>> = ids[i]
+                        .iter()
+                        .map(|&id| net.poll(rank, id).expect("complete").unwrap())
+                        .collect();
+                    let at_root = if rank == root {
+                        gathered.clone()
+                    } else {
+                        Vec::new()
+                    };
+                    assert_eq!(got[0], at_root, "gather n {n} rank {rank}");
+                    assert_eq!(got[1], block(root as usize, i), "scatter n {n} rank {rank}");
+                    assert_eq!(got[2], gathered, "all_gather n {n} rank {rank}");
+                    let exchanged: Vec<u8> = (0..n as usize).flat_map(|j| block(j, i)).collect();
+                    assert_eq!(got[3], exchanged, "all_to_all n {n} rank {rank}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "one message per sender")]
+    fn a_schedule_receiving_twice_from_one_sender_is_refused() {
+        Schedule::new(
+            vec![
+                Step::Receive { from: 1, into: 0 },
+                Step::Receive { from: 1, into: 1 },
+            ],
+            vec![Vec::new(), Vec::new()],
+            None,
+            Vec::new(),
+        );
+    }
+
+    #[test]
+    fn every_builder_receives_at_most_once_from_each_participant() {
+        // Schedule::new asserts it; this builds every algorithm at every place to make sure.
+        for n in 1..=17u32 {
+            let p = all(n);
+            for i in 0..n as usize {
+                for root in [0, i, n as usize - 1] {
+                    let blocks = vec![vec![1u8]; n as usize];
+                    let root_blocks = if i == root {
+                        blocks.clone()
+                    } else {
+                        Vec::new()
+                    };
+                    Schedule::barrier(&p, i);
+                    Schedule::broadcast(&p, i, root, vec![1]);
+                    Schedule::reduce(&p, i, root, vec![1; 8], sum());
+                    Schedule::all_reduce(&p, i, vec![1; 8], sum());
+                    Schedule::gather(&p, i, root, vec![1]);
+                    Schedule::scatter(&p, i, root, root_blocks);
+                    Schedule::all_gather(&p, i, vec![1]);
+                    Schedule::all_to_all(&p, i, blocks);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn no_rank_leaves_a_barrier_before_every_rank_entered() {
         for n in 2..=8u32 {
             let mut net = Net::new(n, n as u64);
@@ -1037,13 +1253,13 @@ mod tests {
             ],
             vec![big.clone(), Vec::new()],
             None,
-            None,
+            Vec::new(),
         );
         let call1_at_0 = Schedule::new(
             vec![Step::Send { to: 1, buffer: 0 }],
             vec![big.clone()],
             None,
-            None,
+            Vec::new(),
         );
         let a0 = net.start(0, call0_at_0).unwrap();
         let a1 = net.start(0, call1_at_0).unwrap();
@@ -1055,7 +1271,7 @@ mod tests {
             ],
             vec![vec![1]],
             None,
-            Some(0),
+            vec![0],
         );
         let b0 = net.start(1, call0_at_1).unwrap();
         net.run();
@@ -1068,7 +1284,7 @@ mod tests {
             vec![Step::Receive { from: 0, into: 0 }],
             vec![Vec::new()],
             None,
-            Some(0),
+            vec![0],
         );
         let b1 = net.start(1, call1_at_1).unwrap();
         net.run();

@@ -9,7 +9,8 @@
 //! as irecvs), then waiting for its queued sends; (b) an all-reduce (sum of one u64) run on
 //! the collective commands over the OK ranks of G: gather to participant 0, which sends the sum
 //! back (it must succeed unless a participant crashed); (b') one to four non-blocking
-//! collectives (`ibarrier`, `ibroadcast`, `iall_reduce`: schedules the engine runs by itself)
+//! collectives (`ibarrier`, `ibroadcast`, `iall_reduce`, `igather`, `iscatter`,
+//! `iall_gather`, `ialltoall`: schedules the engine runs by itself)
 //! started back to back and waited for in a random order, each result checked against the
 //! sequential reference over the OK ranks of G; (c) `validate_local`; (d)
 //! `validate_global` (claim, start, poll until decided, install the decided G, end), after
@@ -157,6 +158,20 @@ pub enum ScheduleOp {
         /// The root's position among the participants (modulo their number).
         root: usize,
     },
+    /// `igather` of each participant's value to the participant at `root` (modulo).
+    Gather {
+        /// The root's position among the participants (modulo their number).
+        root: usize,
+    },
+    /// `iscatter` from the participant at `root` (modulo) of a block per participant.
+    Scatter {
+        /// The root's position among the participants (modulo their number).
+        root: usize,
+    },
+    /// `iall_gather` of each participant's value.
+    AllGather,
+    /// `ialltoall`: a block from each participant to each.
+    AllToAll,
 }
 
 /// Everything a schedule's programs and faults are, drawn from its seed.
@@ -201,11 +216,19 @@ impl Plan {
                 rounds.push(if (58..65).contains(&pick) {
                     let count = rng.gen_range(1..=4);
                     let ops = (0..count)
-                        .map(|_| match rng.gen_range(0..3) {
+                        .map(|_| match rng.gen_range(0..7) {
                             0 => ScheduleOp::Barrier,
                             1 => ScheduleOp::Broadcast {
                                 root: rng.gen_range(0..n as usize),
                             },
+                            2 => ScheduleOp::Gather {
+                                root: rng.gen_range(0..n as usize),
+                            },
+                            3 => ScheduleOp::Scatter {
+                                root: rng.gen_range(0..n as usize),
+                            },
+                            4 => ScheduleOp::AllGather,
+                            5 => ScheduleOp::AllToAll,
                             _ => ScheduleOp::AllReduce {
                                 pad: if rng.gen_bool(0.5) {
                                     0
@@ -1564,6 +1587,27 @@ impl Program {
                         ScheduleOp::AllReduce { pad } => {
                             Schedule::all_reduce(p, i, value_bytes(value(me), pad), sum_of_values())
                         }
+                        ScheduleOp::Gather { root } => {
+                            Schedule::gather(p, i, root % p.len(), value_bytes(value(me), 0))
+                        }
+                        ScheduleOp::Scatter { root } => {
+                            let root = root % p.len();
+                            let blocks = if root == i {
+                                let v = value(me);
+                                p.iter().map(|&to| value_bytes(block(v, to), 0)).collect()
+                            } else {
+                                Vec::new()
+                            };
+                            Schedule::scatter(p, i, root, blocks)
+                        }
+                        ScheduleOp::AllGather => {
+                            Schedule::all_gather(p, i, value_bytes(value(me), 0))
+                        }
+                        ScheduleOp::AllToAll => {
+                            let v = value(me);
+                            let blocks = p.iter().map(|&to| value_bytes(block(v, to), 0)).collect();
+                            Schedule::all_to_all(p, i, blocks)
+                        }
                     })
                 },
                 cx.out,
@@ -1649,6 +1693,45 @@ impl Program {
                         let got = value_of(&bytes, 0).map_err(&wrong)?;
                         if got != value(from) {
                             return Err(wrong(format!("{got}, root {from} sent {}", value(from))));
+                        }
+                    }
+                    ScheduleOp::Gather { root } => {
+                        let at = participants[root % participants.len()];
+                        let expected: Vec<u8> = if at == me {
+                            participants
+                                .iter()
+                                .flat_map(|&r| value_bytes(value(r), 0))
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        if bytes != expected {
+                            return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
+                        }
+                    }
+                    ScheduleOp::Scatter { root } => {
+                        let from = participants[root % participants.len()];
+                        let expected = value_bytes(block(value(from), me), 0);
+                        if bytes != expected {
+                            return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
+                        }
+                    }
+                    ScheduleOp::AllGather => {
+                        let expected: Vec<u8> = participants
+                            .iter()
+                            .flat_map(|&r| value_bytes(value(r), 0))
+                            .collect();
+                        if bytes != expected {
+                            return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
+                        }
+                    }
+                    ScheduleOp::AllToAll => {
+                        let expected: Vec<u8> = participants
+                            .iter()
+                            .flat_map(|&r| value_bytes(block(value(r), me), 0))
+                            .collect();
+                        if bytes != expected {
+                            return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
                         }
                     }
                     ScheduleOp::AllReduce { pad } => {
@@ -1922,6 +2005,12 @@ fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>
         }
     }
     Ok(decision)
+}
+
+/// The block that a participant whose value is `from` sends rank `to` in a scatter or an
+/// all-to-all of the engine simulator's non-blocking rounds.
+fn block(from: u64, to: u32) -> u64 {
+    from.wrapping_mul(31).wrapping_add(u64::from(to))
 }
 
 /// A collective message's bytes: `value`, then `pad` bytes of 0xA5.

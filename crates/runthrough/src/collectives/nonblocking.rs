@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
-//! MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
+//! `MPI_Igather`, `MPI_Iscatter`, `MPI_Iallgather`, `MPI_Ialltoall`, MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
 //! arrive (`runthrough_core::engine::Schedule`), so it progresses while the program computes
 //! or waits for something else, with no thread of its own.
 //!
@@ -21,7 +21,7 @@ use runthrough_core::packet::Outgoing;
 use runthrough_core::{Error, Rank, Result};
 
 use super::op::builtin;
-use super::{check_element, check_len, check_root, Op, Reducible};
+use super::{check_element, check_len, check_root, count_error, Op, Reducible};
 use crate::comm::Comm;
 
 /// A non-blocking collective call in progress at this rank (`MPI_Request` of `MPI_Ibarrier`
@@ -37,6 +37,19 @@ pub struct CollectiveRequest<'a> {
     id: Option<u64>,
     /// Where the result goes, at ranks that get one.
     output: Option<&'a mut [u8]>,
+    /// How the result lands in `output`.
+    placement: Placement,
+}
+
+/// How a call's result lands in the caller's buffer.
+#[derive(Debug)]
+enum Placement {
+    /// The result is the whole buffer.
+    Whole,
+    /// The result is one block of `bytes` per participant, in participant order: the block of
+    /// participant `slots[j]` (a comm rank) goes to slot `slots[j]` of the buffer; the slots
+    /// of ranks recognized as failed are left as they were.
+    Blocks { bytes: usize, slots: Vec<Rank> },
 }
 
 impl<'a> CollectiveRequest<'a> {
@@ -46,6 +59,19 @@ impl<'a> CollectiveRequest<'a> {
         output: Option<&'a mut [u8]>,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
+        Self::start_placed(comm, operation, output, None, build)
+    }
+
+    /// [`CollectiveRequest::start`] for a result of one block of `block` bytes per
+    /// participant ([`Placement::Blocks`]), when `block` is given.
+    fn start_placed(
+        comm: &'a Comm,
+        operation: Collective,
+        output: Option<&'a mut [u8]>,
+        block: Option<usize>,
+        build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
+    ) -> Result<Self> {
+        let mut slots = Vec::new();
         let process = &comm.process;
         process.enter()?;
         process.enter_collective(operation, comm.context);
@@ -59,7 +85,12 @@ impl<'a> CollectiveRequest<'a> {
             let id = engine.start_schedule(
                 comm.context,
                 comm.rank,
-                |call| build(&call.participants, call.index),
+                |call| {
+                    if block.is_some() {
+                        slots = call.participants.to_vec();
+                    }
+                    build(&call.participants, call.index)
+                },
                 &mut out,
             );
             out.extend(engine.take_due());
@@ -67,10 +98,15 @@ impl<'a> CollectiveRequest<'a> {
         };
         process.send_all(out);
         process.progress();
+        let placement = match block {
+            Some(bytes) => Placement::Blocks { bytes, slots },
+            None => Placement::Whole,
+        };
         Ok(CollectiveRequest {
             comm,
             id: Some(id?),
             output,
+            placement,
         })
     }
 
@@ -113,21 +149,12 @@ impl<'a> CollectiveRequest<'a> {
         };
         self.id = None;
         let result = outcome?;
-        if let Some(output) = self.output.take() {
-            if result.len() != output.len() {
-                return Err(Error::Count {
-                    reason: format!(
-                        "received {} bytes for a buffer of {} bytes (ranks passed different \
-                         counts)",
-                        result.len(),
-                        output.len()
-                    ),
-                });
-            }
-            output.copy_from_slice(&result);
-        }
+        let placed = match self.output.take() {
+            Some(output) => place(&self.placement, &result, output),
+            None => Ok(()),
+        };
         runthrough_core::buffers::give_back(result);
-        Ok(true)
+        placed.map(|()| true)
     }
 
     /// Waits until the call has finished here (`MPI_Wait`), with the errors of
@@ -156,6 +183,39 @@ impl Drop for CollectiveRequest<'_> {
                 .abandon_schedule(self.comm.context, id);
         }
     }
+}
+
+/// Writes a call's `result` into the caller's `output` as `placement` says, or
+/// `Error::Count` when the lengths differ (ranks passed different counts).
+fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> {
+    let capacity = output.len();
+    let wrong = || Error::Count {
+        reason: format!(
+            "received {} bytes for a buffer of {capacity} bytes (ranks passed different counts)",
+            result.len(),
+        ),
+    };
+    match placement {
+        Placement::Whole => {
+            if result.len() != output.len() {
+                return Err(wrong());
+            }
+            output.copy_from_slice(result);
+        }
+        Placement::Blocks { bytes, slots } => {
+            if result.len() != bytes * slots.len() {
+                return Err(wrong());
+            }
+            for (block, &slot) in result.chunks((*bytes).max(1)).zip(slots) {
+                let at = slot as usize * bytes;
+                output
+                    .get_mut(at..at + bytes)
+                    .ok_or_else(wrong)?
+                    .copy_from_slice(block);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `inout = input op inout` over the bytes of `T` elements, wherever the bytes lie (a payload
@@ -323,6 +383,162 @@ impl Comm {
             Collective::AllReduce,
             output,
             |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
+        )
+    }
+
+    /// Starts a gather of every participant's `send` into `recv` at `root`, rank r's block at
+    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Igather`, MPI-4.0 §6.12.3): each
+    /// participant sends its block to the root. `recv` is required at the root (`size()·count`
+    /// elements) and ignored elsewhere; it is written when the request completes, the slots of
+    /// ranks recognized as failed left untouched.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Root`, `Error::RootFailed`, `Error::Argument`
+    /// (no `recv` at the root, zero-sized `T`), `Error::Count` (the root's `recv` of another
+    /// length; through the request, ranks that passed different counts).
+    pub fn igather<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: Option<&'a mut [T]>,
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_root(self, root)?;
+        let block = std::mem::size_of_val(send);
+        let output = if self.rank == root {
+            let recv = recv.ok_or_else(|| Error::Argument {
+                reason: "the root of a gather needs a receive buffer".into(),
+            })?;
+            let expected = (self.size as usize).saturating_mul(send.len());
+            check_len("the gather receive buffer", recv.len(), expected)?;
+            Some(bytemuck::cast_slice_mut(recv))
+        } else {
+            None
+        };
+        let data = bytemuck::cast_slice(send).to_vec();
+        CollectiveRequest::start_placed(
+            self,
+            Collective::Gather,
+            output,
+            Some(block),
+            |participants, index| {
+                let root = root_position(participants, root)?;
+                Ok(Schedule::gather(participants, index, root, data))
+            },
+        )
+    }
+
+    /// Starts a scatter of the root's `send`, block r (`send[r·count ..]`, `count =
+    /// recv.len()`) into participant r's `recv` (`MPI_Iscatter`, MPI-4.0 §6.12.3): the root
+    /// sends each participant its block. `send` is required at the root (`size()·count`
+    /// elements) and read at the call; `recv` is written when the request completes.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Root`, `Error::RootFailed`, `Error::Argument`
+    /// (no `send` at the root, zero-sized `T`), `Error::Count` (the root's `send` of another
+    /// length; through the request, a block of another length).
+    pub fn iscatter<'a, T: Pod>(
+        &'a self,
+        send: Option<&[T]>,
+        recv: &'a mut [T],
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_root(self, root)?;
+        let count = recv.len();
+        let send: Option<&[u8]> = if self.rank == root {
+            let send = send.ok_or_else(|| Error::Argument {
+                reason: "the root of a scatter needs a send buffer".into(),
+            })?;
+            let expected = (self.size as usize).saturating_mul(count);
+            check_len("the scatter send buffer", send.len(), expected)?;
+            Some(bytemuck::cast_slice(send))
+        } else {
+            None
+        };
+        let block = std::mem::size_of_val(recv);
+        let output = Some(bytemuck::cast_slice_mut(recv));
+        CollectiveRequest::start(self, Collective::Scatter, output, |participants, index| {
+            let root = root_position(participants, root)?;
+            let blocks = match send {
+                Some(send) => participants
+                    .iter()
+                    .map(|&rank| send[rank as usize * block..][..block].to_vec())
+                    .collect(),
+                None => Vec::new(),
+            };
+            Ok(Schedule::scatter(participants, index, root, blocks))
+        })
+    }
+
+    /// Starts an all-gather of every participant's `send` into every participant's `recv`,
+    /// rank r's block at `recv[r·count ..]` with `count = send.len()` (`MPI_Iallgather`,
+    /// MPI-4.0 §6.12.4): the ring, n − 1 steps. `recv` is written when the request completes,
+    /// the slots of ranks recognized as failed left untouched.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Argument` (zero-sized `T`), `Error::Count`
+    /// (`recv` not `size()·send.len()` long; through the request, ranks that passed different
+    /// counts).
+    pub fn iall_gather<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        let expected = (self.size as usize).saturating_mul(send.len());
+        check_len("the all_gather receive buffer", recv.len(), expected)?;
+        let block = std::mem::size_of_val(send);
+        let data = bytemuck::cast_slice(send).to_vec();
+        let output = Some(bytemuck::cast_slice_mut(recv));
+        CollectiveRequest::start_placed(
+            self,
+            Collective::AllGather,
+            output,
+            Some(block),
+            |participants, index| Ok(Schedule::all_gather(participants, index, data)),
+        )
+    }
+
+    /// Starts an all-to-all: block r of `send` (`send[r·count ..]`, `count = send.len() /
+    /// size()`) goes to participant r, and the block rank r sent here lands at
+    /// `recv[r·count ..]` (`MPI_Ialltoall`, MPI-4.0 §6.12.6): pairwise exchanges, n − 1 steps.
+    /// `send` is read at the call, `recv` written when the request completes; the blocks of
+    /// ranks recognized as failed are neither sent nor written.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ibarrier`], and `Error::Argument` (zero-sized `T`), `Error::Count`
+    /// (`send` and `recv` of different lengths, or not a multiple of `size()`; through the
+    /// request, a block of another length).
+    pub fn ialltoall<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_len("the all_to_all receive buffer", recv.len(), send.len())?;
+        let size = self.size as usize;
+        if !send.len().is_multiple_of(size) {
+            return Err(count_error(format!(
+                "an all_to_all buffer of {} elements is not {size} equal blocks",
+                send.len()
+            )));
+        }
+        let block = std::mem::size_of_val(send) / size;
+        let send: &[u8] = bytemuck::cast_slice(send);
+        let output = Some(bytemuck::cast_slice_mut(recv));
+        CollectiveRequest::start_placed(
+            self,
+            Collective::AllToAll,
+            output,
+            Some(block),
+            |participants, index| {
+                let blocks = participants
+                    .iter()
+                    .map(|&rank| send[rank as usize * block..][..block].to_vec())
+                    .collect();
+                Ok(Schedule::all_to_all(participants, index, blocks))
+            },
         )
     }
 }
