@@ -137,6 +137,48 @@ fn block_collectives_give_the_blocking_results() {
     });
 }
 
+/// Scans outstanding together give what the blocking scans give; an exclusive scan leaves the
+/// first rank's buffer untouched.
+#[test]
+fn scans_give_the_blocking_results() {
+    bounded(|| {
+        for n in 1..=8u32 {
+            let results = runthrough::local(n).run(move |world| {
+                let me = world.rank();
+                let send = [me as i64 + 1, 10 - me as i64];
+                let (mut inclusive, mut exclusive) = ([0i64; 2], [-7i64; 2]);
+                let mut a = world.iscan(&send, &mut inclusive, Op::Sum)?;
+                let mut b = world.iexscan(&send, &mut exclusive, Op::Max)?;
+                b.wait()?;
+                a.wait()?;
+                drop((a, b));
+                let (mut blocking_in, mut blocking_ex) = ([0i64; 2], [-7i64; 2]);
+                world.scan(&send, &mut blocking_in, Op::Sum)?;
+                world.exscan(&send, &mut blocking_ex, Op::Max)?;
+                assert_eq!(
+                    (inclusive, exclusive),
+                    (blocking_in, blocking_ex),
+                    "rank {me}"
+                );
+                Ok::<_, Error>((inclusive, exclusive))
+            });
+            for (rank, value) in outcomes(results, &[]).into_iter().enumerate() {
+                let (inclusive, exclusive) = value.unwrap();
+                let r = rank as i64;
+                assert_eq!(
+                    inclusive,
+                    [(r + 1) * (r + 2) / 2, (0..=r).map(|k| 10 - k).sum()]
+                );
+                if rank == 0 {
+                    assert_eq!(exclusive, [-7, -7], "untouched at the first rank");
+                } else {
+                    assert_eq!(exclusive, [r, 10]);
+                }
+            }
+        }
+    });
+}
+
 /// After a death and `validate_global`, the block collectives run over the survivors and
 /// leave the dead rank's slots as they were.
 #[test]

@@ -25,8 +25,9 @@
 //!   `ibarrier` and `iall_reduce`, then computes without calling the library until rank 1
 //!   creates the file (at most 20 s), which it does once both its calls completed: the engine
 //!   of rank 0 must run its side of both calls while it computes. Then R rounds of
-//!   `ibroadcast`, `ireduce` and `iall_reduce` outstanding together with a blocking barrier
-//!   between them, completed in reverse order and checked; prints `nonblocking rounds=R`.
+//!   `ibroadcast`, `ireduce`, `iall_reduce`, `iall_gather`, `ialltoall` and `iscan`
+//!   outstanding together with a blocking barrier between them, completed in reverse order
+//!   and checked; prints `nonblocking rounds=R`.
 //! - `shrink`: `validate_global`, `agree`, `validate_global`, then `shrink` the world and run
 //!   `agree` and `validate_global` on the new communicator, printing what each returned (for
 //!   the timeline's test: run it with kills at call or agreement points).
@@ -716,16 +717,34 @@ fn nonblocking(world: &Comm, o: &Options) -> Result<(), String> {
             .map_err(e)?;
         world.barrier().map_err(e)?;
         let mut m = world.iall_reduce(&[me * 3], &mut max, Op::Max).map_err(e)?;
+        let mut gathered = vec![0u32; n as usize];
+        let mut g = world.iall_gather(&[me + round], &mut gathered).map_err(e)?;
+        let outgoing: Vec<u32> = (0..n).map(|to| me * 100 + to + round).collect();
+        let mut exchanged = vec![0u32; n as usize];
+        let mut x = world.ialltoall(&outgoing, &mut exchanged).map_err(e)?;
+        let mut prefix = [0u32];
+        let mut s = world.iscan(&[me + 1], &mut prefix, Op::Sum).map_err(e)?;
+        s.wait().map_err(e)?;
+        x.wait().map_err(e)?;
+        g.wait().map_err(e)?;
         m.wait().map_err(e)?;
         r.wait().map_err(e)?;
         b.wait().map_err(e)?;
-        drop((b, r, m));
+        drop((b, r, m, g, x, s));
         let sum: u32 = (0..n).map(|rank| rank + round).sum();
-        if value[0] != 1000 + round || (me == reducer && reduced[0] != sum) || max[0] != (n - 1) * 3
+        let all: Vec<u32> = (0..n).map(|rank| rank + round).collect();
+        let to_me: Vec<u32> = (0..n).map(|from| from * 100 + me + round).collect();
+        if value[0] != 1000 + round
+            || (me == reducer && reduced[0] != sum)
+            || max[0] != (n - 1) * 3
+            || gathered != all
+            || exchanged != to_me
+            || prefix[0] != (me + 1) * (me + 2) / 2
         {
             return Err(format!(
-                "round {round}: broadcast {} reduce {} max {}",
-                value[0], reduced[0], max[0]
+                "round {round}: broadcast {} reduce {} max {} all_gather {gathered:?} \
+                 alltoall {exchanged:?} scan {}",
+                value[0], reduced[0], max[0], prefix[0]
             ));
         }
     }

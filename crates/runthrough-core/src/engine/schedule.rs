@@ -73,6 +73,14 @@ pub enum Step {
         /// The accumulating buffer.
         into: usize,
     },
+    /// Combines two buffers of this rank: `into = input op into` (`input` holds the lower
+    /// ranks' partial result).
+    Combine {
+        /// The lower ranks' partial result.
+        input: usize,
+        /// The buffer combined into.
+        into: usize,
+    },
 }
 
 /// One collective call at one rank as steps over buffers, run in order; a receive step waits
@@ -135,6 +143,11 @@ impl Schedule {
                     assert!(reduction.is_some(), "a combining step needs a reduction");
                     into
                 }
+                Step::Combine { input, into } => {
+                    assert!(reduction.is_some(), "a combining step needs a reduction");
+                    assert!(input < buffers.len() && input != into, "step {step:?}");
+                    into
+                }
             };
             assert!(buffer < buffers.len(), "step {step:?} names no buffer");
         }
@@ -146,7 +159,7 @@ impl Schedule {
             .iter()
             .filter_map(|step| match *step {
                 Step::Receive { from, .. } | Step::CombineAbove { from, .. } => Some(from),
-                Step::Send { .. } => None,
+                Step::Send { .. } | Step::Combine { .. } => None,
             })
             .collect();
         let receives = senders.len();
@@ -296,6 +309,41 @@ impl Schedule {
         Schedule::new(steps, vec![data], Some(reduction), vec![0])
     }
 
+    /// An inclusive (`exclusive` false) or exclusive prefix reduction of every participant's
+    /// `data` in rank order: a chain, each participant receiving the combination of the ranks
+    /// below it from its predecessor and passing its own on. The result is the combination
+    /// over the participants up to this one (inclusive), or below it (exclusive; none at the
+    /// first participant).
+    pub fn scan(
+        participants: &[Rank],
+        index: usize,
+        data: Vec<u8>,
+        reduction: Reduction,
+        exclusive: bool,
+    ) -> Self {
+        let n = participants.len();
+        let mut steps = Vec::new();
+        if index > 0 {
+            steps.push(Step::Receive {
+                from: participants[index - 1],
+                into: 1,
+            });
+            steps.push(Step::Combine { input: 1, into: 0 });
+        }
+        if index + 1 < n {
+            steps.push(Step::Send {
+                to: participants[index + 1],
+                buffer: 0,
+            });
+        }
+        let result = match (exclusive, index) {
+            (false, _) => vec![0],
+            (true, 0) => Vec::new(),
+            (true, _) => vec![1],
+        };
+        Schedule::new(steps, vec![data, Vec::new()], Some(reduction), result)
+    }
+
     /// A gather of every participant's `data` to the participant at `root` (linear: each
     /// sends its block to the root). The result, at the root only, is the participants'
     /// blocks in participant order.
@@ -423,7 +471,7 @@ impl Running {
     fn waits_for(&self) -> Option<Rank> {
         match self.schedule.steps.get(self.next)? {
             Step::Receive { from, .. } | Step::CombineAbove { from, .. } => Some(*from),
-            Step::Send { .. } => None,
+            Step::Send { .. } | Step::Combine { .. } => None,
         }
     }
 }
@@ -516,6 +564,27 @@ fn run_steps(
                     let slot = flow.enqueue(world, Lane::Collective, context, to, packet, charge);
                     running.queued.push(slot);
                 }
+            }
+            Step::Combine { input, into } => {
+                let (lower, mut target) = (
+                    std::mem::take(&mut schedule.buffers[input]),
+                    std::mem::take(&mut schedule.buffers[into]),
+                );
+                if lower.len() == target.len() {
+                    let reduction = schedule.reduction.as_ref().expect("checked by new");
+                    reduction(&lower, &mut target);
+                } else {
+                    running.mismatch.get_or_insert(Error::Count {
+                        reason: format!(
+                            "a peer contributed {} bytes to a scan of {} bytes (ranks passed \
+                             different counts)",
+                            lower.len(),
+                            target.len()
+                        ),
+                    });
+                }
+                schedule.buffers[input] = lower;
+                schedule.buffers[into] = target;
             }
             Step::Receive { from, into } | Step::CombineAbove { from, into } => {
                 let tag = TagSelector::Value(running.sequence as i32);
@@ -1018,7 +1087,38 @@ mod tests {
                     Schedule::scatter(&p, i, root, root_blocks);
                     Schedule::all_gather(&p, i, vec![1]);
                     Schedule::all_to_all(&p, i, blocks);
+                    Schedule::scan(&p, i, vec![1; 8], sum(), true);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn scans_combine_in_rank_order() {
+        for n in 1..=8u32 {
+            let mut net = Net::new(n, 77 + n as u64);
+            let mut ids = Vec::new();
+            for rank in 0..n {
+                let (p, i) = (all(n), rank as usize);
+                let c = bytes(contribution(rank));
+                let inclusive = Schedule::scan(&p, i, c.clone(), matrix_product(), false);
+                let exclusive = Schedule::scan(&p, i, c, matrix_product(), true);
+                ids.push([
+                    net.start(rank, inclusive).unwrap(),
+                    net.start(rank, exclusive).unwrap(),
+                ]);
+            }
+            net.run();
+            for rank in 0..n {
+                let [a, b] = ids[rank as usize];
+                let upto = |last: u32| bytes((0..=last).map(contribution).reduce(product).unwrap());
+                assert_eq!(net.poll(rank, a), Some(Ok(upto(rank))), "n {n} rank {rank}");
+                let below = if rank == 0 {
+                    Vec::new()
+                } else {
+                    upto(rank - 1)
+                };
+                assert_eq!(net.poll(rank, b), Some(Ok(below)), "n {n} rank {rank}");
             }
         }
     }

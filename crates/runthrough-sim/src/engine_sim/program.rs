@@ -10,7 +10,7 @@
 //! the collective commands over the OK ranks of G: gather to participant 0, which sends the sum
 //! back (it must succeed unless a participant crashed); (b') one to four non-blocking
 //! collectives (`ibarrier`, `ibroadcast`, `iall_reduce`, `igather`, `iscatter`,
-//! `iall_gather`, `ialltoall`: schedules the engine runs by itself)
+//! `iall_gather`, `ialltoall`, `iscan`, `iexscan`: schedules the engine runs by itself)
 //! started back to back and waited for in a random order, each result checked against the
 //! sequential reference over the OK ranks of G; (c) `validate_local`; (d)
 //! `validate_global` (claim, start, poll until decided, install the decided G, end), after
@@ -172,6 +172,12 @@ pub enum ScheduleOp {
     AllGather,
     /// `ialltoall`: a block from each participant to each.
     AllToAll,
+    /// `iscan` (`exclusive` false) or `iexscan`: the sum of the values of the participants
+    /// up to this one (or below it).
+    Scan {
+        /// Whether this rank's own value is left out.
+        exclusive: bool,
+    },
 }
 
 /// Everything a schedule's programs and faults are, drawn from its seed.
@@ -229,6 +235,9 @@ impl Plan {
                             },
                             4 => ScheduleOp::AllGather,
                             5 => ScheduleOp::AllToAll,
+                            6 if rng.gen_bool(0.5) => ScheduleOp::Scan {
+                                exclusive: rng.gen_bool(0.5),
+                            },
                             _ => ScheduleOp::AllReduce {
                                 pad: if rng.gen_bool(0.5) {
                                     0
@@ -1603,6 +1612,13 @@ impl Program {
                         ScheduleOp::AllGather => {
                             Schedule::all_gather(p, i, value_bytes(value(me), 0))
                         }
+                        ScheduleOp::Scan { exclusive } => Schedule::scan(
+                            p,
+                            i,
+                            value_bytes(value(me), 0),
+                            sum_of_values(),
+                            exclusive,
+                        ),
                         ScheduleOp::AllToAll => {
                             let v = value(me);
                             let blocks = p.iter().map(|&to| value_bytes(block(v, to), 0)).collect();
@@ -1730,6 +1746,23 @@ impl Program {
                             .iter()
                             .flat_map(|&r| value_bytes(block(value(r), me), 0))
                             .collect();
+                        if bytes != expected {
+                            return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
+                        }
+                    }
+                    ScheduleOp::Scan { exclusive } => {
+                        let lower = participants.iter().filter(|&&r| r < me);
+                        let first = participants.first() == Some(&me);
+                        let expected = if exclusive && first {
+                            Vec::new()
+                        } else {
+                            let own = (!exclusive).then_some(value(me));
+                            let sum = lower
+                                .map(|&r| value(r))
+                                .chain(own)
+                                .fold(0u64, u64::wrapping_add);
+                            value_bytes(sum, 0)
+                        };
                         if bytes != expected {
                             return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
                         }

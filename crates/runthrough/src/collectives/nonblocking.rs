@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
-//! `MPI_Igather`, `MPI_Iscatter`, `MPI_Iallgather`, `MPI_Ialltoall`, MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
+//! `MPI_Igather`, `MPI_Iscatter`, `MPI_Iallgather`, `MPI_Ialltoall`, `MPI_Iscan`,
+//! `MPI_Iexscan`, MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
 //! arrive (`runthrough_core::engine::Schedule`), so it progresses while the program computes
 //! or waits for something else, with no thread of its own.
 //!
@@ -46,6 +47,9 @@ pub struct CollectiveRequest<'a> {
 enum Placement {
     /// The result is the whole buffer.
     Whole,
+    /// The result is the whole buffer, or nothing (an exclusive scan at the first
+    /// participant): the buffer is then left as it was.
+    WholeOrNothing,
     /// The result is one block of `bytes` per participant, in participant order: the block of
     /// participant `slots[j]` (a comm rank) goes to slot `slots[j]` of the buffer; the slots
     /// of ranks recognized as failed are left as they were.
@@ -69,6 +73,19 @@ impl<'a> CollectiveRequest<'a> {
         operation: Collective,
         output: Option<&'a mut [u8]>,
         block: Option<usize>,
+        build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
+    ) -> Result<Self> {
+        Self::start_with(comm, operation, output, block, false, build)
+    }
+
+    /// [`CollectiveRequest::start_placed`]; with `may_be_empty`, an empty result leaves the
+    /// buffer as it was ([`Placement::WholeOrNothing`]).
+    fn start_with(
+        comm: &'a Comm,
+        operation: Collective,
+        output: Option<&'a mut [u8]>,
+        block: Option<usize>,
+        may_be_empty: bool,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
         let mut slots = Vec::new();
@@ -98,9 +115,10 @@ impl<'a> CollectiveRequest<'a> {
         };
         process.send_all(out);
         process.progress();
-        let placement = match block {
-            Some(bytes) => Placement::Blocks { bytes, slots },
-            None => Placement::Whole,
+        let placement = match (block, may_be_empty) {
+            (Some(bytes), _) => Placement::Blocks { bytes, slots },
+            (None, false) => Placement::Whole,
+            (None, true) => Placement::WholeOrNothing,
         };
         Ok(CollectiveRequest {
             comm,
@@ -196,7 +214,8 @@ fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> 
         ),
     };
     match placement {
-        Placement::Whole => {
+        Placement::WholeOrNothing if result.is_empty() => {}
+        Placement::Whole | Placement::WholeOrNothing => {
             if result.len() != output.len() {
                 return Err(wrong());
             }
@@ -538,6 +557,71 @@ impl Comm {
                     .map(|&rank| send[rank as usize * block..][..block].to_vec())
                     .collect();
                 Ok(Schedule::all_to_all(participants, index, blocks))
+            },
+        )
+    }
+
+    /// Starts an inclusive prefix reduction (`MPI_Iscan`, MPI-4.0 §6.12.8): `recv` gets the
+    /// combination with predefined `op` of `send` over the participants up to this one, in
+    /// rank order (a chain along the participants), written when the request completes.
+    ///
+    /// # Errors
+    /// Those of [`Comm::iall_reduce`].
+    pub fn iscan<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        op: Op,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.prefix_request(send, recv, op, false)
+    }
+
+    /// Starts an exclusive prefix reduction (`MPI_Iexscan`, MPI-4.0 §6.12.9): `recv` gets the
+    /// combination over the participants below this one; at the first participant it is left
+    /// untouched.
+    ///
+    /// # Errors
+    /// Those of [`Comm::iall_reduce`].
+    pub fn iexscan<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        op: Op,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.prefix_request(send, recv, op, true)
+    }
+
+    fn prefix_request<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        op: Op,
+        exclusive: bool,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        let reduction = reduction::<T>(op)?;
+        check_len("recv", recv.len(), send.len())?;
+        let data = bytemuck::cast_slice(send).to_vec();
+        let output = Some(bytemuck::cast_slice_mut(recv));
+        let operation = if exclusive {
+            Collective::Exscan
+        } else {
+            Collective::Scan
+        };
+        CollectiveRequest::start_with(
+            self,
+            operation,
+            output,
+            None,
+            exclusive,
+            |participants, index| {
+                Ok(Schedule::scan(
+                    participants,
+                    index,
+                    data,
+                    reduction,
+                    exclusive,
+                ))
             },
         )
     }
