@@ -348,11 +348,21 @@ impl Comm {
     }
 
     /// Marks the communicator freed (once): its matchers are cleared, its agreement series kept.
+    /// Its non-blocking collectives still running here (their requests dropped) finish first:
+    /// the other participants need this rank's messages (MPI's `MPI_Comm_free` lets pending
+    /// operations complete). Not while the thread unwinds (a killed rank sends nothing more).
     fn release(&self) {
         if self.context == WORLD_CONTEXT
             || crate::spawn::InterComm::kept(self.process.parent.as_ref(), self.context)
         {
             return;
+        }
+        if !std::thread::panicking() && !self.process.endpoint.is_killed() {
+            let context = self.context;
+            if self.process.endpoint.lock().schedules_running(context) {
+                self.process
+                    .wait_for(|engine| (!engine.schedules_running(context)).then_some(()));
+            }
         }
         let mut engine = self.process.endpoint.lock();
         engine.free_communicator(self.context);

@@ -543,6 +543,30 @@ fn a_dropped_request_still_serves_its_peers() {
     });
 }
 
+/// Freeing a communicator whose call's request was dropped lets the call finish first: the
+/// others' calls need this rank's later messages (a barrier's second round).
+#[test]
+fn freeing_a_communicator_lets_a_dropped_call_finish() {
+    bounded(|| {
+        let results = runthrough::local(4).run(|world| {
+            let dup = world.dup()?;
+            if world.rank() == 0 {
+                drop(dup.ibarrier()?);
+                for rank in 1..4 {
+                    world.send(&[0u8; 0], rank, 3)?;
+                }
+                dup.free()?;
+                return Ok(());
+            }
+            let mut nothing = [0u8; 0];
+            world.recv(&mut nothing, 0, 3)?; // rank 0 dropped its request by now
+            dup.ibarrier()?.wait()?;
+            Ok::<_, Error>(())
+        });
+        outcomes(results, &[]);
+    });
+}
+
 /// `validate_global` while calls are outstanding waits for them to finish here, and they
 /// complete with their results.
 #[test]
