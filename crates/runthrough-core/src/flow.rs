@@ -807,6 +807,13 @@ impl<R: Ready> Flow<R> {
         self.due.push((to, packet));
     }
 
+    /// Queues `packet` for `to` with the flow-control packets, and raises the ready flag so
+    /// that a waiting thread transmits it soon.
+    pub fn send_soon(&mut self, to: WorldRank, packet: Packet) {
+        self.due.push((to, packet));
+        self.set_ready();
+    }
+
     /// The flow-control packets to send now.
     pub fn take_due(&mut self) -> Outgoing {
         std::mem::take(&mut self.due)

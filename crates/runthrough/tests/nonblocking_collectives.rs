@@ -567,6 +567,96 @@ fn freeing_a_communicator_lets_a_dropped_call_finish() {
     });
 }
 
+/// Two communicators used in different orders, legal with non-blocking calls: rank 0 starts a
+/// broadcast larger than its window on `y`, then runs a barrier on `x`; rank 1 runs the
+/// barrier first. Rank 1 holds the broadcast's message (it has not started that call), which
+/// holds rank 0's window; rank 0's barrier message waits behind it. Rank 1's blocking barrier
+/// lends rank 0 credit, so neither waits for ever.
+#[test]
+fn a_blocking_collective_lends_credit_held_by_a_later_non_blocking_call() {
+    bounded(|| {
+        let results = runthrough::local(2)
+            .unexpected_cap(64 << 10) // windows of 32 KiB
+            .run(|world| {
+                let (x, y) = (world.dup()?, world.dup()?);
+                // Above the window, below the cap (a loan never passes the cap).
+                let mut big = vec![world.rank() as u8; 48 << 10];
+                if world.rank() == 0 {
+                    big.fill(9);
+                    let mut bcast = y.ibroadcast(&mut big, 0)?;
+                    x.barrier()?;
+                    bcast.wait()?;
+                } else {
+                    x.barrier()?;
+                    y.ibroadcast(&mut big, 0)?.wait()?;
+                }
+                Ok::<_, Error>(big.iter().all(|&b| b == 9))
+            });
+        for all_nines in outcomes(results, &[]) {
+            assert_eq!(all_nines, Some(true));
+        }
+    });
+}
+
+/// Blocks of different lengths whose total is right are still `Error::Count`, not a result
+/// with the blocks in the wrong places.
+#[test]
+fn blocks_of_the_wrong_length_are_an_error_even_when_the_total_fits() {
+    bounded(|| {
+        let results = runthrough::local(3).run(|world| {
+            // Ranks pass 1, 2 and 3 elements: 6 in all at each rank's all-gather buffer of
+            // 3 blocks only for rank 1 (2 elements each).
+            let len = world.rank() as usize + 1;
+            let send = vec![world.rank() as u16; len];
+            let mut recv = vec![0u16; 3 * len];
+            let outcome = world.iall_gather(&send, &mut recv)?.wait();
+            Ok::<_, Error>(outcome)
+        });
+        for (rank, outcome) in outcomes(results, &[]).into_iter().enumerate() {
+            assert!(
+                matches!(outcome, Some(Err(Error::Count { .. }))),
+                "rank {rank}: {outcome:?}"
+            );
+        }
+    });
+}
+
+/// A dropped call whose message waited for credit: `validate_global` (which waits for the
+/// communicator's calls) sees it finish once the message went out, though no collective
+/// message arrives any more to tell the call.
+#[test]
+fn an_epoch_change_sees_a_dropped_calls_delayed_send_go_out() {
+    bounded(|| {
+        let results = runthrough::local(3)
+            .unexpected_cap(96 << 10) // windows of 32 KiB
+            .run(|world| {
+                let comm = world.dup()?;
+                let mut big = vec![world.rank() as u8; 48 << 10];
+                if world.rank() == 0 {
+                    big.fill(5);
+                    // The others have not started: the first messages are held there, and
+                    // the second ones wait here for the credit they hold.
+                    drop(comm.ibroadcast(&mut big, 0)?);
+                    drop(comm.ibroadcast(&mut big, 0)?);
+                    for rank in 1..3 {
+                        world.send(&[0u8; 0], rank, 4)?;
+                    }
+                } else {
+                    let mut nothing = [0u8; 0];
+                    world.recv(&mut nothing, 0, 4)?;
+                    comm.ibroadcast(&mut big, 0)?.wait()?;
+                    comm.ibroadcast(&mut big, 0)?.wait()?;
+                }
+                comm.validate_global()?;
+                drop(comm);
+                Ok::<_, Error>(big.iter().all(|&b| b == 5))
+            });
+        for fives in outcomes(results, &[]) {
+            assert_eq!(fives, Some(true));
+        }
+    });
+}
+
 /// `validate_global` while calls are outstanding waits for them to finish here, and they
 /// complete with their results.
 #[test]

@@ -25,6 +25,9 @@ impl Engine {
         collective: bool,
         exclusive: bool,
     ) -> Result<()> {
+        if collective {
+            self.settle_schedules(context);
+        }
         let state = self.comm(context)?;
         if state.agreement_active
             || (collective && (state.collective_active || state.schedules_running()))

@@ -146,6 +146,11 @@ impl Engine {
         let state = self.comm(context)?;
         let matched = state.collective_matcher.post(id, source, tag);
         debug_assert!(matched.is_none());
+        // A sender that waits for collective credit held back by its messages for later calls
+        // (non-blocking ones let it run ahead) gets a loan ("Collective traffic" in
+        // `crate::flow`).
+        let world = state.members.world_of(rank);
+        self.flow.lend_collective(world);
         Ok(CollectivePosted::Waiting(id))
     }
 

@@ -717,7 +717,7 @@ impl Engine {
                 if self.flow.is_waiting(from) && self.a_receive_waits_for(from) {
                     self.flow.lend(from);
                 }
-                if *lane == Lane::Collective && self.a_schedule_waits_for(from) {
+                if *lane == Lane::Collective && self.a_collective_waits_for(from) {
                     self.flow.lend_collective(from);
                 }
                 return;

@@ -94,6 +94,9 @@ pub struct Schedule {
     /// The buffers that hold the call's result at this rank, in order (their bytes are
     /// concatenated; none: the call has no result here).
     result: Vec<usize>,
+    /// The length every received message must have, when the algorithm knows it (a block
+    /// of a gather, all-gather or all-to-all: the caller's own block length).
+    block: Option<usize>,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -103,6 +106,7 @@ impl std::fmt::Debug for Schedule {
             .field("buffers", &self.buffers.len())
             .field("reduction", &self.reduction.is_some())
             .field("result", &self.result)
+            .field("block", &self.block)
             .finish()
     }
 }
@@ -171,7 +175,16 @@ impl Schedule {
             buffers,
             reduction,
             result,
+            block: None,
         }
+    }
+
+    /// The same schedule, whose received messages must each be `len` bytes long (a block of
+    /// another length is `Error::Count`, as for the blocking calls: ranks passed different
+    /// counts).
+    pub fn with_block_len(mut self, len: usize) -> Self {
+        self.block = Some(len);
+        self
     }
 
     /// The steps, in order.
@@ -358,6 +371,7 @@ impl Schedule {
         }
         let mut buffers = vec![Vec::new(); n];
         buffers[index] = data;
+        let len = buffers[index].len();
         let steps = (0..n)
             .filter(|&j| j != index)
             .map(|j| Step::Receive {
@@ -365,7 +379,7 @@ impl Schedule {
                 into: j,
             })
             .collect();
-        Schedule::new(steps, buffers, None, (0..n).collect())
+        Schedule::new(steps, buffers, None, (0..n).collect()).with_block_len(len)
     }
 
     /// A scatter from the participant at `root`, whose `blocks` hold one block per
@@ -398,6 +412,7 @@ impl Schedule {
     /// [`Schedule::new`].)
     pub fn all_gather(participants: &[Rank], index: usize, data: Vec<u8>) -> Self {
         let n = participants.len();
+        let len = data.len();
         let mut buffers = vec![Vec::new(); n];
         buffers[index] = data;
         let mut steps = Vec::new();
@@ -412,7 +427,7 @@ impl Schedule {
                 into: from,
             });
         }
-        Schedule::new(steps, buffers, None, (0..n).collect())
+        Schedule::new(steps, buffers, None, (0..n).collect()).with_block_len(len)
     }
 
     /// An all-to-all: `blocks` holds this participant's block for each participant, in
@@ -422,6 +437,7 @@ impl Schedule {
     pub fn all_to_all(participants: &[Rank], index: usize, mut blocks: Vec<Vec<u8>>) -> Self {
         let n = participants.len();
         assert_eq!(blocks.len(), n, "a block per participant");
+        let len = blocks[index].len();
         let mut received = vec![Vec::new(); n];
         received[index] = std::mem::take(&mut blocks[index]);
         blocks.extend(received);
@@ -438,7 +454,7 @@ impl Schedule {
                 into: n + from,
             });
         }
-        Schedule::new(steps, blocks, None, (n..2 * n).collect())
+        Schedule::new(steps, blocks, None, (n..2 * n).collect()).with_block_len(len)
     }
 }
 
@@ -594,6 +610,15 @@ fn run_steps(
                     .take(SourceSelector::Rank(from), tag)?;
                 let world = comm.members.world_of(from);
                 flow.release_held(world, Lane::Collective, flow::charge(payload.len()));
+                if let Some(len) = schedule.block.filter(|&len| len != payload.len()) {
+                    running.mismatch.get_or_insert(Error::Count {
+                        reason: format!(
+                            "a block of {} bytes arrived where {len} were expected (ranks \
+                             passed different counts)",
+                            payload.len()
+                        ),
+                    });
+                }
                 let target = &mut schedule.buffers[into];
                 if matches!(step, Step::Receive { .. }) {
                     let old = std::mem::replace(target, payload);
@@ -733,19 +758,41 @@ impl Engine {
         }
     }
 
-    /// Whether a schedule runs here, on any communicator.
-    pub fn any_schedules_running(&self) -> bool {
-        self.comms.values().any(CommState::schedules_running)
+    /// Whether a schedule runs here, on any communicator (after [`Engine::schedules_running`]'s
+    /// look at each).
+    pub fn any_schedules_running(&mut self) -> bool {
+        let contexts: Vec<ContextId> = self
+            .comms
+            .iter()
+            .filter(|(_, comm)| !comm.schedules.is_empty())
+            .map(|(&context, _)| context)
+            .collect();
+        contexts
+            .into_iter()
+            .any(|context| self.schedules_running(context))
     }
 
-    /// Whether a running schedule's current step waits for a message of world rank `world`.
-    pub(crate) fn a_schedule_waits_for(&self, world: WorldRank) -> bool {
+    /// Runs `context`'s schedules as far as they can go, and notes which of their queued sends
+    /// went out meanwhile (a thread that transmits queued messages does not tell the
+    /// schedules): what that makes them send is due with the flow-control packets.
+    pub(crate) fn settle_schedules(&mut self, context: ContextId) {
+        let mut out = Outgoing::new();
+        self.advance_schedules(context, &mut out);
+        for (world, packet) in out {
+            self.flow.send_soon(world, packet);
+        }
+    }
+
+    /// Whether a collective call here waits for a message of world rank `world`: a running
+    /// schedule's current step, or a blocking collective's posted receive.
+    pub(crate) fn a_collective_waits_for(&self, world: WorldRank) -> bool {
         self.comms.values().any(|comm| {
             comm.life.is_open()
                 && comm.members.comm_of(world).is_some_and(|rank| {
-                    comm.schedules.iter().any(|running| {
-                        running.outcome.is_none() && running.waits_for() == Some(rank)
-                    })
+                    comm.collective_matcher.waits_for(rank)
+                        || comm.schedules.iter().any(|running| {
+                            running.outcome.is_none() && running.waits_for() == Some(rank)
+                        })
                 })
         })
     }
@@ -753,7 +800,8 @@ impl Engine {
     /// Whether schedules started on `context` are still running here (a finished one whose
     /// outcome no poll took yet does not count): a call that changes the communicator's epoch
     /// waits until none is.
-    pub fn schedules_running(&self, context: ContextId) -> bool {
+    pub fn schedules_running(&mut self, context: ContextId) -> bool {
+        self.settle_schedules(context);
         self.comms
             .get(&context)
             .is_some_and(|comm| comm.schedules_running())
@@ -994,7 +1042,7 @@ mod tests {
                     assert_eq!(outcomes[4], ordered, "n {n} rank {rank}: rank order");
                     assert_eq!(outcomes[5], at_root(&ordered), "n {n} rank {rank}");
                 }
-                for engine in &net.engines {
+                for engine in &mut net.engines {
                     assert!(!engine.schedules_running(WORLD_CONTEXT));
                 }
             }

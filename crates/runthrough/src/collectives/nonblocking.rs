@@ -92,13 +92,14 @@ impl<'a> CollectiveRequest<'a> {
         let process = &comm.process;
         process.enter()?;
         process.enter_collective(operation, comm.context);
-        // Before the start: messages that peers publish from now on wake the progress thread
-        // (a transport with polling progress); those already here are drained by the next
-        // poll (the first `test`, or the progress below).
-        process.transport.collectives_running(true);
         let mut out = Outgoing::new();
         let id = {
             let mut engine = process.endpoint.lock();
+            // Before the start, under the engine's lock (which orders it with another
+            // thread's clearing in `test`): messages that peers publish from now on wake the
+            // progress thread (a transport with polling progress); those already here are
+            // drained by the progress below.
+            process.transport.collectives_running(true);
             let id = engine.start_schedule(
                 comm.context,
                 comm.rank,
@@ -148,16 +149,16 @@ impl<'a> CollectiveRequest<'a> {
         process.check_alive();
         process.progress();
         let mut out = Outgoing::new();
-        let (polled, declared_failed, running) = {
+        let (polled, declared_failed) = {
             let mut engine = process.endpoint.lock();
             let polled = engine.poll_schedule(self.comm.context, id, &mut out);
             out.extend(engine.take_due());
-            let running = polled.is_none() || engine.any_schedules_running();
-            (polled, engine.declared_failed(), running)
+            if polled.is_some() && !engine.any_schedules_running() {
+                // Under the lock: a start on another thread sets it again after this.
+                process.transport.collectives_running(false);
+            }
+            (polled, engine.declared_failed())
         };
-        if !running {
-            process.transport.collectives_running(false);
-        }
         process.send_all(out);
         if declared_failed {
             process.halt_declared_failed();
@@ -492,7 +493,7 @@ impl Comm {
 
     /// Starts an all-gather of every participant's `send` into every participant's `recv`,
     /// rank r's block at `recv[r·count ..]` with `count = send.len()` (`MPI_Iallgather`,
-    /// MPI-4.0 §6.12.4): the ring, n − 1 steps. `recv` is written when the request completes,
+    /// MPI-4.0 §6.12.4): each participant sends its block to every other at once. `recv` is written when the request completes,
     /// the slots of ranks recognized as failed left untouched.
     ///
     /// # Errors

@@ -139,6 +139,30 @@ impl std::fmt::Debug for Lane {
     }
 }
 
+/// What a frame just pushed may wake at its receiver (see the module docs).
+#[derive(Clone, Copy)]
+struct Wakes {
+    /// A control frame: the progress thread, unless a thread of the receiver polls.
+    control: bool,
+    /// A collective message: the progress thread too while the receiver runs non-blocking
+    /// collectives (its inbox says so).
+    collective: bool,
+}
+
+impl Wakes {
+    const CONTROL: Wakes = Wakes {
+        control: true,
+        collective: false,
+    };
+
+    fn control(control: bool) -> Wakes {
+        Wakes {
+            control,
+            collective: false,
+        }
+    }
+}
+
 /// Whether a frame must wake the receiver's progress thread (see the module docs). Credits
 /// need not: a sender waiting for one waits in the library, polling.
 fn is_control(frame: &Frame) -> bool {
@@ -361,15 +385,15 @@ impl Tcp {
                 }
             }
         };
-        // A collective message wakes a receiver that runs non-blocking collectives, read
-        // after publishing (as the pollers are): the receiver sets its flag, then drains.
-        let wakes = control
-            || (collective
-                && lane
-                    .peer_inbox
-                    .as_ref()
-                    .is_some_and(|theirs| theirs.wants_collectives()));
-        self.after_push(lane, published, wakes, pending);
+        self.after_push(
+            lane,
+            published,
+            Wakes {
+                control,
+                collective,
+            },
+            pending,
+        );
         if pending && blocking {
             self.wait_pending(to);
         }
@@ -394,13 +418,13 @@ impl Tcp {
             }
             (result?, self.note_pending(self.peer(to), &out))
         };
-        self.after_push(lane, published, true, pending);
+        self.after_push(lane, published, Wakes::CONTROL, pending);
         Ok(())
     }
 
     /// Tells the receiver what a push did: its active bit and bells; when bytes remain
     /// pending, the blocked bit (the receiver rings back once it drained).
-    fn after_push(&self, lane: &Lane, published: bool, control: bool, pending: bool) {
+    fn after_push(&self, lane: &Lane, published: bool, wakes: Wakes, pending: bool) {
         let (Some(theirs), Some(app), Some(progress)) =
             (&lane.peer_inbox, &lane.their_app, &lane.their_progress)
         else {
@@ -420,7 +444,12 @@ impl Tcp {
             if !theirs.has_pollers() {
                 progress.ring();
             }
-        } else if published && control && !theirs.has_pollers() {
+        } else if published
+            // Read after the active bit is set (as the pollers are): a receiver sets its
+            // collectives flag, then drains the rings whose bits are set.
+            && (wakes.control || (wakes.collective && theirs.wants_collectives()))
+            && !theirs.has_pollers()
+        {
             if WAITS.get() > 0 && !crate::transport::Transport::oversubscribed(self) {
                 self.defer_ring(lane);
             } else {
@@ -550,7 +579,7 @@ impl Tcp {
             // flush may be another thread's: its wait ends only when this rank's bell moves.
             self.endpoint().signal.notify();
         }
-        self.after_push(lane, published, control, pending);
+        self.after_push(lane, published, Wakes::control(control), pending);
     }
 
     /// Keeps `p.shm_blocked` and the count of blocked lanes in step with `out` (under its lock,
