@@ -25,13 +25,10 @@ impl Engine {
         collective: bool,
         exclusive: bool,
     ) -> Result<()> {
-        if collective {
-            self.settle_schedules(context);
-        }
+        // Its schedules are settled first: a queued send that went out meanwhile is noted.
+        let running = collective && self.schedules_running(context);
         let state = self.comm(context)?;
-        if state.agreement_active
-            || (collective && (state.collective_active || state.schedules_running()))
-        {
+        if state.agreement_active || (collective && (state.collective_active || running)) {
             return Err(Error::ConcurrentCollective);
         }
         state.agreement_active = exclusive;

@@ -758,8 +758,8 @@ impl Engine {
         }
     }
 
-    /// Whether a schedule runs here, on any communicator (after [`Engine::schedules_running`]'s
-    /// look at each).
+    /// Whether a schedule runs here, on any communicator ([`Engine::schedules_running`] of
+    /// each).
     pub fn any_schedules_running(&mut self) -> bool {
         let contexts: Vec<ContextId> = self
             .comms
@@ -770,17 +770,6 @@ impl Engine {
         contexts
             .into_iter()
             .any(|context| self.schedules_running(context))
-    }
-
-    /// Runs `context`'s schedules as far as they can go, and notes which of their queued sends
-    /// went out meanwhile (a thread that transmits queued messages does not tell the
-    /// schedules): what that makes them send is due with the flow-control packets.
-    pub(crate) fn settle_schedules(&mut self, context: ContextId) {
-        let mut out = Outgoing::new();
-        self.advance_schedules(context, &mut out);
-        for (world, packet) in out {
-            self.flow.send_soon(world, packet);
-        }
     }
 
     /// Whether a collective call here waits for a message of world rank `world`: a running
@@ -799,12 +788,24 @@ impl Engine {
 
     /// Whether schedules started on `context` are still running here (a finished one whose
     /// outcome no poll took yet does not count): a call that changes the communicator's epoch
-    /// waits until none is.
+    /// waits until none is. It first runs them as far as they go and notes their queued sends
+    /// that went out meanwhile (a thread that transmits queued messages does not tell the
+    /// schedules); what that makes them send is due with the flow-control packets.
+    #[inline]
     pub fn schedules_running(&mut self, context: ContextId) -> bool {
-        self.settle_schedules(context);
-        self.comms
-            .get(&context)
-            .is_some_and(|comm| comm.schedules_running())
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return false;
+        };
+        if comm.schedules.is_empty() {
+            return false; // the usual case, one lookup
+        }
+        let mut out = Outgoing::new();
+        advance(comm, &mut self.flow, context, &mut out);
+        let running = comm.schedules_running();
+        for (world, packet) in out {
+            self.flow.send_soon(world, packet);
+        }
+        running
     }
 }
 
