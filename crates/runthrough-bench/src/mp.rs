@@ -264,9 +264,15 @@ fn worker_collectives(world: &Comm, reps: usize, target_us: f64, only: &str) -> 
         })?;
     }
     bench("barrier", 0, 1.0, &mut || world.barrier())?;
+    bench("ibarrier_wait", 0, 1.0, &mut || world.ibarrier()?.wait())?;
     let mut out = [0u64];
     bench("all_reduce", 8, 1.0, &mut || {
         world.all_reduce(&[u64::from(me)], &mut out, Op::Sum)
+    })?;
+    bench("iall_reduce_wait", 8, 1.0, &mut || {
+        world
+            .iall_reduce(&[u64::from(me)], &mut out, Op::Sum)?
+            .wait()
     })?;
     let send = vec![1.0f64; MIB / 8];
     let mut sum = vec![0.0f64; MIB / 8];
@@ -404,7 +410,9 @@ fn expected(ranks: u32) -> Vec<(&'static str, usize)> {
     }
     ops.extend([
         ("barrier", 0),
+        ("ibarrier_wait", 0),
         ("all_reduce", 8),
+        ("iall_reduce_wait", 8),
         ("all_reduce", MIB),
         ("validate_global", 0),
         ("agree", 0),
