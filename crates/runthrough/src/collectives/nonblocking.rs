@@ -92,6 +92,10 @@ impl<'a> CollectiveRequest<'a> {
         let process = &comm.process;
         process.enter()?;
         process.enter_collective(operation, comm.context);
+        // Counted among the pollers while in here: a peer's message that arrives meanwhile
+        // need not wake the progress thread (a `FUTEX_WAKE` that cost more than a whole
+        // barrier between two ranks); leaving drains what came (see `test`).
+        let _polling = process.waiting();
         let mut out = Outgoing::new();
         let id = {
             let mut engine = process.endpoint.lock();
@@ -142,6 +146,18 @@ impl<'a> CollectiveRequest<'a> {
     /// `Error::Count` when ranks passed different counts; `Error::Request` once the request
     /// has completed.
     pub fn test(&mut self) -> Result<bool> {
+        if self.id.is_none() {
+            return Err(Error::Request);
+        }
+        // A poller while it runs, as the start is: leaving drains the rings, so a message
+        // that came meanwhile without waking the progress thread is handled before the
+        // caller goes back to computing.
+        let _polling = self.comm.process.waiting();
+        self.poll()
+    }
+
+    /// [`CollectiveRequest::test`] for a thread already counted among the pollers.
+    fn poll(&mut self) -> Result<bool> {
         let Some(id) = self.id else {
             return Err(Error::Request);
         };
@@ -184,7 +200,7 @@ impl<'a> CollectiveRequest<'a> {
         let _waiting = process.waiting();
         loop {
             let seen = process.endpoint.signal.current();
-            if self.test()? {
+            if self.poll()? {
                 return Ok(());
             }
             process.wait_past(seen);
