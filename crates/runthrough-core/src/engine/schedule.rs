@@ -327,7 +327,7 @@ impl Schedule {
             steps.push(Step::Combine { input: 1, into: 0 });
         };
         let folded = if index < 2 * extra {
-            if index % 2 == 0 {
+            if index.is_multiple_of(2) {
                 steps.push(Step::Send {
                     to: participants[index + 1],
                     buffer: 0,
