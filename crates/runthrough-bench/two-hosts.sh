@@ -28,7 +28,7 @@
 # the median over the rounds of each job's median.
 #
 # Knobs (environment): ROUNDS (5), REPS (5), TARGET_US (20000: µs per repetition), MODES
-# ("host tcp"), EXTRA_OPS=1 (also all_reduce 1 MiB, validate_global, shrink), BIN_DIR (holding
+# ("host tcp"), RANK_COUNTS ("2 4 8"), EXTRA_OPS=1 (also all_reduce 1 MiB, validate_global, shrink), BIN_DIR (holding
 # rtrun, runthrough-bench, ompi_bench; default target/release; copied first, so a rebuild during
 # the run does not matter), OMPI_BIN (default target/ompi-venv/bin), BUDGET (seconds for all the
 # jobs, default 300; each job is also under a 120 s timeout), KEEP=1 (keep the work folder with
@@ -56,7 +56,7 @@ MODES=${MODES:-host tcp}
 EXTRA_OPS=${EXTRA_OPS:-0}
 BUDGET=${BUDGET:-300}
 JOB_TIMEOUT=120
-RANK_COUNTS="2 4 8"
+RANK_COUNTS="${RANK_COUNTS:-2 4 8}"
 FIRST_MODE=${MODES%% *}
 for mode in $MODES; do
   case $mode in host | tcp) ;; *) echo "two-hosts.sh: MODES: host and/or tcp, not $mode" >&2; exit 2 ;; esac

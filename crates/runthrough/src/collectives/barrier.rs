@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Barrier (`MPI_Barrier`, MPI-4.0 §6.3): the dissemination algorithm.
+//! Barrier (`MPI_Barrier`, MPI-4.0 §6.3), ⌈log₂ n⌉ rounds.
 //!
-//! In round k (distance d = 2ᵏ < n) participant i sends an empty message to i + d and waits for
-//! one from i − d (indexes modulo n): after ⌈log₂ n⌉ rounds every participant has heard,
-//! transitively, from every other one.
+//! In round k (distance d = 2ᵏ < n) participant i sends an empty message to one participant
+//! and waits for one from another ([`barrier_round`]): with n a power of two, a pairwise
+//! exchange with i XOR d (the first rounds stay among neighbours, and so on one host when
+//! ranks are placed on hosts in blocks); otherwise dissemination, to i + d and from i − d
+//! (modulo n). After the last round every participant has heard, transitively, from every
+//! other one.
 
+use runthrough_core::engine::barrier_round;
 use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
@@ -13,7 +17,8 @@ use crate::comm::Comm;
 
 impl Comm {
     /// Blocks until every participant (OK rank of G) has entered the barrier (`MPI_Barrier`,
-    /// MPI-4.0 §6.3; SPEC §3.3). Dissemination algorithm, ⌈log₂ n⌉ rounds.
+    /// MPI-4.0 §6.3; SPEC §3.3). ⌈log₂ n⌉ rounds (pairwise exchange when the
+    /// participants are a power of two, dissemination otherwise).
     ///
     /// # Errors
     /// `Error::ProcFailed` when a participant failed and G does not recognize it (known to this
@@ -24,18 +29,18 @@ impl Comm {
         self.process
             .enter_collective(Collective::Barrier, self.context);
         let call = CollectiveCall::begin(self)?;
-        let outcome = dissemination(&call);
+        let outcome = rounds(&call);
         call.finish(outcome)
     }
 }
 
-fn dissemination(call: &CollectiveCall<'_>) -> Result<()> {
+fn rounds(call: &CollectiveCall<'_>) -> Result<()> {
     let n = call.participants.len();
-    let me = call.index;
     let mut distance = 1;
     while distance < n {
-        call.send(call.participants[(me + distance) % n], &[])?;
-        call.recv(call.participants[(me + n - distance) % n])?;
+        let (to, from) = barrier_round(n, call.index, distance);
+        call.send(call.participants[to], &[])?;
+        call.recv(call.participants[from])?;
         distance *= 2;
     }
     Ok(())

@@ -321,8 +321,8 @@ fn root_position(participants: &[Rank], root: Rank) -> Result<usize> {
 
 impl Comm {
     /// Starts a barrier (`MPI_Ibarrier`, MPI-4.0 §6.12.1): the request completes once every
-    /// participant (OK rank of G) has started it. Dissemination, ⌈log₂ n⌉ rounds, run by the
-    /// engine as messages arrive.
+    /// participant (OK rank of G) has started it. ⌈log₂ n⌉ rounds as [`Comm::barrier`]'s, run
+    /// by the engine as messages arrive.
     ///
     /// ```
     /// let outcomes = runthrough::local(3).run(|world| {
