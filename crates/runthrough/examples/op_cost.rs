@@ -3,7 +3,9 @@
 //! `cargo run --release -p runthrough --example op_cost -- validate_global 10000`.
 //!
 //! Operations: `validate_global`, `agree`, `all_reduce` (one u64), `all_reduce_1m` (1 MiB of
-//! f64: the ring algorithm), `barrier`, and `send_recv` (a ping-pong of one 8-byte message each
+//! f64: the ring algorithm), `barrier`, their non-blocking forms started and waited at once
+//! (`ibarrier`, `iall_reduce`: the engine's schedules, to compare with the blocking calls), and
+//! `send_recv` (a ping-pong of one 8-byte message each
 //! way between ranks 0 and 1, blocking `send` and `recv`; other ranks idle).
 use runthrough::Op;
 
@@ -31,6 +33,11 @@ fn main() {
                     world.all_reduce(&send, &mut out, Op::Sum)?;
                 }
                 "barrier" => world.barrier()?,
+                "ibarrier" => world.ibarrier()?.wait()?,
+                "iall_reduce" => {
+                    let mut out = [0u64];
+                    world.iall_reduce(&[1u64], &mut out, Op::Sum)?.wait()?;
+                }
                 "send_recv" => {
                     let mut buf = [0u64];
                     match world.rank() {
