@@ -819,11 +819,23 @@ impl Engine {
         let Some(comm) = self.comms.get_mut(&context) else {
             return Some(Err(Error::Comm));
         };
-        advance(comm, &mut self.flow, context, out);
-        let at = comm.schedules.iter().position(|r| r.id == id)?;
-        if !comm.schedules[at].finished() {
-            return None;
-        }
+        // A call whose steps all ran and whose sends all went out has its outcome already
+        // (the delivery that completed it advanced it): no need to advance every schedule
+        // again. Failures learned since are applied below, as a blocking call's end does.
+        let done = |comm: &CommState| {
+            let at = comm.schedules.iter().position(|r| r.id == id)?;
+            Some((at, comm.schedules[at].finished()))
+        };
+        let at = match done(comm) {
+            Some((at, true)) => at,
+            _ => {
+                advance(comm, &mut self.flow, context, out);
+                match done(comm)? {
+                    (at, true) => at,
+                    (_, false) => return None,
+                }
+            }
+        };
         let outcome = comm.schedules.remove(at)?.outcome?;
         // As a blocking call's end: a failure learned before the call returns disables it.
         if outcome.is_ok() {
