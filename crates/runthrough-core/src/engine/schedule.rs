@@ -602,6 +602,7 @@ pub(crate) fn advance(
             .map(|rank| Error::ProcFailed { rank })
     };
     let mut schedules = std::mem::take(&mut comm.schedules);
+    let mut forgotten = false;
     for running in schedules.iter_mut() {
         if running.outcome.is_none() {
             running.outcome = match &stop {
@@ -628,8 +629,11 @@ pub(crate) fn advance(
                 false
             }
         });
+        forgotten |= running.abandoned && running.finished();
     }
-    schedules.retain(|running| !(running.abandoned && running.finished()));
+    if forgotten {
+        schedules.retain(|running| !(running.abandoned && running.finished()));
+    }
     // A sender that waits for collective credit while a schedule's current step waits for its
     // message gets a loan ("Collective traffic" in `crate::flow`).
     for running in schedules.iter().filter(|running| running.outcome.is_none()) {
