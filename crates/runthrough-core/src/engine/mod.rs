@@ -49,7 +49,7 @@ pub use creation::{
     derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
     ID_FREE,
 };
-pub use schedule::{barrier_round, Reduction, Schedule, Step};
+pub use schedule::{barrier_round, Doubling, Fold, Partners, Reduction, Schedule, Step};
 mod send;
 mod views;
 pub use point_to_point::{Posted, Probed, ReceivePoll};

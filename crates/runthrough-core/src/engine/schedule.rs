@@ -65,6 +65,96 @@ pub fn barrier_round(n: usize, index: usize, distance: usize) -> (usize, usize) 
     }
 }
 
+/// Where a participant stands in recursive doubling among `n` participants (the all-reduce's
+/// algorithm, blocking and as a schedule): with r = n − 2^⌊log₂ n⌋, the first 2r participants
+/// pair up before the exchanges (each even one hands its data to the next, which combines it
+/// first), the 2^⌊log₂ n⌋ that remain exchange with the one whose number among them differs in
+/// bit k, for each k, and the odd ones of the first 2r hand the result back at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Doubling {
+    /// Its part in the pairing of the first 2r participants.
+    pub fold: Fold,
+    /// Its number among the participants that exchange (none for one that handed its data).
+    folded: Option<usize>,
+    power: usize,
+    extra: usize,
+}
+
+/// A participant's part in the pairing that precedes and follows recursive doubling's
+/// exchanges ([`Doubling`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    /// Beyond the first 2r: no pairing.
+    None,
+    /// Even, among the first 2r: hands its data to this participant (the next one) before the
+    /// exchanges, and receives the result from it after them.
+    Give(usize),
+    /// Odd, among the first 2r: takes this participant's data (the previous one, lower ranks
+    /// first) before the exchanges, and hands it the result after them.
+    Take(usize),
+}
+
+impl Doubling {
+    /// The place of the participant at `index` among `n`.
+    #[inline]
+    pub fn new(n: usize, index: usize) -> Self {
+        let power = if n == 0 { 0 } else { 1 << n.ilog2() };
+        let extra = n - power;
+        let (fold, folded) = if index >= 2 * extra {
+            (Fold::None, Some(index - extra))
+        } else if index.is_multiple_of(2) {
+            (Fold::Give(index + 1), None)
+        } else {
+            (Fold::Take(index - 1), Some(index / 2))
+        };
+        Doubling {
+            fold,
+            folded,
+            power,
+            extra,
+        }
+    }
+
+    /// The participants it exchanges with, in order (none for one that handed its data).
+    #[inline]
+    pub fn partners(&self) -> Partners {
+        Partners {
+            folded: self.folded,
+            mask: 1,
+            power: self.power,
+            extra: self.extra,
+        }
+    }
+}
+
+/// The exchange partners of [`Doubling::partners`], one per round.
+#[derive(Debug, Clone)]
+pub struct Partners {
+    folded: Option<usize>,
+    mask: usize,
+    power: usize,
+    extra: usize,
+}
+
+impl Iterator for Partners {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let folded = self.folded?;
+        if self.mask >= self.power {
+            return None;
+        }
+        let new = folded ^ self.mask;
+        self.mask <<= 1;
+        Some(if new < self.extra {
+            2 * new + 1
+        } else {
+            new + self.extra
+        })
+    }
+}
+
 /// A reduction over byte buffers: `inout = input op inout`, elementwise, where `input` holds
 /// the lower ranks' partial result (MPI's order for a non-commutative operation).
 pub type Reduction = Arc<dyn Fn(&[u8], &mut [u8]) + Send + Sync>;
@@ -346,66 +436,44 @@ impl Schedule {
         data: Vec<u8>,
         reduction: Reduction,
     ) -> Self {
-        let n = participants.len();
-        let power = if n == 0 { 0 } else { 1 << n.ilog2() };
-        let extra = n - power;
+        let plan = Doubling::new(participants.len(), index);
         let mut steps = Vec::new();
         let from_below = |from: Rank, steps: &mut Vec<Step>| {
             steps.push(Step::Receive { from, into: 1 });
             steps.push(Step::Combine { input: 1, into: 0 });
         };
-        let folded = if index < 2 * extra {
-            if index.is_multiple_of(2) {
-                steps.push(Step::Send {
-                    to: participants[index + 1],
-                    buffer: 0,
-                });
-                None
-            } else {
-                from_below(participants[index - 1], &mut steps);
-                Some(index / 2)
-            }
-        } else {
-            Some(index - extra)
-        };
-        if let Some(folded) = folded {
-            let actual = |new: usize| {
-                if new < extra {
-                    2 * new + 1
-                } else {
-                    new + extra
-                }
-            };
-            let mut mask = 1;
-            while mask < power {
-                let partner = actual(folded ^ mask);
-                steps.push(Step::Send {
-                    to: participants[partner],
-                    buffer: 0,
-                });
-                if partner < index {
-                    from_below(participants[partner], &mut steps);
-                } else {
-                    steps.push(Step::CombineAbove {
-                        from: participants[partner],
-                        into: 0,
-                    });
-                }
-                mask <<= 1;
-            }
+        match plan.fold {
+            Fold::Give(to) => steps.push(Step::Send {
+                to: participants[to],
+                buffer: 0,
+            }),
+            Fold::Take(from) => from_below(participants[from], &mut steps),
+            Fold::None => {}
         }
-        if index < 2 * extra {
-            if index % 2 == 1 {
-                steps.push(Step::Send {
-                    to: participants[index - 1],
-                    buffer: 0,
-                });
+        for partner in plan.partners() {
+            steps.push(Step::Send {
+                to: participants[partner],
+                buffer: 0,
+            });
+            if partner < index {
+                from_below(participants[partner], &mut steps);
             } else {
-                steps.push(Step::Receive {
-                    from: participants[index + 1],
+                steps.push(Step::CombineAbove {
+                    from: participants[partner],
                     into: 0,
                 });
             }
+        }
+        match plan.fold {
+            Fold::Take(to) => steps.push(Step::Send {
+                to: participants[to],
+                buffer: 0,
+            }),
+            Fold::Give(from) => steps.push(Step::Receive {
+                from: participants[from],
+                into: 0,
+            }),
+            Fold::None => {}
         }
         Schedule::new(steps, vec![data, Vec::new()], Some(reduction), vec![0])
     }
@@ -1617,6 +1685,61 @@ mod tests {
                 distance <<= 1;
             }
             assert!(heard.iter().all(|row| row.iter().all(|&h| h)), "n {n}");
+        }
+    }
+
+    /// Recursive doubling's plan: pairings and exchanges are symmetric, the ranks that
+    /// exchange do so in lockstep, and at the end every participant holds the combination of
+    /// every participant's data, combined in rank order (each combination joins two adjacent
+    /// ranges, the lower one first).
+    #[test]
+    fn recursive_doubling_combines_every_participant_in_rank_order() {
+        for n in 1..=40usize {
+            let plans: Vec<Doubling> = (0..n).map(|i| Doubling::new(n, i)).collect();
+            // held[i]: the range of participants whose data participant i has combined.
+            let mut held: Vec<(usize, usize)> = (0..n).map(|i| (i, i + 1)).collect();
+            let join = |lower: (usize, usize), upper: (usize, usize)| {
+                assert_eq!(
+                    lower.1, upper.0,
+                    "n {n}: {lower:?} then {upper:?} are not adjacent"
+                );
+                (lower.0, upper.1)
+            };
+            for (i, plan) in plans.iter().enumerate() {
+                match plan.fold {
+                    Fold::Give(to) => assert_eq!(plans[to].fold, Fold::Take(i)),
+                    Fold::Take(from) => {
+                        assert_eq!(plans[from].fold, Fold::Give(i));
+                        held[i] = join(held[from], held[i]);
+                    }
+                    Fold::None => {}
+                }
+            }
+            let partners: Vec<Vec<usize>> = plans.iter().map(|p| p.partners().collect()).collect();
+            let rounds = partners.iter().map(Vec::len).max().unwrap_or(0);
+            for round in 0..rounds {
+                let before = held.clone();
+                for (i, mine) in partners.iter().enumerate() {
+                    if let Some(&partner) = mine.get(round) {
+                        assert_eq!(
+                            partners[partner].get(round),
+                            Some(&i),
+                            "n {n}, round {round}"
+                        );
+                        held[i] = if partner < i {
+                            join(before[partner], before[i])
+                        } else {
+                            join(before[i], before[partner])
+                        };
+                    }
+                }
+            }
+            for (i, plan) in plans.iter().enumerate() {
+                if let Fold::Give(from) = plan.fold {
+                    held[i] = held[from];
+                }
+            }
+            assert!(held.iter().all(|&range| range == (0, n)), "n {n}: {held:?}");
         }
     }
 }

@@ -18,6 +18,7 @@
 //!   about twice the message instead of log₂ n times it.
 
 use bytemuck::Pod;
+use runthrough_core::engine::{Doubling, Fold};
 use runthrough_core::fault::Collective;
 use runthrough_core::{Error, Rank, Result};
 
@@ -199,62 +200,42 @@ fn recursive_doubling<T: Pod>(
     send: &[T],
     combine: &Combine<'_, T>,
 ) -> Result<Vec<T>> {
-    let n = call.participants.len();
     let me = call.index;
     let rank = |i: usize| call.participants[i];
-    let power = if n == 0 { 0 } else { 1 << n.ilog2() };
-    let extra = n - power;
+    let plan = Doubling::new(call.participants.len(), me);
     let mut deferred = Deferred::default();
     let mut partial = send.to_vec();
     // Fold: among the first 2·extra participants, each even one hands its data to the next.
-    let folded = if me < 2 * extra {
-        if me & 1 == 0 {
-            call.send(rank(me + 1), bytemuck::cast_slice(&partial))?;
-            None
-        } else {
-            let lower = elements::<T>(&call.recv(rank(me - 1))?);
+    match plan.fold {
+        Fold::Give(to) => call.send(rank(to), bytemuck::cast_slice(&partial))?,
+        Fold::Take(from) => {
+            let lower = elements::<T>(&call.recv(rank(from))?);
             deferred.note(lower.and_then(|lower| combine.apply(&lower, &mut partial)));
-            Some(me / 2)
         }
-    } else {
-        Some(me - extra)
-    };
-    if let Some(new_me) = folded {
-        let actual = |new: usize| {
-            if new < extra {
-                2 * new + 1
+        Fold::None => {}
+    }
+    for partner in plan.partners() {
+        call.send(rank(partner), bytemuck::cast_slice(&partial))?;
+        let theirs = elements::<T>(&call.recv(rank(partner))?);
+        deferred.note(theirs.and_then(|theirs| {
+            if partner < me {
+                combine.apply(&theirs, &mut partial)
             } else {
-                new + extra
+                combine.apply_lower(&mut partial, theirs)
             }
-        };
-        let mut mask = 1;
-        while mask < power {
-            let partner = actual(new_me ^ mask);
-            call.send(rank(partner), bytemuck::cast_slice(&partial))?;
-            let theirs = elements::<T>(&call.recv(rank(partner))?);
-            deferred.note(theirs.and_then(|theirs| {
-                if partner < me {
-                    combine.apply(&theirs, &mut partial)
-                } else {
-                    combine.apply_lower(&mut partial, theirs)
-                }
-            }));
-            mask <<= 1;
-        }
+        }));
     }
     // Unfold: each odd participant of the first 2·extra hands the result back.
-    if me < 2 * extra {
-        if me & 1 == 1 {
-            call.send(rank(me - 1), bytemuck::cast_slice(&partial))?;
-        } else {
-            match elements::<T>(&call.recv(rank(me + 1))?) {
-                Ok(result) if result.len() == partial.len() => partial = result,
-                Ok(_) => deferred.note(Err(super::count_error(
-                    "ranks passed different counts to one all_reduce".into(),
-                ))),
-                Err(error) => deferred.note(Err(error)),
-            }
-        }
+    match plan.fold {
+        Fold::Take(to) => call.send(rank(to), bytemuck::cast_slice(&partial))?,
+        Fold::Give(from) => match elements::<T>(&call.recv(rank(from))?) {
+            Ok(result) if result.len() == partial.len() => partial = result,
+            Ok(_) => deferred.note(Err(super::count_error(
+                "ranks passed different counts to one all_reduce".into(),
+            ))),
+            Err(error) => deferred.note(Err(error)),
+        },
+        Fold::None => {}
     }
     deferred.into_result()?;
     Ok(partial)
