@@ -390,31 +390,39 @@ fn a_death_before_the_call_fails_it_until_validate_global() {
 
 /// A participant that dies in the middle of each call, at each of its messages: no survivor
 /// is left waiting; each gets the right value or `ProcFailed`; after `validate_global` the
-/// survivors agree again.
+/// survivors agree again. At 6 ranks the barrier is dissemination and the all-reduce pairs
+/// ranks 0..3 before its exchanges (rank 0 hands its data to rank 1 and waits for the result
+/// from it); at 8 ranks the barrier is a pairwise exchange (the blocking call too, whose
+/// victim's count is the same collective's) and the all-reduce has no pairing.
 #[test]
 fn a_death_during_the_call_leaves_nobody_blocked() {
     bounded(|| {
-        let n = 6u32;
-        for (operation, victim) in [
-            ("barrier", 4),
-            ("broadcast", 0),
-            ("broadcast", 2),
-            ("reduce", 1),
-            ("all_reduce", 0),
-            ("all_reduce", 5),
-            ("gather", 3),
-            ("scatter", 0),
-            ("all_gather", 2),
-            ("all_to_all", 1),
+        for (n, operation, victim) in [
+            (6u32, "barrier", 4u32),
+            (8, "barrier", 5),
+            (8, "blocking barrier", 2),
+            (6, "broadcast", 0),
+            (6, "broadcast", 2),
+            (6, "reduce", 1),
+            (6, "all_reduce", 0),
+            (6, "all_reduce", 1),
+            (6, "all_reduce", 5),
+            (8, "all_reduce", 3),
+            (6, "gather", 3),
+            (6, "scatter", 0),
+            (6, "all_gather", 2),
+            (6, "all_to_all", 1),
         ] {
+            let killed_in = operation.trim_start_matches("blocking ");
             for message in 0..=3 {
                 let results = runthrough::local(n)
-                    .kill_in_collective(victim, operation, 1, message)
+                    .kill_in_collective(victim, killed_in, 1, message)
                     .run(move |world| {
                         let me = world.rank();
                         let mut value = [me as u64 + 1];
                         let outcome = match operation {
                             "barrier" => world.ibarrier().and_then(|mut r| r.wait()),
+                            "blocking barrier" => world.barrier(),
                             "broadcast" => {
                                 world.ibroadcast(&mut value, 0).and_then(|mut r| r.wait())
                             }
@@ -478,9 +486,10 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
                         }
                         RankOutcome::Returned(Ok((ok, value, count))) => {
                             // A call that returned Ok heard from every participant.
+                            let sum = u64::from(n * (n + 1) / 2);
                             let expected = match operation {
-                                "all_reduce" => Some(21),
-                                "reduce" if rank == 0 => Some(21),
+                                "all_reduce" => Some(sum),
+                                "reduce" if rank == 0 => Some(sum),
                                 "broadcast" => Some(1),
                                 _ => None,
                             };

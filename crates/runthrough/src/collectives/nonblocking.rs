@@ -146,9 +146,6 @@ impl<'a> CollectiveRequest<'a> {
     /// `Error::Count` when ranks passed different counts; `Error::Request` once the request
     /// has completed.
     pub fn test(&mut self) -> Result<bool> {
-        if self.id.is_none() {
-            return Err(Error::Request);
-        }
         // A poller while it runs, as the start is: leaving drains the rings, so a message
         // that came meanwhile without waking the progress thread is handled before the
         // caller goes back to computing.
