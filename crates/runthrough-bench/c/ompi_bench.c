@@ -4,8 +4,9 @@
 // line on rank 0's standard output.
 //
 //   mpiexec --with-ft ulfm --oversubscribe -n N ompi_bench collectives REPS TARGET_US
-//       p2p_latency 8 B and p2p_bandwidth 1 MiB (N = 2 only), barrier, all_reduce 8 B and
-//       1 MiB, agree (MPIX_Comm_agree), shrink (MPIX_Comm_shrink + MPI_Comm_free).
+//       p2p_latency 8 B and p2p_bandwidth 1 MiB (N = 2 only), barrier, ibarrier_wait
+//       (MPI_Ibarrier then MPI_Wait), all_reduce 8 B and 1 MiB, iall_reduce_wait 8 B,
+//       agree (MPIX_Comm_agree), shrink (MPIX_Comm_shrink + MPI_Comm_free).
 //   mpiexec --with-ft ulfm --oversubscribe -n N ompi_bench fault STAMP_FILE
 //       The last rank SIGKILLs itself (its CLOCK_REALTIME stamp written to STAMP_FILE just
 //       before); every survivor is blocked in MPI_Recv from it. Rank 0 reports detection (kill
@@ -96,6 +97,20 @@ static void step_allreduce_8(void) {
   check(MPI_Allreduce(&in, &out, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD), "allreduce");
 }
 
+static void step_ibarrier_wait(void) {
+  MPI_Request request;
+  check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "ibarrier");
+  check(MPI_Wait(&request, MPI_STATUS_IGNORE), "ibarrier wait");
+}
+
+static void step_iallreduce_wait_8(void) {
+  unsigned long in = (unsigned long)rank, out = 0;
+  MPI_Request request;
+  check(MPI_Iallreduce(&in, &out, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD, &request),
+        "iallreduce");
+  check(MPI_Wait(&request, MPI_STATUS_IGNORE), "iallreduce wait");
+}
+
 static void step_allreduce_1m(void) {
   check(MPI_Allreduce(vec_in, vec_out, MIB / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
         "allreduce 1 MiB");
@@ -143,7 +158,9 @@ static int collectives(int reps, double target_us) {
     bench("p2p_bandwidth", MIB, step_stream, WINDOW, reps, target_us);
   }
   bench("barrier", 0, step_barrier, 1.0, reps, target_us);
+  bench("ibarrier_wait", 0, step_ibarrier_wait, 1.0, reps, target_us);
   bench("all_reduce", 8, step_allreduce_8, 1.0, reps, target_us);
+  bench("iall_reduce_wait", 8, step_iallreduce_wait_8, 1.0, reps, target_us);
   bench("all_reduce", MIB, step_allreduce_1m, 1.0, reps, target_us);
   bench("agree", 0, step_agree, 1.0, reps, target_us);
   bench("shrink", 0, step_shrink, 1.0, reps, target_us);

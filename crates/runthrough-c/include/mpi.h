@@ -89,11 +89,14 @@
  *   another blocking call). A send waiting so on a rank that fails returns
  *   MPIX_ERR_PROC_FAILED.
  * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
- *   MPIX_Comm_ishrink) are their blocking calls, queued on the communicator and run in the
- *   order they were started: by the communicator's worker thread (started by its first
- *   non-blocking collective) while the program does other things, or by the thread that waits
- *   for one (MPI_Wait, or a blocking collective on the communicator, which waits for all of
- *   them), which runs the queued calls up to its own itself. Errors of the communicator and
+ *   MPIX_Comm_ishrink) run in the order they were started. MPI_Ibarrier, and MPI_Ibcast of
+ *   contiguous data, MPI_Ireduce and MPI_Iallreduce on a basic datatype with a predefined op,
+ *   are run by the rank's engine as their messages arrive, with no thread of their own. The
+ *   others (and those, while one of the others is pending on the communicator) are their
+ *   blocking calls, queued on the communicator: run by the communicator's worker thread
+ *   (started by its first such call) while the program does other things, or by the thread
+ *   that waits for one (MPI_Wait, or a blocking collective on the communicator, which waits
+ *   for all of them), which runs the queued calls up to its own itself. Errors of the communicator and
  *   request arguments come from the starting call; every other error (datatype, count, root,
  *   op, a failed peer) from the call that completes the request (MPI_Wait, MPI_Test, ...),
  *   through the communicator's error handler there. The buffers, datatypes and ops must stay
@@ -788,8 +791,8 @@ int MPI_Op_commutative(MPI_Op op, int *commute);
  * predefined one on the basic types. */
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
-/* Non-blocking collectives: each is its blocking call, queued and run in order (see the notes at
- * the top of this file). The counts and displacement arrays of the vector forms are copied
+/* Non-blocking collectives: run by the engine or queued, in order (see the notes at the top of
+ * this file). The counts and displacement arrays of the vector forms are copied
  * when the call starts (the buffers must stay valid until completion). */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request);

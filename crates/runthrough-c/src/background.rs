@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, ..., `MPIX_Comm_ishrink`): each is
-//! its blocking call, queued on its communicator and run in call order, so several can be
-//! pending at once and collectives on a communicator stay ordered.
+//! Non-blocking collectives that the rank's engine does not run as schedules
+//! (`crate::collectives::start_or_schedule`: the vector forms, derived datatypes, user
+//! operations, `MPIX_Comm_ishrink`, ...): each is its blocking call, queued on its communicator
+//! and run in call order, so several can be pending at once and collectives on a communicator
+//! stay ordered.
 //!
 //! # Who runs a queued call
 //! Each communicator that has had a non-blocking collective gets one worker thread (started by

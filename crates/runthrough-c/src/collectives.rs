@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
 use std::sync::Arc;
 
-use runthrough::{Comm, Op, Partition, PartitionMut, Rank, Reducible};
+use runthrough::{CollectiveRequest, Comm, Op, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
@@ -15,7 +15,7 @@ use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks};
-use crate::runtime::{collective_comm_of, start_background, with_runtime};
+use crate::runtime::{collective_comm_of, start_background, start_scheduled, with_runtime};
 
 /// A root argument.
 fn root_of(root: c_int) -> Result<Rank, Failure> {
@@ -51,14 +51,16 @@ pub(crate) fn spanning(comm: c_int) -> Result<std::sync::Arc<crate::runtime::Com
     collective_comm_of(comm)
 }
 
-/// `MPI_Ibarrier`: [`MPI_Barrier`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ibarrier`: [`MPI_Barrier`] as a non-blocking collective, run by the rank's engine
+/// (see [`start_or_schedule`]).
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
+    let scheduled: Scheduled = Box::new(|comm: &'static Comm| comm.ibarrier());
     // SAFETY: forwarded contract.
-    unsafe { start(comm, request, move || MPI_Barrier(comm)) }
+    unsafe { start_or_schedule(comm, request, Some(scheduled), move || MPI_Barrier(comm)) }
 }
 
 /// `MPI_Bcast`; derived datatypes are accepted (packed at the root, unpacked elsewhere).
@@ -104,6 +106,62 @@ pub unsafe extern "C" fn MPI_Bcast(
             }
         }
     })
+}
+
+/// `$body` with `$T` the Rust type of basic element `$element` (an [`Element`]).
+macro_rules! as_element {
+    ($element:expr, $T:ident => $body:expr) => {
+        match $element {
+            Element::I8 => {
+                type $T = i8;
+                $body
+            }
+            Element::U8 => {
+                type $T = u8;
+                $body
+            }
+            Element::I16 => {
+                type $T = i16;
+                $body
+            }
+            Element::U16 => {
+                type $T = u16;
+                $body
+            }
+            Element::I32 => {
+                type $T = i32;
+                $body
+            }
+            Element::U32 => {
+                type $T = u32;
+                $body
+            }
+            Element::Long => {
+                type $T = c_long;
+                $body
+            }
+            Element::UnsignedLong => {
+                type $T = c_ulong;
+                $body
+            }
+            Element::I64 => {
+                type $T = i64;
+                $body
+            }
+            Element::U64 => {
+                type $T = u64;
+                $body
+            }
+            Element::F32 => {
+                type $T = f32;
+                $body
+            }
+            Element::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
 }
 
 /// Which reduction a call runs.
@@ -158,30 +216,23 @@ fn reduce_typed(
     op: Op,
     kind: Reduction,
 ) -> Result<(), Failure> {
+    check_op_on(element, op)?;
+    as_element!(element, T => reduce_as::<T>(comm, send, recv, op, kind))
+}
+
+/// `MPI_ERR_OP` for a bitwise operation on a floating-point type. Checked before any
+/// communication, so that every rank reports the class MPI gives it (the runtime's check
+/// would say `MPI_ERR_ARG`).
+fn check_op_on(element: Element, op: Op) -> Result<(), Failure> {
     let bitwise = matches!(op, Op::BitAnd | Op::BitOr | Op::BitXor);
     if bitwise && matches!(element, Element::F32 | Element::F64) {
-        // Checked here, before any communication, so that every rank reports the class MPI
-        // gives it (the runtime's check would say MPI_ERR_ARG).
         return Err(Failure::new(
             MPI_ERR_OP,
             "a bitwise operation (MPI_BAND, MPI_BOR, MPI_BXOR) does not apply to a \
              floating-point type",
         ));
     }
-    match element {
-        Element::I8 => reduce_as::<i8>(comm, send, recv, op, kind),
-        Element::U8 => reduce_as::<u8>(comm, send, recv, op, kind),
-        Element::I16 => reduce_as::<i16>(comm, send, recv, op, kind),
-        Element::U16 => reduce_as::<u16>(comm, send, recv, op, kind),
-        Element::I32 => reduce_as::<i32>(comm, send, recv, op, kind),
-        Element::U32 => reduce_as::<u32>(comm, send, recv, op, kind),
-        Element::Long => reduce_as::<c_long>(comm, send, recv, op, kind),
-        Element::UnsignedLong => reduce_as::<c_ulong>(comm, send, recv, op, kind),
-        Element::I64 => reduce_as::<i64>(comm, send, recv, op, kind),
-        Element::U64 => reduce_as::<u64>(comm, send, recv, op, kind),
-        Element::F32 => reduce_as::<f32>(comm, send, recv, op, kind),
-        Element::F64 => reduce_as::<f64>(comm, send, recv, op, kind),
-    }
+    Ok(())
 }
 
 /// `inout = input op inout` for `T` elements (copies: C buffers carry no alignment guarantee).
@@ -1511,7 +1562,121 @@ unsafe fn start(
     })
 }
 
-/// `MPI_Ibcast`: [`MPI_Bcast`] as a non-blocking collective (see [`start`]).
+/// The start of a non-blocking collective as a schedule of the rank's engine.
+type Scheduled = Box<dyn FnOnce(&'static Comm) -> runthrough::Result<CollectiveRequest<'static>>>;
+
+/// Starts a non-blocking collective on `comm` and writes its request to `*request`: as a
+/// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
+/// is given and no queued call is pending on `comm` ([`start_scheduled`]); otherwise as the
+/// blocking `call` queued on the communicator ([`start`]). A schedule needs no thread: it
+/// progresses while any thread of the process is in the library or the transport's progress
+/// thread runs, and a start followed by a wait costs about what the blocking call does.
+///
+/// # Safety
+/// `request` is NULL or points at a writable `MPI_Request`.
+unsafe fn start_or_schedule(
+    comm: c_int,
+    request: *mut c_int,
+    scheduled: Option<Scheduled>,
+    call: impl FnOnce() -> c_int + Send + 'static,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let request = unsafe { out(request, "request")? };
+        if let Some(start) = scheduled {
+            if let Some(handle) = start_scheduled(comm, start)? {
+                request.write(handle);
+                return Ok(());
+            }
+        }
+        request.write(start_background(comm, false, call)?);
+        Ok(())
+    })
+}
+
+/// The schedule of a broadcast of contiguous data (`MPI_Ibcast`); `None` for anything else
+/// (data with gaps, invalid arguments: the queued blocking call handles or reports them).
+///
+/// # Safety
+/// As for `MPI_Ibcast`: `buffer` stays valid, and untouched by the program, until the request
+/// completes.
+unsafe fn scheduled_broadcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    root: c_int,
+) -> Option<Scheduled> {
+    let Ok(Data::Contiguous(len)) = Data::of(count, datatype) else {
+        return None;
+    };
+    let root = root_of(root).ok()?;
+    // SAFETY: by the contract above, the buffer is the request's until it completes; the
+    // request (in the table) is dropped at the latest at MPI_Finalize.
+    let buffer: &'static mut [u8] = unsafe { output(buffer, len) }.ok()?;
+    Some(Box::new(move |comm: &'static Comm| {
+        comm.ibroadcast::<u8>(buffer, root)
+    }))
+}
+
+/// The schedule of an all-reduce (`MPI_Iallreduce`, `root` None) or of a reduce to `root`
+/// (`MPI_Ireduce`) on a basic datatype with a predefined operation; `None` for anything else
+/// (a pair or derived datatype, a user operation, invalid arguments: the queued blocking call
+/// handles or reports them as it does). `MPI_IN_PLACE` is taken where MPI allows it (every
+/// rank of an all-reduce, the root of a reduce).
+///
+/// # Safety
+/// As for `MPI_Iallreduce` / `MPI_Ireduce`: the buffers stay valid, and the receive buffer
+/// untouched by the program, until the request completes.
+unsafe fn scheduled_reduction(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    root: Option<c_int>,
+    comm: c_int,
+) -> Option<Scheduled> {
+    if is_pair(datatype) || !basic(datatype) || !matches!(user_op(op), Ok(None)) {
+        return None;
+    }
+    let element = Element::of(datatype).ok()?;
+    let op = op_of(op).ok()?;
+    check_op_on(element, op).ok()?;
+    let len = byte_len(count, datatype).ok()?;
+    let root = match root {
+        Some(root) => Some(root_of(root).ok()?),
+        None => None,
+    };
+    let at_root = match root {
+        None => true,
+        Some(root) => {
+            with_runtime(|runtime| Ok(runtime.comm(comm)?.comm.get().rank())).ok()? == root
+        }
+    };
+    let recv: Option<&'static mut [u8]> = if at_root {
+        // SAFETY: by the contract above, the buffer is the request's until it completes; the
+        // request (in the table) is dropped at the latest at MPI_Finalize.
+        Some(unsafe { output(recvbuf, len) }.ok()?)
+    } else {
+        None
+    };
+    let send: std::borrow::Cow<'static, [u8]> = match (sendbuf == IN_PLACE, recv.as_deref()) {
+        (true, Some(recv)) => recv.to_vec().into(),
+        (true, None) => return None,
+        // SAFETY: by the contract above; read only by the start, which copies it.
+        (false, _) => unsafe { input(sendbuf, len) }.ok()?.into(),
+    };
+    Some(Box::new(move |comm: &'static Comm| match root {
+        None => {
+            let recv = recv.expect("an all-reduce has a receive buffer at every rank");
+            as_element!(element, T => comm.iall_reduce_bytes::<T>(&send, recv, op))
+        }
+        Some(root) => as_element!(element, T => comm.ireduce_bytes::<T>(&send, recv, op, root)),
+    }))
+}
+
+/// `MPI_Ibcast`: [`MPI_Bcast`] as a non-blocking collective; of contiguous data, run by the
+/// rank's engine (see [`start_or_schedule`]).
 ///
 /// # Safety
 /// As for `MPI_Bcast`, until the request completes; `request` is NULL or points at a writable
@@ -1525,16 +1690,19 @@ pub unsafe extern "C" fn MPI_Ibcast(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    let scheduled = unsafe { scheduled_broadcast(buffer, count, datatype, root) };
     let buffer = Carried(buffer);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Bcast(buffer.get(), count, datatype, root, comm)
         })
     }
 }
 
-/// `MPI_Ireduce`: [`MPI_Reduce`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ireduce`: [`MPI_Reduce`] as a non-blocking collective; on a basic datatype with a
+/// predefined operation, run by the rank's engine (see [`start_or_schedule`]).
 ///
 /// # Safety
 /// As for `MPI_Reduce`, until the request completes; `request` is NULL or points at a writable
@@ -1550,11 +1718,14 @@ pub unsafe extern "C" fn MPI_Ireduce(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    let scheduled =
+        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Some(root), comm) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Reduce(
                 sendbuf.get(),
                 recvbuf.get(),
@@ -1568,7 +1739,8 @@ pub unsafe extern "C" fn MPI_Ireduce(
     }
 }
 
-/// `MPI_Iallreduce`: [`MPI_Allreduce`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iallreduce`: [`MPI_Allreduce`] as a non-blocking collective; on a basic datatype
+/// with a predefined operation, run by the rank's engine (see [`start_or_schedule`]).
 ///
 /// # Safety
 /// As for `MPI_Allreduce`, until the request completes; `request` is NULL or points at a writable
@@ -1583,11 +1755,14 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    let scheduled =
+        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, None, comm) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Allreduce(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
         })
     }

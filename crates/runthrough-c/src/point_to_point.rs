@@ -762,6 +762,18 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
                 Some(outcome) => (finished(outcome.map(|()| empty_status())), None),
             }
         }
+        Operation::Collective(mut pending) => {
+            let outcome = if block {
+                pending.request.wait().map(|()| true)
+            } else {
+                pending.request.test()
+            };
+            match outcome {
+                Ok(false) => (Progress::Pending, Some(Operation::Collective(pending))),
+                Ok(true) => (finished(Ok(empty_status())), None),
+                Err(error) => (finished(Err(error.into())), None),
+            }
+        }
         Operation::Agreement(mut pending) => match pending.request.look(block) {
             Ok(None) => (Progress::Pending, Some(Operation::Agreement(pending))),
             Ok(Some(agreed)) => {

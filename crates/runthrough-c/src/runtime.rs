@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::os::raw::c_int;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use runthrough::{AgreementRequest, Comm, Group, Request};
+use runthrough::{AgreementRequest, CollectiveRequest, Comm, Group, Request};
 
 use crate::constants::*;
 use crate::errors::{Failure, Handler};
@@ -122,6 +122,17 @@ pub(crate) struct PendingAgreement {
     pub(crate) comm: Arc<CommBox>,
 }
 
+/// A non-blocking collective that the rank's engine runs itself as its messages arrive (see
+/// [`start_scheduled`]). Field order matters: `request` borrows from `comm` (and from the C
+/// caller's receive buffer) and is dropped first.
+#[derive(Debug)]
+pub(crate) struct PendingCollective {
+    pub(crate) request: CollectiveRequest<'static>,
+    /// Keeps the communicator that `request` borrows alive; never read.
+    #[allow(dead_code)]
+    pub(crate) comm: Arc<CommBox>,
+}
+
 /// What a request handle stands for.
 #[derive(Debug)]
 pub(crate) enum Operation {
@@ -129,8 +140,12 @@ pub(crate) enum Operation {
     Complete(Result<MPI_Status, Failure>),
     /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
-    /// A collective on a helper thread (`MPI_Ibarrier`).
+    /// A collective on a helper thread (`MPI_Igatherv`, `MPI_Ibcast` of a derived datatype,
+    /// ...).
     Background(Arc<Background>),
+    /// A collective run by the engine as a schedule (`MPI_Ibarrier`, and `MPI_Ibcast`,
+    /// `MPI_Ireduce`, `MPI_Iallreduce` on basic datatypes).
+    Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),
     /// A send and a receive completed together (`MPI_Isendrecv`, `MPI_Isendrecv_replace`).
@@ -419,6 +434,42 @@ pub(crate) fn start_background(
         runtime.comm_mut(handle)?.background = Some(Arc::clone(&job));
         Ok(runtime.add_request(Operation::Background(job), handle))
     })
+}
+
+/// Starts a non-blocking collective on `handle` as a schedule that the rank's engine runs
+/// itself as its messages arrive (`start` makes it from the communicator), and returns its
+/// request handle; `None` when the call must be queued behind the communicator's pending
+/// non-blocking collectives instead ([`start_background`]): a schedule takes its call number
+/// when it starts, a queued call when it runs, so a schedule started while a queued call
+/// waits would run out of order. An error of the start (a failed participant not yet
+/// recognized, a revoked communicator, a bad root) is the request's outcome, reported when
+/// it completes, as a queued call's is.
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid handle or an intercommunicator.
+pub(crate) fn start_scheduled(
+    handle: c_int,
+    start: impl FnOnce(&'static Comm) -> runthrough::Result<CollectiveRequest<'static>>,
+) -> Result<Option<c_int>, Failure> {
+    let comm = with_runtime(|runtime| {
+        let entry = intra(runtime.comm(handle)?, handle)?;
+        let queued = entry
+            .background
+            .as_ref()
+            .is_some_and(|background| background.poll().is_none());
+        Ok((!queued).then(|| Arc::clone(&entry.comm)))
+    })?;
+    let Some(comm) = comm else {
+        return Ok(None);
+    };
+    // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
+    // `PendingCollective` holds and drops after the request (field order).
+    let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm.get()) };
+    let operation = match start(comm_ref) {
+        Ok(request) => Operation::Collective(PendingCollective { request, comm }),
+        Err(error) => Operation::Complete(Err(error.into())),
+    };
+    with_runtime(|runtime| Ok(Some(runtime.add_request(operation, handle))))
 }
 
 /// The communicator of `handle` for a collective call that runs no agreement (barrier,

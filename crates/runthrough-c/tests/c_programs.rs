@@ -715,8 +715,18 @@ fn nonblocking_collectives() {
     scenario("nonblocking", 4, &[]);
 }
 
-/// `tests/c/nonblocking_kill.c`: rtrun kills rank 1 inside its third all-reduce, run by the
-/// helper thread of its third MPI_Iallreduce: every survivor's MPI_Wait returns
+/// `tests/c/nonblocking_engine.c`: the non-blocking collectives that the engine runs itself
+/// (MPI_Ibarrier; MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce on basic datatypes) with buffers at
+/// every misalignment, in place or not; started behind calls that wait in the communicator's
+/// queue (a strided broadcast), they keep their place in the call order; MPI_Test until done,
+/// MPI_Request_free and MPI_Cancel of a pending one refused.
+#[test]
+fn nonblocking_collectives_run_by_the_engine() {
+    scenario("nonblocking_engine", 3, &[]);
+}
+
+/// `tests/c/nonblocking_kill.c`: rtrun kills rank 1 inside its third all-reduce, the schedule
+/// of its third MPI_Iallreduce (run by its engine): every survivor's MPI_Wait returns
 /// MPIX_ERR_PROC_FAILED by that round (never a hang), a new one fails until validate_global,
 /// and after it they run over the survivors.
 #[test]

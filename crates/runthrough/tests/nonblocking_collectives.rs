@@ -351,6 +351,62 @@ fn different_counts_are_an_error_and_nobody_hangs() {
     });
 }
 
+/// The byte-level forms the C library starts (`iall_reduce_bytes`, `ireduce_bytes`: a C
+/// buffer has no alignment guarantee) combine elements wherever their bytes lie, and refuse a
+/// buffer that is not a whole number of elements with `Error::Count` before anything is sent.
+#[test]
+fn byte_level_reductions_take_any_alignment_and_refuse_partial_elements() {
+    bounded(|| {
+        let results = runthrough::local(3).run(|world| {
+            let mine: Vec<u64> = vec![world.rank() as u64 + 1, 10, u64::from(world.rank())];
+            let bytes: &[u8] = bytemuck::cast_slice(&mine);
+            for offset in 0..8 {
+                let mut send = vec![0u8; 24 + 8];
+                send[offset..offset + 24].copy_from_slice(bytes);
+                let mut recv = vec![0xAAu8; 24 + 8];
+                world
+                    .iall_reduce_bytes::<u64>(
+                        &send[offset..offset + 24],
+                        &mut recv[offset..offset + 24],
+                        Op::Sum,
+                    )?
+                    .wait()?;
+                let sums: Vec<u64> = bytemuck::pod_collect_to_vec(&recv[offset..offset + 24]);
+                assert_eq!(sums, [6, 30, 3], "offset {offset}");
+                assert!(recv[..offset].iter().all(|&b| b == 0xAA), "offset {offset}");
+                assert!(recv[offset + 24..].iter().all(|&b| b == 0xAA), "offset {offset}");
+                let mut top = vec![0xAAu8; 8 + 8];
+                let at_root = world.rank() == 1;
+                world
+                    .ireduce_bytes::<u64>(
+                        &send[offset..offset + 8],
+                        at_root.then(|| &mut top[offset..offset + 8]),
+                        Op::Max,
+                        1,
+                    )?
+                    .wait()?;
+                if at_root {
+                    let max: Vec<u64> = bytemuck::pod_collect_to_vec(&top[offset..offset + 8]);
+                    assert_eq!(max, [3], "offset {offset}");
+                }
+            }
+            let partial = world
+                .iall_reduce_bytes::<u64>(&[0u8; 12], &mut [0u8; 12], Op::Sum)
+                .map(drop);
+            assert!(matches!(partial, Err(Error::Count { .. })), "{partial:?}");
+            let partial = world
+                .ireduce_bytes::<u32>(&[0u8; 6], Some(&mut [0u8; 6]), Op::Sum, 0)
+                .map(drop);
+            assert!(matches!(partial, Err(Error::Count { .. })), "{partial:?}");
+            // Nothing was sent: the next collective runs as usual.
+            world.barrier()
+        });
+        for outcome in results {
+            outcome.returned().expect("returned").expect("no error");
+        }
+    });
+}
+
 /// A participant that died before the call: every survivor's call fails with `ProcFailed`
 /// (at the start, or through the request), none waits; after `validate_global` the calls work
 /// over the survivors.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A member dies while a non-blocking collective is pending. rtrun kills rank 1 inside its
  * third all-reduce (c_programs.rs gives --kill 1@all_reduce:3:1, before rank 1's first message
- * of that call), which runs on the helper thread of its third MPI_Iallreduce, started together
- * with an MPI_Ibcast. Every survivor: rounds 1 and 2 complete with the right values (round 2
+ * of that call), the engine's schedule of its third MPI_Iallreduce, started together with an
+ * MPI_Ibcast. Every survivor: rounds 1 and 2 complete with the right values (round 2
  * may instead fail with MPIX_ERR_PROC_FAILED, if the death is detected while it is pending);
  * round 3's all-reduce, which rank 1 never contributes to, completes with MPIX_ERR_PROC_FAILED
  * from MPI_Wait at the latest, never hangs; a non-blocking collective started after

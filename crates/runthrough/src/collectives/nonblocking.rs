@@ -292,20 +292,30 @@ type ReductionStart<'a> = (Vec<u8>, Reduction, Option<&'a mut [u8]>);
 /// What a reduction whose every participant has a result (all-reduce, scan) starts with: the
 /// bytes this rank contributes, the byte-level `op` and the output bytes, once the arguments
 /// are checked (`Error::Argument`: a zero-sized `T`, `op` not defined on `T`; `Error::Count`:
-/// `recv` not as long as `send`).
+/// `recv` not as long as `send`, or either not a whole number of `T` elements). The bytes
+/// may lie at any alignment.
 fn reduction_arguments<'a, T: Reducible>(
-    send: &[T],
-    recv: &'a mut [T],
+    send: &[u8],
+    recv: &'a mut [u8],
     op: Op,
 ) -> Result<ReductionStart<'a>> {
     check_element::<T>()?;
     let reduction = reduction::<T>(op)?;
-    check_len("recv", recv.len(), send.len())?;
-    Ok((
-        bytemuck::cast_slice(send).to_vec(),
-        reduction,
-        Some(bytemuck::cast_slice_mut(recv)),
-    ))
+    let send_count = whole_elements::<T>("send", send)?;
+    check_len("recv", whole_elements::<T>("recv", recv)?, send_count)?;
+    Ok((send.to_vec(), reduction, Some(recv)))
+}
+
+/// How many `T` elements `bytes` holds (`Error::Count` when it ends with a partial one).
+fn whole_elements<T>(what: &str, bytes: &[u8]) -> Result<usize> {
+    let size = std::mem::size_of::<T>().max(1);
+    if !bytes.len().is_multiple_of(size) {
+        return Err(count_error(format!(
+            "{what} holds {} bytes, not a whole number of {size}-byte elements",
+            bytes.len()
+        )));
+    }
+    Ok(bytes.len() / size)
 }
 
 /// The position of `root` among the participants (`Error::RootFailed` when G recognizes it
@@ -391,19 +401,35 @@ impl Comm {
         op: Op,
         root: Rank,
     ) -> Result<CollectiveRequest<'a>> {
+        let recv = recv.map(|recv| bytemuck::cast_slice_mut(recv));
+        self.ireduce_bytes::<T>(bytemuck::cast_slice(send), recv, op, root)
+    }
+
+    /// [`Comm::ireduce`] over the bytes of `T` elements, at any alignment (the C library's
+    /// `MPI_Ireduce`: a C buffer carries no alignment guarantee). `Error::Count` also when a
+    /// buffer is not a whole number of elements.
+    #[doc(hidden)]
+    pub fn ireduce_bytes<'a, T: Reducible>(
+        &'a self,
+        send: &[u8],
+        recv: Option<&'a mut [u8]>,
+        op: Op,
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         let reduction = reduction::<T>(op)?;
         check_root(self, root)?;
+        let count = whole_elements::<T>("send", send)?;
         let output = if self.rank == root {
             let recv = recv.ok_or_else(|| Error::Argument {
                 reason: "the root of a reduce needs a receive buffer".into(),
             })?;
-            check_len("recv", recv.len(), send.len())?;
-            Some(bytemuck::cast_slice_mut(recv))
+            check_len("recv", whole_elements::<T>("recv", recv)?, count)?;
+            Some(recv)
         } else {
             None
         };
-        let data = bytemuck::cast_slice(send).to_vec();
+        let data = send.to_vec();
         CollectiveRequest::start(self, Collective::Reduce, output, |participants, index| {
             let root = root_position(participants, root)?;
             Ok(Schedule::reduce(participants, index, root, data, reduction))
@@ -411,9 +437,10 @@ impl Comm {
     }
 
     /// Starts an all-reduce of every participant's `send` with predefined `op` into every
-    /// participant's `recv` (`MPI_Iallreduce`, MPI-4.0 §6.12.5): a reduction to the first
-    /// participant in rank order, then a broadcast, so every rank gets the same bytes, floats
-    /// included. `recv` is written when the request completes.
+    /// participant's `recv` (`MPI_Iallreduce`, MPI-4.0 §6.12.5): recursive doubling as
+    /// [`Comm::all_reduce`]'s (⌈log₂ n⌉ exchanges, the lower ranks' part combined first), so
+    /// every rank gets the same bytes, floats included. `recv` is written when the request
+    /// completes.
     ///
     /// ```
     /// use runthrough::Op;
@@ -439,7 +466,24 @@ impl Comm {
         recv: &'a mut [T],
         op: Op,
     ) -> Result<CollectiveRequest<'a>> {
-        let (data, reduction, output) = reduction_arguments(send, recv, op)?;
+        self.iall_reduce_bytes::<T>(
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            op,
+        )
+    }
+
+    /// [`Comm::iall_reduce`] over the bytes of `T` elements, at any alignment (the C library's
+    /// `MPI_Iallreduce`: a C buffer carries no alignment guarantee). `Error::Count` also when
+    /// a buffer is not a whole number of elements.
+    #[doc(hidden)]
+    pub fn iall_reduce_bytes<'a, T: Reducible>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        op: Op,
+    ) -> Result<CollectiveRequest<'a>> {
+        let (data, reduction, output) = reduction_arguments::<T>(send, recv, op)?;
         CollectiveRequest::start(
             self,
             Collective::AllReduce,
@@ -641,7 +685,11 @@ impl Comm {
         op: Op,
         exclusive: bool,
     ) -> Result<CollectiveRequest<'a>> {
-        let (data, reduction, output) = reduction_arguments(send, recv, op)?;
+        let (data, reduction, output) = reduction_arguments::<T>(
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            op,
+        )?;
         let operation = if exclusive {
             Collective::Exscan
         } else {

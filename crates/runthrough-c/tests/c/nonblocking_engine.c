@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* Non-blocking collectives that the rank's engine runs itself (MPI_Ibarrier, and MPI_Ibcast,
+ * MPI_Ireduce, MPI_Iallreduce on basic datatypes), on 3 ranks:
+ * - buffers at every misalignment (doubles at byte offsets 1..7 of a char array), with and
+ *   without MPI_IN_PLACE, results checked bit for bit and the bytes around them untouched;
+ * - call order kept when they mix with the calls that go to the communicator's queue (a
+ *   broadcast of a strided datatype): ranks 1 and 2 start two such broadcasts from rank 0,
+ *   whose first waits for rank 0 and whose second therefore waits in the queue, then an
+ *   MPI_Iallreduce, then an MPI_Ibarrier; rank 0 starts the same four only after rank 1 has
+ *   started them, and completes its two broadcasts before its all-reduce. The all-reduce and
+ *   the barrier must take their places behind the queued broadcast (a schedule started at
+ *   once would take an earlier call number at ranks 1 and 2 than at rank 0, and the calls
+ *   would receive each other's messages);
+ * - MPI_Test until done, and MPI_Request_free and MPI_Cancel refused on a pending one. */
+#include "ft_common.h"
+
+#include <string.h>
+
+#define P 3
+#define N 5
+
+/* Element i of rank r's vector. */
+static double value(int r, int i) { return 0.25 * (r + 1) + 1000.0 * i; }
+
+int main(int argc, char **argv) {
+    int rank, size;
+    ft_init(&argc, &argv, &rank, &size);
+    CHECK(size == P, "run on %d ranks", P);
+
+    /* Every misalignment, both buffers, in place or not. */
+    for (int offset = 0; offset < 8; offset++) {
+        for (int in_place = 0; in_place < 2; in_place++) {
+            unsigned char send[8 + N * sizeof(double) + 8], recv[8 + N * sizeof(double) + 8];
+            memset(send, 0xA5, sizeof send);
+            memset(recv, 0x5A, sizeof recv);
+            for (int i = 0; i < N; i++) {
+                double v = value(rank, i);
+                memcpy((in_place ? recv : send) + offset + i * sizeof(double), &v, sizeof v);
+            }
+            MPI_Request r;
+            OK(MPI_Iallreduce(in_place ? MPI_IN_PLACE : (void *)(send + offset), recv + offset,
+                              N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r));
+            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            CHECK(r == MPI_REQUEST_NULL, "request not released");
+            for (int i = 0; i < N; i++) {
+                double got, want = (value(0, i) + value(1, i)) + value(2, i);
+                memcpy(&got, recv + offset + i * sizeof(double), sizeof got);
+                CHECK(got == want, "offset %d in place %d: sum[%d] = %.17g, want %.17g", offset,
+                      in_place, i, got, want);
+            }
+            for (int b = 0; b < offset; b++)
+                CHECK(recv[b] == 0x5A, "offset %d: byte %d before the buffer written", offset, b);
+            for (size_t b = offset + N * sizeof(double); b < sizeof recv; b++)
+                CHECK(recv[b] == 0x5A, "offset %d: byte %zu after the buffer written", offset,
+                      b);
+
+            /* A reduce to rank 1 (in place there), MAX of int64. */
+            long long mine = 10 * rank + offset, top = -1;
+            unsigned char out[8 + sizeof top];
+            memset(out, 0x5A, sizeof out);
+            memcpy(out + offset, rank == 1 && in_place ? &mine : &top, sizeof top);
+            OK(MPI_Ireduce(rank == 1 && in_place ? MPI_IN_PLACE : (void *)&mine, out + offset, 1,
+                           MPI_LONG_LONG, MPI_MAX, 1, MPI_COMM_WORLD, &r));
+            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            memcpy(&top, out + offset, sizeof top);
+            if (rank == 1)
+                CHECK(top == 20 + offset, "Ireduce MAX %lld", top);
+            else
+                CHECK(top == -1, "Ireduce wrote a non-root's buffer: %lld", top);
+
+            /* A broadcast of doubles from rank 2. */
+            unsigned char bc[8 + N * sizeof(double)];
+            memset(bc, 0x5A, sizeof bc);
+            if (rank == 2)
+                for (int i = 0; i < N; i++) {
+                    double v = value(7, i);
+                    memcpy(bc + offset + i * sizeof(double), &v, sizeof v);
+                }
+            OK(MPI_Ibcast(bc + offset, N, MPI_DOUBLE, 2, MPI_COMM_WORLD, &r));
+            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            for (int i = 0; i < N; i++) {
+                double got;
+                memcpy(&got, bc + offset + i * sizeof(double), sizeof got);
+                CHECK(got == value(7, i), "Ibcast[%d] = %g", i, got);
+            }
+        }
+    }
+
+    /* Order with the queued calls. */
+    MPI_Datatype every_other;
+    OK(MPI_Type_vector(2, 1, 2, MPI_INT, &every_other));
+    OK(MPI_Type_commit(&every_other));
+    int first[3], second[3], one = rank + 1, sum = -1, token = 7;
+    for (int i = 0; i < 3; i++) {
+        first[i] = rank == 0 ? 100 + i : -1;
+        second[i] = rank == 0 ? 200 + i : -1;
+    }
+    MPI_Request req[4];
+    if (rank == 0) {
+        /* The root's broadcasts need nobody: both are done (numbered, sent) before its
+         * all-reduce starts. */
+        OK(MPI_Recv(&token, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Ibcast(first, 1, every_other, 0, MPI_COMM_WORLD, &req[0]));
+        OK(MPI_Ibcast(second, 1, every_other, 0, MPI_COMM_WORLD, &req[1]));
+        OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+        OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
+        OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
+        OK(MPI_Waitall(2, req + 2, MPI_STATUSES_IGNORE));
+    } else {
+        /* The first broadcast waits for rank 0, which waits for rank 1's token: the second
+         * is still in the queue, unnumbered, when the all-reduce starts. */
+        OK(MPI_Ibcast(first, 1, every_other, 0, MPI_COMM_WORLD, &req[0]));
+        OK(MPI_Ibcast(second, 1, every_other, 0, MPI_COMM_WORLD, &req[1]));
+        OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
+        OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
+        if (rank == 1)
+            OK(MPI_Send(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+        OK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+    }
+    CHECK(first[0] == 100 && first[1] == (rank == 0 ? 101 : -1) && first[2] == 102,
+          "first broadcast %d %d %d", first[0], first[1], first[2]);
+    CHECK(second[0] == 200 && second[1] == (rank == 0 ? 201 : -1) && second[2] == 202,
+          "second broadcast %d %d %d", second[0], second[1], second[2]);
+    CHECK(sum == P * (P + 1) / 2, "Iallreduce after the queued broadcasts: %d", sum);
+    OK(MPI_Type_free(&every_other));
+
+    /* MPI_Test until done; freeing or cancelling a pending one is refused. Rank 0 enters the
+     * barrier only once both others have tried, so theirs is pending while they do. */
+    MPI_Request b;
+    if (rank == 0) {
+        OK(MPI_Recv(&token, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(&token, 1, MPI_INT, 2, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    OK(MPI_Ibarrier(MPI_COMM_WORLD, &b));
+    if (rank != 0) {
+        int flag = 1;
+        OK(MPI_Test(&b, &flag, MPI_STATUS_IGNORE));
+        CHECK(!flag, "a barrier completed before rank 0 entered it");
+        MPI_Request copy = b;
+        EXPECT(MPI_Request_free(&copy), MPI_ERR_REQUEST);
+        EXPECT(MPI_Cancel(&b), MPI_ERR_REQUEST);
+        OK(MPI_Send(&token, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
+    }
+    int done = 0;
+    while (!done)
+        OK(MPI_Test(&b, &done, MPI_STATUS_IGNORE));
+    CHECK(b == MPI_REQUEST_NULL, "a completed barrier's request not released");
+    return ft_finish();
+}
