@@ -90,8 +90,8 @@
  *   MPIX_ERR_PROC_FAILED.
  * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
  *   MPIX_Comm_ishrink) run in the order they were started. MPI_Ibarrier, and MPI_Ibcast of
- *   contiguous data, MPI_Ireduce and MPI_Iallreduce on a basic datatype with a predefined op,
- *   are run by the rank's engine as their messages arrive, with no thread of their own. The
+ *   contiguous data, MPI_Ireduce, MPI_Iallreduce, MPI_Iscan and MPI_Iexscan on a basic
+ *   datatype with a predefined op, are run by the rank's engine as their messages arrive, with no thread of their own. The
  *   others (and those, while one of the others is pending on the communicator) are their
  *   blocking calls, queued on the communicator: run by the communicator's worker thread
  *   (started by its first such call) while the program does other things, or by the thread

@@ -9,13 +9,15 @@ use runthrough::{CollectiveRequest, Comm, Op, Partition, PartitionMut, Rank, Red
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data, Raw};
+use crate::derived::{layout_of, Data, Raw, Unpack};
 use crate::errors::{boundary, out, Failure};
 use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks};
-use crate::runtime::{collective_comm_of, start_background, start_scheduled, with_runtime};
+use crate::runtime::{
+    collective_comm_of, start_background, start_scheduled, with_runtime, Started,
+};
 
 /// A root argument.
 fn root_of(root: c_int) -> Result<Rank, Failure> {
@@ -58,7 +60,7 @@ pub(crate) fn spanning(comm: c_int) -> Result<std::sync::Arc<crate::runtime::Com
 /// `request` is NULL or points at a writable `MPI_Request`.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    let scheduled: Scheduled = Box::new(|comm: &'static Comm| comm.ibarrier());
+    let scheduled: Scheduled = Box::new(|comm: &'static Comm| Some(comm.ibarrier().map(plain)));
     // SAFETY: forwarded contract.
     unsafe { start_or_schedule(comm, request, Some(scheduled), move || MPI_Barrier(comm)) }
 }
@@ -1562,8 +1564,9 @@ unsafe fn start(
     })
 }
 
-/// The start of a non-blocking collective as a schedule of the rank's engine.
-type Scheduled = Box<dyn FnOnce(&'static Comm) -> runthrough::Result<CollectiveRequest<'static>>>;
+/// The start of a non-blocking collective as a schedule of the rank's engine, from its
+/// communicator; `None` when the arguments do not suit one (they go to the queue then).
+type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>>;
 
 /// Starts a non-blocking collective on `comm` and writes its request to `*request`: as a
 /// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
@@ -1594,8 +1597,15 @@ unsafe fn start_or_schedule(
     })
 }
 
-/// The schedule of a broadcast of contiguous data (`MPI_Ibcast`); `None` for anything else
-/// (data with gaps, invalid arguments: the queued blocking call handles or reports them).
+/// A started schedule that works on the C caller's buffers alone.
+fn plain(request: CollectiveRequest<'static>) -> Started {
+    (request, None)
+}
+
+/// The schedule of a broadcast (`MPI_Ibcast`): of the C buffer itself for contiguous data;
+/// for a strided datatype, of a scratch buffer of packed data, packed at the root when the
+/// call starts and unpacked elsewhere when it completes (as the blocking call does). `None`
+/// for invalid arguments (the queued blocking call reports them).
 ///
 /// # Safety
 /// As for `MPI_Ibcast`: `buffer` stays valid, and untouched by the program, until the request
@@ -1606,26 +1616,43 @@ unsafe fn scheduled_broadcast(
     datatype: c_int,
     root: c_int,
 ) -> Option<Scheduled> {
-    let Ok(Data::Contiguous(len)) = Data::of(count, datatype) else {
-        return None;
-    };
+    let data = Data::of(count, datatype).ok()?;
     let root = root_of(root).ok()?;
-    // SAFETY: by the contract above, the buffer is the request's until it completes; the
-    // request (in the table) is dropped at the latest at MPI_Finalize.
-    let buffer: &'static mut [u8] = unsafe { output(buffer, len) }.ok()?;
-    Some(Box::new(move |comm: &'static Comm| {
-        comm.ibroadcast::<u8>(buffer, root)
+    Some(Box::new(move |comm: &'static Comm| match data {
+        Data::Contiguous(len) => {
+            // SAFETY: by the contract above, the buffer is the request's until it completes;
+            // the request (in the table) is dropped at the latest at MPI_Finalize.
+            let buffer: &'static mut [u8] = unsafe { output(buffer, len) }.ok()?;
+            Some(comm.ibroadcast::<u8>(buffer, root).map(plain))
+        }
+        Data::Strided {
+            layout,
+            count,
+            window,
+        } => {
+            // SAFETY: as above; the scratch buffer is used only by the request, which
+            // `PendingCollective` drops before the `Unpack` (field order).
+            let (unpack, scratch) = unsafe { Unpack::new(&layout, count, window, buffer) }.ok()?;
+            let at_root = comm.rank() == root;
+            if at_root {
+                // SAFETY: as above; only read, here.
+                let raw = unsafe { window.write(buffer) }.ok()?;
+                scratch.copy_from_slice(&layout.pack_at(count, raw, window.low).ok()?);
+            }
+            let request = comm.ibroadcast::<u8>(scratch, root);
+            Some(request.map(|request| (request, Some((unpack, !at_root)))))
+        }
     }))
 }
 
-/// The schedule of an all-reduce (`MPI_Iallreduce`, `root` None) or of a reduce to `root`
-/// (`MPI_Ireduce`) on a basic datatype with a predefined operation; `None` for anything else
-/// (a pair or derived datatype, a user operation, invalid arguments: the queued blocking call
+/// The schedule of a reduction `kind` (`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`,
+/// `MPI_Iexscan`) on a basic datatype with a predefined operation; `None` for anything else (a
+/// pair or derived datatype, a user operation, invalid arguments: the queued blocking call
 /// handles or reports them as it does). `MPI_IN_PLACE` is taken where MPI allows it (every
-/// rank of an all-reduce, the root of a reduce).
+/// rank but at a reduce, where only the root may pass it).
 ///
 /// # Safety
-/// As for `MPI_Iallreduce` / `MPI_Ireduce`: the buffers stay valid, and the receive buffer
+/// As for the non-blocking reductions: the buffers stay valid, and the receive buffer
 /// untouched by the program, until the request completes.
 unsafe fn scheduled_reduction(
     sendbuf: *const c_void,
@@ -1633,8 +1660,7 @@ unsafe fn scheduled_reduction(
     count: c_int,
     datatype: c_int,
     op: c_int,
-    root: Option<c_int>,
-    comm: c_int,
+    kind: Reduction,
 ) -> Option<Scheduled> {
     if is_pair(datatype) || !basic(datatype) || !matches!(user_op(op), Ok(None)) {
         return None;
@@ -1643,35 +1669,48 @@ unsafe fn scheduled_reduction(
     let op = op_of(op).ok()?;
     check_op_on(element, op).ok()?;
     let len = byte_len(count, datatype).ok()?;
-    let root = match root {
-        Some(root) => Some(root_of(root).ok()?),
-        None => None,
-    };
-    let at_root = match root {
-        None => true,
-        Some(root) => {
-            with_runtime(|runtime| Ok(runtime.comm(comm)?.comm.get().rank())).ok()? == root
-        }
-    };
-    let recv: Option<&'static mut [u8]> = if at_root {
-        // SAFETY: by the contract above, the buffer is the request's until it completes; the
-        // request (in the table) is dropped at the latest at MPI_Finalize.
-        Some(unsafe { output(recvbuf, len) }.ok()?)
-    } else {
-        None
-    };
-    let send: std::borrow::Cow<'static, [u8]> = match (sendbuf == IN_PLACE, recv.as_deref()) {
-        (true, Some(recv)) => recv.to_vec().into(),
-        (true, None) => return None,
-        // SAFETY: by the contract above; read only by the start, which copies it.
-        (false, _) => unsafe { input(sendbuf, len) }.ok()?.into(),
-    };
-    Some(Box::new(move |comm: &'static Comm| match root {
-        None => {
-            let recv = recv.expect("an all-reduce has a receive buffer at every rank");
-            as_element!(element, T => comm.iall_reduce_bytes::<T>(&send, recv, op))
-        }
-        Some(root) => as_element!(element, T => comm.ireduce_bytes::<T>(&send, recv, op, root)),
+    Some(Box::new(move |comm: &'static Comm| {
+        let at_root = match kind {
+            Reduction::Reduce(root) => comm.rank() == root,
+            Reduction::All | Reduction::Scan | Reduction::Exscan => true,
+        };
+        let recv: Option<&'static mut [u8]> = if at_root {
+            // SAFETY: by the contract above, the buffer is the request's until it completes;
+            // the request (in the table) is dropped at the latest at MPI_Finalize.
+            Some(unsafe { output(recvbuf, len) }.ok()?)
+        } else {
+            None
+        };
+        let copy;
+        let send: &[u8] = match (sendbuf == IN_PLACE, recv.as_deref()) {
+            (true, Some(recv)) => {
+                copy = recv.to_vec();
+                &copy
+            }
+            (true, None) => return None,
+            // SAFETY: by the contract above; read only by the start, which copies it.
+            (false, _) => unsafe { input(sendbuf, len) }.ok()?,
+        };
+        let Some(recv) = recv else {
+            let Reduction::Reduce(root) = kind else {
+                unreachable!("only a reduce has no receive buffer at some ranks");
+            };
+            let request = as_element!(element, T => comm.ireduce_bytes::<T>(send, None, op, root));
+            return Some(request.map(plain));
+        };
+        let request = match kind {
+            Reduction::Reduce(root) => {
+                as_element!(element, T => comm.ireduce_bytes::<T>(send, Some(recv), op, root))
+            }
+            Reduction::All => {
+                as_element!(element, T => comm.iall_reduce_bytes::<T>(send, recv, op))
+            }
+            Reduction::Scan | Reduction::Exscan => {
+                let exclusive = matches!(kind, Reduction::Exscan);
+                as_element!(element, T => comm.iscan_bytes::<T>(send, recv, op, exclusive))
+            }
+        };
+        Some(request.map(plain))
     }))
 }
 
@@ -1718,9 +1757,11 @@ pub unsafe extern "C" fn MPI_Ireduce(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let scheduled =
-        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Some(root), comm) };
+    let scheduled = root_of(root).ok().and_then(|at| {
+        let kind = Reduction::Reduce(at);
+        // SAFETY: forwarded contract.
+        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, kind) }
+    });
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
@@ -1757,7 +1798,7 @@ pub unsafe extern "C" fn MPI_Iallreduce(
 ) -> c_int {
     // SAFETY: forwarded contract.
     let scheduled =
-        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, None, comm) };
+        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Reduction::All) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
@@ -1768,7 +1809,8 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     }
 }
 
-/// `MPI_Iscan`: [`MPI_Scan`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iscan`: [`MPI_Scan`] as a non-blocking collective; on a basic datatype with a
+/// predefined operation, run by the rank's engine (see [`start_or_schedule`]).
 ///
 /// # Safety
 /// As for `MPI_Scan`, until the request completes; `request` is NULL or points at a writable
@@ -1783,17 +1825,21 @@ pub unsafe extern "C" fn MPI_Iscan(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    let scheduled =
+        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Reduction::Scan) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Scan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
         })
     }
 }
 
-/// `MPI_Iexscan`: [`MPI_Exscan`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iexscan`: [`MPI_Exscan`] as a non-blocking collective; on a basic datatype with a
+/// predefined operation, run by the rank's engine (see [`start_or_schedule`]).
 ///
 /// # Safety
 /// As for `MPI_Exscan`, until the request completes; `request` is NULL or points at a writable
@@ -1808,11 +1854,14 @@ pub unsafe extern "C" fn MPI_Iexscan(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    let scheduled =
+        unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Reduction::Exscan) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Exscan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
         })
     }

@@ -770,7 +770,10 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
             };
             match outcome {
                 Ok(false) => (Progress::Pending, Some(Operation::Collective(pending))),
-                Ok(true) => (finished(Ok(empty_status())), None),
+                Ok(true) => {
+                    pending.complete();
+                    (finished(Ok(empty_status())), None)
+                }
                 Err(error) => (finished(Err(error.into())), None),
             }
         }

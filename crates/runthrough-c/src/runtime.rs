@@ -45,6 +45,12 @@ pub(crate) struct CommEntry {
     /// The queue of its non-blocking collectives and their worker thread, from the first one
     /// on (see `crate::background`).
     pub(crate) worker: Option<crate::background::Worker>,
+    /// Whether a non-blocking collective was queued on it since its last blocking collective
+    /// call (which waits for the queue): while so, later ones are queued too, never run as
+    /// schedules ([`start_scheduled`]). Every rank makes that choice alike: it depends only on
+    /// the collective calls made on the communicator, which every rank makes in the same order
+    /// (with arguments that decide alike whether a call can be a schedule).
+    pub(crate) queued: bool,
     /// The `MPIX_Comm_iagree` requests started on it and perhaps still pending, which every
     /// later collective call completes first.
     pub(crate) agreements: Vec<c_int>,
@@ -64,6 +70,7 @@ impl CommEntry {
             errhandler,
             background: None,
             worker: None,
+            queued: false,
             agreements: Vec::new(),
             name: String::new(),
             topology: None,
@@ -123,15 +130,40 @@ pub(crate) struct PendingAgreement {
 }
 
 /// A non-blocking collective that the rank's engine runs itself as its messages arrive (see
-/// [`start_scheduled`]). Field order matters: `request` borrows from `comm` (and from the C
-/// caller's receive buffer) and is dropped first.
+/// [`start_scheduled`]). Field order matters: `request` borrows from `comm`, and from the C
+/// caller's receive buffer or `scratch`, and is dropped first.
 #[derive(Debug)]
 pub(crate) struct PendingCollective {
     pub(crate) request: CollectiveRequest<'static>,
+    /// For a broadcast of a strided datatype: the scratch buffer of packed data that `request`
+    /// works on, and whether it is unpacked into the C buffer when the call succeeds (at a
+    /// rank that receives; the root's is its own data, packed at the start).
+    pub(crate) scratch: Option<(crate::derived::Unpack, bool)>,
     /// Keeps the communicator that `request` borrows alive; never read.
     #[allow(dead_code)]
     pub(crate) comm: Arc<CommBox>,
 }
+
+impl PendingCollective {
+    /// Ends a call that succeeded: the runtime's request is dropped, then a strided
+    /// broadcast's data is unpacked into the C buffer.
+    pub(crate) fn complete(self) {
+        let PendingCollective {
+            request, scratch, ..
+        } = self;
+        drop(request);
+        if let Some((unpack, true)) = scratch {
+            unpack.apply(usize::MAX);
+        }
+    }
+}
+
+/// A non-blocking collective started as a schedule: its request, and the scratch buffer it
+/// works on, if any (see [`PendingCollective`]).
+pub(crate) type Started = (
+    CollectiveRequest<'static>,
+    Option<(crate::derived::Unpack, bool)>,
+);
 
 /// What a request handle stands for.
 #[derive(Debug)]
@@ -144,7 +176,7 @@ pub(crate) enum Operation {
     /// ...).
     Background(Arc<Background>),
     /// A collective run by the engine as a schedule (`MPI_Ibarrier`, and `MPI_Ibcast`,
-    /// `MPI_Ireduce`, `MPI_Iallreduce` on basic datatypes).
+    /// `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`, `MPI_Iexscan` on basic datatypes).
     Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),
@@ -431,17 +463,22 @@ pub(crate) fn start_background(
     };
     let job = queue.push(handle, comm, Box::new(call));
     with_runtime(|runtime| {
-        runtime.comm_mut(handle)?.background = Some(Arc::clone(&job));
+        let entry = runtime.comm_mut(handle)?;
+        entry.background = Some(Arc::clone(&job));
+        entry.queued = true;
         Ok(runtime.add_request(Operation::Background(job), handle))
     })
 }
 
 /// Starts a non-blocking collective on `handle` as a schedule that the rank's engine runs
-/// itself as its messages arrive (`start` makes it from the communicator), and returns its
-/// request handle; `None` when the call must be queued behind the communicator's pending
-/// non-blocking collectives instead ([`start_background`]): a schedule takes its call number
-/// when it starts, a queued call when it runs, so a schedule started while a queued call
-/// waits would run out of order. An error of the start (a failed participant not yet
+/// itself as its messages arrive (`start` makes it from the communicator, or declines with
+/// `None`), and returns its request handle; `None` when `start` declined or the call must be
+/// queued ([`start_background`]) because a call was queued on the communicator since its last
+/// blocking collective ([`CommEntry::queued`]). Why: a schedule takes its call number when
+/// it starts, a queued call when it runs, so a schedule started while a queued call waits
+/// would run out of order; and a call that is a schedule at one rank must be one at every
+/// rank (the schedules' algorithms are not all the blocking calls': a blocking all-reduce of
+/// 64 KiB or more is a ring), so the choice must not depend on how far a rank's queue got. An error of the start (a failed participant not yet
 /// recognized, a revoked communicator, a bad root) is the request's outcome, reported when
 /// it completes, as a queued call's is.
 ///
@@ -449,15 +486,11 @@ pub(crate) fn start_background(
 /// `MPI_ERR_COMM` for an invalid handle or an intercommunicator.
 pub(crate) fn start_scheduled(
     handle: c_int,
-    start: impl FnOnce(&'static Comm) -> runthrough::Result<CollectiveRequest<'static>>,
+    start: impl FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>,
 ) -> Result<Option<c_int>, Failure> {
     let comm = with_runtime(|runtime| {
         let entry = intra(runtime.comm(handle)?, handle)?;
-        let queued = entry
-            .background
-            .as_ref()
-            .is_some_and(|background| background.poll().is_none());
-        Ok((!queued).then(|| Arc::clone(&entry.comm)))
+        Ok((!entry.queued).then(|| Arc::clone(&entry.comm)))
     })?;
     let Some(comm) = comm else {
         return Ok(None);
@@ -466,8 +499,13 @@ pub(crate) fn start_scheduled(
     // `PendingCollective` holds and drops after the request (field order).
     let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm.get()) };
     let operation = match start(comm_ref) {
-        Ok(request) => Operation::Collective(PendingCollective { request, comm }),
-        Err(error) => Operation::Complete(Err(error.into())),
+        None => return Ok(None),
+        Some(Ok((request, scratch))) => Operation::Collective(PendingCollective {
+            request,
+            scratch,
+            comm,
+        }),
+        Some(Err(error)) => Operation::Complete(Err(error.into())),
     };
     with_runtime(|runtime| Ok(Some(runtime.add_request(operation, handle))))
 }
@@ -521,6 +559,12 @@ fn comm_after_pending(handle: c_int, agreements_too: bool) -> Result<Arc<CommBox
     if let Some(background) = background {
         let _ = background.wait();
     }
+    // The queue is empty (at every rank, after this same call): the next non-blocking
+    // collectives may be schedules again.
+    with_runtime(|runtime| {
+        runtime.comm_mut(handle)?.queued = false;
+        Ok(())
+    })?;
     for request in agreements {
         crate::point_to_point::complete_in_place(request);
     }

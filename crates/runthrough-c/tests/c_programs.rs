@@ -716,7 +716,8 @@ fn nonblocking_collectives() {
 }
 
 /// `tests/c/nonblocking_engine.c`: the non-blocking collectives that the engine runs itself
-/// (MPI_Ibarrier; MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce on basic datatypes) with buffers at
+/// (MPI_Ibarrier; MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Iscan, MPI_Iexscan on basic
+/// datatypes) with buffers at
 /// every misalignment, in place or not; started behind calls that wait in the communicator's
 /// queue (a strided broadcast), they keep their place in the call order; MPI_Test until done,
 /// MPI_Request_free and MPI_Cancel of a pending one refused.

@@ -361,9 +361,9 @@ fn byte_level_reductions_take_any_alignment_and_refuse_partial_elements() {
             let mine: Vec<u64> = vec![world.rank() as u64 + 1, 10, u64::from(world.rank())];
             let bytes: &[u8] = bytemuck::cast_slice(&mine);
             for offset in 0..8 {
-                let mut send = vec![0u8; 24 + 8];
+                let mut send = [0u8; 24 + 8];
                 send[offset..offset + 24].copy_from_slice(bytes);
-                let mut recv = vec![0xAAu8; 24 + 8];
+                let mut recv = [0xAAu8; 24 + 8];
                 world
                     .iall_reduce_bytes::<u64>(
                         &send[offset..offset + 24],
@@ -374,8 +374,11 @@ fn byte_level_reductions_take_any_alignment_and_refuse_partial_elements() {
                 let sums: Vec<u64> = bytemuck::pod_collect_to_vec(&recv[offset..offset + 24]);
                 assert_eq!(sums, [6, 30, 3], "offset {offset}");
                 assert!(recv[..offset].iter().all(|&b| b == 0xAA), "offset {offset}");
-                assert!(recv[offset + 24..].iter().all(|&b| b == 0xAA), "offset {offset}");
-                let mut top = vec![0xAAu8; 8 + 8];
+                assert!(
+                    recv[offset + 24..].iter().all(|&b| b == 0xAA),
+                    "offset {offset}"
+                );
+                let mut top = [0xAAu8; 8 + 8];
                 let at_root = world.rank() == 1;
                 world
                     .ireduce_bytes::<u64>(

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Non-blocking collectives that the rank's engine runs itself (MPI_Ibarrier, and MPI_Ibcast,
- * MPI_Ireduce, MPI_Iallreduce on basic datatypes), on 3 ranks:
+ * MPI_Ireduce, MPI_Iallreduce, MPI_Iscan, MPI_Iexscan on basic datatypes), on 3 ranks:
  * - buffers at every misalignment (doubles at byte offsets 1..7 of a char array), with and
  *   without MPI_IN_PLACE, results checked bit for bit and the bytes around them untouched;
- * - call order kept when they mix with the calls that go to the communicator's queue (a
- *   broadcast of a strided datatype): ranks 1 and 2 start two such broadcasts from rank 0,
- *   whose first waits for rank 0 and whose second therefore waits in the queue, then an
- *   MPI_Iallreduce, then an MPI_Ibarrier; rank 0 starts the same four only after rank 1 has
- *   started them, and completes its two broadcasts before its all-reduce. The all-reduce and
- *   the barrier must take their places behind the queued broadcast (a schedule started at
- *   once would take an earlier call number at ranks 1 and 2 than at rank 0, and the calls
- *   would receive each other's messages);
+ * - a broadcast of a strided datatype (packed at the root, unpacked elsewhere);
+ * - call order kept when they mix with the calls that go to the communicator's queue (here
+ *   all-gathers of variable counts): ranks 1 and 2 start two such calls, whose first waits
+ *   for rank 0 and whose second therefore waits in the queue, then an MPI_Iallreduce, then an
+ *   MPI_Ibarrier; rank 0 starts the same four only after rank 1 has started them, and
+ *   completes its first two before its all-reduce. The all-reduce and the barrier must take
+ *   their places behind the queued calls (a schedule started at once would take an earlier
+ *   call number at ranks 1 and 2 than at rank 0, and the calls would receive each other's
+ *   messages);
+ * - a call is a schedule at every rank or at none, even where one rank's queue is idle and
+ *   another's is not (below);
  * - MPI_Test until done, and MPI_Request_free and MPI_Cancel refused on a pending one. */
 #include "ft_common.h"
 
@@ -68,6 +71,32 @@ int main(int argc, char **argv) {
             else
                 CHECK(top == -1, "Ireduce wrote a non-root's buffer: %lld", top);
 
+            /* Inclusive and exclusive prefix sums of int64 (in place or not). */
+            for (int exclusive = 0; exclusive < 2; exclusive++) {
+                long long term = 100 + rank, prefix;
+                unsigned char at[8 + sizeof prefix];
+                memset(at, 0x5A, sizeof at);
+                memcpy(at + offset, in_place ? &term : &top, sizeof term);
+                void *send = in_place ? MPI_IN_PLACE : (void *)&term;
+                if (exclusive)
+                    OK(MPI_Iexscan(send, at + offset, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+                                   &r));
+                else
+                    OK(MPI_Iscan(send, at + offset, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+                                 &r));
+                OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+                memcpy(&prefix, at + offset, sizeof prefix);
+                long long want = 0;
+                for (int q = 0; q < rank + !exclusive; q++)
+                    want += 100 + q;
+                if (exclusive && rank == 0)
+                    want = in_place ? term : top; /* left as it was */
+                CHECK(prefix == want, "offset %d in place %d exclusive %d: prefix %lld, want %lld",
+                      offset, in_place, exclusive, prefix, want);
+                for (int b = 0; b < offset; b++)
+                    CHECK(at[b] == 0x5A, "prefix: byte %d before the buffer written", b);
+            }
+
             /* A broadcast of doubles from rank 2. */
             unsigned char bc[8 + N * sizeof(double)];
             memset(bc, 0x5A, sizeof bc);
@@ -86,43 +115,94 @@ int main(int argc, char **argv) {
         }
     }
 
-    /* Order with the queued calls. */
+    /* A broadcast of a strided datatype: packed at the root, unpacked elsewhere, the gaps
+     * left as they were. */
     MPI_Datatype every_other;
     OK(MPI_Type_vector(2, 1, 2, MPI_INT, &every_other));
     OK(MPI_Type_commit(&every_other));
-    int first[3], second[3], one = rank + 1, sum = -1, token = 7;
-    for (int i = 0; i < 3; i++) {
-        first[i] = rank == 0 ? 100 + i : -1;
-        second[i] = rank == 0 ? 200 + i : -1;
-    }
+    int strided[3] = {rank == 1 ? 100 : -1, -5, rank == 1 ? 102 : -1};
+    MPI_Request sb;
+    OK(MPI_Ibcast(strided, 1, every_other, 1, MPI_COMM_WORLD, &sb));
+    OK(MPI_Wait(&sb, MPI_STATUS_IGNORE));
+    CHECK(strided[0] == 100 && strided[1] == -5 && strided[2] == 102,
+          "strided broadcast %d %d %d", strided[0], strided[1], strided[2]);
+    OK(MPI_Type_free(&every_other));
+
+    /* Order with the queued calls (all-gathers of variable counts, always queued). */
+    int counts[P] = {1, 1, 1}, displs[P] = {0, 1, 2}, first[P], second[P];
+    int mine_v = 7 * rank, one = rank + 1, sum = -1, token = 7;
+    for (int r = 0; r < P; r++)
+        first[r] = second[r] = -1;
     MPI_Request req[4];
     if (rank == 0) {
-        /* The root's broadcasts need nobody: both are done (numbered, sent) before its
-         * all-reduce starts. */
+        /* Its two queued calls are done before its all-reduce starts. */
         OK(MPI_Recv(&token, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        OK(MPI_Ibcast(first, 1, every_other, 0, MPI_COMM_WORLD, &req[0]));
-        OK(MPI_Ibcast(second, 1, every_other, 0, MPI_COMM_WORLD, &req[1]));
+        OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, first, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                           &req[0]));
+        OK(MPI_Iallgatherv(&one, 1, MPI_INT, second, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                           &req[1]));
         OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
         OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
         OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
         OK(MPI_Waitall(2, req + 2, MPI_STATUSES_IGNORE));
     } else {
-        /* The first broadcast waits for rank 0, which waits for rank 1's token: the second
-         * is still in the queue, unnumbered, when the all-reduce starts. */
-        OK(MPI_Ibcast(first, 1, every_other, 0, MPI_COMM_WORLD, &req[0]));
-        OK(MPI_Ibcast(second, 1, every_other, 0, MPI_COMM_WORLD, &req[1]));
+        /* The first waits for rank 0, which waits for rank 1's token: the second is still in
+         * the queue, unnumbered, when the all-reduce starts. */
+        OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, first, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                           &req[0]));
+        OK(MPI_Iallgatherv(&one, 1, MPI_INT, second, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                           &req[1]));
         OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
         OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
         if (rank == 1)
             OK(MPI_Send(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
         OK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
     }
-    CHECK(first[0] == 100 && first[1] == (rank == 0 ? 101 : -1) && first[2] == 102,
-          "first broadcast %d %d %d", first[0], first[1], first[2]);
-    CHECK(second[0] == 200 && second[1] == (rank == 0 ? 201 : -1) && second[2] == 202,
-          "second broadcast %d %d %d", second[0], second[1], second[2]);
-    CHECK(sum == P * (P + 1) / 2, "Iallreduce after the queued broadcasts: %d", sum);
-    OK(MPI_Type_free(&every_other));
+    for (int r = 0; r < P; r++)
+        CHECK(first[r] == 7 * r && second[r] == r + 1, "all-gathers from %d: %d %d", r,
+              first[r], second[r]);
+    CHECK(sum == P * (P + 1) / 2, "Iallreduce after the queued calls: %d", sum);
+
+    /* The queued calls above made every later non-blocking collective a queued one too,
+     * at every rank, up to the next blocking collective: this one. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* A call is a schedule at every rank or at none, whatever each rank's queue has done:
+     * ranks 1 and 2 start an MPI_Iallgatherv (always queued), which waits for rank 0, then a
+     * 64 KiB all-reduce (a ring as a blocking call, recursive doubling as a schedule); rank 0
+     * starts them only after rank 1 did, and its MPI_Iallgatherv has completed when it starts
+     * its all-reduce. Had rank 0 made its all-reduce a schedule because its queue was idle,
+     * the two algorithms would receive each other's messages. */
+    {
+        enum { BIG = 16384 };
+        static int big[BIG], big_sum[BIG];
+        for (int i = 0; i < BIG; i++) {
+            big[i] = rank + i;
+            big_sum[i] = -1;
+        }
+        int all_v[P] = {-1, -1, -1};
+        MPI_Request c[2];
+        if (rank == 0) {
+            OK(MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT,
+                               MPI_COMM_WORLD, &c[0]));
+            OK(MPI_Wait(&c[0], MPI_STATUS_IGNORE));
+            OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &c[1]));
+            OK(MPI_Wait(&c[1], MPI_STATUS_IGNORE));
+        } else {
+            OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT,
+                               MPI_COMM_WORLD, &c[0]));
+            OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &c[1]));
+            if (rank == 1)
+                OK(MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
+            OK(MPI_Waitall(2, c, MPI_STATUSES_IGNORE));
+        }
+        for (int r = 0; r < P; r++)
+            CHECK(all_v[r] == 7 * r, "Iallgatherv %d: %d", r, all_v[r]);
+        for (int i = 0; i < BIG; i++)
+            CHECK(big_sum[i] == 3 + 3 * i, "64 KiB Iallreduce [%d] = %d", i, big_sum[i]);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* MPI_Test until done; freeing or cancelling a pending one is refused. Rank 0 enters the
      * barrier only once both others have tried, so theirs is pending while they do. */

@@ -660,7 +660,12 @@ impl Comm {
         recv: &'a mut [T],
         op: Op,
     ) -> Result<CollectiveRequest<'a>> {
-        self.prefix_request(send, recv, op, false)
+        self.prefix_request::<T>(
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            op,
+            false,
+        )
     }
 
     /// Starts an exclusive prefix reduction (`MPI_Iexscan`, MPI-4.0 §6.12.9): `recv` gets the
@@ -675,21 +680,36 @@ impl Comm {
         recv: &'a mut [T],
         op: Op,
     ) -> Result<CollectiveRequest<'a>> {
-        self.prefix_request(send, recv, op, true)
+        self.prefix_request::<T>(
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            op,
+            true,
+        )
+    }
+
+    /// [`Comm::iscan`] (`exclusive` false) or [`Comm::iexscan`] over the bytes of `T`
+    /// elements, at any alignment (the C library's `MPI_Iscan` and `MPI_Iexscan`).
+    /// `Error::Count` also when a buffer is not a whole number of elements.
+    #[doc(hidden)]
+    pub fn iscan_bytes<'a, T: Reducible>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        op: Op,
+        exclusive: bool,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.prefix_request::<T>(send, recv, op, exclusive)
     }
 
     fn prefix_request<'a, T: Reducible>(
         &'a self,
-        send: &[T],
-        recv: &'a mut [T],
+        send: &[u8],
+        recv: &'a mut [u8],
         op: Op,
         exclusive: bool,
     ) -> Result<CollectiveRequest<'a>> {
-        let (data, reduction, output) = reduction_arguments::<T>(
-            bytemuck::cast_slice(send),
-            bytemuck::cast_slice_mut(recv),
-            op,
-        )?;
+        let (data, reduction, output) = reduction_arguments::<T>(send, recv, op)?;
         let operation = if exclusive {
             Collective::Exscan
         } else {
