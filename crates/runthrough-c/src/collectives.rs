@@ -1570,8 +1570,9 @@ type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Star
 
 /// Starts a non-blocking collective on `comm` and writes its request to `*request`: as a
 /// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
-/// is given and no queued call is pending on `comm` ([`start_scheduled`]); otherwise as the
-/// blocking `call` queued on the communicator ([`start`]). A schedule needs no thread: it
+/// is given, accepts the arguments and no call was queued on `comm` since its last blocking
+/// collective ([`start_scheduled`]); otherwise as the blocking `call` queued on the
+/// communicator ([`start`]). A schedule needs no thread: it
 /// progresses while any thread of the process is in the library or the transport's progress
 /// thread runs, and a start followed by a wait costs about what the blocking call does.
 ///
@@ -1714,8 +1715,8 @@ unsafe fn scheduled_reduction(
     }))
 }
 
-/// `MPI_Ibcast`: [`MPI_Bcast`] as a non-blocking collective; of contiguous data, run by the
-/// rank's engine (see [`start_or_schedule`]).
+/// `MPI_Ibcast`: [`MPI_Bcast`] as a non-blocking collective, run by the rank's engine (see
+/// [`start_or_schedule`] and [`scheduled_broadcast`]).
 ///
 /// # Safety
 /// As for `MPI_Bcast`, until the request completes; `request` is NULL or points at a writable
