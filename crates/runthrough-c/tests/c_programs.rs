@@ -727,6 +727,16 @@ fn nonblocking_collectives_run_by_the_engine() {
     scenario("nonblocking_engine", 3, &[]);
 }
 
+/// `tests/c/nonblocking_engine_kill.c`: rtrun kills rank 2 in its second broadcast, before
+/// it forwards the root's data to rank 3, with a strided MPI_Ibcast, an MPI_Iscan and an
+/// MPI_Ibarrier pending (all run by the engine): nothing hangs, rank 3's broadcast fails with
+/// MPIX_ERR_PROC_FAILED and leaves its buffer untouched, later ones fail until
+/// MPI_Comm_validate_global and then run over the survivors.
+#[test]
+fn nonblocking_collectives_run_by_the_engine_with_a_kill() {
+    scenario_with("nonblocking_engine_kill", 4, &[], &["2@broadcast:2:1"], &[2]);
+}
+
 /// `tests/c/nonblocking_kill.c`: rtrun kills rank 1 inside its third all-reduce, the schedule
 /// of its third MPI_Iallreduce (run by its engine): every survivor's MPI_Wait returns
 /// MPIX_ERR_PROC_FAILED by that round (never a hang), a new one fails until validate_global,
