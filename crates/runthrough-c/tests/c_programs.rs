@@ -734,7 +734,13 @@ fn nonblocking_collectives_run_by_the_engine() {
 /// MPI_Comm_validate_global and then run over the survivors.
 #[test]
 fn nonblocking_collectives_run_by_the_engine_with_a_kill() {
-    scenario_with("nonblocking_engine_kill", 4, &[], &["2@broadcast:2:1"], &[2]);
+    scenario_with(
+        "nonblocking_engine_kill",
+        4,
+        &[],
+        &["2@broadcast:2:1"],
+        &[2],
+    );
 }
 
 /// `tests/c/nonblocking_kill.c`: rtrun kills rank 1 inside its third all-reduce, the schedule

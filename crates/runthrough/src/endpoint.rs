@@ -173,7 +173,15 @@ impl Endpoint {
                     world: *context == WORLD_CONTEXT,
                     seq: *seq,
                 },
-                Packet::Collective { context, .. } => Sending::Collective { context: *context },
+                Packet::Collective {
+                    context,
+                    epoch,
+                    sequence,
+                    ..
+                } => Sending::Collective {
+                    context: *context,
+                    call: (*epoch, *sequence),
+                },
                 Packet::Revoke { .. } => Sending::Revoke,
                 _ => Sending::Other,
             };
@@ -182,9 +190,18 @@ impl Endpoint {
     }
 
     /// This rank enters a call of the collective `operation` on communicator `context`; true
-    /// when a planned fault makes it die now, at entry.
+    /// when a planned fault makes it die now, at entry. The faults planned at the call's
+    /// messages are armed for its number, the one the engine gives the next collective call
+    /// on `context`.
     #[inline]
     pub(crate) fn collective_started(&self, operation: Collective, context: ContextId) -> bool {
-        self.fault_here(|faults| faults.dies_at_collective_start(operation, context))
+        if !self.faults_planned.load(Ordering::Relaxed) {
+            return false;
+        }
+        // Read before the injector's lock is taken (never the engine's inside it).
+        let number = self.lock().next_collective_number(context);
+        self.fault_here(|faults| {
+            faults.dies_at_collective_start(operation, context, number.unwrap_or_default())
+        })
     }
 }

@@ -24,8 +24,8 @@ int main(int argc, char **argv) {
 
     int failed_bcast = 0;
     for (round = 1; round <= 2; round++) {
-        /* The broadcast alone (a later collective start would disarm the planned kill), then
-         * the scan and the barrier together. */
+        /* The broadcast alone, waited for before the round's barrier starts (so round 1's
+         * ends at every rank before rank 2 can die), then the scan and the barrier together. */
         int data[3] = {rank == 0 ? 10 * round : -1, -5, rank == 0 ? 10 * round + 2 : -1};
         int term = rank + round, prefix = -1, rc[3];
         MPI_Request req[3];

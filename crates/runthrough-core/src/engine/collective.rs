@@ -81,6 +81,14 @@ impl Engine {
         })
     }
 
+    /// The number (collective epoch, call number within it) that the next collective call
+    /// on `context` will take ([`Engine::begin_collective`], [`Engine::start_schedule`]);
+    /// `None` for a communicator this rank does not hold.
+    pub fn next_collective_number(&mut self, context: ContextId) -> Option<(u32, u32)> {
+        let state = self.comm(context).ok()?;
+        Some((state.epoch, state.collective_sequence))
+    }
+
     /// An exclusive collective call on `context` ended: the slot is free again.
     #[inline]
     pub fn end_collective(&mut self, context: ContextId) {

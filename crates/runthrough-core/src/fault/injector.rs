@@ -14,16 +14,23 @@ pub enum Sending {
         /// The agreement's number on its communicator (0 = the first).
         seq: u64,
     },
-    /// A message of a collective call on communicator `context`.
+    /// A message of collective call `call` on communicator `context`.
     Collective {
         /// The communicator's context id.
         context: u64,
+        /// The call's number on it: (collective epoch, call number within the epoch), as
+        /// its packets carry them.
+        call: CallNumber,
     },
     /// A revocation packet.
     Revoke,
     /// Anything else (point-to-point data, credits): a fault point only for `packet:K`.
     Other,
 }
+
+/// A collective call's number on its communicator: (collective epoch, call number within the
+/// epoch).
+pub type CallNumber = (u32, u32);
 
 /// One rank's faults at points of its own calls ([`InjectedBy::Runtime`]), with the counts
 /// that decide when each fires. The driver asks it at every call entry
@@ -35,9 +42,10 @@ pub enum Sending {
 /// which call, for the rank to tell its launcher before it dies.
 ///
 /// # Invariants
-/// Counts only grow; a collective fault is armed (`armed` is `Some`) only between the start
-/// of its targeted call and the start of the next collective; `fired` is set once, by the
-/// first question answered `true`.
+/// Counts only grow; a collective fault is armed (`armed` is `Some`) from the start of its
+/// targeted call on, for that call's messages alone (its communicator and call number: other
+/// collectives, non-blocking ones included, may start and send meanwhile); `fired` is set
+/// once, by the first question answered `true`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Injector {
     calls: u64,
@@ -60,7 +68,7 @@ enum Point {
         call: u64,
         message: u64,
         calls: u64,
-        armed: Option<u64>,
+        armed: Option<(u64, CallNumber)>,
         sent: u64,
     },
     Revoke(u64),
@@ -161,9 +169,15 @@ impl Injector {
         point.inspect(|&p| self.fire(p)).is_some()
     }
 
-    /// The rank starts a call of `operation` on communicator `context`: whether it dies now,
-    /// at entry. Arms the faults planned in this call (and disarms those of the previous one).
-    pub fn dies_at_collective_start(&mut self, operation: Collective, context: u64) -> bool {
+    /// The rank starts a call of `operation` on communicator `context`, which will be call
+    /// `number` there: whether it dies now, at entry. Arms the faults planned in this call's
+    /// messages.
+    pub fn dies_at_collective_start(
+        &mut self,
+        operation: Collective,
+        context: u64,
+        number: CallNumber,
+    ) -> bool {
         let mut dies = None;
         for (index, point) in self.points.iter_mut().enumerate() {
             if let Point::Collective {
@@ -175,11 +189,10 @@ impl Injector {
                 sent,
             } = point
             {
-                *armed = None;
                 if *planned == operation {
                     *calls += 1;
                     if calls == call {
-                        *armed = Some(context);
+                        *armed = Some((context, number));
                         *sent = 0;
                         if *message == 0 {
                             dies = dies.or(Some(index));
@@ -219,8 +232,8 @@ impl Injector {
                         sent,
                         ..
                     },
-                    Sending::Collective { context },
-                ) if *armed == context => {
+                    Sending::Collective { context, call },
+                ) if *armed == (context, call) => {
                     *sent += 1;
                     sent == message
                 }

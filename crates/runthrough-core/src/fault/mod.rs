@@ -49,7 +49,7 @@
 mod injector;
 mod plan;
 
-pub use injector::{Injector, Sending};
+pub use injector::{CallNumber, Injector, Sending};
 pub use plan::{BareNumber, Collective, Fault, FaultError, FaultPlan, InjectedBy, Trigger};
 
 #[cfg(test)]

@@ -281,32 +281,48 @@ fn an_agreement_fault_fires_at_its_message_on_the_world() {
     assert!(i.dies_before_sending(world(1)));
 }
 
-/// `OP:K[:M]`: counted per operation, armed for its call's communicator, disarmed by the next
-/// collective; M = 0 at entry.
+/// `OP:K[:M]`: counted per operation, armed for its call alone (its communicator and call
+/// number), whatever other collectives start and send meanwhile (non-blocking ones
+/// outstanding together); M = 0 at entry.
 #[test]
 fn a_collective_fault_is_armed_for_its_call_only() {
     let mut i = injector("all_reduce:2:2");
-    let on = |context| Sending::Collective { context };
-    assert!(!i.dies_at_collective_start(Collective::AllReduce, 7));
+    let on = |context, call| Sending::Collective { context, call };
+    assert!(!i.dies_at_collective_start(Collective::AllReduce, 7, (0, 0)));
     assert!(
-        !i.dies_before_sending(on(7)) && !i.dies_before_sending(on(7)),
+        !i.dies_before_sending(on(7, (0, 0))) && !i.dies_before_sending(on(7, (0, 0))),
         "call 1"
     );
-    assert!(!i.dies_at_collective_start(Collective::Barrier, 7));
-    assert!(!i.dies_at_collective_start(Collective::AllReduce, 9));
-    assert!(!i.dies_before_sending(on(7)), "another communicator");
-    assert!(!i.dies_before_sending(on(9)));
-    assert!(i.dies_before_sending(on(9)));
+    assert!(!i.dies_at_collective_start(Collective::Barrier, 7, (0, 1)));
+    assert!(!i.dies_at_collective_start(Collective::AllReduce, 9, (0, 0)));
+    assert!(
+        !i.dies_before_sending(on(7, (0, 1))),
+        "another communicator's call"
+    );
+    assert!(!i.dies_before_sending(on(9, (0, 0))));
+    // Another call starts and sends on the same communicator before the targeted one's
+    // second message (a non-blocking call started after it): not counted.
+    assert!(!i.dies_at_collective_start(Collective::Barrier, 9, (0, 1)));
+    assert!(!i.dies_before_sending(on(9, (0, 1))));
+    assert!(
+        !i.dies_before_sending(on(9, (1, 0))),
+        "another epoch's call 0"
+    );
+    assert!(i.dies_before_sending(on(9, (0, 0))));
 
     let mut survived = injector("bcast:1:3");
-    assert!(!survived.dies_at_collective_start(Collective::Broadcast, 1));
-    assert!(!survived.dies_before_sending(on(1)));
-    assert!(!survived.dies_at_collective_start(Collective::Barrier, 1));
-    assert!(!survived.dies_before_sending(on(1)) && !survived.dies_before_sending(on(1)));
+    assert!(!survived.dies_at_collective_start(Collective::Broadcast, 1, (0, 0)));
+    assert!(!survived.dies_before_sending(on(1, (0, 0))));
+    assert!(!survived.dies_at_collective_start(Collective::Barrier, 1, (0, 1)));
+    assert!(
+        !survived.dies_before_sending(on(1, (0, 1)))
+            && !survived.dies_before_sending(on(1, (0, 1))),
+        "the barrier's messages are not the broadcast's"
+    );
 
     let mut entry = injector("scan:2");
-    assert!(!entry.dies_at_collective_start(Collective::Scan, 0));
-    assert!(entry.dies_at_collective_start(Collective::Scan, 0));
+    assert!(!entry.dies_at_collective_start(Collective::Scan, 0, (0, 0)));
+    assert!(entry.dies_at_collective_start(Collective::Scan, 0, (0, 1)));
 }
 
 /// `revoke:M`: the M-th revocation packet, whatever else is sent between.
@@ -324,7 +340,10 @@ fn a_packet_fault_fires_at_its_packet_whatever_its_kind() {
     let mut i = injector("packet:3");
     assert!(!i.dies_before_sending(Sending::Other));
     assert!(!i.dies_before_sending(Sending::Revoke));
-    assert!(i.dies_before_sending(Sending::Collective { context: 0 }));
+    assert!(i.dies_before_sending(Sending::Collective {
+        context: 0,
+        call: (0, 0)
+    }));
     assert_eq!(i.fired().map(|(t, _)| t), Some(Trigger::Packet(3)));
     assert_eq!(fault("2@packet:3").to_string(), "2@packet:3");
     assert!("2@packet:0".parse::<Fault>().is_err());
@@ -371,9 +390,9 @@ fn the_injector_names_the_fault_that_fired_and_its_call() {
 
     let mut collective = injector("all_reduce:2");
     assert!(!collective.dies_at_call());
-    assert!(!collective.dies_at_collective_start(Collective::AllReduce, 0));
+    assert!(!collective.dies_at_collective_start(Collective::AllReduce, 0, (0, 0)));
     assert!(!collective.dies_at_call());
-    assert!(collective.dies_at_collective_start(Collective::AllReduce, 0));
+    assert!(collective.dies_at_collective_start(Collective::AllReduce, 0, (0, 1)));
     let want = Trigger::Collective {
         operation: Collective::AllReduce,
         call: 2,
