@@ -93,8 +93,8 @@
  *   MPI_Ireduce, MPI_Iallreduce, MPI_Iscan and MPI_Iexscan on a basic datatype with a
  *   predefined op, are run by the rank's engine as their messages arrive, with no thread of
  *   their own. The others (and those too, once one of the others was started on the
- *   communicator, up to its next blocking collective) are their blocking calls, queued on
- *   the communicator: run by the communicator's worker thread
+ *   communicator, up to its next blocking collective other than MPIX_Comm_agree) are their
+ *   blocking calls, queued on the communicator: run by the communicator's worker thread
  *   (started by its first such call) while the program does other things, or by the thread
  *   that waits for one (MPI_Wait, or a blocking collective on the communicator, which waits
  *   for all of them), which runs the queued calls up to its own itself. Errors of the communicator and

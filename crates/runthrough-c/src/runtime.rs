@@ -46,10 +46,13 @@ pub(crate) struct CommEntry {
     /// on (see `crate::background`).
     pub(crate) worker: Option<crate::background::Worker>,
     /// Whether a non-blocking collective was queued on it since its last blocking collective
-    /// call (which waits for the queue): while so, later ones are queued too, never run as
+    /// call (which waits for the queue; agreements, which ranks may make at different places
+    /// among the collectives, do not count): while so, later ones are queued too, never run as
     /// schedules ([`start_scheduled`]). Every rank makes that choice alike: it depends only on
     /// the collective calls made on the communicator, which every rank makes in the same order
-    /// (with arguments that decide alike whether a call can be a schedule).
+    /// (with arguments that decide alike whether a call can be a schedule, in a correct
+    /// program: an argument error at one rank can split the choice until the next blocking
+    /// collective, as it splits the call numbering).
     pub(crate) queued: bool,
     /// The `MPIX_Comm_iagree` requests started on it and perhaps still pending, which every
     /// later collective call completes first.
@@ -172,10 +175,10 @@ pub(crate) enum Operation {
     Complete(Result<MPI_Status, Failure>),
     /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
-    /// A collective on a helper thread (`MPI_Igatherv`, `MPI_Ibcast` of a derived datatype,
-    /// ...).
+    /// A collective on a helper thread (`MPI_Igatherv`, `MPI_Iallreduce` with a user
+    /// operation, ...).
     Background(Arc<Background>),
-    /// A collective run by the engine as a schedule (`MPI_Ibarrier`, and `MPI_Ibcast`,
+    /// A collective run by the engine as a schedule (`MPI_Ibarrier`, `MPI_Ibcast`, and
     /// `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`, `MPI_Iexscan` on basic datatypes).
     Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
@@ -520,7 +523,7 @@ pub(crate) fn start_scheduled(
 /// On the helper thread of a non-blocking collective started on `handle`, its communicator at
 /// once.
 pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    comm_after_pending(handle, false)
+    comm_after_pending(handle, false, true)
 }
 
 /// The communicator of `handle` for a call that runs an agreement (`MPIX_Comm_agree`,
@@ -528,10 +531,26 @@ pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure>
 /// [`collective_comm_of`], and the `MPIX_Comm_iagree` requests pending on it complete first,
 /// here (a rank runs one agreement of a communicator at a time).
 pub(crate) fn agreement_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    comm_after_pending(handle, true)
+    comm_after_pending(handle, true, true)
 }
 
-fn comm_after_pending(handle: c_int, agreements_too: bool) -> Result<Arc<CommBox>, Failure> {
+/// [`agreement_comm_of`] for `MPIX_Comm_agree` and `MPIX_Comm_iagree`, which ranks may call
+/// at different places among the communicator's other collectives (agreements form their own
+/// order, docs/semantics.md §2.1): it leaves [`CommEntry::queued`] as it is, since a rank's
+/// choice between a schedule and the queue must not depend on where it agreed.
+pub(crate) fn agree_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
+    comm_after_pending(handle, true, false)
+}
+
+/// The communicator of `handle` after its queued non-blocking collectives (and, with
+/// `agreements_too`, its pending agreements) completed; with `ordered` (a call that every
+/// rank makes at the same place among the communicator's collectives), the next non-blocking
+/// collectives may be schedules again.
+fn comm_after_pending(
+    handle: c_int,
+    agreements_too: bool,
+    ordered: bool,
+) -> Result<Arc<CommBox>, Failure> {
     let running = crate::background::RUNNING.with(|running| {
         running
             .borrow()
@@ -561,10 +580,12 @@ fn comm_after_pending(handle: c_int, agreements_too: bool) -> Result<Arc<CommBox
     }
     // The queue is empty (at every rank, after this same call): the next non-blocking
     // collectives may be schedules again.
-    with_runtime(|runtime| {
-        runtime.comm_mut(handle)?.queued = false;
-        Ok(())
-    })?;
+    if ordered {
+        with_runtime(|runtime| {
+            runtime.comm_mut(handle)?.queued = false;
+            Ok(())
+        })?;
+    }
     for request in agreements {
         crate::point_to_point::complete_in_place(request);
     }

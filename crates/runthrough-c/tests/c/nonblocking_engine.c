@@ -13,7 +13,7 @@
  *   call number at ranks 1 and 2 than at rank 0, and the calls would receive each other's
  *   messages);
  * - a call is a schedule at every rank or at none, even where one rank's queue is idle and
- *   another's is not (below);
+ *   another's is not, or where ranks start an MPIX_Comm_iagree at different places (below);
  * - MPI_Test until done, and MPI_Request_free and MPI_Cancel refused on a pending one. */
 #include "ft_common.h"
 
@@ -201,6 +201,35 @@ int main(int argc, char **argv) {
             CHECK(all_v[r] == 7 * r, "Iallgatherv %d: %d", r, all_v[r]);
         for (int i = 0; i < BIG; i++)
             CHECK(big_sum[i] == 3 + 3 * i, "64 KiB Iallreduce [%d] = %d", i, big_sum[i]);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* An agreement, which ranks may start at different places among the collectives, does
+     * not change that choice: all ranks queue an MPI_Iallgatherv, then rank 0 starts an
+     * MPIX_Comm_iagree before its 64 KiB all-reduce and the others after theirs. */
+    {
+        enum { BIG = 16384 };
+        static int big[BIG], big_sum[BIG];
+        for (int i = 0; i < BIG; i++) {
+            big[i] = rank + i;
+            big_sum[i] = -1;
+        }
+        int all_v[P] = {-1, -1, -1}, flag = 1;
+        MPI_Request a[3];
+        OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                           &a[0]));
+        if (rank == 0) {
+            OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &a[1]));
+            OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &a[2]));
+        } else {
+            OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &a[2]));
+            OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &a[1]));
+        }
+        OK(MPI_Waitall(3, a, MPI_STATUSES_IGNORE));
+        CHECK(flag == 1, "iagree gave %d", flag);
+        for (int i = 0; i < BIG; i++)
+            CHECK(big_sum[i] == 3 + 3 * i, "64 KiB Iallreduce around an iagree [%d] = %d", i,
+                  big_sum[i]);
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 
