@@ -29,6 +29,11 @@ const LACKING: &[(&str, &str, &str)] = &[
     ),
     (
         "mpich",
+        "nonblocking_engine",
+        "MPICH 4 has MPIX_Comm_agree but not MPIX_Comm_iagree",
+    ),
+    (
+        "mpich",
         "mpi5_ft",
         "the MPI-5 fault-tolerance names are in neither MPICH 4 nor Open MPI 5",
     ),
