@@ -1572,9 +1572,8 @@ type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Star
 /// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
 /// is given, accepts the arguments and no call was queued on `comm` since its last blocking
 /// collective ([`start_scheduled`]); otherwise as the blocking `call` queued on the
-/// communicator ([`start`]). A schedule needs no thread: it
-/// progresses while any thread of the process is in the library or the transport's progress
-/// thread runs, and a start followed by a wait costs about what the blocking call does.
+/// communicator ([`start`]). A schedule needs no thread: it progresses while any thread of
+/// the process is in the library or the transport's progress thread runs.
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
@@ -1692,23 +1691,17 @@ unsafe fn scheduled_reduction(
             // SAFETY: by the contract above; read only by the start, which copies it.
             (false, _) => unsafe { input(sendbuf, len) }.ok()?,
         };
-        let Some(recv) = recv else {
-            let Reduction::Reduce(root) = kind else {
-                unreachable!("only a reduce has no receive buffer at some ranks");
-            };
-            let request = as_element!(element, T => comm.ireduce_bytes::<T>(send, None, op, root));
-            return Some(request.map(plain));
-        };
+        // Only a reduce's non-roots have no receive buffer (`at_root` above).
         let request = match kind {
             Reduction::Reduce(root) => {
-                as_element!(element, T => comm.ireduce_bytes::<T>(send, Some(recv), op, root))
+                as_element!(element, T => comm.ireduce_bytes::<T>(send, recv, op, root))
             }
             Reduction::All => {
-                as_element!(element, T => comm.iall_reduce_bytes::<T>(send, recv, op))
+                as_element!(element, T => comm.iall_reduce_bytes::<T>(send, recv?, op))
             }
             Reduction::Scan | Reduction::Exscan => {
                 let exclusive = matches!(kind, Reduction::Exscan);
-                as_element!(element, T => comm.iscan_bytes::<T>(send, recv, op, exclusive))
+                as_element!(element, T => comm.iscan_bytes::<T>(send, recv?, op, exclusive))
             }
         };
         Some(request.map(plain))

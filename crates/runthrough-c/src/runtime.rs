@@ -141,7 +141,7 @@ pub(crate) struct PendingCollective {
     /// For a broadcast of a strided datatype: the scratch buffer of packed data that `request`
     /// works on, and whether it is unpacked into the C buffer when the call succeeds (at a
     /// rank that receives; the root's is its own data, packed at the start).
-    pub(crate) scratch: Option<(crate::derived::Unpack, bool)>,
+    pub(crate) scratch: Option<Scratch>,
     /// Keeps the communicator that `request` borrows alive; never read.
     #[allow(dead_code)]
     pub(crate) comm: Arc<CommBox>,
@@ -161,12 +161,13 @@ impl PendingCollective {
     }
 }
 
+/// A strided broadcast's scratch buffer, and whether it is unpacked at completion (see
+/// [`PendingCollective::scratch`]).
+pub(crate) type Scratch = (crate::derived::Unpack, bool);
+
 /// A non-blocking collective started as a schedule: its request, and the scratch buffer it
 /// works on, if any (see [`PendingCollective`]).
-pub(crate) type Started = (
-    CollectiveRequest<'static>,
-    Option<(crate::derived::Unpack, bool)>,
-);
+pub(crate) type Started = (CollectiveRequest<'static>, Option<Scratch>);
 
 /// What a request handle stands for.
 #[derive(Debug)]
@@ -481,9 +482,9 @@ pub(crate) fn start_background(
 /// it starts, a queued call when it runs, so a schedule started while a queued call waits
 /// would run out of order; and a call that is a schedule at one rank must be one at every
 /// rank (the schedules' algorithms are not all the blocking calls': a blocking all-reduce of
-/// 64 KiB or more is a ring), so the choice must not depend on how far a rank's queue got. An error of the start (a failed participant not yet
-/// recognized, a revoked communicator, a bad root) is the request's outcome, reported when
-/// it completes, as a queued call's is.
+/// 64 KiB or more is a ring), so the choice must not depend on how far a rank's queue got.
+/// An error of the start (a failed participant not yet recognized, a revoked communicator, a
+/// bad root) is the request's outcome, reported when it completes, as a queued call's is.
 ///
 /// # Errors
 /// `MPI_ERR_COMM` for an invalid handle or an intercommunicator.
@@ -569,22 +570,27 @@ fn comm_after_pending(
         } else {
             Vec::new()
         };
-        Ok((
-            Arc::clone(&entry.comm),
-            entry.background.clone(),
-            agreements,
-        ))
+        // The latest queued call, unless it has finished (and with it every one before).
+        let background = entry
+            .background
+            .clone()
+            .filter(|background| background.poll().is_none());
+        if ordered && background.is_none() {
+            // The queue is empty (at every rank, after this same call): the next
+            // non-blocking collectives may be schedules again.
+            entry.queued = false;
+        }
+        Ok((Arc::clone(&entry.comm), background, agreements))
     })?;
     if let Some(background) = background {
         let _ = background.wait();
-    }
-    // The queue is empty (at every rank, after this same call): the next non-blocking
-    // collectives may be schedules again.
-    if ordered {
-        with_runtime(|runtime| {
-            runtime.comm_mut(handle)?.queued = false;
-            Ok(())
-        })?;
+        if ordered {
+            // As above, once the queue has emptied.
+            with_runtime(|runtime| {
+                runtime.comm_mut(handle)?.queued = false;
+                Ok(())
+            })?;
+        }
     }
     for request in agreements {
         crate::point_to_point::complete_in_place(request);

@@ -25,6 +25,22 @@
 /* Element i of rank r's vector. */
 static double value(int r, int i) { return 0.25 * (r + 1) + 1000.0 * i; }
 
+/* A 64 KiB all-reduce's buffers: a ring as a blocking call, recursive doubling as a schedule. */
+enum { BIG = 16384 };
+static int big[BIG], big_sum[BIG];
+
+static void fill_big(int rank) {
+    for (int i = 0; i < BIG; i++) {
+        big[i] = rank + i;
+        big_sum[i] = -1;
+    }
+}
+
+static void check_big(const char *what) {
+    for (int i = 0; i < BIG; i++)
+        CHECK(big_sum[i] == 3 + 3 * i, "64 KiB Iallreduce %s [%d] = %d", what, i, big_sum[i]);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     ft_init(&argc, &argv, &rank, &size);
@@ -174,12 +190,7 @@ int main(int argc, char **argv) {
      * its all-reduce. Had rank 0 made its all-reduce a schedule because its queue was idle,
      * the two algorithms would receive each other's messages. */
     {
-        enum { BIG = 16384 };
-        static int big[BIG], big_sum[BIG];
-        for (int i = 0; i < BIG; i++) {
-            big[i] = rank + i;
-            big_sum[i] = -1;
-        }
+        fill_big(rank);
         int all_v[P] = {-1, -1, -1};
         MPI_Request c[2];
         if (rank == 0) {
@@ -199,8 +210,7 @@ int main(int argc, char **argv) {
         }
         for (int r = 0; r < P; r++)
             CHECK(all_v[r] == 7 * r, "Iallgatherv %d: %d", r, all_v[r]);
-        for (int i = 0; i < BIG; i++)
-            CHECK(big_sum[i] == 3 + 3 * i, "64 KiB Iallreduce [%d] = %d", i, big_sum[i]);
+        check_big("beside queued calls");
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 
@@ -208,12 +218,7 @@ int main(int argc, char **argv) {
      * not change that choice: all ranks queue an MPI_Iallgatherv, then rank 0 starts an
      * MPIX_Comm_iagree before its 64 KiB all-reduce and the others after theirs. */
     {
-        enum { BIG = 16384 };
-        static int big[BIG], big_sum[BIG];
-        for (int i = 0; i < BIG; i++) {
-            big[i] = rank + i;
-            big_sum[i] = -1;
-        }
+        fill_big(rank);
         int all_v[P] = {-1, -1, -1}, flag = 1;
         MPI_Request a[3];
         OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT, MPI_COMM_WORLD,
@@ -227,9 +232,7 @@ int main(int argc, char **argv) {
         }
         OK(MPI_Waitall(3, a, MPI_STATUSES_IGNORE));
         CHECK(flag == 1, "iagree gave %d", flag);
-        for (int i = 0; i < BIG; i++)
-            CHECK(big_sum[i] == 3 + 3 * i, "64 KiB Iallreduce around an iagree [%d] = %d", i,
-                  big_sum[i]);
+        check_big("around an iagree");
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 

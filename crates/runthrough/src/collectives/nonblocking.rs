@@ -660,7 +660,7 @@ impl Comm {
         recv: &'a mut [T],
         op: Op,
     ) -> Result<CollectiveRequest<'a>> {
-        self.prefix_request::<T>(
+        self.iscan_bytes::<T>(
             bytemuck::cast_slice(send),
             bytemuck::cast_slice_mut(recv),
             op,
@@ -680,7 +680,7 @@ impl Comm {
         recv: &'a mut [T],
         op: Op,
     ) -> Result<CollectiveRequest<'a>> {
-        self.prefix_request::<T>(
+        self.iscan_bytes::<T>(
             bytemuck::cast_slice(send),
             bytemuck::cast_slice_mut(recv),
             op,
@@ -693,16 +693,6 @@ impl Comm {
     /// `Error::Count` also when a buffer is not a whole number of elements.
     #[doc(hidden)]
     pub fn iscan_bytes<'a, T: Reducible>(
-        &'a self,
-        send: &[u8],
-        recv: &'a mut [u8],
-        op: Op,
-        exclusive: bool,
-    ) -> Result<CollectiveRequest<'a>> {
-        self.prefix_request::<T>(send, recv, op, exclusive)
-    }
-
-    fn prefix_request<'a, T: Reducible>(
         &'a self,
         send: &[u8],
         recv: &'a mut [u8],
