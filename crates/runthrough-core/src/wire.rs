@@ -638,7 +638,7 @@ impl Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agreement::{Decision, Summary};
+    use crate::agreement::arbitrary_message as message;
 
     /// A data frame whose head is encoded alone and whose payload follows it decodes as the
     /// packet's own frame does, small or large (the decoder's direct read).
@@ -661,50 +661,7 @@ mod tests {
             assert_eq!(decode(&split).unwrap(), Frame::Packet(packet));
         }
     }
-    use crate::RankSet;
     use proptest::prelude::*;
-
-    fn rank_set() -> impl Strategy<Value = RankSet> {
-        proptest::collection::btree_set(0u32..10_000, 0..20)
-            .prop_map(|s| s.into_iter().collect::<RankSet>())
-    }
-
-    fn decision() -> impl Strategy<Value = Decision> {
-        (rank_set(), rank_set(), any::<u32>(), any::<bool>()).prop_map(|(f, n, flag, u)| Decision {
-            failed: f,
-            non_contributors: n,
-            flag,
-            unacknowledged_failure: u,
-        })
-    }
-
-    fn message() -> impl Strategy<Value = Message> {
-        prop_oneof![
-            any::<u32>().prop_map(|ballot| Message::Prepare { ballot }),
-            (
-                any::<u32>(),
-                rank_set(),
-                rank_set(),
-                rank_set(),
-                any::<u32>(),
-                proptest::option::of((any::<u32>(), decision()))
-            )
-                .prop_map(|(ballot, k, n, a, flag, accepted)| Message::Promise {
-                    ballot,
-                    summary: Summary {
-                        known_failed: k,
-                        non_contributors: n,
-                        acknowledged: a,
-                        flag,
-                        accepted,
-                    },
-                }),
-            (any::<u32>(), decision())
-                .prop_map(|(ballot, value)| Message::Accept { ballot, value }),
-            any::<u32>().prop_map(|ballot| Message::Accepted { ballot }),
-            decision().prop_map(|value| Message::Commit { value }),
-        ]
-    }
 
     fn payload() -> impl Strategy<Value = Vec<u8>> {
         prop_oneof![

@@ -268,7 +268,11 @@ impl Sim {
                 }
                 let n = self.schedule.ranks;
                 let sim_rank = &mut self.ranks[rank as usize];
-                let participants = Arc::new(Participants::new(n, &sim_rank.g));
+                let mut participants = Participants::new(n, &sim_rank.g);
+                if self.schedule.coordinated_only {
+                    participants = participants.coordinated_only();
+                }
+                let participants = Arc::new(participants);
                 // L: G plus the failures this rank acknowledged with validate_local at some
                 // point (a random subset of what its detector knows).
                 let mut acknowledged = sim_rank.g.clone();
@@ -538,7 +542,7 @@ pub fn describe(message: &Message) -> String {
                 summary.flag
             );
             if let Some((b, v)) = &summary.accepted {
-                let _ = write!(s, " accepted b{b} {:?}", v.failed.as_slice());
+                let _ = write!(s, " accepted {b} {:?}", v.failed.as_slice());
             }
         }
         Message::Accept { ballot, value } => {
@@ -549,6 +553,17 @@ pub fn describe(message: &Message) -> String {
         }
         Message::Commit { value } => {
             let _ = write!(s, "commit {:?}", value.failed.as_slice());
+        }
+        Message::Gather { round, aggregate } => {
+            let _ = write!(
+                s,
+                "gather r{round} known{:?} flag {:#x}",
+                aggregate.known_failed.as_slice(),
+                aggregate.flag
+            );
+        }
+        Message::Hold { round } => {
+            let _ = write!(s, "hold r{round}");
         }
     }
     s

@@ -85,6 +85,9 @@ pub struct Schedule {
     pub call_gap: u64,
     /// The crashes (at most one per rank, never all ranks).
     pub crashes: Vec<Crash>,
+    /// Whether the agreements skip the coordinator-free first round (run the coordinated
+    /// ballots only), as they do anyway above `FAST_ROUND_MAX` participants.
+    pub coordinated_only: bool,
 }
 
 impl Schedule {
@@ -101,6 +104,7 @@ impl Schedule {
             start_times: vec![0; ranks as usize],
             call_gap: 3,
             crashes: Vec::new(),
+            coordinated_only: false,
         }
     }
 
@@ -151,7 +155,9 @@ impl Schedule {
         }
         let several_at_once = rng.gen_bool(0.2);
         let common_time = rng.gen_range(0..=horizon);
-        let kinds = ["promise", "accept", "accepted", "commit", "prepare"];
+        let kinds = [
+            "promise", "accept", "accepted", "commit", "prepare", "gather", "hold",
+        ];
         let mut crashes = Vec::new();
         for (i, &rank) in crashing.iter().enumerate() {
             let call = rng.gen_range(0..calls);
@@ -200,6 +206,8 @@ impl Schedule {
             start_times,
             call_gap,
             crashes,
+            // Drawn last: the draws above are those of the schedules before the first round.
+            coordinated_only: rng.gen_bool(0.2),
         }
     }
 }

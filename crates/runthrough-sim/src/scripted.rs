@@ -17,7 +17,17 @@ pub struct Scenario {
     pub final_g: Option<Vec<u32>>,
 }
 
+/// A schedule of the coordinated ballots only: the classic scenarios below are about them.
 fn with(seed: u64, ranks: u32, calls: u64, crashes: Vec<Crash>) -> Schedule {
+    Schedule {
+        crashes,
+        coordinated_only: true,
+        ..Schedule::failure_free(seed, ranks, calls)
+    }
+}
+
+/// A schedule whose agreements begin with the coordinator-free first round.
+fn first_round(seed: u64, ranks: u32, calls: u64, crashes: Vec<Crash>) -> Schedule {
     Schedule {
         crashes,
         ..Schedule::failure_free(seed, ranks, calls)
@@ -198,6 +208,54 @@ pub fn scenarios(seed: u64) -> Vec<Scenario> {
                 ],
             ),
             final_g: Some(vec![0, 1, 2, 3, 4, 6, 7]),
+        },
+        Scenario {
+            name: "first-round-decides-and-dies",
+            about: "rank 3 decides in the first round and dies, its in-flight holds lost: the \
+                    others leave the round and decide its value in the coordinated ballots",
+            schedule: first_round(seed, 12, 1, vec![crash(3, AfterDecide { call: 0 }, Lost)]),
+            final_g: Some(vec![]),
+        },
+        Scenario {
+            name: "first-round-dies-mid-gather",
+            about: "rank 5 sends its first two gathers and dies: nobody can end the first \
+                    round, and 5 is a non-contributor of the coordinated ballots",
+            schedule: first_round(
+                seed,
+                12,
+                2,
+                vec![crash(
+                    5,
+                    AfterSends {
+                        call: 0,
+                        kind: Some("gather"),
+                        count: 2,
+                    },
+                    Delivered,
+                )],
+            ),
+            final_g: Some(vec![5]),
+        },
+        Scenario {
+            name: "first-round-dies-mid-hold",
+            about: "rank 0 (the first coordinator) sends one hold and dies: every survivor \
+                    holds the first round's value (0 sent all its gathers), so the coordinated \
+                    ballots decide it, whether somebody decided in the round or not",
+            schedule: first_round(
+                seed,
+                9,
+                1,
+                vec![crash(
+                    0,
+                    AfterSends {
+                        call: 0,
+                        kind: Some("hold"),
+                        count: 1,
+                    },
+                    Random,
+                )],
+            ),
+            final_g: Some(vec![]),
         },
     ]
 }

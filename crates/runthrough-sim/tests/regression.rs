@@ -21,6 +21,36 @@ const SEEDS: &[(u64, &str)] = &[
     ),
 ];
 
+/// (seed, what it caught) for the first round, explored with `--ranks 1..12`.
+const FIRST_ROUND_SEEDS: &[(u64, &str)] = &[
+    (
+        16195751707730886712,
+        "a rank leaving the first round forgetting the value it held there: uniform agreement",
+    ),
+    (
+        5167561427467272087,
+        "deciding in the first round once the gather pass ends, without the hold pass: uniform \
+         agreement",
+    ),
+    (
+        2185194620014831856,
+        "staying in the first round after learning of a failure or seeing a coordinated ballot: \
+         liveness",
+    ),
+];
+
+#[test]
+fn first_round_regression_seeds_hold() {
+    for &(seed, what) in FIRST_ROUND_SEEDS {
+        if let Err(found) = check_seed(seed, (1, 12)) {
+            panic!(
+                "regression ({what}): {}\nreplay: {}",
+                found.violation, found.replay
+            );
+        }
+    }
+}
+
 #[test]
 fn regression_seeds_hold() {
     for &(seed, what) in SEEDS {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::message::Message;
 use super::participants::Participants;
 use super::tree::Tree;
-use super::value::{Contribution, Decision, Summary};
+use super::value::{Ballot, Contribution, Decision, Summary};
 use crate::{Rank, RankSet};
 
 /// One agreement (one call of `validate_global`, `agree` or `shrink` on one communicator) as seen
@@ -23,7 +23,8 @@ use crate::{Rank, RankSet};
 /// # Invariants
 /// - `ballot` never decreases; every participant index below `ballot` has failed.
 /// - `accepted` only moves to higher ballots, and is never set at a ballot below one this rank
-///   has promised (its `ballot` when it sent the promise).
+///   has promised (its `ballot` when it sent the promise); it is set at [`Ballot::Fast`] only
+///   while this rank is in the first round, which it leaves for good before it promises.
 /// - `decided`, once set, never changes.
 /// - When this rank is the coordinator of its ballot (`my_index == ballot`), it proposes at most
 ///   one value in it.
@@ -40,12 +41,52 @@ pub struct Agreement {
     contribution: Option<Contribution>,
     ballot: u32,
     round: Round,
+    /// The coordinator-free first round.
+    fast: FastRound,
     /// The value this rank accepted last, with its ballot.
-    accepted: Option<(u32, Decision)>,
+    accepted: Option<(Ballot, Decision)>,
     decided: Option<Decision>,
+    /// Whether this rank decided in the first round (it then sends no commit while it knows no
+    /// failure: every participant decides there too, or learns of a failure).
+    decided_fast: bool,
     /// Participant indices this rank sent a commit to or received one from.
     commit_exchanged: RankSet,
     outbox: VecDeque<(Rank, Message)>,
+}
+
+/// This rank's part in the coordinator-free first round: two dissemination passes over the
+/// participant indices (in round `k` participant `i` sends to `i + 2^k` and hears from
+/// `i - 2^k`, modulo `n`), the first folding the contributions, the second telling that the
+/// value is held.
+#[derive(Debug, Default)]
+struct FastRound {
+    /// Whether this rank has left the round (for good) or never took part.
+    left: bool,
+    /// The aggregate of the contributions covered so far, once started.
+    aggregate: Option<Contribution>,
+    /// Gather rounds folded into `aggregate`, and sent.
+    gathered: u32,
+    gather_sent: u32,
+    /// Gathers received ahead of their turn, by round.
+    early: Vec<Option<Contribution>>,
+    /// Hold rounds completed, and sent.
+    held: u32,
+    hold_sent: u32,
+    /// Bit `k`: the hold of round `k` arrived.
+    holds: u64,
+}
+
+impl FastRound {
+    fn reset(&mut self) {
+        self.left = false;
+        self.aggregate = None;
+        self.gathered = 0;
+        self.gather_sent = 0;
+        self.early.clear();
+        self.held = 0;
+        self.hold_sent = 0;
+        self.holds = 0;
+    }
 }
 
 /// What this rank knows of its current ballot.
@@ -116,8 +157,10 @@ impl Agreement {
             contribution: None,
             ballot: 0,
             round: Round::default(),
+            fast: FastRound::default(),
             accepted: None,
             decided: None,
+            decided_fast: false,
             commit_exchanged: RankSet::new(),
             outbox: VecDeque::new(),
         }
@@ -135,8 +178,10 @@ impl Agreement {
         self.contribution = None;
         self.ballot = 0;
         self.round.reset();
+        self.fast.reset();
         self.accepted = None;
         self.decided = None;
+        self.decided_fast = false;
         self.commit_exchanged.clear();
         self.outbox.clear();
     }
@@ -241,6 +286,20 @@ impl Agreement {
             }
             return;
         }
+        match message {
+            Message::Gather { round, aggregate } => {
+                self.handle_gather(from_index, round, aggregate);
+                return;
+            }
+            Message::Hold { round } => {
+                self.handle_hold(from_index, round);
+                return;
+            }
+            // A coordinated ballot runs: somebody left the first round, which cannot end now
+            // (it needs every participant) or could end only where this rank also learns of a
+            // failure. Leave it too, at once rather than when the detector tells.
+            _ => self.fast.left = true,
+        }
         let ballot = message.ballot().unwrap_or(0);
         if ballot < self.ballot {
             return;
@@ -261,14 +320,16 @@ impl Agreement {
             }
             Message::Accept { value, .. } => {
                 if self.round.value.is_none() {
-                    self.accepted = Some((ballot, value.clone()));
+                    self.accepted = Some((Ballot::Led(ballot), value.clone()));
                     self.round.value = Some(value);
                 }
             }
             Message::Accepted { .. } => {
                 self.round.acks.insert(from_index);
             }
-            Message::Commit { .. } => unreachable!("handled above"),
+            Message::Commit { .. } | Message::Gather { .. } | Message::Hold { .. } => {
+                unreachable!("handled above")
+            }
         }
         self.progress();
     }
@@ -308,6 +369,14 @@ impl Agreement {
         let Some(my_index) = self.my_index else {
             return;
         };
+        if self.decided.is_none() && self.in_fast_round() {
+            if self.is_started() {
+                self.progress_fast(my_index);
+            }
+            if self.decided.is_none() {
+                return;
+            }
+        }
         if self.lowest_alive > self.ballot {
             let ballot = self.lowest_alive;
             self.enter_ballot(ballot);
@@ -323,7 +392,7 @@ impl Agreement {
             if coordinator && self.round.value.is_none() {
                 if let Some(summary) = &self.round.gathered {
                     let value = summary.proposal();
-                    self.accepted = Some((self.ballot, value.clone()));
+                    self.accepted = Some((Ballot::Led(self.ballot), value.clone()));
                     self.round.value = Some(value);
                 }
             }
@@ -344,9 +413,125 @@ impl Agreement {
                 self.send_up(Up::Promise);
             }
         }
-        if self.decided.is_some() {
+        if self.decided.is_some() && !(self.decided_fast && self.failed.is_empty()) {
             self.spread_commit();
         }
+    }
+
+    /// Whether this rank still takes part in the first round. It leaves for good when the
+    /// participants do not run one, when it knows a participant failed (the round needs every
+    /// participant), or when a coordinated ballot's message arrives.
+    fn in_fast_round(&mut self) -> bool {
+        if !self.fast.left && (!self.participants.fast_round() || !self.failed.is_empty()) {
+            self.fast.left = true;
+            self.fast.early.clear();
+        }
+        !self.fast.left
+    }
+
+    /// The number of dissemination rounds of each pass: `ceil(log2 n)`.
+    fn fast_rounds(&self) -> u32 {
+        let n = self.participants.len() as u32;
+        u32::BITS - n.saturating_sub(1).leading_zeros()
+    }
+
+    /// The participant this rank sends to in round `round`, and the one it hears from.
+    fn fast_partners(&self, my_index: u32, round: u32) -> (u32, u32) {
+        let n = self.participants.len() as u64;
+        let step = (1u64 << round) % n;
+        let me = my_index as u64;
+        (((me + step) % n) as u32, ((me + n - step) % n) as u32)
+    }
+
+    fn handle_gather(&mut self, from_index: u32, round: u32, aggregate: Contribution) {
+        let Some(my_index) = self.my_index else {
+            return;
+        };
+        if self.fast.left
+            || round >= self.fast_rounds()
+            || self.fast_partners(my_index, round).1 != from_index
+            || round < self.fast.gathered
+        {
+            return;
+        }
+        let at = round as usize;
+        if self.fast.early.len() <= at {
+            self.fast.early.resize(at + 1, None);
+        }
+        self.fast.early[at].get_or_insert(aggregate);
+        self.progress();
+    }
+
+    fn handle_hold(&mut self, from_index: u32, round: u32) {
+        let Some(my_index) = self.my_index else {
+            return;
+        };
+        if self.fast.left
+            || round >= self.fast_rounds()
+            || self.fast_partners(my_index, round).1 != from_index
+        {
+            return;
+        }
+        self.fast.holds |= 1 << round;
+        self.progress();
+    }
+
+    /// The first round at a started rank: fold the contributions over `ceil(log2 n)` rounds of
+    /// dissemination (after them every participant's contribution is in the aggregate); accept
+    /// the value they give (the same at every participant: see the module docs); then tell it
+    /// over a second pass, and decide once it covers every participant.
+    fn progress_fast(&mut self, my_index: u32) {
+        let rounds = self.fast_rounds();
+        if self.fast.aggregate.is_none() {
+            self.fast.aggregate = self.contribution.clone();
+        }
+        while self.fast.gathered < rounds {
+            let round = self.fast.gathered;
+            if self.fast.gather_sent == round {
+                self.fast.gather_sent += 1;
+                let aggregate = self.fast.aggregate.clone().expect("started");
+                let to = self.fast_partners(my_index, round).0;
+                self.outbox.push_back((
+                    self.participants.rank_at(to),
+                    Message::Gather { round, aggregate },
+                ));
+            }
+            let Some(theirs) = self
+                .fast
+                .early
+                .get_mut(round as usize)
+                .and_then(Option::take)
+            else {
+                return;
+            };
+            self.fast
+                .aggregate
+                .as_mut()
+                .expect("started")
+                .merge(&theirs);
+            self.fast.gathered += 1;
+        }
+        if self.accepted.is_none() {
+            let value = self.fast.aggregate.as_ref().expect("started").fast_value();
+            self.accepted = Some((Ballot::Fast, value));
+        }
+        while self.fast.held < rounds {
+            let round = self.fast.held;
+            if self.fast.hold_sent == round {
+                self.fast.hold_sent += 1;
+                let to = self.fast_partners(my_index, round).0;
+                self.outbox
+                    .push_back((self.participants.rank_at(to), Message::Hold { round }));
+            }
+            if self.fast.holds & (1 << round) == 0 {
+                return;
+            }
+            self.fast.held += 1;
+        }
+        // Every participant holds the value: it is chosen (no later ballot can propose another).
+        let (_, value) = self.accepted.clone().expect("accepted above");
+        self.decided = Some(value);
+        self.decided_fast = true;
     }
 
     /// Whether the coordinator of the current ballot is the only participant other than this
@@ -490,7 +675,9 @@ impl Agreement {
     fn forward_down(&mut self) {
         let kind = match (&self.round.value, self.ballot) {
             (Some(_), _) => Down::Accept,
-            (None, 0) => return,
+            // Ballot 0 needs no Prepare, except to bring ranks out of the first round at once
+            // when this rank has left it (they leave on any coordinated ballot's message).
+            (None, 0) if !self.participants.fast_round() => return,
             (None, _) => Down::Prepare,
         };
         if self.round.down.as_ref().map(|(k, _)| *k) != Some(kind) {

@@ -4,12 +4,14 @@
 //! Layout: one tag byte, then the fields in order. Integers that are usually small (ballots,
 //! set sizes, rank deltas) are LEB128 varints of at most 5 bytes; the flag word is 4 bytes
 //! little-endian. A rank set is its length, then its first rank, then the gaps between
-//! successive ranks (each at least 1). An option or a boolean is one byte, 0 or 1.
+//! successive ranks (each at least 1). An option or a boolean is one byte, 0 or 1; a promise's
+//! accepted value is one byte, 0 (none), 1 (a coordinated ballot, then its varint) or 2 (the
+//! first round), then the value.
 //! Decoding checks everything and never panics: truncated input, varints that overflow 32 bits,
 //! sets that are not strictly increasing or longer than the bytes left, unknown tags and
 //! trailing bytes are all a [`DecodeError`].
 
-use super::value::{Decision, Summary};
+use super::value::{Ballot, Contribution, Decision, Summary};
 use crate::{Rank, RankSet};
 
 /// One message of the agreement protocol (see the [module docs](super) for the protocol).
@@ -44,6 +46,20 @@ pub enum Message {
         /// The decided value.
         value: Decision,
     },
+    /// The first round, phase one: the aggregate of the contributions of the `2^round`
+    /// participants that end at the sender (in dissemination order, wrapping around).
+    Gather {
+        /// The dissemination round (`0..ceil(log2 n)`).
+        round: u32,
+        /// The aggregate.
+        aggregate: Contribution,
+    },
+    /// The first round, phase two: the `2^round` participants that end at the sender all hold
+    /// the first round's value (have accepted it).
+    Hold {
+        /// The dissemination round.
+        round: u32,
+    },
 }
 
 /// Why bytes did not decode into a [`Message`].
@@ -70,16 +86,19 @@ const TAG_PROMISE: u8 = 2;
 const TAG_ACCEPT: u8 = 3;
 const TAG_ACCEPTED: u8 = 4;
 const TAG_COMMIT: u8 = 5;
+const TAG_GATHER: u8 = 6;
+const TAG_HOLD: u8 = 7;
 
 impl Message {
-    /// The ballot the message belongs to (`None` for a commit, valid at any ballot).
+    /// The coordinated ballot the message belongs to (`None` for a commit, valid at any ballot,
+    /// and for the first round's messages).
     pub fn ballot(&self) -> Option<u32> {
         match self {
             Message::Prepare { ballot }
             | Message::Promise { ballot, .. }
             | Message::Accept { ballot, .. }
             | Message::Accepted { ballot } => Some(*ballot),
-            Message::Commit { .. } => None,
+            Message::Commit { .. } | Message::Gather { .. } | Message::Hold { .. } => None,
         }
     }
 
@@ -91,6 +110,8 @@ impl Message {
             Message::Accept { .. } => "accept",
             Message::Accepted { .. } => "accepted",
             Message::Commit { .. } => "commit",
+            Message::Gather { .. } => "gather",
+            Message::Hold { .. } => "hold",
         }
     }
 
@@ -110,9 +131,13 @@ impl Message {
                 out.extend_from_slice(&summary.flag.to_le_bytes());
                 match &summary.accepted {
                     None => out.push(0),
-                    Some((ballot, value)) => {
+                    Some((Ballot::Led(ballot), value)) => {
                         out.push(1);
                         put_varint(out, *ballot);
+                        put_decision(out, value);
+                    }
+                    Some((Ballot::Fast, value)) => {
+                        out.push(2);
                         put_decision(out, value);
                     }
                 }
@@ -129,6 +154,17 @@ impl Message {
             Message::Commit { value } => {
                 out.push(TAG_COMMIT);
                 put_decision(out, value);
+            }
+            Message::Gather { round, aggregate } => {
+                out.push(TAG_GATHER);
+                put_varint(out, *round);
+                put_set(out, &aggregate.known_failed);
+                put_set(out, &aggregate.acknowledged);
+                out.extend_from_slice(&aggregate.flag.to_le_bytes());
+            }
+            Message::Hold { round } => {
+                out.push(TAG_HOLD);
+                put_varint(out, *round);
             }
         }
     }
@@ -149,11 +185,14 @@ impl Message {
                 let non_contributors = reader.set()?;
                 let acknowledged = reader.set()?;
                 let flag = reader.flag()?;
-                let accepted = if reader.boolean()? {
-                    let ballot = reader.varint()?;
-                    Some((ballot, reader.decision()?))
-                } else {
-                    None
+                let accepted = match reader.byte()? {
+                    0 => None,
+                    1 => {
+                        let ballot = reader.varint()?;
+                        Some((Ballot::Led(ballot), reader.decision()?))
+                    }
+                    2 => Some((Ballot::Fast, reader.decision()?)),
+                    _ => return Err(DecodeError::Malformed("accepted ballot kind")),
                 };
                 Message::Promise {
                     ballot,
@@ -178,6 +217,17 @@ impl Message {
             },
             TAG_COMMIT => Message::Commit {
                 value: reader.decision()?,
+            },
+            TAG_GATHER => Message::Gather {
+                round: reader.varint()?,
+                aggregate: Contribution {
+                    known_failed: reader.set()?,
+                    acknowledged: reader.set()?,
+                    flag: reader.flag()?,
+                },
+            },
+            TAG_HOLD => Message::Hold {
+                round: reader.varint()?,
             },
             tag => return Err(DecodeError::UnknownTag(tag)),
         };
@@ -292,7 +342,7 @@ impl Reader<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -315,13 +365,17 @@ mod tests {
         )
     }
 
-    fn message() -> impl Strategy<Value = Message> {
+    /// Any message (for the wire's tests too).
+    pub(crate) fn message() -> impl Strategy<Value = Message> {
         let summary = (
             rank_set(),
             rank_set(),
             rank_set(),
             any::<u32>(),
-            proptest::option::of((any::<u32>(), decision())),
+            proptest::option::of((
+                prop_oneof![Just(Ballot::Fast), any::<u32>().prop_map(Ballot::Led)],
+                decision(),
+            )),
         )
             .prop_map(
                 |(known_failed, non_contributors, acknowledged, flag, accepted)| Summary {
@@ -340,6 +394,17 @@ mod tests {
                 .prop_map(|(ballot, value)| Message::Accept { ballot, value }),
             any::<u32>().prop_map(|ballot| Message::Accepted { ballot }),
             decision().prop_map(|value| Message::Commit { value }),
+            (any::<u32>(), rank_set(), rank_set(), any::<u32>()).prop_map(
+                |(round, known_failed, acknowledged, flag)| Message::Gather {
+                    round,
+                    aggregate: Contribution {
+                        known_failed,
+                        acknowledged,
+                        flag,
+                    },
+                }
+            ),
+            any::<u32>().prop_map(|round| Message::Hold { round }),
         ]
     }
 
@@ -390,6 +455,11 @@ mod tests {
         );
         assert_eq!(Message::decode(&[]), Err(DecodeError::Truncated));
         assert_eq!(Message::decode(&[9]), Err(DecodeError::UnknownTag(9)));
+        // A promise whose accepted value names a third kind of ballot.
+        assert_eq!(
+            Message::decode(&[TAG_PROMISE, 0, 0, 0, 0, 0, 0, 0, 0, 3]),
+            Err(DecodeError::Malformed("accepted ballot kind"))
+        );
     }
 
     #[test]
@@ -404,5 +474,19 @@ mod tests {
         }
         .encode(&mut bytes);
         assert_eq!(bytes.len(), 10);
+        // The first round's messages: 8 bytes and 2.
+        bytes.clear();
+        Message::Gather {
+            round: 3,
+            aggregate: Contribution {
+                flag: u32::MAX,
+                ..Contribution::default()
+            },
+        }
+        .encode(&mut bytes);
+        assert_eq!(bytes.len(), 8);
+        bytes.clear();
+        Message::Hold { round: 3 }.encode(&mut bytes);
+        assert_eq!(bytes.len(), 2);
     }
 }

@@ -14,7 +14,33 @@
 //!
 //! # The protocol
 //!
-//! It is Paxos in which a "quorum" is *every participant not known failed*, run over trees.
+//! It is Paxos in which a "quorum" is *every participant not known failed*, run over trees,
+//! preceded (from 2 to [`FAST_ROUND_MAX`] participants) by a coordinator-free first round that
+//! decides in two passes of dissemination when nothing fails.
+//!
+//! ## The first round
+//!
+//! With `n` participants and `R = ceil(log2 n)`, participant `i` sends in round `k` to
+//! `i + 2^k` and hears from `i - 2^k` (modulo `n`); after `R` rounds, what each participant
+//! folded in covers all `n`.
+//!
+//! - **Gather pass.** A started rank sends `Gather` with the aggregate of the contributions it
+//!   has folded so far ([`Contribution::merge`]: union, intersection, AND; order and overlaps do
+//!   not matter), and folds in what it hears, round after round. After `R` rounds it holds the
+//!   aggregate of *every* participant's contribution, so every rank that gets there computes
+//!   the same value `V`: what a coordinator would propose from a complete gather in which all
+//!   contributed and nobody had accepted anything. It *accepts* `V` at the ballot
+//!   [`Ballot::Fast`], below every coordinated ballot.
+//! - **Hold pass.** It then sends `Hold` the same way: a hold of round `k` says that the `2^k`
+//!   participants ending at its sender all accepted `V`. After `R` rounds every participant has
+//!   accepted `V`: the rank decides, and sends no commit (the others decide the same way).
+//! - **Leaving.** A rank leaves the first round for good, and runs the coordinated ballots
+//!   below from ballot `lowest_alive`, when it knows a participant failed (at entry or later:
+//!   the round needs every participant) or when a coordinated ballot's message arrives. A rank
+//!   that has left sends `Prepare` at ballot 0 too, so the others leave at once rather than when
+//!   their detectors tell them. Its promise reports `(Fast, V)` if it accepted `V`.
+//!
+//! ## The coordinated ballots
 //!
 //! - **Ballots.** Participants are numbered by index `0..n` ([`Participants`]). A ballot is the
 //!   index of its coordinator. A rank's current ballot is the maximum of the highest ballot it
@@ -58,8 +84,11 @@
 //!   commit with. Non-commit messages from ranks known failed, and messages of ballots below
 //!   the current one, are ignored.
 //!
-//! Failure-free this is four traversals of a tree of depth `log2 n` and `4 (n - 1)` messages
-//! (three messages at two ranks).
+//! Failure-free the coordinated ballots are four traversals of a tree of depth `log2 n` and
+//! `4 (n - 1)` messages (three messages at two ranks); the first round is `2 R` one-way delays
+//! and `2 n R` messages (two delays and four messages at two ranks). Above [`FAST_ROUND_MAX`]
+//! participants the message count wins over the delays (it is what costs when ranks outnumber
+//! cores) and the coordinated ballots run from the start.
 //!
 //! # Invariants
 //!
@@ -74,8 +103,23 @@
 //!    failed with no reply from it, and ignores its messages from then on), and every index
 //!    below `b` as a non-contributor. Likewise a complete set of `Accepted` at `b` means every
 //!    participant not known failed by the rank waiting for it accepted `(b, V)`.
+//! 5. *One first-round value.* Every rank that accepts at [`Ballot::Fast`] accepts the same
+//!    `V` (it folded in all `n` contributions, and folding is order-free), and only before it
+//!    leaves the round, hence before it promises any coordinated ballot.
 //!
 //! # Why it is correct
+//!
+//! **Uniform agreement, first round.** Say some rank decides `V` in the first round: every
+//! participant accepted `(Fast, V)`, each before it left the round (invariant 5). Take any
+//! coordinated ballot `c` whose coordinator proposes: its coordinator is a participant, so it
+//! accepted `(Fast, V)` before it promised `c`, and its own promise, part of its complete
+//! gather, reports an accepted value at `Fast` or higher. The highest accepted ballot `c'` in
+//! the gather is then `Fast`, whose value is `V` (invariant 5), or a coordinated ballot below
+//! `c`, whose value is `V` by induction over ballots; so `c` proposes `V`, and every
+//! coordinated decision is `V`. Conversely, a coordinated decision first and a first-round
+//! decision later: the first-round one is still `V`'s, which every coordinated proposal (by the
+//! same argument) equals, because the first round's decision needs every participant's
+//! acceptance, coordinators included.
 //!
 //! **Uniform agreement.** Say the coordinator of ballot `b` decides `V`. Take any ballot
 //! `c > b` whose coordinator proposes. That coordinator knows index `b` failed, so `b` died
@@ -95,7 +139,11 @@
 //! contributors' flags and `unacknowledged_failure` is computed from exactly the contributors'
 //! acknowledged sets, so `agree`'s `ProcFailed` rule holds.
 //!
-//! **Termination.** After the last failure the detectors converge (eventual completeness), and
+//! **Termination.** Failure-free, the first round ends at every rank. Otherwise every live rank
+//! learns of the failure (eventual completeness) and leaves it, if it has not decided there;
+//! ranks that did decide answer every later message with a commit and push the commit to their
+//! tree neighbours once they learn of a failure. From there, after the last failure the
+//! detectors converge, and
 //! every live rank computes the same ballot, the lowest live index (a ballot seen in a message
 //! is never above it: its coordinator knew every index below it failed), and the same tree with
 //! the same effective edges, which connect all live ranks. If some live rank has decided, its
@@ -129,6 +177,7 @@
 //!     ranks[r].start(Contribution { flag: 0b110 | r as u32, ..Contribution::default() });
 //! }
 //! let mut messages = 0;
+//! let mut depth = 0;
 //! loop {
 //!     let mut sent = Vec::new();
 //!     for r in 0..3 {
@@ -138,11 +187,13 @@
 //!     }
 //!     if sent.is_empty() { break; }
 //!     messages += sent.len();
+//!     depth += 1;
 //!     for (from, to, message) in sent {
 //!         ranks[to as usize].handle_message(from, message);
 //!     }
 //! }
-//! assert_eq!(messages, 4 * 2);
+//! // The first round: two passes of two rounds, a message per rank per round.
+//! assert_eq!((messages, depth), (2 * 2 * 3, 4));
 //! for rank in &ranks {
 //!     let decision = rank.decision().unwrap();
 //!     assert!(decision.failed.is_empty());
@@ -159,9 +210,11 @@ mod value;
 
 pub use instance::Agreement;
 pub use message::{DecodeError, Message};
-pub use participants::Participants;
+pub use participants::{Participants, FAST_ROUND_MAX};
 pub use series::AgreementSeries;
-pub use value::{Contribution, Decision, Summary};
+pub use value::{Ballot, Contribution, Decision, Summary};
 
+#[cfg(test)]
+pub(crate) use message::tests::message as arbitrary_message;
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::participants::FAST_ROUND_MAX;
 use super::*;
 use crate::{Rank, RankSet};
 
@@ -29,8 +30,22 @@ struct Net {
 }
 
 impl Net {
+    /// `n` ranks that run the coordinated ballots only: the stories below check those ballots
+    /// message by message (the first round has its own tests, with [`Net::fast`]).
     fn new(n: u32) -> Net {
-        let participants = Arc::new(Participants::new(n, &RankSet::new()));
+        Net::over(Participants::new(n, &RankSet::new()).coordinated_only())
+    }
+
+    /// `n` ranks whose agreements begin with the first round.
+    fn fast(n: u32) -> Net {
+        let participants = Participants::new(n, &RankSet::new());
+        assert!(participants.fast_round());
+        Net::over(participants)
+    }
+
+    fn over(participants: Participants) -> Net {
+        let n = participants.len() as u32;
+        let participants = Arc::new(participants);
         Net {
             ranks: (0..n)
                 .map(|r| Agreement::new(r, participants.clone()))
@@ -156,6 +171,10 @@ fn describe(message: &Message) -> String {
         }
         Message::Accepted { ballot } => format!("accepted b{ballot}"),
         Message::Commit { value } => format!("commit {:?}", value.failed.as_slice()),
+        Message::Gather { round, aggregate } => {
+            format!("gather r{round} flag {:#x}", aggregate.flag)
+        }
+        Message::Hold { round } => format!("hold r{round}"),
     }
 }
 
@@ -434,7 +453,7 @@ fn cascade_of_coordinators() {
 /// decided rank answers a late Promise with a Commit.
 #[test]
 fn decided_rank_answers_a_late_peer() {
-    let participants = Arc::new(Participants::new(2, &RankSet::new()));
+    let participants = Arc::new(Participants::new(2, &RankSet::new()).coordinated_only());
     let mut decided = Agreement::new(0, participants.clone());
     decided.start(Contribution::default());
     let value = Decision {
@@ -483,7 +502,7 @@ fn decided_rank_answers_a_late_peer() {
 /// A decided rank answers a non-commit message from a peer it has not exchanged a commit with.
 #[test]
 fn decided_rank_answers_unknown_sender() {
-    let participants = Arc::new(Participants::new(3, &RankSet::new()));
+    let participants = Arc::new(Participants::new(3, &RankSet::new()).coordinated_only());
     let mut rank2 = Agreement::new(2, participants);
     rank2.start(Contribution::default());
     rank2.poll_transmit(); // its promise to 0
@@ -502,7 +521,7 @@ fn decided_rank_answers_unknown_sender() {
 /// Messages that arrive before `start` are kept and acted on at start.
 #[test]
 fn messages_before_start_are_kept() {
-    let participants = Arc::new(Participants::new(2, &RankSet::new()));
+    let participants = Arc::new(Participants::new(2, &RankSet::new()).coordinated_only());
     let mut root = Agreement::new(0, participants);
     root.handle_message(
         1,
@@ -538,7 +557,7 @@ fn messages_before_start_are_kept() {
 #[test]
 fn excluded_ranks_take_no_part() {
     let excluded = set(&[0, 3]);
-    let participants = Arc::new(Participants::new(6, &excluded));
+    let participants = Arc::new(Participants::new(6, &excluded).coordinated_only());
     let mut ranks: Vec<Agreement> = [1, 2, 4, 5]
         .iter()
         .map(|&r| Agreement::new(r, participants.clone()))
@@ -574,7 +593,7 @@ fn excluded_ranks_take_no_part() {
 /// call keeps answering until the following call decides, then it is dropped.
 #[test]
 fn series_buffers_early_messages_and_drops_old_calls() {
-    let participants = Arc::new(Participants::new(2, &RankSet::new()));
+    let participants = Arc::new(Participants::new(2, &RankSet::new()).coordinated_only());
     let mut series: Vec<AgreementSeries> = (0..2).map(AgreementSeries::new).collect();
     let mut wire: VecDeque<(Rank, Rank, u64, Message)> = VecDeque::new();
     fn pump(series: &mut [AgreementSeries], wire: &mut VecDeque<(Rank, Rank, u64, Message)>) {
@@ -654,7 +673,7 @@ fn series_buffers_early_messages_and_drops_old_calls() {
 /// Series: failures reported before a call starts are known to it.
 #[test]
 fn series_feeds_earlier_failures_to_new_calls() {
-    let participants = Arc::new(Participants::new(3, &RankSet::new()));
+    let participants = Arc::new(Participants::new(3, &RankSet::new()).coordinated_only());
     let mut s = AgreementSeries::new(1);
     s.handle_failure(0);
     let seq = s.start(participants, Contribution::default());
@@ -665,4 +684,232 @@ fn series_feeds_earlier_failures_to_new_calls() {
     );
     let (to, _, m) = s.poll_transmit().unwrap();
     assert_eq!((to, m.kind()), (2, "prepare"));
+}
+
+// ----- the coordinator-free first round -----
+
+/// Number of dissemination rounds of each pass of the first round.
+fn rounds(n: u32) -> usize {
+    (u32::BITS - (n - 1).leading_zeros()) as usize
+}
+
+/// SPEC §6 agreement cost, first round: failure-free, every rank sends one gather and one hold
+/// per round, 2 n ceil(log2 n) messages, and the longest causal chain is 2 ceil(log2 n) (two
+/// one-way delays at two ranks, against three for the coordinated ballots); no commit. The
+/// decision carries the AND of every contribution's flag at every rank. Above
+/// `FAST_ROUND_MAX` participants the coordinated ballots run from the start.
+#[test]
+fn failure_free_first_round_costs_two_passes_of_dissemination() {
+    for n in [2u32, 3, 4, 5, 7, 8, 13, 16, 31, 32] {
+        let mut net = Net::fast(n);
+        for r in (0..n).rev() {
+            net.start_with(
+                r,
+                Contribution {
+                    flag: !(1 << r),
+                    ..Contribution::default()
+                },
+            );
+        }
+        net.run();
+        let d = net.agreed();
+        assert!(d.failed.is_empty() && d.non_contributors.is_empty());
+        assert!(!d.unacknowledged_failure);
+        let everyone = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        assert_eq!(d.flag, !everyone);
+        assert_eq!(net.sent, 2 * n as usize * rounds(n), "n={n}");
+        assert_eq!(net.max_depth, 2 * rounds(n), "n={n}");
+        assert!(
+            !net.log.iter().any(|l| l.contains("commit")),
+            "n={n}: {:?}",
+            net.log
+        );
+    }
+    let above = Participants::new(FAST_ROUND_MAX as u32 + 1, &RankSet::new());
+    assert!(!above.fast_round());
+    let mut net = Net::over(above);
+    for r in 0..=FAST_ROUND_MAX as u32 {
+        net.start(r);
+    }
+    net.run();
+    net.agreed();
+    assert_eq!(net.sent, 4 * FAST_ROUND_MAX);
+    // One participant decides alone, at once, with or without the first round.
+    assert!(!Participants::new(1, &RankSet::new()).fast_round());
+}
+
+/// The exact failure-free story at n = 3: gathers to i+1 then i+2, holds likewise.
+#[test]
+fn first_round_story_at_three() {
+    let mut net = Net::fast(3);
+    for r in 0..3 {
+        net.start(r);
+    }
+    net.run();
+    assert_eq!(
+        net.log,
+        [
+            "0->1 gather r0 flag 0xffffffff",
+            "1->2 gather r0 flag 0xffffffff",
+            "2->0 gather r0 flag 0xffffffff",
+            "1->0 gather r1 flag 0xffffffff",
+            "2->1 gather r1 flag 0xffffffff",
+            "0->2 gather r1 flag 0xffffffff",
+            "0->1 hold r0",
+            "1->2 hold r0",
+            "2->0 hold r0",
+            "1->0 hold r1",
+            "2->1 hold r1",
+            "0->2 hold r1",
+        ]
+    );
+}
+
+/// SPEC §2.1 uniform agreement across the two protocols: a rank decides in the first round and
+/// dies at once, its last holds lost; the survivors, which had not all decided, finish in the
+/// coordinated ballots and must decide what it decided (everyone held that value: the new
+/// coordinator's gather reports it), not a fresh value naming the dead rank.
+#[test]
+fn a_rank_that_decided_in_the_first_round_and_died_decided_what_survivors_decide() {
+    for n in [2u32, 3, 4, 8, 13] {
+        for victim_rank in 0..n {
+            let mut net = Net::fast(n);
+            for r in 0..n {
+                net.start(r);
+            }
+            while net.ranks[victim_rank as usize].decision().is_none() {
+                assert!(net.step(), "n={n}: {victim_rank} decides");
+            }
+            let decided = net.ranks[victim_rank as usize].decision().cloned().unwrap();
+            let undecided = (0..n)
+                .filter(|&r| net.ranks[r as usize].decision().is_none())
+                .count();
+            net.crash(victim_rank);
+            net.run();
+            net.detect(victim_rank);
+            net.run();
+            let d = net.agreed();
+            assert_eq!(
+                d, decided,
+                "n={n} victim={victim_rank} ({undecided} undecided)"
+            );
+            assert!(d.failed.is_empty());
+        }
+    }
+}
+
+/// SPEC §2.1 validity and termination: a rank dies in the middle of the gather pass (before any
+/// rank holds a value); the others cannot finish the first round, leave it when they learn of
+/// the failure, and decide in the coordinated ballots with the dead rank failed.
+#[test]
+fn a_death_in_the_gather_pass_ends_in_the_coordinated_ballots() {
+    for n in [2u32, 3, 5, 8] {
+        for victim in 0..n {
+            let mut net = Net::fast(n);
+            for r in 0..n {
+                if r != victim {
+                    net.start(r);
+                }
+            }
+            net.run();
+            assert!(
+                net.decisions().iter().all(Option::is_none),
+                "n={n}: nobody decides without {victim}"
+            );
+            net.crash(victim);
+            net.detect(victim);
+            net.run();
+            let d = net.agreed();
+            assert_eq!(d.failed, set(&[victim]), "n={n}");
+            assert_eq!(d.non_contributors, set(&[victim]));
+        }
+    }
+}
+
+/// Liveness without the detector's help: a few ranks learn of a failure and leave the first
+/// round; their promises and Prepares (at ballot 0 too) bring the others out, and everybody
+/// decides although ranks 1, 2, 4 and 5 never learn (the coordinated ballots need the
+/// coordinator and the dead rank's parent in the tree, 6, to learn, as they always did).
+#[test]
+fn leaving_the_first_round_brings_the_others_along() {
+    let n = 8;
+    let mut net = Net::fast(n);
+    // Rank 7 dies after sending its first gather only.
+    for r in 0..n {
+        net.start(r);
+    }
+    net.queue
+        .retain(|m| m.from != 7 || m.message.kind() == "gather");
+    net.crash(7);
+    net.run();
+    assert!(net.decisions().iter().all(Option::is_none));
+    // Only ranks 3, then 0 (the coordinator) and 6 learn.
+    for r in [3, 0, 6] {
+        net.ranks[r].handle_failure(7);
+        net.collect(r as u32, 0);
+    }
+    net.run();
+    let d = net.agreed();
+    assert_eq!(d.failed, set(&[7]));
+}
+
+/// Messages of the first round that arrive before `start` are kept; messages from the wrong
+/// partner, of a round that does not exist, or repeated, change nothing.
+#[test]
+fn first_round_messages_before_start_are_kept_and_strays_ignored() {
+    let participants = Arc::new(Participants::new(2, &RankSet::new()));
+    let mut zero = Agreement::new(0, participants.clone());
+    let mut one = Agreement::new(1, participants.clone());
+    one.start(Contribution {
+        flag: 6,
+        ..Contribution::default()
+    });
+    let (to, gather) = one.poll_transmit().unwrap();
+    assert_eq!((to, gather.kind()), (0, "gather"));
+    zero.handle_message(1, gather.clone());
+    zero.handle_message(1, Message::Hold { round: 5 });
+    zero.handle_message(
+        1,
+        Message::Gather {
+            round: 1,
+            aggregate: Contribution::default(),
+        },
+    );
+    assert_eq!(zero.poll_transmit(), None);
+    zero.start(Contribution {
+        flag: 3,
+        ..Contribution::default()
+    });
+    // Its own gather, then (holding the value) its hold.
+    let sent: Vec<_> = std::iter::from_fn(|| zero.poll_transmit()).collect();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0].1.kind(), "gather");
+    assert_eq!(sent[1].1, Message::Hold { round: 0 });
+    // A repeated gather with another flag does not change the held value.
+    zero.handle_message(
+        1,
+        Message::Gather {
+            round: 0,
+            aggregate: Contribution::default(),
+        },
+    );
+    for (_, m) in sent {
+        one.handle_message(0, m);
+    }
+    let (_, hold) = one.poll_transmit().unwrap();
+    zero.handle_message(1, hold);
+    assert_eq!(zero.decision().map(|d| d.flag), Some(2));
+    assert_eq!(one.decision().map(|d| d.flag), Some(2));
+    // A third participant's gather at a two-rank agreement is not a participant's: ignored.
+    let mut three = Agreement::new(2, Arc::new(Participants::new(3, &RankSet::new())));
+    three.start(Contribution::default());
+    three.poll_transmit();
+    three.handle_message(
+        0,
+        Message::Gather {
+            round: 0,
+            aggregate: Contribution::default(),
+        },
+    );
+    assert_eq!(three.poll_transmit(), None, "0 is not 2's round-0 sender");
 }

@@ -16,6 +16,51 @@ pub struct Contribution {
     pub flag: u32,
 }
 
+impl Contribution {
+    /// Folds another contribution into this aggregate: union of the known failures,
+    /// intersection of the acknowledged sets, AND of the flags. Commutative, associative and
+    /// idempotent, so the aggregate of a set of contributions does not depend on the order or
+    /// the overlaps in which they were folded (the first round's dissemination relies on it).
+    pub(crate) fn merge(&mut self, other: &Contribution) {
+        self.known_failed.union_with(&other.known_failed);
+        self.acknowledged = self.acknowledged.intersection(&other.acknowledged);
+        self.flag &= other.flag;
+    }
+
+    /// The value of the coordinator-free first round: what a coordinator would propose from a
+    /// complete gather in which every participant contributed (this aggregate) and nobody had
+    /// accepted anything.
+    pub(crate) fn fast_value(&self) -> Decision {
+        Summary {
+            known_failed: self.known_failed.clone(),
+            acknowledged: self.acknowledged.clone(),
+            flag: self.flag,
+            ..Summary::default()
+        }
+        .proposal()
+    }
+}
+
+/// The ballot at which a value was accepted: the coordinator-free first round, below every
+/// coordinated ballot, or the coordinated ballot led by the participant of that index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ballot {
+    /// The first round, where every participant computes the value from every contribution
+    /// (one value only: see the [module docs](super)).
+    Fast,
+    /// The coordinated ballot of this participant index.
+    Led(u32),
+}
+
+impl std::fmt::Display for Ballot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ballot::Fast => write!(f, "fast"),
+            Ballot::Led(ballot) => write!(f, "b{ballot}"),
+        }
+    }
+}
+
 /// The value agreed on by one agreement.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
@@ -45,7 +90,7 @@ pub struct Summary {
     pub flag: u32,
     /// The highest-ballot value accepted by a rank of the subtree before it promised, with
     /// its ballot.
-    pub accepted: Option<(u32, Decision)>,
+    pub accepted: Option<(Ballot, Decision)>,
 }
 
 impl Summary {
