@@ -54,10 +54,10 @@ pub struct Agreement {
     outbox: VecDeque<(Rank, Message)>,
 }
 
-/// This rank's part in the coordinator-free first round: two dissemination passes over the
-/// participant indices (in round `k` participant `i` sends to `i + 2^k` and hears from
-/// `i - 2^k`, modulo `n`), the first folding the contributions, the second telling that the
-/// value is held.
+/// This rank's part in the coordinator-free first round: two passes over the participant
+/// indices (in round `k` participant `i` exchanges with `i XOR 2^k` when `n` is a power of two,
+/// else sends to `i + 2^k` and hears from `i - 2^k`, modulo `n`), the first folding the
+/// contributions, the second telling that the value is held.
 #[derive(Debug, Default)]
 struct FastRound {
     /// Whether this rank has left the round (for good) or never took part.
@@ -435,9 +435,17 @@ impl Agreement {
         u32::BITS - n.saturating_sub(1).leading_zeros()
     }
 
-    /// The participant this rank sends to in round `round`, and the one it hears from.
+    /// The participant this rank sends to in round `round`, and the one it hears from: its
+    /// butterfly partner `i XOR 2^round` both ways when `n` is a power of two (the first rounds
+    /// then stay among neighbouring indices, which launchers place on one host: the pass
+    /// crosses between hosts once on its longest chain), else dissemination (`i + 2^round`,
+    /// `i - 2^round`, modulo `n`).
     fn fast_partners(&self, my_index: u32, round: u32) -> (u32, u32) {
         let n = self.participants.len() as u64;
+        if n.is_power_of_two() {
+            let partner = my_index ^ (1 << round);
+            return (partner, partner);
+        }
         let step = (1u64 << round) % n;
         let me = my_index as u64;
         (((me + step) % n) as u32, ((me + n - step) % n) as u32)

@@ -20,9 +20,12 @@
 //!
 //! ## The first round
 //!
-//! With `n` participants and `R = ceil(log2 n)`, participant `i` sends in round `k` to
-//! `i + 2^k` and hears from `i - 2^k` (modulo `n`); after `R` rounds, what each participant
-//! folded in covers all `n`.
+//! With `n` participants and `R = ceil(log2 n)`, participant `i` exchanges in round `k` with
+//! `i XOR 2^k` when `n` is a power of two (a butterfly: after round `k` it covers its aligned
+//! block of `2^(k+1)` indices, and the first rounds stay among neighbours, usually one host),
+//! else sends to `i + 2^k` and hears from `i - 2^k`, modulo `n` (dissemination: after round
+//! `k` it covers the `2^(k+1)` indices ending at its own); after `R` rounds, what each
+//! participant folded in covers all `n`.
 //!
 //! - **Gather pass.** A started rank sends `Gather` with the aggregate of the contributions it
 //!   has folded so far ([`Contribution::merge`]: union, intersection, AND; order and overlaps do

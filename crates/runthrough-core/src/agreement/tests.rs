@@ -738,7 +738,46 @@ fn failure_free_first_round_costs_two_passes_of_dissemination() {
     assert!(!Participants::new(1, &RankSet::new()).fast_round());
 }
 
-/// The exact failure-free story at n = 3: gathers to i+1 then i+2, holds likewise.
+/// The exact failure-free story at n = 4: a butterfly, partners i XOR 1 then i XOR 2.
+#[test]
+fn first_round_story_at_four() {
+    let mut net = Net::fast(4);
+    for r in 0..4 {
+        net.start(r);
+    }
+    net.run();
+    let gathers: Vec<&str> = net.log.iter().take(8).map(String::as_str).collect();
+    assert_eq!(
+        gathers,
+        [
+            "0->1 gather r0 flag 0xffffffff",
+            "1->0 gather r0 flag 0xffffffff",
+            "2->3 gather r0 flag 0xffffffff",
+            "3->2 gather r0 flag 0xffffffff",
+            "1->3 gather r1 flag 0xffffffff",
+            "0->2 gather r1 flag 0xffffffff",
+            "3->1 gather r1 flag 0xffffffff",
+            "2->0 gather r1 flag 0xffffffff",
+        ]
+    );
+    let holds: Vec<&str> = net.log.iter().skip(8).map(String::as_str).collect();
+    assert_eq!(
+        holds,
+        [
+            "3->2 hold r0",
+            "2->3 hold r0",
+            "1->0 hold r0",
+            "0->1 hold r0",
+            "2->0 hold r1",
+            "3->1 hold r1",
+            "0->2 hold r1",
+            "1->3 hold r1",
+        ]
+    );
+}
+
+/// The exact failure-free story at n = 3 (not a power of two: dissemination): gathers to i+1
+/// then i+2, holds likewise.
 #[test]
 fn first_round_story_at_three() {
     let mut net = Net::fast(3);
