@@ -195,6 +195,8 @@ impl Schedule {
                 in_flight,
             });
         }
+        // Drawn last: the draws above are those of the schedules before the first round.
+        let coordinated_only = rng.gen_bool(0.2);
         Schedule {
             seed,
             ranks: n,
@@ -206,8 +208,7 @@ impl Schedule {
             start_times,
             call_gap,
             crashes,
-            // Drawn last: the draws above are those of the schedules before the first round.
-            coordinated_only: rng.gen_bool(0.2),
+            coordinated_only,
         }
     }
 }

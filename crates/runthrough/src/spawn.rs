@@ -75,7 +75,8 @@ pub(crate) struct ParentLink {
 
 /// The engine of spawned rank `me`, one of `children` (world ranks, in order) that `parents`
 /// started with joining context `context`: its world communicator is `children`, and the
-/// joining communicator (parents first, then children) is installed before it runs.
+/// joining communicator (parents first, then children) is installed before it runs. Its
+/// agreements begin with the first round as its parents' do (`first_round`).
 pub(crate) fn spawned_engine(
     me: WorldRank,
     parents: &[WorldRank],
@@ -83,8 +84,10 @@ pub(crate) fn spawned_engine(
     context: ContextId,
     job_size: u32,
     cap: Option<usize>,
+    first_round: bool,
 ) -> crate::endpoint::Engine {
     let mut engine = crate::endpoint::Engine::spawned(me, children.to_vec(), job_size);
+    engine.set_agreement_first_round(first_round);
     if let Some(cap) = cap {
         engine.set_unexpected_cap(cap, job_size);
     }

@@ -51,6 +51,9 @@ pub struct Agreement {
     decided_fast: bool,
     /// Participant indices this rank sent a commit to or received one from.
     commit_exchanged: RankSet,
+    /// Participant indices whose first-round message this rank, outside the round, answered
+    /// with a `Prepare` (once each).
+    nudged: RankSet,
     outbox: VecDeque<(Rank, Message)>,
 }
 
@@ -162,6 +165,7 @@ impl Agreement {
             decided: None,
             decided_fast: false,
             commit_exchanged: RankSet::new(),
+            nudged: RankSet::new(),
             outbox: VecDeque::new(),
         }
     }
@@ -183,6 +187,7 @@ impl Agreement {
         self.decided = None;
         self.decided_fast = false;
         self.commit_exchanged.clear();
+        self.nudged.clear();
         self.outbox.clear();
     }
 
@@ -451,11 +456,32 @@ impl Agreement {
         (((me + step) % n) as u32, ((me + n - step) % n) as u32)
     }
 
+    /// A first-round message reached this rank outside the round (it left, having learned of
+    /// a failure, or its participants skip the round): a `Prepare` of its ballot brings the
+    /// sender out at once rather than when the sender's detector tells it. (Ranks of one
+    /// agreement must all run the round or all skip it: one that skips it while a partner
+    /// runs it may leave the partner waiting, with nothing to nudge, for messages it never
+    /// sends.)
+    fn nudge(&mut self, from_index: u32) -> bool {
+        if !self.fast.left && self.participants.fast_round() {
+            return false;
+        }
+        if self.nudged.insert(from_index) {
+            self.outbox.push_back((
+                self.participants.rank_at(from_index),
+                Message::Prepare {
+                    ballot: self.ballot,
+                },
+            ));
+        }
+        true
+    }
+
     fn handle_gather(&mut self, from_index: u32, round: u32, aggregate: Contribution) {
         let Some(my_index) = self.my_index else {
             return;
         };
-        if self.fast.left
+        if self.nudge(from_index)
             || round >= self.fast_rounds()
             || self.fast_partners(my_index, round).1 != from_index
             || round < self.fast.gathered
@@ -474,7 +500,7 @@ impl Agreement {
         let Some(my_index) = self.my_index else {
             return;
         };
-        if self.fast.left
+        if self.nudge(from_index)
             || round >= self.fast_rounds()
             || self.fast_partners(my_index, round).1 != from_index
         {

@@ -952,3 +952,35 @@ fn first_round_messages_before_start_are_kept_and_strays_ignored() {
     );
     assert_eq!(three.poll_transmit(), None, "0 is not 2's round-0 sender");
 }
+
+/// A rank that left the first round answers a first-round message with a `Prepare` (once per
+/// sender), so that its sender leaves now rather than when its own detector tells it.
+#[test]
+fn a_rank_outside_the_first_round_answers_a_gather_with_a_prepare() {
+    let participants = Arc::new(Participants::new(4, &RankSet::new()));
+    let mut rank1 = Agreement::new(1, participants);
+    rank1.start(Contribution::default());
+    assert_eq!(
+        rank1.poll_transmit().map(|(to, m)| (to, m.kind())),
+        Some((0, "gather"))
+    );
+    rank1.handle_failure(3);
+    // It left: its promise goes to its parent, 0; nothing else (0 is alive).
+    let sent: Vec<_> = std::iter::from_fn(|| rank1.poll_transmit()).collect();
+    assert!(sent
+        .iter()
+        .all(|(_, m)| m.kind() != "gather" && m.kind() != "hold"));
+    rank1.handle_message(
+        0,
+        Message::Gather {
+            round: 0,
+            aggregate: Contribution::default(),
+        },
+    );
+    assert_eq!(
+        rank1.poll_transmit(),
+        Some((0, Message::Prepare { ballot: 0 }))
+    );
+    rank1.handle_message(0, Message::Hold { round: 0 });
+    assert_eq!(rank1.poll_transmit(), None, "once per sender");
+}

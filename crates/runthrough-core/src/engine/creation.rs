@@ -391,7 +391,8 @@ impl Engine {
     ) -> (Rank, u32) {
         let rank = plan.members.comm_of(me).expect("a plan holds this rank");
         let size = plan.members.size();
-        let state = CommState::new(plan.members, rank, plan.global);
+        let mut state = CommState::new(plan.members, rank, plan.global);
+        state.set_first_round(self.first_round);
         self.install(context, state, out);
         (rank, size)
     }

@@ -252,6 +252,9 @@ pub(crate) struct CommState {
     pub(crate) participants: Arc<[Rank]>,
     /// The same, as the agreement protocol takes them (rebuilt only when G changes).
     pub(crate) agreement_participants: Arc<Participants>,
+    /// Whether the agreements begin with the coordinator-free first round (every rank of the
+    /// job makes the same choice: [`Engine::set_agreement_first_round`]).
+    pub(crate) first_round: bool,
     /// The agreements of this communicator's `validate_global`, `agree` and `shrink` calls.
     pub(crate) agreements: AgreementSeries,
     /// The agreements of the communicator creations (`dup`, `split`, `create`) on this
@@ -291,6 +294,7 @@ impl CommState {
             decided: BTreeMap::new(),
             participants: Arc::from(Vec::new()),
             agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
+            first_round: true,
             agreements: AgreementSeries::new(rank),
             creations: AgreementSeries::new(rank),
             creating: false,
@@ -311,10 +315,29 @@ impl CommState {
         self.participants = (0..self.members.size())
             .filter(|&r| !self.global.is_failed(r))
             .collect();
-        self.agreement_participants = Arc::new(Participants::new(
+        self.agreement_participants = Arc::new(self.with_first_round(Participants::new(
             self.members.size(),
             &self.global.failed_set(),
-        ));
+        )));
+    }
+
+    /// `participants`, without the agreement's first round where this communicator's
+    /// agreements skip it.
+    fn with_first_round(&self, participants: Participants) -> Participants {
+        if self.first_round {
+            participants
+        } else {
+            participants.coordinated_only()
+        }
+    }
+
+    /// Whether this communicator's agreements begin with the first round (when they have 2 to
+    /// `FAST_ROUND_MAX` participants).
+    pub(crate) fn set_first_round(&mut self, on: bool) {
+        if self.first_round != on {
+            self.first_round = on;
+            self.rebuild_participants();
+        }
     }
 
     /// A participant of collectives that this rank knows failed but G does not recognize: while
@@ -428,7 +451,9 @@ impl CommState {
     /// known failed to every detector and skipped, and a rank that joins without a creation call
     /// (after a revocation) needs no agreed G to do so.
     pub(crate) fn start_creation(&mut self, flag: u32) -> u64 {
-        let participants = Arc::new(Participants::new(self.members.size(), &Default::default()));
+        let participants = Arc::new(
+            self.with_first_round(Participants::new(self.members.size(), &Default::default())),
+        );
         let contribution = Contribution {
             known_failed: self.known_failed.clone(),
             acknowledged: self.local.failed_set(),
@@ -516,6 +541,9 @@ pub struct Engine {
     pub(crate) next_sync: u64,
     /// This rank's world rank.
     pub(crate) world_rank: WorldRank,
+    /// Whether agreements begin with the coordinator-free first round (see
+    /// [`Engine::set_agreement_first_round`]).
+    pub(crate) first_round: bool,
     /// Another rank's detector (through an agreement's decision, or a report handed to
     /// [`Engine::handle_peer_failed`]) declared this rank failed: it was fenced and must halt
     /// (SPEC §1: a rank declared failed never takes part again).
@@ -541,7 +569,29 @@ impl Engine {
             sync_abandoned: BTreeSet::new(),
             next_sync: 0,
             world_rank,
+            first_round: true,
             declared_failed: false,
+        }
+    }
+
+    /// Whether the agreements of every communicator (existing and created later) begin with
+    /// the coordinator-free first round (the default; see `runthrough_core::agreement`). It
+    /// saves latency where each rank has a core, and costs throughput where ranks outnumber
+    /// cores (it sends `2 ceil(log2 n)` messages per rank against about 4). Every rank of a job
+    /// must make the same choice, before its first agreement (ranks that differ stay safe, no
+    /// rank decides in a round some participant skips, but may wait for each other until a
+    /// failure is learned); a driver that knows the job's ranks outnumber the cores turns it
+    /// off at every rank, and at the ranks it spawns.
+    pub fn set_agreement_first_round(&mut self, on: bool) {
+        debug_assert!(
+            self.comms
+                .values()
+                .all(|state| state.agreements.next_seq() == 0),
+            "chosen before the first agreement"
+        );
+        self.first_round = on;
+        for state in self.comms.values_mut() {
+            state.set_first_round(on);
         }
     }
 
@@ -1034,5 +1084,33 @@ mod synchronous_tests {
         let ordinary = Envelope { source: 2, tag: 4 };
         let (seen, data) = matched(ordinary, vec![5], WorldRank(7), &mut out);
         assert_eq!((seen, data, out.len()), (ordinary, vec![5], 1));
+    }
+}
+
+#[cfg(test)]
+mod first_round_tests {
+    use super::*;
+
+    /// The kind of the first agreement message a rank of a 4-rank job sends.
+    fn first_message(engine: &mut Engine) -> &'static str {
+        let mut out = Outgoing::new();
+        engine
+            .start_agreement(WORLD_CONTEXT, u32::MAX, &mut out)
+            .unwrap();
+        match out.first() {
+            Some((_, Packet::Agreement { message, .. })) => message.kind(),
+            other => panic!("no agreement message: {other:?}"),
+        }
+    }
+
+    /// An engine's agreements begin with the first round unless its driver turned it off.
+    #[test]
+    fn the_first_round_is_the_drivers_choice() {
+        let mut on = Engine::new(WorldRank(1), 4);
+        assert_eq!(first_message(&mut on), "gather");
+        let mut off = Engine::new(WorldRank(1), 4);
+        off.set_agreement_first_round(false);
+        assert_eq!(first_message(&mut off), "promise");
+        assert!(off.comms.values().all(|c| !c.first_round));
     }
 }

@@ -779,8 +779,15 @@ fn endpoint_for(
                 let children: Vec<WorldRank> = (info.first..info.first + info.count)
                     .map(WorldRank)
                     .collect();
-                let engine =
-                    crate::spawn::spawned_engine(me, &parents, &children, info.context, size, None);
+                let engine = crate::spawn::spawned_engine(
+                    me,
+                    &parents,
+                    &children,
+                    info.context,
+                    size,
+                    None,
+                    true, // as every process rank's
+                );
                 Endpoint::with_engine(me, engine, signal)
             }
         })
