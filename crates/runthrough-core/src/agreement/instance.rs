@@ -306,7 +306,10 @@ impl Agreement {
             _ => self.fast.left = true,
         }
         let ballot = message.ballot().unwrap_or(0);
-        if ballot < self.ballot {
+        if ballot < self.ballot || Some(ballot) > self.my_index {
+            // Below: an old ballot. Above this rank's own index: a ballot whose coordinator
+            // knows this rank failed (a false suspicion it has not heard of yet); it spans only
+            // the participants from its coordinator on, and this rank cannot take part.
             return;
         }
         if ballot > self.ballot {
@@ -466,7 +469,10 @@ impl Agreement {
         if !self.fast.left && self.participants.fast_round() {
             return false;
         }
-        if self.nudged.insert(from_index) {
+        // A sender below this rank's ballot has failed (accuracy), though this rank may not know
+        // it yet (the ballot came in a message): it takes no part in that ballot, so it is not
+        // told of it.
+        if from_index >= self.ballot && self.nudged.insert(from_index) {
             self.outbox.push_back((
                 self.participants.rank_at(from_index),
                 Message::Prepare {

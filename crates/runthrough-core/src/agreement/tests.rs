@@ -984,3 +984,30 @@ fn a_rank_outside_the_first_round_answers_a_gather_with_a_prepare() {
     rank1.handle_message(0, Message::Hold { round: 0 });
     assert_eq!(rank1.poll_transmit(), None, "once per sender");
 }
+
+/// A rank falsely suspected by the others (fenced while alive) may still receive messages of a
+/// ballot above its own index, or send first-round messages to a rank at such a ballot: it is
+/// never told of that ballot (it would be asked to coordinate a tree that starts above it),
+/// and a message of such a ballot changes nothing at it. Found by `simulate_ulfm`'s seed 88
+/// with a false suspicion: an arithmetic overflow in the tree walk.
+#[test]
+fn a_rank_below_the_ballot_takes_no_part_in_it() {
+    let participants = Arc::new(Participants::new(4, &RankSet::new()));
+    // Rank 2 learns of ballot 1 (index 0 failed, it is told) and leaves the first round.
+    let mut rank2 = Agreement::new(2, participants.clone());
+    rank2.start(Contribution::default());
+    rank2.poll_transmit();
+    rank2.handle_message(1, Message::Prepare { ballot: 1 });
+    assert_eq!(rank2.ballot(), 1);
+    std::iter::from_fn(|| rank2.poll_transmit()).for_each(drop);
+    // Rank 0, alive but suspected, sends it a first-round message: no Prepare of ballot 1.
+    rank2.handle_message(0, Message::Hold { round: 1 });
+    assert_eq!(rank2.poll_transmit(), None);
+    // Rank 0 itself, told of ballot 2 by a peer, ignores it (and does not panic).
+    let mut rank0 = Agreement::new(0, participants);
+    rank0.start(Contribution::default());
+    rank0.poll_transmit();
+    rank0.handle_message(3, Message::Prepare { ballot: 2 });
+    assert_eq!(rank0.ballot(), 0);
+    assert_eq!(rank0.poll_transmit(), None);
+}

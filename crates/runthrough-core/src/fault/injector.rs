@@ -39,7 +39,11 @@ pub type CallNumber = (u32, u32);
 /// `true`. A driver with an empty plan keeps no injector and asks nothing.
 ///
 /// Once a question was answered `true`, [`Injector::fired`] says which fault it was and in
-/// which call, for the rank to tell its launcher before it dies.
+/// which call, for the rank to tell its launcher before it dies, and every later send is
+/// refused ([`Injector::dies_before_sending`] answers `true`): a rank's other threads (its
+/// progress thread delivering a message that arrived meanwhile) may still be sending while the
+/// one that asked dies, and nothing more may leave a dead rank (a fault "before the call's
+/// first message" means that its peers get nothing of that call from it).
 ///
 /// # Invariants
 /// Counts only grow; a collective fault is armed (`armed` is `Some`) from the start of its
@@ -207,6 +211,9 @@ impl Injector {
     /// The rank is about to send `sending` (every packet it sends is asked about, once):
     /// whether it dies just before.
     pub fn dies_before_sending(&mut self, sending: Sending) -> bool {
+        if self.fired.is_some() {
+            return true;
+        }
         if sending == Sending::Revoke {
             self.revokes_sent += 1;
         }

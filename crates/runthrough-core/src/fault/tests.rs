@@ -350,6 +350,21 @@ fn a_packet_fault_fires_at_its_packet_whatever_its_kind() {
     assert!("2@packet".parse::<Fault>().is_err());
 }
 
+/// Nothing leaves a rank once a fault fired, whichever thread sends next (its progress thread
+/// may answer a message that arrived while the caller died): every later send is refused.
+/// Found when an agreement's first round let a rank killed "before its first message" send its
+/// second one from the progress thread, so that its peers decided with its contribution.
+#[test]
+fn nothing_is_sent_after_a_fault_fired() {
+    let mut i = injector("validate_global:1:1");
+    let world = |seq| Sending::Agreement { world: true, seq };
+    assert!(!i.dies_before_sending(Sending::Other));
+    assert!(i.dies_before_sending(world(0)));
+    assert!(i.dies_before_sending(world(0)), "the call's second message");
+    assert!(i.dies_before_sending(Sending::Other));
+    assert!(i.dies_before_sending(Sending::Revoke));
+}
+
 /// Several faults on one rank: it dies at the first that fires.
 #[test]
 fn several_faults_on_one_rank_each_fire() {

@@ -539,7 +539,9 @@ impl Simulated {
         if !endpoint.dies_before_sending(packet) {
             return false;
         }
-        if let Some((trigger, _)) = endpoint.fired_fault() {
+        // Once dead, every send is refused: the fault is recorded once, when it kills.
+        let alive = self.alive[from as usize].load(Ordering::SeqCst);
+        if let Some((trigger, _)) = endpoint.fired_fault().filter(|_| alive) {
             state.fired.push(Fault {
                 rank: from,
                 trigger,
