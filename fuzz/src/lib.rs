@@ -12,7 +12,7 @@ pub mod ring;
 use std::io::{self, Read};
 
 use arbitrary::{Result as AResult, Unstructured};
-use runthrough_core::agreement::{Decision, Message, Summary};
+use runthrough_core::agreement::{Ballot, Contribution, Decision, Message, Summary};
 use runthrough_core::packet::{Lane, Packet};
 use runthrough_core::wire::{
     self, Decoder, Frame, WireError, BUFFER, DEFAULT_MAX_FRAME, DIRECT_READ_THRESHOLD, TOKEN,
@@ -431,7 +431,7 @@ fn decision(u: &mut Unstructured) -> AResult<Decision> {
 
 /// An agreement message.
 pub fn message(u: &mut Unstructured) -> AResult<Message> {
-    Ok(match u.int_in_range(0..=4)? {
+    Ok(match u.int_in_range(0..=6)? {
         0 => Message::Prepare {
             ballot: u.arbitrary()?,
         },
@@ -442,10 +442,10 @@ pub fn message(u: &mut Unstructured) -> AResult<Message> {
                 non_contributors: rank_set(u)?,
                 acknowledged: rank_set(u)?,
                 flag: u.arbitrary()?,
-                accepted: if u.arbitrary()? {
-                    Some((u.arbitrary()?, decision(u)?))
-                } else {
-                    None
+                accepted: match u.int_in_range(0..=2)? {
+                    0 => None,
+                    1 => Some((Ballot::Led(u.arbitrary()?), decision(u)?)),
+                    _ => Some((Ballot::Fast, decision(u)?)),
                 },
             },
         },
@@ -455,6 +455,17 @@ pub fn message(u: &mut Unstructured) -> AResult<Message> {
         },
         3 => Message::Accepted {
             ballot: u.arbitrary()?,
+        },
+        4 => Message::Gather {
+            round: u.arbitrary()?,
+            aggregate: Contribution {
+                known_failed: rank_set(u)?,
+                acknowledged: rank_set(u)?,
+                flag: u.arbitrary()?,
+            },
+        },
+        5 => Message::Hold {
+            round: u.arbitrary()?,
         },
         _ => Message::Commit {
             value: decision(u)?,

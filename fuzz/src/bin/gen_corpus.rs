@@ -14,7 +14,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use runthrough_core::agreement::{Decision, Message, Summary};
+use runthrough_core::agreement::{Ballot, Contribution, Decision, Message, Summary};
 use runthrough_core::packet::{Lane, Packet};
 use runthrough_core::wire::{encode, Frame, TOKEN};
 use runthrough_core::RankSet;
@@ -62,7 +62,7 @@ fn messages() -> Vec<(&'static str, Message)> {
                     non_contributors: set(&[2]),
                     acknowledged: set(&[1]),
                     flag: 1,
-                    accepted: Some((1, decision())),
+                    accepted: Some((Ballot::Led(1), decision())),
                 },
             },
         ),
@@ -75,6 +75,28 @@ fn messages() -> Vec<(&'static str, Message)> {
         ),
         ("accepted", Message::Accepted { ballot: u32::MAX }),
         ("commit", Message::Commit { value: decision() }),
+        (
+            "promise-fast",
+            Message::Promise {
+                ballot: 0,
+                summary: Summary {
+                    accepted: Some((Ballot::Fast, decision())),
+                    ..Summary::default()
+                },
+            },
+        ),
+        (
+            "gather",
+            Message::Gather {
+                round: 2,
+                aggregate: Contribution {
+                    known_failed: set(&[3]),
+                    acknowledged: set(&[3]),
+                    flag: 7,
+                },
+            },
+        ),
+        ("hold", Message::Hold { round: 4 }),
     ]
 }
 
