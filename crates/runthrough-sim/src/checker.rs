@@ -52,14 +52,15 @@ impl Checker {
         let entry = self.calls.entry(call).or_default();
         match &entry.participants {
             None => entry.participants = Some(participants.clone()),
-            // The same ranks (whether each begins with the first round may differ).
-            Some(p)
-                if p.size() != participants.size() || p.excluded() != participants.excluded() =>
-            {
+            // The same ranks, and the same choice of the first round (a job makes one).
+            Some(p) if **p != **participants => {
                 return Err(format!(
-                    "rank {rank} entered call {call} excluding {:?}, others excluding {:?}",
+                    "rank {rank} entered call {call} excluding {:?} (first round: {}), others \
+                     excluding {:?} (first round: {})",
                     participants.excluded().as_slice(),
-                    p.excluded().as_slice()
+                    participants.fast_round(),
+                    p.excluded().as_slice(),
+                    p.fast_round()
                 ))
             }
             Some(_) => {}

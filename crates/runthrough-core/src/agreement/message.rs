@@ -464,29 +464,28 @@ pub(crate) mod tests {
 
     #[test]
     fn failure_free_messages_are_small() {
-        let mut bytes = Vec::new();
-        Message::Promise {
+        let len = |message: Message| {
+            let mut bytes = Vec::new();
+            message.encode(&mut bytes);
+            bytes.len()
+        };
+        let promise = Message::Promise {
             ballot: 0,
             summary: Summary {
                 flag: u32::MAX,
                 ..Summary::default()
             },
-        }
-        .encode(&mut bytes);
-        assert_eq!(bytes.len(), 10);
+        };
+        assert_eq!(len(promise), 10);
         // The first round's messages: 8 bytes and 2.
-        bytes.clear();
-        Message::Gather {
+        let gather = Message::Gather {
             round: 3,
             aggregate: Contribution {
                 flag: u32::MAX,
                 ..Contribution::default()
             },
-        }
-        .encode(&mut bytes);
-        assert_eq!(bytes.len(), 8);
-        bytes.clear();
-        Message::Hold { round: 3 }.encode(&mut bytes);
-        assert_eq!(bytes.len(), 2);
+        };
+        assert_eq!(len(gather), 8);
+        assert_eq!(len(Message::Hold { round: 3 }), 2);
     }
 }

@@ -41,8 +41,9 @@ impl Participants {
     }
 
     /// The same participants, whose agreements run the coordinated ballots only (no first
-    /// round): for tests and simulations of those ballots. Every rank of one agreement must use
-    /// the same choice.
+    /// round): where the engine's driver turned the round off
+    /// (`Engine::set_agreement_first_round`), and in tests and simulations of those ballots.
+    /// Every rank of one agreement must make the same choice.
     pub fn coordinated_only(mut self) -> Self {
         self.fast_round = false;
         self

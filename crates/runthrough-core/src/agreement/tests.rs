@@ -125,11 +125,17 @@ impl Net {
 
     /// Every live rank's detector reports `dead`.
     fn detect(&mut self, dead: Rank) {
-        for r in 0..self.ranks.len() as u32 {
-            if self.alive[r as usize] {
-                self.ranks[r as usize].handle_failure(dead);
-                self.collect(r, 0);
-            }
+        let live: Vec<Rank> = (0..self.ranks.len() as u32)
+            .filter(|&r| self.alive[r as usize])
+            .collect();
+        self.detect_at(&live, dead);
+    }
+
+    /// The detectors of `ranks` (in that order) report `dead`.
+    fn detect_at(&mut self, ranks: &[Rank], dead: Rank) {
+        for &r in ranks {
+            self.ranks[r as usize].handle_failure(dead);
+            self.collect(r, 0);
         }
     }
 
@@ -405,15 +411,11 @@ fn parent_dies_with_children_waiting() {
     net.run();
     assert!(net.decisions().iter().all(Option::is_none));
     // Only rank 0 learns first: it walks 4's children and waits for 6 and 5.
-    net.ranks[0].handle_failure(4);
-    net.collect(0, 0);
+    net.detect_at(&[0], 4);
     net.run();
     assert!(net.decisions().iter().all(Option::is_none));
     // The children learn: they resend their promises to 0.
-    for r in [5, 6, 7] {
-        net.ranks[r].handle_failure(4);
-        net.collect(r as u32, 0);
-    }
+    net.detect_at(&[5, 6, 7], 4);
     net.run();
     // 1, 2, 3 decide without ever learning of 4's failure.
     let d = net.agreed();
@@ -883,10 +885,7 @@ fn leaving_the_first_round_brings_the_others_along() {
     net.run();
     assert!(net.decisions().iter().all(Option::is_none));
     // Only ranks 3, then 0 (the coordinator) and 6 learn.
-    for r in [3, 0, 6] {
-        net.ranks[r].handle_failure(7);
-        net.collect(r as u32, 0);
-    }
+    net.detect_at(&[3, 0, 6], 7);
     net.run();
     let d = net.agreed();
     assert_eq!(d.failed, set(&[7]));

@@ -595,6 +595,12 @@ impl Engine {
         }
     }
 
+    /// Whether agreements begin with the coordinator-free first round
+    /// ([`Engine::set_agreement_first_round`]).
+    pub fn agreement_first_round(&self) -> bool {
+        self.first_round
+    }
+
     /// The engine of world rank `world_rank`, started by a `spawn`: its world communicator
     /// holds the ranks that spawn started (`world`, in their order; MPI's `MPI_COMM_WORLD` of a
     /// spawned group), and its flow control shares the cap as the job's first `job_size` ranks
@@ -1103,14 +1109,38 @@ mod first_round_tests {
         }
     }
 
-    /// An engine's agreements begin with the first round unless its driver turned it off.
+    /// An engine's agreements begin with the first round unless its driver turned it off, on
+    /// the communicators it has and on those it installs later.
     #[test]
     fn the_first_round_is_the_drivers_choice() {
         let mut on = Engine::new(WorldRank(1), 4);
+        assert!(on.agreement_first_round());
         assert_eq!(first_message(&mut on), "gather");
         let mut off = Engine::new(WorldRank(1), 4);
         off.set_agreement_first_round(false);
+        assert!(!off.agreement_first_round());
+        let plan = |members: Vec<WorldRank>| creation::Plan {
+            global: FailureView::empty(members.len() as u32),
+            members: Members::list(members),
+            color: 0,
+        };
+        let mut out = Outgoing::new();
+        off.install_plan(
+            7,
+            plan((0..4).map(WorldRank).collect()),
+            WorldRank(1),
+            &mut out,
+        );
+        on.install_plan(
+            7,
+            plan((0..4).map(WorldRank).collect()),
+            WorldRank(1),
+            &mut out,
+        );
         assert_eq!(first_message(&mut off), "promise");
         assert!(off.comms.values().all(|c| !c.first_round));
+        assert!(off.comms[&7].agreement_participants.len() == 4);
+        assert!(!off.comms[&7].agreement_participants.fast_round());
+        assert!(on.comms[&7].agreement_participants.fast_round());
     }
 }

@@ -500,6 +500,25 @@ mod tests {
         }
     }
 
+    /// A job whose rank threads outnumber the cores runs its agreements without the first
+    /// round, at every rank and at the ranks it spawns; a job with a core per rank runs it.
+    #[test]
+    fn the_first_round_is_off_where_threads_outnumber_the_cores() {
+        let n = crate::wait::cores() as u32 + 1;
+        let (crowded, _asked) = job(n, Ok(()));
+        assert_eq!(crowded.spawn(&request(n, 1)), Ok((WorldRank(n), 1)));
+        for rank in 0..=n {
+            let endpoint = crowded.endpoint(WorldRank(rank)).expect("started");
+            assert!(!endpoint.lock().agreement_first_round(), "rank {rank}");
+        }
+        let (alone, _asked) = job(1, Ok(()));
+        assert_eq!(alone.spawn(&request(1, 1)), Ok((WorldRank(1), 1)));
+        for rank in 0..=1 {
+            let endpoint = alone.endpoint(WorldRank(rank)).expect("started");
+            assert!(endpoint.lock().agreement_first_round(), "rank {rank}");
+        }
+    }
+
     #[test]
     fn every_parent_gets_the_first_answer_and_world_ranks_are_never_reused() {
         let (transport, asked) = job(3, Ok(()));
