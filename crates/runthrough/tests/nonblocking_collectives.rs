@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Non-blocking collectives (`ibarrier`, `ibroadcast`, `ireduce`, `iall_reduce`): the engine
+//! Non-blocking collectives (`ibarrier`, `ibroadcast`, `ireduce`, `iall_reduce`, the gathers,
+//! scatters and all-to-all, with their varcount forms): the engine
 //! runs them as their messages arrive, so they progress while the caller does something
 //! else; several may be outstanding in call order; failures end them as they end blocking
 //! collectives (docs/semantics.md §3.3); bad arguments get a clear error before anything is
@@ -7,7 +8,7 @@
 
 mod support;
 
-use runthrough::{Comm, Error, Op, Rank, RankOutcome};
+use runthrough::{Comm, Error, Op, Partition, PartitionMut, Rank, RankOutcome};
 use support::{bounded, outcomes};
 
 /// Every kind at once, outstanding together with a blocking collective between them, for
@@ -137,6 +138,126 @@ fn block_collectives_give_the_blocking_results() {
     });
 }
 
+/// The varcount forms (`igather_varcount`, `iscatter_varcount`, `iall_gather_varcount`,
+/// `ialltoall_varcount`), outstanding together, for 1 to 6 ranks and every root: rank r's
+/// block has r + 1 elements (rank 2's none), the blocks lie in reverse rank order with a gap
+/// of one element before each, and the gaps are left as they were. The gather and scatter
+/// give what the blocking `gather_varcount` / `scatter_varcount` give; a root may keep its
+/// scatter block in place (no `recv`).
+#[test]
+fn varcount_collectives_place_every_block_and_leave_the_gaps() {
+    bounded(|| {
+        for n in 1..=6u32 {
+            for root in 0..n {
+                let results = runthrough::local(n).run(move |world| {
+                    let me = world.rank();
+                    let size = n as usize;
+                    let count = |r: usize| if r == 2 { 0 } else { r + 1 };
+                    let counts: Vec<usize> = (0..size).map(count).collect();
+                    // Reverse order, a gap before each block.
+                    let mut displs = vec![0; size];
+                    let mut at = 0;
+                    for r in (0..size).rev() {
+                        displs[r] = at + 1;
+                        at += 1 + counts[r];
+                    }
+                    let len = at;
+                    let mine: Vec<i64> = (0..count(me as usize))
+                        .map(|k| 100 * me as i64 + k as i64)
+                        .collect();
+                    let table: Vec<i64> = (0..len as i64).map(|x| x + 1000 * root as i64).collect();
+                    let (mut g, mut ag, mut aa) =
+                        (vec![-1i64; len], vec![-1i64; len], vec![-1i64; len]);
+                    let mut sc = vec![-1i64; count(me as usize)];
+                    // All-to-all: this rank sends each rank a block of its own count, the
+                    // blocks one after the other.
+                    let to: Vec<i64> = (0..(size * count(me as usize)) as i64)
+                        .map(|x| x + 10_000 * me as i64)
+                        .collect();
+                    let send_counts: Vec<usize> = vec![count(me as usize); size];
+                    let send_displs: Vec<usize> =
+                        (0..size).map(|j| j * count(me as usize)).collect();
+                    let mut requests = vec![
+                        world.igather_varcount(
+                            &mine,
+                            (me == root).then(|| PartitionMut::new(&mut g, &counts, &displs)),
+                            root,
+                        )?,
+                        world.iscatter_varcount(
+                            (me == root).then(|| Partition::new(&table, &counts, &displs)),
+                            Some(&mut sc),
+                            root,
+                        )?,
+                        world.iall_gather_varcount(
+                            &mine,
+                            PartitionMut::new(&mut ag, &counts, &displs),
+                        )?,
+                        world.ialltoall_varcount(
+                            Partition::new(&to, &send_counts, &send_displs),
+                            PartitionMut::new(&mut aa, &counts, &displs),
+                        )?,
+                    ];
+                    for request in requests.iter_mut().rev() {
+                        request.wait()?;
+                    }
+                    drop(requests);
+                    // In place at the root: nothing written there, the others as before.
+                    let mut sc_again = vec![-1i64; count(me as usize)];
+                    world
+                        .iscatter_varcount(
+                            (me == root).then(|| Partition::new(&table, &counts, &displs)),
+                            (me != root).then_some(&mut sc_again[..]),
+                            root,
+                        )?
+                        .wait()?;
+                    let (mut bg, mut bsc) = (vec![-1i64; len], vec![-1i64; count(me as usize)]);
+                    world.gather_varcount(
+                        &mine,
+                        (me == root).then(|| PartitionMut::new(&mut bg, &counts, &displs)),
+                        root,
+                    )?;
+                    world.scatter_varcount(
+                        (me == root).then(|| Partition::new(&table, &counts, &displs)),
+                        &mut bsc,
+                        root,
+                    )?;
+                    assert_eq!((&g, &sc), (&bg, &bsc), "n {n} root {root} rank {me}");
+                    if me == root {
+                        assert_eq!(sc_again, vec![-1; count(me as usize)]);
+                    } else {
+                        assert_eq!(sc_again, sc);
+                    }
+                    Ok::<_, Error>((g, sc, ag, aa, counts, displs))
+                });
+                for (rank, value) in outcomes(results, &[]).into_iter().enumerate() {
+                    let (g, sc, ag, aa, counts, displs) = value.unwrap();
+                    let mut gathered = vec![-1i64; g.len()];
+                    let mut exchanged = vec![-1i64; g.len()];
+                    for r in 0..n as usize {
+                        for k in 0..counts[r] {
+                            gathered[displs[r] + k] = 100 * r as i64 + k as i64;
+                            // Rank r's block to this rank: its elements at rank * counts[r].
+                            exchanged[displs[r] + k] =
+                                (rank * counts[r] + k) as i64 + 10_000 * r as i64;
+                        }
+                    }
+                    if rank as u32 == root {
+                        assert_eq!(g, gathered, "gather n {n} root {root}");
+                    } else {
+                        assert!(g.iter().all(|&x| x == -1), "a non-root's gather buffer");
+                    }
+                    assert_eq!(ag, gathered, "all_gather n {n} rank {rank}");
+                    assert_eq!(aa, exchanged, "all_to_all n {n} rank {rank}");
+                    let want: Vec<i64> = (0..counts[rank])
+                        .map(|k| (displs[rank] + k) as i64 + 1000 * root as i64)
+                        .collect();
+                    assert_eq!(sc, want, "scatter n {n} rank {rank}");
+                }
+            }
+        }
+    });
+}
+
 /// Scans outstanding together give what the blocking scans give; an exclusive scan leaves the
 /// first rank's buffer untouched.
 #[test]
@@ -212,10 +333,40 @@ fn block_collectives_leave_the_slots_of_null_ranks_untouched() {
                 world
                     .iscatter((me == 4).then_some(&table[..]), &mut scattered, 4)?
                     .wait()?;
-                Ok::<_, Error>((ag, aa, g, scattered[0]))
+                // The varcount forms, blocks in reverse rank order.
+                let ones = vec![1; n as usize];
+                let reverse: Vec<usize> = (0..n as usize).rev().collect();
+                let mut vg = vec![7u32; n as usize];
+                world
+                    .igather_varcount(
+                        &[me],
+                        (me == 0).then(|| PartitionMut::new(&mut vg, &ones, &reverse)),
+                        0,
+                    )?
+                    .wait()?;
+                let mut vag = vec![7u32; n as usize];
+                world
+                    .iall_gather_varcount(&[me + 1], PartitionMut::new(&mut vag, &ones, &reverse))?
+                    .wait()?;
+                let mut vaa = vec![7u32; n as usize];
+                world
+                    .ialltoall_varcount(
+                        Partition::new(&send, &ones, &reverse),
+                        PartitionMut::new(&mut vaa, &ones, &reverse),
+                    )?
+                    .wait()?;
+                let mut vscattered = [0u32];
+                world
+                    .iscatter_varcount(
+                        (me == 4).then(|| Partition::new(&table, &ones, &reverse)),
+                        Some(&mut vscattered[..]),
+                        4,
+                    )?
+                    .wait()?;
+                Ok::<_, Error>((ag, aa, g, scattered[0], (vg, vag, vaa, vscattered[0])))
             });
         for (rank, value) in outcomes(results, &[dead]).into_iter().enumerate() {
-            let Some((ag, aa, g, scattered)) = value else {
+            let Some((ag, aa, g, scattered, (vg, vag, vaa, vscattered))) = value else {
                 continue;
             };
             let r = rank as u32;
@@ -223,8 +374,16 @@ fn block_collectives_leave_the_slots_of_null_ranks_untouched() {
             assert_eq!(aa, [r, 10 + r, 7, 30 + r, 40 + r]);
             if rank == 0 {
                 assert_eq!(g, [0, 1, 7, 3, 4]);
+                assert_eq!(vg, [4, 3, 7, 1, 0]);
+            } else {
+                assert_eq!(vg, [7; 5]);
             }
             assert_eq!(scattered, r + 50);
+            assert_eq!(vag, [5, 4, 7, 2, 1]);
+            // Rank j's block to this rank is send[n - 1 - r] of rank j: j * 10 + (4 - r).
+            let from = |j: u32| j * 10 + (n - 1 - r);
+            assert_eq!(vaa, [from(4), from(3), 7, from(1), from(0)]);
+            assert_eq!(vscattered, (n - 1 - r) + 50);
         }
     });
 }
@@ -313,6 +472,37 @@ fn bad_arguments_are_errors_before_anything_is_sent() {
             if world.rank() == 1 {
                 assert!(matches!(
                     world.ireduce(&[1u8], None, Op::Sum, 1),
+                    Err(Error::Argument { .. })
+                ));
+            }
+            // The varcount forms: a block past the end of its buffer, a root's own block of
+            // another length than its count, a non-root without a receive buffer.
+            let mut four = [0u8; 4];
+            assert!(matches!(
+                world.iall_gather_varcount(
+                    &[1u8],
+                    PartitionMut::new(&mut four, &[1, 1, 1], &[0, 1, 4])
+                ),
+                Err(Error::Count { .. })
+            ));
+            assert!(matches!(
+                world.igather_varcount(
+                    &[1u8, 2],
+                    Some(PartitionMut::new(&mut four, &[1, 1, 1], &[0, 1, 2])),
+                    world.rank()
+                ),
+                Err(Error::Count { .. })
+            ));
+            assert!(matches!(
+                world.ialltoall_varcount(
+                    Partition::new(&[1u8, 2, 3], &[1, 1, 1], &[0, 1, 2]),
+                    PartitionMut::new(&mut four, &[2, 2, 0], &[0, 2, 4]),
+                ),
+                Err(Error::Count { .. })
+            ));
+            if world.rank() != 0 {
+                assert!(matches!(
+                    world.iscatter_varcount::<u8>(None, None, 0),
                     Err(Error::Argument { .. })
                 ));
             }
@@ -471,8 +661,16 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
             (6, "scatter", 0),
             (6, "all_gather", 2),
             (6, "all_to_all", 1),
+            (6, "gather_varcount", 0),
+            (6, "gather_varcount", 4),
+            (6, "scatter_varcount", 0),
+            (6, "scatter_varcount", 3),
+            (6, "all_gather_varcount", 5),
+            (6, "all_to_all_varcount", 2),
         ] {
-            let killed_in = operation.trim_start_matches("blocking ");
+            let killed_in = operation
+                .trim_start_matches("blocking ")
+                .trim_end_matches("_varcount");
             for message in 0..=3 {
                 let results = runthrough::local(n)
                     .kill_in_collective(victim, killed_in, 1, message)
@@ -517,6 +715,44 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
                                 world
                                     .iall_gather(&value, &mut all)
                                     .and_then(|mut r| r.wait())
+                            }
+                            // Rank r's block: r elements (rank 0's none).
+                            "gather_varcount"
+                            | "all_gather_varcount"
+                            | "all_to_all_varcount"
+                            | "scatter_varcount" => {
+                                let counts: Vec<usize> = (0..n as usize).collect();
+                                let displs: Vec<usize> =
+                                    (0..n as usize).map(|r| r * (r + 1) / 2).collect();
+                                let mut all = vec![0u64; n as usize * (n as usize + 1) / 2];
+                                let all_part = PartitionMut::new(&mut all, &counts, &displs);
+                                let mine = vec![value[0]; me as usize];
+                                let mut mine_back = vec![0u64; me as usize];
+                                let table = vec![5u64; n as usize * (n as usize + 1) / 2];
+                                let mine_to_each = vec![value[0]; n as usize * me as usize];
+                                let mine_counts = vec![me as usize; n as usize];
+                                let mine_displs: Vec<usize> =
+                                    (0..n as usize).map(|r| r * me as usize).collect();
+                                match operation {
+                                    "gather_varcount" => world.igather_varcount(
+                                        &mine,
+                                        (me == 0).then_some(all_part),
+                                        0,
+                                    ),
+                                    "scatter_varcount" => world.iscatter_varcount(
+                                        (me == 0).then(|| Partition::new(&table, &counts, &displs)),
+                                        Some(&mut mine_back[..]),
+                                        0,
+                                    ),
+                                    "all_gather_varcount" => {
+                                        world.iall_gather_varcount(&mine, all_part)
+                                    }
+                                    _ => world.ialltoall_varcount(
+                                        Partition::new(&mine_to_each, &mine_counts, &mine_displs),
+                                        all_part,
+                                    ),
+                                }
+                                .and_then(|mut r| r.wait())
                             }
                             _ => {
                                 let send = vec![value[0]; n as usize];
@@ -685,6 +921,33 @@ fn blocks_of_the_wrong_length_are_an_error_even_when_the_total_fits() {
                 matches!(outcome, Some(Err(Error::Count { .. }))),
                 "rank {rank}: {outcome:?}"
             );
+        }
+    });
+}
+
+/// A varcount gather in which rank 1 sends two elements where the root's counts say one (an
+/// erroneous program): the root's request fails with `Error::Count` though the total would
+/// fit, the others' succeed, and nobody hangs.
+#[test]
+fn a_varcount_block_of_another_length_than_its_count_is_an_error() {
+    bounded(|| {
+        let results = runthrough::local(3).run(|world| {
+            let me = world.rank();
+            let send = vec![me as u16; if me == 1 { 2 } else { 1 }];
+            let mut recv = [9u16; 4];
+            let part = (me == 0).then(|| PartitionMut::new(&mut recv, &[1, 1, 1], &[0, 1, 2]));
+            let outcome = world.igather_varcount(&send, part, 0)?.wait();
+            Ok::<_, Error>(outcome)
+        });
+        for (rank, outcome) in outcomes(results, &[]).into_iter().enumerate() {
+            if rank == 0 {
+                assert!(
+                    matches!(outcome, Some(Err(Error::Count { .. }))),
+                    "{outcome:?}"
+                );
+            } else {
+                assert_eq!(outcome, Some(Ok(())), "rank {rank}");
+            }
         }
     });
 }

@@ -205,9 +205,31 @@ pub struct Schedule {
     /// The buffers that hold the call's result at this rank, in order (their bytes are
     /// concatenated; none: the call has no result here).
     result: Vec<usize>,
-    /// The length every received message must have, when the algorithm knows it (a block
-    /// of a gather, all-gather or all-to-all: the caller's own block length).
-    block: Option<usize>,
+    /// The length each received message must have, when the caller knows it (a block of a
+    /// gather, scatter, all-gather or all-to-all).
+    block: Expected,
+}
+
+/// The lengths a schedule's received messages must have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expected {
+    /// Any length (the reductions check theirs as they combine).
+    Any,
+    /// This many bytes, every one.
+    Each(usize),
+    /// The message received into buffer `b`: `lens[b]` bytes.
+    PerBuffer(Vec<usize>),
+}
+
+impl Expected {
+    /// The length of the message received into buffer `into`, if it is known.
+    fn of(&self, into: usize) -> Option<usize> {
+        match self {
+            Expected::Any => None,
+            Expected::Each(len) => Some(*len),
+            Expected::PerBuffer(lens) => lens.get(into).copied(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Schedule {
@@ -291,7 +313,7 @@ impl Schedule {
             buffers,
             reduction,
             result,
-            block: None,
+            block: Expected::Any,
         }
     }
 
@@ -299,7 +321,15 @@ impl Schedule {
     /// another length is `Error::Count`, as for the blocking calls: ranks passed different
     /// counts).
     pub fn with_block_len(mut self, len: usize) -> Self {
-        self.block = Some(len);
+        self.block = Expected::Each(len);
+        self
+    }
+
+    /// The same schedule, whose message received into buffer `b` must be `lens[b]` bytes long
+    /// (the varcount forms: each participant's block has a length of its own, which every rank
+    /// knows; another length is `Error::Count`).
+    fn with_buffer_lens(mut self, lens: Vec<usize>) -> Self {
+        self.block = Expected::PerBuffer(lens);
         self
     }
 
@@ -612,6 +642,51 @@ impl Schedule {
         }
         Schedule::new(steps, blocks, None, (n..2 * n).collect()).with_block_len(len)
     }
+
+    /// [`Schedule::gather`] of blocks of varying lengths (`MPI_Gatherv`): participant j's
+    /// block must be `lens[j]` bytes long (read at the root only; this participant's `data`
+    /// is taken as it is).
+    pub fn gather_varcount(
+        participants: &[Rank],
+        index: usize,
+        root: usize,
+        data: Vec<u8>,
+        lens: &[usize],
+    ) -> Self {
+        let gather = Schedule::gather(participants, index, root, data);
+        if index == root {
+            gather.with_buffer_lens(lens.to_vec())
+        } else {
+            gather
+        }
+    }
+
+    /// [`Schedule::all_gather`] of blocks of varying lengths (`MPI_Allgatherv`): participant
+    /// j's block must be `lens[j]` bytes long.
+    pub fn all_gather_varcount(
+        participants: &[Rank],
+        index: usize,
+        data: Vec<u8>,
+        lens: &[usize],
+    ) -> Self {
+        Schedule::all_gather(participants, index, data).with_buffer_lens(lens.to_vec())
+    }
+
+    /// [`Schedule::all_to_all`] of blocks of varying lengths (`MPI_Alltoallv`): `blocks[j]`
+    /// goes to participant j whatever its length, and the block from participant j must be
+    /// `lens[j]` bytes long.
+    pub fn all_to_all_varcount(
+        participants: &[Rank],
+        index: usize,
+        blocks: Vec<Vec<u8>>,
+        lens: &[usize],
+    ) -> Self {
+        let n = participants.len();
+        // The blocks received from participant j land in buffer n + j (see `all_to_all`).
+        let mut expected = vec![0; n];
+        expected.extend_from_slice(lens);
+        Schedule::all_to_all(participants, index, blocks).with_buffer_lens(expected)
+    }
 }
 
 /// A schedule the engine runs: one per non-blocking collective call started here.
@@ -770,7 +845,7 @@ fn run_steps(
                     .take(SourceSelector::Rank(from), tag)?;
                 let world = comm.members.world_of(from);
                 flow.release_held(world, Lane::Collective, flow::charge(payload.len()));
-                if let Some(len) = schedule.block.filter(|&len| len != payload.len()) {
+                if let Some(len) = schedule.block.of(into).filter(|&len| len != payload.len()) {
                     running.mismatch.get_or_insert(Error::Count {
                         reason: format!(
                             "a block of {} bytes arrived where {len} were expected (ranks \
@@ -1273,6 +1348,86 @@ mod tests {
                     assert_eq!(got[3], exchanged, "all_to_all n {n} rank {rank}");
                 }
             }
+        }
+    }
+
+    /// The varcount forms: participant j's block to participant k is j + 2k bytes (zero
+    /// included), and each lands whole, in participant order; a block of another length than
+    /// the receiver expects is `Error::Count` at the receiver, and every call still finishes.
+    #[test]
+    fn varcount_gathers_and_all_to_all_check_each_block_length() {
+        let block = |from: usize, to: usize| vec![(from * 16 + to) as u8; from + 2 * to];
+        for n in 1..=7u32 {
+            for seed in 0..3 {
+                let mut net = Net::new(n, seed + 77 * n as u64);
+                let r = (seed as usize * 3) % n as usize;
+                let mut ids = Vec::new();
+                for rank in 0..n {
+                    let (p, i) = (all(n), rank as usize);
+                    let gathered_lens: Vec<usize> = (0..n as usize).map(|j| j + 2 * r).collect();
+                    let own_lens: Vec<usize> = (0..n as usize).map(|j| j + 2 * i).collect();
+                    let first_lens: Vec<usize> = (0..n as usize).collect();
+                    let scattered = if i == r {
+                        (0..n as usize).map(|j| block(r, j)).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let to_each = (0..n as usize).map(|j| block(i, j)).collect();
+                    let started: Vec<u64> = [
+                        Schedule::gather_varcount(&p, i, r, block(i, r), &gathered_lens),
+                        Schedule::scatter(&p, i, r, scattered).with_block_len(r + 2 * i),
+                        Schedule::all_gather_varcount(&p, i, block(i, 0), &first_lens),
+                        Schedule::all_to_all_varcount(&p, i, to_each, &own_lens),
+                    ]
+                    .into_iter()
+                    .map(|s| net.start(rank, s).unwrap())
+                    .collect();
+                    ids.push(started);
+                }
+                net.run();
+                for rank in 0..n {
+                    let i = rank as usize;
+                    let got: Vec<Vec<u8>> = ids[i]
+                        .iter()
+                        .map(|&id| net.poll(rank, id).expect("complete").unwrap())
+                        .collect();
+                    let gathered: Vec<u8> = (0..n as usize).flat_map(|j| block(j, r)).collect();
+                    let at_root = if i == r { gathered } else { Vec::new() };
+                    assert_eq!(got[0], at_root, "gather n {n} rank {rank}");
+                    assert_eq!(got[1], block(r, i), "scatter n {n} rank {rank}");
+                    let all: Vec<u8> = (0..n as usize).flat_map(|j| block(j, 0)).collect();
+                    assert_eq!(got[2], all, "all_gather n {n} rank {rank}");
+                    let exchanged: Vec<u8> = (0..n as usize).flat_map(|j| block(j, i)).collect();
+                    assert_eq!(got[3], exchanged, "all_to_all n {n} rank {rank}");
+                }
+            }
+        }
+        // Rank 1 sends 3 bytes where the root expects 2: the root's gather and both ranks'
+        // all-to-all (rank 0 expects 1 byte from rank 1, rank 1 expects 1 from rank 0 and
+        // gets 2) fail with Error::Count; rank 1's gather, which receives nothing, succeeds.
+        let mut net = Net::new(2, 5);
+        let g0 = Schedule::gather_varcount(&all(2), 0, 0, vec![0; 1], &[1, 2]);
+        let g1 = Schedule::gather_varcount(&all(2), 1, 0, vec![1; 3], &[]);
+        let a0 = Schedule::all_to_all_varcount(&all(2), 0, vec![vec![0], vec![0; 2]], &[1, 1]);
+        let a1 = Schedule::all_to_all_varcount(&all(2), 1, vec![vec![1; 2], vec![1]], &[1, 1]);
+        let ids0 = [net.start(0, g0).unwrap(), net.start(0, a0).unwrap()];
+        let ids1 = [net.start(1, g1).unwrap(), net.start(1, a1).unwrap()];
+        net.run();
+        assert!(matches!(
+            net.poll(0, ids0[0]),
+            Some(Err(Error::Count { .. }))
+        ));
+        assert_eq!(net.poll(1, ids1[0]), Some(Ok(Vec::new())));
+        assert!(matches!(
+            net.poll(0, ids0[1]),
+            Some(Err(Error::Count { .. }))
+        ));
+        assert!(matches!(
+            net.poll(1, ids1[1]),
+            Some(Err(Error::Count { .. }))
+        ));
+        for engine in &mut net.engines {
+            assert!(!engine.schedules_running(WORLD_CONTEXT));
         }
     }
 

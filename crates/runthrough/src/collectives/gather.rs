@@ -29,9 +29,9 @@ use crate::comm::Comm;
 /// `buffer[displacements[r] .. displacements[r] + counts[r]]`. Blocks must not overlap.
 #[derive(Debug)]
 pub struct PartitionMut<'a, T> {
-    buffer: &'a mut [T],
-    counts: Vec<usize>,
-    displacements: Vec<usize>,
+    pub(super) buffer: &'a mut [T],
+    pub(super) counts: Vec<usize>,
+    pub(super) displacements: Vec<usize>,
 }
 
 impl<'a, T> PartitionMut<'a, T> {

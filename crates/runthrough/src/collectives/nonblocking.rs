@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
-//! `MPI_Igather`, `MPI_Iscatter`, `MPI_Iallgather`, `MPI_Ialltoall`, `MPI_Iscan`,
+//! `MPI_Igather(v)`, `MPI_Iscatter(v)`, `MPI_Iallgather(v)`, `MPI_Ialltoall(v)`, `MPI_Iscan`,
 //! `MPI_Iexscan`, MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
 //! arrive (`runthrough_core::engine::Schedule`), so it progresses while the program computes
 //! or waits for something else, with no thread of its own.
@@ -13,6 +13,7 @@
 //! failed that G does not recognize, up to the moment `wait` or `test` takes the outcome;
 //! `Error::Revoked` on revocation.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::Pod;
@@ -21,8 +22,10 @@ use runthrough_core::fault::Collective;
 use runthrough_core::packet::Outgoing;
 use runthrough_core::{Error, Rank, Result};
 
+use super::gather::check_partition;
 use super::op::builtin;
 use super::{check_element, check_len, check_root, count_error, Op, Reducible};
+use super::{Partition, PartitionMut};
 use crate::comm::Comm;
 
 /// A non-blocking collective call in progress at this rank (`MPI_Request` of `MPI_Ibarrier`
@@ -50,10 +53,39 @@ enum Placement {
     /// The result is the whole buffer, or nothing (an exclusive scan at the first
     /// participant): the buffer is then left as it was.
     WholeOrNothing,
-    /// The result is one block of `bytes` per participant, in participant order: the block of
-    /// participant `slots[j]` (a comm rank) goes to slot `slots[j]` of the buffer; the slots
-    /// of ranks recognized as failed are left as they were.
-    Blocks { bytes: usize, slots: Vec<Rank> },
+    /// The result is one block per participant, in participant order: the block of
+    /// participant `slots[j]` (a comm rank) goes to bytes `at[slots[j]]` of the buffer; the
+    /// blocks of ranks recognized as failed are left as they were.
+    Blocks {
+        at: Vec<Range<usize>>,
+        slots: Vec<Rank>,
+    },
+}
+
+/// The bytes of each comm rank's block when every block is `bytes` long, in rank order.
+fn uniform(size: u32, bytes: usize) -> Vec<Range<usize>> {
+    (0..size as usize)
+        .map(|r| r * bytes..(r + 1) * bytes)
+        .collect()
+}
+
+/// The bytes of each comm rank's block of a partition of `T` elements.
+fn byte_ranges<T>(counts: &[usize], displacements: &[usize]) -> Vec<Range<usize>> {
+    let size = std::mem::size_of::<T>();
+    // Inside the partition's buffer (`check_partition`), so no product overflows.
+    counts
+        .iter()
+        .zip(displacements)
+        .map(|(&count, &at)| at * size..(at + count) * size)
+        .collect()
+}
+
+/// The lengths of the participants' blocks, in participant order.
+fn lens_of(at: &[Range<usize>], participants: &[Rank]) -> Vec<usize> {
+    participants
+        .iter()
+        .map(|&rank| at[rank as usize].len())
+        .collect()
 }
 
 impl<'a> CollectiveRequest<'a> {
@@ -66,13 +98,13 @@ impl<'a> CollectiveRequest<'a> {
         Self::start_placed(comm, operation, output, None, build)
     }
 
-    /// [`CollectiveRequest::start`] for a result of one block of `block` bytes per
-    /// participant ([`Placement::Blocks`]), when `block` is given.
+    /// [`CollectiveRequest::start`] for a result of one block per participant, comm rank r's
+    /// going to bytes `blocks[r]` of `output` ([`Placement::Blocks`]), when `blocks` is given.
     fn start_placed(
         comm: &'a Comm,
         operation: Collective,
         output: Option<&'a mut [u8]>,
-        block: Option<usize>,
+        block: Option<Vec<Range<usize>>>,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
         Self::start_with(comm, operation, output, block, false, build)
@@ -84,7 +116,7 @@ impl<'a> CollectiveRequest<'a> {
         comm: &'a Comm,
         operation: Collective,
         output: Option<&'a mut [u8]>,
-        block: Option<usize>,
+        block: Option<Vec<Range<usize>>>,
         may_be_empty: bool,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
@@ -121,7 +153,7 @@ impl<'a> CollectiveRequest<'a> {
         process.send_all(out);
         process.progress();
         let placement = match (block, may_be_empty) {
-            (Some(bytes), _) => Placement::Blocks { bytes, slots },
+            (Some(at), _) => Placement::Blocks { at, slots },
             (None, false) => Placement::Whole,
             (None, true) => Placement::WholeOrNothing,
         };
@@ -235,16 +267,20 @@ fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> 
             }
             output.copy_from_slice(result);
         }
-        Placement::Blocks { bytes, slots } => {
-            if result.len() != bytes * slots.len() {
+        Placement::Blocks { at, slots } => {
+            let total: usize = slots.iter().map(|&slot| at[slot as usize].len()).sum();
+            if result.len() != total {
                 return Err(wrong());
             }
-            for (block, &slot) in result.chunks((*bytes).max(1)).zip(slots) {
-                let at = slot as usize * bytes;
+            let mut from = 0;
+            for &slot in slots {
+                let to = at[slot as usize].clone();
+                let len = to.len();
                 output
-                    .get_mut(at..at + bytes)
+                    .get_mut(to)
                     .ok_or_else(wrong)?
-                    .copy_from_slice(block);
+                    .copy_from_slice(&result[from..from + len]);
+                from += len;
             }
         }
     }
@@ -526,7 +562,7 @@ impl Comm {
             self,
             Collective::Gather,
             output,
-            Some(block),
+            Some(uniform(self.size, block)),
             |participants, index| {
                 let root = root_position(participants, root)?;
                 Ok(Schedule::gather(participants, index, root, data))
@@ -601,7 +637,7 @@ impl Comm {
             self,
             Collective::AllGather,
             output,
-            Some(block),
+            Some(uniform(self.size, block)),
             |participants, index| Ok(Schedule::all_gather(participants, index, data)),
         )
     }
@@ -637,13 +673,240 @@ impl Comm {
             self,
             Collective::AllToAll,
             output,
-            Some(block),
+            Some(uniform(self.size, block)),
             |participants, index| {
                 let blocks = participants
                     .iter()
                     .map(|&rank| send[rank as usize * block..][..block].to_vec())
                     .collect();
                 Ok(Schedule::all_to_all(participants, index, blocks))
+            },
+        )
+    }
+
+    /// Starts a gather of every participant's `send`, of any length, into the blocks of the
+    /// root's `recv` (`MPI_Igatherv`, MPI-4.0 §6.12.3): rank r's `send` must have `counts[r]`
+    /// elements of the partition. Each participant sends its block to the root at once.
+    /// `recv` is required at the root and ignored elsewhere; it is written when the request
+    /// completes, the blocks of ranks recognized as failed left untouched.
+    ///
+    /// # Errors
+    /// Those of [`Comm::igather`]; `Error::Count` also when the partition does not have
+    /// `size()` blocks inside its buffer or the root's `send` is not its count long (through
+    /// the request: a rank's block that is not its count long).
+    pub fn igather_varcount<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: Option<PartitionMut<'a, T>>,
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_root(self, root)?;
+        let (output, at) = if self.rank == root {
+            let recv = recv.ok_or_else(|| Error::Argument {
+                reason: "the root of a gather needs a receive buffer".into(),
+            })?;
+            let PartitionMut {
+                buffer,
+                counts,
+                displacements,
+            } = recv;
+            check_partition(&counts, &displacements, buffer.len(), self.size)?;
+            check_len("the root's gather block", send.len(), counts[root as usize])?;
+            let at = byte_ranges::<T>(&counts, &displacements);
+            (Some(bytemuck::cast_slice_mut(buffer)), Some(at))
+        } else {
+            (None, None)
+        };
+        let data = bytemuck::cast_slice(send).to_vec();
+        let lens_at = at.clone();
+        CollectiveRequest::start_placed(
+            self,
+            Collective::Gather,
+            output,
+            at,
+            move |participants, index| {
+                let root = root_position(participants, root)?;
+                let lens = lens_at.map_or_else(Vec::new, |at| lens_of(&at, participants));
+                Ok(Schedule::gather_varcount(
+                    participants,
+                    index,
+                    root,
+                    data,
+                    &lens,
+                ))
+            },
+        )
+    }
+
+    /// Starts a scatter of the blocks of the root's `send` partition, block r into participant
+    /// r's `recv` (`MPI_Iscatterv`, MPI-4.0 §6.12.3): rank r's `recv` must be `counts[r]`
+    /// long. `send` is required at the root (read at the call) and ignored elsewhere; the
+    /// root may pass no `recv` (its block stays in `send`: `MPI_IN_PLACE`), every other rank
+    /// must.
+    ///
+    /// # Errors
+    /// Those of [`Comm::iscatter`]; `Error::Count` also when the partition does not have
+    /// `size()` blocks inside its buffer or the root's `recv` is not its count long;
+    /// `Error::Argument` when a rank other than the root passes no `recv`.
+    pub fn iscatter_varcount<'a, T: Pod>(
+        &'a self,
+        send: Option<Partition<'_, T>>,
+        recv: Option<&'a mut [T]>,
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_root(self, root)?;
+        let blocks: Option<(Vec<u8>, Vec<Range<usize>>)> = if self.rank == root {
+            let send = send.ok_or_else(|| Error::Argument {
+                reason: "the root of a scatter needs a send buffer".into(),
+            })?;
+            check_partition(
+                &send.counts,
+                &send.displacements,
+                send.buffer.len(),
+                self.size,
+            )?;
+            if let Some(recv) = &recv {
+                check_len(
+                    "the root's scatter block",
+                    recv.len(),
+                    send.counts[root as usize],
+                )?;
+            }
+            let at = byte_ranges::<T>(&send.counts, &send.displacements);
+            Some((bytemuck::cast_slice(send.buffer).to_vec(), at))
+        } else {
+            None
+        };
+        let output = match recv {
+            Some(recv) => Some(bytemuck::cast_slice_mut(recv)),
+            None if self.rank == root => None,
+            None => {
+                return Err(Error::Argument {
+                    reason: "a scatter needs a receive buffer (only the root may keep its block \
+                             in place)"
+                        .into(),
+                })
+            }
+        };
+        CollectiveRequest::start(
+            self,
+            Collective::Scatter,
+            output,
+            move |participants, index| {
+                let root = root_position(participants, root)?;
+                let blocks = match blocks {
+                    Some((bytes, at)) => participants
+                        .iter()
+                        .map(|&rank| bytes[at[rank as usize].clone()].to_vec())
+                        .collect(),
+                    None => Vec::new(),
+                };
+                // (A root that keeps its block in place has no output: its result is dropped.)
+                Ok(Schedule::scatter(participants, index, root, blocks))
+            },
+        )
+    }
+
+    /// Starts an all-gather of every participant's `send`, of any length, into the blocks of
+    /// every participant's `recv` (`MPI_Iallgatherv`, MPI-4.0 §6.12.4): rank r's `send` must
+    /// have `counts[r]` elements of the partition. Each participant sends its block to every
+    /// other at once; `recv` is written when the request completes, the blocks of ranks
+    /// recognized as failed left untouched.
+    ///
+    /// # Errors
+    /// Those of [`Comm::iall_gather`]; `Error::Count` also when the partition does not have
+    /// `size()` blocks inside its buffer or `send` is not this rank's count long (through the
+    /// request: a rank's block that is not its count long).
+    pub fn iall_gather_varcount<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: PartitionMut<'a, T>,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        let PartitionMut {
+            buffer,
+            counts,
+            displacements,
+        } = recv;
+        check_partition(&counts, &displacements, buffer.len(), self.size)?;
+        check_len(
+            "the all_gather block",
+            send.len(),
+            counts[self.rank as usize],
+        )?;
+        let at = byte_ranges::<T>(&counts, &displacements);
+        let lens_at = at.clone();
+        let data = bytemuck::cast_slice(send).to_vec();
+        CollectiveRequest::start_placed(
+            self,
+            Collective::AllGather,
+            Some(bytemuck::cast_slice_mut(buffer)),
+            Some(at),
+            move |participants, index| {
+                let lens = lens_of(&lens_at, participants);
+                Ok(Schedule::all_gather_varcount(
+                    participants,
+                    index,
+                    data,
+                    &lens,
+                ))
+            },
+        )
+    }
+
+    /// Starts an all-to-all of blocks of any length (`MPI_Ialltoallv`, MPI-4.0 §6.12.6):
+    /// block r of the `send` partition goes to participant r, and the block rank r sent here
+    /// lands in block r of the `recv` partition, which must be as long. `send` is read at the
+    /// call, `recv` written when the request completes; the blocks of ranks recognized as
+    /// failed are neither sent nor written.
+    ///
+    /// # Errors
+    /// Those of [`Comm::ialltoall`]; `Error::Count` also when a partition does not have
+    /// `size()` blocks inside its buffer, or this rank's block to itself has different lengths
+    /// in the two (through the request: a block of another length than its `recv` block).
+    pub fn ialltoall_varcount<'a, T: Pod>(
+        &'a self,
+        send: Partition<'_, T>,
+        recv: PartitionMut<'a, T>,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        check_partition(
+            &send.counts,
+            &send.displacements,
+            send.buffer.len(),
+            self.size,
+        )?;
+        let PartitionMut {
+            buffer,
+            counts,
+            displacements,
+        } = recv;
+        check_partition(&counts, &displacements, buffer.len(), self.size)?;
+        let me = self.rank as usize;
+        check_len("this rank's all_to_all block", send.counts[me], counts[me])?;
+        let from = byte_ranges::<T>(&send.counts, &send.displacements);
+        let bytes: &[u8] = bytemuck::cast_slice(send.buffer);
+        let at = byte_ranges::<T>(&counts, &displacements);
+        let lens_at = at.clone();
+        CollectiveRequest::start_placed(
+            self,
+            Collective::AllToAll,
+            Some(bytemuck::cast_slice_mut(buffer)),
+            Some(at),
+            move |participants, index| {
+                let blocks = participants
+                    .iter()
+                    .map(|&rank| bytes[from[rank as usize].clone()].to_vec())
+                    .collect();
+                let lens = lens_of(&lens_at, participants);
+                Ok(Schedule::all_to_all_varcount(
+                    participants,
+                    index,
+                    blocks,
+                    &lens,
+                ))
             },
         )
     }

@@ -22,9 +22,9 @@ use crate::comm::Comm;
 /// `buffer[displacements[r] .. displacements[r] + counts[r]]`.
 #[derive(Debug, Clone)]
 pub struct Partition<'a, T> {
-    buffer: &'a [T],
-    counts: Vec<usize>,
-    displacements: Vec<usize>,
+    pub(super) buffer: &'a [T],
+    pub(super) counts: Vec<usize>,
+    pub(super) displacements: Vec<usize>,
 }
 
 impl<'a, T> Partition<'a, T> {
