@@ -14,9 +14,9 @@ use crate::errors::{boundary, out, Failure};
 use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
-use crate::rooted::{self, basic, Blocks};
+use crate::rooted::{self, basic, Blocks, Counts, Types};
 use crate::runtime::{
-    collective_comm_of, start_background, start_scheduled, with_runtime, Started,
+    collective_comm_of, start_background, start_scheduled, with_runtime, Scratch, Started,
 };
 
 /// A root argument.
@@ -1566,7 +1566,7 @@ unsafe fn start(
 
 /// The start of a non-blocking collective as a schedule of the rank's engine, from its
 /// communicator; `None` when the arguments do not suit one (they go to the queue then).
-type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>>;
+pub(crate) type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>>;
 
 /// Starts a non-blocking collective on `comm` and writes its request to `*request`: as a
 /// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
@@ -1574,6 +1574,13 @@ type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Star
 /// collective ([`start_scheduled`]); otherwise as the blocking `call` queued on the
 /// communicator ([`start`]). A schedule needs no thread: it progresses while any thread of
 /// the process is in the library or the transport's progress thread runs.
+///
+/// Whether a call is a schedule must be the same at every rank, so `scheduled` declines only
+/// on what every rank passes alike (a reduction's datatype and operation, MPI-4.0 §6.9) or on
+/// invalid arguments. The gathers, scatters and all-to-alls may legally have different
+/// datatypes at different ranks (only the type signatures must match): they are schedules
+/// whatever their datatypes, blocks of a type with gaps packed into a scratch buffer
+/// (`rooted::scheduled_gather` and its kin).
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
@@ -1640,7 +1647,7 @@ unsafe fn scheduled_broadcast(
                 scratch.copy_from_slice(&layout.pack_at(count, raw, window.low).ok()?);
             }
             let request = comm.ibroadcast::<u8>(scratch, root);
-            Some(request.map(|request| (request, Some((unpack, !at_root)))))
+            Some(request.map(|request| (request, Some(Scratch::Unpack(unpack, !at_root)))))
         }
     }))
 }
@@ -1861,7 +1868,8 @@ pub unsafe extern "C" fn MPI_Iexscan(
     }
 }
 
-/// `MPI_Igather`: [`MPI_Gather`] as a non-blocking collective (see [`start`]).
+/// `MPI_Igather`: [`MPI_Gather`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Gather`, until the request completes; `request` is NULL or points at a writable
@@ -1878,11 +1886,23 @@ pub unsafe extern "C" fn MPI_Igather(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_gather(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Counts::Regular(recvcount),
+            recvtype,
+            root,
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Gather(
                 sendbuf.get(),
                 sendcount,
@@ -1897,7 +1917,8 @@ pub unsafe extern "C" fn MPI_Igather(
     }
 }
 
-/// `MPI_Iscatter`: [`MPI_Scatter`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iscatter`: [`MPI_Scatter`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Scatter`, until the request completes; `request` is NULL or points at a writable
@@ -1914,11 +1935,23 @@ pub unsafe extern "C" fn MPI_Iscatter(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_scatter(
+            sendbuf,
+            Counts::Regular(sendcount),
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Scatter(
                 sendbuf.get(),
                 sendcount,
@@ -1933,7 +1966,8 @@ pub unsafe extern "C" fn MPI_Iscatter(
     }
 }
 
-/// `MPI_Igatherv`: [`MPI_Gatherv`] as a non-blocking collective (see [`start`]).
+/// `MPI_Igatherv`: [`MPI_Gatherv`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Gatherv`, until the request completes; `request` is NULL or points at a writable
@@ -1951,6 +1985,18 @@ pub unsafe extern "C" fn MPI_Igatherv(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_gather(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Counts::Arrays(recvcounts, displs),
+            recvtype,
+            root,
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract (the array is read now, at the start).
@@ -1959,7 +2005,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
     let displs = unsafe { Snapshot::take(displs, comm, Some(root)) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Gatherv(
                 sendbuf.get(),
                 sendcount,
@@ -1975,7 +2021,8 @@ pub unsafe extern "C" fn MPI_Igatherv(
     }
 }
 
-/// `MPI_Iscatterv`: [`MPI_Scatterv`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iscatterv`: [`MPI_Scatterv`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Scatterv`, until the request completes; `request` is NULL or points at a writable
@@ -1993,6 +2040,18 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_scatter(
+            sendbuf,
+            Counts::Arrays(sendcounts, displs),
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    };
     let sendbuf = Carried(sendbuf);
     // SAFETY: forwarded contract (the array is read now, at the start).
     let sendcounts = unsafe { Snapshot::take(sendcounts, comm, Some(root)) };
@@ -2001,7 +2060,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Scatterv(
                 sendbuf.get(),
                 sendcounts.get(),
@@ -2017,7 +2076,8 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     }
 }
 
-/// `MPI_Iallgather`: [`MPI_Allgather`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iallgather`: [`MPI_Allgather`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Allgather`, until the request completes; `request` is NULL or points at a writable
@@ -2033,11 +2093,22 @@ pub unsafe extern "C" fn MPI_Iallgather(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_all_gather(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Counts::Regular(recvcount),
+            recvtype,
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Allgather(
                 sendbuf.get(),
                 sendcount,
@@ -2051,7 +2122,8 @@ pub unsafe extern "C" fn MPI_Iallgather(
     }
 }
 
-/// `MPI_Ialltoall`: [`MPI_Alltoall`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ialltoall`: [`MPI_Alltoall`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Alltoall`, until the request completes; `request` is NULL or points at a writable
@@ -2067,11 +2139,20 @@ pub unsafe extern "C" fn MPI_Ialltoall(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_all_to_all(
+            sendbuf,
+            (Counts::Regular(sendcount), Types::One(sendtype)),
+            recvbuf,
+            (Counts::Regular(recvcount), Types::One(recvtype)),
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Alltoall(
                 sendbuf.get(),
                 sendcount,
@@ -2085,7 +2166,8 @@ pub unsafe extern "C" fn MPI_Ialltoall(
     }
 }
 
-/// `MPI_Iallgatherv`: [`MPI_Allgatherv`] as a non-blocking collective (see [`start`]).
+/// `MPI_Iallgatherv`: [`MPI_Allgatherv`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Allgatherv`, until the request completes; `request` is NULL or points at a writable
@@ -2102,6 +2184,17 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_all_gather(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Counts::Arrays(recvcounts, displs),
+            recvtype,
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract (the array is read now, at the start).
@@ -2110,7 +2203,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     let displs = unsafe { Snapshot::take(displs, comm, None) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Allgatherv(
                 sendbuf.get(),
                 sendcount,
@@ -2125,7 +2218,8 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     }
 }
 
-/// `MPI_Ialltoallv`: [`MPI_Alltoallv`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ialltoallv`: [`MPI_Alltoallv`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Alltoallv`, until the request completes; `request` is NULL or points at a writable
@@ -2143,6 +2237,15 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_all_to_all(
+            sendbuf,
+            (Counts::Arrays(sendcounts, sdispls), Types::One(sendtype)),
+            recvbuf,
+            (Counts::Arrays(recvcounts, rdispls), Types::One(recvtype)),
+        )
+    };
     let sendbuf = Carried(sendbuf);
     // SAFETY: forwarded contract (the array is read now, at the start).
     let sendcounts = unsafe { Snapshot::take(sendcounts, comm, None) };
@@ -2155,7 +2258,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     let rdispls = unsafe { Snapshot::take(rdispls, comm, None) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Alltoallv(
                 sendbuf.get(),
                 sendcounts.get(),
@@ -2171,7 +2274,8 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     }
 }
 
-/// `MPI_Ialltoallw`: [`MPI_Alltoallw`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ialltoallw`: [`MPI_Alltoallw`] as a non-blocking collective run by the rank's engine (see
+/// [`start_or_schedule`] and `rooted::scheduled_*`).
 ///
 /// # Safety
 /// As for `MPI_Alltoallw`, until the request completes; `request` is NULL or points at a writable
@@ -2189,6 +2293,21 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the arrays are read at the start.
+    let scheduled = unsafe {
+        rooted::scheduled_all_to_all(
+            sendbuf,
+            (
+                Counts::Arrays(sendcounts, sdispls),
+                Types::PerRank(sendtypes),
+            ),
+            recvbuf,
+            (
+                Counts::Arrays(recvcounts, rdispls),
+                Types::PerRank(recvtypes),
+            ),
+        )
+    };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract (the arrays are read now, at the start).
@@ -2198,7 +2317,7 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
     .map(|array| unsafe { Snapshot::take(array, comm, None) });
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, Some(scheduled), move || {
             MPI_Alltoallw(
                 sendbuf.get(),
                 sendcounts.get(),

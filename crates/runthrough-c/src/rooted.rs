@@ -12,10 +12,12 @@ use std::sync::Arc;
 
 use runthrough::{Comm, Partition, PartitionMut, Rank};
 
+use crate::collectives::Scheduled;
 use crate::constants::*;
-use crate::datatypes::{zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data, Layout, Raw, Target, Window};
+use crate::datatypes::{output, zeroed, Element, IN_PLACE};
+use crate::derived::{layout_of, Data, Layout, Raw, Target, Unpack, Window};
 use crate::errors::Failure;
+use crate::runtime::Scratch;
 
 /// Whether `datatype` is a basic type (which the plain paths handle).
 pub(crate) fn basic(datatype: c_int) -> bool {
@@ -195,6 +197,26 @@ impl Blocks {
             packed[self.packed_at[r]..self.packed_at[r] + self.packed[r]].copy_from_slice(&block);
         }
         Ok(packed)
+    }
+
+    /// When every block's data is one run in packed order at a displacement of 0 or more
+    /// (basic types, dense derived ones): each block's byte offset from the buffer pointer,
+    /// and the end of the furthest. The blocks can then be written in the C buffer itself.
+    pub(crate) fn direct(&self) -> Option<(Vec<usize>, usize)> {
+        if !self.layouts.iter().all(|layout| layout.is_dense()) {
+            return None;
+        }
+        let offsets = self
+            .at
+            .iter()
+            .map(|&(at, _)| usize::try_from(at).ok())
+            .collect::<Option<Vec<usize>>>()?;
+        let end = offsets
+            .iter()
+            .zip(&self.packed)
+            .map(|(&at, &len)| at.checked_add(len))
+            .try_fold(0, |end, block| Some(end.max(block?)))?;
+        Some((offsets, end))
     }
 
     /// Unpacks every block of `packed` into `buffer` (what [`Blocks::write`] gave).
@@ -421,4 +443,347 @@ pub(crate) unsafe fn all_to_all(
     comm.all_to_all(&send, &mut landing)?;
     receiving.unpack(&landing, recv);
     Ok(())
+}
+
+/// The unpacking a non-blocking gather, all-gather or all-to-all of blocks with gaps does when
+/// it succeeds: it owns the scratch buffer of packed blocks its request receives into, which
+/// starts as the C buffer's own contents packed (so the blocks the call leaves untouched, of
+/// ranks recognized as failed, are written back unchanged).
+pub(crate) struct UnpackBlocks {
+    /// From `Box::into_raw`; freed by `Drop`.
+    scratch: *mut [u8],
+    blocks: Blocks,
+    /// The bytes of the C buffer the blocks touch.
+    buffer: Raw,
+}
+
+impl std::fmt::Debug for UnpackBlocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnpackBlocks")
+            .field("blocks", &self.blocks.packed.len())
+            .field("bytes", &self.blocks.total)
+            .finish()
+    }
+}
+
+// SAFETY: `scratch` is owned by the `UnpackBlocks` (nothing else frees it), and `buffer` is the
+// C caller's receive buffer, which MPI reserves to the request until it completes, from
+// whatever thread completes it.
+unsafe impl Send for UnpackBlocks {}
+
+impl UnpackBlocks {
+    /// An `UnpackBlocks` for `blocks` of C buffer `buffer`, and the scratch buffer of packed
+    /// blocks (block r at `blocks.packed_at[r]`) the request receives into.
+    ///
+    /// # Safety
+    /// The bytes of the blocks' data in `buffer` are readable and writable, and used by
+    /// nothing else until the request completes; the returned slice must not be used after
+    /// the `UnpackBlocks` is dropped or `apply`'d (the request that holds it is dropped
+    /// first).
+    ///
+    /// # Errors
+    /// As [`Blocks::write`] and [`Blocks::pack`].
+    pub(crate) unsafe fn new(
+        blocks: Blocks,
+        buffer: *mut c_void,
+    ) -> Result<(UnpackBlocks, &'static mut [u8]), Failure> {
+        // SAFETY: forwarded contract; kept as a pointer until `apply`.
+        let raw = unsafe { blocks.write(buffer)? };
+        let packed = blocks.pack(raw)?;
+        let scratch = Box::into_raw(packed.into_boxed_slice());
+        let unpack = UnpackBlocks {
+            scratch,
+            blocks,
+            buffer: raw,
+        };
+        // SAFETY: `scratch` is a live allocation that this `UnpackBlocks` frees only in `drop`,
+        // and by the contract the slice is not used after that.
+        let receive = unsafe { &mut *scratch };
+        Ok((unpack, receive))
+    }
+
+    /// The blocks it unpacks.
+    pub(crate) fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+
+    /// Unpacks every block into the C buffer. Called once the request that received into the
+    /// scratch buffer is dropped.
+    pub(crate) fn apply(self) {
+        // SAFETY: `scratch` is live (freed only by drop) and no request uses it any more;
+        // `buffer`'s bytes are reserved to this call by the C caller until it completes.
+        let packed = unsafe { &*self.scratch };
+        self.blocks.unpack(packed, self.buffer);
+    }
+}
+
+impl Drop for UnpackBlocks {
+    fn drop(&mut self) {
+        // SAFETY: from `Box::into_raw` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.scratch) });
+    }
+}
+
+/// The counts and displacements of a call's blocks at one rank, as the C caller gave them: a
+/// fixed count, the blocks one after the other (`MPI_Igather`, ...), or two arrays of one entry
+/// per rank (`MPI_Igatherv`, ...).
+#[derive(Clone, Copy)]
+pub(crate) enum Counts {
+    Regular(c_int),
+    Arrays(*const c_int, *const c_int),
+}
+
+/// The datatype of a call's blocks: one for all (displacements in its extents), or an array of
+/// one per rank (`MPI_Ialltoallw`: displacements in bytes).
+#[derive(Clone, Copy)]
+pub(crate) enum Types {
+    One(c_int),
+    PerRank(*const c_int),
+}
+
+/// Reads `n` ints at `pointer` (`None` for NULL).
+///
+/// # Safety
+/// `pointer` is NULL or points at `n` readable ints.
+unsafe fn ints(pointer: *const c_int, n: usize) -> Option<Vec<c_int>> {
+    // SAFETY: not NULL, and by the caller's contract `n` readable ints.
+    (!pointer.is_null()).then(|| unsafe { std::slice::from_raw_parts(pointer, n) }.to_vec())
+}
+
+/// The blocks, one per rank of `n`, that `counts` and `types` describe; `None` when they are
+/// invalid (the queued blocking call reports them).
+///
+/// # Safety
+/// Each array of `counts` and `types` is NULL or points at `n` readable ints.
+unsafe fn blocks_of(counts: Counts, types: Types, n: usize) -> Option<Blocks> {
+    let (counts, displs) = match counts {
+        Counts::Regular(count) => {
+            let displs = (0..n)
+                .map(|r| c_int::try_from(r).ok()?.checked_mul(count))
+                .collect::<Option<Vec<c_int>>>()?;
+            (vec![count; n], displs)
+        }
+        // SAFETY: forwarded contract.
+        Counts::Arrays(counts, displs) => unsafe { (ints(counts, n)?, ints(displs, n)?) },
+    };
+    match types {
+        Types::One(datatype) => Blocks::new(&counts, &displs, datatype).ok(),
+        // SAFETY: forwarded contract.
+        Types::PerRank(types) => Blocks::typed(&counts, &displs, &unsafe { ints(types, n) }?).ok(),
+    }
+}
+
+/// Where a scheduled call puts the blocks it receives (a partition of the C buffer itself when
+/// the blocks are dense, else of a scratch buffer unpacked when the call succeeds), and, for
+/// `own` (`MPI_IN_PLACE`), this rank's block as the buffer holds it now.
+type Landing = (PartitionMut<'static, u8>, Option<Scratch>, Vec<u8>);
+
+/// The [`Landing`] of `blocks` of C buffer `buffer`.
+///
+/// # Safety
+/// The blocks' bytes of `buffer` are readable and writable, and used by nothing else until the
+/// request completes; the request that gets the partition is dropped before the scratch.
+unsafe fn landing(blocks: Blocks, buffer: *mut c_void, own: Option<usize>) -> Option<Landing> {
+    if !buffer.is_null() {
+        if let Some((offsets, end)) = blocks.direct() {
+            // SAFETY: forwarded contract: the blocks lie within `end` bytes of `buffer`.
+            let bytes: &'static mut [u8] = unsafe { output(buffer, end) }.ok()?;
+            let mine = own.map_or_else(Vec::new, |r| {
+                bytes[offsets[r]..offsets[r] + blocks.packed[r]].to_vec()
+            });
+            return Some((
+                PartitionMut::new(bytes, &blocks.packed, &offsets),
+                None,
+                mine,
+            ));
+        }
+    }
+    // SAFETY: forwarded contract.
+    let (unpack, scratch) = unsafe { UnpackBlocks::new(blocks, buffer) }.ok()?;
+    let packed = unpack.blocks();
+    let mine = own.map_or_else(Vec::new, |r| {
+        scratch[packed.packed_at[r]..packed.packed_at[r] + packed.packed[r]].to_vec()
+    });
+    let partition = PartitionMut::new(scratch, &packed.packed, &packed.packed_at);
+    Some((partition, Some(Scratch::Blocks(unpack)), mine))
+}
+
+/// `count` elements of `datatype` at `buffer`, packed.
+///
+/// # Safety
+/// As [`Data::read`].
+unsafe fn packed(buffer: *const c_void, count: c_int, datatype: c_int) -> Option<Vec<u8>> {
+    // SAFETY: forwarded contract.
+    Some(
+        unsafe { Data::of(count, datatype).ok()?.read(buffer) }
+            .ok()?
+            .into_owned(),
+    )
+}
+
+/// A root argument that names a rank of `comm`.
+fn root_in(root: c_int, comm: &Comm) -> Option<Rank> {
+    Rank::try_from(root).ok().filter(|&root| root < comm.size())
+}
+
+/// The schedule of `MPI_Igather` / `MPI_Igatherv` (any datatypes, `MPI_IN_PLACE` at the root):
+/// each rank packs its block and sends it to the root, which receives the blocks into its
+/// buffer (or a scratch buffer unpacked when the call succeeds). `counts` is read at the root
+/// only. It declines (`None`) on invalid arguments: the queued blocking call reports them.
+///
+/// # Safety
+/// As for `MPI_Igatherv`: the buffers stay valid, and the receive buffer untouched by the
+/// program, until the request completes; the arrays are valid during this call.
+pub(crate) unsafe fn scheduled_gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    counts: Counts,
+    recvtype: c_int,
+    root: c_int,
+) -> Scheduled {
+    Box::new(move |comm: &'static Comm| {
+        let (me, root) = (comm.rank(), root_in(root, comm)?);
+        let in_place = me == root && sendbuf == IN_PLACE;
+        let (partition, scratch, own) = if me == root {
+            // SAFETY: forwarded contract.
+            let blocks = unsafe { blocks_of(counts, Types::One(recvtype), comm.size() as usize) }?;
+            // SAFETY: forwarded contract.
+            let (partition, scratch, own) =
+                unsafe { landing(blocks, recvbuf, in_place.then_some(me as usize)) }?;
+            (Some(partition), scratch, own)
+        } else {
+            (None, None, Vec::new())
+        };
+        let send = if in_place {
+            own
+        } else {
+            // SAFETY: forwarded contract; read at the start only.
+            unsafe { packed(sendbuf, sendcount, sendtype) }?
+        };
+        let request = comm.igather_varcount(&send, partition, root);
+        Some(request.map(|request| (request, scratch)))
+    })
+}
+
+/// The schedule of `MPI_Iscatter` / `MPI_Iscatterv` (any datatypes, `MPI_IN_PLACE` at the
+/// root): the root packs every block and sends each its own; a block of a strided type is
+/// unpacked where it lands when the call succeeds. `counts` is read at the root only.
+///
+/// # Safety
+/// As for `MPI_Iscatterv`, as [`scheduled_gather`].
+pub(crate) unsafe fn scheduled_scatter(
+    sendbuf: *const c_void,
+    counts: Counts,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+) -> Scheduled {
+    Box::new(move |comm: &'static Comm| {
+        let (me, root) = (comm.rank(), root_in(root, comm)?);
+        let send = if me == root {
+            // SAFETY: forwarded contract.
+            let blocks = unsafe { blocks_of(counts, Types::One(sendtype), comm.size() as usize) }?;
+            // SAFETY: forwarded contract; read at the start only.
+            let packed = blocks.pack(unsafe { blocks.read(sendbuf) }.ok()?).ok()?;
+            Some((packed, blocks))
+        } else {
+            None
+        };
+        let (recv, scratch) = if me == root && recvbuf.cast_const() == IN_PLACE {
+            (None, None)
+        } else {
+            match Data::of(recvcount, recvtype).ok()? {
+                // SAFETY: forwarded contract.
+                Data::Contiguous(len) => (Some(unsafe { output(recvbuf, len) }.ok()?), None),
+                Data::Strided {
+                    layout,
+                    count,
+                    window,
+                } => {
+                    // SAFETY: forwarded contract; `PendingCollective` drops the request before
+                    // the scratch (field order).
+                    let (unpack, scratch) =
+                        unsafe { Unpack::new(&layout, count, window, recvbuf) }.ok()?;
+                    (Some(scratch), Some(Scratch::Unpack(unpack, true)))
+                }
+            }
+        };
+        let partition = send
+            .as_ref()
+            .map(|(packed, blocks)| Partition::new(packed, &blocks.packed, &blocks.packed_at));
+        let request = comm.iscatter_varcount(partition, recv, root);
+        Some(request.map(|request| (request, scratch)))
+    })
+}
+
+/// The schedule of `MPI_Iallgather` / `MPI_Iallgatherv` (any datatypes, `MPI_IN_PLACE`): each
+/// rank sends its block to every other, and receives theirs into its buffer (or a scratch
+/// buffer unpacked when the call succeeds).
+///
+/// # Safety
+/// As for `MPI_Iallgatherv`, as [`scheduled_gather`].
+pub(crate) unsafe fn scheduled_all_gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    counts: Counts,
+    recvtype: c_int,
+) -> Scheduled {
+    Box::new(move |comm: &'static Comm| {
+        let me = comm.rank() as usize;
+        let in_place = sendbuf == IN_PLACE;
+        // SAFETY: forwarded contract.
+        let blocks = unsafe { blocks_of(counts, Types::One(recvtype), comm.size() as usize) }?;
+        // SAFETY: forwarded contract.
+        let (partition, scratch, own) =
+            unsafe { landing(blocks, recvbuf, in_place.then_some(me)) }?;
+        let send = if in_place {
+            own
+        } else {
+            // SAFETY: forwarded contract; read at the start only.
+            unsafe { packed(sendbuf, sendcount, sendtype) }?
+        };
+        let request = comm.iall_gather_varcount(&send, partition);
+        Some(request.map(|request| (request, scratch)))
+    })
+}
+
+/// The schedule of `MPI_Ialltoall`, `MPI_Ialltoallv` and `MPI_Ialltoallw` (any datatypes,
+/// `MPI_IN_PLACE`: the blocks to send are the receive buffer's): each rank sends each other its
+/// block and receives theirs into its buffer (or a scratch buffer unpacked when the call
+/// succeeds).
+///
+/// # Safety
+/// As for `MPI_Ialltoallw`, as [`scheduled_gather`].
+pub(crate) unsafe fn scheduled_all_to_all(
+    sendbuf: *const c_void,
+    send: (Counts, Types),
+    recvbuf: *mut c_void,
+    recv: (Counts, Types),
+) -> Scheduled {
+    Box::new(move |comm: &'static Comm| {
+        let n = comm.size() as usize;
+        let (counts, types) = if sendbuf == IN_PLACE { recv } else { send };
+        // SAFETY: forwarded contract.
+        let sending = unsafe { blocks_of(counts, types, n) }?;
+        let from = if sendbuf == IN_PLACE {
+            recvbuf.cast_const()
+        } else {
+            sendbuf
+        };
+        // SAFETY: forwarded contract; read at the start only, before the landing below.
+        let outgoing = sending.pack(unsafe { sending.read(from) }.ok()?).ok()?;
+        // SAFETY: forwarded contract.
+        let receiving = unsafe { blocks_of(recv.0, recv.1, n) }?;
+        // SAFETY: forwarded contract.
+        let (partition, scratch, _) = unsafe { landing(receiving, recvbuf, None) }?;
+        let outgoing = Partition::new(&outgoing, &sending.packed, &sending.packed_at);
+        let request = comm.ialltoall_varcount(outgoing, partition);
+        Some(request.map(|request| (request, scratch)))
+    })
 }

@@ -138,9 +138,8 @@ pub(crate) struct PendingAgreement {
 #[derive(Debug)]
 pub(crate) struct PendingCollective {
     pub(crate) request: CollectiveRequest<'static>,
-    /// For a broadcast of a strided datatype: the scratch buffer of packed data that `request`
-    /// works on, and whether it is unpacked into the C buffer when the call succeeds (at a
-    /// rank that receives; the root's is its own data, packed at the start).
+    /// For strided data: the scratch buffer of packed data that `request` works on, unpacked
+    /// into the C buffer when the call succeeds (see [`Scratch`]).
     pub(crate) scratch: Option<Scratch>,
     /// Keeps the communicator that `request` borrows alive; never read.
     #[allow(dead_code)]
@@ -155,15 +154,24 @@ impl PendingCollective {
             request, scratch, ..
         } = self;
         drop(request);
-        if let Some((unpack, true)) = scratch {
-            unpack.apply(usize::MAX);
+        match scratch {
+            Some(Scratch::Unpack(unpack, true)) => unpack.apply(usize::MAX),
+            Some(Scratch::Blocks(unpack)) => unpack.apply(),
+            Some(Scratch::Unpack(_, false)) | None => {}
         }
     }
 }
 
-/// A strided broadcast's scratch buffer, and whether it is unpacked at completion (see
-/// [`PendingCollective::scratch`]).
-pub(crate) type Scratch = (crate::derived::Unpack, bool);
+/// The scratch buffer a scheduled collective's request works on, unpacked into the C buffer
+/// when the call succeeds (see [`PendingCollective::scratch`]).
+#[derive(Debug)]
+pub(crate) enum Scratch {
+    /// Packed data of a strided datatype (a broadcast's, a scatter's block), and whether it is
+    /// unpacked (not at a broadcast's root, whose data it is).
+    Unpack(crate::derived::Unpack, bool),
+    /// Packed blocks with gaps (a gather's, all-gather's or all-to-all's receive buffer).
+    Blocks(crate::rooted::UnpackBlocks),
+}
 
 /// A non-blocking collective started as a schedule: its request, and the scratch buffer it
 /// works on, if any (see [`PendingCollective`]).
@@ -176,11 +184,12 @@ pub(crate) enum Operation {
     Complete(Result<MPI_Status, Failure>),
     /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
-    /// A collective on a helper thread (`MPI_Igatherv`, `MPI_Iallreduce` with a user
+    /// A collective on a helper thread (`MPI_Ireduce_scatter`, `MPI_Iallreduce` with a user
     /// operation, ...).
     Background(Arc<Background>),
-    /// A collective run by the engine as a schedule (`MPI_Ibarrier`, `MPI_Ibcast`, and
-    /// `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`, `MPI_Iexscan` on basic datatypes).
+    /// A collective run by the engine as a schedule (`MPI_Ibarrier`, `MPI_Ibcast`, the
+    /// gathers, scatters, all-gathers and all-to-alls, and `MPI_Ireduce`, `MPI_Iallreduce`,
+    /// `MPI_Iscan`, `MPI_Iexscan` on basic datatypes).
     Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),

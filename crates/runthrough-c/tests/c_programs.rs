@@ -727,6 +727,26 @@ fn nonblocking_collectives_run_by_the_engine() {
     scenario("nonblocking_engine", 3, &[]);
 }
 
+/// `tests/c/nonblocking_blocks.c`: the non-blocking gathers, scatters, all-gathers and
+/// all-to-alls (fixed and varcount forms, `MPI_Ialltoallw`), run by the engine whatever their
+/// datatypes: strided vectors at one side and ints at the other, blocks in reverse order with
+/// gaps, `MPI_IN_PLACE`, types that differ between ranks; each result equal byte for byte to
+/// the blocking call's, pending beside a 64 KiB all-reduce in any completion order.
+#[test]
+fn nonblocking_gathers_scatters_and_all_to_alls_of_any_datatype() {
+    scenario("nonblocking_blocks", 4, &[]);
+}
+
+/// `tests/c/nonblocking_blocks_kill.c`: rtrun kills rank 2 in its second gather, before its
+/// block leaves: the root's MPI_Igatherv (received as strided vectors) fails with
+/// MPIX_ERR_PROC_FAILED and leaves its buffer as it was, nothing hangs, new calls fail until
+/// MPI_Comm_validate_global, then gathers and all-gathers run over the survivors with rank
+/// 2's slots untouched.
+#[test]
+fn nonblocking_gathers_with_a_kill() {
+    scenario_with("nonblocking_blocks_kill", 4, &[], &["2@gather:2:1"], &[2]);
+}
+
 /// `tests/c/nonblocking_engine_kill.c`: rtrun kills rank 2 in its second broadcast, before
 /// it forwards the root's data to rank 3, with a strided MPI_Ibcast, an MPI_Iscan and an
 /// MPI_Ibarrier pending (all run by the engine): nothing hangs, rank 3's broadcast fails with

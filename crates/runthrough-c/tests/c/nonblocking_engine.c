@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Non-blocking collectives that the rank's engine runs itself (MPI_Ibarrier, and MPI_Ibcast,
- * MPI_Ireduce, MPI_Iallreduce, MPI_Iscan, MPI_Iexscan on basic datatypes), on 3 ranks:
+ * MPI_Ireduce, MPI_Iallreduce, MPI_Iscan, MPI_Iexscan on basic datatypes; the gathers,
+ * scatters and all-to-alls are tested in nonblocking_blocks.c), on 3 ranks:
  * - buffers at every misalignment (doubles at byte offsets 1..7 of a char array), with and
  *   without MPI_IN_PLACE, results checked bit for bit and the bytes around them untouched;
  * - a broadcast of a strided datatype (packed at the root, unpacked elsewhere);
  * - call order kept when they mix with the calls that go to the communicator's queue (here
- *   all-gathers of variable counts): ranks 1 and 2 start two such calls, whose first waits
+ *   all-reduces with a user operation): ranks 1 and 2 start two such calls, whose first waits
  *   for rank 0 and whose second therefore waits in the queue, then an MPI_Iallreduce, then an
  *   MPI_Ibarrier; rank 0 starts the same four only after rank 1 has started them, and
  *   completes its first two before its all-reduce. The all-reduce and the barrier must take
@@ -24,6 +25,13 @@
 
 /* Element i of rank r's vector. */
 static double value(int r, int i) { return 0.25 * (r + 1) + 1000.0 * i; }
+
+/* A user operation (a sum of ints): the calls that take one always go to the queue. */
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
 
 /* A 64 KiB all-reduce's buffers: a ring as a blocking call, recursive doubling as a schedule. */
 enum { BIG = 16384 };
@@ -144,19 +152,17 @@ int main(int argc, char **argv) {
           "strided broadcast %d %d %d", strided[0], strided[1], strided[2]);
     OK(MPI_Type_free(&every_other));
 
-    /* Order with the queued calls (all-gathers of variable counts, always queued). */
-    int counts[P] = {1, 1, 1}, displs[P] = {0, 1, 2}, first[P], second[P];
+    /* Order with the queued calls (all-reduces with a user operation, always queued). */
+    MPI_Op queued_sum;
+    OK(MPI_Op_create(user_sum, 1, &queued_sum));
+    int first = -1, second = -1;
     int mine_v = 7 * rank, one = rank + 1, sum = -1, token = 7;
-    for (int r = 0; r < P; r++)
-        first[r] = second[r] = -1;
     MPI_Request req[4];
     if (rank == 0) {
         /* Its two queued calls are done before its all-reduce starts. */
         OK(MPI_Recv(&token, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, first, counts, displs, MPI_INT, MPI_COMM_WORLD,
-                           &req[0]));
-        OK(MPI_Iallgatherv(&one, 1, MPI_INT, second, counts, displs, MPI_INT, MPI_COMM_WORLD,
-                           &req[1]));
+        OK(MPI_Iallreduce(&mine_v, &first, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[0]));
+        OK(MPI_Iallreduce(&one, &second, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[1]));
         OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
         OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
         OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
@@ -164,19 +170,16 @@ int main(int argc, char **argv) {
     } else {
         /* The first waits for rank 0, which waits for rank 1's token: the second is still in
          * the queue, unnumbered, when the all-reduce starts. */
-        OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, first, counts, displs, MPI_INT, MPI_COMM_WORLD,
-                           &req[0]));
-        OK(MPI_Iallgatherv(&one, 1, MPI_INT, second, counts, displs, MPI_INT, MPI_COMM_WORLD,
-                           &req[1]));
+        OK(MPI_Iallreduce(&mine_v, &first, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[0]));
+        OK(MPI_Iallreduce(&one, &second, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[1]));
         OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
         OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
         if (rank == 1)
             OK(MPI_Send(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
         OK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
     }
-    for (int r = 0; r < P; r++)
-        CHECK(first[r] == 7 * r && second[r] == r + 1, "all-gathers from %d: %d %d", r,
-              first[r], second[r]);
+    CHECK(first == 7 * (0 + 1 + 2) && second == 1 + 2 + 3, "queued all-reduces: %d %d", first,
+          second);
     CHECK(sum == P * (P + 1) / 2, "Iallreduce after the queued calls: %d", sum);
 
     /* The queued calls above made every later non-blocking collective a queued one too,
@@ -184,45 +187,43 @@ int main(int argc, char **argv) {
     OK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* A call is a schedule at every rank or at none, whatever each rank's queue has done:
-     * ranks 1 and 2 start an MPI_Iallgatherv (always queued), which waits for rank 0, then a
+     * ranks 1 and 2 start an all-reduce with a user operation (always queued), which waits for
+     * rank 0, then a
      * 64 KiB all-reduce (a ring as a blocking call, recursive doubling as a schedule); rank 0
-     * starts them only after rank 1 did, and its MPI_Iallgatherv has completed when it starts
+     * starts them only after rank 1 did, and its queued all-reduce has completed when it starts
      * its all-reduce. Had rank 0 made its all-reduce a schedule because its queue was idle,
      * the two algorithms would receive each other's messages. */
     {
         fill_big(rank);
-        int all_v[P] = {-1, -1, -1};
+        int all_v = -1;
         MPI_Request c[2];
         if (rank == 0) {
             OK(MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT,
-                               MPI_COMM_WORLD, &c[0]));
+            OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &c[0]));
             OK(MPI_Wait(&c[0], MPI_STATUS_IGNORE));
             OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &c[1]));
             OK(MPI_Wait(&c[1], MPI_STATUS_IGNORE));
         } else {
-            OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT,
-                               MPI_COMM_WORLD, &c[0]));
+            OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &c[0]));
             OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &c[1]));
             if (rank == 1)
                 OK(MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
             OK(MPI_Waitall(2, c, MPI_STATUSES_IGNORE));
         }
-        for (int r = 0; r < P; r++)
-            CHECK(all_v[r] == 7 * r, "Iallgatherv %d: %d", r, all_v[r]);
+        CHECK(all_v == 21, "queued all-reduce: %d", all_v);
         check_big("beside queued calls");
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* An agreement, which ranks may start at different places among the collectives, does
-     * not change that choice: all ranks queue an MPI_Iallgatherv, then rank 0 starts an
+     * not change that choice: all ranks queue an all-reduce with a user operation, then rank 0
+     * starts an
      * MPIX_Comm_iagree before its 64 KiB all-reduce and the others after theirs. */
     {
         fill_big(rank);
-        int all_v[P] = {-1, -1, -1}, flag = 1;
+        int all_v = -1, flag = 1;
         MPI_Request a[3];
-        OK(MPI_Iallgatherv(&mine_v, 1, MPI_INT, all_v, counts, displs, MPI_INT, MPI_COMM_WORLD,
-                           &a[0]));
+        OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &a[0]));
         if (rank == 0) {
             OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &a[1]));
             OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &a[2]));
@@ -232,9 +233,11 @@ int main(int argc, char **argv) {
         }
         OK(MPI_Waitall(3, a, MPI_STATUSES_IGNORE));
         CHECK(flag == 1, "iagree gave %d", flag);
+        CHECK(all_v == 21, "queued all-reduce before an iagree: %d", all_v);
         check_big("around an iagree");
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Op_free(&queued_sum));
 
     /* MPI_Test until done; freeing or cancelling a pending one is refused. Rank 0 enters the
      * barrier only once both others have tried, so theirs is pending while they do. */
