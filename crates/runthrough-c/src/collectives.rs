@@ -5,11 +5,11 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
 use std::sync::Arc;
 
-use runthrough::{CollectiveRequest, Comm, Op, Partition, PartitionMut, Rank, Reducible};
+use runthrough::{CollectiveRequest, Comm, Op, PackedOp, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
 use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data, Raw, Unpack};
+use crate::derived::{layout_of, type_size, Data, Raw, Unpack};
 use crate::errors::{boundary, out, Failure};
 use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
@@ -1545,25 +1545,6 @@ impl Snapshot {
     }
 }
 
-/// Starts the blocking collective `call` on `comm` as a non-blocking one and writes its request
-/// to `*request`: see [`start_background`]. Errors of the arguments other than `comm` and
-/// `request` are reported when the request completes (by `MPI_Wait`, `MPI_Test`, ...).
-///
-/// # Safety
-/// `request` is NULL or points at a writable `MPI_Request`.
-unsafe fn start(
-    comm: c_int,
-    request: *mut c_int,
-    call: impl FnOnce() -> c_int + Send + 'static,
-) -> c_int {
-    boundary(comm, || {
-        // SAFETY: checked for NULL by `out`.
-        let request = unsafe { out(request, "request")? };
-        request.write(start_background(comm, false, call)?);
-        Ok(())
-    })
-}
-
 /// The start of a non-blocking collective as a schedule of the rank's engine, from its
 /// communicator; `None` when the arguments do not suit one (they go to the queue then).
 pub(crate) type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>>;
@@ -1572,12 +1553,13 @@ pub(crate) type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::
 /// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
 /// is given, accepts the arguments and no call was queued on `comm` since its last blocking
 /// collective ([`start_scheduled`]); otherwise as the blocking `call` queued on the
-/// communicator ([`start`]). A schedule needs no thread: it progresses while any thread of
+/// communicator ([`start_background`]: errors of the arguments other than `comm` and `request`
+/// are then reported when the request completes, by `MPI_Wait`, `MPI_Test`, ...). A schedule needs no thread: it progresses while any thread of
 /// the process is in the library or the transport's progress thread runs.
 ///
 /// Whether a call is a schedule must be the same at every rank, so `scheduled` declines only
-/// on what every rank passes alike (a reduction's datatype and operation, MPI-4.0 §6.9) or on
-/// invalid arguments. The gathers, scatters and all-to-alls may legally have different
+/// on what every rank passes alike (a reduction's user operation, [`combining`]) or on invalid
+/// arguments. The gathers, scatters and all-to-alls may legally have different
 /// datatypes at different ranks (only the type signatures must match): they are schedules
 /// whatever their datatypes, blocks of a type with gaps packed into a scratch buffer
 /// (`rooted::scheduled_gather` and its kin).
@@ -1652,11 +1634,123 @@ unsafe fn scheduled_broadcast(
     }))
 }
 
+/// How a scheduled reduction combines: a predefined operation on a basic type (in place where
+/// the bytes are aligned), or an operation on packed elements (`MPI_MINLOC` / `MPI_MAXLOC` on a
+/// pair type, a predefined operation on a derived type made of one basic type).
+enum Combining {
+    Basic(Element, Op),
+    Packed(PackedOp),
+}
+
+/// How a non-blocking reduction with `op` on `datatype` combines as a schedule; `None` for a
+/// user operation (queued: its function runs on the thread that waits for the request, where
+/// the program expects it, never inside another thread's delivery of a message) and for
+/// invalid arguments (the queued blocking call reports them). Datatype and operation are the
+/// same at every rank (MPI-4.0 §6.9), so every rank makes the same choice.
+fn combining(datatype: c_int, op: c_int) -> Option<Combining> {
+    if !matches!(user_op(op), Ok(None)) {
+        return None;
+    }
+    Some(if basic(datatype) {
+        let element = Element::of(datatype).ok()?;
+        let op = op_of(op).ok()?;
+        check_op_on(element, op).ok()?;
+        Combining::Basic(element, op)
+    } else if is_pair(datatype) {
+        Combining::Packed(crate::pairs::packed_op(datatype, op)?)
+    } else {
+        let element = layout_of(datatype, true).ok()?.element?;
+        let op = op_of(op).ok()?;
+        check_op_on(element, op).ok()?;
+        let combine: fn(Op, &[u8], &mut [u8]) = as_element!(element, T => combine_local::<T>);
+        Combining::Packed(PackedOp::new(element.size(), move |input, inout| {
+            combine(op, input, inout)
+        }))
+    })
+}
+
+impl Combining {
+    /// As an operation on packed elements.
+    fn packed(self) -> Option<PackedOp> {
+        match self {
+            Combining::Basic(element, op) => {
+                as_element!(element, T => PackedOp::predefined::<T>(op).ok())
+            }
+            Combining::Packed(op) => Some(op),
+        }
+    }
+}
+
+/// The schedule of `MPI_Ireduce_scatter` (`counts`) or `MPI_Ireduce_scatter_block` (`count`
+/// for every rank) with a predefined operation on any datatype that [`combining`] takes: an
+/// all-reduce of the whole packed vector of which this rank keeps its block (unpacked when the
+/// call succeeds, for a type with gaps). With `MPI_IN_PLACE` the whole vector is read from the
+/// receive buffer and this rank's block written at its start. `None` as [`combining`] says,
+/// and for invalid counts.
+///
+/// # Safety
+/// As for the non-blocking reduce-scatters; `counts` is NULL or points at one int per rank,
+/// read during this call only.
+unsafe fn scheduled_reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: Result<*const c_int, c_int>,
+    datatype: c_int,
+    op: c_int,
+) -> Option<Scheduled> {
+    let op = combining(datatype, op)?.packed()?;
+    Some(Box::new(move |comm: &'static Comm| {
+        let (n, me) = (comm.size() as usize, comm.rank() as usize);
+        let counts: Vec<usize> = match counts {
+            Ok(pointer) if pointer.is_null() => return None,
+            // SAFETY: not NULL, and by the contract above one int per rank.
+            Ok(pointer) => unsafe { std::slice::from_raw_parts(pointer, n) }
+                .iter()
+                .map(|&count| usize::try_from(count).ok())
+                .collect::<Option<_>>()?,
+            Err(count) => vec![usize::try_from(count).ok()?; n],
+        };
+        let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c))?;
+        let whole = Data::of(c_int::try_from(total).ok()?, datatype).ok()?;
+        // The operation combines basic elements (a derived type's) or whole pairs: the counts
+        // in its elements.
+        let per_element = type_size(datatype).ok()? / op.size();
+        let elements: Vec<usize> = counts.iter().map(|&count| count * per_element).collect();
+        let from = if sendbuf == IN_PLACE {
+            recvbuf.cast_const()
+        } else {
+            sendbuf
+        };
+        // SAFETY: by the contract above; read only by the start, which copies it.
+        let send = unsafe { whole.read(from) }.ok()?;
+        let mine = Data::of(c_int::try_from(counts[me]).ok()?, datatype).ok()?;
+        let (recv, scratch): (&'static mut [u8], Option<Scratch>) = match mine {
+            // SAFETY: by the contract above, the buffer is the request's until it completes;
+            // the request (in the table) is dropped at the latest at MPI_Finalize.
+            Data::Contiguous(len) => (unsafe { output(recvbuf, len) }.ok()?, None),
+            Data::Strided {
+                layout,
+                count,
+                window,
+            } => {
+                // SAFETY: as above; `PendingCollective` drops the request before the scratch
+                // (field order).
+                let (unpack, scratch) =
+                    unsafe { Unpack::new(&layout, count, window, recvbuf) }.ok()?;
+                (scratch, Some(Scratch::Unpack(unpack, true)))
+            }
+        };
+        let request = comm.ireduce_scatter_packed(&send, recv, &elements, op);
+        Some(request.map(|request| (request, scratch)))
+    }))
+}
+
 /// The schedule of a reduction `kind` (`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`,
-/// `MPI_Iexscan`) on a basic datatype with a predefined operation; `None` for anything else (a
-/// pair or derived datatype, a user operation, invalid arguments: the queued blocking call
-/// handles or reports them as it does). `MPI_IN_PLACE` is taken where MPI allows it (every
-/// rank but at a reduce, where only the root may pass it).
+/// `MPI_Iexscan`) with a predefined operation, on a basic, pair or derived datatype (data of a
+/// type with gaps packed at the start, the result received into a scratch buffer that starts
+/// as the receive buffer's own packed contents and is unpacked when the call succeeds). `None`
+/// as [`combining`] says (a user operation) and for invalid arguments. `MPI_IN_PLACE` is
+/// taken where MPI allows it (every rank but at a reduce, where only the root may pass it).
 ///
 /// # Safety
 /// As for the non-blocking reductions: the buffers stay valid, and the receive buffer
@@ -1669,49 +1763,70 @@ unsafe fn scheduled_reduction(
     op: c_int,
     kind: Reduction,
 ) -> Option<Scheduled> {
-    if is_pair(datatype) || !basic(datatype) || !matches!(user_op(op), Ok(None)) {
-        return None;
-    }
-    let element = Element::of(datatype).ok()?;
-    let op = op_of(op).ok()?;
-    check_op_on(element, op).ok()?;
-    let len = byte_len(count, datatype).ok()?;
+    let combining = combining(datatype, op)?;
+    let data = Data::of(count, datatype).ok()?;
     Some(Box::new(move |comm: &'static Comm| {
         let at_root = match kind {
             Reduction::Reduce(root) => comm.rank() == root,
             Reduction::All | Reduction::Scan | Reduction::Exscan => true,
         };
-        let recv: Option<&'static mut [u8]> = if at_root {
-            // SAFETY: by the contract above, the buffer is the request's until it completes;
-            // the request (in the table) is dropped at the latest at MPI_Finalize.
-            Some(unsafe { output(recvbuf, len) }.ok()?)
+        // Where the result lands: the C buffer itself, or a scratch buffer of packed elements.
+        let (recv, scratch): (Option<&'static mut [u8]>, Option<Scratch>) = if !at_root {
+            (None, None)
         } else {
-            None
-        };
-        let copy;
-        let send: &[u8] = match (sendbuf == IN_PLACE, recv.as_deref()) {
-            (true, Some(recv)) => {
-                copy = recv.to_vec();
-                &copy
+            match &data {
+                // SAFETY: by the contract above, the buffer is the request's until it
+                // completes; the request (in the table) is dropped at the latest at
+                // MPI_Finalize.
+                Data::Contiguous(len) => (Some(unsafe { output(recvbuf, *len) }.ok()?), None),
+                Data::Strided {
+                    layout,
+                    count,
+                    window,
+                } => {
+                    // SAFETY: as above; `PendingCollective` drops the request before the
+                    // scratch (field order).
+                    let (unpack, scratch) =
+                        unsafe { Unpack::new(layout, *count, *window, recvbuf) }.ok()?;
+                    // The buffer's own contents first: what an exclusive scan leaves at the
+                    // first participant, and the data of MPI_IN_PLACE.
+                    // SAFETY: as above; only read, here.
+                    let own = unsafe { window.read(recvbuf) }.ok()?;
+                    scratch.copy_from_slice(&layout.pack_at(*count, own, window.low).ok()?);
+                    (Some(scratch), Some(Scratch::Unpack(unpack, true)))
+                }
             }
+        };
+        let send: std::borrow::Cow<'_, [u8]> = match (sendbuf == IN_PLACE, recv.as_deref()) {
+            (true, Some(recv)) => recv.to_vec().into(),
             (true, None) => return None,
             // SAFETY: by the contract above; read only by the start, which copies it.
-            (false, _) => unsafe { input(sendbuf, len) }.ok()?,
+            (false, _) => unsafe { data.read(sendbuf) }.ok()?,
         };
+        let send = &send[..];
+        let exclusive = matches!(kind, Reduction::Exscan);
         // Only a reduce's non-roots have no receive buffer (`at_root` above).
-        let request = match kind {
-            Reduction::Reduce(root) => {
-                as_element!(element, T => comm.ireduce_bytes::<T>(send, recv, op, root))
-            }
-            Reduction::All => {
-                as_element!(element, T => comm.iall_reduce_bytes::<T>(send, recv?, op))
-            }
-            Reduction::Scan | Reduction::Exscan => {
-                let exclusive = matches!(kind, Reduction::Exscan);
-                as_element!(element, T => comm.iscan_bytes::<T>(send, recv?, op, exclusive))
-            }
+        let request = match combining {
+            Combining::Basic(element, op) => match kind {
+                Reduction::Reduce(root) => {
+                    as_element!(element, T => comm.ireduce_bytes::<T>(send, recv, op, root))
+                }
+                Reduction::All => {
+                    as_element!(element, T => comm.iall_reduce_bytes::<T>(send, recv?, op))
+                }
+                Reduction::Scan | Reduction::Exscan => {
+                    as_element!(element, T => comm.iscan_bytes::<T>(send, recv?, op, exclusive))
+                }
+            },
+            Combining::Packed(op) => match kind {
+                Reduction::Reduce(root) => comm.ireduce_packed(send, recv, op, root),
+                Reduction::All => comm.iall_reduce_packed(send, recv?, op),
+                Reduction::Scan | Reduction::Exscan => {
+                    comm.iscan_packed(send, recv?, op, exclusive)
+                }
+            },
         };
-        Some(request.map(plain))
+        Some(request.map(|request| (request, scratch)))
     }))
 }
 
@@ -2333,7 +2448,9 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
     }
 }
 
-/// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] as a non-blocking collective, run
+/// by the rank's engine but with a user operation (see [`start_or_schedule`] and
+/// [`scheduled_reduce_scatter`]).
 ///
 /// # Safety
 /// As for `MPI_Reduce_scatter_block`, until the request completes; `request` is NULL or points at a writable
@@ -2348,17 +2465,22 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    let scheduled =
+        unsafe { scheduled_reduce_scatter(sendbuf, recvbuf, Err(recvcount), datatype, op) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Reduce_scatter_block(sendbuf.get(), recvbuf.get(), recvcount, datatype, op, comm)
         })
     }
 }
 
-/// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] as a non-blocking collective (see [`start`]).
+/// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] as a non-blocking collective, run by the
+/// rank's engine but with a user operation (see [`start_or_schedule`] and
+/// [`scheduled_reduce_scatter`]).
 ///
 /// # Safety
 /// As for `MPI_Reduce_scatter`, until the request completes; `request` is NULL or points at a writable
@@ -2373,13 +2495,16 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
+    // SAFETY: forwarded contract; the array is read at the start.
+    let scheduled =
+        unsafe { scheduled_reduce_scatter(sendbuf, recvbuf, Ok(recvcounts), datatype, op) };
     let sendbuf = Carried(sendbuf);
     let recvbuf = Carried(recvbuf);
     // SAFETY: forwarded contract (the array is read now, at the start).
     let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
     // SAFETY: forwarded contract; the pointers are used before the request completes.
     unsafe {
-        start(comm, request, move || {
+        start_or_schedule(comm, request, scheduled, move || {
             MPI_Reduce_scatter(
                 sendbuf.get(),
                 recvbuf.get(),

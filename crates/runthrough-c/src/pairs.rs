@@ -87,6 +87,26 @@ fn wins(value: Value, max: bool, a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// `MPI_MINLOC` / `MPI_MAXLOC` (`op`) on packed pairs of pair type `datatype`, as an operation
+/// on packed elements for the engine's non-blocking reductions; `None` for another type or
+/// operation.
+pub(crate) fn packed_op(datatype: c_int, op: c_int) -> Option<runthrough::PackedOp> {
+    let value = Value::of(datatype)?;
+    let size = pair_layout(datatype)?.size;
+    let max = match op {
+        MPI_MAXLOC => true,
+        MPI_MINLOC => false,
+        _ => return None,
+    };
+    Some(runthrough::PackedOp::new(size, move |input, inout| {
+        for (out, candidate) in inout.chunks_exact_mut(size).zip(input.chunks_exact(size)) {
+            if wins(value, max, candidate, out) {
+                out.copy_from_slice(candidate);
+            }
+        }
+    }))
+}
+
 /// Runs reduction `kind` of packed pairs of `N` bytes: `send` in, `result` out (and, for an
 /// exclusive scan, what is left at the first participant).
 fn reduce_packed<const N: usize>(

@@ -184,12 +184,12 @@ pub(crate) enum Operation {
     Complete(Result<MPI_Status, Failure>),
     /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
-    /// A collective on a helper thread (`MPI_Ireduce_scatter`, `MPI_Iallreduce` with a user
-    /// operation, ...).
+    /// A collective on a helper thread (`MPI_Iallreduce` with a user operation,
+    /// `MPIX_Comm_ishrink`, ...).
     Background(Arc<Background>),
     /// A collective run by the engine as a schedule (`MPI_Ibarrier`, `MPI_Ibcast`, the
-    /// gathers, scatters, all-gathers and all-to-alls, and `MPI_Ireduce`, `MPI_Iallreduce`,
-    /// `MPI_Iscan`, `MPI_Iexscan` on basic datatypes).
+    /// gathers, scatters, all-gathers and all-to-alls, the reductions with a predefined
+    /// operation).
     Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),

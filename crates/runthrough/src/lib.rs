@@ -49,6 +49,8 @@ mod transport;
 mod universe;
 mod wait;
 
+#[doc(hidden)]
+pub use collectives::PackedOp;
 pub use collectives::{CollectiveRequest, Op, Partition, PartitionMut, Reducible, UserOp};
 pub use comm::{Comm, Source, Status, Tag, TAG_UB};
 pub use flow::{FlowStats, DEFAULT_UNEXPECTED_CAP, ENV_UNEXPECTED_CAP};

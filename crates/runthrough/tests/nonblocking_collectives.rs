@@ -667,10 +667,15 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
             (6, "scatter_varcount", 3),
             (6, "all_gather_varcount", 5),
             (6, "all_to_all_varcount", 2),
+            (6, "reduce_scatter", 0),
+            (6, "reduce_scatter", 4),
         ] {
-            let killed_in = operation
-                .trim_start_matches("blocking ")
-                .trim_end_matches("_varcount");
+            let killed_in = match operation {
+                "reduce_scatter" => "all_reduce",
+                other => other
+                    .trim_start_matches("blocking ")
+                    .trim_end_matches("_varcount"),
+            };
             for message in 0..=3 {
                 let results = runthrough::local(n)
                     .kill_in_collective(victim, killed_in, 1, message)
@@ -714,6 +719,12 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
                                 let mut all = vec![0u64; n as usize];
                                 world
                                     .iall_gather(&value, &mut all)
+                                    .and_then(|mut r| r.wait())
+                            }
+                            "reduce_scatter" => {
+                                let send = vec![value[0]; n as usize];
+                                world
+                                    .ireduce_scatter_block(&send, &mut value, Op::Sum)
                                     .and_then(|mut r| r.wait())
                             }
                             // Rank r's block: r elements (rank 0's none).
@@ -783,7 +794,7 @@ fn a_death_during_the_call_leaves_nobody_blocked() {
                             // A call that returned Ok heard from every participant.
                             let sum = u64::from(n * (n + 1) / 2);
                             let expected = match operation {
-                                "all_reduce" => Some(sum),
+                                "all_reduce" | "reduce_scatter" => Some(sum),
                                 "reduce" if rank == 0 => Some(sum),
                                 "broadcast" => Some(1),
                                 _ => None,
@@ -921,6 +932,85 @@ fn blocks_of_the_wrong_length_are_an_error_even_when_the_total_fits() {
                 matches!(outcome, Some(Err(Error::Count { .. }))),
                 "rank {rank}: {outcome:?}"
             );
+        }
+    });
+}
+
+/// `ireduce_scatter` (counts r mod 3, zero included) and `ireduce_scatter_block`, outstanding
+/// together, at 1 to 6 ranks: each rank's block is its part of the blocking all-reduce of the
+/// whole vector; after a death and `validate_global`, the survivors' sums exclude the dead
+/// rank; bad counts are `Error::Count` before anything is sent.
+#[test]
+fn reduce_scatters_give_each_rank_its_block_of_the_all_reduce() {
+    bounded(|| {
+        for n in 1..=6u32 {
+            let results = runthrough::local(n).run(move |world| {
+                let me = world.rank() as usize;
+                let counts: Vec<usize> = (0..n as usize).map(|r| r % 3).collect();
+                let total: usize = counts.iter().sum();
+                let send: Vec<i64> = (0..total as i64).map(|i| i * 100 + me as i64).collect();
+                let mut mine = vec![-1i64; counts[me]];
+                let block_send: Vec<u16> = (0..2 * n as u16).map(|i| i ^ (me as u16 + 1)).collect();
+                let mut block = [0u16; 2];
+                let mut requests = vec![
+                    world.ireduce_scatter(&send, &mut mine, &counts, Op::Sum)?,
+                    world.ireduce_scatter_block(&block_send, &mut block, Op::BitXor)?,
+                ];
+                for request in requests.iter_mut().rev() {
+                    request.wait()?;
+                }
+                drop(requests);
+                let (mut all, mut all_block) = (vec![0i64; total], vec![0u16; 2 * n as usize]);
+                world.all_reduce(&send, &mut all, Op::Sum)?;
+                world.all_reduce(&block_send, &mut all_block, Op::BitXor)?;
+                let before: usize = counts[..me].iter().sum();
+                assert_eq!(mine, all[before..before + counts[me]], "n {n} rank {me}");
+                assert_eq!(block, all_block[2 * me..2 * me + 2], "n {n} rank {me}");
+                // Bad counts: refused before anything is sent.
+                let mut short = vec![0i64; counts[me]];
+                if total > 0 {
+                    assert!(matches!(
+                        world.ireduce_scatter(&send[..total - 1], &mut short, &counts, Op::Sum),
+                        Err(Error::Count { .. })
+                    ));
+                }
+                assert!(matches!(
+                    world.ireduce_scatter(&send, &mut short, &counts[1..], Op::Sum),
+                    Err(Error::Count { .. })
+                ));
+                assert!(matches!(
+                    world.ireduce_scatter_block(&send, &mut [0i64; 7], Op::Sum),
+                    Err(Error::Count { .. })
+                ));
+                Ok::<_, Error>(mine)
+            });
+            outcomes(results, &[]);
+        }
+        let (n, dead) = (5u32, 3u32);
+        let results = runthrough::local(n)
+            .kill_at_operation(dead, 1)
+            .run(move |world| {
+                if world.rank() == dead {
+                    world.barrier()?;
+                }
+                let mut nothing = [0u8];
+                assert_eq!(
+                    world.recv(&mut nothing, dead, 9),
+                    Err(Error::ProcFailed { rank: dead })
+                );
+                world.validate_global()?;
+                let send: Vec<u32> = (0..n).map(|i| i + 10 * world.rank()).collect();
+                let mut mine = [0u32];
+                world
+                    .ireduce_scatter_block(&send, &mut mine, Op::Sum)?
+                    .wait()?;
+                Ok::<_, Error>(mine[0])
+            });
+        for (rank, value) in outcomes(results, &[dead]).into_iter().enumerate() {
+            if let Some(sum) = value {
+                // Ranks 0, 1, 2, 4 contribute rank + 10 * r each (rank 0 adds no tens).
+                assert_eq!(sum, 4 * rank as u32 + 10 * (1 + 2 + 4), "rank {rank}");
+            }
         }
     });
 }

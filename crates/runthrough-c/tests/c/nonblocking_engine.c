@@ -152,6 +152,139 @@ int main(int argc, char **argv) {
           "strided broadcast %d %d %d", strided[0], strided[1], strided[2]);
     OK(MPI_Type_free(&every_other));
 
+    /* Pair and derived datatypes with predefined operations, run by the engine too: each
+     * result equal to the blocking call's. MINLOC / MAXLOC of (double, int) and (int, int)
+     * pairs, ties going to the smaller index; sums of a strided vector of doubles (its gaps
+     * left as they were), inclusive and exclusive, in place or not. */
+    {
+        struct {
+            double value;
+            int index;
+        } mine_p[2], lo[2], lo_blocking[2];
+        for (int k = 0; k < 2; k++) {
+            mine_p[k].value = k == 0 ? (double)(rank % 2) : -0.5 * rank;
+            mine_p[k].index = 10 * rank + k;
+            lo[k] = lo_blocking[k] = mine_p[k];
+        }
+        MPI_Request q;
+        OK(MPI_Iallreduce(MPI_IN_PLACE, lo, 2, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD, &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        OK(MPI_Allreduce(MPI_IN_PLACE, lo_blocking, 2, MPI_DOUBLE_INT, MPI_MINLOC,
+                         MPI_COMM_WORLD));
+        for (int k = 0; k < 2; k++)
+            CHECK(lo[k].value == lo_blocking[k].value && lo[k].index == lo_blocking[k].index,
+                  "Iallreduce MINLOC[%d]: %g %d", k, lo[k].value, lo[k].index);
+        /* Ties at value 0 (ranks 0 and 2): the smaller index. */
+        CHECK(lo[0].value == 0.0 && lo[0].index == 0, "MINLOC tie: %g %d", lo[0].value,
+              lo[0].index);
+        CHECK(lo[1].value == -1.0 && lo[1].index == 21, "MINLOC: %g %d", lo[1].value,
+              lo[1].index);
+
+        int pair_in[2] = {rank == 1 ? 5 : 3 * rank, rank}, top[2] = {-1, -1};
+        OK(MPI_Ireduce(pair_in, top, 1, MPI_2INT, MPI_MAXLOC, 1, MPI_COMM_WORLD, &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (rank == 1)
+            CHECK(top[0] == 6 && top[1] == 2, "Ireduce MAXLOC: %d %d", top[0], top[1]);
+        else
+            CHECK(top[0] == -1 && top[1] == -1, "Ireduce wrote a non-root's pair");
+
+        MPI_Datatype strided_doubles;
+        OK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &strided_doubles));
+        OK(MPI_Type_commit(&strided_doubles));
+        for (int exclusive = 0; exclusive < 2; exclusive++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                double send_d[5], got[5], want[5];
+                for (int k = 0; k < 5; k++) {
+                    send_d[k] = k % 2 ? -9.0 : rank + 0.5 * k;
+                    got[k] = want[k] = in_place ? send_d[k] : -7.0;
+                }
+                const void *send = in_place ? MPI_IN_PLACE : (const void *)send_d;
+                if (exclusive) {
+                    OK(MPI_Iexscan(send, got, 1, strided_doubles, MPI_SUM, MPI_COMM_WORLD, &q));
+                    OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+                    OK(MPI_Exscan(send, want, 1, strided_doubles, MPI_SUM, MPI_COMM_WORLD));
+                } else {
+                    OK(MPI_Iscan(send, got, 1, strided_doubles, MPI_SUM, MPI_COMM_WORLD, &q));
+                    OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+                    OK(MPI_Scan(send, want, 1, strided_doubles, MPI_SUM, MPI_COMM_WORLD));
+                }
+                for (int k = 0; k < 5; k++)
+                    CHECK(got[k] == want[k], "exclusive %d in place %d: [%d] %g, blocking %g",
+                          exclusive, in_place, k, got[k], want[k]);
+                CHECK(got[1] == (in_place ? -9.0 : -7.0), "a gap was written: %g", got[1]);
+                if (!exclusive)
+                    CHECK(got[2] == (rank + 1) * (rank + 2) / 2.0 - (rank + 1) + (rank + 1) * 1.0,
+                          "Iscan [2] = %g", got[2]);
+            }
+        OK(MPI_Type_free(&strided_doubles));
+    }
+
+    /* The reduce-scatters: ints with blocks of one length; counts 1, 0, 2 in place; a strided
+     * vector of doubles; (double, int) pairs with MAXLOC. Each equal to the blocking call. */
+    {
+        MPI_Request q;
+        int whole[2 * P], block[2], block_blocking[2];
+        for (int k = 0; k < 2 * P; k++)
+            whole[k] = 10 * k + rank;
+        OK(MPI_Ireduce_scatter_block(whole, block, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        OK(MPI_Reduce_scatter_block(whole, block_blocking, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        CHECK(block[0] == block_blocking[0] && block[1] == block_blocking[1] &&
+                  block[0] == 30 * 2 * rank + 3,
+              "Ireduce_scatter_block: %d %d", block[0], block[1]);
+
+        int rs_counts[P] = {1, 0, 2};
+        long in_place[3], in_place_blocking[3];
+        for (int k = 0; k < 3; k++)
+            in_place[k] = in_place_blocking[k] = 100 * k + rank;
+        OK(MPI_Ireduce_scatter(MPI_IN_PLACE, in_place, rs_counts, MPI_LONG, MPI_MAX,
+                               MPI_COMM_WORLD, &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        OK(MPI_Reduce_scatter(MPI_IN_PLACE, in_place_blocking, rs_counts, MPI_LONG, MPI_MAX,
+                              MPI_COMM_WORLD));
+        for (int k = 0; k < rs_counts[rank]; k++)
+            CHECK(in_place[k] == in_place_blocking[k], "Ireduce_scatter in place [%d]: %ld %ld",
+                  k, in_place[k], in_place_blocking[k]);
+        if (rank == 2)
+            CHECK(in_place[0] == 102 && in_place[1] == 202, "Ireduce_scatter MAX: %ld %ld",
+                  in_place[0], in_place[1]);
+
+        MPI_Datatype gapped;
+        OK(MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &gapped)); /* extent: 3 doubles */
+        OK(MPI_Type_commit(&gapped));
+        double dsend[3 * P], dgot[3], dwant[3];
+        for (int k = 0; k < 3 * P; k++)
+            dsend[k] = k % 3 == 1 ? -9.0 : k + 0.5 * rank;
+        for (int k = 0; k < 3; k++)
+            dgot[k] = dwant[k] = -7.0;
+        OK(MPI_Ireduce_scatter_block(dsend, dgot, 1, gapped, MPI_SUM, MPI_COMM_WORLD, &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        OK(MPI_Reduce_scatter_block(dsend, dwant, 1, gapped, MPI_SUM, MPI_COMM_WORLD));
+        for (int k = 0; k < 3; k++)
+            CHECK(dgot[k] == dwant[k], "strided Ireduce_scatter_block [%d]: %g %g", k, dgot[k],
+                  dwant[k]);
+        CHECK(dgot[1] == -7.0 && dgot[0] == 3 * (3 * rank) + 1.5, "strided: %g %g", dgot[0],
+              dgot[1]);
+        OK(MPI_Type_free(&gapped));
+
+        struct {
+            double value;
+            int index;
+        } pairs[P], top, top_blocking;
+        for (int k = 0; k < P; k++) {
+            pairs[k].value = (double)((k + rank) % P);
+            pairs[k].index = rank;
+        }
+        OK(MPI_Ireduce_scatter_block(pairs, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD,
+                                     &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        OK(MPI_Reduce_scatter_block(pairs, &top_blocking, 1, MPI_DOUBLE_INT, MPI_MAXLOC,
+                                    MPI_COMM_WORLD));
+        CHECK(top.value == top_blocking.value && top.index == top_blocking.index &&
+                  top.value == P - 1 && top.index == (2 * P - 1 - rank) % P,
+              "Ireduce_scatter_block MAXLOC: %g %d", top.value, top.index);
+    }
+
     /* Order with the queued calls (all-reduces with a user operation, always queued). */
     MPI_Op queued_sum;
     OK(MPI_Op_create(user_sum, 1, &queued_sum));

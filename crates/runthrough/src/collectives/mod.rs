@@ -52,7 +52,7 @@ mod virtual_ranks;
 
 pub(crate) use gather::bruck_all_gather;
 pub use gather::PartitionMut;
-pub use nonblocking::CollectiveRequest;
+pub use nonblocking::{CollectiveRequest, PackedOp};
 pub use op::{Op, Reducible, UserOp};
 pub use scatter::Partition;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`,
-//! `MPI_Igather(v)`, `MPI_Iscatter(v)`, `MPI_Iallgather(v)`, `MPI_Ialltoall(v)`, `MPI_Iscan`,
-//! `MPI_Iexscan`, MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
+//! `MPI_Igather(v)`, `MPI_Iscatter(v)`, `MPI_Iallgather(v)`, `MPI_Ialltoall(v)`,
+//! `MPI_Ireduce_scatter(_block)`, `MPI_Iscan`, `MPI_Iexscan`, MPI-4.0 §6.12): each is a schedule that the rank's engine runs by itself as its messages
 //! arrive (`runthrough_core::engine::Schedule`), so it progresses while the program computes
 //! or waits for something else, with no thread of its own.
 //!
@@ -60,6 +60,9 @@ enum Placement {
         at: Vec<Range<usize>>,
         slots: Vec<Rank>,
     },
+    /// The buffer is the result's bytes from `from` on (a reduce-scatter: this rank's block
+    /// of the whole reduced vector).
+    Part { from: usize },
 }
 
 /// The bytes of each comm rank's block when every block is `bytes` long, in rank order.
@@ -107,20 +110,25 @@ impl<'a> CollectiveRequest<'a> {
         block: Option<Vec<Range<usize>>>,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
-        Self::start_with(comm, operation, output, block, false, build)
+        let placement = match block {
+            Some(at) => Placement::Blocks {
+                at,
+                slots: Vec::new(),
+            },
+            None => Placement::Whole,
+        };
+        Self::start_with(comm, operation, output, placement, build)
     }
 
-    /// [`CollectiveRequest::start_placed`]; with `may_be_empty`, an empty result leaves the
-    /// buffer as it was ([`Placement::WholeOrNothing`]).
+    /// [`CollectiveRequest::start`] whose result lands as `placement` says (for
+    /// [`Placement::Blocks`], the slots are the call's participants, filled in here).
     fn start_with(
         comm: &'a Comm,
         operation: Collective,
         output: Option<&'a mut [u8]>,
-        block: Option<Vec<Range<usize>>>,
-        may_be_empty: bool,
+        mut placement: Placement,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
-        let mut slots = Vec::new();
         let process = &comm.process;
         process.enter()?;
         process.enter_collective(operation, comm.context);
@@ -140,8 +148,8 @@ impl<'a> CollectiveRequest<'a> {
                 comm.context,
                 comm.rank,
                 |call| {
-                    if block.is_some() {
-                        slots = call.participants.to_vec();
+                    if let Placement::Blocks { slots, .. } = &mut placement {
+                        *slots = call.participants.to_vec();
                     }
                     build(&call.participants, call.index)
                 },
@@ -152,11 +160,6 @@ impl<'a> CollectiveRequest<'a> {
         };
         process.send_all(out);
         process.progress();
-        let placement = match (block, may_be_empty) {
-            (Some(at), _) => Placement::Blocks { at, slots },
-            (None, false) => Placement::Whole,
-            (None, true) => Placement::WholeOrNothing,
-        };
         Ok(CollectiveRequest {
             comm,
             id: Some(id?),
@@ -267,6 +270,10 @@ fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> 
             }
             output.copy_from_slice(result);
         }
+        Placement::Part { from } => {
+            let part = result.get(*from..from + capacity).ok_or_else(wrong)?;
+            output.copy_from_slice(part);
+        }
         Placement::Blocks { at, slots } => {
             let total: usize = slots.iter().map(|&slot| at[slot as usize].len()).sum();
             if result.len() != total {
@@ -330,21 +337,64 @@ type ReductionStart<'a> = (Vec<u8>, Reduction, Option<&'a mut [u8]>);
 /// are checked (`Error::Argument`: a zero-sized `T`, `op` not defined on `T`; `Error::Count`:
 /// `recv` not as long as `send`, or either not a whole number of `T` elements). The bytes
 /// may lie at any alignment.
-fn reduction_arguments<'a, T: Reducible>(
+fn reduction_arguments<'a>(
     send: &[u8],
     recv: &'a mut [u8],
-    op: Op,
+    op: PackedOp,
 ) -> Result<ReductionStart<'a>> {
-    check_element::<T>()?;
-    let reduction = reduction::<T>(op)?;
-    let send_count = whole_elements::<T>("send", send)?;
-    check_len("recv", whole_elements::<T>("recv", recv)?, send_count)?;
-    Ok((send.to_vec(), reduction, Some(recv)))
+    let send_count = whole_elements(op.size, "send", send)?;
+    check_len("recv", whole_elements(op.size, "recv", recv)?, send_count)?;
+    Ok((send.to_vec(), op.reduction, Some(recv)))
 }
 
-/// How many `T` elements `bytes` holds (`Error::Count` when it ends with a partial one).
-fn whole_elements<T>(what: &str, bytes: &[u8]) -> Result<usize> {
-    let size = std::mem::size_of::<T>().max(1);
+/// A reduction over packed elements of `size` bytes: `inout = input op inout`, elementwise,
+/// where `input` holds the lower ranks' part; the byte forms of the non-blocking reductions
+/// (`Comm::ireduce_packed`, ...) run it on whole elements only. The C library's non-blocking
+/// reductions of pair types (`MPI_MINLOC` on `MPI_DOUBLE_INT`, ...) and of derived types made
+/// of one basic type take it.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct PackedOp {
+    size: usize,
+    reduction: Reduction,
+}
+
+impl PackedOp {
+    /// The operation `combine` on elements of `size` bytes (at least 1).
+    pub fn new(size: usize, combine: impl Fn(&[u8], &mut [u8]) + Send + Sync + 'static) -> Self {
+        PackedOp {
+            size: size.max(1),
+            reduction: Arc::new(combine),
+        }
+    }
+
+    /// The size of its elements in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Predefined `op` on `T` (`Error::Argument`: a zero-sized `T`, `op` not defined on `T`).
+    pub fn predefined<T: Reducible>(op: Op) -> Result<Self> {
+        check_element::<T>()?;
+        Ok(PackedOp {
+            size: std::mem::size_of::<T>(),
+            reduction: reduction::<T>(op)?,
+        })
+    }
+}
+
+impl std::fmt::Debug for PackedOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackedOp")
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many elements of `size` bytes `bytes` holds (`Error::Count` when it ends with a
+/// partial one).
+fn whole_elements(size: usize, what: &str, bytes: &[u8]) -> Result<usize> {
+    let size = size.max(1);
     if !bytes.len().is_multiple_of(size) {
         return Err(count_error(format!(
             "{what} holds {} bytes, not a whole number of {size}-byte elements",
@@ -452,15 +502,26 @@ impl Comm {
         op: Op,
         root: Rank,
     ) -> Result<CollectiveRequest<'a>> {
-        check_element::<T>()?;
-        let reduction = reduction::<T>(op)?;
+        self.ireduce_packed(send, recv, PackedOp::predefined::<T>(op)?, root)
+    }
+
+    /// [`Comm::ireduce_bytes`] with operation `op` on packed elements.
+    #[doc(hidden)]
+    pub fn ireduce_packed<'a>(
+        &'a self,
+        send: &[u8],
+        recv: Option<&'a mut [u8]>,
+        op: PackedOp,
+        root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
         check_root(self, root)?;
-        let count = whole_elements::<T>("send", send)?;
+        let count = whole_elements(op.size, "send", send)?;
+        let reduction = op.reduction;
         let output = if self.rank == root {
             let recv = recv.ok_or_else(|| Error::Argument {
                 reason: "the root of a reduce needs a receive buffer".into(),
             })?;
-            check_len("recv", whole_elements::<T>("recv", recv)?, count)?;
+            check_len("recv", whole_elements(op.size, "recv", recv)?, count)?;
             Some(recv)
         } else {
             None
@@ -519,11 +580,106 @@ impl Comm {
         recv: &'a mut [u8],
         op: Op,
     ) -> Result<CollectiveRequest<'a>> {
-        let (data, reduction, output) = reduction_arguments::<T>(send, recv, op)?;
+        self.iall_reduce_packed(send, recv, PackedOp::predefined::<T>(op)?)
+    }
+
+    /// [`Comm::iall_reduce_bytes`] with operation `op` on packed elements.
+    #[doc(hidden)]
+    pub fn iall_reduce_packed<'a>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        op: PackedOp,
+    ) -> Result<CollectiveRequest<'a>> {
+        let (data, reduction, output) = reduction_arguments(send, recv, op)?;
         CollectiveRequest::start(
             self,
             Collective::AllReduce,
             output,
+            |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
+        )
+    }
+
+    /// Starts a reduce-scatter with blocks of one length (`MPI_Ireduce_scatter_block`, MPI-4.0
+    /// §6.12.7): every participant's `send` (`size()·recv.len()` elements) is combined with
+    /// predefined `op`, elementwise in rank order, and rank r's `recv` gets block r of the
+    /// result (`[r·count ..]`, `count = recv.len()`). An all-reduce of the whole vector by
+    /// recursive doubling, as [`Comm::iall_reduce`]'s, of which each rank keeps its block.
+    ///
+    /// ```
+    /// use runthrough::Op;
+    /// let blocks = runthrough::local(3).run(|world| {
+    ///     let send: Vec<u32> = (0..6).map(|i| i * 10 + world.rank()).collect();
+    ///     let mut mine = [0u32; 2];
+    ///     world.ireduce_scatter_block(&send, &mut mine, Op::Sum)?.wait()?;
+    ///     Ok::<_, runthrough::Error>(mine)
+    /// });
+    /// let got: Vec<[u32; 2]> = blocks.into_iter().map(|b| b.returned().unwrap().unwrap()).collect();
+    /// assert_eq!(got, [[3, 33], [63, 93], [123, 153]]);
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`Comm::iall_reduce`]; `Error::Count` when `send` is not `size()·recv.len()`
+    /// long.
+    pub fn ireduce_scatter_block<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        op: Op,
+    ) -> Result<CollectiveRequest<'a>> {
+        let counts = vec![recv.len(); self.size as usize];
+        self.ireduce_scatter(send, recv, &counts, op)
+    }
+
+    /// Starts a reduce-scatter (`MPI_Ireduce_scatter`, MPI-4.0 §6.12.7): as
+    /// [`Comm::ireduce_scatter_block`], but rank r's block has `counts[r]` elements, after the
+    /// blocks of the ranks below it; `send` holds their sum, `recv` this rank's count. Every
+    /// rank passes the same `counts`.
+    ///
+    /// # Errors
+    /// Those of [`Comm::iall_reduce`]; `Error::Count` when `counts` does not have `size()`
+    /// entries, `send` is not their sum long, or `recv` not this rank's count.
+    pub fn ireduce_scatter<'a, T: Reducible>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        counts: &[usize],
+        op: Op,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.ireduce_scatter_packed(
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            counts,
+            PackedOp::predefined::<T>(op)?,
+        )
+    }
+
+    /// [`Comm::ireduce_scatter`] over the bytes of packed elements with operation `op`, at
+    /// any alignment (the C library's `MPI_Ireduce_scatter` and `_block`).
+    #[doc(hidden)]
+    pub fn ireduce_scatter_packed<'a>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        counts: &[usize],
+        op: PackedOp,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_len("the counts", counts.len(), self.size as usize)?;
+        let total = counts
+            .iter()
+            .try_fold(0usize, |sum, &count| sum.checked_add(count))
+            .ok_or_else(|| count_error("the counts add up to too much".into()))?;
+        check_len("send", whole_elements(op.size, "send", send)?, total)?;
+        let me = self.rank as usize;
+        check_len("recv", whole_elements(op.size, "recv", recv)?, counts[me])?;
+        let from = counts[..me].iter().sum::<usize>() * op.size;
+        let data = send.to_vec();
+        let reduction = op.reduction;
+        CollectiveRequest::start_with(
+            self,
+            Collective::AllReduce,
+            Some(recv),
+            Placement::Part { from },
             |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
         )
     }
@@ -962,28 +1118,38 @@ impl Comm {
         op: Op,
         exclusive: bool,
     ) -> Result<CollectiveRequest<'a>> {
-        let (data, reduction, output) = reduction_arguments::<T>(send, recv, op)?;
+        self.iscan_packed(send, recv, PackedOp::predefined::<T>(op)?, exclusive)
+    }
+
+    /// [`Comm::iscan_bytes`] with operation `op` on packed elements.
+    #[doc(hidden)]
+    pub fn iscan_packed<'a>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        op: PackedOp,
+        exclusive: bool,
+    ) -> Result<CollectiveRequest<'a>> {
+        let (data, reduction, output) = reduction_arguments(send, recv, op)?;
         let operation = if exclusive {
             Collective::Exscan
         } else {
             Collective::Scan
         };
-        CollectiveRequest::start_with(
-            self,
-            operation,
-            output,
-            None,
-            exclusive,
-            |participants, index| {
-                Ok(Schedule::scan(
-                    participants,
-                    index,
-                    data,
-                    reduction,
-                    exclusive,
-                ))
-            },
-        )
+        let placement = if exclusive {
+            Placement::WholeOrNothing
+        } else {
+            Placement::Whole
+        };
+        CollectiveRequest::start_with(self, operation, output, placement, |participants, index| {
+            Ok(Schedule::scan(
+                participants,
+                index,
+                data,
+                reduction,
+                exclusive,
+            ))
+        })
     }
 }
 
