@@ -1582,6 +1582,10 @@ impl Program {
                         ));
                     }
                     let value = |rank: u32| contribution(round, rank) + k as u64;
+                    let pad = |rank: u32| varcount_pad(round, rank);
+                    let lens: Vec<usize> = p.iter().map(|&r| 8 + pad(r)).collect();
+                    // Odd rounds: the varcount builders (the blocks differ in length).
+                    let varcount = round % 2 == 1;
                     Ok(match op {
                         ScheduleOp::Barrier => Schedule::barrier(p, i),
                         ScheduleOp::Broadcast { root } => {
@@ -1596,6 +1600,13 @@ impl Program {
                         ScheduleOp::AllReduce { pad } => {
                             Schedule::all_reduce(p, i, value_bytes(value(me), pad), sum_of_values())
                         }
+                        ScheduleOp::Gather { root } if varcount => Schedule::gather_varcount(
+                            p,
+                            i,
+                            root % p.len(),
+                            value_bytes(value(me), pad(me)),
+                            &lens,
+                        ),
                         ScheduleOp::Gather { root } => {
                             Schedule::gather(p, i, root % p.len(), value_bytes(value(me), 0))
                         }
@@ -1603,12 +1614,20 @@ impl Program {
                             let root = root % p.len();
                             let blocks = if root == i {
                                 let v = value(me);
-                                p.iter().map(|&to| value_bytes(block(v, to), 0)).collect()
+                                p.iter()
+                                    .map(|&to| value_bytes(block(v, to), pad(to)))
+                                    .collect()
                             } else {
                                 Vec::new()
                             };
-                            Schedule::scatter(p, i, root, blocks)
+                            Schedule::scatter(p, i, root, blocks).with_block_len(8 + pad(me))
                         }
+                        ScheduleOp::AllGather if varcount => Schedule::all_gather_varcount(
+                            p,
+                            i,
+                            value_bytes(value(me), pad(me)),
+                            &lens,
+                        ),
                         ScheduleOp::AllGather => {
                             Schedule::all_gather(p, i, value_bytes(value(me), 0))
                         }
@@ -1621,8 +1640,15 @@ impl Program {
                         ),
                         ScheduleOp::AllToAll => {
                             let v = value(me);
-                            let blocks = p.iter().map(|&to| value_bytes(block(v, to), 0)).collect();
-                            Schedule::all_to_all(p, i, blocks)
+                            let blocks = p
+                                .iter()
+                                .map(|&to| value_bytes(block(v, to), pad(me)))
+                                .collect();
+                            if varcount {
+                                Schedule::all_to_all_varcount(p, i, blocks, &lens)
+                            } else {
+                                Schedule::all_to_all(p, i, blocks)
+                            }
                         }
                     })
                 },
@@ -1695,6 +1721,7 @@ impl Program {
             });
         let participants = self.participants(cx.plan);
         let value = |rank: u32| contribution(round, rank) + k as u64;
+        let pad = |rank: u32| varcount_pad(round, rank);
         match outcome {
             Ok(bytes) => {
                 let wrong =
@@ -1716,7 +1743,7 @@ impl Program {
                         let expected: Vec<u8> = if at == me {
                             participants
                                 .iter()
-                                .flat_map(|&r| value_bytes(value(r), 0))
+                                .flat_map(|&r| value_bytes(value(r), pad(r)))
                                 .collect()
                         } else {
                             Vec::new()
@@ -1727,7 +1754,7 @@ impl Program {
                     }
                     ScheduleOp::Scatter { root } => {
                         let from = participants[root % participants.len()];
-                        let expected = value_bytes(block(value(from), me), 0);
+                        let expected = value_bytes(block(value(from), me), pad(me));
                         if bytes != expected {
                             return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
                         }
@@ -1735,7 +1762,7 @@ impl Program {
                     ScheduleOp::AllGather => {
                         let expected: Vec<u8> = participants
                             .iter()
-                            .flat_map(|&r| value_bytes(value(r), 0))
+                            .flat_map(|&r| value_bytes(value(r), pad(r)))
                             .collect();
                         if bytes != expected {
                             return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
@@ -1744,7 +1771,7 @@ impl Program {
                     ScheduleOp::AllToAll => {
                         let expected: Vec<u8> = participants
                             .iter()
-                            .flat_map(|&r| value_bytes(block(value(r), me), 0))
+                            .flat_map(|&r| value_bytes(block(value(r), me), pad(r)))
                             .collect();
                         if bytes != expected {
                             return Err(wrong(format!("{bytes:?}, expected {expected:?}")));
@@ -2044,6 +2071,18 @@ fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>
 /// all-to-all of the engine simulator's non-blocking rounds.
 fn block(from: u64, to: u32) -> u64 {
     from.wrapping_mul(31).wrapping_add(u64::from(to))
+}
+
+/// The padding of rank `rank`'s blocks in a gather, scatter, all-gather or all-to-all of round
+/// `round`: none in even rounds (the fixed-count builders' case), `rank mod 3` bytes in odd
+/// ones, so that blocks differ in length between ranks (the varcount builders, each block
+/// checked against its own expected length).
+fn varcount_pad(round: usize, rank: u32) -> usize {
+    if round % 2 == 1 {
+        rank as usize % 3
+    } else {
+        0
+    }
 }
 
 /// A collective message's bytes: `value`, then `pad` bytes of 0xA5.
