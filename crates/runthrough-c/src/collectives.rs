@@ -16,7 +16,7 @@ use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks, Counts, Types};
 use crate::runtime::{
-    collective_comm_of, start_background, start_scheduled, with_runtime, Scratch, Started,
+    collective_comm_of, start_background, start_scheduled, with_runtime, Discard, Scratch, Started,
 };
 
 /// A root argument.
@@ -575,15 +575,23 @@ unsafe fn reduce_everywhere(
     let len = byte_len(count, datatype)?;
     let element = Element::of(datatype)?;
     let op = op_of(op)?;
-    // SAFETY: forwarded contract; used only during this call.
-    let recv = unsafe { output(recvbuf, len)? };
+    let comm_box = collective_comm_of(comm)?;
+    // At rank 0 of an exclusive scan MPI does not look at the receive buffer: it may be NULL.
+    let mut discard;
+    let recv =
+        if recvbuf.is_null() && matches!(kind, Reduction::Exscan) && comm_box.get().rank() == 0 {
+            discard = zeroed(len)?;
+            &mut discard[..]
+        } else {
+            // SAFETY: forwarded contract; used only during this call.
+            unsafe { output(recvbuf, len)? }
+        };
     let send: Vec<u8> = if sendbuf == IN_PLACE {
         recv.to_vec()
     } else {
         // SAFETY: forwarded contract; used only during this call.
         unsafe { input(sendbuf, len)? }.to_vec()
     };
-    let comm_box = collective_comm_of(comm)?;
     reduce_typed(element, comm_box.get(), &send, Some(recv), op, kind)
 }
 
@@ -1723,6 +1731,13 @@ unsafe fn scheduled_reduce_scatter(
         };
         // SAFETY: by the contract above; read only by the start, which copies it.
         let send = unsafe { whole.read(from) }.ok()?;
+        // In place, the data comes from the receive buffer, of which the call holds this
+        // rank's block mutably below: copied first.
+        let send = if sendbuf == IN_PLACE {
+            send.into_owned().into()
+        } else {
+            send
+        };
         let mine = Data::of(c_int::try_from(counts[me]).ok()?, datatype).ok()?;
         let (recv, scratch): (&'static mut [u8], Option<Scratch>) = match mine {
             // SAFETY: by the contract above, the buffer is the request's until it completes;
@@ -1770,9 +1785,15 @@ unsafe fn scheduled_reduction(
             Reduction::Reduce(root) => comm.rank() == root,
             Reduction::All | Reduction::Scan | Reduction::Exscan => true,
         };
-        // Where the result lands: the C buffer itself, or a scratch buffer of packed elements.
+        // Where the result lands: the C buffer itself, or a scratch buffer of packed elements;
+        // at rank 0 of an exclusive scan, where MPI does not look at the receive buffer (it may
+        // be NULL), a buffer of its own (the first participant gets no result anyway).
+        let first_of_exscan = matches!(kind, Reduction::Exscan) && comm.rank() == 0;
         let (recv, scratch): (Option<&'static mut [u8]>, Option<Scratch>) = if !at_root {
             (None, None)
+        } else if first_of_exscan && recvbuf.is_null() {
+            let (discard, bytes) = Discard::new(data.packed_len().ok()?).ok()?;
+            (Some(bytes), Some(Scratch::Discard(discard)))
         } else {
             match &data {
                 // SAFETY: by the contract above, the buffer is the request's until it

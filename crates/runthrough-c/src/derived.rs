@@ -934,6 +934,17 @@ impl Data {
         })
     }
 
+    /// The bytes of this data packed.
+    ///
+    /// # Errors
+    /// `MPI_ERR_COUNT` when they are too many to count.
+    pub(crate) fn packed_len(&self) -> Result<usize, Failure> {
+        match self {
+            Data::Contiguous(len) => Ok(*len),
+            Data::Strided { layout, count, .. } => mul(*count, layout.size),
+        }
+    }
+
     /// Where a receive of this data into C buffer `buffer` lands.
     ///
     /// # Safety

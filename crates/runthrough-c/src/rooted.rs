@@ -199,24 +199,39 @@ impl Blocks {
         Ok(packed)
     }
 
-    /// When every block's data is one run in packed order at a displacement of 0 or more
-    /// (basic types, dense derived ones): each block's byte offset from the buffer pointer,
-    /// and the end of the furthest. The blocks can then be written in the C buffer itself.
-    pub(crate) fn direct(&self) -> Option<(Vec<usize>, usize)> {
+    /// When every block's data is one run in packed order (basic types, dense derived ones)
+    /// and the blocks with data tile one run of the C buffer with no gap, at a displacement of
+    /// 0 or more: that run (`start..end` bytes from the buffer pointer) and each block's offset
+    /// in it (0 for a block without data, whose displacement MPI does not look at). The blocks
+    /// can then be written in the C buffer itself, by a call that holds exactly the bytes it
+    /// writes (a gap may be the program's, or another pending call's).
+    pub(crate) fn direct(&self) -> Option<(usize, usize, Vec<usize>)> {
         if !self.layouts.iter().all(|layout| layout.is_dense()) {
             return None;
+        }
+        let mut spans = Vec::with_capacity(self.at.len());
+        for (&(at, _), &len) in self.at.iter().zip(&self.packed) {
+            if len > 0 {
+                let at = usize::try_from(at).ok()?;
+                spans.push((at, at.checked_add(len)?));
+            }
+        }
+        spans.sort_unstable();
+        let (start, mut end) = spans.first().copied().unwrap_or((0, 0));
+        for &(at, block_end) in &spans[1.min(spans.len())..] {
+            if at != end {
+                // A gap (or overlapping blocks, which MPI does not allow).
+                return None;
+            }
+            end = block_end;
         }
         let offsets = self
             .at
             .iter()
-            .map(|&(at, _)| usize::try_from(at).ok())
-            .collect::<Option<Vec<usize>>>()?;
-        let end = offsets
-            .iter()
             .zip(&self.packed)
-            .map(|(&at, &len)| at.checked_add(len))
-            .try_fold(0, |end, block| Some(end.max(block?)))?;
-        Some((offsets, end))
+            .map(|(&(at, _), &len)| if len > 0 { at as usize - start } else { 0 })
+            .collect();
+        Some((start, end, offsets))
     }
 
     /// Unpacks every block of `packed` into `buffer` (what [`Blocks::write`] gave).
@@ -585,9 +600,12 @@ type Landing = (PartitionMut<'static, u8>, Option<Scratch>, Vec<u8>);
 /// request completes; the request that gets the partition is dropped before the scratch.
 unsafe fn landing(blocks: Blocks, buffer: *mut c_void, own: Option<usize>) -> Option<Landing> {
     if !buffer.is_null() {
-        if let Some((offsets, end)) = blocks.direct() {
-            // SAFETY: forwarded contract: the blocks lie within `end` bytes of `buffer`.
-            let bytes: &'static mut [u8] = unsafe { output(buffer, end) }.ok()?;
+        if let Some((start, end, offsets)) = blocks.direct() {
+            // SAFETY: forwarded contract: the blocks' data is exactly bytes `start..end` of
+            // `buffer` (checked by `direct`), which the call holds until it completes.
+            let bytes: &'static mut [u8] =
+                unsafe { output(buffer.cast::<u8>().wrapping_add(start).cast(), end - start) }
+                    .ok()?;
             let mine = own.map_or_else(Vec::new, |r| {
                 bytes[offsets[r]..offsets[r] + blocks.packed[r]].to_vec()
             });

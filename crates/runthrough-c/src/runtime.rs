@@ -157,7 +157,7 @@ impl PendingCollective {
         match scratch {
             Some(Scratch::Unpack(unpack, true)) => unpack.apply(usize::MAX),
             Some(Scratch::Blocks(unpack)) => unpack.apply(),
-            Some(Scratch::Unpack(_, false)) | None => {}
+            Some(Scratch::Unpack(_, false) | Scratch::Discard(_)) | None => {}
         }
     }
 }
@@ -171,6 +171,37 @@ pub(crate) enum Scratch {
     Unpack(crate::derived::Unpack, bool),
     /// Packed blocks with gaps (a gather's, all-gather's or all-to-all's receive buffer).
     Blocks(crate::rooted::UnpackBlocks),
+    /// A result nobody reads (held for its drop, which frees it after the request's).
+    #[allow(dead_code)]
+    Discard(Discard),
+}
+
+/// A buffer that a request writes and nobody reads: the result of an exclusive scan at rank 0,
+/// whose receive buffer MPI leaves out (MPI-4.0 §6.11.2), so that the program may pass NULL.
+#[derive(Debug)]
+pub(crate) struct Discard(*mut [u8]);
+
+// SAFETY: the allocation is owned by the `Discard` alone (nothing else frees it); the slice
+// `new` hands out is used only by the request, which is dropped first.
+unsafe impl Send for Discard {}
+
+impl Discard {
+    /// A `Discard` of `len` zero bytes and the slice of them the request writes, which must
+    /// not be used after the `Discard` is dropped (the request that holds it is dropped
+    /// first: `PendingCollective`'s field order).
+    pub(crate) fn new(len: usize) -> Result<(Discard, &'static mut [u8]), Failure> {
+        let raw = Box::into_raw(crate::datatypes::zeroed(len)?.into_boxed_slice());
+        // SAFETY: a live allocation, freed only by `drop`, after which (by the contract above)
+        // the slice is not used.
+        Ok((Discard(raw), unsafe { &mut *raw }))
+    }
+}
+
+impl Drop for Discard {
+    fn drop(&mut self) {
+        // SAFETY: from `Box::into_raw` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.0) });
+    }
 }
 
 /// A non-blocking collective started as a schedule: its request, and the scratch buffer it

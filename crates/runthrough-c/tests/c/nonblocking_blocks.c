@@ -193,6 +193,33 @@ int main(int argc, char **argv) {
         CHECK(both[2 * 3 + 1] == 300 + 2 * rank + 1, "Ialltoall from 3: %d", both[7]);
     }
 
+    /* Two gathers pending at once into interleaved blocks of one array (even slots, odd
+     * slots), and a block without data at a displacement far past the array (not looked at):
+     * each call writes its own blocks only. */
+    {
+        int both[2 * P], even_d[P], ones[P], far[P];
+        for (int k = 0; k < 2 * P; k++)
+            both[k] = -1;
+        for (int q = 0; q < P; q++) {
+            even_d[q] = 2 * q;
+            ones[q] = q == 1 ? 0 : 1;
+            far[q] = q == 1 ? 1 << 28 : 2 * q + 1;
+        }
+        MPI_Request g[2];
+        int a = 10 + rank, b = 20 + rank;
+        OK(MPI_Igatherv(&a, rank == 1 ? 0 : 1, MPI_INT, both, ones, even_d, MPI_INT, 0,
+                        MPI_COMM_WORLD, &g[0]));
+        OK(MPI_Igatherv(&b, rank == 1 ? 0 : 1, MPI_INT, both, ones, far, MPI_INT, 0,
+                        MPI_COMM_WORLD, &g[1]));
+        OK(MPI_Waitall(2, g, MPI_STATUSES_IGNORE));
+        if (rank == 0)
+            for (int q = 0; q < P; q++) {
+                CHECK(both[2 * q] == (q == 1 ? -1 : 10 + q), "even slot %d: %d", q, both[2 * q]);
+                CHECK(both[2 * q + 1] == (q == 1 ? -1 : 20 + q), "odd slot %d: %d", q,
+                      both[2 * q + 1]);
+            }
+    }
+
     /* Types that differ between ranks, pending together with a 64 KiB all-reduce and an
      * all-to-all, completed in reverse order. */
     for (int round = 0; round < 3; round++) {

@@ -219,6 +219,30 @@ int main(int argc, char **argv) {
         OK(MPI_Type_free(&strided_doubles));
     }
 
+    /* An exclusive scan whose rank 0 passes no receive buffer (MPI does not look at it
+     * there), blocking and not, of ints and of pairs: rank 0 must take part as the others do
+     * (a rank that refused the NULL buffer would leave the others waiting). */
+    {
+        int term = rank + 1, below = -1;
+        int *at = rank == 0 ? NULL : &below;
+        MPI_Request q;
+        OK(MPI_Iexscan(&term, at, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (rank > 0)
+            CHECK(below == rank * (rank + 1) / 2, "Iexscan with NULL at rank 0: %d", below);
+        below = -1;
+        OK(MPI_Exscan(&term, at, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        if (rank > 0)
+            CHECK(below == rank * (rank + 1) / 2, "Exscan with NULL at rank 0: %d", below);
+        int pair[2] = {10 - rank, rank}, low[2] = {-1, -1};
+        OK(MPI_Iexscan(pair, rank == 0 ? NULL : low, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD,
+                       &q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (rank > 0)
+            CHECK(low[0] == 11 - rank && low[1] == rank - 1, "Iexscan MINLOC: %d %d", low[0],
+                  low[1]);
+    }
+
     /* The reduce-scatters: ints with blocks of one length; counts 1, 0, 2 in place; a strided
      * vector of doubles; (double, int) pairs with MAXLOC. Each equal to the blocking call. */
     {
