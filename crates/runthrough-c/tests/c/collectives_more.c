@@ -270,7 +270,9 @@ static void check_scans(int rank, int size) {
     EXPECT(MPI_Scan(v, s, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Scan(v, s, 2, MPI_INT, 99, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT(MPI_Scan(v, s, 2, 999, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
-    EXPECT(MPI_Exscan(v, NULL, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    /* (A NULL receive buffer is no error at rank 0 of an exclusive scan, where MPI does not
+     * look at it: nonblocking_engine.c runs one.) */
+    EXPECT(MPI_Exscan(v, e, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Exscan(v, e, 2, MPI_INT, MPI_SUM, 4242), MPI_ERR_COMM);
     EXPECT(MPI_Exscan(v, e, 2, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP);
 }
