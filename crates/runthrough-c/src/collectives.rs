@@ -783,8 +783,9 @@ pub unsafe extern "C" fn MPI_Scatter(
 /// `counts` and `displs` are NULL or point at `size` readable ints.
 ///
 /// # Errors
-/// `MPI_ERR_ARG` for a NULL array (with `size > 0`) or a negative displacement (MPI allows
-/// those; this library does not); `MPI_ERR_COUNT`, `MPI_ERR_TYPE` as `byte_len`.
+/// `MPI_ERR_ARG` for a NULL array (with `size > 0`) or a negative displacement (the callers
+/// take those to the packing path first: [`negative`]); `MPI_ERR_COUNT`, `MPI_ERR_TYPE` as
+/// `byte_len`.
 unsafe fn blocks_of(
     counts: *const c_int,
     displs: *const c_int,
@@ -823,6 +824,19 @@ unsafe fn blocks_of(
     Ok((byte_counts, byte_displs, end))
 }
 
+/// Whether displacements array `displs` (NULL: no) has a negative entry: such a block lies
+/// before the buffer pointer, which only the packing path (`rooted`) handles.
+///
+/// # Safety
+/// `displs` is NULL or points at `size` readable ints.
+unsafe fn negative(displs: *const c_int, size: u32) -> bool {
+    // SAFETY: not NULL, and by the contract above `size` readable ints.
+    !displs.is_null()
+        && unsafe { std::slice::from_raw_parts(displs, size as usize) }
+            .iter()
+            .any(|&displ| displ < 0)
+}
+
 /// A v-collective root's counts and displacements.
 type RootArrays = (Vec<c_int>, Vec<c_int>);
 
@@ -852,7 +866,7 @@ unsafe fn root_arrays(
 /// `MPI_Gatherv` (MPI-4.0 §6.5), on the runtime's gather of variable counts: rank r's block
 /// goes to `recvbuf + displs[r]` at the root; the blocks of ranks recognized as failed are left
 /// untouched; `sendbuf` may be `MPI_IN_PLACE` at the root (its block is already in place).
-/// Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+/// Displacements may be negative (blocks before the buffer pointer).
 ///
 /// # Safety
 /// `sendbuf` is NULL, `MPI_IN_PLACE` (at the root) or points at `sendcount` readable elements of
@@ -876,7 +890,9 @@ pub unsafe extern "C" fn MPI_Gatherv(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && sendbuf == IN_PLACE;
-        if (!in_place && !basic(sendtype)) || (at_root && !basic(recvtype)) {
+        // SAFETY: forwarded contract (the root reads its displacements).
+        let negative = at_root && unsafe { negative(displs, comm.size()) };
+        if (!in_place && !basic(sendtype)) || (at_root && !basic(recvtype)) || negative {
             // SAFETY: forwarded contract.
             let arrays = unsafe { root_arrays(at_root, recvcounts, displs, comm, "recvcounts")? };
             let layout = arrays.as_ref().map(|(c, d)| (&c[..], &d[..]));
@@ -921,8 +937,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
 
 /// `MPI_Scatterv` (MPI-4.0 §6.6), on the runtime's scatter of variable counts: rank r gets the
 /// block at `sendbuf + displs[r]` of the root; ranks recognized as failed get nothing;
-/// `recvbuf` may be `MPI_IN_PLACE` at the root. Displacements must be >= 0 (`MPI_ERR_ARG`
-/// otherwise).
+/// `recvbuf` may be `MPI_IN_PLACE` at the root. Displacements may be negative.
 ///
 /// # Safety
 /// At the root `sendcounts` and `displs` point at `size` readable ints and `sendbuf` at the
@@ -946,7 +961,9 @@ pub unsafe extern "C" fn MPI_Scatterv(
         let comm = comm_box.get();
         let at_root = comm.rank() == root;
         let in_place = at_root && recvbuf.cast_const() == IN_PLACE;
-        if (at_root && !basic(sendtype)) || (!in_place && !basic(recvtype)) {
+        // SAFETY: forwarded contract (the root reads its displacements).
+        let negative = at_root && unsafe { negative(displs, comm.size()) };
+        if (at_root && !basic(sendtype)) || (!in_place && !basic(recvtype)) || negative {
             // SAFETY: forwarded contract.
             let arrays = unsafe { root_arrays(at_root, sendcounts, displs, comm, "sendcounts")? };
             let layout = arrays.as_ref().map(|(c, d)| (&c[..], &d[..]));
@@ -1100,7 +1117,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
 /// `MPI_Allgatherv` (MPI-4.0 §6.7): rank r's block lands at `recvbuf + displs[r]` at every
 /// participant; the blocks of ranks recognized as failed are left untouched; `sendbuf` may be
 /// `MPI_IN_PLACE` (each rank's block is already in place). On the runtime's all-gather, each
-/// block padded to the largest count. Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+/// block padded to the largest count. Displacements may be negative.
 ///
 /// # Safety
 /// `sendbuf` is NULL, `MPI_IN_PLACE` or points at `sendcount` readable elements of `sendtype`;
@@ -1120,7 +1137,9 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     boundary(comm, || {
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
-        if !basic(recvtype) || (sendbuf != IN_PLACE && !basic(sendtype)) {
+        // SAFETY: forwarded contract.
+        let negative = unsafe { negative(displs, comm.size()) };
+        if !basic(recvtype) || (sendbuf != IN_PLACE && !basic(sendtype)) || negative {
             // SAFETY: forwarded contract.
             let arrays = unsafe { root_arrays(true, recvcounts, displs, comm, "recvcounts")? };
             let (counts, displs) = arrays.unwrap_or_default();
@@ -1176,7 +1195,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 /// `recvbuf`, as `recvcounts` / `rdispls` describe them). Two collectives of the runtime: an
 /// all-reduce of the largest block, then an all-to-all of blocks padded to it, each with its
 /// length, so that a block whose length differs from the receive count is reported
-/// (`MPI_ERR_COUNT`). Displacements must be >= 0 (`MPI_ERR_ARG` otherwise).
+/// (`MPI_ERR_COUNT`). Displacements may be negative.
 ///
 /// # Safety
 /// The count and displacement arrays point at `size` readable ints; `sendbuf` is

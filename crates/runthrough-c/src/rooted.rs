@@ -50,7 +50,8 @@ fn too_large() -> Failure {
 }
 
 impl Blocks {
-    /// `counts[r]` elements of `datatype` at `displs[r]` extents, for each rank r.
+    /// `counts[r]` elements of `datatype` at `displs[r]` extents, for each rank r (of either
+    /// sign: a block may lie before the buffer pointer, as MPI allows).
     pub(crate) fn new(
         counts: &[c_int],
         displs: &[c_int],
@@ -59,45 +60,23 @@ impl Blocks {
         let layout = layout_of(datatype, true)?;
         let offsets = displs
             .iter()
-            .enumerate()
-            .map(|(rank, &displ)| {
-                let displ = (displ >= 0).then_some(displ as isize).ok_or_else(|| {
-                    Failure::new(
-                        MPI_ERR_ARG,
-                        format!(
-                            "displacement {displ} of rank {rank}: only displacements >= 0 \
-                             are supported"
-                        ),
-                    )
-                })?;
-                displ.checked_mul(layout.extent).ok_or_else(too_large)
+            .map(|&displ| {
+                (displ as isize)
+                    .checked_mul(layout.extent)
+                    .ok_or_else(too_large)
             })
             .collect::<Result<Vec<_>, Failure>>()?;
         Blocks::of(counts, &offsets, &vec![layout; counts.len()])
     }
 
-    /// `counts[r]` elements of `types[r]` at byte displacement `displs[r]`, for each rank r
-    /// (`MPI_Alltoallw`).
+    /// `counts[r]` elements of `types[r]` at byte displacement `displs[r]` (of either sign),
+    /// for each rank r (`MPI_Alltoallw`).
     pub(crate) fn typed(
         counts: &[c_int],
         displs: &[c_int],
         types: &[c_int],
     ) -> Result<Blocks, Failure> {
-        let offsets = displs
-            .iter()
-            .enumerate()
-            .map(|(rank, &displ)| {
-                (displ >= 0).then_some(displ as isize).ok_or_else(|| {
-                    Failure::new(
-                        MPI_ERR_ARG,
-                        format!(
-                            "byte displacement {displ} of rank {rank}: only displacements >= 0 \
-                             are supported"
-                        ),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, Failure>>()?;
+        let offsets: Vec<isize> = displs.iter().map(|&displ| displ as isize).collect();
         let layouts = types
             .iter()
             .map(|&datatype| layout_of(datatype, true))

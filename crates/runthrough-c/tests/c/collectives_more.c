@@ -128,8 +128,11 @@ static void check_gatherv(int rank, int size) {
         int neg[1] = {-1}, one[1] = {1}, zero[1] = {0};
         EXPECT(MPI_Gatherv(mine, 1, MPI_INT, all, neg, zero, MPI_INT, 0, MPI_COMM_SELF),
                MPI_ERR_COUNT);
-        EXPECT(MPI_Gatherv(mine, 1, MPI_INT, all, one, neg, MPI_INT, 0, MPI_COMM_SELF),
-               MPI_ERR_ARG);
+        /* A negative displacement is MPI: the block lies before the buffer pointer. */
+        int before[3] = {-7, -7, -7}, own = 4242;
+        OK(MPI_Gatherv(&own, 1, MPI_INT, before + 2, one, neg, MPI_INT, 0, MPI_COMM_SELF));
+        CHECK(before[0] == -7 && before[1] == 4242 && before[2] == -7,
+              "gatherv at displacement -1: %d %d %d", before[0], before[1], before[2]);
         EXPECT(MPI_Gatherv(mine, 1, MPI_INT, NULL, one, zero, MPI_INT, 0, MPI_COMM_SELF),
                MPI_ERR_BUFFER);
         EXPECT(MPI_Gatherv(NULL, 1, MPI_INT, all, one, zero, MPI_INT, 0, MPI_COMM_SELF),
@@ -185,8 +188,10 @@ static void check_scatterv(int rank, int size) {
         int neg[1] = {-1}, one[1] = {1}, zero[1] = {0};
         EXPECT(MPI_Scatterv(all, NULL, zero, MPI_DOUBLE, mine, 1, MPI_DOUBLE, 0, MPI_COMM_SELF),
                MPI_ERR_ARG);
-        EXPECT(MPI_Scatterv(all, one, neg, MPI_DOUBLE, mine, 1, MPI_DOUBLE, 0, MPI_COMM_SELF),
-               MPI_ERR_ARG);
+        /* A negative displacement is MPI: the block lies before the buffer pointer. */
+        double from[2] = {1.5, 2.5}, got = -1.0;
+        OK(MPI_Scatterv(from + 1, one, neg, MPI_DOUBLE, &got, 1, MPI_DOUBLE, 0, MPI_COMM_SELF));
+        CHECK(got == 1.5, "scatterv from displacement -1: %g", got);
         EXPECT(MPI_Scatterv(all, neg, zero, MPI_DOUBLE, mine, 1, MPI_DOUBLE, 0, MPI_COMM_SELF),
                MPI_ERR_COUNT);
         EXPECT(MPI_Scatterv(NULL, one, zero, MPI_DOUBLE, mine, 1, MPI_DOUBLE, 0, MPI_COMM_SELF),

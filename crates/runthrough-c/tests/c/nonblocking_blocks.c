@@ -220,6 +220,41 @@ int main(int argc, char **argv) {
             }
     }
 
+    /* Negative displacements (MPI allows them: a block before the buffer pointer), blocking
+     * and not, of ints and of a strided vector: the buffer pointer in the middle of an array,
+     * rank r's block at displacement r - 2. */
+    {
+        int nd[P], ones[P], mid[2 * P + 2], mid_blocking[2 * P + 2], vec_all[3 * P + 6];
+        for (int q = 0; q < P; q++) {
+            nd[q] = q - 2;
+            ones[q] = 1;
+        }
+        for (int k = 0; k < 2 * P + 2; k++)
+            mid[k] = mid_blocking[k] = -1;
+        int v = 70 + rank;
+        MPI_Request g;
+        OK(MPI_Iallgatherv(&v, 1, MPI_INT, mid + 4, ones, nd, MPI_INT, MPI_COMM_WORLD, &g));
+        OK(MPI_Wait(&g, MPI_STATUS_IGNORE));
+        OK(MPI_Allgatherv(&v, 1, MPI_INT, mid_blocking + 4, ones, nd, MPI_INT, MPI_COMM_WORLD));
+        CHECK(same(mid, mid_blocking, sizeof mid), "negative displacements differ");
+        for (int q = 0; q < P; q++)
+            CHECK(mid[2 + q] == 70 + q, "negative displacement %d: %d", nd[q], mid[2 + q]);
+        CHECK(mid[1] == -1 && mid[2 + P] == -1, "around the blocks: %d %d", mid[1], mid[2 + P]);
+        /* Strided vectors (extent 3 ints) gathered at rank 0, blocks at -2 .. 1 extents. */
+        for (int k = 0; k < 3 * P + 6; k++)
+            vec_all[k] = -1;
+        int pair[2] = {rank, -rank};
+        OK(MPI_Igatherv(pair, 2, MPI_INT, vec_all + 6, ones, nd, every_other, 0, MPI_COMM_WORLD,
+                        &g));
+        OK(MPI_Wait(&g, MPI_STATUS_IGNORE));
+        if (rank == 0)
+            for (int q = 0; q < P; q++) {
+                int *at = vec_all + 6 + 3 * nd[q];
+                CHECK(at[0] == q && at[1] == -1 && at[2] == -q, "strided block of %d: %d %d %d",
+                      q, at[0], at[1], at[2]);
+            }
+    }
+
     /* Types that differ between ranks, pending together with a 64 KiB all-reduce and an
      * all-to-all, completed in reverse order. */
     for (int round = 0; round < 3; round++) {
