@@ -69,6 +69,23 @@ impl Blocks {
         Blocks::of(counts, &offsets, &vec![layout; counts.len()])
     }
 
+    /// `count` elements of `datatype` for each of `n` ranks, one block after the other (the
+    /// fixed-count forms), the displacements computed in full width (`r · count` may pass
+    /// `c_int` where the elements are small).
+    pub(crate) fn regular(count: c_int, n: usize, datatype: c_int) -> Result<Blocks, Failure> {
+        let layout = layout_of(datatype, true)?;
+        let offsets = (0..n)
+            .map(|r| {
+                isize::try_from(r)
+                    .ok()?
+                    .checked_mul(count as isize)?
+                    .checked_mul(layout.extent)
+            })
+            .collect::<Option<Vec<isize>>>()
+            .ok_or_else(too_large)?;
+        Blocks::of(&vec![count; n], &offsets, &vec![layout; n])
+    }
+
     /// `counts[r]` elements of `types[r]` at byte displacement `displs[r]` (of either sign),
     /// for each rank r (`MPI_Alltoallw`).
     pub(crate) fn typed(
@@ -412,15 +429,7 @@ pub(crate) unsafe fn all_to_all(
     comm: &Comm,
 ) -> Result<(), Failure> {
     let n = comm.size() as usize;
-    let regular = |count: c_int| -> Result<(Vec<c_int>, Vec<c_int>), Failure> {
-        let displs = (0..n)
-            .map(|r| c_int::try_from(r).ok().and_then(|r| r.checked_mul(count)))
-            .collect::<Option<Vec<c_int>>>()
-            .ok_or_else(too_large)?;
-        Ok((vec![count; n], displs))
-    };
-    let (counts, displs) = regular(recvcount)?;
-    let receiving = Blocks::new(&counts, &displs, recvtype)?;
+    let receiving = Blocks::regular(recvcount, n, recvtype)?;
     // SAFETY: forwarded contract; used only during this call.
     let recv = unsafe { receiving.write(recvbuf)? };
     // The buffer's own contents first: blocks left untouched (from failed ranks) are written
@@ -429,8 +438,7 @@ pub(crate) unsafe fn all_to_all(
     let send = if sendbuf == IN_PLACE {
         landing.clone()
     } else {
-        let (counts, displs) = regular(sendcount)?;
-        let sending = Blocks::new(&counts, &displs, sendtype)?;
+        let sending = Blocks::regular(sendcount, n, sendtype)?;
         // SAFETY: forwarded contract; used only during this call.
         sending.pack(unsafe { sending.read(sendbuf)? })?
     };
@@ -550,15 +558,14 @@ unsafe fn ints(pointer: *const c_int, n: usize) -> Option<Vec<c_int>> {
 /// # Safety
 /// Each array of `counts` and `types` is NULL or points at `n` readable ints.
 unsafe fn blocks_of(counts: Counts, types: Types, n: usize) -> Option<Blocks> {
-    let (counts, displs) = match counts {
-        Counts::Regular(count) => {
-            let displs = (0..n)
-                .map(|r| c_int::try_from(r).ok()?.checked_mul(count))
-                .collect::<Option<Vec<c_int>>>()?;
-            (vec![count; n], displs)
+    let (counts, displs) = match (counts, types) {
+        (Counts::Regular(count), Types::One(datatype)) => {
+            return Blocks::regular(count, n, datatype).ok();
         }
+        // (No call has a fixed count and a type per rank.)
+        (Counts::Regular(_), Types::PerRank(_)) => return None,
         // SAFETY: forwarded contract.
-        Counts::Arrays(counts, displs) => unsafe { (ints(counts, n)?, ints(displs, n)?) },
+        (Counts::Arrays(counts, displs), _) => unsafe { (ints(counts, n)?, ints(displs, n)?) },
     };
     match types {
         Types::One(datatype) => Blocks::new(&counts, &displs, datatype).ok(),
@@ -783,4 +790,23 @@ pub(crate) unsafe fn scheduled_all_to_all(
         let request = comm.ialltoall_varcount(outgoing, partition);
         Some(request.map(|request| (request, scratch)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixed-count forms' displacements in full width: rank 3's block of 2^30 chars lies
+    /// at 3 · 2^30 bytes, past `c_int` (where `r · count` in `c_int` made one rank decline a
+    /// schedule that its peers, with larger elements, started).
+    #[test]
+    fn regular_blocks_take_displacements_past_c_int() {
+        let blocks = Blocks::regular(1 << 30, 4, MPI_CHAR).unwrap();
+        assert_eq!(blocks.packed_at[3], 3 << 30);
+        assert_eq!(blocks.at[3].0, 3 << 30);
+        let (start, end, offsets) = blocks.direct().expect("dense blocks one after the other");
+        assert_eq!((start, end), (0, 4 << 30));
+        assert_eq!(offsets[3], 3 << 30);
+        assert!(Blocks::regular(-1, 4, MPI_CHAR).is_err());
+    }
 }
