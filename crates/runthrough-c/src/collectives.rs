@@ -1661,51 +1661,28 @@ unsafe fn scheduled_broadcast(
     }))
 }
 
-/// How a scheduled reduction combines: a predefined operation on a basic type (in place where
-/// the bytes are aligned), or an operation on packed elements (`MPI_MINLOC` / `MPI_MAXLOC` on a
-/// pair type, a predefined operation on a derived type made of one basic type).
-enum Combining {
-    Basic(Element, Op),
-    Packed(PackedOp),
-}
-
-/// How a non-blocking reduction with `op` on `datatype` combines as a schedule; `None` for a
-/// user operation (queued: its function runs on the thread that waits for the request, where
-/// the program expects it, never inside another thread's delivery of a message) and for
-/// invalid arguments (the queued blocking call reports them). Datatype and operation are the
-/// same at every rank (MPI-4.0 §6.9), so every rank makes the same choice.
-fn combining(datatype: c_int, op: c_int) -> Option<Combining> {
+/// How a non-blocking reduction with `op` on `datatype` combines as a schedule: an operation
+/// on packed elements (a predefined one on a basic type or on a derived type made of one basic
+/// type, in place where the bytes are aligned; `MPI_MINLOC` / `MPI_MAXLOC` on a pair type).
+/// `None` for a user operation (queued: its function runs on the thread that waits for the
+/// request, where the program expects it, never inside another thread's delivery of a
+/// message) and for invalid arguments (the queued blocking call reports them). Datatype and
+/// operation are the same at every rank (MPI-4.0 §6.9), so every rank makes the same choice.
+fn combining(datatype: c_int, op: c_int) -> Option<PackedOp> {
     if !matches!(user_op(op), Ok(None)) {
         return None;
     }
-    Some(if basic(datatype) {
-        let element = Element::of(datatype).ok()?;
-        let op = op_of(op).ok()?;
-        check_op_on(element, op).ok()?;
-        Combining::Basic(element, op)
-    } else if is_pair(datatype) {
-        Combining::Packed(crate::pairs::packed_op(datatype, op)?)
-    } else {
-        let element = layout_of(datatype, true).ok()?.element?;
-        let op = op_of(op).ok()?;
-        check_op_on(element, op).ok()?;
-        let combine: fn(Op, &[u8], &mut [u8]) = as_element!(element, T => combine_local::<T>);
-        Combining::Packed(PackedOp::new(element.size(), move |input, inout| {
-            combine(op, input, inout)
-        }))
-    })
-}
-
-impl Combining {
-    /// As an operation on packed elements.
-    fn packed(self) -> Option<PackedOp> {
-        match self {
-            Combining::Basic(element, op) => {
-                as_element!(element, T => PackedOp::predefined::<T>(op).ok())
-            }
-            Combining::Packed(op) => Some(op),
-        }
+    if is_pair(datatype) {
+        return crate::pairs::packed_op(datatype, op);
     }
+    let element = if basic(datatype) {
+        Element::of(datatype).ok()?
+    } else {
+        layout_of(datatype, true).ok()?.element?
+    };
+    let op = op_of(op).ok()?;
+    check_op_on(element, op).ok()?;
+    as_element!(element, T => PackedOp::predefined::<T>(op).ok())
 }
 
 /// The schedule of `MPI_Ireduce_scatter` (`counts`) or `MPI_Ireduce_scatter_block` (`count`
@@ -1725,7 +1702,7 @@ unsafe fn scheduled_reduce_scatter(
     datatype: c_int,
     op: c_int,
 ) -> Option<Scheduled> {
-    let op = combining(datatype, op)?.packed()?;
+    let op = combining(datatype, op)?;
     Some(Box::new(move |comm: &'static Comm| {
         let (n, me) = (comm.size() as usize, comm.rank() as usize);
         let counts: Vec<usize> = match counts {
@@ -1758,22 +1735,8 @@ unsafe fn scheduled_reduce_scatter(
             send
         };
         let mine = Data::of(c_int::try_from(counts[me]).ok()?, datatype).ok()?;
-        let (recv, scratch): (&'static mut [u8], Option<Scratch>) = match mine {
-            // SAFETY: by the contract above, the buffer is the request's until it completes;
-            // the request (in the table) is dropped at the latest at MPI_Finalize.
-            Data::Contiguous(len) => (unsafe { output(recvbuf, len) }.ok()?, None),
-            Data::Strided {
-                layout,
-                count,
-                window,
-            } => {
-                // SAFETY: as above; `PendingCollective` drops the request before the scratch
-                // (field order).
-                let (unpack, scratch) =
-                    unsafe { Unpack::new(&layout, count, window, recvbuf) }.ok()?;
-                (scratch, Some(Scratch::Unpack(unpack, true)))
-            }
-        };
+        // SAFETY: by the contract above, the buffer is the request's until it completes.
+        let (recv, scratch) = unsafe { rooted::receive_into(&mine, recvbuf, false) }?;
         let request = comm.ireduce_scatter_packed(&send, recv, &elements, op);
         Some(request.map(|request| (request, scratch)))
     }))
@@ -1797,7 +1760,7 @@ unsafe fn scheduled_reduction(
     op: c_int,
     kind: Reduction,
 ) -> Option<Scheduled> {
-    let combining = combining(datatype, op)?;
+    let op = combining(datatype, op)?;
     let data = Data::of(count, datatype).ok()?;
     Some(Box::new(move |comm: &'static Comm| {
         let at_root = match kind {
@@ -1814,28 +1777,11 @@ unsafe fn scheduled_reduction(
             let (discard, bytes) = Discard::new(data.packed_len().ok()?).ok()?;
             (Some(bytes), Some(Scratch::Discard(discard)))
         } else {
-            match &data {
-                // SAFETY: by the contract above, the buffer is the request's until it
-                // completes; the request (in the table) is dropped at the latest at
-                // MPI_Finalize.
-                Data::Contiguous(len) => (Some(unsafe { output(recvbuf, *len) }.ok()?), None),
-                Data::Strided {
-                    layout,
-                    count,
-                    window,
-                } => {
-                    // SAFETY: as above; `PendingCollective` drops the request before the
-                    // scratch (field order).
-                    let (unpack, scratch) =
-                        unsafe { Unpack::new(layout, *count, *window, recvbuf) }.ok()?;
-                    // The buffer's own contents first: what an exclusive scan leaves at the
-                    // first participant, and the data of MPI_IN_PLACE.
-                    // SAFETY: as above; only read, here.
-                    let own = unsafe { window.read(recvbuf) }.ok()?;
-                    scratch.copy_from_slice(&layout.pack_at(*count, own, window.low).ok()?);
-                    (Some(scratch), Some(Scratch::Unpack(unpack, true)))
-                }
-            }
+            // The buffer's own contents first: what an exclusive scan leaves at the first
+            // participant, and the data of MPI_IN_PLACE.
+            // SAFETY: by the contract above, the buffer is the request's until it completes.
+            let (recv, scratch) = unsafe { rooted::receive_into(&data, recvbuf, true) }?;
+            (Some(recv), scratch)
         };
         let send: std::borrow::Cow<'_, [u8]> = match (sendbuf == IN_PLACE, recv.as_deref()) {
             (true, Some(recv)) => recv.to_vec().into(),
@@ -1846,25 +1792,10 @@ unsafe fn scheduled_reduction(
         let send = &send[..];
         let exclusive = matches!(kind, Reduction::Exscan);
         // Only a reduce's non-roots have no receive buffer (`at_root` above).
-        let request = match combining {
-            Combining::Basic(element, op) => match kind {
-                Reduction::Reduce(root) => {
-                    as_element!(element, T => comm.ireduce_bytes::<T>(send, recv, op, root))
-                }
-                Reduction::All => {
-                    as_element!(element, T => comm.iall_reduce_bytes::<T>(send, recv?, op))
-                }
-                Reduction::Scan | Reduction::Exscan => {
-                    as_element!(element, T => comm.iscan_bytes::<T>(send, recv?, op, exclusive))
-                }
-            },
-            Combining::Packed(op) => match kind {
-                Reduction::Reduce(root) => comm.ireduce_packed(send, recv, op, root),
-                Reduction::All => comm.iall_reduce_packed(send, recv?, op),
-                Reduction::Scan | Reduction::Exscan => {
-                    comm.iscan_packed(send, recv?, op, exclusive)
-                }
-            },
+        let request = match kind {
+            Reduction::Reduce(root) => comm.ireduce_packed(send, recv, op, root),
+            Reduction::All => comm.iall_reduce_packed(send, recv?, op),
+            Reduction::Scan | Reduction::Exscan => comm.iscan_packed(send, recv?, op, exclusive),
         };
         Some(request.map(|request| (request, scratch)))
     }))

@@ -612,6 +612,41 @@ unsafe fn landing(blocks: Blocks, buffer: *mut c_void, own: Option<usize>) -> Op
     Some((partition, Some(Scratch::Blocks(unpack)), mine))
 }
 
+/// Where a scheduled call's result, `data` in C buffer `buffer`, lands: the buffer itself for
+/// contiguous data; else a scratch buffer of packed elements, unpacked into the buffer when
+/// the call succeeds, which holds the buffer's own contents packed first when `own` (what an
+/// exclusive scan leaves at the first participant, the data of `MPI_IN_PLACE`). `None` for a
+/// NULL buffer with data (the queued blocking call reports it).
+///
+/// # Safety
+/// `buffer`'s elements are readable and writable, and used by nothing else, until the request
+/// completes; the request that gets the slice is dropped before the scratch
+/// (`PendingCollective`'s field order).
+pub(crate) unsafe fn receive_into(
+    data: &Data,
+    buffer: *mut c_void,
+    own: bool,
+) -> Option<(&'static mut [u8], Option<Scratch>)> {
+    match data {
+        // SAFETY: forwarded contract.
+        Data::Contiguous(len) => Some((unsafe { output(buffer, *len) }.ok()?, None)),
+        Data::Strided {
+            layout,
+            count,
+            window,
+        } => {
+            // SAFETY: forwarded contract.
+            let (unpack, scratch) = unsafe { Unpack::new(layout, *count, *window, buffer) }.ok()?;
+            if own {
+                // SAFETY: forwarded contract; only read, here.
+                let current = unsafe { window.read(buffer) }.ok()?;
+                scratch.copy_from_slice(&layout.pack_at(*count, current, window.low).ok()?);
+            }
+            Some((scratch, Some(Scratch::Unpack(unpack, true))))
+        }
+    }
+}
+
 /// `count` elements of `datatype` at `buffer`, packed.
 ///
 /// # Safety
@@ -700,21 +735,10 @@ pub(crate) unsafe fn scheduled_scatter(
         let (recv, scratch) = if me == root && recvbuf.cast_const() == IN_PLACE {
             (None, None)
         } else {
-            match Data::of(recvcount, recvtype).ok()? {
-                // SAFETY: forwarded contract.
-                Data::Contiguous(len) => (Some(unsafe { output(recvbuf, len) }.ok()?), None),
-                Data::Strided {
-                    layout,
-                    count,
-                    window,
-                } => {
-                    // SAFETY: forwarded contract; `PendingCollective` drops the request before
-                    // the scratch (field order).
-                    let (unpack, scratch) =
-                        unsafe { Unpack::new(&layout, count, window, recvbuf) }.ok()?;
-                    (Some(scratch), Some(Scratch::Unpack(unpack, true)))
-                }
-            }
+            let data = Data::of(recvcount, recvtype).ok()?;
+            // SAFETY: forwarded contract.
+            let (recv, scratch) = unsafe { receive_into(&data, recvbuf, false) }?;
+            (Some(recv), scratch)
         };
         let partition = send
             .as_ref()
