@@ -502,6 +502,61 @@ fn srun_runs_rtrun_check_across_three_hosts() {
     }
 }
 
+/// The barrier over hosts: nine ranks, three a host, under srun (PMI-2). Every rank groups
+/// them into three hosts (each host's ranks report to their leader, the leaders exchange), and
+/// no rank leaves any of the 300 barriers (blocking and non-blocking in turn, entered at
+/// staggered times) before every rank entered it (`rtrun-check barrier` checks the gathered
+/// times).
+#[test]
+fn srun_barriers_group_the_ranks_by_host_and_hold_everyone() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let mut srun = cluster.srun("h1,h2,h3", 9, CHECK);
+    srun.args(["barrier", "--rounds", "300"]);
+    let outcome = Outcome::new(Job::start(&mut srun, JOB_LIMIT), Labels::Srun);
+    let text = outcome.text();
+    assert!(outcome.status.code() == Some(0), "{text}");
+    for rank in 0..9 {
+        assert!(
+            outcome
+                .stdout_of(rank)
+                .contains(&"barrier rounds=300 hosts=3"),
+            "rank {rank}\n{text}"
+        );
+    }
+    assert_agreed(&outcome, 9, &[], "[]");
+}
+
+/// Rank 3, h2's leader in the barrier over hosts, killed by its fault plan in its 101st
+/// barrier (`RT_FAULT=barrier:101:1`, for that rank alone): nobody waits for ever, the eight
+/// others agree on [3], and the barriers after it group the survivors into three hosts again
+/// (rank 4 leads h2) and still hold everyone.
+#[test]
+fn srun_a_barrier_leader_killed_mid_barrier_the_others_regroup() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    let mut srun = cluster.srun("h1,h2,h3", 9, "sh");
+    srun.arg("-c")
+        .arg(
+            r#"if [ "$SLURM_PROCID" = 3 ]; then export RT_FAULT=barrier:101:1; fi; exec "$0" "$@""#,
+        )
+        .args([CHECK, "barrier", "--rounds", "300"]);
+    let outcome = Outcome::new(Job::start(&mut srun, JOB_LIMIT), Labels::Srun);
+    let text = outcome.text();
+    for rank in (0..9).filter(|&r| r != 3) {
+        assert!(
+            outcome
+                .stdout_of(rank)
+                .contains(&"barrier rounds=300 hosts=3"),
+            "rank {rank}\n{text}"
+        );
+    }
+    assert_agreed(&outcome, 9, &[3], "[3]");
+    assert_task_ends(&outcome, &[3], "Killed");
+}
+
 /// The heat job across three hosts: buddy copies on other hosts, the failure-free field.
 #[test]
 fn heat_runs_across_three_hosts_with_buddies_on_other_hosts() {

@@ -221,6 +221,12 @@ impl Address {
         }
     }
 
+    /// The identity of the host (boot, network and mount namespace) that published this
+    /// address, when it published a Unix socket ([`local_identity`]).
+    pub fn host(&self) -> Option<&str> {
+        self.unix.as_ref().map(|(_, host)| host.as_str())
+    }
+
     /// The Unix path to use from a rank whose identity is `here` (`None`: Unix sockets off).
     pub fn unix_path_from(&self, here: Option<&str>) -> Option<&Path> {
         let here = here?;

@@ -6,6 +6,9 @@
 //! `rtrun -n N target/release/rtrun-check SCENARIO [--rounds R] [--pause-ms P] [--count C]`
 //!
 //! - `ring`: each rank sends its rank to the next one and checks what the previous one sent.
+//! - `barrier`: R barriers (blocking and non-blocking in turn) entered at staggered times; the
+//!   gathered entry and exit times show that no rank left a barrier before every rank entered
+//!   it. Prints `barrier rounds=R hosts=H`, H the hosts the barrier grouped ranks into (0: flat).
 //! - `validate`: R rounds of (pause, `validate_global`).
 //! - `collective`: R rounds of (pause, all-reduce of 1 over the OK ranks of G); a round that
 //!   fails with `ProcFailed` is retried after a `validate_global`.
@@ -180,6 +183,83 @@ fn ring(world: &Comm) -> Result<(), String> {
         return Err(format!("ring: got {} from the previous rank", got[0]));
     }
     println!("ring ok");
+    Ok(())
+}
+
+/// R barriers, blocking and non-blocking in turn, each entered after a wait of 0 to 60 µs that
+/// differs by rank and round; every rank's entry and exit times (the machine's real-time clock,
+/// which every rank of one machine shares, emulated hosts included) are then gathered, and
+/// every barrier's last entry must come before its first exit. Each barrier is followed by an
+/// `agree` on whether it succeeded everywhere; one that failed somewhere (`ProcFailed`) is
+/// retried after `validate_global`. Prints `barrier rounds=R hosts=H` (H: how many hosts the
+/// barrier grouped the survivors into, 0 when flat).
+fn barrier(world: &Comm, o: &Options) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let (me, n) = (world.rank(), world.size() as usize);
+    let now = || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    let rounds = o.rounds as usize;
+    let (mut entries, mut exits) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let mut retries = 0;
+    while entries.len() < rounds {
+        let round = entries.len() + retries;
+        let wait = Duration::from_micros((u64::from(me) * 37 + round as u64 * 11) % 61);
+        let start = Instant::now();
+        while start.elapsed() < wait {
+            std::hint::spin_loop();
+        }
+        let entry = now();
+        let outcome = if round % 2 == 0 {
+            world.barrier()
+        } else {
+            world.ibarrier().and_then(|mut request| request.wait())
+        };
+        let exit = now();
+        let mine = match outcome {
+            Ok(()) => true,
+            Err(Error::ProcFailed { .. }) => false,
+            Err(other) => return Err(other.to_string()),
+        };
+        // A death inside the call may leave some ranks with Ok and others with ProcFailed:
+        // the barrier counts only if every survivor agrees it succeeded, else it is retried
+        // after validate_global (so that every survivor makes the same calls).
+        let everyone = match world.agree(u32::from(mine)) {
+            Ok(flag) => flag == 1,
+            Err(Error::AgreeProcFailed { .. }) => false,
+            Err(other) => return Err(other.to_string()),
+        };
+        if everyone {
+            entries.push(entry);
+            exits.push(exit);
+        } else {
+            retries += 1;
+            if retries > 10 {
+                return Err("too many retries".into());
+            }
+            world.validate_global().map_err(e)?;
+        }
+    }
+    // A dead rank's slots stay as they are: no entry, no exit.
+    let mut all_entries = vec![0u64; rounds * n];
+    let mut all_exits = vec![u64::MAX; rounds * n];
+    world.all_gather(&entries, &mut all_entries).map_err(e)?;
+    world.all_gather(&exits, &mut all_exits).map_err(e)?;
+    for round in 0..rounds {
+        let at = |times: &[u64], r: usize| times[r * rounds + round];
+        let last_entry = (0..n).map(|r| at(&all_entries, r)).max().unwrap_or(0);
+        let first_exit = (0..n).map(|r| at(&all_exits, r)).min().unwrap_or(0);
+        if last_entry > first_exit {
+            return Err(format!(
+                "barrier {round}: a rank left at {first_exit} ns before the last entered at \
+                 {last_entry}"
+            ));
+        }
+    }
+    let hosts = world.barrier_hosts().map_err(e)?.unwrap_or(0);
+    println!("barrier rounds={rounds} hosts={hosts}");
     Ok(())
 }
 
@@ -948,6 +1028,7 @@ fn main() -> ExitCode {
     let world = universe.world();
     let result = match options.scenario.as_str() {
         "ring" => ring(world),
+        "barrier" => barrier(world, &options),
         "threads" => threads(world),
         "validate" => validate(world, &options),
         "collective" => collective(world, &options),

@@ -27,6 +27,9 @@ pub struct CollectiveCall {
     pub participants: Arc<[Rank]>,
     /// This rank's position among the participants.
     pub index: usize,
+    /// How the participants sit on hosts, where the barrier keeps its traffic within them
+    /// ([`Engine::set_hosts`](super::Engine::set_hosts)).
+    pub hosts: Option<Arc<super::HostGroups>>,
 }
 
 /// How a collective receive started ([`Engine::collective_receive`]).
@@ -78,7 +81,17 @@ impl Engine {
             sequence,
             participants,
             index,
+            hosts: state.host_groups.clone(),
         })
+    }
+
+    /// How the participants of collectives on `context` sit on hosts ([`Engine::set_hosts`];
+    /// `None` where the barrier runs flat).
+    ///
+    /// # Errors
+    /// `Error::Comm` for a communicator this rank does not hold.
+    pub fn host_groups(&mut self, context: ContextId) -> Result<Option<Arc<super::HostGroups>>> {
+        Ok(self.comm(context)?.host_groups.clone())
     }
 
     /// The number (collective epoch, call number within it) that the next collective call

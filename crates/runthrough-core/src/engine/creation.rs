@@ -393,6 +393,7 @@ impl Engine {
         let size = plan.members.size();
         let mut state = CommState::new(plan.members, rank, plan.global);
         state.set_first_round(self.first_round);
+        state.set_hosts(self.hosts.clone());
         self.install(context, state, out);
         (rank, size)
     }

@@ -49,7 +49,10 @@ pub use creation::{
     derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
     ID_FREE,
 };
-pub use schedule::{barrier_round, Doubling, Fold, Partners, Reduction, Schedule, Step};
+pub use schedule::{
+    barrier_round, barrier_steps, BarrierStep, Doubling, Fold, HostGroups, Partners, Reduction,
+    Schedule, Step,
+};
 mod send;
 mod views;
 pub use point_to_point::{Posted, Probed, ReceivePoll};
@@ -252,6 +255,12 @@ pub(crate) struct CommState {
     pub(crate) participants: Arc<[Rank]>,
     /// The same, as the agreement protocol takes them (rebuilt only when G changes).
     pub(crate) agreement_participants: Arc<Participants>,
+    /// The host class of each world rank, where the job knows it alike at every rank
+    /// ([`Engine::set_hosts`]).
+    pub(crate) hosts: Option<Arc<[Option<u32>]>>,
+    /// How the participants sit on hosts, when every participant's host is known and grouping
+    /// them saves messages between hosts (rebuilt with the participants).
+    pub(crate) host_groups: Option<Arc<schedule::HostGroups>>,
     /// Whether the agreements begin with the coordinator-free first round (every rank of the
     /// job makes the same choice: [`Engine::set_agreement_first_round`]).
     pub(crate) first_round: bool,
@@ -294,6 +303,8 @@ impl CommState {
             decided: BTreeMap::new(),
             participants: Arc::from(Vec::new()),
             agreement_participants: Arc::new(Participants::new(0, &RankSet::new())),
+            hosts: None,
+            host_groups: None,
             first_round: true,
             agreements: AgreementSeries::new(rank),
             creations: AgreementSeries::new(rank),
@@ -319,6 +330,23 @@ impl CommState {
             self.members.size(),
             &self.global.failed_set(),
         )));
+        self.host_groups = self.hosts.as_ref().and_then(|hosts| {
+            let classes: Option<Vec<u32>> = self
+                .participants
+                .iter()
+                .map(|&r| {
+                    let world = self.members.world_of(r).0 as usize;
+                    hosts.get(world).copied().flatten()
+                })
+                .collect();
+            schedule::HostGroups::new(&classes?).map(Arc::new)
+        });
+    }
+
+    /// Where the job's world ranks run ([`Engine::set_hosts`]).
+    pub(crate) fn set_hosts(&mut self, hosts: Option<Arc<[Option<u32>]>>) {
+        self.hosts = hosts;
+        self.rebuild_participants();
     }
 
     /// `participants`, without the agreement's first round where this communicator's
@@ -544,6 +572,8 @@ pub struct Engine {
     /// Whether agreements begin with the coordinator-free first round (see
     /// [`Engine::set_agreement_first_round`]).
     pub(crate) first_round: bool,
+    /// The host class of each world rank ([`Engine::set_hosts`]).
+    pub(crate) hosts: Option<Arc<[Option<u32>]>>,
     /// Another rank's detector (through an agreement's decision, or a report handed to
     /// [`Engine::handle_peer_failed`]) declared this rank failed: it was fenced and must halt
     /// (SPEC §1: a rank declared failed never takes part again).
@@ -570,7 +600,25 @@ impl Engine {
             next_sync: 0,
             world_rank,
             first_round: true,
+            hosts: None,
             declared_failed: false,
+        }
+    }
+
+    /// Where the job's ranks run: `hosts[w]` is a class that world ranks on one host share
+    /// (`None`: not known alike everywhere), for collectives that keep their traffic within a
+    /// host ([`HostGroups`]; the barrier). It applies to every communicator, existing and
+    /// created later, whose participants' hosts are all known. Every rank of a job must give
+    /// the same classes for the ranks it shares a communicator with, before its first
+    /// collective there: ranks that group participants differently run different message
+    /// patterns, which may wait forever or end a barrier early. Drivers take them from what
+    /// every rank saw alike (the launcher's table of addresses at start, before any rank edits
+    /// it) and leave ranks that joined later unknown.
+    pub fn set_hosts(&mut self, hosts: Vec<Option<u32>>) {
+        let hosts: Option<Arc<[Option<u32>]>> = Some(hosts.into());
+        self.hosts = hosts.clone();
+        for state in self.comms.values_mut() {
+            state.set_hosts(hosts.clone());
         }
     }
 
@@ -1142,5 +1190,60 @@ mod first_round_tests {
         assert!(off.comms[&7].agreement_participants.len() == 4);
         assert!(!off.comms[&7].agreement_participants.fast_round());
         assert!(on.comms[&7].agreement_participants.fast_round());
+    }
+
+    /// The host classes a driver gives reach every communicator, existing and installed later,
+    /// as groups of its participants: rebuilt when G changes, and none when a participant's
+    /// host is unknown (a rank that joined later), when all share one host or each has its
+    /// own.
+    #[test]
+    fn host_groups_follow_the_drivers_classes_and_the_participants() {
+        let groups = |engine: &mut Engine, context| {
+            let call = engine.begin_collective(context, 0, false).unwrap();
+            call.hosts.map(|h| (h.participants(), h.hosts()))
+        };
+        let mut engine = Engine::new(WorldRank(0), 6);
+        assert_eq!(groups(&mut engine, WORLD_CONTEXT), None, "no classes given");
+        // World ranks 0-2 on host 5, 3-4 on host 9; rank 5 unknown.
+        engine.set_hosts(vec![Some(5), Some(5), Some(5), Some(9), Some(9), None]);
+        assert_eq!(
+            groups(&mut engine, WORLD_CONTEXT),
+            None,
+            "world rank 5 is unknown"
+        );
+        let plan = |members: Vec<WorldRank>| creation::Plan {
+            global: FailureView::empty(members.len() as u32),
+            members: Members::list(members),
+            color: 0,
+        };
+        let mut out = Outgoing::new();
+        engine.install_plan(
+            7,
+            plan((0..5).map(WorldRank).collect()),
+            WorldRank(0),
+            &mut out,
+        );
+        assert_eq!(groups(&mut engine, 7), Some((5, 2)));
+        engine.install_plan(
+            8,
+            plan(vec![WorldRank(0), WorldRank(3)]),
+            WorldRank(0),
+            &mut out,
+        );
+        assert_eq!(groups(&mut engine, 8), None, "a host each");
+        engine.install_plan(
+            9,
+            plan((0..3).map(WorldRank).collect()),
+            WorldRank(0),
+            &mut out,
+        );
+        assert_eq!(groups(&mut engine, 9), None, "one host");
+        // After G recognizes world ranks 3 and 4 failed, communicator 7's survivors share a host.
+        engine.install_global(
+            7,
+            FailureView::empty(5)
+                .advance([(3, crate::RankState::FAILED), (4, crate::RankState::FAILED)]),
+        );
+        assert_eq!(groups(&mut engine, 7), None);
     }
 }

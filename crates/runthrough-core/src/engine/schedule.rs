@@ -65,6 +65,130 @@ pub fn barrier_round(n: usize, index: usize, distance: usize) -> (usize, usize) 
     }
 }
 
+/// How a communicator's participants sit on hosts, for a barrier that keeps its traffic
+/// within each host but for one exchange between the hosts' leaders ([`barrier_steps`]): the
+/// participants of each host, by position, hosts in the order of their first participant (its
+/// *leader*).
+///
+/// Every rank of a call must build the same groups from the same participants, or they wait
+/// for messages that never come, or take a message meant for another step: the host classes
+/// come from what every rank of a job sees alike ([`Engine::set_hosts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostGroups {
+    /// The participants (positions) of each host, in order; the first is the host's leader.
+    groups: Vec<Vec<usize>>,
+    /// Each participant's (group, position within its group).
+    place: Vec<(usize, usize)>,
+}
+
+impl HostGroups {
+    /// The groups of the participants whose host classes are `hosts` (one per participant, in
+    /// order), or `None` where grouping saves nothing: all on one host, or each on its own.
+    pub fn new(hosts: &[u32]) -> Option<Self> {
+        let mut group_of = std::collections::BTreeMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut place = Vec::with_capacity(hosts.len());
+        for (index, host) in hosts.iter().enumerate() {
+            let group = *group_of.entry(host).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            place.push((group, groups[group].len()));
+            groups[group].push(index);
+        }
+        (groups.len() > 1 && groups.len() < hosts.len()).then_some(HostGroups { groups, place })
+    }
+
+    /// How many participants the groups hold.
+    pub fn participants(&self) -> usize {
+        self.place.len()
+    }
+
+    /// How many hosts.
+    pub fn hosts(&self) -> usize {
+        self.groups.len()
+    }
+}
+
+/// One step of a barrier at one participant ([`barrier_steps`]): positions among the
+/// participants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierStep {
+    /// Send an empty message to this participant.
+    Send(usize),
+    /// Wait for this participant's empty message.
+    Receive(usize),
+}
+
+/// The steps of a barrier among `n` participants at the one at `index`, in order, each handed
+/// to `step` (which stops the barrier by returning an error). No rank passes its last step
+/// before every rank took its first, and no two steps of one call use the same direction
+/// between two participants, so a call's messages need no order beyond their call number.
+///
+/// Without `hosts` (or with groups for another count): the ⌈log₂ n⌉ rounds of
+/// [`barrier_round`]. With them (hosts in `hosts`, some with several participants): each host's
+/// participants report to their leader up a binomial tree over their positions in the group,
+/// the leaders run [`barrier_round`]'s rounds among themselves, and each leader releases its
+/// host's participants down the same tree: between hosts, one message per leader per round
+/// instead of one per participant (Open MPI's hierarchical collectives do the same). The depth
+/// is ⌈log₂ k⌉ twice for the largest host's k participants plus ⌈log₂ h⌉ for h hosts.
+pub fn barrier_steps(
+    n: usize,
+    index: usize,
+    hosts: Option<&HostGroups>,
+    mut step: impl FnMut(BarrierStep) -> Result<()>,
+) -> Result<()> {
+    let Some(hosts) = hosts.filter(|hosts| hosts.participants() == n) else {
+        let mut distance = 1;
+        while distance < n {
+            let (to, from) = barrier_round(n, index, distance);
+            step(BarrierStep::Send(to))?;
+            step(BarrierStep::Receive(from))?;
+            distance <<= 1;
+        }
+        return Ok(());
+    };
+    let (group, position) = hosts.place[index];
+    let members = &hosts.groups[group];
+    let k = members.len();
+    // Up the tree: the children (position + 2^j below this position's lowest set bit), then
+    // the parent (this position less its lowest set bit).
+    let lowest = if position == 0 {
+        k.next_power_of_two()
+    } else {
+        1 << position.trailing_zeros()
+    };
+    let mut mask = 1;
+    while mask < lowest {
+        if position + mask < k {
+            step(BarrierStep::Receive(members[position + mask]))?;
+        }
+        mask <<= 1;
+    }
+    if position == 0 {
+        let leaders = hosts.groups.len();
+        let mut distance = 1;
+        while distance < leaders {
+            let (to, from) = barrier_round(leaders, group, distance);
+            step(BarrierStep::Send(hosts.groups[to][0]))?;
+            step(BarrierStep::Receive(hosts.groups[from][0]))?;
+            distance <<= 1;
+        }
+    } else {
+        step(BarrierStep::Send(members[position - lowest]))?;
+        step(BarrierStep::Receive(members[position - lowest]))?;
+    }
+    // Down the same tree, the larger subtrees first.
+    let mut mask = lowest >> 1;
+    while mask > 0 {
+        if position + mask < k {
+            step(BarrierStep::Send(members[position + mask]))?;
+        }
+        mask >>= 1;
+    }
+    Ok(())
+}
+
 /// Where a participant stands in recursive doubling among `n` participants (the all-reduce's
 /// algorithm, blocking and as a schedule): with r = n − 2^⌊log₂ n⌋, the first 2r participants
 /// pair up before the exchanges (each even one hands its data to the next, which combines it
@@ -339,26 +463,27 @@ impl Schedule {
     }
 
     /// A barrier among `participants` (comm ranks, in order), this rank being the one at
-    /// `index`: ⌈log₂ n⌉ rounds of [`barrier_round`] (an empty message sent to one participant
-    /// and one received from another, or the same), so no rank leaves before every rank
-    /// entered.
-    pub fn barrier(participants: &[Rank], index: usize) -> Self {
+    /// `index`: the steps of [`barrier_steps`] (⌈log₂ n⌉ rounds of [`barrier_round`], or with
+    /// `hosts` within each host and between the hosts' leaders), so no rank leaves before every
+    /// rank entered.
+    pub fn barrier(participants: &[Rank], index: usize, hosts: Option<&HostGroups>) -> Self {
         let n = participants.len();
         let rounds = n.next_power_of_two().trailing_zeros() as usize;
         let mut steps = Vec::with_capacity(2 * rounds);
-        let mut distance = 1;
-        while distance < n {
-            let (to, from) = barrier_round(n, index, distance);
-            steps.push(Step::Send {
-                to: participants[to],
-                buffer: 0,
+        let planned = barrier_steps(n, index, hosts, |step| {
+            steps.push(match step {
+                BarrierStep::Send(to) => Step::Send {
+                    to: participants[to],
+                    buffer: 0,
+                },
+                BarrierStep::Receive(from) => Step::Receive {
+                    from: participants[from],
+                    into: 1,
+                },
             });
-            steps.push(Step::Receive {
-                from: participants[from],
-                into: 1,
-            });
-            distance <<= 1;
-        }
+            Ok(())
+        });
+        debug_assert!(planned.is_ok(), "pushing a step cannot fail");
         Schedule::new(steps, vec![Vec::new(), Vec::new()], None, Vec::new())
     }
 
@@ -1197,6 +1322,25 @@ mod tests {
         }
     }
 
+    /// Host layouts to run barriers over at `n` participants: none, then host classes in
+    /// blocks of two and of three, round robin over two hosts, and one large host beside hosts
+    /// of one (those that group nothing are `None` too).
+    fn host_layouts(n: usize) -> Vec<Option<HostGroups>> {
+        let layouts: [fn(usize, usize) -> u32; 4] = [
+            |i, _| (i / 2) as u32,
+            |i, _| (i / 3) as u32,
+            |i, _| (i % 2) as u32,
+            |i, n| if i <= n / 2 { 0 } else { i as u32 },
+        ];
+        std::iter::once(None)
+            .chain(
+                layouts
+                    .iter()
+                    .map(|class| HostGroups::new(&(0..n).map(|i| class(i, n)).collect::<Vec<_>>())),
+            )
+            .collect()
+    }
+
     fn all(n: u32) -> Vec<Rank> {
         (0..n).collect()
     }
@@ -1251,6 +1395,7 @@ mod tests {
             for seed in 0..6 {
                 let mut net = Net::new(n, seed + 100 * n as u64);
                 let root = (seed as u32 * 7) % n;
+                let layouts = host_layouts(n as usize);
                 let mut ids = Vec::new();
                 for rank in 0..n {
                     let p = all(n);
@@ -1263,7 +1408,7 @@ mod tests {
                     };
                     let c = bytes(contribution(rank));
                     let schedules = [
-                        Schedule::barrier(&p, i),
+                        Schedule::barrier(&p, i, layouts[seed as usize % layouts.len()].as_ref()),
                         Schedule::broadcast(&p, i, root as usize, mine),
                         Schedule::reduce(&p, i, root as usize, data.clone(), sum()),
                         Schedule::all_reduce(&p, i, data, sum()),
@@ -1459,7 +1604,9 @@ mod tests {
                     } else {
                         Vec::new()
                     };
-                    Schedule::barrier(&p, i);
+                    for hosts in host_layouts(n as usize) {
+                        Schedule::barrier(&p, i, hosts.as_ref());
+                    }
                     Schedule::broadcast(&p, i, root, vec![1]);
                     Schedule::reduce(&p, i, root, vec![1; 8], sum());
                     Schedule::all_reduce(&p, i, vec![1; 8], sum());
@@ -1505,26 +1652,102 @@ mod tests {
 
     #[test]
     fn no_rank_leaves_a_barrier_before_every_rank_entered() {
-        for n in 2..=8u32 {
-            let mut net = Net::new(n, n as u64);
-            let mut ids = Vec::new();
-            for rank in 0..n - 1 {
-                ids.push(
-                    net.start(rank, Schedule::barrier(&all(n), rank as usize))
-                        .unwrap(),
-                );
+        for n in 2..=9u32 {
+            for (l, hosts) in host_layouts(n as usize).iter().enumerate() {
+                for last in 0..n {
+                    let mut net = Net::new(n, (n + 10 * last) as u64 + 100 * l as u64);
+                    let barrier =
+                        |rank: u32| Schedule::barrier(&all(n), rank as usize, hosts.as_ref());
+                    let mut ids = BTreeMap::new();
+                    for rank in (0..n).filter(|&r| r != last) {
+                        ids.insert(rank, net.start(rank, barrier(rank)).unwrap());
+                    }
+                    net.run();
+                    for (&rank, &id) in &ids {
+                        assert!(net.poll(rank, id).is_none(), "n {n} {hosts:?} last {last}");
+                    }
+                    ids.insert(last, net.start(last, barrier(last)).unwrap());
+                    net.run();
+                    for (&rank, &id) in &ids {
+                        assert_eq!(net.poll(rank, id), Some(Ok(Vec::new())), "n {n} {hosts:?}");
+                    }
+                }
             }
-            net.run();
-            for rank in 0..n - 1 {
-                assert!(net.poll(rank, ids[rank as usize]).is_none(), "n {n}");
+        }
+    }
+
+    /// A barrier over hosts, run step by step with each message carrying what its sender has
+    /// heard of: every participant finishes (nobody waits for a message that is never sent),
+    /// each direction between two participants carries at most one message, and a participant
+    /// finishes only once it has heard, transitively, of every participant's entry. Only the
+    /// leaders' messages cross between hosts.
+    #[test]
+    fn a_barrier_over_hosts_hears_from_everyone_and_crosses_hosts_only_between_leaders() {
+        let mut layouts: Vec<Vec<u32>> = Vec::new();
+        for n in 1..=40usize {
+            for per_host in 1..=5 {
+                layouts.push((0..n).map(|i| (i / per_host) as u32).collect());
+                layouts.push((0..n).map(|i| (i % per_host) as u32).collect());
             }
-            ids.push(
-                net.start(n - 1, Schedule::barrier(&all(n), n as usize - 1))
-                    .unwrap(),
-            );
-            net.run();
-            for rank in 0..n {
-                assert_eq!(net.poll(rank, ids[rank as usize]), Some(Ok(Vec::new())));
+            // Uneven hosts, in no particular order of host classes.
+            layouts.push((0..n).map(|i| ((i * 7 + 3) % 5 % 3) as u32 * 10).collect());
+        }
+        for classes in &layouts {
+            let n = classes.len();
+            let hosts = HostGroups::new(classes);
+            let plans: Vec<Vec<BarrierStep>> = (0..n)
+                .map(|i| {
+                    let mut steps = Vec::new();
+                    barrier_steps(n, i, hosts.as_ref(), |step| {
+                        steps.push(step);
+                        Ok(())
+                    })
+                    .unwrap();
+                    steps
+                })
+                .collect();
+            let mut heard: Vec<Vec<bool>> =
+                (0..n).map(|i| (0..n).map(|j| i == j).collect()).collect();
+            let mut next = vec![0; n];
+            let mut in_flight: BTreeMap<(usize, usize), Vec<bool>> = BTreeMap::new();
+            let mut used = std::collections::BTreeSet::new();
+            let mut crossing = 0;
+            loop {
+                let mut moved = false;
+                for i in 0..n {
+                    while let Some(&step) = plans[i].get(next[i]) {
+                        match step {
+                            BarrierStep::Send(to) => {
+                                assert!(used.insert((i, to)), "{classes:?}: {i} to {to} twice");
+                                crossing += usize::from(classes[i] != classes[to]);
+                                in_flight.insert((i, to), heard[i].clone());
+                            }
+                            BarrierStep::Receive(from) => {
+                                let Some(carried) = in_flight.remove(&(from, i)) else {
+                                    break;
+                                };
+                                for (mine, theirs) in heard[i].iter_mut().zip(carried) {
+                                    *mine |= theirs;
+                                }
+                            }
+                        }
+                        next[i] += 1;
+                        moved = true;
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+            for i in 0..n {
+                assert_eq!(next[i], plans[i].len(), "{classes:?}: {i} waits forever");
+                assert!(heard[i].iter().all(|&h| h), "{classes:?}: {i} left early");
+            }
+            assert!(in_flight.is_empty(), "{classes:?}: a message nobody takes");
+            if let Some(hosts) = &hosts {
+                let leaders = hosts.hosts();
+                let rounds = leaders.next_power_of_two().trailing_zeros() as usize;
+                assert_eq!(crossing, leaders * rounds, "{classes:?}");
             }
         }
     }
@@ -1539,9 +1762,14 @@ mod tests {
                         net.kill(victim);
                     }
                     let mut ids = BTreeMap::new();
+                    // A barrier over hosts (two participants a host) beside the all-reduce.
+                    let classes: Vec<u32> = (0..n).map(|r| r / 2).collect();
+                    let hosts = HostGroups::new(&classes);
                     for rank in (0..n).filter(|&r| r != victim || !before) {
                         let s = Schedule::all_reduce(&all(n), rank as usize, vec![1; 8], sum());
-                        ids.insert(rank, net.start(rank, s));
+                        ids.insert((rank, 0), net.start(rank, s));
+                        let s = Schedule::barrier(&all(n), rank as usize, hosts.as_ref());
+                        ids.insert((rank, 1), net.start(rank, s));
                     }
                     if !before {
                         // Some of its messages may be out; it dies before it received all.
@@ -1551,7 +1779,7 @@ mod tests {
                         net.kill(victim);
                     }
                     net.run();
-                    for (&rank, id) in &ids {
+                    for (&(rank, _), id) in &ids {
                         if rank == victim {
                             continue;
                         }
@@ -1590,7 +1818,7 @@ mod tests {
         net.kill(3);
         net.run();
         assert_eq!(
-            net.start(0, Schedule::barrier(&all(4), 0)),
+            net.start(0, Schedule::barrier(&all(4), 0, None)),
             Err(Error::ProcFailed { rank: 3 })
         );
     }
@@ -1602,7 +1830,7 @@ mod tests {
         // fails on a failure learned before its poll takes the outcome.
         let mut net = Net::new(3, 8);
         let ids: Vec<u64> = (0..3)
-            .map(|r| net.start(r, Schedule::barrier(&all(3), r as usize)))
+            .map(|r| net.start(r, Schedule::barrier(&all(3), r as usize, None)))
             .collect::<Result<_>>()
             .unwrap();
         net.run();
@@ -1618,8 +1846,8 @@ mod tests {
     #[test]
     fn revocation_ends_pending_calls_everywhere() {
         let mut net = Net::new(3, 1);
-        let a = net.start(0, Schedule::barrier(&all(3), 0)).unwrap();
-        let b = net.start(1, Schedule::barrier(&all(3), 1)).unwrap();
+        let a = net.start(0, Schedule::barrier(&all(3), 0, None)).unwrap();
+        let b = net.start(1, Schedule::barrier(&all(3), 1, None)).unwrap();
         let mut out = Outgoing::new();
         net.engines[0].revoke(WORLD_CONTEXT, None, &mut out);
         net.push(0, out);
@@ -1628,7 +1856,7 @@ mod tests {
         assert_eq!(net.poll(1, b), Some(Err(Error::Revoked)));
         // The revoked communicator takes no new call.
         assert_eq!(
-            net.start(2, Schedule::barrier(&all(3), 2)),
+            net.start(2, Schedule::barrier(&all(3), 2, None)),
             Err(Error::Revoked)
         );
     }
@@ -1636,7 +1864,7 @@ mod tests {
     #[test]
     fn a_call_changing_the_epoch_waits_for_running_schedules() {
         let mut net = Net::new(2, 3);
-        let id = net.start(0, Schedule::barrier(&all(2), 0)).unwrap();
+        let id = net.start(0, Schedule::barrier(&all(2), 0, None)).unwrap();
         assert!(net.engines[0].schedules_running(WORLD_CONTEXT));
         assert_eq!(
             net.engines[0].claim_agreement(WORLD_CONTEXT, true, true),
@@ -1647,7 +1875,7 @@ mod tests {
             .claim_agreement(WORLD_CONTEXT, false, true)
             .unwrap();
         net.engines[0].end_agreement(WORLD_CONTEXT, false, true);
-        let other = net.start(1, Schedule::barrier(&all(2), 1)).unwrap();
+        let other = net.start(1, Schedule::barrier(&all(2), 1, None)).unwrap();
         net.run();
         assert!(!net.engines[0].schedules_running(WORLD_CONTEXT));
         net.engines[0]
@@ -1666,7 +1894,7 @@ mod tests {
             engine.start_schedule(
                 WORLD_CONTEXT,
                 0,
-                |_| Ok(Schedule::barrier(&all(2), 0)),
+                |_| Ok(Schedule::barrier(&all(2), 0, None)),
                 &mut out
             ),
             Err(Error::ConcurrentCollective)
@@ -1677,7 +1905,7 @@ mod tests {
             .start_schedule(
                 WORLD_CONTEXT,
                 0,
-                |_| Ok(Schedule::barrier(&all(2), 0)),
+                |_| Ok(Schedule::barrier(&all(2), 0, None)),
                 &mut out,
             )
             .unwrap();

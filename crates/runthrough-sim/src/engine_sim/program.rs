@@ -1587,7 +1587,7 @@ impl Program {
                     // Odd rounds: the varcount builders (the blocks differ in length).
                     let varcount = round % 2 == 1;
                     Ok(match op {
-                        ScheduleOp::Barrier => Schedule::barrier(p, i),
+                        ScheduleOp::Barrier => Schedule::barrier(p, i, call.hosts.as_deref()),
                         ScheduleOp::Broadcast { root } => {
                             let root = root % p.len();
                             let data = if root == i {

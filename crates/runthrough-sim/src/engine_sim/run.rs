@@ -192,6 +192,17 @@ pub fn run_schedule(
     }
 }
 
+/// The host class of rank `r` in the engine simulator's host layout `k` (1 to 4): blocks of
+/// two or three ranks, or round robin over two or three hosts.
+fn host_class(k: u64, r: u32) -> u32 {
+    match k {
+        1 => r / 2,
+        2 => r / 3,
+        3 => r % 2,
+        _ => r % 3,
+    }
+}
+
 struct Sim {
     plan: Plan,
     engines: Vec<Engine>,
@@ -225,8 +236,17 @@ impl Sim {
         let n = rng.gen_range(ranks.0.max(2)..=ranks.1.max(2));
         let plan = Plan::random(&mut rng, n, options.any_order);
         let mut engines: Vec<Engine> = (0..n).map(|r| Engine::new(WorldRank(r), n)).collect();
+        // Where the ranks run, from the seed without a draw (every seed's program is as it
+        // was): the barrier over hosts when some share one, the flat barrier otherwise.
+        let hosts: Option<Vec<Option<u32>>> = match seed % 5 {
+            0 => None,
+            k => Some((0..n).map(|r| Some(host_class(k, r))).collect()),
+        };
         for engine in &mut engines {
             engine.set_unexpected_cap(plan.cap, n);
+            if let Some(hosts) = &hosts {
+                engine.set_hosts(hosts.clone());
+            }
         }
         let mut checker = Checker::new(&plan);
         checker.window = engines[0].flow_stats().window;
@@ -237,7 +257,7 @@ impl Sim {
         let mut trace = Trace::new(text);
         trace.note(&[seed, u64::from(n)], || {
             format!(
-                "{n} ranks, cap {} (window {}), rounds {:?}, {} messages, crashes at steps {:?}, detection within {} steps",
+                "{n} ranks, cap {} (window {}), hosts {hosts:?}, rounds {:?}, {} messages, crashes at steps {:?}, detection within {} steps",
                 plan.cap,
                 checker.window,
                 plan.rounds,

@@ -28,6 +28,9 @@ pub(crate) struct CollectiveCall<'a> {
     pub(crate) participants: Arc<[Rank]>,
     /// This rank's position among the participants.
     pub(crate) index: usize,
+    /// How the participants sit on hosts, where that is known alike at every rank (the
+    /// barrier keeps its traffic within them: `runthrough_core::engine::HostGroups`).
+    pub(crate) hosts: Option<Arc<runthrough_core::engine::HostGroups>>,
     /// Whether this call set the communicator's `collective_active` (and clears it when done);
     /// false when it runs inside another collective call that holds it (a creation's exchange).
     owns_active: bool,
@@ -64,6 +67,7 @@ impl<'a> CollectiveCall<'a> {
             sequence: call.sequence,
             participants: call.participants,
             index: call.index,
+            hosts: call.hosts,
             owns_active,
         })
     }

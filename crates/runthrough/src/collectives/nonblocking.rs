@@ -126,8 +126,22 @@ impl<'a> CollectiveRequest<'a> {
         comm: &'a Comm,
         operation: Collective,
         output: Option<&'a mut [u8]>,
-        mut placement: Placement,
+        placement: Placement,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
+    ) -> Result<Self> {
+        Self::start_call(comm, operation, output, placement, |call| {
+            build(&call.participants, call.index)
+        })
+    }
+
+    /// [`CollectiveRequest::start_with`] whose builder sees the whole call (the barrier looks
+    /// at where the participants run).
+    fn start_call(
+        comm: &'a Comm,
+        operation: Collective,
+        output: Option<&'a mut [u8]>,
+        mut placement: Placement,
+        build: impl FnOnce(&runthrough_core::engine::CollectiveCall) -> Result<Schedule>,
     ) -> Result<Self> {
         let process = &comm.process;
         process.enter()?;
@@ -151,7 +165,7 @@ impl<'a> CollectiveRequest<'a> {
                     if let Placement::Blocks { slots, .. } = &mut placement {
                         *slots = call.participants.to_vec();
                     }
-                    build(&call.participants, call.index)
+                    build(call)
                 },
                 &mut out,
             );
@@ -434,8 +448,12 @@ impl Comm {
     /// on this communicator; `Error::Comm` on a freed one. Later, through the request: those
     /// of [`CollectiveRequest::test`].
     pub fn ibarrier(&self) -> Result<CollectiveRequest<'_>> {
-        CollectiveRequest::start(self, Collective::Barrier, None, |participants, index| {
-            Ok(Schedule::barrier(participants, index))
+        CollectiveRequest::start_call(self, Collective::Barrier, None, Placement::Whole, |call| {
+            Ok(Schedule::barrier(
+                &call.participants,
+                call.index,
+                call.hosts.as_deref(),
+            ))
         })
     }
 

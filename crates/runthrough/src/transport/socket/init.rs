@@ -465,6 +465,7 @@ pub fn init() -> Result<Universe, InitError> {
             }
         }
     }
+    let hosts = spawned.is_none().then(|| host_classes(&table));
     for r in died_early {
         if let Some(entry) = table.get_mut(r as usize) {
             *entry = None;
@@ -480,6 +481,7 @@ pub fn init() -> Result<Universe, InitError> {
         config,
         listeners,
         table,
+        hosts,
         control: Some(control_stream),
         local_pids: Vec::new(),
         // rtrun starts every rank of its job on its own host.
@@ -537,6 +539,7 @@ pub fn init_singleton() -> Result<Universe, InitError> {
         config,
         listeners,
         table,
+        hosts: None,
         control: None,
         local_pids: Vec::new(),
         local_ranks: 1,
@@ -717,6 +720,7 @@ fn init_pmi(settings: Settings) -> Result<Universe, InitError> {
         secret,
         config,
         listeners,
+        hosts: Some(host_classes(&table)),
         table,
         control: None,
         local_ranks: 1 + local_pids.iter().flatten().count(),
@@ -745,6 +749,10 @@ struct Started {
     listeners: Listeners,
     /// Every rank's listener address; `None` for a rank known dead.
     table: Vec<Option<String>>,
+    /// Each rank's host class ([`host_classes`]) from the table as every rank of the job got
+    /// it, before this rank's edits; `None` for a spawned rank (its parents learn its host at
+    /// their own times, so nobody groups with it).
+    hosts: Option<Vec<Option<u32>>>,
     /// rtrun's control connection.
     control: Option<TcpStream>,
     /// The PIDs of the peers that run on this host (empty: none known), for confirming their
@@ -809,6 +817,24 @@ fn endpoint_for(
             (make(Signal::default()), None)
         }
     }
+}
+
+/// Each rank's host class from the job's table of addresses: the first rank that published the
+/// same host identity with its Unix socket, `None` for a rank that published none (Unix
+/// sockets off, as with `RT_TRANSPORT=tcp`, or a rank dead before it registered). Every rank
+/// computes the same classes from the same table, which is what the barrier over hosts needs
+/// (`runthrough_core::engine::Engine::set_hosts`).
+fn host_classes(table: &[Option<String>]) -> Vec<Option<u32>> {
+    let mut first = std::collections::HashMap::new();
+    table
+        .iter()
+        .enumerate()
+        .map(|(rank, address)| {
+            let address = Address::parse(address.as_deref()?);
+            let identity = address.host()?.to_string();
+            Some(*first.entry(identity).or_insert(rank as u32))
+        })
+        .collect()
 }
 
 /// The peers reached through a Unix socket: this host, network and mount namespace for
@@ -884,6 +910,9 @@ fn start(mut s: Started) -> Result<Universe, InitError> {
     let connect_all = s.config.connect_all;
     if let Some(cap) = s.unexpected_cap {
         s.endpoint.set_unexpected_cap(cap, size);
+    }
+    if let Some(hosts) = s.hosts.take() {
+        s.endpoint.lock().set_hosts(hosts);
     }
     let tcp = Tcp::with_universe(
         rank,
@@ -1072,6 +1101,24 @@ mod tests {
 
     const LOOP: &str = "127.0.0.1:4000,unix:/tmp/rt/0,host:a";
     const WIDE: &str = "10.0.0.1:4000";
+
+    /// Host classes come from the table alone: the first rank with the same host identity,
+    /// none for a rank that published no Unix socket or no address.
+    #[test]
+    fn host_classes_name_each_host_by_its_first_rank() {
+        let table = [
+            Some("10.0.0.1:4000,unix:/tmp/s0,host:b".to_string()),
+            Some("10.0.0.2:4001,unix:/tmp/s1,host:a".to_string()),
+            Some("10.0.0.1:4002,unix:/tmp/s2,host:b".to_string()),
+            Some("10.0.0.3:4003".to_string()),
+            None,
+            Some("10.0.0.2:4005,unix:/tmp/s5,host:a".to_string()),
+        ];
+        assert_eq!(
+            host_classes(&table),
+            [Some(0), Some(1), Some(0), None, None, Some(1)]
+        );
+    }
 
     /// Issue 16 item 5: ranks on different hosts with a loopback listener on either side fail
     /// init at once, naming the peer and the address; same host, known addresses, or unknown
