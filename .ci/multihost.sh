@@ -8,7 +8,7 @@
 # and ranks: they run in the hosts' namespaces) whatever happens. Bounded: every step has a
 # time-out, and they add up to 460 s, under .ci/run's 480 for this script (60 + 140 for the
 # packages, mpich installed with the others; 30 for the hosts; 45 + 45 for the builds; 140 for
-# the tests); the tests take about a minute (16 tests, 8 of them under Hydra: 45-60 s on 2
+# the tests); the tests take about a minute (19 tests, 9 of them under Hydra: 45-60 s on 2
 # shared cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -15,7 +15,7 @@ if ! command -v ip >/dev/null; then
 fi
 ip -V
 
-echo; echo "=== netns: a cut link between two hosts (3 against 1, 2 against 2) ==="
+echo; echo "=== netns: a cut link between two hosts (3 against 1, 2 against 2); barriers over the two hosts ==="
 RT_NETNS_TESTS=require timeout 85 cargo test -p rtrun --test netns
 echo
 echo "netns tests passed"

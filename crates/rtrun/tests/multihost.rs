@@ -9,7 +9,9 @@
 //! do.
 //!
 //! - `rtrun-check ring` and the heat solver run across the hosts; heat puts each block's buddy
-//!   copy on another host than its owner's.
+//!   copy on another host than its owner's. `rtrun-check barrier` (srun and Hydra): the
+//!   barrier groups the ranks by host and holds everyone, also when a host's leader is killed
+//!   in a barrier.
 //! - A SIGKILL of one rank: the survivors agree and finish, heat's field equal to the
 //!   failure-free one bit for bit.
 //! - A whole host lost (its three ranks SIGKILLed at once, or its link cut): the other six
@@ -833,6 +835,27 @@ fn hydra_runs_rtrun_check_across_three_hosts_over_pmi1_and_pmi2() {
             "cmd=barrier_in"
         };
         assert!(!text.contains(other), "{other}\n{context}");
+    }
+}
+
+/// The barrier over hosts under Hydra (PMI-1, its default): the nine ranks group into three
+/// hosts from the addresses PMI gave them, and no rank leaves any of 200 barriers before every
+/// rank entered it.
+#[test]
+fn hydra_barriers_group_the_ranks_by_host_and_hold_everyone() {
+    let Some(cluster) = Cluster::get() else {
+        return;
+    };
+    if !hydra() {
+        return;
+    }
+    let mut mpiexec = cluster.mpiexec("h1,h2,h3", 9);
+    mpiexec.args([CHECK, "barrier", "--rounds", "200"]);
+    let outcome = Outcome::new(Job::start(&mut mpiexec, JOB_LIMIT), HYDRA_LABELS);
+    let text = all_text(&outcome);
+    assert_eq!(outcome.status.code(), Some(0), "{text}");
+    for said in ["barrier rounds=200 hosts=3\n", "final failed=[]\n"] {
+        assert_eq!(text.matches(said).count(), 9, "{said}\n{text}");
     }
 }
 
