@@ -137,7 +137,7 @@ impl Comm {
     }
 
     /// Seconds elapsed since an arbitrary point in the past (`MPI_Wtime`): the monotonic clock;
-    /// under [`crate::simulate`], the simulation's virtual time, which every scheduling step
+    /// under [`crate::simulate()`], the simulation's virtual time, which every scheduling step
     /// moves on.
     pub fn wtime(&self) -> f64 {
         self.process.transport.wtime()

@@ -28,7 +28,7 @@
 //! participant folded in covers all `n`.
 //!
 //! - **Gather pass.** A started rank sends `Gather` with the aggregate of the contributions it
-//!   has folded so far ([`Contribution::merge`]: union, intersection, AND; order and overlaps do
+//!   has folded so far (`Contribution::merge`: union, intersection, AND; order and overlaps do
 //!   not matter), and folds in what it hears, round after round. After `R` rounds it holds the
 //!   aggregate of *every* participant's contribution, so every rank that gets there computes
 //!   the same value `V`: what a coordinator would propose from a complete gather in which all
