@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use runthrough_core::agreement::Message;
+use runthrough_core::engine::HostGroups;
 use runthrough_core::{AgreementSeries, Contribution, Participants, Rank, RankSet};
 
 use crate::checker::Checker;
@@ -271,6 +272,12 @@ impl Sim {
                 let mut participants = Participants::new(n, &sim_rank.g);
                 if self.schedule.coordinated_only {
                     participants = participants.coordinated_only();
+                }
+                if let Some(hosts) = &self.schedule.hosts {
+                    let classes: Vec<u32> =
+                        participants.ranks().map(|r| hosts[r as usize]).collect();
+                    let groups = HostGroups::new(&classes).map(Arc::new);
+                    participants = participants.with_hosts(groups);
                 }
                 let participants = Arc::new(participants);
                 // L: G plus the failures this rank acknowledged with validate_local at some

@@ -44,5 +44,8 @@ pub mod scripted;
 
 pub use checker::Checker;
 pub use engine::{describe, liveness_budget, run, Outcome, Sim, Violation};
-pub use explore::{check_seed, explore, replay, replay_command, Found, Totals, DEFAULT_RANKS};
+pub use explore::{
+    check_seed, check_seed_without_hosts, explore, replay, replay_command, Found, Totals,
+    DEFAULT_RANKS,
+};
 pub use schedule::{schedule_seed, Crash, InFlight, Schedule, Trigger};

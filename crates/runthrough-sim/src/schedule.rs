@@ -88,6 +88,9 @@ pub struct Schedule {
     /// Whether the agreements skip the coordinator-free first round (run the coordinated
     /// ballots only), as they do anyway above `FAST_ROUND_MAX` participants.
     pub coordinated_only: bool,
+    /// Each rank's host class, when the ranks run on hosts: the first round's passes then go
+    /// up to each host's leader, among the leaders and back down (`HostGroups`).
+    pub hosts: Option<Vec<u32>>,
 }
 
 impl Schedule {
@@ -105,6 +108,7 @@ impl Schedule {
             call_gap: 3,
             crashes: Vec::new(),
             coordinated_only: false,
+            hosts: None,
         }
     }
 
@@ -197,6 +201,22 @@ impl Schedule {
         }
         // Drawn last: the draws above are those of the schedules before the first round.
         let coordinated_only = rng.gen_bool(0.2);
+        // Where the ranks run, from the seed without a draw (every seed's schedule is as it
+        // was): none in one seed of five, else blocks of 2 or 3 ranks, or round robin over 2
+        // or 3 hosts.
+        let hosts = match seed % 5 {
+            0 => None,
+            k => Some(
+                (0..n)
+                    .map(|r| match k {
+                        1 => r / 2,
+                        2 => r / 3,
+                        3 => r % 2,
+                        _ => r % 3,
+                    })
+                    .collect(),
+            ),
+        };
         Schedule {
             seed,
             ranks: n,
@@ -209,6 +229,7 @@ impl Schedule {
             call_gap,
             crashes,
             coordinated_only,
+            hosts,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! with a deliberately broken variant of the agreement; the comment says which), plus the
 //! first schedules of the default exploration. They must stay violation-free.
 
-use runthrough_sim::{check_seed, explore, DEFAULT_RANKS};
+use runthrough_sim::{check_seed, check_seed_without_hosts, explore, DEFAULT_RANKS};
 
 /// (seed, what it caught)
 const SEEDS: &[(u64, &str)] = &[
@@ -21,7 +21,8 @@ const SEEDS: &[(u64, &str)] = &[
     ),
 ];
 
-/// (seed, what it caught) for the first round, explored with `--ranks 1..12`.
+/// (seed, what it caught) for the first round, explored with `--ranks 1..12` before schedules
+/// placed ranks on hosts (checked as found, and as drawn now).
 const FIRST_ROUND_SEEDS: &[(u64, &str)] = &[
     (
         16195751707730886712,
@@ -42,11 +43,17 @@ const FIRST_ROUND_SEEDS: &[(u64, &str)] = &[
 #[test]
 fn first_round_regression_seeds_hold() {
     for &(seed, what) in FIRST_ROUND_SEEDS {
-        if let Err(found) = check_seed(seed, (1, 12)) {
-            panic!(
-                "regression ({what}): {}\nreplay: {}",
-                found.violation, found.replay
-            );
+        // As found (no hosts then), and as drawn now (over hosts, for most seeds).
+        for (check, how) in [
+            (check_seed_without_hosts as fn(_, _) -> _, "without hosts"),
+            (check_seed, "as drawn"),
+        ] {
+            if let Err(found) = check(seed, (1, 12)) {
+                panic!(
+                    "regression ({what}), {how}: {}\nreplay: {}",
+                    found.violation, found.replay
+                );
+            }
         }
     }
 }

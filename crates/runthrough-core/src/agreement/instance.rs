@@ -8,6 +8,7 @@ use super::message::Message;
 use super::participants::Participants;
 use super::tree::Tree;
 use super::value::{Ballot, Contribution, Decision, Summary};
+use crate::engine::{barrier_steps, BarrierStep};
 use crate::{Rank, RankSet};
 
 /// One agreement (one call of `validate_global`, `agree` or `shrink` on one communicator) as seen
@@ -57,38 +58,63 @@ pub struct Agreement {
     outbox: VecDeque<(Rank, Message)>,
 }
 
-/// This rank's part in the coordinator-free first round: two passes over the participant
-/// indices (in round `k` participant `i` exchanges with `i XOR 2^k` when `n` is a power of two,
-/// else sends to `i + 2^k` and hears from `i - 2^k`, modulo `n`), the first folding the
-/// contributions, the second telling that the value is held.
+/// This rank's part in the coordinator-free first round: two passes over the steps of a
+/// barrier among the participant indices ([`barrier_steps`]: in round `k` participant `i`
+/// exchanges with `i XOR 2^k` when `n` is a power of two, else sends to `i + 2^k` and hears
+/// from `i - 2^k`, modulo `n`; over hosts, up to each host's leader, among the leaders, and
+/// back down), the first folding the contributions, the second telling that the value is held.
+/// A message's `round` is its sender's count of the sends before it in the pass.
 #[derive(Debug, Default)]
 struct FastRound {
     /// Whether this rank has left the round (for good) or never took part.
     left: bool,
+    /// This rank's steps in each pass (computed when the instance is reset).
+    steps: Vec<BarrierStep>,
     /// The aggregate of the contributions covered so far, once started.
     aggregate: Option<Contribution>,
-    /// Gather rounds folded into `aggregate`, and sent.
-    gathered: u32,
-    gather_sent: u32,
-    /// Gathers received ahead of their turn, by round.
-    early: Vec<Option<Contribution>>,
-    /// Hold rounds completed, and sent.
-    held: u32,
-    hold_sent: u32,
-    /// Bit `k`: the hold of round `k` arrived.
-    holds: u64,
+    /// Steps of the gather pass done, and the gathers sent among them.
+    gather_at: usize,
+    gather_sends: u32,
+    /// Gathers received and not yet folded: (sender index, its aggregate).
+    early: Vec<(u32, Contribution)>,
+    /// Steps of the hold pass done, and the holds sent among them.
+    hold_at: usize,
+    hold_sends: u32,
+    /// Senders (indices) whose hold arrived.
+    holds: RankSet,
 }
 
 impl FastRound {
-    fn reset(&mut self) {
+    /// A fresh round for participant `index` of `participants` (its steps computed again,
+    /// keeping the allocations).
+    fn reset(&mut self, participants: &Participants, index: Option<u32>) {
         self.left = false;
+        self.steps.clear();
+        if let (true, Some(index)) = (participants.fast_round(), index) {
+            let steps = &mut self.steps;
+            let planned = barrier_steps(
+                participants.len(),
+                index as usize,
+                participants.hosts(),
+                |step| {
+                    steps.push(step);
+                    Ok(())
+                },
+            );
+            debug_assert!(planned.is_ok(), "pushing a step cannot fail");
+        }
         self.aggregate = None;
-        self.gathered = 0;
-        self.gather_sent = 0;
+        self.gather_at = 0;
+        self.gather_sends = 0;
         self.early.clear();
-        self.held = 0;
-        self.hold_sent = 0;
-        self.holds = 0;
+        self.hold_at = 0;
+        self.hold_sends = 0;
+        self.holds.clear();
+    }
+
+    /// Whether this rank's step `Receive(from)` in a pass is among its first `done` steps.
+    fn received(&self, from: u32, done: usize) -> bool {
+        self.steps[..done.min(self.steps.len())].contains(&BarrierStep::Receive(from as usize))
     }
 }
 
@@ -151,6 +177,8 @@ impl Agreement {
     /// reports before [`start`](Self::start); it keeps them and acts on them once started.
     pub fn new(me: Rank, participants: Arc<Participants>) -> Self {
         let my_index = participants.index_of(me);
+        let mut fast = FastRound::default();
+        fast.reset(&participants, my_index);
         Agreement {
             me,
             my_index,
@@ -160,7 +188,7 @@ impl Agreement {
             contribution: None,
             ballot: 0,
             round: Round::default(),
-            fast: FastRound::default(),
+            fast,
             accepted: None,
             decided: None,
             decided_fast: false,
@@ -182,7 +210,7 @@ impl Agreement {
         self.contribution = None;
         self.ballot = 0;
         self.round.reset();
-        self.fast.reset();
+        self.fast.reset(&self.participants, self.my_index);
         self.accepted = None;
         self.decided = None;
         self.decided_fast = false;
@@ -379,7 +407,7 @@ impl Agreement {
         };
         if self.decided.is_none() && self.in_fast_round() {
             if self.is_started() {
-                self.progress_fast(my_index);
+                self.progress_fast();
             }
             if self.decided.is_none() {
                 return;
@@ -430,33 +458,36 @@ impl Agreement {
     /// participants do not run one, when it knows a participant failed (the round needs every
     /// participant), or when a coordinated ballot's message arrives.
     fn in_fast_round(&mut self) -> bool {
-        if !self.fast.left && (!self.participants.fast_round() || !self.failed.is_empty()) {
+        if !self.fast.left
+            && (!self.participants.fast_round()
+                || !self.failed.is_empty()
+                || self.fast.steps.is_empty())
+        {
             self.fast.left = true;
             self.fast.early.clear();
         }
         !self.fast.left
     }
 
-    /// The number of dissemination rounds of each pass: `ceil(log2 n)`.
-    fn fast_rounds(&self) -> u32 {
-        let n = self.participants.len() as u32;
-        u32::BITS - n.saturating_sub(1).leading_zeros()
-    }
-
-    /// The participant this rank sends to in round `round`, and the one it hears from: its
-    /// butterfly partner `i XOR 2^round` both ways when `n` is a power of two (the first rounds
-    /// then stay among neighbouring indices, which launchers place on one host: the pass
-    /// crosses between hosts once on its longest chain), else dissemination (`i + 2^round`,
-    /// `i - 2^round`, modulo `n`).
-    fn fast_partners(&self, my_index: u32, round: u32) -> (u32, u32) {
-        let n = self.participants.len() as u64;
-        if n.is_power_of_two() {
-            let partner = my_index ^ (1 << round);
-            return (partner, partner);
+    /// The count of sends before participant `from`'s send to `to` in a pass of the first
+    /// round (the `round` of that message), if `from` sends to `to` at all.
+    fn fast_send_ordinal(&self, from: u32, to: u32) -> Option<u32> {
+        let n = self.participants.len();
+        if from as usize >= n {
+            return None;
         }
-        let step = (1u64 << round) % n;
-        let me = my_index as u64;
-        (((me + step) % n) as u32, ((me + n - step) % n) as u32)
+        let (mut sends, mut found) = (0, None);
+        let planned = barrier_steps(n, from as usize, self.participants.hosts(), |step| {
+            if let BarrierStep::Send(at) = step {
+                if at == to as usize && found.is_none() {
+                    found = Some(sends);
+                }
+                sends += 1;
+            }
+            Ok(())
+        });
+        debug_assert!(planned.is_ok(), "counting cannot fail");
+        found
     }
 
     /// A first-round message reached this rank outside the round (it left, having learned of
@@ -488,17 +519,14 @@ impl Agreement {
             return;
         };
         if self.nudge(from_index)
-            || round >= self.fast_rounds()
-            || self.fast_partners(my_index, round).1 != from_index
-            || round < self.fast.gathered
+            || self.fast_send_ordinal(from_index, my_index) != Some(round)
+            || self.fast.received(from_index, self.fast.gather_at)
         {
             return;
         }
-        let at = round as usize;
-        if self.fast.early.len() <= at {
-            self.fast.early.resize(at + 1, None);
+        if !self.fast.early.iter().any(|(from, _)| *from == from_index) {
+            self.fast.early.push((from_index, aggregate));
         }
-        self.fast.early[at].get_or_insert(aggregate);
         self.progress();
     }
 
@@ -506,67 +534,69 @@ impl Agreement {
         let Some(my_index) = self.my_index else {
             return;
         };
-        if self.nudge(from_index)
-            || round >= self.fast_rounds()
-            || self.fast_partners(my_index, round).1 != from_index
-        {
+        if self.nudge(from_index) || self.fast_send_ordinal(from_index, my_index) != Some(round) {
             return;
         }
-        self.fast.holds |= 1 << round;
+        self.fast.holds.insert(from_index);
         self.progress();
     }
 
-    /// The first round at a started rank: fold the contributions over `ceil(log2 n)` rounds of
-    /// dissemination (after them every participant's contribution is in the aggregate); accept
-    /// the value they give (the same at every participant: see the module docs); then tell it
-    /// over a second pass, and decide once it covers every participant.
-    fn progress_fast(&mut self, my_index: u32) {
-        let rounds = self.fast_rounds();
+    /// The first round at a started rank: fold the contributions over the gather pass's steps
+    /// (after them every participant's contribution is in the aggregate: each rank has heard,
+    /// transitively, from every other); accept the value they give (the same at every
+    /// participant: see the module docs); then tell it over the hold pass, and decide once that
+    /// pass is done (every participant, transitively, told that it holds the value).
+    fn progress_fast(&mut self) {
         if self.fast.aggregate.is_none() {
             self.fast.aggregate = self.contribution.clone();
         }
-        while self.fast.gathered < rounds {
-            let round = self.fast.gathered;
-            if self.fast.gather_sent == round {
-                self.fast.gather_sent += 1;
-                let aggregate = self.fast.aggregate.clone().expect("started");
-                let to = self.fast_partners(my_index, round).0;
-                self.outbox.push_back((
-                    self.participants.rank_at(to),
-                    Message::Gather { round, aggregate },
-                ));
+        while let Some(&step) = self.fast.steps.get(self.fast.gather_at) {
+            match step {
+                BarrierStep::Send(to) => {
+                    let round = self.fast.gather_sends;
+                    self.fast.gather_sends += 1;
+                    let aggregate = self.fast.aggregate.clone().expect("started");
+                    self.outbox.push_back((
+                        self.participants.rank_at(to as u32),
+                        Message::Gather { round, aggregate },
+                    ));
+                }
+                BarrierStep::Receive(from) => {
+                    let Some(at) = self.fast.early.iter().position(|(f, _)| *f == from as u32)
+                    else {
+                        return;
+                    };
+                    let (_, theirs) = self.fast.early.swap_remove(at);
+                    self.fast
+                        .aggregate
+                        .as_mut()
+                        .expect("started")
+                        .merge(&theirs);
+                }
             }
-            let Some(theirs) = self
-                .fast
-                .early
-                .get_mut(round as usize)
-                .and_then(Option::take)
-            else {
-                return;
-            };
-            self.fast
-                .aggregate
-                .as_mut()
-                .expect("started")
-                .merge(&theirs);
-            self.fast.gathered += 1;
+            self.fast.gather_at += 1;
         }
         if self.accepted.is_none() {
             let value = self.fast.aggregate.as_ref().expect("started").fast_value();
             self.accepted = Some((Ballot::Fast, value));
         }
-        while self.fast.held < rounds {
-            let round = self.fast.held;
-            if self.fast.hold_sent == round {
-                self.fast.hold_sent += 1;
-                let to = self.fast_partners(my_index, round).0;
-                self.outbox
-                    .push_back((self.participants.rank_at(to), Message::Hold { round }));
+        while let Some(&step) = self.fast.steps.get(self.fast.hold_at) {
+            match step {
+                BarrierStep::Send(to) => {
+                    let round = self.fast.hold_sends;
+                    self.fast.hold_sends += 1;
+                    self.outbox.push_back((
+                        self.participants.rank_at(to as u32),
+                        Message::Hold { round },
+                    ));
+                }
+                BarrierStep::Receive(from) => {
+                    if !self.fast.holds.contains(from as u32) {
+                        return;
+                    }
+                }
             }
-            if self.fast.holds & (1 << round) == 0 {
-                return;
-            }
-            self.fast.held += 1;
+            self.fast.hold_at += 1;
         }
         // Every participant holds the value: it is chosen (no later ballot can propose another).
         let (_, value) = self.accepted.clone().expect("accepted above");

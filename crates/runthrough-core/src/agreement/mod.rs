@@ -27,16 +27,26 @@
 //! `k` it covers the `2^(k+1)` indices ending at its own); after `R` rounds, what each
 //! participant folded in covers all `n`.
 //!
+//! Where the participants' hosts are known alike at every rank
+//! ([`Participants::with_hosts`]), each pass follows the barrier's plan over hosts instead
+//! (`crate::engine::barrier_steps`): up a binomial tree to each host's leader, the rounds above
+//! among the leaders, and back down. Either plan has the two properties the passes need: at
+//! its end every participant has heard, transitively, from every other, and each direction
+//! between two participants carries at most one message per pass (so a message is known by its
+//! sender and pass; its `round` is the sender's count of sends before it, which the receiver
+//! checks against the sender's plan).
+//!
 //! - **Gather pass.** A started rank sends `Gather` with the aggregate of the contributions it
 //!   has folded so far (`Contribution::merge`: union, intersection, AND; order and overlaps do
-//!   not matter), and folds in what it hears, round after round. After `R` rounds it holds the
+//!   not matter), and folds in what it hears, step after step. After the pass it holds the
 //!   aggregate of *every* participant's contribution, so every rank that gets there computes
 //!   the same value `V`: what a coordinator would propose from a complete gather in which all
 //!   contributed and nobody had accepted anything. It *accepts* `V` at the ballot
 //!   [`Ballot::Fast`], below every coordinated ballot.
-//! - **Hold pass.** It then sends `Hold` the same way: a hold of round `k` says that the `2^k`
-//!   participants ending at its sender all accepted `V`. After `R` rounds every participant has
-//!   accepted `V`: the rank decides, and sends no commit (the others decide the same way).
+//! - **Hold pass.** It then sends `Hold` the same way: a hold says that every participant its
+//!   sender has heard of in this pass (the `2^k` ending at the sender, after round `k` of the
+//!   butterfly or dissemination) accepted `V`. After the pass every participant has accepted
+//!   `V`: the rank decides, and sends no commit (the others decide the same way).
 //! - **Leaving.** A rank leaves the first round for good, and runs the coordinated ballots
 //!   below from ballot `lowest_alive`, when it knows a participant failed (at entry or later:
 //!   the round needs every participant) or when a coordinated ballot's message arrives. A rank

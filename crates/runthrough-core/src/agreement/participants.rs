@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The participants of one agreement: the ranks of a communicator minus its NULL ranks.
 
+use std::sync::Arc;
+
+use crate::engine::HostGroups;
 use crate::{Rank, RankSet};
 
 /// The participants of an agreement: ranks `0..size` of a communicator minus a sparse excluded
 /// set (the NULL ranks of its G). The `i`-th participant rank has *index* `i`; the protocol's
 /// trees and ballots are built over indices.
 ///
-/// It is shared as an `Arc<Participants>` by every instance that uses it, and holds only the
-/// excluded set: memory proportional to the failures, never to `size`.
+/// It is shared as an `Arc<Participants>` by every instance that uses it, and holds the
+/// excluded set (memory proportional to the failures) and, where the participants' hosts are
+/// known, the communicator's shared [`HostGroups`].
 ///
 /// # Invariants
 /// `excluded` holds only ranks below `size`; `len() == size - excluded.len()`.
@@ -18,6 +22,9 @@ pub struct Participants {
     excluded: RankSet,
     /// Whether agreements over these participants begin with the coordinator-free first round.
     fast_round: bool,
+    /// How the participants (by index) sit on hosts: the first round's passes then keep their
+    /// traffic within each host but for the hosts' leaders (`crate::engine::barrier_steps`).
+    hosts: Option<Arc<HostGroups>>,
 }
 
 /// The most participants for which an agreement begins with the coordinator-free first round.
@@ -37,7 +44,23 @@ impl Participants {
             size,
             excluded,
             fast_round: (2..=FAST_ROUND_MAX).contains(&len),
+            hosts: None,
         }
+    }
+
+    /// The same participants, on the hosts `hosts` says (groups of participant indices; ignored
+    /// unless they group exactly these participants). Every rank of one agreement must give
+    /// the same groups: ranks that grouped differently would run different first rounds
+    /// (safely, since nobody decides there without every participant, but they may wait until
+    /// a failure is learned).
+    pub fn with_hosts(mut self, hosts: Option<Arc<HostGroups>>) -> Self {
+        self.hosts = hosts.filter(|hosts| hosts.participants() == self.len());
+        self
+    }
+
+    /// How the participants sit on hosts, if known ([`Participants::with_hosts`]).
+    pub fn hosts(&self) -> Option<&HostGroups> {
+        self.hosts.as_deref()
     }
 
     /// The same participants, whose agreements run the coordinated ballots only (no first

@@ -839,6 +839,88 @@ fn a_rank_that_decided_in_the_first_round_and_died_decided_what_survivors_decide
     }
 }
 
+/// `n` participants in host classes `class(index)`, whose agreements begin with the first
+/// round over those hosts (when they group anything).
+fn over_hosts(n: u32, class: impl Fn(u32) -> u32) -> Participants {
+    let classes: Vec<u32> = (0..n).map(class).collect();
+    let groups = crate::engine::HostGroups::new(&classes).map(Arc::new);
+    Participants::new(n, &RankSet::new()).with_hosts(groups)
+}
+
+/// The messages of one pass of the first round over `participants`: one per send of the
+/// barrier's plan.
+fn pass_messages(participants: &Participants) -> usize {
+    let n = participants.len();
+    (0..n)
+        .map(|i| {
+            let mut sends = 0;
+            crate::engine::barrier_steps(n, i, participants.hosts(), |step| {
+                sends += usize::from(matches!(step, crate::engine::BarrierStep::Send(_)));
+                Ok(())
+            })
+            .unwrap();
+            sends
+        })
+        .sum()
+}
+
+/// The first round over hosts: its passes go up to each host's leader, among the leaders and
+/// back down (the barrier's plan), so failure-free it sends two passes of that plan's
+/// messages, crossing between hosts only between leaders, and decides the AND of every flag,
+/// with no commit. A rank that decided there and died decided what the survivors decide, for
+/// every victim (a leader or not), as over the butterfly.
+#[test]
+fn the_first_round_over_hosts_decides_alike_and_a_decided_victim_binds_the_survivors() {
+    type Layout = (&'static str, fn(u32) -> u32);
+    let layouts: [Layout; 3] = [
+        ("blocks of 3", |i| i / 3),
+        ("round robin over 2", |i| i % 2),
+        ("uneven", |i| if i < 5 { 0 } else { i % 3 + 1 }),
+    ];
+    for n in [3u32, 4, 6, 8, 9, 13] {
+        for (name, class) in layouts {
+            let participants = over_hosts(n, class);
+            if participants.hosts().is_none() {
+                continue;
+            }
+            let messages = 2 * pass_messages(&participants);
+            let mut net = Net::over(participants.clone());
+            for r in 0..n {
+                net.start_with(
+                    r,
+                    Contribution {
+                        flag: !(1 << r),
+                        ..Contribution::default()
+                    },
+                );
+            }
+            net.run();
+            let d = net.agreed();
+            assert_eq!(d.flag, !((1u32 << n) - 1), "n={n} {name}");
+            assert_eq!(net.sent, messages, "n={n} {name}");
+            assert!(
+                !net.log.iter().any(|l| l.contains("commit")),
+                "n={n} {name}"
+            );
+            for victim in 0..n {
+                let mut net = Net::over(participants.clone());
+                for r in 0..n {
+                    net.start(r);
+                }
+                while net.ranks[victim as usize].decision().is_none() {
+                    assert!(net.step(), "n={n} {name}: {victim} decides");
+                }
+                let decided = net.ranks[victim as usize].decision().cloned().unwrap();
+                net.crash(victim);
+                net.run();
+                net.detect(victim);
+                net.run();
+                assert_eq!(net.agreed(), decided, "n={n} {name} victim={victim}");
+            }
+        }
+    }
+}
+
 /// SPEC §2.1 validity and termination: a rank dies in the middle of the gather pass (before any
 /// rank holds a value); the others cannot finish the first round, leave it when they learn of
 /// the failure, and decide in the coordinated ballots with the dead rank failed.

@@ -326,10 +326,6 @@ impl CommState {
         self.participants = (0..self.members.size())
             .filter(|&r| !self.global.is_failed(r))
             .collect();
-        self.agreement_participants = Arc::new(self.with_first_round(Participants::new(
-            self.members.size(),
-            &self.global.failed_set(),
-        )));
         self.host_groups = self.hosts.as_ref().and_then(|hosts| {
             let classes: Option<Vec<u32>> = self
                 .participants
@@ -341,6 +337,15 @@ impl CommState {
                 .collect();
             schedule::HostGroups::new(&classes?).map(Arc::new)
         });
+        // The agreement's participants are the same ranks in the same order (the OK ranks of
+        // G), so the same groups apply to their indices.
+        self.agreement_participants = Arc::new(
+            self.with_first_round(Participants::new(
+                self.members.size(),
+                &self.global.failed_set(),
+            ))
+            .with_hosts(self.host_groups.clone()),
+        );
     }
 
     /// Where the job's world ranks run ([`Engine::set_hosts`]).
@@ -607,7 +612,7 @@ impl Engine {
 
     /// Where the job's ranks run: `hosts[w]` is a class that world ranks on one host share
     /// (`None`: not known alike everywhere), for collectives that keep their traffic within a
-    /// host ([`HostGroups`]; the barrier). It applies to every communicator, existing and
+    /// host ([`HostGroups`]: the barrier, and the two passes of the agreements' first round). It applies to every communicator, existing and
     /// created later, whose participants' hosts are all known. Every rank of a job must give
     /// the same classes for the ranks it shares a communicator with, before its first
     /// collective there: ranks that group participants differently run different message
