@@ -272,7 +272,10 @@ fn heat_under_rtrun_rejects_a_wrong_rank_count_and_agreement_kills() {
 /// acknowledges it, the dead workers' tasks are re-issued, and the results are exact.
 #[test]
 fn bag_of_tasks_on_six_processes_survives_worker_kills() {
-    let args = ["--tasks", "200", "--work", "50000", "--progress", "0"];
+    // 600 tasks: the master must still be waiting for results when it learns of worker 4's
+    // death (ordered at 50 results), or it never acknowledges it (with 200, it once had them
+    // all first on a loaded machine).
+    let args = ["--tasks", "600", "--work", "50000", "--progress", "0"];
     let mut own: Vec<&str> = args.to_vec();
     own.extend(["--kill", "2@10,4@50"]);
     // Worker 5 dies at its fifth call: the master hands every worker two tasks at once, so each
@@ -289,7 +292,7 @@ fn bag_of_tasks_on_six_processes_survives_worker_kills() {
         &report,
         0,
         &[
-            "bag_of_tasks: 6 ranks, one process each (master 0, 5 workers), 200 tasks",
+            "bag_of_tasks: 6 ranks, one process each (master 0, 5 workers), 600 tasks",
             "worker 2 told to die after 10 results (injected)",
             "worker 4 told to die after 50 results (injected)",
             "returned ProcFailedPending",
@@ -338,10 +341,23 @@ fn bag_of_tasks_under_rtrun_replaces_dead_workers() {
     let report = run(6, BAG, &args, &[]);
     let text = everything(&report);
     assert!(report.success(), "{text}");
-    assert_eq!(report.ranks.len(), 8, "two new workers: {text}");
-    assert_endings(&report, &[(2, INJECTED), (4, INJECTED)]);
+    // Two new workers ran. A respawn whose parent died during it is called off (its ranks
+    // killed unstarted) and made again: seen once, when worker 4 died while the master
+    // respawned worker 2.
+    let ran = report.ranks[6..]
+        .iter()
+        .filter(|new| !new.cancelled)
+        .count();
+    assert_eq!(ran, 2, "two new workers: {text}");
+    for rank in report.ranks.iter().filter(|rank| !rank.cancelled) {
+        let want = match rank.rank {
+            2 | 4 => INJECTED,
+            _ => Ending::Exited(0),
+        };
+        assert_eq!(rank.ending, Some(want), "rank {}\n{text}", rank.rank);
+    }
     for new in &report.ranks[6..] {
-        assert!(new.spawned_by.is_some() && !new.cancelled, "{text}");
+        assert!(new.spawned_by.is_some(), "{text}");
     }
     // One respawn per failure the master noticed: both deaths at once when the second came
     // before the first was noticed (the kill orders' timing is the processes').
