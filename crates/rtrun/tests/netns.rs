@@ -281,7 +281,7 @@ fn a_cut_link_two_against_two_no_side_decides_alone() {
 
 /// The barrier over hosts under rtrun (whose table of addresses tells each rank where every
 /// other runs): six ranks, 0-2 on host A and 3-5 on host B. Every rank groups them into two
-/// hosts, and `rtrun-check barrier` finds no rank leaving any of 200 barriers before every
+/// hosts (with `RT_TRANSPORT=tcp` too), and `rtrun-check barrier` finds no rank leaving any of 200 barriers before every
 /// rank entered it. Rank 0, host A's leader, is killed by rtrun's plan in its 51st barrier:
 /// nobody waits for ever, the five others agree on [0], and the barriers after it group the
 /// survivors into two hosts again (rank 1 leads A) and still hold everyone.
@@ -289,7 +289,13 @@ fn a_cut_link_two_against_two_no_side_decides_alone() {
 fn barriers_under_rtrun_group_the_ranks_by_host_and_survive_a_leader_killed() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(hosts) = hosts("bar") else { return };
-    for kill in [None, Some("0@barrier:51:1")] {
+    // TCP only too: the ranks publish their host's identity without a Unix socket.
+    let runs = [
+        (None, None),
+        (None, Some("0@barrier:51:1")),
+        (Some("tcp"), None),
+    ];
+    for (transport, kill) in runs {
         // `nsenter --net`, not `ip netns exec`, which also gives each rank a mount namespace
         // of its own (and so a host of its own: a Unix socket path reaches another socket).
         let wrap = format!("3-5=nsenter --net=/run/netns/{}", hosts.b);
@@ -308,12 +314,26 @@ fn barriers_under_rtrun_group_the_ranks_by_host_and_survive_a_leader_killed() {
             command.args(["--kill", kill]);
         }
         command.args([CHECK, "barrier", "--rounds", "200"]);
-        for variable in ["RT_RANK", "RT_SIZE", "RT_CONTROL", "RT_SECRET", "RT_FAULT"] {
+        for variable in [
+            "RT_RANK",
+            "RT_SIZE",
+            "RT_CONTROL",
+            "RT_SECRET",
+            "RT_FAULT",
+            "RT_TRANSPORT",
+        ] {
             command.env_remove(variable);
+        }
+        if let Some(transport) = transport {
+            command.env("RT_TRANSPORT", transport);
         }
         let outcome = Outcome::new(Job::start(&mut command, JOB_LIMIT), Labels::Rtrun);
         let text = outcome.text();
-        assert_eq!(outcome.status.code(), Some(0), "{kill:?}\n{text}");
+        assert_eq!(
+            outcome.status.code(),
+            Some(0),
+            "{transport:?} {kill:?}\n{text}"
+        );
         let (survivors, failed) = match kill {
             None => (0..6, "final failed=[]"),
             Some(_) => (1..6, "final failed=[0]"),

@@ -191,6 +191,10 @@ pub struct Address {
     pub tcp: String,
     /// The Unix socket and the identity of the place where its path is valid.
     pub unix: Option<(PathBuf, String)>,
+    /// The identity of the place the rank runs in ([`local_identity`]) when it publishes no
+    /// Unix socket (TCP only, or a path that cannot be written): for telling which ranks share
+    /// a host, never for reaching them.
+    pub host: Option<String>,
 }
 
 impl Address {
@@ -206,25 +210,41 @@ impl Address {
                 host = Some(h.to_string());
             }
         }
-        let unix = path.zip(host);
-        Address { tcp, unix }
+        match path {
+            Some(path) => Address {
+                tcp,
+                unix: host.map(|host| (path, host)),
+                host: None,
+            },
+            None => Address {
+                tcp,
+                unix: None,
+                host,
+            },
+        }
     }
 
-    /// The published word; the Unix part only when its path can be written in it.
+    /// The published word; the Unix part only when its path can be written in it, the host's
+    /// identity whenever it is known.
     pub fn word(&self) -> String {
-        match &self.unix {
-            Some((path, host)) => match path.to_str().filter(|p| publishable(p)) {
-                Some(p) => format!("{},unix:{p},host:{host}", self.tcp),
-                None => self.tcp.clone(),
-            },
+        if let Some((path, host)) = &self.unix {
+            if let Some(p) = path.to_str().filter(|p| publishable(p)) {
+                return format!("{},unix:{p},host:{host}", self.tcp);
+            }
+        }
+        match self.host() {
+            Some(host) => format!("{},host:{host}", self.tcp),
             None => self.tcp.clone(),
         }
     }
 
     /// The identity of the host (boot, network and mount namespace) that published this
-    /// address, when it published a Unix socket ([`local_identity`]).
+    /// address ([`local_identity`]), if it said.
     pub fn host(&self) -> Option<&str> {
-        self.unix.as_ref().map(|(_, host)| host.as_str())
+        match &self.unix {
+            Some((_, host)) => Some(host),
+            None => self.host.as_deref(),
+        }
     }
 
     /// The Unix path to use from a rank whose identity is `here` (`None`: Unix sockets off).
@@ -377,6 +397,7 @@ mod tests {
         let both = Address {
             tcp: "127.0.0.1:5".into(),
             unix: Some(("/run/x/0".into(), "abcd".into())),
+            host: None,
         };
         let word = both.word();
         assert_eq!(word, "127.0.0.1:5,unix:/run/x/0,host:abcd");
@@ -391,8 +412,20 @@ mod tests {
         let spaced = Address {
             tcp: "127.0.0.1:5".into(),
             unix: Some(("/run/a b/0".into(), "abcd".into())),
+            host: None,
         };
-        assert_eq!(spaced.word(), "127.0.0.1:5");
+        assert_eq!(spaced.word(), "127.0.0.1:5,host:abcd");
+        let parsed = Address::parse(&spaced.word());
+        assert_eq!((parsed.unix, parsed.host()), (None, Some("abcd")));
+        // TCP only: the host's identity alone, which reaches nothing.
+        let tcp_only = Address {
+            tcp: "127.0.0.1:5".into(),
+            unix: None,
+            host: Some("abcd".into()),
+        };
+        assert_eq!(tcp_only.word(), "127.0.0.1:5,host:abcd");
+        assert_eq!(Address::parse(&tcp_only.word()), tcp_only);
+        assert_eq!(tcp_only.unix_path_from(Some("abcd")), None);
     }
 
     #[test]

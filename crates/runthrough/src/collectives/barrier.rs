@@ -44,7 +44,7 @@ impl Comm {
 
     /// How many hosts the barrier groups its participants into (their leaders exchange, the
     /// others stay within their host), or `None` when it runs flat: hosts not known alike
-    /// everywhere (in-process jobs, Unix sockets off, ranks that joined later), all
+    /// everywhere (in-process jobs, ranks that joined later), all
     /// participants on one host, or each on its own. For tests and diagnostics.
     ///
     /// # Errors

@@ -337,9 +337,12 @@ fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
         .local_addr()
         .map_err(io("reading the listener's address"))?
         .to_string();
+    // The host's identity is published even without a Unix socket (TCP only): collectives
+    // group ranks by host from it (`host_classes`).
     let mut address = Address {
         tcp: tcp_address,
         unix: None,
+        host: stream::local_identity(),
     };
     let mut unix = None;
     if let Some(host) = &config.local_identity {
@@ -820,8 +823,9 @@ fn endpoint_for(
 }
 
 /// Each rank's host class from the job's table of addresses: the first rank that published the
-/// same host identity with its Unix socket, `None` for a rank that published none (Unix
-/// sockets off, as with `RT_TRANSPORT=tcp`, or a rank dead before it registered). Every rank
+/// same host identity (with its Unix socket, or alone when it has none, as with
+/// `RT_TRANSPORT=tcp`), `None` for a rank that published none (`/proc` did not say) or no
+/// address (dead before it registered). Every rank
 /// computes the same classes from the same table, which is what the barrier over hosts needs
 /// (`runthrough_core::engine::Engine::set_hosts`).
 fn host_classes(table: &[Option<String>]) -> Vec<Option<u32>> {

@@ -2245,6 +2245,7 @@ mod tests {
         let address = Address {
             tcp: tcp_address,
             unix: Some((socket.path.clone(), here)),
+            host: None,
         };
         let acceptor = Arc::clone(&tcp);
         std::thread::spawn(move || acceptor.accept_loop(Listener::Unix(listener)));
