@@ -416,7 +416,7 @@ mod tests {
         };
         assert_eq!(spaced.word(), "127.0.0.1:5,host:abcd");
         let parsed = Address::parse(&spaced.word());
-        assert_eq!((parsed.unix, parsed.host()), (None, Some("abcd")));
+        assert_eq!((&parsed.unix, parsed.host()), (&None, Some("abcd")));
         // TCP only: the host's identity alone, which reaches nothing.
         let tcp_only = Address {
             tcp: "127.0.0.1:5".into(),
