@@ -96,25 +96,15 @@ fn summary_of(outcome: &Outcome, rank: u32) -> Option<&str> {
         .find(|l| l.starts_with(&tag))
 }
 
-/// Runs 4 ranks of `rtrun-check validate` with the ranks `on_b` on host B, and cuts the link
-/// once every rank has printed its first round.
-fn run_cut(hosts: &Hosts, on_b: &str, kill_suspects: bool) -> Outcome {
-    let wrap = format!("{on_b}=ip netns exec {}", hosts.b);
+/// `rtrun` in host A's namespace with `ranks` ranks bound to `veth0`, heartbeats every 100 ms
+/// (time-out 1 s), the ranks that `wrap` names started through its command (onto host B); no
+/// runthrough setting of the test's own environment reaches the job. Its options and program
+/// follow.
+fn rtrun_on_a(hosts: &Hosts, ranks: u32, wrap: &str) -> Command {
     let mut command = Command::new("ip");
     command.args(["netns", "exec", &hosts.a, RTRUN]);
-    command.args(["-n", &SIZE.to_string(), "--tag-output", "--timeout", "60"]);
-    command.args([
-        "--bind",
-        "veth0",
-        "--heartbeat",
-        "100:1000",
-        "--wrap",
-        &wrap,
-    ]);
-    if !kill_suspects {
-        command.arg("--no-kill-suspects");
-    }
-    command.args([CHECK, "validate", "--rounds", "8", "--pause-ms", "100"]);
+    command.args(["-n", &ranks.to_string(), "--tag-output", "--timeout", "60"]);
+    command.args(["--bind", "veth0", "--heartbeat", "100:1000", "--wrap", wrap]);
     for variable in [
         "RT_RANK",
         "RT_SIZE",
@@ -122,9 +112,21 @@ fn run_cut(hosts: &Hosts, on_b: &str, kill_suspects: bool) -> Outcome {
         "RT_SECRET",
         "RT_FAULT",
         "RT_BIND",
+        "RT_TRANSPORT",
     ] {
         command.env_remove(variable);
     }
+    command
+}
+
+/// Runs 4 ranks of `rtrun-check validate` with the ranks `on_b` on host B, and cuts the link
+/// once every rank has printed its first round.
+fn run_cut(hosts: &Hosts, on_b: &str, kill_suspects: bool) -> Outcome {
+    let mut command = rtrun_on_a(hosts, SIZE, &format!("{on_b}=ip netns exec {}", hosts.b));
+    if !kill_suspects {
+        command.arg("--no-kill-suspects");
+    }
+    command.args([CHECK, "validate", "--rounds", "8", "--pause-ms", "100"]);
     command.env("RT_VERBOSE", "1");
     let mut job = Job::start(&mut command, JOB_LIMIT);
     let mut in_loop = [false; SIZE as usize];
@@ -299,31 +301,11 @@ fn barriers_under_rtrun_group_the_ranks_by_host_and_survive_a_leader_killed() {
         // `nsenter --net`, not `ip netns exec`, which also gives each rank a mount namespace
         // of its own (and so a host of its own: a Unix socket path reaches another socket).
         let wrap = format!("3-5=nsenter --net=/run/netns/{}", hosts.b);
-        let mut command = Command::new("ip");
-        command.args(["netns", "exec", &hosts.a, RTRUN]);
-        command.args(["-n", "6", "--tag-output", "--timeout", "60"]);
-        command.args([
-            "--bind",
-            "veth0",
-            "--heartbeat",
-            "100:1000",
-            "--wrap",
-            &wrap,
-        ]);
+        let mut command = rtrun_on_a(&hosts, 6, &wrap);
         if let Some(kill) = kill {
             command.args(["--kill", kill]);
         }
         command.args([CHECK, "barrier", "--rounds", "200"]);
-        for variable in [
-            "RT_RANK",
-            "RT_SIZE",
-            "RT_CONTROL",
-            "RT_SECRET",
-            "RT_FAULT",
-            "RT_TRANSPORT",
-        ] {
-            command.env_remove(variable);
-        }
         if let Some(transport) = transport {
             command.env("RT_TRANSPORT", transport);
         }

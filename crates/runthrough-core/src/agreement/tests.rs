@@ -691,6 +691,19 @@ fn series_feeds_earlier_failures_to_new_calls() {
 // ----- the coordinator-free first round -----
 
 /// Number of dissemination rounds of each pass of the first round.
+/// Starts `ranks` in that order, each contributing a flag with every bit but its own.
+fn start_without_own_bits(net: &mut Net, ranks: impl Iterator<Item = Rank>) {
+    for r in ranks {
+        net.start_with(
+            r,
+            Contribution {
+                flag: !(1 << r),
+                ..Contribution::default()
+            },
+        );
+    }
+}
+
 fn rounds(n: u32) -> usize {
     (u32::BITS - (n - 1).leading_zeros()) as usize
 }
@@ -704,15 +717,7 @@ fn rounds(n: u32) -> usize {
 fn failure_free_first_round_costs_two_passes_of_dissemination() {
     for n in [2u32, 3, 4, 5, 7, 8, 13, 16, 31, 32] {
         let mut net = Net::fast(n);
-        for r in (0..n).rev() {
-            net.start_with(
-                r,
-                Contribution {
-                    flag: !(1 << r),
-                    ..Contribution::default()
-                },
-            );
-        }
+        start_without_own_bits(&mut net, (0..n).rev());
         net.run();
         let d = net.agreed();
         assert!(d.failed.is_empty() && d.non_contributors.is_empty());
@@ -885,15 +890,7 @@ fn the_first_round_over_hosts_decides_alike_and_a_decided_victim_binds_the_survi
             }
             let messages = 2 * pass_messages(&participants);
             let mut net = Net::over(participants.clone());
-            for r in 0..n {
-                net.start_with(
-                    r,
-                    Contribution {
-                        flag: !(1 << r),
-                        ..Contribution::default()
-                    },
-                );
-            }
+            start_without_own_bits(&mut net, 0..n);
             net.run();
             let d = net.agreed();
             assert_eq!(d.flag, !((1u32 << n) - 1), "n={n} {name}");
@@ -919,6 +916,44 @@ fn the_first_round_over_hosts_decides_alike_and_a_decided_victim_binds_the_survi
             }
         }
     }
+}
+
+/// A peer's first-round message that its plan over hosts does not send to this rank (a rank
+/// of another host, or the wrong count of sends before it) is ignored: it neither changes the
+/// value nor counts as a hold, before or after the start.
+#[test]
+fn first_round_messages_off_the_plan_over_hosts_are_ignored() {
+    // Hosts of three: leaders 0 and 3; rank 1 is 0's child, rank 4 is on the other host.
+    let participants = over_hosts(6, |i| i / 3);
+    assert!(participants.hosts().is_some());
+    let messages = 2 * pass_messages(&participants);
+    let mut net = Net::over(participants);
+    let zero = |flag| Message::Gather {
+        round: 0,
+        aggregate: Contribution {
+            flag,
+            ..Contribution::default()
+        },
+    };
+    // Before the start: a gather from a rank that never sends to 0, a hold and a gather from
+    // its child with a count of sends its child's plan does not have.
+    net.ranks[0].handle_message(4, zero(0));
+    net.ranks[0].handle_message(1, Message::Hold { round: 3 });
+    net.ranks[0].handle_message(
+        1,
+        Message::Gather {
+            round: 2,
+            aggregate: Contribution::default(),
+        },
+    );
+    assert_eq!(net.ranks[0].poll_transmit(), None);
+    start_without_own_bits(&mut net, 0..6);
+    // After the start, the same from the other host's leader, whose plan sends to 0 only once.
+    net.ranks[0].handle_message(3, Message::Hold { round: 5 });
+    net.ranks[0].handle_message(4, Message::Hold { round: 0 });
+    net.run();
+    assert_eq!(net.agreed().flag, !0b11_1111);
+    assert_eq!(net.sent, messages);
 }
 
 /// SPEC §2.1 validity and termination: a rank dies in the middle of the gather pass (before any

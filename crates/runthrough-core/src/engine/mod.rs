@@ -1162,6 +1162,15 @@ mod first_round_tests {
         }
     }
 
+    /// The plan of a communicator of `members` (in that order) with no failure.
+    fn plan(members: Vec<WorldRank>) -> creation::Plan {
+        creation::Plan {
+            global: FailureView::empty(members.len() as u32),
+            members: Members::list(members),
+            color: 0,
+        }
+    }
+
     /// An engine's agreements begin with the first round unless its driver turned it off, on
     /// the communicators it has and on those it installs later.
     #[test]
@@ -1172,11 +1181,6 @@ mod first_round_tests {
         let mut off = Engine::new(WorldRank(1), 4);
         off.set_agreement_first_round(false);
         assert!(!off.agreement_first_round());
-        let plan = |members: Vec<WorldRank>| creation::Plan {
-            global: FailureView::empty(members.len() as u32),
-            members: Members::list(members),
-            color: 0,
-        };
         let mut out = Outgoing::new();
         off.install_plan(
             7,
@@ -1216,11 +1220,6 @@ mod first_round_tests {
             None,
             "world rank 5 is unknown"
         );
-        let plan = |members: Vec<WorldRank>| creation::Plan {
-            global: FailureView::empty(members.len() as u32),
-            members: Members::list(members),
-            color: 0,
-        };
         let mut out = Outgoing::new();
         engine.install_plan(
             7,

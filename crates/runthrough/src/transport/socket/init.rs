@@ -337,12 +337,10 @@ fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
         .local_addr()
         .map_err(io("reading the listener's address"))?
         .to_string();
-    // The host's identity is published even without a Unix socket (TCP only): collectives
-    // group ranks by host from it (`host_classes`).
     let mut address = Address {
         tcp: tcp_address,
         unix: None,
-        host: stream::local_identity(),
+        host: None,
     };
     let mut unix = None;
     if let Some(host) = &config.local_identity {
@@ -357,6 +355,14 @@ fn bind_listeners(rank: u32, config: &Config) -> Result<Listeners, InitError> {
             )),
             Err(_) => {}
         }
+    }
+    if address.unix.is_none() {
+        // The host's identity is published without a Unix socket too (TCP only): collectives
+        // group ranks by host from it (`host_classes`).
+        address.host = config
+            .local_identity
+            .clone()
+            .or_else(stream::local_identity);
     }
     Ok(Listeners {
         tcp,
