@@ -170,7 +170,7 @@ fn main() -> ExitCode {
                 Ok(t) => {
                     let elapsed = started.elapsed().max(Duration::from_micros(1));
                     println!(
-                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions, {} dups returned a communicator and {} an error, {} splits returned their communicator and {} an error, {} shrinks)",
+                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions, {} dups returned a communicator and {} an error, {} splits returned their communicator and {} an error, {} shrinks, {} barriers left after every participant entered)",
                         t.schedules,
                         t.schedules as f64 / elapsed.as_secs_f64(),
                         ranks.0,
@@ -187,7 +187,8 @@ fn main() -> ExitCode {
                         t.dups.1,
                         t.splits.0,
                         t.splits.1,
-                        t.shrinks
+                        t.shrinks,
+                        t.barriers
                     );
                     ExitCode::SUCCESS
                 }

@@ -87,6 +87,10 @@ pub struct Checker {
     pub corrupt_creation_at: Option<u64>,
     /// Creation decisions taken (by survivors), counted for `corrupt_creation_at`.
     pub creation_decisions: u64,
+    /// By (round, call): the ranks that started that non-blocking barrier.
+    barrier_entries: std::collections::BTreeMap<(usize, usize), RankSet>,
+    /// Barriers that returned `Ok` (per rank), each checked against `barrier_entries`.
+    pub barriers_left: u64,
     /// Test-only fault: see `Options::corrupt_split_at`.
     pub corrupt_split_at: Option<u64>,
     /// `split` communicators of two ranks or more installed, counted for `corrupt_split_at`.
@@ -197,6 +201,8 @@ impl Checker {
             corrupt_split_at: None,
             split_installs: 0,
             creation_decisions: 0,
+            barrier_entries: Default::default(),
+            barriers_left: 0,
         }
     }
 
@@ -698,6 +704,42 @@ impl Checker {
             (context, members.to_vec()),
             || format!("the shrink of round {round}"),
         )
+    }
+
+    /// `rank` started call `call` of round `round`, a barrier.
+    pub fn on_barrier_entered(&mut self, round: usize, call: usize, rank: u32) {
+        self.barrier_entries
+            .entry((round, call))
+            .or_default()
+            .insert(rank);
+    }
+
+    /// `rank`'s barrier (call `call` of round `round`) over `participants` returned `Ok`: every
+    /// participant must have started it by now, crashed since or not (SPEC §3.3: a barrier
+    /// completes at a rank only once every participant has entered it; the simulator runs one
+    /// rank at a time, so "by now" is well defined).
+    pub fn on_barrier_left(
+        &mut self,
+        round: usize,
+        call: usize,
+        rank: u32,
+        participants: &[u32],
+    ) -> Verdict {
+        self.barriers_left += 1;
+        let entered = self.barrier_entries.get(&(round, call));
+        let missing: Vec<u32> = participants
+            .iter()
+            .copied()
+            .filter(|&p| !entered.is_some_and(|e| e.contains(p)))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "barrier of round {round} (call {call}) returned Ok at {rank} before {missing:?} \
+                 entered it"
+            ))
+        }
     }
 
     /// An operation of `rank` failed with `error`: legal for `ProcFailed` of a failure its

@@ -24,7 +24,8 @@
 //!   over the contributors, the same G after `validate_global`, and the all-reduces after it
 //!   over the OK ranks of G; every rank that returns from a `dup` gets the same communicator
 //!   (numbered as the world) or the same error, and from a `shrink` the same context and
-//!   members, only crashed ranks left out.
+//!   members, only crashed ranks left out; a non-blocking barrier returns `Ok` at a rank only
+//!   once every participant has started it (SPEC §3.3), with or without hosts.
 //! - [`run`]: one schedule (the seed picks the rank count, the plan, the interleaving of
 //!   deliveries and rank steps, the crashes and each survivor's detection delay); liveness:
 //!   once the network is drained and every crash was reported everywhere, every survivor's
@@ -75,8 +76,10 @@ mod tests {
             totals.splits.0 += outcome.splits.0;
             totals.splits.1 += outcome.splits.1;
             totals.shrinks += outcome.shrinks;
+            totals.barriers += outcome.barriers;
         }
         assert!(totals.crashes > 50, "{totals:?}");
+        assert!(totals.barriers > 100, "{totals:?}");
         assert!(totals.dups.0 > 100 && totals.dups.1 > 0, "{totals:?}");
         assert!(totals.splits.0 > 100 && totals.splits.1 > 0, "{totals:?}");
         assert!(totals.shrinks > 100, "{totals:?}");

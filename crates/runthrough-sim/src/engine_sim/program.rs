@@ -1662,7 +1662,12 @@ impl Program {
                     format!("rank {me} starts {op:?} (round {round} call {k}): {started:?}")
                 });
             match started {
-                Ok(id) => pending.push((id, k)),
+                Ok(id) => {
+                    if op == ScheduleOp::Barrier {
+                        cx.checker.on_barrier_entered(round, k, me);
+                    }
+                    pending.push((id, k))
+                }
                 Err(error) => {
                     if let Some(end) = self.schedule_outcome(k, op, Err(error), cx)? {
                         return self.finish(end, cx);
@@ -1730,7 +1735,9 @@ impl Program {
                     ScheduleOp::Barrier if !bytes.is_empty() => {
                         return Err(wrong(format!("{} bytes", bytes.len())));
                     }
-                    ScheduleOp::Barrier => {}
+                    ScheduleOp::Barrier => {
+                        cx.checker.on_barrier_left(round, k, me, &participants)?;
+                    }
                     ScheduleOp::Broadcast { root } => {
                         let from = participants[root % participants.len()];
                         let got = value_of(&bytes, 0).map_err(&wrong)?;

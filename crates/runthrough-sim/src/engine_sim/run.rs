@@ -127,6 +127,8 @@ pub struct EngineOutcome {
     pub splits: (u64, u64),
     /// `shrink` calls that returned (per rank).
     pub shrinks: u64,
+    /// Barriers that returned `Ok` (per rank), each after every participant had entered it.
+    pub barriers: u64,
     /// False suspicions, and suspected ranks that halted on learning they were declared
     /// failed (before their fence).
     pub suspicions: (u64, u64),
@@ -306,6 +308,7 @@ impl Sim {
             dups: self.checker.dups,
             splits: self.checker.splits,
             shrinks: self.checker.shrinks_returned,
+            barriers: self.checker.barriers_left,
             suspicions: self.suspected,
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
@@ -671,6 +674,8 @@ pub struct EngineTotals {
     pub splits: (u64, u64),
     /// `shrink` calls that returned.
     pub shrinks: u64,
+    /// Barriers that returned `Ok`, each checked to have waited for every participant.
+    pub barriers: u64,
 }
 
 /// Runs `count` schedules derived from `base` (schedule `i` has seed
@@ -702,6 +707,7 @@ pub fn explore_engine(
         totals.splits.0 += outcome.splits.0;
         totals.splits.1 += outcome.splits.1;
         totals.shrinks += outcome.shrinks;
+        totals.barriers += outcome.barriers;
     }
     Ok(totals)
 }
