@@ -29,7 +29,7 @@
 //!
 //! Where the participants' hosts are known alike at every rank
 //! ([`Participants::with_hosts`]), each pass follows the barrier's plan over hosts instead
-//! (`crate::engine::barrier_steps`): up a binomial tree to each host's leader, the rounds above
+//! (`crate::engine::barrier_steps`): up a tree of radix 4 to each host's leader, the rounds above
 //! among the leaders, and back down. Either plan has the two properties the passes need: at
 //! its end every participant has heard, transitively, from every other, and each direction
 //! between two participants carries at most one message per pass (so a message is known by its

@@ -51,7 +51,7 @@ pub use creation::{
 };
 pub use schedule::{
     barrier_round, barrier_steps, BarrierStep, Doubling, Fold, HostGroups, Partners, Reduction,
-    Schedule, Step,
+    Schedule, Step, HOST_TREE_RADIX,
 };
 mod send;
 mod views;
