@@ -283,8 +283,8 @@ fn a_cut_link_two_against_two_no_side_decides_alone() {
 
 /// The barrier over hosts under rtrun (whose table of addresses tells each rank where every
 /// other runs): six ranks, 0-2 on host A and 3-5 on host B. Every rank groups them into two
-/// hosts (with `RT_TRANSPORT=tcp` too), and `rtrun-check barrier` finds no rank leaving any of 200 barriers before every
-/// rank entered it. Rank 0, host A's leader, is killed by rtrun's plan in its 51st barrier:
+/// hosts (with `RT_TRANSPORT=tcp` too), and `rtrun-check barrier` finds no rank leaving any
+/// of 200 barriers before every rank entered it. Rank 0, host A's leader, is killed by rtrun's plan in its 51st barrier:
 /// nobody waits for ever, the five others agree on [0], and the barriers after it group the
 /// survivors into two hosts again (rank 1 leads A) and still hold everyone.
 #[test]

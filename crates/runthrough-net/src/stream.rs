@@ -198,7 +198,8 @@ pub struct Address {
 }
 
 impl Address {
-    /// Reads a published address word (a bare TCP address is one).
+    /// Reads a published address word (a bare TCP address is one). An empty host identity
+    /// names no host.
     pub fn parse(word: &str) -> Address {
         let mut parts = word.split(',');
         let tcp = parts.next().unwrap_or_default().to_string();
@@ -206,7 +207,7 @@ impl Address {
         for part in parts {
             if let Some(p) = part.strip_prefix("unix:") {
                 path = Some(PathBuf::from(p));
-            } else if let Some(h) = part.strip_prefix("host:") {
+            } else if let Some(h) = part.strip_prefix("host:").filter(|h| !h.is_empty()) {
                 host = Some(h.to_string());
             }
         }

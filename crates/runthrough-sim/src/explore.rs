@@ -63,29 +63,34 @@ pub fn explore(count: u64, ranks: (u32, u32), base: u64) -> Result<Totals, Box<F
 /// # Errors
 /// Its violation, if any.
 pub fn check_seed(seed: u64, ranks: (u32, u32)) -> Result<Outcome, Box<Found>> {
-    let schedule = Schedule::random(seed, ranks);
-    run(schedule.clone(), false).map_err(|(violation, _)| {
-        Box::new(Found {
-            violation,
-            schedule,
-            replay: replay_command(seed, ranks),
-        })
-    })
+    check_schedule(Schedule::random(seed, ranks), replay_command(seed, ranks))
 }
 
 /// [`check_seed`] with the ranks on no hosts (the first round's passes over the butterfly or
 /// dissemination), as every schedule ran before schedules placed ranks on hosts: the regression
 /// seeds found then keep the course on which they caught their bug.
+/// The replay command replays the seed as drawn (over hosts for most seeds), so a violation
+/// found here says so and how to run this course again.
 pub fn check_seed_without_hosts(seed: u64, ranks: (u32, u32)) -> Result<Outcome, Box<Found>> {
     let schedule = Schedule {
         hosts: None,
         ..Schedule::random(seed, ranks)
     };
+    let replay = format!(
+        "runthrough_sim::check_seed_without_hosts({seed}, {ranks:?}) (without hosts; `{}` \
+         replays the seed as drawn)",
+        replay_command(seed, ranks)
+    );
+    check_schedule(schedule, replay)
+}
+
+/// Runs `schedule` without a trace; a violation comes with `replay`.
+fn check_schedule(schedule: Schedule, replay: String) -> Result<Outcome, Box<Found>> {
     run(schedule.clone(), false).map_err(|(violation, _)| {
         Box::new(Found {
             violation,
             schedule,
-            replay: replay_command(seed, ranks),
+            replay,
         })
     })
 }

@@ -93,6 +93,17 @@ pub struct Schedule {
     pub hosts: Option<Vec<u32>>,
 }
 
+/// The host class of rank `r` in host layout `k` (1 to 4), as both simulators place ranks on
+/// hosts: blocks of two or three ranks, or round robin over two or three hosts.
+pub fn host_class(k: u64, r: u32) -> u32 {
+    match k {
+        1 => r / 2,
+        2 => r / 3,
+        3 => r % 2,
+        _ => r % 3,
+    }
+}
+
 impl Schedule {
     /// A failure-free schedule of `ranks` ranks and `calls` calls with small random delays.
     pub fn failure_free(seed: u64, ranks: u32, calls: u64) -> Schedule {
@@ -206,16 +217,7 @@ impl Schedule {
         // or 3 hosts.
         let hosts = match seed % 5 {
             0 => None,
-            k => Some(
-                (0..n)
-                    .map(|r| match k {
-                        1 => r / 2,
-                        2 => r / 3,
-                        3 => r % 2,
-                        _ => r % 3,
-                    })
-                    .collect(),
-            ),
+            k => Some((0..n).map(|r| host_class(k, r)).collect()),
         };
         Schedule {
             seed,

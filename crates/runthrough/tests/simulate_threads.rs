@@ -4,8 +4,29 @@
 //! are the harness's main thread, this test's thread (which drives the simulation) and the
 //! ranks'.
 
-/// The names of this process's threads (`/proc/self/task/*/comm`), by thread id.
+/// The names of this process's threads (`/proc/self/task/*/comm`), by thread id. A listing
+/// of `/proc/self/task` can skip live threads while another thread exits (procfs walks the
+/// thread list by position), as a killed rank's does here: it is read again until it holds
+/// the calling thread itself (at most 100 times).
 fn threads() -> Vec<(String, String)> {
+    let me = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
+    let me = me
+        .file_name()
+        .expect("a thread id")
+        .to_string_lossy()
+        .into_owned();
+    let mut threads = list_threads();
+    for _ in 0..100 {
+        if threads.iter().any(|(id, _)| *id == me) {
+            break;
+        }
+        threads = list_threads();
+    }
+    threads
+}
+
+/// One listing of `/proc/self/task`, sorted.
+fn list_threads() -> Vec<(String, String)> {
     let mut threads: Vec<(String, String)> = std::fs::read_dir("/proc/self/task")
         .expect("/proc/self/task")
         .filter_map(|entry| {

@@ -612,13 +612,13 @@ impl Engine {
 
     /// Where the job's ranks run: `hosts[w]` is a class that world ranks on one host share
     /// (`None`: not known alike everywhere), for collectives that keep their traffic within a
-    /// host ([`HostGroups`]: the barrier, and the two passes of the agreements' first round). It applies to every communicator, existing and
-    /// created later, whose participants' hosts are all known. Every rank of a job must give
-    /// the same classes for the ranks it shares a communicator with, before its first
-    /// collective there: ranks that group participants differently run different message
-    /// patterns, which may wait forever or end a barrier early. Drivers take them from what
-    /// every rank saw alike (the launcher's table of addresses at start, before any rank edits
-    /// it) and leave ranks that joined later unknown.
+    /// host ([`HostGroups`]: the barrier, and the two passes of the agreements' first round).
+    /// It applies to every communicator, existing and created later, whose participants' hosts
+    /// are all known. Every rank of a job must give the same classes for the ranks it shares a
+    /// communicator with, before its first collective there: ranks that group participants
+    /// differently run different message patterns, which may wait forever or end a barrier
+    /// early. Drivers take them from what every rank saw alike (the launcher's table of
+    /// addresses at start, before any rank edits it) and leave ranks that joined later unknown.
     pub fn set_hosts(&mut self, hosts: Vec<Option<u32>>) {
         let hosts: Option<Arc<[Option<u32>]>> = Some(hosts.into());
         self.hosts = hosts.clone();

@@ -194,17 +194,6 @@ pub fn run_schedule(
     }
 }
 
-/// The host class of rank `r` in the engine simulator's host layout `k` (1 to 4): blocks of
-/// two or three ranks, or round robin over two or three hosts.
-fn host_class(k: u64, r: u32) -> u32 {
-    match k {
-        1 => r / 2,
-        2 => r / 3,
-        3 => r % 2,
-        _ => r % 3,
-    }
-}
-
 struct Sim {
     plan: Plan,
     engines: Vec<Engine>,
@@ -242,7 +231,11 @@ impl Sim {
         // was): the barrier over hosts when some share one, the flat barrier otherwise.
         let hosts: Option<Vec<Option<u32>>> = match seed % 5 {
             0 => None,
-            k => Some((0..n).map(|r| Some(host_class(k, r))).collect()),
+            k => Some(
+                (0..n)
+                    .map(|r| Some(crate::schedule::host_class(k, r)))
+                    .collect(),
+            ),
         };
         for engine in &mut engines {
             engine.set_unexpected_cap(plan.cap, n);

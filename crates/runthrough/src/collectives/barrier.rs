@@ -11,8 +11,8 @@
 //! Where the job knows which host each participant runs on (processes started by a launcher,
 //! with several hosts and several participants on some), each host's participants report to
 //! their leader (its first participant) up a tree of radix 4
-//! ([`HOST_TREE_RADIX`](runthrough_core::engine::HOST_TREE_RADIX)), the leaders run those rounds among
-//! themselves, and each releases its host's participants down the tree: one message per
+//! ([`HOST_TREE_RADIX`](runthrough_core::engine::HOST_TREE_RADIX)), the leaders run those
+//! rounds among themselves, and each releases its host's participants down the tree: one message per
 //! leader per round crosses between hosts
 //! ([`barrier_steps`](runthrough_core::engine::barrier_steps); the non-blocking barrier runs
 //! the same steps).

@@ -1123,10 +1123,27 @@ mod tests {
             Some("10.0.0.3:4003".to_string()),
             None,
             Some("10.0.0.2:4005,unix:/tmp/s5,host:a".to_string()),
+            // TCP only: the host's identity alone groups it with the ranks of its host.
+            Some("10.0.0.1:4006,host:b".to_string()),
+            Some("10.0.0.4:4007,host:c".to_string()),
+            // Garbage from the table names no host (an empty identity is none).
+            Some(",,host:".to_string()),
+            Some("10.0.0.1:4008,unix:/tmp/s8,host:".to_string()),
         ];
         assert_eq!(
             host_classes(&table),
-            [Some(0), Some(1), Some(0), None, None, Some(1)]
+            [
+                Some(0),
+                Some(1),
+                Some(0),
+                None,
+                None,
+                Some(1),
+                Some(0),
+                Some(7),
+                None,
+                None
+            ]
         );
     }
 
