@@ -6,6 +6,7 @@
 //   mpiexec --with-ft ulfm --oversubscribe -n N ompi_bench collectives REPS TARGET_US
 //       p2p_latency 8 B and p2p_bandwidth 1 MiB (N = 2 only), barrier, ibarrier_wait
 //       (MPI_Ibarrier then MPI_Wait), all_reduce 8 B and 1 MiB, iall_reduce_wait 8 B,
+//       broadcast 8 B, all_gather 8 B per rank,
 //       agree (MPIX_Comm_agree), shrink (MPIX_Comm_shrink + MPI_Comm_free).
 //   mpiexec --with-ft ulfm --oversubscribe -n N ompi_bench fault STAMP_FILE
 //       The last rank SIGKILLs itself (its CLOCK_REALTIME stamp written to STAMP_FILE just
@@ -111,6 +112,17 @@ static void step_iallreduce_wait_8(void) {
   check(MPI_Wait(&request, MPI_STATUS_IGNORE), "iallreduce wait");
 }
 
+static void step_bcast_8(void) {
+  unsigned long word = 7;
+  check(MPI_Bcast(&word, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD), "bcast");
+}
+
+static void step_allgather_8(void) {
+  unsigned long in = (unsigned long)rank;
+  check(MPI_Allgather(&in, 1, MPI_UNSIGNED_LONG, vec_out, 1, MPI_UNSIGNED_LONG, MPI_COMM_WORLD),
+        "allgather");
+}
+
 static void step_allreduce_1m(void) {
   check(MPI_Allreduce(vec_in, vec_out, MIB / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
         "allreduce 1 MiB");
@@ -161,6 +173,8 @@ static int collectives(int reps, double target_us) {
   bench("ibarrier_wait", 0, step_ibarrier_wait, 1.0, reps, target_us);
   bench("all_reduce", 8, step_allreduce_8, 1.0, reps, target_us);
   bench("iall_reduce_wait", 8, step_iallreduce_wait_8, 1.0, reps, target_us);
+  bench("broadcast", 8, step_bcast_8, 1.0, reps, target_us);
+  bench("all_gather", 8, step_allgather_8, 1.0, reps, target_us);
   bench("all_reduce", MIB, step_allreduce_1m, 1.0, reps, target_us);
   bench("agree", 0, step_agree, 1.0, reps, target_us);
   bench("shrink", 0, step_shrink, 1.0, reps, target_us);

@@ -198,6 +198,54 @@ fn stream(
 
 /// Iterations per repetition for a collective at `ranks` ranks (more ranks, fewer iterations:
 /// the 2 cores are shared by all of them).
+/// The collectives besides the barrier and the all-reduce, 8 bytes per rank (and a 64 KiB
+/// broadcast): their blocking calls, each timed as the rows above.
+fn other_collectives(bench: &mut Bench, ranks: u32, iterations: usize) {
+    let only_rank_0 = |w: &Comm, s: Vec<f64>| if w.rank() == 0 { s } else { Vec::new() };
+    bench.in_process("broadcast", ranks, 8, |w, r| {
+        let mut buf = [7u64];
+        let s = timed(r, iterations, || w.broadcast(&mut buf, 0))?;
+        Ok(only_rank_0(w, s))
+    });
+    bench.in_process("broadcast", ranks, 1 << 16, |w, r| {
+        let mut buf = vec![7u64; (1 << 16) / 8];
+        let s = timed(r, iterations / 4 + 1, || w.broadcast(&mut buf, 0))?;
+        Ok(only_rank_0(w, s))
+    });
+    bench.in_process("reduce", ranks, 8, |w, r| {
+        let mut out = [0u64];
+        let s = timed(r, iterations, || {
+            let recv = (w.rank() == 0).then_some(&mut out[..]);
+            w.reduce(&[1u64], recv, Op::Sum, 0)
+        })?;
+        Ok(only_rank_0(w, s))
+    });
+    bench.in_process("scan", ranks, 8, |w, r| {
+        let mut out = [0u64];
+        let s = timed(r, iterations, || w.scan(&[1u64], &mut out, Op::Sum))?;
+        Ok(only_rank_0(w, s))
+    });
+    bench.in_process("gather", ranks, 8, |w, r| {
+        let mut all = vec![0u64; w.size() as usize];
+        let s = timed(r, iterations, || {
+            let recv = (w.rank() == 0).then_some(&mut all[..]);
+            w.gather(&[1u64], recv, 0)
+        })?;
+        Ok(only_rank_0(w, s))
+    });
+    bench.in_process("all_gather", ranks, 8, |w, r| {
+        let mut all = vec![0u64; w.size() as usize];
+        let s = timed(r, iterations, || w.all_gather(&[1u64], &mut all))?;
+        Ok(only_rank_0(w, s))
+    });
+    bench.in_process("all_to_all", ranks, 8, |w, r| {
+        let send = vec![1u64; w.size() as usize];
+        let mut all = vec![0u64; w.size() as usize];
+        let s = timed(r, iterations, || w.all_to_all(&send, &mut all))?;
+        Ok(only_rank_0(w, s))
+    });
+}
+
 fn collective_iterations(ranks: u32) -> usize {
     match ranks {
         0..=4 => 2000,
@@ -341,6 +389,7 @@ fn main() {
             Ok(if w.rank() == 0 { s } else { Vec::new() })
         });
         ulfm::agree_and_shrink(&mut bench, ranks, iterations);
+        other_collectives(&mut bench, ranks, iterations);
     }
     for ranks in [2u32, 4, 8, 64] {
         let iterations = if ranks > 8 { 4 } else { 20 };

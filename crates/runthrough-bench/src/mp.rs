@@ -274,6 +274,12 @@ fn worker_collectives(world: &Comm, reps: usize, target_us: f64, only: &str) -> 
             .iall_reduce(&[u64::from(me)], &mut out, Op::Sum)?
             .wait()
     })?;
+    let mut word = [7u64];
+    bench("broadcast", 8, 1.0, &mut || world.broadcast(&mut word, 0))?;
+    let mut all = vec![0u64; world.size() as usize];
+    bench("all_gather", 8, 1.0, &mut || {
+        world.all_gather(&[u64::from(me)], &mut all)
+    })?;
     let send = vec![1.0f64; MIB / 8];
     let mut sum = vec![0.0f64; MIB / 8];
     bench("all_reduce", MIB, 1.0, &mut || {
@@ -413,6 +419,8 @@ fn expected(ranks: u32) -> Vec<(&'static str, usize)> {
         ("ibarrier_wait", 0),
         ("all_reduce", 8),
         ("iall_reduce_wait", 8),
+        ("broadcast", 8),
+        ("all_gather", 8),
         ("all_reduce", MIB),
         ("validate_global", 0),
         ("agree", 0),
