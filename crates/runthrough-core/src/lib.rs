@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 
 pub mod agreement;
+pub mod blocks;
 pub mod buffers;
 pub mod engine;
 mod error;

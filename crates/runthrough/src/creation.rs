@@ -66,8 +66,7 @@ use runthrough_core::agreement::Decision;
 use runthrough_core::{Error, FailureView, Result, WorldRank};
 
 use crate::agreement::ActiveCall;
-use crate::collectives::bruck_all_gather;
-use crate::collectives::call::CollectiveCall;
+use crate::collectives::CollectiveRequest;
 use crate::comm::Comm;
 use crate::endpoint::{Engine, Members};
 use crate::group::Group;
@@ -480,20 +479,12 @@ impl Comm {
     /// `split`'s exchange: an all-gather of `mine` over the participants, one entry per parent
     /// rank (`[0; 3]`, undefined, for ranks recognized as failed).
     fn exchange(&self, mine: [u32; 3]) -> Result<Vec<[u32; 3]>> {
-        let call = CollectiveCall::begin_within(self)?;
-        let held = bruck_all_gather(&call, bytemuck::cast_slice(&mine))?;
-        let n = call.participants.len();
         let mut table = vec![[0u32; 3]; self.size as usize];
-        for (j, block) in held.iter().enumerate() {
-            let rank = call.participants[(call.index + j) % n] as usize;
-            if block.len() != 12 {
-                return Err(Error::Count {
-                    reason: "a split entry of the wrong length".into(),
-                });
-            }
-            let entry: Vec<u32> = bytemuck::pod_collect_to_vec(block);
-            table[rank] = [entry[0], entry[1], entry[2]];
-        }
+        CollectiveRequest::all_gather_within(
+            self,
+            bytemuck::cast_slice(&mine),
+            bytemuck::cast_slice_mut(&mut table),
+        )?;
         Ok(table)
     }
 

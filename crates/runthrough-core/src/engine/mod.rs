@@ -50,8 +50,8 @@ pub use creation::{
     ID_FREE,
 };
 pub use schedule::{
-    barrier_round, barrier_steps, BarrierStep, Doubling, Fold, HostGroups, Partners, Reduction,
-    Schedule, Step, HOST_TREE_RADIX,
+    barrier_round, barrier_steps, BarrierStep, Doubling, Fold, Hold, HostGroups, Partners,
+    Reduction, Schedule, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
 };
 mod send;
 mod views;
@@ -233,6 +233,9 @@ pub(crate) struct CommState {
     /// The non-blocking collective calls started here and not yet polled, in call order
     /// (`schedule`).
     pub(crate) schedules: schedule::Schedules,
+    /// How many of `schedules` are blocking calls' (`schedule::advance_delivered` leaves
+    /// them to their threads).
+    pub(crate) caller_driven: usize,
     /// The id of the next schedule started here.
     pub(crate) next_schedule: u64,
     /// Whether a call holds the main agreement series exclusively: a blocking `validate_global`,
@@ -296,6 +299,7 @@ impl CommState {
             collective_sequence: 0,
             collective_active: false,
             schedules: Default::default(),
+            caller_driven: 0,
             next_schedule: 0,
             agreement_active: false,
             queued_agreements: Default::default(),
@@ -928,7 +932,7 @@ impl Engine {
                 match comm.collective_matcher.arrive(envelope, payload, bytes) {
                     None => {
                         self.flow.hold(from, Lane::Collective, charge);
-                        schedule::advance(comm, &mut self.flow, context, out);
+                        schedule::advance_delivered(comm, &mut self.flow, context, out);
                     }
                     Some((id, envelope, payload)) => {
                         self.flow.release(from, Lane::Collective, charge);

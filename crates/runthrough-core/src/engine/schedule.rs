@@ -40,8 +40,8 @@ use std::sync::Arc;
 
 use super::{CommState, Engine, Flow};
 use crate::flow;
-use crate::matching::{SourceSelector, TagSelector};
-use crate::packet::{ContextId, Lane, Outgoing, Packet};
+use crate::matching::{Matcher, SourceSelector, TagSelector};
+use crate::packet::{ContextId, Lane, Outgoing, Packet, Payload};
 use crate::{Error, Rank, Result, WorldRank};
 
 /// The round of a barrier among `n` participants at distance `distance` (1, 2, 4, ... below
@@ -345,6 +345,24 @@ pub enum Step {
         /// The buffer combined into.
         into: usize,
     },
+    /// Sends the buffers of set `set` (a list of buffers, [`Schedule::with_sets`]) to comm
+    /// rank `to`, in the set's order, as one message of length-prefixed blocks
+    /// ([`crate::blocks`]): what a tree gather passes up, or a round of Bruck's algorithms.
+    SendBlocks {
+        /// The receiving participant (a comm rank).
+        to: Rank,
+        /// The set of buffers sent.
+        set: usize,
+    },
+    /// Receives comm rank `from`'s message of length-prefixed blocks into the buffers of set
+    /// `set`, one block each in the set's order (each replaced); a message with another number
+    /// of blocks fails the call.
+    ReceiveBlocks {
+        /// The sending participant (a comm rank).
+        from: Rank,
+        /// The set of buffers received into.
+        set: usize,
+    },
 }
 
 /// One collective call at one rank as steps over buffers, run in order; a receive step waits
@@ -354,6 +372,13 @@ pub enum Step {
 pub struct Schedule {
     steps: Vec<Step>,
     buffers: Vec<Vec<u8>>,
+    /// The sets of buffers that block steps name ([`Step::SendBlocks`]).
+    sets: Vec<Vec<usize>>,
+    /// Bit k: step k (of the first 64) is a [`Step::Send`] of a buffer that nothing uses
+    /// after it (no later step, no set, not the result), so it moves the buffer into its
+    /// message instead of copying it (the root of a broadcast hands its data to its last
+    /// child).
+    moves: u64,
     reduction: Option<Reduction>,
     /// The buffers that hold the call's result at this rank, in order (their bytes are
     /// concatenated; none: the call has no result here).
@@ -390,11 +415,54 @@ impl std::fmt::Debug for Schedule {
         f.debug_struct("Schedule")
             .field("steps", &self.steps)
             .field("buffers", &self.buffers.len())
+            .field("sets", &self.sets)
             .field("reduction", &self.reduction.is_some())
             .field("result", &self.result)
             .field("block", &self.block)
             .finish()
     }
+}
+
+/// The [`Schedule::moves`] of a schedule: its sends (among the first 64 steps) after which
+/// nothing uses their buffer.
+fn last_sends(steps: &[Step], sets: &[Vec<usize>], result: &[usize], buffers: usize) -> u64 {
+    if buffers > 64 {
+        return 0; // (the schedules whose sends move are small: no set of this size to track)
+    }
+    let bit = |b: usize| 1u64 << b;
+    let mut used = 0u64;
+    for &b in result.iter().chain(sets.iter().flatten()) {
+        used |= bit(b);
+    }
+    let mut moves = 0;
+    for (k, step) in steps.iter().enumerate().rev() {
+        match *step {
+            Step::Send { buffer, .. } => {
+                if k < 64 && used & bit(buffer) == 0 {
+                    moves |= 1 << k;
+                }
+                used |= bit(buffer);
+            }
+            Step::Receive { into, .. } | Step::CombineAbove { into, .. } => used |= bit(into),
+            Step::Combine { input, into } => used |= bit(input) | bit(into),
+            Step::SendBlocks { .. } | Step::ReceiveBlocks { .. } => {}
+        }
+    }
+    moves
+}
+
+/// Who holds a communicator's collective slot while a schedule runs
+/// ([`Engine::start_schedule_as`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// Nobody: a non-blocking call (any number run at once, beside one blocking call).
+    Nobody,
+    /// The calling thread, which waits for the schedule at once (a blocking call), until
+    /// [`Engine::end_collective`].
+    Caller,
+    /// A call that holds the slot already, of which the schedule is one step (a creation's
+    /// exchange): the slot is neither checked nor taken.
+    Within,
 }
 
 /// The mask of the highest power of two not above `n` (1 for n ≤ 1).
@@ -426,8 +494,31 @@ impl Schedule {
         reduction: Option<Reduction>,
         result: Vec<usize>,
     ) -> Self {
+        Schedule::with_sets(steps, buffers, Vec::new(), reduction, result)
+    }
+
+    /// [`Schedule::new`] whose block steps ([`Step::SendBlocks`], [`Step::ReceiveBlocks`])
+    /// name the sets of buffers in `sets`.
+    ///
+    /// # Panics
+    /// As [`Schedule::new`], and when a block step names no set or a set names no buffer.
+    pub fn with_sets(
+        steps: Vec<Step>,
+        buffers: Vec<Vec<u8>>,
+        sets: Vec<Vec<usize>>,
+        reduction: Option<Reduction>,
+        result: Vec<usize>,
+    ) -> Self {
+        assert!(
+            sets.iter().flatten().all(|&b| b < buffers.len()),
+            "a set names no buffer"
+        );
         for step in &steps {
             let buffer = match *step {
+                Step::SendBlocks { set, .. } | Step::ReceiveBlocks { set, .. } => {
+                    assert!(set < sets.len(), "step {step:?} names no set");
+                    continue;
+                }
                 Step::Send { buffer, .. } => buffer,
                 Step::Receive { into, .. } => into,
                 Step::CombineAbove { into, .. } => {
@@ -452,8 +543,10 @@ impl Schedule {
             let mut senders: Vec<Rank> = steps
                 .iter()
                 .filter_map(|step| match *step {
-                    Step::Receive { from, .. } | Step::CombineAbove { from, .. } => Some(from),
-                    Step::Send { .. } | Step::Combine { .. } => None,
+                    Step::Receive { from, .. }
+                    | Step::CombineAbove { from, .. }
+                    | Step::ReceiveBlocks { from, .. } => Some(from),
+                    Step::Send { .. } | Step::Combine { .. } | Step::SendBlocks { .. } => None,
                 })
                 .collect();
             let receives = senders.len();
@@ -461,9 +554,12 @@ impl Schedule {
             senders.dedup();
             assert_eq!(senders.len(), receives, "one message per sender");
         }
+        let moves = last_sends(&steps, &sets, &result, buffers.len());
         Schedule {
             steps,
             buffers,
+            sets,
+            moves,
             reduction,
             result,
             block: Expected::Any,
@@ -518,7 +614,8 @@ impl Schedule {
 
     /// A broadcast of `data` (the root's bytes; ignored elsewhere) from the participant at
     /// `root` to every participant: a binomial tree over the ranks numbered from the root,
-    /// ⌈log₂ n⌉ levels. The result is the root's bytes, at every rank.
+    /// ⌈log₂ n⌉ levels. The result is the root's bytes, at every rank but the root (which
+    /// has them: its data goes to its last child without a copy).
     pub fn broadcast(participants: &[Rank], index: usize, root: usize, data: Vec<u8>) -> Self {
         let n = participants.len();
         let virtual_rank = (index + n - root) % n;
@@ -551,7 +648,12 @@ impl Schedule {
             }
             mask >>= 1;
         }
-        Schedule::new(steps, vec![data], None, vec![0])
+        let result = if virtual_rank == 0 {
+            Vec::new()
+        } else {
+            vec![0]
+        };
+        Schedule::new(steps, vec![data], None, result)
     }
 
     /// The steps of a reduction of every participant's `data` to the first participant, in
@@ -697,86 +799,142 @@ impl Schedule {
         Schedule::new(steps, vec![data, Vec::new()], Some(reduction), result)
     }
 
-    /// A gather of every participant's `data` to the participant at `root` (linear: each
-    /// sends its block to the root). The result, at the root only, is the participants'
-    /// blocks in participant order.
+    /// A gather of every participant's `data` to the participant at `root`: a binomial tree
+    /// over the participants numbered from the root (virtual ranks), ⌈log₂ n⌉ levels. Each
+    /// participant passes its subtree's blocks (a range of virtual ranks) up to its parent in
+    /// one message of length-prefixed blocks, so inner participants need not know the
+    /// blocks' lengths (gatherv). The result, at the root only, is the participants' blocks
+    /// in participant order.
     pub fn gather(participants: &[Rank], index: usize, root: usize, data: Vec<u8>) -> Self {
         let n = participants.len();
-        if index != root {
-            let steps = vec![Step::Send {
-                to: participants[root],
-                buffer: 0,
-            }];
-            return Schedule::new(steps, vec![data], None, Vec::new());
-        }
+        let len = data.len();
+        let tree = Tree::new(n, index, root);
         let mut buffers = vec![Vec::new(); n];
-        buffers[index] = data;
-        let len = buffers[index].len();
-        let steps = (0..n)
-            .filter(|&j| j != index)
-            .map(|j| Step::Receive {
-                from: participants[j],
-                into: j,
-            })
-            .collect();
-        Schedule::new(steps, buffers, None, (0..n).collect()).with_block_len(len)
+        buffers[tree.me] = data;
+        let (mut steps, mut sets) = (Vec::new(), Vec::new());
+        // The children, smallest subtree first.
+        for (child, end) in tree.children().into_iter().rev() {
+            sets.push((child..end).collect());
+            steps.push(Step::ReceiveBlocks {
+                from: tree.rank(participants, child),
+                set: sets.len() - 1,
+            });
+        }
+        if let Some(parent) = tree.parent {
+            sets.push((tree.me..tree.end).collect());
+            steps.push(Step::SendBlocks {
+                to: tree.rank(participants, parent),
+                set: sets.len() - 1,
+            });
+            return Schedule::with_sets(steps, buffers, sets, None, Vec::new());
+        }
+        let result = (0..n).map(|j| tree.virtual_of(j)).collect();
+        Schedule::with_sets(steps, buffers, sets, None, result).with_block_len(len)
     }
 
     /// A scatter from the participant at `root`, whose `blocks` hold one block per
-    /// participant in participant order (ignored elsewhere): each participant's result is
-    /// its block (linear: the root sends each its own).
+    /// participant in participant order (ignored elsewhere): a binomial tree over the
+    /// participants numbered from the root, ⌈log₂ n⌉ levels. Each participant receives its
+    /// subtree's blocks from its parent in one message of length-prefixed blocks and passes
+    /// each child's subtree on, largest first. Each participant's result is its block.
     pub fn scatter(participants: &[Rank], index: usize, root: usize, blocks: Vec<Vec<u8>>) -> Self {
         let n = participants.len();
-        if index != root {
-            let steps = vec![Step::Receive {
-                from: participants[root],
-                into: 0,
-            }];
-            return Schedule::new(steps, vec![Vec::new()], None, vec![0]);
+        let tree = Tree::new(n, index, root);
+        let mut buffers = vec![Vec::new(); n];
+        if index == root {
+            assert_eq!(blocks.len(), n, "a block per participant");
+            for (j, block) in blocks.into_iter().enumerate() {
+                buffers[tree.virtual_of(j)] = block;
+            }
         }
-        assert_eq!(blocks.len(), n, "a block per participant");
-        let steps = (0..n)
-            .filter(|&j| j != index)
-            .map(|j| Step::Send {
-                to: participants[j],
-                buffer: j,
-            })
-            .collect();
-        Schedule::new(steps, blocks, None, vec![index])
+        let (mut steps, mut sets) = (Vec::new(), Vec::new());
+        if let Some(parent) = tree.parent {
+            sets.push((tree.me..tree.end).collect());
+            steps.push(Step::ReceiveBlocks {
+                from: tree.rank(participants, parent),
+                set: 0,
+            });
+        }
+        for (child, end) in tree.children() {
+            sets.push((child..end).collect());
+            steps.push(Step::SendBlocks {
+                to: tree.rank(participants, child),
+                set: sets.len() - 1,
+            });
+        }
+        Schedule::with_sets(steps, buffers, sets, None, vec![tree.me])
     }
 
-    /// An all-gather of every participant's `data`: each sends its block to every other
-    /// participant (n − 1 sends and receives, in one step of latency). The result, at every
-    /// participant, is their blocks in participant order. (Not the ring: a ring passes
-    /// n − 1 messages over one pair, and a schedule takes one message per sender, see
-    /// [`Schedule::new`].)
+    /// An all-gather of every participant's `data` by Bruck's algorithm, ⌈log₂ n⌉ rounds:
+    /// buffer j holds the block of participant index + j (modulo n); in the round of distance
+    /// d a participant sends its first min(d, n − d) blocks to the participant d below it and
+    /// appends those of the participant d above, so any n works and each sends n − 1 blocks in
+    /// all. The result, at every participant, is their blocks in participant order.
     pub fn all_gather(participants: &[Rank], index: usize, data: Vec<u8>) -> Self {
         let n = participants.len();
         let len = data.len();
         let mut buffers = vec![Vec::new(); n];
-        buffers[index] = data;
-        let mut steps = Vec::new();
-        for k in 1..n {
-            let from = (index + n - k) % n;
-            steps.push(Step::Send {
-                to: participants[(index + k) % n],
-                buffer: index,
+        buffers[0] = data;
+        let (mut steps, mut sets) = (Vec::new(), Vec::new());
+        let mut distance = 1;
+        while distance < n {
+            let share = distance.min(n - distance);
+            sets.push((0..share).collect());
+            steps.push(Step::SendBlocks {
+                to: participants[(index + n - distance) % n],
+                set: sets.len() - 1,
             });
-            steps.push(Step::Receive {
-                from: participants[from],
-                into: from,
+            sets.push((distance..distance + share).collect());
+            steps.push(Step::ReceiveBlocks {
+                from: participants[(index + distance) % n],
+                set: sets.len() - 1,
             });
+            distance *= 2;
         }
-        Schedule::new(steps, buffers, None, (0..n).collect()).with_block_len(len)
+        let result = (0..n).map(|p| (p + n - index) % n).collect();
+        Schedule::with_sets(steps, buffers, sets, None, result).with_block_len(len)
     }
 
     /// An all-to-all: `blocks` holds this participant's block for each participant, in
-    /// participant order; it sends each its block and receives one from each (pairwise, in
-    /// n − 1 steps). The result is the blocks received, in participant order (this
-    /// participant's own block to itself among them).
+    /// participant order; the result is the blocks received, in participant order (this
+    /// participant's own block to itself among them). Blocks of at most
+    /// [`BRUCK_MAX_BLOCK_BYTES`] go by Bruck's algorithm, ⌈log₂ n⌉ rounds: buffer j holds the
+    /// block for participant index + j, and in the round of distance d every block whose
+    /// index has bit d set goes to the participant d above in one message, replaced by those
+    /// of the participant d below; each block travels along the bits of its index, so at the
+    /// end buffer j holds the block of participant index − j (few messages, each of about n/2
+    /// blocks). Larger blocks go pairwise, n − 1 steps, every byte moving once.
     pub fn all_to_all(participants: &[Rank], index: usize, mut blocks: Vec<Vec<u8>>) -> Self {
         let n = participants.len();
         assert_eq!(blocks.len(), n, "a block per participant");
+        let len = blocks[index].len();
+        if len > BRUCK_MAX_BLOCK_BYTES {
+            return Schedule::all_to_all_pairwise(participants, index, blocks);
+        }
+        blocks.rotate_left(index); // block j: for participant index + j
+        let (mut steps, mut sets) = (Vec::new(), Vec::new());
+        let mut distance = 1;
+        while distance < n {
+            sets.push((0..n).filter(|j| j & distance != 0).collect());
+            steps.push(Step::SendBlocks {
+                to: participants[(index + distance) % n],
+                set: sets.len() - 1,
+            });
+            steps.push(Step::ReceiveBlocks {
+                from: participants[(index + n - distance) % n],
+                set: sets.len() - 1,
+            });
+            distance *= 2;
+        }
+        let result = (0..n).map(|p| (index + n - p) % n).collect();
+        Schedule::with_sets(steps, blocks, sets, None, result).with_block_len(len)
+    }
+
+    /// [`Schedule::all_to_all`] by pairwise exchanges whatever the blocks' lengths: in step s
+    /// a participant sends its block for index + s straight to it and receives the one of
+    /// index − s. Buffer n + j receives participant j's block.
+    fn all_to_all_pairwise(participants: &[Rank], index: usize, mut blocks: Vec<Vec<u8>>) -> Self {
+        let n = participants.len();
         let len = blocks[index].len();
         let mut received = vec![Vec::new(); n];
         received[index] = std::mem::take(&mut blocks[index]);
@@ -808,11 +966,13 @@ impl Schedule {
         lens: &[usize],
     ) -> Self {
         let gather = Schedule::gather(participants, index, root, data);
-        if index == root {
-            gather.with_buffer_lens(lens.to_vec())
-        } else {
-            gather
+        if index != root {
+            return gather;
         }
+        // At the root, buffer v holds the block of the participant v places after it.
+        let n = participants.len();
+        let by_buffer = (0..n).map(|v| lens[(v + root) % n]).collect();
+        gather.with_buffer_lens(by_buffer)
     }
 
     /// [`Schedule::all_gather`] of blocks of varying lengths (`MPI_Allgatherv`): participant
@@ -823,12 +983,15 @@ impl Schedule {
         data: Vec<u8>,
         lens: &[usize],
     ) -> Self {
-        Schedule::all_gather(participants, index, data).with_buffer_lens(lens.to_vec())
+        // Buffer j holds the block of participant index + j.
+        let n = participants.len();
+        let by_buffer = (0..n).map(|j| lens[(index + j) % n]).collect();
+        Schedule::all_gather(participants, index, data).with_buffer_lens(by_buffer)
     }
 
     /// [`Schedule::all_to_all`] of blocks of varying lengths (`MPI_Alltoallv`): `blocks[j]`
     /// goes to participant j whatever its length, and the block from participant j must be
-    /// `lens[j]` bytes long.
+    /// `lens[j]` bytes long. Pairwise, every byte moving once.
     pub fn all_to_all_varcount(
         participants: &[Rank],
         index: usize,
@@ -836,10 +999,76 @@ impl Schedule {
         lens: &[usize],
     ) -> Self {
         let n = participants.len();
-        // The blocks received from participant j land in buffer n + j (see `all_to_all`).
+        assert_eq!(blocks.len(), n, "a block per participant");
+        // The blocks received from participant j land in buffer n + j.
         let mut expected = vec![0; n];
         expected.extend_from_slice(lens);
-        Schedule::all_to_all(participants, index, blocks).with_buffer_lens(expected)
+        Schedule::all_to_all_pairwise(participants, index, blocks).with_buffer_lens(expected)
+    }
+}
+
+/// Up to this many bytes per block, [`Schedule::all_to_all`] uses Bruck's algorithm.
+pub const BRUCK_MAX_BLOCK_BYTES: usize = 1024;
+
+/// A binomial tree over `n` participants numbered from the root (virtual rank v is the
+/// participant at position (v + root) mod n), seen from one participant: its parent and its
+/// subtree, which is the range of virtual ranks `me .. end`.
+struct Tree {
+    n: usize,
+    root: usize,
+    /// This participant's virtual rank.
+    me: usize,
+    /// The weight of its lowest set bit (the next power of two of n at the root): its
+    /// subtree is `me .. me + span`, cut at n.
+    span: usize,
+    /// The end of its subtree's range.
+    end: usize,
+    /// Its parent's virtual rank (none at the root).
+    parent: Option<usize>,
+}
+
+impl Tree {
+    fn new(n: usize, index: usize, root: usize) -> Self {
+        let me = (index + n - root) % n;
+        // The parent differs in this rank's lowest set bit.
+        let span = if me == 0 {
+            n.next_power_of_two()
+        } else {
+            1 << me.trailing_zeros()
+        };
+        Tree {
+            n,
+            root,
+            me,
+            span,
+            end: (me + span).min(n),
+            parent: (me != 0).then(|| me - span),
+        }
+    }
+
+    /// The comm rank of virtual rank `v`.
+    fn rank(&self, participants: &[Rank], v: usize) -> Rank {
+        participants[(v + self.root) % self.n]
+    }
+
+    /// The virtual rank of the participant at position `j`.
+    fn virtual_of(&self, j: usize) -> usize {
+        (j + self.n - self.root) % self.n
+    }
+
+    /// The children's subtrees (first virtual rank, end), largest first: this rank plus each
+    /// lower power of two.
+    fn children(&self) -> Vec<(usize, usize)> {
+        let mut children = Vec::new();
+        let mut span = self.span / 2;
+        while span > 0 {
+            let child = self.me + span;
+            if child < self.end {
+                children.push((child, (child + span).min(self.end)));
+            }
+            span /= 2;
+        }
+        children
     }
 }
 
@@ -858,6 +1087,10 @@ pub(crate) struct Running {
     outcome: Option<Result<Vec<u8>>>,
     /// Whether its request was dropped: it runs to its end and is then forgotten.
     abandoned: bool,
+    /// A blocking call's, whose thread waits for it and advances it when it polls: a
+    /// delivery leaves its steps to that thread ([`advance_delivered`]), so that the
+    /// delivering thread holds the engine no longer than it takes to buffer the message.
+    caller_driven: bool,
     /// A reduction step met a message of another length than its own (ranks passed different
     /// counts): the outcome once the steps ran.
     mismatch: Option<Error>,
@@ -868,12 +1101,19 @@ impl Running {
         self.outcome.is_some() && self.queued.is_empty()
     }
 
-    /// The participant whose message the current step waits for, if it is a receive.
-    fn waits_for(&self) -> Option<Rank> {
-        match self.schedule.steps.get(self.next)? {
-            Step::Receive { from, .. } | Step::CombineAbove { from, .. } => Some(*from),
-            Step::Send { .. } | Step::Combine { .. } => None,
-        }
+    /// The participant whose message the current step waits for, if it is a receive whose
+    /// message is not here yet (a blocking call's schedule may not have taken one that was
+    /// delivered: its thread advances it when it polls).
+    fn waits_for(&self, matcher: &Matcher<Payload>) -> Option<Rank> {
+        let from = match self.schedule.steps.get(self.next)? {
+            Step::Receive { from, .. }
+            | Step::CombineAbove { from, .. }
+            | Step::ReceiveBlocks { from, .. } => *from,
+            Step::Send { .. } | Step::Combine { .. } | Step::SendBlocks { .. } => return None,
+        };
+        let tag = TagSelector::Value(self.sequence as i32);
+        let here = self.caller_driven && matcher.peek(SourceSelector::Rank(from), tag).is_some();
+        (!here).then_some(from)
     }
 }
 
@@ -887,7 +1127,36 @@ pub(crate) fn advance(
     context: ContextId,
     out: &mut Outgoing,
 ) {
-    if comm.schedules.is_empty() {
+    advance_some(comm, flow, context, out, true);
+}
+
+/// [`advance`] after a collective message was delivered: the schedules of blocking calls
+/// are left to their waiting threads (which poll them at once: the delivery wakes them).
+pub(crate) fn advance_delivered(
+    comm: &mut CommState,
+    flow: &mut Flow,
+    context: ContextId,
+    out: &mut Outgoing,
+) {
+    advance_some(comm, flow, context, out, false);
+}
+
+fn advance_some(
+    comm: &mut CommState,
+    flow: &mut Flow,
+    context: ContextId,
+    out: &mut Outgoing,
+    caller_driven_too: bool,
+) {
+    if comm.schedules.len()
+        == if caller_driven_too {
+            0
+        } else {
+            comm.caller_driven
+        }
+    {
+        // None to run: a delivery for a blocking call touches none of its state (which
+        // its thread, on another core, reads next).
         return;
     }
     let stop = if comm.life.is_freed() {
@@ -901,6 +1170,9 @@ pub(crate) fn advance(
     let mut schedules = std::mem::take(&mut comm.schedules);
     let mut forgotten = false;
     for running in schedules.iter_mut() {
+        if running.caller_driven && !caller_driven_too && stop.is_none() {
+            continue;
+        }
         if running.outcome.is_none() {
             running.outcome = match &stop {
                 Some(error) => Some(Err(error.clone())),
@@ -929,16 +1201,43 @@ pub(crate) fn advance(
         forgotten |= running.abandoned && running.finished();
     }
     if forgotten {
-        schedules.retain(|running| !(running.abandoned && running.finished()));
+        forget_abandoned(&mut schedules, &mut comm.caller_driven);
     }
     // A sender that waits for collective credit while a schedule's current step waits for its
     // message gets a loan ("Collective traffic" in `crate::flow`).
     for running in schedules.iter().filter(|running| running.outcome.is_none()) {
-        if let Some(from) = running.waits_for() {
+        if let Some(from) = running.waits_for(&comm.collective_matcher) {
             flow.lend_collective(comm.members.world_of(from));
         }
     }
     comm.schedules = schedules;
+}
+
+/// Forgets the schedules whose requests were dropped and that have finished; `caller_driven`
+/// counts the blocking calls' schedules among those left.
+fn forget_abandoned(schedules: &mut Schedules, caller_driven: &mut usize) {
+    schedules.retain(|running| {
+        let forget = running.abandoned && running.finished();
+        *caller_driven -= usize::from(forget && running.caller_driven);
+        !forget
+    });
+}
+
+/// Takes call `sequence`'s buffered message from `from`, giving its credit back; `None`
+/// while it has not arrived.
+fn take_message(
+    comm: &mut CommState,
+    flow: &mut Flow,
+    sequence: u32,
+    from: Rank,
+) -> Option<Payload> {
+    let tag = TagSelector::Value(sequence as i32);
+    let (_, payload) = comm
+        .collective_matcher
+        .take(SourceSelector::Rank(from), tag)?;
+    let world = comm.members.world_of(from);
+    flow.release_held(world, Lane::Collective, flow::charge(payload.len()));
+    Some(payload)
 }
 
 /// Runs `running`'s steps until one waits; its outcome once the last step ran.
@@ -950,25 +1249,68 @@ fn run_steps(
     out: &mut Outgoing,
 ) -> Option<Result<Vec<u8>>> {
     let schedule = &mut running.schedule;
+    let (epoch, sequence) = (running.epoch, running.sequence);
+    let mut send = |comm: &CommState, flow: &mut Flow, to: Rank, payload: Vec<u8>| {
+        let charge = flow::charge(payload.len());
+        let world = comm.members.world_of(to);
+        let packet = Packet::Collective {
+            context,
+            source: comm.rank,
+            epoch,
+            sequence,
+            payload,
+        };
+        if flow.try_admit(world, Lane::Collective, charge) {
+            out.push((world, packet));
+            None
+        } else {
+            Some(flow.enqueue(world, Lane::Collective, context, to, packet, charge))
+        }
+    };
     while let Some(&step) = schedule.steps.get(running.next) {
         match step {
             Step::Send { to, buffer } => {
-                let bytes = &schedule.buffers[buffer];
-                let charge = flow::charge(bytes.len());
-                let world = comm.members.world_of(to);
-                let packet = Packet::Collective {
-                    context,
-                    source: comm.rank,
-                    epoch: running.epoch,
-                    sequence: running.sequence,
-                    payload: crate::buffers::copy_of(bytes),
-                };
-                if flow.try_admit(world, Lane::Collective, charge) {
-                    out.push((world, packet));
+                let payload = if running.next < 64 && schedule.moves & (1 << running.next) != 0 {
+                    std::mem::take(&mut schedule.buffers[buffer])
                 } else {
-                    let slot = flow.enqueue(world, Lane::Collective, context, to, packet, charge);
-                    running.queued.push(slot);
+                    crate::buffers::copy_of(&schedule.buffers[buffer])
+                };
+                running.queued.extend(send(comm, flow, to, payload));
+            }
+            Step::SendBlocks { to, set } => {
+                let buffers = &schedule.buffers;
+                let blocks = schedule.sets[set].iter().map(|&b| buffers[b].as_slice());
+                let payload = crate::blocks::encode(blocks);
+                running.queued.extend(send(comm, flow, to, payload));
+            }
+            Step::ReceiveBlocks { from, set } => {
+                // Not here yet: the schedule waits (None).
+                let payload = take_message(comm, flow, sequence, from)?;
+                let set = &schedule.sets[set];
+                match crate::blocks::decode(&payload, set.len()) {
+                    Ok(blocks) => {
+                        for (&b, block) in set.iter().zip(blocks) {
+                            if let Some(len) = schedule.block.of(b).filter(|&l| l != block.len()) {
+                                running.mismatch.get_or_insert(Error::Count {
+                                    reason: format!(
+                                        "a block of {} bytes arrived where {len} were expected \
+                                         (ranks passed different counts)",
+                                        block.len()
+                                    ),
+                                });
+                            }
+                            let old = std::mem::replace(
+                                &mut schedule.buffers[b],
+                                crate::buffers::copy_of(block),
+                            );
+                            crate::buffers::give_back(old);
+                        }
+                    }
+                    Err(error) => {
+                        running.mismatch.get_or_insert(error);
+                    }
                 }
+                crate::buffers::give_back(payload);
             }
             Step::Combine { input, into } => {
                 let (lower, mut target) = (
@@ -992,13 +1334,8 @@ fn run_steps(
                 schedule.buffers[into] = target;
             }
             Step::Receive { from, into } | Step::CombineAbove { from, into } => {
-                let tag = TagSelector::Value(running.sequence as i32);
                 // Not here yet: the schedule waits (None).
-                let (_, payload) = comm
-                    .collective_matcher
-                    .take(SourceSelector::Rank(from), tag)?;
-                let world = comm.members.world_of(from);
-                flow.release_held(world, Lane::Collective, flow::charge(payload.len()));
+                let payload = take_message(comm, flow, sequence, from)?;
                 if let Some(len) = schedule.block.of(into).filter(|&len| len != payload.len()) {
                     running.mismatch.get_or_insert(Error::Count {
                         reason: format!(
@@ -1078,12 +1415,41 @@ impl Engine {
         build: impl FnOnce(&super::CollectiveCall) -> Result<Schedule>,
         out: &mut Outgoing,
     ) -> Result<u64> {
-        let call = self.begin_collective(context, me, true)?;
+        self.start_schedule_as(context, me, Hold::Nobody, build, out)
+    }
+
+    /// [`Engine::start_schedule`] for a call whose thread waits for the schedule at once, as
+    /// `hold` says who holds the communicator's collective slot meanwhile
+    /// ([`Hold::Caller`]: a blocking call; [`Hold::Within`]: a step of a call that holds it
+    /// already). Such a schedule is the caller's to advance: a delivery of its messages only
+    /// buffers them, and the caller's [`Engine::poll_schedule`] runs its steps. The slot is
+    /// free again after an error here.
+    ///
+    /// # Errors
+    /// Those of [`Engine::start_schedule`] (`Error::ConcurrentCollective` never with
+    /// [`Hold::Within`]).
+    pub fn start_schedule_as(
+        &mut self,
+        context: ContextId,
+        me: Rank,
+        hold: Hold,
+        build: impl FnOnce(&super::CollectiveCall) -> Result<Schedule>,
+        out: &mut Outgoing,
+    ) -> Result<u64> {
+        let call = self.begin_collective(context, me, hold != Hold::Within)?;
         let state = self.comm(context)?;
-        state.collective_active = false; // checked and numbered; held by no thread
-        let schedule = build(&call)?;
+        let built = build(&call);
+        match hold {
+            // Checked and numbered; held by the calling thread (`Caller`) or by none.
+            Hold::Nobody | Hold::Caller => {
+                state.collective_active = hold == Hold::Caller && built.is_ok();
+            }
+            Hold::Within => {}
+        }
+        let schedule = built?;
         let id = state.next_schedule;
         state.next_schedule += 1;
+        let caller_driven = hold != Hold::Nobody;
         state.schedules.push_back(Running {
             id,
             epoch: call.epoch,
@@ -1093,8 +1459,10 @@ impl Engine {
             queued: Vec::new(),
             outcome: None,
             abandoned: false,
+            caller_driven,
             mismatch: None,
         });
+        state.caller_driven += usize::from(caller_driven);
         self.advance_schedules(context, out);
         Ok(id)
     }
@@ -1137,7 +1505,9 @@ impl Engine {
                 }
             }
         };
-        let outcome = comm.schedules.remove(at)?.outcome?;
+        let running = comm.schedules.remove(at)?;
+        comm.caller_driven -= usize::from(running.caller_driven);
+        let outcome = running.outcome?;
         // As a blocking call's end: a failure learned before the call returns disables it.
         if outcome.is_ok() {
             if let Some(rank) = comm.unrecognized_failure() {
@@ -1154,8 +1524,7 @@ impl Engine {
             if let Some(running) = comm.schedules.iter_mut().find(|r| r.id == id) {
                 running.abandoned = true;
             }
-            comm.schedules
-                .retain(|running| !(running.abandoned && running.finished()));
+            forget_abandoned(&mut comm.schedules, &mut comm.caller_driven);
         }
     }
 
@@ -1184,7 +1553,8 @@ impl Engine {
                 && comm.members.comm_of(world).is_some_and(|rank| {
                     comm.collective_matcher.waits_for(rank)
                         || comm.schedules.iter().any(|running| {
-                            running.outcome.is_none() && running.waits_for() == Some(rank)
+                            running.outcome.is_none()
+                                && running.waits_for(&comm.collective_matcher) == Some(rank)
                         })
                 })
         })
@@ -1461,7 +1831,13 @@ mod tests {
                         .collect();
                     let at_root = |v: &Vec<u8>| if rank == root { v.clone() } else { Vec::new() };
                     assert_eq!(outcomes[0], Vec::<u8>::new(), "n {n} seed {seed}");
-                    assert_eq!(outcomes[1], b"root".to_vec(), "n {n} seed {seed}");
+                    // (The root has the bytes: no result there.)
+                    let broadcast = if rank == root {
+                        Vec::new()
+                    } else {
+                        b"root".to_vec()
+                    };
+                    assert_eq!(outcomes[1], broadcast, "n {n} seed {seed}");
                     assert_eq!(outcomes[2], at_root(&total), "n {n} rank {rank}");
                     assert_eq!(outcomes[3], total, "n {n} rank {rank}");
                     assert_eq!(outcomes[4], ordered, "n {n} rank {rank}: rank order");
@@ -1549,7 +1925,9 @@ mod tests {
                     let to_each = (0..n as usize).map(|j| block(i, j)).collect();
                     let started: Vec<u64> = [
                         Schedule::gather_varcount(&p, i, r, block(i, r), &gathered_lens),
-                        Schedule::scatter(&p, i, r, scattered).with_block_len(r + 2 * i),
+                        // (A scatter's receivers forward their subtree's blocks, whose
+                        // lengths they do not know: the caller checks its own block's.)
+                        Schedule::scatter(&p, i, r, scattered),
                         Schedule::all_gather_varcount(&p, i, block(i, 0), &first_lens),
                         Schedule::all_to_all_varcount(&p, i, to_each, &own_lens),
                     ]
@@ -1989,8 +2367,14 @@ mod tests {
             }
             net.run();
             for rank in 0..n {
+                // (The root has the bytes: no result there.)
+                let expected = if rank == 2 { Vec::new() } else { data.clone() };
                 for &id in &ids[rank as usize] {
-                    assert_eq!(net.poll(rank, id), Some(Ok(data.clone())), "seed {seed}");
+                    assert_eq!(
+                        net.poll(rank, id),
+                        Some(Ok(expected.clone())),
+                        "seed {seed}"
+                    );
                 }
             }
             for engine in &net.engines {

@@ -1620,7 +1620,9 @@ impl Program {
                             } else {
                                 Vec::new()
                             };
-                            Schedule::scatter(p, i, root, blocks).with_block_len(8 + pad(me))
+                            // (Receivers forward their subtree's blocks: the checks
+                            // below look at this rank's block.)
+                            Schedule::scatter(p, i, root, blocks)
                         }
                         ScheduleOp::AllGather if varcount => Schedule::all_gather_varcount(
                             p,
@@ -1740,9 +1742,19 @@ impl Program {
                     }
                     ScheduleOp::Broadcast { root } => {
                         let from = participants[root % participants.len()];
-                        let got = value_of(&bytes, 0).map_err(&wrong)?;
-                        if got != value(from) {
-                            return Err(wrong(format!("{got}, root {from} sent {}", value(from))));
+                        if from == me {
+                            // The root has the bytes: no result there.
+                            if !bytes.is_empty() {
+                                return Err(wrong(format!("{} bytes at the root", bytes.len())));
+                            }
+                        } else {
+                            let got = value_of(&bytes, 0).map_err(&wrong)?;
+                            if got != value(from) {
+                                return Err(wrong(format!(
+                                    "{got}, root {from} sent {}",
+                                    value(from)
+                                )));
+                            }
                         }
                     }
                     ScheduleOp::Gather { root } => {

@@ -16,12 +16,12 @@
 //! leader per round crosses between hosts
 //! ([`barrier_steps`](runthrough_core::engine::barrier_steps); the non-blocking barrier runs
 //! the same steps).
+//!
+//! The blocking barrier and the non-blocking one ([`Comm::ibarrier`]) are one implementation:
+//! the engine's barrier schedule, which the blocking call's thread advances as it waits.
 
-use runthrough_core::engine::{barrier_steps, BarrierStep};
-use runthrough_core::fault::Collective;
 use runthrough_core::Result;
 
-use crate::collectives::call::CollectiveCall;
 use crate::comm::Comm;
 
 impl Comm {
@@ -36,11 +36,7 @@ impl Comm {
     /// `Error::ConcurrentCollective` when another collective runs on this communicator;
     /// `Error::Comm` on a freed communicator.
     pub fn barrier(&self) -> Result<()> {
-        self.process
-            .enter_collective(Collective::Barrier, self.context);
-        let call = CollectiveCall::begin(self)?;
-        let outcome = rounds(&call);
-        call.finish(outcome)
+        self.barrier_call(true)?.finish()
     }
 
     /// How many hosts the barrier groups its participants into (their leaders exchange, the
@@ -55,12 +51,4 @@ impl Comm {
         let hosts = self.process.endpoint.lock().host_groups(self.context)?;
         Ok(hosts.map(|hosts| hosts.hosts()))
     }
-}
-
-fn rounds(call: &CollectiveCall<'_>) -> Result<()> {
-    let n = call.participants.len();
-    barrier_steps(n, call.index, call.hosts.as_deref(), |step| match step {
-        BarrierStep::Send(to) => call.send(call.participants[to], &[]),
-        BarrierStep::Receive(from) => call.recv(call.participants[from]).map(drop),
-    })
 }

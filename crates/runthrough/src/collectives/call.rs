@@ -28,12 +28,6 @@ pub(crate) struct CollectiveCall<'a> {
     pub(crate) participants: Arc<[Rank]>,
     /// This rank's position among the participants.
     pub(crate) index: usize,
-    /// How the participants sit on hosts, where that is known alike at every rank (the
-    /// barrier keeps its traffic within them: `runthrough_core::engine::HostGroups`).
-    pub(crate) hosts: Option<Arc<runthrough_core::engine::HostGroups>>,
-    /// Whether this call set the communicator's `collective_active` (and clears it when done);
-    /// false when it runs inside another collective call that holds it (a creation's exchange).
-    owns_active: bool,
 }
 
 impl<'a> CollectiveCall<'a> {
@@ -45,30 +39,17 @@ impl<'a> CollectiveCall<'a> {
     /// G; `Error::Comm` on a freed communicator.
     pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
         comm.process.enter()?;
-        Self::begin_inner(comm, true)
-    }
-
-    /// Starts a collective step inside a call that already holds `comm`'s
-    /// [`ActiveCall`](crate::agreement::ActiveCall) (it neither checks nor clears the flag, and
-    /// counts no operation for fault injection), with the errors of [`CollectiveCall::begin`].
-    pub(crate) fn begin_within(comm: &'a Comm) -> Result<Self> {
-        Self::begin_inner(comm, false)
-    }
-
-    fn begin_inner(comm: &'a Comm, owns_active: bool) -> Result<Self> {
-        let call =
-            comm.process
-                .endpoint
-                .lock()
-                .begin_collective(comm.context, comm.rank, owns_active)?;
+        let call = comm
+            .process
+            .endpoint
+            .lock()
+            .begin_collective(comm.context, comm.rank, true)?;
         Ok(CollectiveCall {
             comm,
             epoch: call.epoch,
             sequence: call.sequence,
             participants: call.participants,
             index: call.index,
-            hosts: call.hosts,
-            owns_active,
         })
     }
 
@@ -180,13 +161,6 @@ impl std::ops::Deref for Received {
     }
 }
 
-impl Received {
-    /// The payload itself (not given back: its new owner keeps it).
-    pub(crate) fn into_vec(mut self) -> Payload {
-        std::mem::take(&mut self.0)
-    }
-}
-
 impl Drop for Received {
     fn drop(&mut self) {
         runthrough_core::buffers::give_back(std::mem::take(&mut self.0));
@@ -195,9 +169,6 @@ impl Drop for Received {
 
 impl Drop for CollectiveCall<'_> {
     fn drop(&mut self) {
-        if !self.owns_active {
-            return;
-        }
         self.comm
             .process
             .endpoint

@@ -2,7 +2,9 @@
 //! Gather, gatherv and all-gather (`MPI_Gather`, `MPI_Gatherv`, `MPI_Allgather`, MPI-4.0 §6.5,
 //! §6.7).
 //!
-//! Algorithms, over the participants (the OK ranks of G):
+//! Each blocking call and its non-blocking form ([`Comm::igather`], ...) run one
+//! implementation, the engine's schedule (`runthrough_core::engine::Schedule::gather`,
+//! `::all_gather`). The algorithms, over the participants (the OK ranks of G):
 //! - **gather(v)**: a binomial tree rooted at the root, ⌈log₂ n⌉ levels. Each rank appends its
 //!   children's blocks after its own (smallest subtree first, which is virtual-rank order) and
 //!   sends them to its parent as length-prefixed blocks, so inner ranks need not know the counts
@@ -15,13 +17,9 @@
 //! left untouched.
 
 use bytemuck::Pod;
-use runthrough_core::fault::Collective;
 use runthrough_core::{Rank, Result};
 
-use super::virtual_ranks::VirtualRanks;
-use super::Deferred;
-use super::{blocks, check_element, check_len, check_root, copy_into, count_error, root_index};
-use crate::collectives::call::CollectiveCall;
+use super::{check_len, count_error};
 use crate::comm::Comm;
 
 /// A receive buffer cut into one block per comm rank, for the variable-count collectives
@@ -101,24 +99,7 @@ impl Comm {
     ///   block of another length; `Error::Argument` when `recv` is `None` at the root.
     /// - `Error::ConcurrentCollective`, `Error::Comm`.
     pub fn gather<T: Pod>(&self, send: &[T], recv: Option<&mut [T]>, root: Rank) -> Result<()> {
-        check_element::<T>()?;
-        check_root(self, root)?;
-        let recv = match (self.rank() == root, recv) {
-            (true, Some(recv)) => {
-                check_len(
-                    "the gather receive buffer",
-                    recv.len(),
-                    (self.size() as usize).saturating_mul(send.len()),
-                )?;
-                Some(PartitionMut::contiguous(
-                    recv,
-                    &vec![send.len(); self.size() as usize],
-                ))
-            }
-            (true, None) => return Err(missing_buffer("gather")),
-            (false, _) => None,
-        };
-        self.gather_into(send, recv, root)
+        self.gather_call(send, recv, root, true)?.finish()
     }
 
     /// Collects every participant's `send`, of any length, into the blocks of `recv` at `root`
@@ -135,22 +116,7 @@ impl Comm {
         recv: Option<PartitionMut<'_, T>>,
         root: Rank,
     ) -> Result<()> {
-        check_element::<T>()?;
-        check_root(self, root)?;
-        let recv = match (self.rank() == root, recv) {
-            (true, Some(recv)) => {
-                check_partition(
-                    &recv.counts,
-                    &recv.displacements,
-                    recv.buffer.len(),
-                    self.size(),
-                )?;
-                Some(recv)
-            }
-            (true, None) => return Err(missing_buffer("gather_varcount")),
-            (false, _) => None,
-        };
-        self.gather_into(send, recv, root)
+        self.gather_varcount_call(send, recv, root, true)?.finish()
     }
 
     /// Collects every participant's `send` into every participant's `recv`, rank r's block at
@@ -165,104 +131,6 @@ impl Comm {
     ///   another length.
     /// - `Error::ConcurrentCollective`, `Error::Comm`, `Error::Argument` (zero-sized `T`).
     pub fn all_gather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
-        check_element::<T>()?;
-        let count = send.len();
-        check_len(
-            "the all_gather receive buffer",
-            recv.len(),
-            (self.size() as usize).saturating_mul(count),
-        )?;
-        self.process
-            .enter_collective(Collective::AllGather, self.context);
-        let call = CollectiveCall::begin(self)?;
-        let outcome = bruck_all_gather(&call, bytemuck::cast_slice(send)).and_then(|held| {
-            let n = call.participants.len();
-            let mut deferred = Deferred::default();
-            for (j, block) in held.iter().enumerate() {
-                let rank = call.participants[(call.index + j) % n] as usize;
-                deferred.note(copy_into(
-                    block,
-                    &mut recv[rank * count..(rank + 1) * count],
-                ));
-            }
-            deferred.into_result()
-        });
-        call.finish(outcome)
+        self.all_gather_call(send, recv, true)?.finish()
     }
-
-    fn gather_into<T: Pod>(
-        &self,
-        send: &[T],
-        recv: Option<PartitionMut<'_, T>>,
-        root: Rank,
-    ) -> Result<()> {
-        self.process
-            .enter_collective(Collective::Gather, self.context);
-        let call = CollectiveCall::begin(self)?;
-        let outcome = root_index(&call, root).and_then(|root_at| {
-            let collected = binomial_gather(&call, bytemuck::cast_slice(send), root_at)?;
-            let (Some(collected), Some(recv)) = (collected, recv) else {
-                return Ok(());
-            };
-            let ranks = VirtualRanks::new(&call, root_at);
-            let mut deferred = Deferred::default();
-            for (v, block) in blocks::decode(&collected, ranks.n)?.into_iter().enumerate() {
-                let rank = ranks.rank(v) as usize;
-                let at = recv.displacements[rank];
-                let target = &mut recv.buffer[at..at + recv.counts[rank]];
-                deferred.note(copy_into(block, target));
-            }
-            deferred.into_result()
-        });
-        call.finish(outcome)
-    }
-}
-
-fn missing_buffer(operation: &str) -> runthrough_core::Error {
-    runthrough_core::Error::Argument {
-        reason: format!("the root of a {operation} needs a receive buffer"),
-    }
-}
-
-/// The binomial gather of one block per participant: at the root, every block as
-/// length-prefixed blocks in virtual-rank order.
-fn binomial_gather(
-    call: &CollectiveCall<'_>,
-    mine: &[u8],
-    root_at: usize,
-) -> Result<Option<Vec<u8>>> {
-    let ranks = VirtualRanks::new(call, root_at);
-    let mut collected = Vec::new();
-    blocks::push(&mut collected, mine);
-    for (child, _) in ranks.children().into_iter().rev() {
-        collected.extend_from_slice(&call.recv(ranks.rank(child))?);
-    }
-    match ranks.binomial().0 {
-        Some(parent) => {
-            call.send(ranks.rank(parent), &collected)?;
-            Ok(None)
-        }
-        None => Ok(Some(collected)),
-    }
-}
-
-/// Bruck's all-gather: block j of the result comes from participant index + j (modulo n).
-pub(crate) fn bruck_all_gather(call: &CollectiveCall<'_>, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-    let n = call.participants.len();
-    let me = call.index;
-    let mut held = vec![mine.to_vec()];
-    let mut distance = 1;
-    while distance < n {
-        let share = distance.min(n - distance);
-        let message = blocks::encode(held[..share].iter().map(Vec::as_slice));
-        call.send(call.participants[(me + n - distance) % n], &message)?;
-        let incoming = call.recv(call.participants[(me + distance) % n])?;
-        held.extend(
-            blocks::decode(&incoming, share)?
-                .into_iter()
-                .map(<[u8]>::to_vec),
-        );
-        distance *= 2;
-    }
-    Ok(held)
 }

@@ -39,7 +39,6 @@
 
 mod alltoall;
 mod barrier;
-mod blocks;
 mod broadcast;
 pub(crate) mod call;
 mod gather;
@@ -50,7 +49,6 @@ mod scan;
 mod scatter;
 mod virtual_ranks;
 
-pub(crate) use gather::bruck_all_gather;
 pub use gather::PartitionMut;
 pub use nonblocking::{CollectiveRequest, PackedOp};
 pub use op::{Op, Reducible, UserOp};

@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use runthrough_core::engine::{Reduction, Schedule};
+use runthrough_core::engine::{Hold, Reduction, Schedule};
 use runthrough_core::fault::Collective;
 use runthrough_core::packet::Outgoing;
 use runthrough_core::{Error, Rank, Result};
@@ -43,11 +43,18 @@ pub struct CollectiveRequest<'a> {
     output: Option<&'a mut [u8]>,
     /// How the result lands in `output`.
     placement: Placement,
+    /// A blocking call's: it holds the communicator's collective slot until its outcome is
+    /// taken ([`Engine::start_schedule_holding`](runthrough_core::engine::Engine)).
+    holds_slot: bool,
+    /// A blocking call's (which never marks collectives running for the transport).
+    blocking: bool,
+    /// The outcome of a blocking call that finished at its start.
+    ready: Option<Result<Vec<u8>>>,
 }
 
 /// How a call's result lands in the caller's buffer.
 #[derive(Debug)]
-enum Placement {
+pub(crate) enum Placement {
     /// The result is the whole buffer.
     Whole,
     /// The result is the whole buffer, or nothing (an exclusive scan at the first
@@ -91,10 +98,36 @@ fn lens_of(at: &[Range<usize>], participants: &[Rank]) -> Vec<usize> {
         .collect()
 }
 
+/// How a collective call starts: which operation (for fault injection), and whether it is
+/// the blocking form (its thread waits for it at once: [`CollectiveRequest::finish`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call {
+    operation: Collective,
+    blocking: bool,
+}
+
+impl Call {
+    /// The non-blocking form of `operation` (a request returned to the program).
+    pub(crate) fn started(operation: Collective) -> Self {
+        Call {
+            operation,
+            blocking: false,
+        }
+    }
+
+    /// `operation`'s blocking form when `blocking`, else its non-blocking one.
+    pub(crate) fn new(operation: Collective, blocking: bool) -> Self {
+        Call {
+            operation,
+            blocking,
+        }
+    }
+}
+
 impl<'a> CollectiveRequest<'a> {
     fn start(
         comm: &'a Comm,
-        operation: Collective,
+        operation: Call,
         output: Option<&'a mut [u8]>,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
@@ -105,7 +138,7 @@ impl<'a> CollectiveRequest<'a> {
     /// going to bytes `blocks[r]` of `output` ([`Placement::Blocks`]), when `blocks` is given.
     fn start_placed(
         comm: &'a Comm,
-        operation: Collective,
+        operation: Call,
         output: Option<&'a mut [u8]>,
         block: Option<Vec<Range<usize>>>,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
@@ -124,7 +157,7 @@ impl<'a> CollectiveRequest<'a> {
     /// [`Placement::Blocks`], the slots are the call's participants, filled in here).
     fn start_with(
         comm: &'a Comm,
-        operation: Collective,
+        operation: Call,
         output: Option<&'a mut [u8]>,
         placement: Placement,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
@@ -138,29 +171,93 @@ impl<'a> CollectiveRequest<'a> {
     /// at where the participants run).
     fn start_call(
         comm: &'a Comm,
-        operation: Collective,
+        operation: Call,
         output: Option<&'a mut [u8]>,
-        mut placement: Placement,
+        placement: Placement,
         build: impl FnOnce(&runthrough_core::engine::CollectiveCall) -> Result<Schedule>,
     ) -> Result<Self> {
         let process = &comm.process;
+        if operation.blocking {
+            // (The blocking calls' order: a fault planned at this collective strikes before
+            // the call counts as one.)
+            process.enter_collective(operation.operation, comm.context);
+            process.enter()?;
+            // Counted among the pollers only if it waits ([`CollectiveRequest::finish`]).
+            return Self::begin(comm, output, placement, Hold::Caller, build);
+        }
         process.enter()?;
-        process.enter_collective(operation, comm.context);
+        process.enter_collective(operation.operation, comm.context);
         // Counted among the pollers while in here: a peer's message that arrives meanwhile
         // need not wake the progress thread (a `FUTEX_WAKE` that cost more than a whole
         // barrier between two ranks); leaving drains what came (see `test`).
         let _polling = process.waiting();
+        Self::begin(comm, output, placement, Hold::Nobody, build)
+    }
+
+    /// Runs a blocking call started with [`Call::new`] to its end on the calling thread
+    /// (`Comm::barrier`, `Comm::gather`, ...: the blocking form of each call is its
+    /// non-blocking form's very schedule, waited for at once). The thread advances the
+    /// schedule as it waits (the rank's other threads that deliver its messages only buffer
+    /// them), and the call holds the communicator's collective slot while it runs, as a
+    /// blocking call does: another thread's collective on the same communicator is refused
+    /// with `Error::ConcurrentCollective` meanwhile.
+    pub(crate) fn finish(mut self) -> Result<()> {
+        match self.ready.take() {
+            // Finished at its start (a root that only sends, a call whose messages were
+            // here): it never waited.
+            Some(outcome) => self.complete(outcome),
+            None => {
+                let _waiting = self.comm.process.waiting();
+                self.wait_here()
+            }
+        }
+    }
+
+    /// Runs an all-gather of `send` (the same length at every participant) into `recv`
+    /// (`size()·send.len()` bytes, rank r's block at `r·send.len()`, the blocks of ranks
+    /// recognized as failed left as they were) as one step of a call that holds the
+    /// communicator's collective slot already (a creation's exchange of split entries): the
+    /// schedule of [`Comm::iall_gather`], run to its end on the calling thread.
+    pub(crate) fn all_gather_within(comm: &'a Comm, send: &[u8], recv: &'a mut [u8]) -> Result<()> {
+        let block = send.len();
+        let placement = Placement::Blocks {
+            at: uniform(comm.size, block),
+            slots: Vec::new(),
+        };
+        let data = runthrough_core::buffers::copy_of(send);
+        let request = Self::begin(comm, Some(recv), placement, Hold::Within, |call| {
+            Ok(Schedule::all_gather(&call.participants, call.index, data))
+        })?;
+        request.finish()
+    }
+
+    /// Starts the call's schedule (the common part of [`CollectiveRequest::start_call`] and
+    /// [`CollectiveRequest::run`]; the caller is counted among the pollers). `blocking`: the
+    /// calling thread waits for the outcome at once, so it holds the communicator's collective
+    /// slot and the transport need not wake its progress thread for the call's messages.
+    fn begin(
+        comm: &'a Comm,
+        output: Option<&'a mut [u8]>,
+        mut placement: Placement,
+        hold: Hold,
+        build: impl FnOnce(&runthrough_core::engine::CollectiveCall) -> Result<Schedule>,
+    ) -> Result<Self> {
+        let process = &comm.process;
+        let blocking = hold != Hold::Nobody;
         let mut out = Outgoing::new();
-        let id = {
+        let (id, ready, declared_failed) = {
             let mut engine = process.endpoint.lock();
             // Before the start, under the engine's lock (which orders it with another
             // thread's clearing in `test`): messages that peers publish from now on wake the
             // progress thread (a transport with polling progress); those already here are
-            // drained by the progress below.
-            process.transport.collectives_running(true);
-            let id = engine.start_schedule(
+            // drained by the progress below. A blocking call's own thread polls them.
+            if !blocking {
+                process.transport.collectives_running(true);
+            }
+            let id = engine.start_schedule_as(
                 comm.context,
                 comm.rank,
+                hold,
                 |call| {
                     if let Placement::Blocks { slots, .. } = &mut placement {
                         *slots = call.participants.to_vec();
@@ -169,16 +266,37 @@ impl<'a> CollectiveRequest<'a> {
                 },
                 &mut out,
             );
+            // A blocking call looks for its outcome under the same lock: no second round
+            // trip when the start ran every step.
+            let ready = match (&id, blocking) {
+                (Ok(id), true) => {
+                    let polled = engine.poll_schedule(comm.context, *id, &mut out);
+                    if polled.is_some() && hold == Hold::Caller {
+                        engine.end_collective(comm.context);
+                    }
+                    polled
+                }
+                _ => None,
+            };
             out.extend(engine.take_due());
-            id
+            (id, ready, engine.declared_failed())
         };
         process.send_all(out);
-        process.progress();
+        if declared_failed {
+            process.halt_declared_failed();
+        }
+        let id = id?;
+        if !blocking {
+            process.progress();
+        }
         Ok(CollectiveRequest {
             comm,
-            id: Some(id?),
+            id: (ready.is_none()).then_some(id),
             output,
             placement,
+            holds_slot: hold == Hold::Caller && ready.is_none(),
+            blocking,
+            ready,
         })
     }
 
@@ -214,8 +332,12 @@ impl<'a> CollectiveRequest<'a> {
         let (polled, declared_failed) = {
             let mut engine = process.endpoint.lock();
             let polled = engine.poll_schedule(self.comm.context, id, &mut out);
+            if polled.is_some() && self.holds_slot {
+                engine.end_collective(self.comm.context);
+                self.holds_slot = false;
+            }
             out.extend(engine.take_due());
-            if polled.is_some() && !engine.any_schedules_running() {
+            if polled.is_some() && !self.blocking && !engine.any_schedules_running() {
                 // Under the lock: a start on another thread sets it again after this.
                 process.transport.collectives_running(false);
             }
@@ -229,13 +351,18 @@ impl<'a> CollectiveRequest<'a> {
             return Ok(false);
         };
         self.id = None;
+        self.complete(outcome).map(|()| true)
+    }
+
+    /// Lands the call's outcome in the caller's buffer.
+    fn complete(&mut self, outcome: Result<Vec<u8>>) -> Result<()> {
         let result = outcome?;
         let placed = match self.output.take() {
             Some(output) => place(&self.placement, &result, output),
             None => Ok(()),
         };
         runthrough_core::buffers::give_back(result);
-        placed.map(|()| true)
+        placed
     }
 
     /// Waits until the call has finished here (`MPI_Wait`), with the errors of
@@ -244,6 +371,12 @@ impl<'a> CollectiveRequest<'a> {
         let process = &self.comm.process;
         process.enter()?;
         let _waiting = process.waiting();
+        self.wait_here()
+    }
+
+    /// [`CollectiveRequest::wait`] for a thread already counted among the pollers.
+    fn wait_here(&mut self) -> Result<()> {
+        let process = &self.comm.process;
         loop {
             let seen = process.endpoint.signal.current();
             if self.poll()? {
@@ -257,11 +390,12 @@ impl<'a> CollectiveRequest<'a> {
 impl Drop for CollectiveRequest<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id {
-            self.comm
-                .process
-                .endpoint
-                .lock()
-                .abandon_schedule(self.comm.context, id);
+            let mut engine = self.comm.process.endpoint.lock();
+            engine.abandon_schedule(self.comm.context, id);
+            if self.holds_slot {
+                // A blocking call left early (its thread unwinds: the rank was killed).
+                engine.end_collective(self.comm.context);
+            }
         }
     }
 }
@@ -358,7 +492,11 @@ fn reduction_arguments<'a>(
 ) -> Result<ReductionStart<'a>> {
     let send_count = whole_elements(op.size, "send", send)?;
     check_len("recv", whole_elements(op.size, "recv", recv)?, send_count)?;
-    Ok((send.to_vec(), op.reduction, Some(recv)))
+    Ok((
+        runthrough_core::buffers::copy_of(send),
+        op.reduction,
+        Some(recv),
+    ))
 }
 
 /// A reduction over packed elements of `size` bytes: `inout = input op inout`, elementwise,
@@ -420,7 +558,7 @@ fn whole_elements(size: usize, what: &str, bytes: &[u8]) -> Result<usize> {
 
 /// The position of `root` among the participants (`Error::RootFailed` when G recognizes it
 /// as failed).
-fn root_position(participants: &[Rank], root: Rank) -> Result<usize> {
+pub(crate) fn root_position(participants: &[Rank], root: Rank) -> Result<usize> {
     participants
         .binary_search(&root)
         .map_err(|_| Error::RootFailed { root })
@@ -448,13 +586,24 @@ impl Comm {
     /// on this communicator; `Error::Comm` on a freed one. Later, through the request: those
     /// of [`CollectiveRequest::test`].
     pub fn ibarrier(&self) -> Result<CollectiveRequest<'_>> {
-        CollectiveRequest::start_call(self, Collective::Barrier, None, Placement::Whole, |call| {
-            Ok(Schedule::barrier(
-                &call.participants,
-                call.index,
-                call.hosts.as_deref(),
-            ))
-        })
+        self.barrier_call(false)
+    }
+
+    /// [`Comm::ibarrier`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn barrier_call(&self, blocking: bool) -> Result<CollectiveRequest<'_>> {
+        CollectiveRequest::start_call(
+            self,
+            Call::new(Collective::Barrier, blocking),
+            None,
+            Placement::Whole,
+            |call| {
+                Ok(Schedule::barrier(
+                    &call.participants,
+                    call.index,
+                    call.hosts.as_deref(),
+                ))
+            },
+        )
     }
 
     /// Starts a broadcast of the root's `buffer` into every participant's `buffer`
@@ -470,17 +619,27 @@ impl Comm {
         buffer: &'a mut [T],
         root: Rank,
     ) -> Result<CollectiveRequest<'a>> {
+        self.broadcast_call(buffer, root, false)
+    }
+
+    /// [`Comm::ibroadcast`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn broadcast_call<'a, T: Pod>(
+        &'a self,
+        buffer: &'a mut [T],
+        root: Rank,
+        blocking: bool,
+    ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_root(self, root)?;
         let bytes: &'a mut [u8] = bytemuck::cast_slice_mut(buffer);
         let (data, output) = if self.rank == root {
-            (bytes.to_vec(), None)
+            (runthrough_core::buffers::copy_of(bytes), None)
         } else {
             (Vec::new(), Some(bytes))
         };
         CollectiveRequest::start(
             self,
-            Collective::Broadcast,
+            Call::new(Collective::Broadcast, blocking),
             output,
             |participants, index| {
                 let root = root_position(participants, root)?;
@@ -544,11 +703,16 @@ impl Comm {
         } else {
             None
         };
-        let data = send.to_vec();
-        CollectiveRequest::start(self, Collective::Reduce, output, |participants, index| {
-            let root = root_position(participants, root)?;
-            Ok(Schedule::reduce(participants, index, root, data, reduction))
-        })
+        let data = runthrough_core::buffers::copy_of(send);
+        CollectiveRequest::start(
+            self,
+            Call::started(Collective::Reduce),
+            output,
+            |participants, index| {
+                let root = root_position(participants, root)?;
+                Ok(Schedule::reduce(participants, index, root, data, reduction))
+            },
+        )
     }
 
     /// Starts an all-reduce of every participant's `send` with predefined `op` into every
@@ -612,7 +776,7 @@ impl Comm {
         let (data, reduction, output) = reduction_arguments(send, recv, op)?;
         CollectiveRequest::start(
             self,
-            Collective::AllReduce,
+            Call::started(Collective::AllReduce),
             output,
             |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
         )
@@ -691,11 +855,11 @@ impl Comm {
         let me = self.rank as usize;
         check_len("recv", whole_elements(op.size, "recv", recv)?, counts[me])?;
         let from = counts[..me].iter().sum::<usize>() * op.size;
-        let data = send.to_vec();
+        let data = runthrough_core::buffers::copy_of(send);
         let reduction = op.reduction;
         CollectiveRequest::start_with(
             self,
-            Collective::AllReduce,
+            Call::started(Collective::AllReduce),
             Some(recv),
             Placement::Part { from },
             |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
@@ -703,8 +867,8 @@ impl Comm {
     }
 
     /// Starts a gather of every participant's `send` into `recv` at `root`, rank r's block at
-    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Igather`, MPI-4.0 §6.12.3): each
-    /// participant sends its block to the root. `recv` is required at the root (`size()·count`
+    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Igather`, MPI-4.0 §6.12.3): a
+    /// binomial tree towards the root. `recv` is required at the root (`size()·count`
     /// elements) and ignored elsewhere; it is written when the request completes, the slots of
     /// ranks recognized as failed left untouched.
     ///
@@ -717,6 +881,17 @@ impl Comm {
         send: &[T],
         recv: Option<&'a mut [T]>,
         root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.gather_call(send, recv, root, false)
+    }
+
+    /// [`Comm::igather`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn gather_call<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: Option<&'a mut [T]>,
+        root: Rank,
+        blocking: bool,
     ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_root(self, root)?;
@@ -731,10 +906,10 @@ impl Comm {
         } else {
             None
         };
-        let data = bytemuck::cast_slice(send).to_vec();
+        let data = runthrough_core::buffers::copy_of(bytemuck::cast_slice(send));
         CollectiveRequest::start_placed(
             self,
-            Collective::Gather,
+            Call::new(Collective::Gather, blocking),
             output,
             Some(uniform(self.size, block)),
             |participants, index| {
@@ -745,8 +920,8 @@ impl Comm {
     }
 
     /// Starts a scatter of the root's `send`, block r (`send[r·count ..]`, `count =
-    /// recv.len()`) into participant r's `recv` (`MPI_Iscatter`, MPI-4.0 §6.12.3): the root
-    /// sends each participant its block. `send` is required at the root (`size()·count`
+    /// recv.len()`) into participant r's `recv` (`MPI_Iscatter`, MPI-4.0 §6.12.3): a binomial
+    /// tree from the root. `send` is required at the root (`size()·count`
     /// elements) and read at the call; `recv` is written when the request completes.
     ///
     /// # Errors
@@ -758,6 +933,17 @@ impl Comm {
         send: Option<&[T]>,
         recv: &'a mut [T],
         root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.scatter_call(send, recv, root, false)
+    }
+
+    /// [`Comm::iscatter`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn scatter_call<'a, T: Pod>(
+        &'a self,
+        send: Option<&[T]>,
+        recv: &'a mut [T],
+        root: Rank,
+        blocking: bool,
     ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_root(self, root)?;
@@ -774,22 +960,31 @@ impl Comm {
         };
         let block = std::mem::size_of_val(recv);
         let output = Some(bytemuck::cast_slice_mut(recv));
-        CollectiveRequest::start(self, Collective::Scatter, output, |participants, index| {
-            let root = root_position(participants, root)?;
-            let blocks = match send {
-                Some(send) => participants
-                    .iter()
-                    .map(|&rank| send[rank as usize * block..][..block].to_vec())
-                    .collect(),
-                None => Vec::new(),
-            };
-            Ok(Schedule::scatter(participants, index, root, blocks))
-        })
+        CollectiveRequest::start(
+            self,
+            Call::new(Collective::Scatter, blocking),
+            output,
+            |participants, index| {
+                let root = root_position(participants, root)?;
+                let blocks = match send {
+                    Some(send) => participants
+                        .iter()
+                        .map(|&rank| {
+                            runthrough_core::buffers::copy_of(
+                                &send[rank as usize * block..][..block],
+                            )
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                Ok(Schedule::scatter(participants, index, root, blocks))
+            },
+        )
     }
 
     /// Starts an all-gather of every participant's `send` into every participant's `recv`,
     /// rank r's block at `recv[r·count ..]` with `count = send.len()` (`MPI_Iallgather`,
-    /// MPI-4.0 §6.12.4): each participant sends its block to every other at once. `recv` is written when the request completes,
+    /// MPI-4.0 §6.12.4): Bruck's algorithm, ⌈log₂ n⌉ rounds. `recv` is written when the request completes,
     /// the slots of ranks recognized as failed left untouched.
     ///
     /// # Errors
@@ -801,15 +996,25 @@ impl Comm {
         send: &[T],
         recv: &'a mut [T],
     ) -> Result<CollectiveRequest<'a>> {
+        self.all_gather_call(send, recv, false)
+    }
+
+    /// [`Comm::iall_gather`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn all_gather_call<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        blocking: bool,
+    ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         let expected = (self.size as usize).saturating_mul(send.len());
         check_len("the all_gather receive buffer", recv.len(), expected)?;
         let block = std::mem::size_of_val(send);
-        let data = bytemuck::cast_slice(send).to_vec();
+        let data = runthrough_core::buffers::copy_of(bytemuck::cast_slice(send));
         let output = Some(bytemuck::cast_slice_mut(recv));
         CollectiveRequest::start_placed(
             self,
-            Collective::AllGather,
+            Call::new(Collective::AllGather, blocking),
             output,
             Some(uniform(self.size, block)),
             |participants, index| Ok(Schedule::all_gather(participants, index, data)),
@@ -818,7 +1023,8 @@ impl Comm {
 
     /// Starts an all-to-all: block r of `send` (`send[r·count ..]`, `count = send.len() /
     /// size()`) goes to participant r, and the block rank r sent here lands at
-    /// `recv[r·count ..]` (`MPI_Ialltoall`, MPI-4.0 §6.12.6): pairwise exchanges, n − 1 steps.
+    /// `recv[r·count ..]` (`MPI_Ialltoall`, MPI-4.0 §6.12.6): Bruck's algorithm for blocks up to
+    /// 1 KiB, pairwise exchanges (n − 1 steps) above.
     /// `send` is read at the call, `recv` written when the request completes; the blocks of
     /// ranks recognized as failed are neither sent nor written.
     ///
@@ -830,6 +1036,16 @@ impl Comm {
         &'a self,
         send: &[T],
         recv: &'a mut [T],
+    ) -> Result<CollectiveRequest<'a>> {
+        self.alltoall_call(send, recv, false)
+    }
+
+    /// [`Comm::ialltoall`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn alltoall_call<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: &'a mut [T],
+        blocking: bool,
     ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_len("the all_to_all receive buffer", recv.len(), send.len())?;
@@ -845,13 +1061,15 @@ impl Comm {
         let output = Some(bytemuck::cast_slice_mut(recv));
         CollectiveRequest::start_placed(
             self,
-            Collective::AllToAll,
+            Call::new(Collective::AllToAll, blocking),
             output,
             Some(uniform(self.size, block)),
             |participants, index| {
                 let blocks = participants
                     .iter()
-                    .map(|&rank| send[rank as usize * block..][..block].to_vec())
+                    .map(|&rank| {
+                        runthrough_core::buffers::copy_of(&send[rank as usize * block..][..block])
+                    })
                     .collect();
                 Ok(Schedule::all_to_all(participants, index, blocks))
             },
@@ -860,7 +1078,7 @@ impl Comm {
 
     /// Starts a gather of every participant's `send`, of any length, into the blocks of the
     /// root's `recv` (`MPI_Igatherv`, MPI-4.0 §6.12.3): rank r's `send` must have `counts[r]`
-    /// elements of the partition. Each participant sends its block to the root at once.
+    /// elements of the partition. A binomial tree towards the root.
     /// `recv` is required at the root and ignored elsewhere; it is written when the request
     /// completes, the blocks of ranks recognized as failed left untouched.
     ///
@@ -873,6 +1091,17 @@ impl Comm {
         send: &[T],
         recv: Option<PartitionMut<'a, T>>,
         root: Rank,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.gather_varcount_call(send, recv, root, false)
+    }
+
+    /// [`Comm::igather_varcount`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn gather_varcount_call<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: Option<PartitionMut<'a, T>>,
+        root: Rank,
+        blocking: bool,
     ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_root(self, root)?;
@@ -892,11 +1121,11 @@ impl Comm {
         } else {
             (None, None)
         };
-        let data = bytemuck::cast_slice(send).to_vec();
+        let data = runthrough_core::buffers::copy_of(bytemuck::cast_slice(send));
         let lens_at = at.clone();
         CollectiveRequest::start_placed(
             self,
-            Collective::Gather,
+            Call::new(Collective::Gather, blocking),
             output,
             at,
             move |participants, index| {
@@ -929,6 +1158,17 @@ impl Comm {
         recv: Option<&'a mut [T]>,
         root: Rank,
     ) -> Result<CollectiveRequest<'a>> {
+        self.scatter_varcount_call(send, recv, root, false)
+    }
+
+    /// [`Comm::iscatter_varcount`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn scatter_varcount_call<'a, T: Pod>(
+        &'a self,
+        send: Option<Partition<'_, T>>,
+        recv: Option<&'a mut [T]>,
+        root: Rank,
+        blocking: bool,
+    ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_root(self, root)?;
         let blocks: Option<(Vec<u8>, Vec<Range<usize>>)> = if self.rank == root {
@@ -949,7 +1189,10 @@ impl Comm {
                 )?;
             }
             let at = byte_ranges::<T>(&send.counts, &send.displacements);
-            Some((bytemuck::cast_slice(send.buffer).to_vec(), at))
+            Some((
+                runthrough_core::buffers::copy_of(bytemuck::cast_slice(send.buffer)),
+                at,
+            ))
         } else {
             None
         };
@@ -966,7 +1209,7 @@ impl Comm {
         };
         CollectiveRequest::start(
             self,
-            Collective::Scatter,
+            Call::new(Collective::Scatter, blocking),
             output,
             move |participants, index| {
                 let root = root_position(participants, root)?;
@@ -985,8 +1228,8 @@ impl Comm {
 
     /// Starts an all-gather of every participant's `send`, of any length, into the blocks of
     /// every participant's `recv` (`MPI_Iallgatherv`, MPI-4.0 §6.12.4): rank r's `send` must
-    /// have `counts[r]` elements of the partition. Each participant sends its block to every
-    /// other at once; `recv` is written when the request completes, the blocks of ranks
+    /// have `counts[r]` elements of the partition. Bruck's algorithm, as
+    /// [`Comm::iall_gather`]'s; `recv` is written when the request completes, the blocks of ranks
     /// recognized as failed left untouched.
     ///
     /// # Errors
@@ -997,6 +1240,16 @@ impl Comm {
         &'a self,
         send: &[T],
         recv: PartitionMut<'a, T>,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.all_gather_varcount_call(send, recv, false)
+    }
+
+    /// [`Comm::iall_gather_varcount`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn all_gather_varcount_call<'a, T: Pod>(
+        &'a self,
+        send: &[T],
+        recv: PartitionMut<'a, T>,
+        blocking: bool,
     ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         let PartitionMut {
@@ -1012,10 +1265,10 @@ impl Comm {
         )?;
         let at = byte_ranges::<T>(&counts, &displacements);
         let lens_at = at.clone();
-        let data = bytemuck::cast_slice(send).to_vec();
+        let data = runthrough_core::buffers::copy_of(bytemuck::cast_slice(send));
         CollectiveRequest::start_placed(
             self,
-            Collective::AllGather,
+            Call::new(Collective::AllGather, blocking),
             Some(bytemuck::cast_slice_mut(buffer)),
             Some(at),
             move |participants, index| {
@@ -1045,6 +1298,16 @@ impl Comm {
         send: Partition<'_, T>,
         recv: PartitionMut<'a, T>,
     ) -> Result<CollectiveRequest<'a>> {
+        self.alltoall_varcount_call(send, recv, false)
+    }
+
+    /// [`Comm::ialltoall_varcount`], or its blocking form with `blocking` ([`CollectiveRequest::finish`]).
+    pub(crate) fn alltoall_varcount_call<'a, T: Pod>(
+        &'a self,
+        send: Partition<'_, T>,
+        recv: PartitionMut<'a, T>,
+        blocking: bool,
+    ) -> Result<CollectiveRequest<'a>> {
         check_element::<T>()?;
         check_partition(
             &send.counts,
@@ -1066,7 +1329,7 @@ impl Comm {
         let lens_at = at.clone();
         CollectiveRequest::start_placed(
             self,
-            Collective::AllToAll,
+            Call::new(Collective::AllToAll, blocking),
             Some(bytemuck::cast_slice_mut(buffer)),
             Some(at),
             move |participants, index| {
@@ -1159,15 +1422,21 @@ impl Comm {
         } else {
             Placement::Whole
         };
-        CollectiveRequest::start_with(self, operation, output, placement, |participants, index| {
-            Ok(Schedule::scan(
-                participants,
-                index,
-                data,
-                reduction,
-                exclusive,
-            ))
-        })
+        CollectiveRequest::start_with(
+            self,
+            Call::started(operation),
+            output,
+            placement,
+            |participants, index| {
+                Ok(Schedule::scan(
+                    participants,
+                    index,
+                    data,
+                    reduction,
+                    exclusive,
+                ))
+            },
+        )
     }
 }
 
