@@ -36,6 +36,8 @@
 //! queues.
 
 use std::collections::VecDeque;
+
+use smallvec::{smallvec, SmallVec};
 use std::sync::Arc;
 
 use super::{CommState, Engine, Flow};
@@ -370,8 +372,8 @@ pub enum Step {
 /// [`Schedule::broadcast`], [`Schedule::reduce`], [`Schedule::all_reduce`]).
 #[derive(Clone)]
 pub struct Schedule {
-    steps: Vec<Step>,
-    buffers: Vec<Vec<u8>>,
+    steps: Steps,
+    buffers: Buffers,
     /// The sets of buffers that block steps name ([`Step::SendBlocks`]).
     sets: Vec<Vec<usize>>,
     /// Bit k: step k (of the first 64) is a [`Step::Send`] of a buffer that nothing uses
@@ -382,7 +384,7 @@ pub struct Schedule {
     reduction: Option<Reduction>,
     /// The buffers that hold the call's result at this rank, in order (their bytes are
     /// concatenated; none: the call has no result here).
-    result: Vec<usize>,
+    result: Parts,
     /// The length each received message must have, when the caller knows it (a block of a
     /// gather, scatter, all-gather or all-to-all).
     block: Expected,
@@ -451,6 +453,13 @@ fn last_sends(steps: &[Step], sets: &[Vec<usize>], result: &[usize], buffers: us
     moves
 }
 
+/// A schedule's steps: a small one's inline, no allocation.
+pub type Steps = SmallVec<[Step; 2]>;
+/// A schedule's buffers: a small one's inline.
+pub type Buffers = SmallVec<[Vec<u8>; 2]>;
+/// The buffers that make a schedule's result, in order: a small one's inline.
+pub type Parts = SmallVec<[usize; 2]>;
+
 /// Who holds a communicator's collective slot while a schedule runs
 /// ([`Engine::start_schedule_as`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -489,10 +498,10 @@ impl Schedule {
     /// the tests check at every place) two receive steps name the same sender (a bug in the
     /// algorithm that built it).
     pub fn new(
-        steps: Vec<Step>,
-        buffers: Vec<Vec<u8>>,
+        steps: impl Into<Steps>,
+        buffers: impl Into<Buffers>,
         reduction: Option<Reduction>,
-        result: Vec<usize>,
+        result: impl Into<Parts>,
     ) -> Self {
         Schedule::with_sets(steps, buffers, Vec::new(), reduction, result)
     }
@@ -503,12 +512,13 @@ impl Schedule {
     /// # Panics
     /// As [`Schedule::new`], and when a block step names no set or a set names no buffer.
     pub fn with_sets(
-        steps: Vec<Step>,
-        buffers: Vec<Vec<u8>>,
+        steps: impl Into<Steps>,
+        buffers: impl Into<Buffers>,
         sets: Vec<Vec<usize>>,
         reduction: Option<Reduction>,
-        result: Vec<usize>,
+        result: impl Into<Parts>,
     ) -> Self {
+        let (steps, buffers, result) = (steps.into(), buffers.into(), result.into());
         assert!(
             sets.iter().flatten().all(|&b| b < buffers.len()),
             "a set names no buffer"
@@ -594,7 +604,7 @@ impl Schedule {
     pub fn barrier(participants: &[Rank], index: usize, hosts: Option<&HostGroups>) -> Self {
         let n = participants.len();
         let rounds = n.next_power_of_two().trailing_zeros() as usize;
-        let mut steps = Vec::with_capacity(2 * rounds);
+        let mut steps = Steps::with_capacity(2 * rounds);
         let planned = barrier_steps(n, index, hosts, |step| {
             steps.push(match step {
                 BarrierStep::Send(to) => Step::Send {
@@ -609,7 +619,7 @@ impl Schedule {
             Ok(())
         });
         debug_assert!(planned.is_ok(), "pushing a step cannot fail");
-        Schedule::new(steps, vec![Vec::new(), Vec::new()], None, Vec::new())
+        Schedule::new(steps, smallvec![Vec::new(), Vec::new()], None, Parts::new())
     }
 
     /// A broadcast of `data` (the root's bytes; ignored elsewhere) from the participant at
@@ -620,7 +630,7 @@ impl Schedule {
         let n = participants.len();
         let virtual_rank = (index + n - root) % n;
         let real = |v: usize| participants[(v + root) % n];
-        let mut steps = Vec::new();
+        let mut steps = Steps::new();
         // The parent is the rank that differs in this rank's lowest set bit.
         let mut mask = 1;
         while mask < n {
@@ -649,17 +659,17 @@ impl Schedule {
             mask >>= 1;
         }
         let result = if virtual_rank == 0 {
-            Vec::new()
+            Parts::new()
         } else {
-            vec![0]
+            smallvec![0]
         };
-        Schedule::new(steps, vec![data], None, result)
+        Schedule::new(steps, smallvec![data], None, result)
     }
 
     /// The steps of a reduction of every participant's `data` to the first participant, in
     /// rank order: a binomial tree whose every subtree is a range of participants, so a
     /// non-commutative reduction is applied in rank order. Buffer 0 accumulates.
-    fn reduce_to_first(participants: &[Rank], index: usize, steps: &mut Vec<Step>) {
+    fn reduce_to_first(participants: &[Rank], index: usize, steps: &mut Steps) {
         let n = participants.len();
         let mut mask = 1;
         while mask < n {
@@ -691,7 +701,7 @@ impl Schedule {
         data: Vec<u8>,
         reduction: Reduction,
     ) -> Self {
-        let mut steps = Vec::new();
+        let mut steps = Steps::new();
         Schedule::reduce_to_first(participants, index, &mut steps);
         if root != 0 {
             if index == 0 {
@@ -706,8 +716,12 @@ impl Schedule {
                 });
             }
         }
-        let result = if index == root { vec![0] } else { Vec::new() };
-        Schedule::new(steps, vec![data], Some(reduction), result)
+        let result = if index == root {
+            smallvec![0]
+        } else {
+            Parts::new()
+        };
+        Schedule::new(steps, smallvec![data], Some(reduction), result)
     }
 
     /// An all-reduce by recursive doubling, ⌈log₂ n⌉ exchanges: a non-power-of-two n first
@@ -723,8 +737,8 @@ impl Schedule {
         reduction: Reduction,
     ) -> Self {
         let plan = Doubling::new(participants.len(), index);
-        let mut steps = Vec::new();
-        let from_below = |from: Rank, steps: &mut Vec<Step>| {
+        let mut steps = Steps::new();
+        let from_below = |from: Rank, steps: &mut Steps| {
             steps.push(Step::Receive { from, into: 1 });
             steps.push(Step::Combine { input: 1, into: 0 });
         };
@@ -761,7 +775,12 @@ impl Schedule {
             }),
             Fold::None => {}
         }
-        Schedule::new(steps, vec![data, Vec::new()], Some(reduction), vec![0])
+        Schedule::new(
+            steps,
+            smallvec![data, Vec::new()],
+            Some(reduction),
+            smallvec![0],
+        )
     }
 
     /// An inclusive (`exclusive` false) or exclusive prefix reduction of every participant's
@@ -777,7 +796,7 @@ impl Schedule {
         exclusive: bool,
     ) -> Self {
         let n = participants.len();
-        let mut steps = Vec::new();
+        let mut steps = Steps::new();
         if index > 0 {
             steps.push(Step::Receive {
                 from: participants[index - 1],
@@ -792,11 +811,11 @@ impl Schedule {
             });
         }
         let result = match (exclusive, index) {
-            (false, _) => vec![0],
-            (true, 0) => Vec::new(),
-            (true, _) => vec![1],
+            (false, _) => smallvec![0],
+            (true, 0) => Parts::new(),
+            (true, _) => smallvec![1],
         };
-        Schedule::new(steps, vec![data, Vec::new()], Some(reduction), result)
+        Schedule::new(steps, smallvec![data, Vec::new()], Some(reduction), result)
     }
 
     /// A gather of every participant's `data` to the participant at `root`: a binomial tree
@@ -828,7 +847,7 @@ impl Schedule {
             });
             return Schedule::with_sets(steps, buffers, sets, None, Vec::new());
         }
-        let result = (0..n).map(|j| tree.virtual_of(j)).collect();
+        let result: Parts = (0..n).map(|j| tree.virtual_of(j)).collect();
         Schedule::with_sets(steps, buffers, sets, None, result).with_block_len(len)
     }
 
@@ -862,7 +881,7 @@ impl Schedule {
                 set: sets.len() - 1,
             });
         }
-        Schedule::with_sets(steps, buffers, sets, None, vec![tree.me])
+        Schedule::with_sets(steps, buffers, sets, None, smallvec![tree.me])
     }
 
     /// An all-gather of every participant's `data` by Bruck's algorithm, ⌈log₂ n⌉ rounds:
@@ -891,7 +910,7 @@ impl Schedule {
             });
             distance *= 2;
         }
-        let result = (0..n).map(|p| (p + n - index) % n).collect();
+        let result: Parts = (0..n).map(|p| (p + n - index) % n).collect();
         Schedule::with_sets(steps, buffers, sets, None, result).with_block_len(len)
     }
 
@@ -926,7 +945,7 @@ impl Schedule {
             });
             distance *= 2;
         }
-        let result = (0..n).map(|p| (index + n - p) % n).collect();
+        let result: Parts = (0..n).map(|p| (index + n - p) % n).collect();
         Schedule::with_sets(steps, blocks, sets, None, result).with_block_len(len)
     }
 
@@ -952,7 +971,8 @@ impl Schedule {
                 into: n + from,
             });
         }
-        Schedule::new(steps, blocks, None, (n..2 * n).collect()).with_block_len(len)
+        let result: Parts = (n..2 * n).collect();
+        Schedule::new(steps, blocks, None, result).with_block_len(len)
     }
 
     /// [`Schedule::gather`] of blocks of varying lengths (`MPI_Gatherv`): participant j's
@@ -1450,7 +1470,7 @@ impl Engine {
         let id = state.next_schedule;
         state.next_schedule += 1;
         let caller_driven = hold != Hold::Nobody;
-        state.schedules.push_back(Running {
+        state.schedules.push_back(Box::new(Running {
             id,
             epoch: call.epoch,
             sequence: call.sequence,
@@ -1461,7 +1481,7 @@ impl Engine {
             abandoned: false,
             caller_driven,
             mismatch: None,
-        });
+        }));
         state.caller_driven += usize::from(caller_driven);
         self.advance_schedules(context, out);
         Ok(id)
@@ -1590,8 +1610,9 @@ impl CommState {
     }
 }
 
-/// The schedules of a communicator, in call order.
-pub(crate) type Schedules = VecDeque<Running>;
+/// The schedules of a communicator, in call order (boxed: a running schedule is some hundred
+/// bytes, moved once instead of at every insertion and removal).
+pub(crate) type Schedules = VecDeque<Box<Running>>;
 
 #[cfg(test)]
 mod tests {
