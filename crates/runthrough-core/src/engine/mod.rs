@@ -51,7 +51,7 @@ pub use creation::{
 };
 pub use schedule::{
     barrier_round, barrier_steps, BarrierStep, Doubling, Fold, Hold, HostGroups, Partners,
-    Reduction, Schedule, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
+    Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
 };
 mod send;
 mod views;

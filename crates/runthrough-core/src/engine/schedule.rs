@@ -460,6 +460,16 @@ pub type Buffers = SmallVec<[Vec<u8>; 2]>;
 /// The buffers that make a schedule's result, in order: a small one's inline.
 pub type Parts = SmallVec<[usize; 2]>;
 
+/// A schedule started by [`Engine::start_schedule_as`].
+#[derive(Debug)]
+pub enum Started {
+    /// Running: poll it with [`Engine::poll_schedule`] under this id.
+    Running(u64),
+    /// A caller's schedule that finished within its start (every step ran, every send went
+    /// out): its outcome, as [`Engine::poll_schedule`] would have given it. Never queued.
+    Done(Result<Vec<u8>>),
+}
+
 /// Who holds a communicator's collective slot while a schedule runs
 /// ([`Engine::start_schedule_as`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1179,45 +1189,14 @@ fn advance_some(
         // its thread, on another core, reads next).
         return;
     }
-    let stop = if comm.life.is_freed() {
-        Some(Error::Comm)
-    } else if comm.life.is_revoked() {
-        Some(Error::Revoked)
-    } else {
-        comm.unrecognized_failure()
-            .map(|rank| Error::ProcFailed { rank })
-    };
+    let stop = comm.schedule_stop();
     let mut schedules = std::mem::take(&mut comm.schedules);
     let mut forgotten = false;
     for running in schedules.iter_mut() {
         if running.caller_driven && !caller_driven_too && stop.is_none() {
             continue;
         }
-        if running.outcome.is_none() {
-            running.outcome = match &stop {
-                Some(error) => Some(Err(error.clone())),
-                None => run_steps(comm, flow, context, running, out),
-            };
-        }
-        if let (Some(error), false) = (&stop, running.queued.is_empty()) {
-            // Its sends still waiting for credit are withdrawn, as a blocking collective's
-            // are (their receiver may never take the messages that hold the credit back:
-            // its own call failed too); the call cannot be reported a success then.
-            for slot in running.queued.drain(..) {
-                flow.cancel(slot);
-            }
-            running.outcome = Some(Err(error.clone()));
-        }
-        running.queued.retain(|&slot| match flow.outcome(slot) {
-            None => true,
-            Some(Ok(())) => false,
-            Some(Err(error)) => {
-                if matches!(running.outcome, Some(Ok(_))) {
-                    running.outcome = Some(Err(error));
-                }
-                false
-            }
-        });
+        advance_one(comm, flow, context, stop.as_ref(), running, out);
         forgotten |= running.abandoned && running.finished();
     }
     if forgotten {
@@ -1231,6 +1210,43 @@ fn advance_some(
         }
     }
     comm.schedules = schedules;
+}
+
+/// Runs one schedule as far as it can go (its outcome `stop` when the call must stop:
+/// [`CommState::schedule_stop`]), and notes which of its queued sends went out.
+fn advance_one(
+    comm: &mut CommState,
+    flow: &mut Flow,
+    context: ContextId,
+    stop: Option<&Error>,
+    running: &mut Running,
+    out: &mut Outgoing,
+) {
+    if running.outcome.is_none() {
+        running.outcome = match stop {
+            Some(error) => Some(Err(error.clone())),
+            None => run_steps(comm, flow, context, running, out),
+        };
+    }
+    if let (Some(error), false) = (stop, running.queued.is_empty()) {
+        // Its sends still waiting for credit are withdrawn, as a blocking collective's
+        // are (their receiver may never take the messages that hold the credit back:
+        // its own call failed too); the call cannot be reported a success then.
+        for slot in running.queued.drain(..) {
+            flow.cancel(slot);
+        }
+        running.outcome = Some(Err(error.clone()));
+    }
+    running.queued.retain(|&slot| match flow.outcome(slot) {
+        None => true,
+        Some(Ok(())) => false,
+        Some(Err(error)) => {
+            if matches!(running.outcome, Some(Ok(_))) {
+                running.outcome = Some(Err(error));
+            }
+            false
+        }
+    });
 }
 
 /// Forgets the schedules whose requests were dropped and that have finished; `caller_driven`
@@ -1435,7 +1451,10 @@ impl Engine {
         build: impl FnOnce(&super::CollectiveCall) -> Result<Schedule>,
         out: &mut Outgoing,
     ) -> Result<u64> {
-        self.start_schedule_as(context, me, Hold::Nobody, build, out)
+        match self.start_schedule_as(context, me, Hold::Nobody, build, out)? {
+            Started::Running(id) => Ok(id),
+            Started::Done(_) => unreachable!("a schedule nobody holds is always queued"),
+        }
     }
 
     /// [`Engine::start_schedule`] for a call whose thread waits for the schedule at once, as
@@ -1455,7 +1474,7 @@ impl Engine {
         hold: Hold,
         build: impl FnOnce(&super::CollectiveCall) -> Result<Schedule>,
         out: &mut Outgoing,
-    ) -> Result<u64> {
+    ) -> Result<Started> {
         let call = self.begin_collective(context, me, hold != Hold::Within)?;
         let state = self.comm(context)?;
         let built = build(&call);
@@ -1470,7 +1489,7 @@ impl Engine {
         let id = state.next_schedule;
         state.next_schedule += 1;
         let caller_driven = hold != Hold::Nobody;
-        state.schedules.push_back(Box::new(Running {
+        let mut running = Box::new(Running {
             id,
             epoch: call.epoch,
             sequence: call.sequence,
@@ -1481,10 +1500,31 @@ impl Engine {
             abandoned: false,
             caller_driven,
             mismatch: None,
-        }));
-        state.caller_driven += usize::from(caller_driven);
+        });
+        if caller_driven {
+            // The caller's own: run at once, and if that finishes it (a root that only
+            // sends, a call whose messages were all here), it never joins the queue.
+            let state = self.comms.get_mut(&context).ok_or(Error::Comm)?;
+            let stop = state.schedule_stop();
+            advance_one(
+                state,
+                &mut self.flow,
+                context,
+                stop.as_ref(),
+                &mut running,
+                out,
+            );
+            if running.finished() {
+                let outcome = running.outcome.take().unwrap_or(Ok(Vec::new()));
+                return Ok(Started::Done(state.final_outcome(outcome)));
+            }
+            state.schedules.push_back(running);
+            state.caller_driven += 1;
+            return Ok(Started::Running(id));
+        }
+        state.schedules.push_back(running);
         self.advance_schedules(context, out);
-        Ok(id)
+        Ok(Started::Running(id))
     }
 
     /// Runs `context`'s schedules as far as they can go.
@@ -1528,13 +1568,7 @@ impl Engine {
         let running = comm.schedules.remove(at)?;
         comm.caller_driven -= usize::from(running.caller_driven);
         let outcome = running.outcome?;
-        // As a blocking call's end: a failure learned before the call returns disables it.
-        if outcome.is_ok() {
-            if let Some(rank) = comm.unrecognized_failure() {
-                return Some(Err(Error::ProcFailed { rank }));
-            }
-        }
-        Some(outcome)
+        Some(comm.final_outcome(outcome))
     }
 
     /// Schedule `id`'s request was dropped: the schedule runs to its end (its peers need its
@@ -1604,6 +1638,28 @@ impl Engine {
 }
 
 impl CommState {
+    /// Why this communicator's schedules must stop now, if they must: it was freed or revoked,
+    /// or a participant failed that G does not recognize.
+    fn schedule_stop(&self) -> Option<Error> {
+        if self.life.is_freed() {
+            Some(Error::Comm)
+        } else if self.life.is_revoked() {
+            Some(Error::Revoked)
+        } else {
+            self.unrecognized_failure()
+                .map(|rank| Error::ProcFailed { rank })
+        }
+    }
+
+    /// A finished schedule's outcome as its poll gives it: as at a blocking call's end, a
+    /// failure learned before the call returns disables it.
+    fn final_outcome(&self, outcome: Result<Vec<u8>>) -> Result<Vec<u8>> {
+        match (outcome, self.unrecognized_failure()) {
+            (Ok(_), Some(rank)) => Err(Error::ProcFailed { rank }),
+            (outcome, _) => outcome,
+        }
+    }
+
     /// Whether a schedule of this communicator is still running here.
     pub(crate) fn schedules_running(&self) -> bool {
         self.schedules.iter().any(|running| !running.finished())

@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use runthrough_core::engine::{Hold, Reduction, Schedule};
+use runthrough_core::engine::{Hold, Reduction, Schedule, Started};
 use runthrough_core::fault::Collective;
 use runthrough_core::packet::Outgoing;
 use runthrough_core::{Error, Rank, Result};
@@ -63,20 +63,29 @@ pub(crate) enum Placement {
     /// The result is one block per participant, in participant order: the block of
     /// participant `slots[j]` (a comm rank) goes to bytes `at[slots[j]]` of the buffer; the
     /// blocks of ranks recognized as failed are left as they were.
-    Blocks {
-        at: Vec<Range<usize>>,
-        slots: Vec<Rank>,
-    },
+    Blocks { at: Layout, slots: Arc<[Rank]> },
     /// The buffer is the result's bytes from `from` on (a reduce-scatter: this rank's block
     /// of the whole reduced vector).
     Part { from: usize },
 }
 
-/// The bytes of each comm rank's block when every block is `bytes` long, in rank order.
-fn uniform(size: u32, bytes: usize) -> Vec<Range<usize>> {
-    (0..size as usize)
-        .map(|r| r * bytes..(r + 1) * bytes)
-        .collect()
+/// Where each comm rank's block lies in a buffer.
+#[derive(Debug, Clone)]
+pub(crate) enum Layout {
+    /// Rank r's block is bytes `r·len .. (r + 1)·len` (no allocation per call).
+    Uniform(usize),
+    /// Rank r's block is these bytes.
+    Ranges(Vec<Range<usize>>),
+}
+
+impl Layout {
+    /// The bytes of comm rank `rank`'s block.
+    fn of(&self, rank: Rank) -> Range<usize> {
+        match self {
+            Layout::Uniform(len) => rank as usize * len..(rank as usize + 1) * len,
+            Layout::Ranges(at) => at[rank as usize].clone(),
+        }
+    }
 }
 
 /// The bytes of each comm rank's block of a partition of `T` elements.
@@ -140,13 +149,13 @@ impl<'a> CollectiveRequest<'a> {
         comm: &'a Comm,
         operation: Call,
         output: Option<&'a mut [u8]>,
-        block: Option<Vec<Range<usize>>>,
+        block: Option<Layout>,
         build: impl FnOnce(&[Rank], usize) -> Result<Schedule>,
     ) -> Result<Self> {
         let placement = match block {
             Some(at) => Placement::Blocks {
                 at,
-                slots: Vec::new(),
+                slots: Arc::from([]),
             },
             None => Placement::Whole,
         };
@@ -221,8 +230,8 @@ impl<'a> CollectiveRequest<'a> {
     pub(crate) fn all_gather_within(comm: &'a Comm, send: &[u8], recv: &'a mut [u8]) -> Result<()> {
         let block = send.len();
         let placement = Placement::Blocks {
-            at: uniform(comm.size, block),
-            slots: Vec::new(),
+            at: Layout::Uniform(block),
+            slots: Arc::from([]),
         };
         let data = runthrough_core::buffers::copy_of(send);
         let request = Self::begin(comm, Some(recv), placement, Hold::Within, |call| {
@@ -254,29 +263,29 @@ impl<'a> CollectiveRequest<'a> {
             if !blocking {
                 process.transport.collectives_running(true);
             }
-            let id = engine.start_schedule_as(
+            let started = engine.start_schedule_as(
                 comm.context,
                 comm.rank,
                 hold,
                 |call| {
                     if let Placement::Blocks { slots, .. } = &mut placement {
-                        *slots = call.participants.to_vec();
+                        *slots = Arc::clone(&call.participants);
                     }
                     build(call)
                 },
                 &mut out,
             );
-            // A blocking call looks for its outcome under the same lock: no second round
-            // trip when the start ran every step.
-            let ready = match (&id, blocking) {
-                (Ok(id), true) => {
-                    let polled = engine.poll_schedule(comm.context, *id, &mut out);
-                    if polled.is_some() && hold == Hold::Caller {
+            // A blocking call whose start ran every step has its outcome at once (and its
+            // slot is free again).
+            let (id, ready) = match started {
+                Ok(Started::Running(id)) => (Ok(Some(id)), None),
+                Ok(Started::Done(outcome)) => {
+                    if hold == Hold::Caller {
                         engine.end_collective(comm.context);
                     }
-                    polled
+                    (Ok(None), Some(outcome))
                 }
-                _ => None,
+                Err(error) => (Err(error), None),
             };
             out.extend(engine.take_due());
             (id, ready, engine.declared_failed())
@@ -291,7 +300,7 @@ impl<'a> CollectiveRequest<'a> {
         }
         Ok(CollectiveRequest {
             comm,
-            id: (ready.is_none()).then_some(id),
+            id,
             output,
             placement,
             holds_slot: hold == Hold::Caller && ready.is_none(),
@@ -423,13 +432,13 @@ fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> 
             output.copy_from_slice(part);
         }
         Placement::Blocks { at, slots } => {
-            let total: usize = slots.iter().map(|&slot| at[slot as usize].len()).sum();
+            let total: usize = slots.iter().map(|&slot| at.of(slot).len()).sum();
             if result.len() != total {
                 return Err(wrong());
             }
             let mut from = 0;
-            for &slot in slots {
-                let to = at[slot as usize].clone();
+            for &slot in slots.iter() {
+                let to = at.of(slot);
                 let len = to.len();
                 output
                     .get_mut(to)
@@ -911,7 +920,7 @@ impl Comm {
             self,
             Call::new(Collective::Gather, blocking),
             output,
-            Some(uniform(self.size, block)),
+            Some(Layout::Uniform(block)),
             |participants, index| {
                 let root = root_position(participants, root)?;
                 Ok(Schedule::gather(participants, index, root, data))
@@ -1016,7 +1025,7 @@ impl Comm {
             self,
             Call::new(Collective::AllGather, blocking),
             output,
-            Some(uniform(self.size, block)),
+            Some(Layout::Uniform(block)),
             |participants, index| Ok(Schedule::all_gather(participants, index, data)),
         )
     }
@@ -1063,7 +1072,7 @@ impl Comm {
             self,
             Call::new(Collective::AllToAll, blocking),
             output,
-            Some(uniform(self.size, block)),
+            Some(Layout::Uniform(block)),
             |participants, index| {
                 let blocks = participants
                     .iter()
@@ -1127,7 +1136,7 @@ impl Comm {
             self,
             Call::new(Collective::Gather, blocking),
             output,
-            at,
+            at.map(Layout::Ranges),
             move |participants, index| {
                 let root = root_position(participants, root)?;
                 let lens = lens_at.map_or_else(Vec::new, |at| lens_of(&at, participants));
@@ -1270,7 +1279,7 @@ impl Comm {
             self,
             Call::new(Collective::AllGather, blocking),
             Some(bytemuck::cast_slice_mut(buffer)),
-            Some(at),
+            Some(Layout::Ranges(at)),
             move |participants, index| {
                 let lens = lens_of(&lens_at, participants);
                 Ok(Schedule::all_gather_varcount(
@@ -1331,7 +1340,7 @@ impl Comm {
             self,
             Call::new(Collective::AllToAll, blocking),
             Some(bytemuck::cast_slice_mut(buffer)),
-            Some(at),
+            Some(Layout::Ranges(at)),
             move |participants, index| {
                 let blocks = participants
                     .iter()
