@@ -2640,4 +2640,113 @@ mod tests {
             assert!(held.iter().all(|&range| range == (0, n)), "n {n}: {held:?}");
         }
     }
+
+    /// Starts `schedule` at `rank` as a blocking call's (held by its caller).
+    fn start_held(net: &mut Net, rank: u32, schedule: Schedule, hold: Hold) -> Result<Started> {
+        let mut out = Outgoing::new();
+        let started = net.engines[rank as usize].start_schedule_as(
+            WORLD_CONTEXT,
+            rank,
+            hold,
+            |_| Ok(schedule),
+            &mut out,
+        );
+        net.push(rank, out);
+        started
+    }
+
+    #[test]
+    fn a_blocking_calls_schedule_is_its_callers_to_advance_and_holds_the_slot() {
+        let mut net = Net::new(2, 3);
+        // Rank 0's barrier runs as a blocking call's: it holds the slot.
+        let Ok(Started::Running(id)) = start_held(
+            &mut net,
+            0,
+            Schedule::barrier(&all(2), 0, None),
+            Hold::Caller,
+        ) else {
+            panic!("rank 1's message is not here yet: the call runs");
+        };
+        let refused = net.start(0, Schedule::barrier(&all(2), 0, None));
+        assert_eq!(
+            refused,
+            Err(Error::ConcurrentCollective),
+            "another thread's collective"
+        );
+        // A step of the call that holds the slot (a creation's exchange) is not refused.
+        let within = start_held(
+            &mut net,
+            0,
+            Schedule::barrier(&all(1), 0, None),
+            Hold::Within,
+        );
+        assert!(matches!(within, Ok(Started::Done(Ok(_)))), "{within:?}");
+        // Rank 1 enters: its message reaches rank 0, whose delivery only buffers it.
+        let other = net.start(1, Schedule::barrier(&all(2), 1, None)).unwrap();
+        net.run();
+        assert_eq!(net.poll(1, other), Some(Ok(Vec::new())));
+        let engine = &mut net.engines[0];
+        let running = &engine.comms[&WORLD_CONTEXT].schedules;
+        assert_eq!(running.len(), 1);
+        assert_eq!(running[0].next, 1, "the delivery ran none of its steps");
+        // Its message is here: no sender gets a loan for it.
+        assert!(!engine.a_collective_waits_for(WorldRank(1)));
+        // The caller's poll runs the step and gives the outcome; then the slot is free.
+        let mut out = Outgoing::new();
+        assert_eq!(
+            engine.poll_schedule(WORLD_CONTEXT, id, &mut out),
+            Some(Ok(Vec::new()))
+        );
+        assert_eq!(engine.comms[&WORLD_CONTEXT].caller_driven, 0);
+        engine.end_collective(WORLD_CONTEXT);
+        assert!(net.start(0, Schedule::barrier(&all(2), 0, None)).is_ok());
+    }
+
+    #[test]
+    fn a_blocking_call_that_finishes_at_its_start_is_never_queued() {
+        let mut net = Net::new(3, 4);
+        // A broadcast root only sends: done at its start, the slot still its caller's.
+        let data = b"bytes".to_vec();
+        let root = start_held(
+            &mut net,
+            0,
+            Schedule::broadcast(&all(3), 0, 0, data),
+            Hold::Caller,
+        );
+        assert!(
+            matches!(root, Ok(Started::Done(Ok(ref r))) if r.is_empty()),
+            "{root:?}"
+        );
+        assert!(net.engines[0].comms[&WORLD_CONTEXT].schedules.is_empty());
+        assert_eq!(
+            net.start(0, Schedule::barrier(&all(3), 0, None)),
+            Err(Error::ConcurrentCollective),
+            "held until the caller ends it"
+        );
+        net.engines[0].end_collective(WORLD_CONTEXT);
+        // A receiver whose message is already here finishes at its start too.
+        net.run();
+        let received = start_held(
+            &mut net,
+            1,
+            Schedule::broadcast(&all(3), 1, 0, Vec::new()),
+            Hold::Caller,
+        );
+        assert!(
+            matches!(received, Ok(Started::Done(Ok(ref r))) if r == b"bytes"),
+            "{received:?}"
+        );
+        // ... unless a participant failed meanwhile that G does not recognize: ProcFailed, as
+        // a blocking call's end gives it.
+        net.engines[1].end_collective(WORLD_CONTEXT);
+        net.kill(0);
+        net.run();
+        let after = start_held(
+            &mut net,
+            2,
+            Schedule::barrier(&all(1), 0, None),
+            Hold::Within,
+        );
+        assert_eq!(after.err(), Some(Error::ProcFailed { rank: 0 }));
+    }
 }
