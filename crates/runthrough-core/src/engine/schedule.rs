@@ -529,11 +529,48 @@ impl Schedule {
         result: impl Into<Parts>,
     ) -> Self {
         let (steps, buffers, result) = (steps.into(), buffers.into(), result.into());
+        Schedule::check(&steps, buffers.len(), &sets, &result, reduction.is_some());
+        Schedule::built(steps, buffers, sets, reduction, result)
+    }
+
+    /// A schedule the builders below made (each checked by [`Schedule::check`] in debug
+    /// builds, where the tests run every builder at every place, not at every call).
+    fn built(
+        steps: Steps,
+        buffers: Buffers,
+        sets: Vec<Vec<usize>>,
+        reduction: Option<Reduction>,
+        result: Parts,
+    ) -> Self {
+        if cfg!(debug_assertions) {
+            Schedule::check(&steps, buffers.len(), &sets, &result, reduction.is_some());
+        }
+        let moves = last_sends(&steps, &sets, &result, buffers.len());
+        Schedule {
+            steps,
+            buffers,
+            sets,
+            moves,
+            reduction,
+            result,
+            block: Expected::Any,
+        }
+    }
+
+    /// Panics unless every step and the result name buffers and sets that exist, every
+    /// combining step has a reduction, and (debug builds) no two receives name one sender.
+    fn check(
+        steps: &[Step],
+        buffers: usize,
+        sets: &[Vec<usize>],
+        result: &[usize],
+        reduction: bool,
+    ) {
         assert!(
-            sets.iter().flatten().all(|&b| b < buffers.len()),
+            sets.iter().flatten().all(|&b| b < buffers),
             "a set names no buffer"
         );
-        for step in &steps {
+        for step in steps {
             let buffer = match *step {
                 Step::SendBlocks { set, .. } | Step::ReceiveBlocks { set, .. } => {
                     assert!(set < sets.len(), "step {step:?} names no set");
@@ -542,19 +579,19 @@ impl Schedule {
                 Step::Send { buffer, .. } => buffer,
                 Step::Receive { into, .. } => into,
                 Step::CombineAbove { into, .. } => {
-                    assert!(reduction.is_some(), "a combining step needs a reduction");
+                    assert!(reduction, "a combining step needs a reduction");
                     into
                 }
                 Step::Combine { input, into } => {
-                    assert!(reduction.is_some(), "a combining step needs a reduction");
-                    assert!(input < buffers.len() && input != into, "step {step:?}");
+                    assert!(reduction, "a combining step needs a reduction");
+                    assert!(input < buffers && input != into, "step {step:?}");
                     into
                 }
             };
-            assert!(buffer < buffers.len(), "step {step:?} names no buffer");
+            assert!(buffer < buffers, "step {step:?} names no buffer");
         }
         assert!(
-            result.iter().all(|&b| b < buffers.len()),
+            result.iter().all(|&b| b < buffers),
             "the result names no buffer"
         );
         if cfg!(debug_assertions) {
@@ -573,16 +610,6 @@ impl Schedule {
             senders.sort_unstable();
             senders.dedup();
             assert_eq!(senders.len(), receives, "one message per sender");
-        }
-        let moves = last_sends(&steps, &sets, &result, buffers.len());
-        Schedule {
-            steps,
-            buffers,
-            sets,
-            moves,
-            reduction,
-            result,
-            block: Expected::Any,
         }
     }
 
@@ -629,7 +656,13 @@ impl Schedule {
             Ok(())
         });
         debug_assert!(planned.is_ok(), "pushing a step cannot fail");
-        Schedule::new(steps, smallvec![Vec::new(), Vec::new()], None, Parts::new())
+        Schedule::built(
+            steps,
+            smallvec![Vec::new(), Vec::new()],
+            Vec::new(),
+            None,
+            Parts::new(),
+        )
     }
 
     /// A broadcast of `data` (the root's bytes; ignored elsewhere) from the participant at
@@ -673,7 +706,7 @@ impl Schedule {
         } else {
             smallvec![0]
         };
-        Schedule::new(steps, smallvec![data], None, result)
+        Schedule::built(steps, smallvec![data], Vec::new(), None, result)
     }
 
     /// The steps of a reduction of every participant's `data` to the first participant, in
@@ -731,7 +764,7 @@ impl Schedule {
         } else {
             Parts::new()
         };
-        Schedule::new(steps, smallvec![data], Some(reduction), result)
+        Schedule::built(steps, smallvec![data], Vec::new(), Some(reduction), result)
     }
 
     /// An all-reduce by recursive doubling, ⌈log₂ n⌉ exchanges: a non-power-of-two n first
@@ -785,9 +818,10 @@ impl Schedule {
             }),
             Fold::None => {}
         }
-        Schedule::new(
+        Schedule::built(
             steps,
             smallvec![data, Vec::new()],
+            Vec::new(),
             Some(reduction),
             smallvec![0],
         )
@@ -825,7 +859,13 @@ impl Schedule {
             (true, 0) => Parts::new(),
             (true, _) => smallvec![1],
         };
-        Schedule::new(steps, smallvec![data, Vec::new()], Some(reduction), result)
+        Schedule::built(
+            steps,
+            smallvec![data, Vec::new()],
+            Vec::new(),
+            Some(reduction),
+            result,
+        )
     }
 
     /// A gather of every participant's `data` to the participant at `root`: a binomial tree
@@ -855,10 +895,10 @@ impl Schedule {
                 to: tree.rank(participants, parent),
                 set: sets.len() - 1,
             });
-            return Schedule::with_sets(steps, buffers, sets, None, Vec::new());
+            return Schedule::built(steps.into(), buffers.into(), sets, None, Parts::new());
         }
         let result: Parts = (0..n).map(|j| tree.virtual_of(j)).collect();
-        Schedule::with_sets(steps, buffers, sets, None, result).with_block_len(len)
+        Schedule::built(steps.into(), buffers.into(), sets, None, result).with_block_len(len)
     }
 
     /// A scatter from the participant at `root`, whose `blocks` hold one block per
@@ -891,7 +931,7 @@ impl Schedule {
                 set: sets.len() - 1,
             });
         }
-        Schedule::with_sets(steps, buffers, sets, None, smallvec![tree.me])
+        Schedule::built(steps.into(), buffers.into(), sets, None, smallvec![tree.me])
     }
 
     /// An all-gather of every participant's `data` by Bruck's algorithm, ⌈log₂ n⌉ rounds:
@@ -921,7 +961,7 @@ impl Schedule {
             distance *= 2;
         }
         let result: Parts = (0..n).map(|p| (p + n - index) % n).collect();
-        Schedule::with_sets(steps, buffers, sets, None, result).with_block_len(len)
+        Schedule::built(steps.into(), buffers.into(), sets, None, result).with_block_len(len)
     }
 
     /// An all-to-all: `blocks` holds this participant's block for each participant, in
@@ -956,7 +996,7 @@ impl Schedule {
             distance *= 2;
         }
         let result: Parts = (0..n).map(|p| (index + n - p) % n).collect();
-        Schedule::with_sets(steps, blocks, sets, None, result).with_block_len(len)
+        Schedule::built(steps.into(), blocks.into(), sets, None, result).with_block_len(len)
     }
 
     /// [`Schedule::all_to_all`] by pairwise exchanges whatever the blocks' lengths: in step s
@@ -982,7 +1022,7 @@ impl Schedule {
             });
         }
         let result: Parts = (n..2 * n).collect();
-        Schedule::new(steps, blocks, None, result).with_block_len(len)
+        Schedule::built(steps.into(), blocks.into(), Vec::new(), None, result).with_block_len(len)
     }
 
     /// [`Schedule::gather`] of blocks of varying lengths (`MPI_Gatherv`): participant j's
@@ -1489,7 +1529,7 @@ impl Engine {
         let id = state.next_schedule;
         state.next_schedule += 1;
         let caller_driven = hold != Hold::Nobody;
-        let mut running = Box::new(Running {
+        let mut running = Running {
             id,
             epoch: call.epoch,
             sequence: call.sequence,
@@ -1500,7 +1540,7 @@ impl Engine {
             abandoned: false,
             caller_driven,
             mismatch: None,
-        });
+        };
         if caller_driven {
             // The caller's own: run at once, and if that finishes it (a root that only
             // sends, a call whose messages were all here), it never joins the queue.
@@ -1518,11 +1558,12 @@ impl Engine {
                 let outcome = running.outcome.take().unwrap_or(Ok(Vec::new()));
                 return Ok(Started::Done(state.final_outcome(outcome)));
             }
-            state.schedules.push_back(running);
+            // (Boxed only now: one that finished at its start costs no allocation.)
+            state.schedules.push_back(Box::new(running));
             state.caller_driven += 1;
             return Ok(Started::Running(id));
         }
-        state.schedules.push_back(running);
+        state.schedules.push_back(Box::new(running));
         self.advance_schedules(context, out);
         Ok(Started::Running(id))
     }
