@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Non-blocking collectives as state machines that the engine runs by itself.
+//! Collectives as state machines that the engine runs by itself: every non-blocking call, and
+//! the blocking barrier, broadcast, gathers, scatters, all-gather and all-to-all, whose thread
+//! starts the same schedule with [`Engine::start_schedule_as`] and waits for it at once
+//! ([`Hold::Caller`]: it holds the communicator's collective slot, and advances the schedule
+//! itself when it polls; a delivery on another thread only buffers the message).
 //!
 //! A [`Schedule`] is one collective call at one rank written as a list of steps over byte
 //! buffers: send a buffer to a participant, receive a participant's message into a buffer (or

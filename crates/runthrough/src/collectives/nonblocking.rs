@@ -241,9 +241,10 @@ impl<'a> CollectiveRequest<'a> {
     }
 
     /// Starts the call's schedule (the common part of [`CollectiveRequest::start_call`] and
-    /// [`CollectiveRequest::run`]; the caller is counted among the pollers). `blocking`: the
-    /// calling thread waits for the outcome at once, so it holds the communicator's collective
-    /// slot and the transport need not wake its progress thread for the call's messages.
+    /// [`CollectiveRequest::all_gather_within`]). `hold` other than [`Hold::Nobody`]: the
+    /// calling thread waits for the outcome at once ([`CollectiveRequest::finish`]), so the
+    /// transport need not wake its progress thread for the call's messages, and the outcome
+    /// of a schedule that finished at its start is kept for `finish` (`ready`).
     fn begin(
         comm: &'a Comm,
         output: Option<&'a mut [u8]>,
