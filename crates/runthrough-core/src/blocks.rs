@@ -11,12 +11,17 @@ pub fn push(out: &mut Vec<u8>, block: &[u8]) {
     out.extend_from_slice(block);
 }
 
-/// Encodes `blocks` in order, into a buffer from the process's stock
-/// ([`crate::buffers::buffer`]).
+/// Encodes `blocks` in order; a large message into a buffer from the process's stock
+/// ([`crate::buffers::buffer`]), a small one without zeroing it first.
 pub fn encode<'b>(blocks: impl IntoIterator<Item = &'b [u8]> + Clone) -> Vec<u8> {
     let len = blocks.clone().into_iter().map(|b| 8 + b.len()).sum();
-    let mut out = crate::buffers::buffer(len);
-    out.clear();
+    let mut out = if len >= crate::buffers::MIN_LEN {
+        let mut stocked = crate::buffers::buffer(len);
+        stocked.clear();
+        stocked
+    } else {
+        Vec::with_capacity(len)
+    };
     for block in blocks {
         push(&mut out, block);
     }

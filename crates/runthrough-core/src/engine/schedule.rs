@@ -488,15 +488,6 @@ pub enum Hold {
     Within,
 }
 
-/// The mask of the highest power of two not above `n` (1 for n ≤ 1).
-fn top_bit(n: usize) -> usize {
-    if n <= 1 {
-        1
-    } else {
-        1 << (usize::BITS - 1 - n.leading_zeros())
-    }
-}
-
 impl Schedule {
     /// A schedule of `steps` over `buffers`, whose result is the concatenation of the buffers
     /// `result` names, in that order (nothing when it names none).
@@ -674,41 +665,23 @@ impl Schedule {
     /// ⌈log₂ n⌉ levels. The result is the root's bytes, at every rank but the root (which
     /// has them: its data goes to its last child without a copy).
     pub fn broadcast(participants: &[Rank], index: usize, root: usize, data: Vec<u8>) -> Self {
-        let n = participants.len();
-        let virtual_rank = (index + n - root) % n;
-        let real = |v: usize| participants[(v + root) % n];
+        let tree = Tree::new(participants.len(), index, root);
         let mut steps = Steps::new();
-        // The parent is the rank that differs in this rank's lowest set bit.
-        let mut mask = 1;
-        while mask < n {
-            if virtual_rank & mask != 0 {
-                steps.push(Step::Receive {
-                    from: real(virtual_rank - mask),
-                    into: 0,
-                });
-                break;
-            }
-            mask <<= 1;
+        if let Some(parent) = tree.parent {
+            steps.push(Step::Receive {
+                from: tree.rank(participants, parent),
+                into: 0,
+            });
         }
-        // The children: this rank plus each lower power of two, largest subtree first.
-        let mut mask = if virtual_rank == 0 {
-            top_bit(n.max(1))
-        } else {
-            mask >> 1
-        };
-        while mask > 0 {
-            if virtual_rank + mask < n {
-                steps.push(Step::Send {
-                    to: real(virtual_rank + mask),
-                    buffer: 0,
-                });
-            }
-            mask >>= 1;
+        for (child, _) in tree.children() {
+            steps.push(Step::Send {
+                to: tree.rank(participants, child),
+                buffer: 0,
+            });
         }
-        let result = if virtual_rank == 0 {
-            Parts::new()
-        } else {
-            smallvec![0]
+        let result = match tree.parent {
+            None => Parts::new(),
+            Some(_) => smallvec![0],
         };
         Schedule::built(steps, smallvec![data], Vec::new(), None, result)
     }
@@ -886,7 +859,7 @@ impl Schedule {
         buffers[tree.me] = data;
         let (mut steps, mut sets) = (Vec::new(), Vec::new());
         // The children, smallest subtree first.
-        for (child, end) in tree.children().into_iter().rev() {
+        for (child, end) in tree.children().rev() {
             sets.push((child..end).collect());
             steps.push(Step::ReceiveBlocks {
                 from: tree.rank(participants, child),
@@ -925,7 +898,7 @@ impl Schedule {
             sets.push((tree.me..tree.end).collect());
             steps.push(Step::ReceiveBlocks {
                 from: tree.rank(participants, parent),
-                set: 0,
+                set: sets.len() - 1,
             });
         }
         for (child, end) in tree.children() {
@@ -1131,18 +1104,13 @@ impl Tree {
     }
 
     /// The children's subtrees (first virtual rank, end), largest first: this rank plus each
-    /// lower power of two.
-    fn children(&self) -> Vec<(usize, usize)> {
-        let mut children = Vec::new();
-        let mut span = self.span / 2;
-        while span > 0 {
-            let child = self.me + span;
-            if child < self.end {
-                children.push((child, (child + span).min(self.end)));
-            }
-            span /= 2;
-        }
-        children
+    /// lower power of two (no allocation: a broadcast builds these at every call).
+    fn children(&self) -> impl DoubleEndedIterator<Item = (usize, usize)> {
+        let (me, end) = (self.me, self.end);
+        (0..self.span.trailing_zeros())
+            .rev()
+            .map(move |k| (me + (1 << k), (me + (2 << k)).min(end)))
+            .filter(move |&(child, _)| child < end)
     }
 }
 
@@ -1520,7 +1488,9 @@ impl Engine {
         out: &mut Outgoing,
     ) -> Result<Started> {
         let call = self.begin_collective(context, me, hold != Hold::Within)?;
-        let state = self.comm(context)?;
+        // (The engine's fields apart: a caller's schedule runs below with the flow.)
+        let (comms, flow) = (&mut self.comms, &mut self.flow);
+        let state = comms.get_mut(&context).ok_or(Error::Comm)?; // held: begin checked it
         let built = build(&call);
         match hold {
             // Checked and numbered; held by the calling thread (`Caller`) or by none.
@@ -1548,16 +1518,8 @@ impl Engine {
         if caller_driven {
             // The caller's own: run at once, and if that finishes it (a root that only
             // sends, a call whose messages were all here), it never joins the queue.
-            let state = self.comms.get_mut(&context).ok_or(Error::Comm)?;
             let stop = state.schedule_stop();
-            advance_one(
-                state,
-                &mut self.flow,
-                context,
-                stop.as_ref(),
-                &mut running,
-                out,
-            );
+            advance_one(state, flow, context, stop.as_ref(), &mut running, out);
             if running.finished() {
                 let outcome = running.outcome.take().unwrap_or(Ok(Vec::new()));
                 return Ok(Started::Done(state.final_outcome(outcome)));
@@ -1622,6 +1584,12 @@ impl Engine {
         if let Some(comm) = self.comms.get_mut(&context) {
             if let Some(running) = comm.schedules.iter_mut().find(|r| r.id == id) {
                 running.abandoned = true;
+                if running.caller_driven {
+                    // Its thread left (it unwound): no poll will advance it now, so
+                    // deliveries do, to its end, as any other abandoned schedule's.
+                    running.caller_driven = false;
+                    comm.caller_driven -= 1;
+                }
             }
             forget_abandoned(&mut comm.schedules, &mut comm.caller_driven);
         }
@@ -2700,18 +2668,21 @@ mod tests {
         started
     }
 
+    /// Starts a barrier over two ranks at rank 0 as a blocking call's, before rank 1 entered:
+    /// it runs (waiting for rank 1's message); its id.
+    fn blocking_barrier_at_0(net: &mut Net) -> u64 {
+        let started = start_held(net, 0, Schedule::barrier(&all(2), 0, None), Hold::Caller);
+        match started {
+            Ok(Started::Running(id)) => id,
+            other => panic!("rank 1's message is not here yet: the call runs, not {other:?}"),
+        }
+    }
+
     #[test]
     fn a_blocking_calls_schedule_is_its_callers_to_advance_and_holds_the_slot() {
         let mut net = Net::new(2, 3);
         // Rank 0's barrier runs as a blocking call's: it holds the slot.
-        let Ok(Started::Running(id)) = start_held(
-            &mut net,
-            0,
-            Schedule::barrier(&all(2), 0, None),
-            Hold::Caller,
-        ) else {
-            panic!("rank 1's message is not here yet: the call runs");
-        };
+        let id = blocking_barrier_at_0(&mut net);
         let refused = net.start(0, Schedule::barrier(&all(2), 0, None));
         assert_eq!(
             refused,
@@ -2793,5 +2764,53 @@ mod tests {
             Hold::Within,
         );
         assert_eq!(after.err(), Some(Error::ProcFailed { rank: 0 }));
+    }
+
+    #[test]
+    fn a_blocking_call_left_by_its_thread_runs_to_its_end_on_deliveries() {
+        let mut net = Net::new(2, 5);
+        let id = blocking_barrier_at_0(&mut net);
+        // Its thread unwinds (the rank was killed in the call): the request is dropped.
+        net.engines[0].abandon_schedule(WORLD_CONTEXT, id);
+        net.engines[0].end_collective(WORLD_CONTEXT);
+        assert_eq!(net.engines[0].comms[&WORLD_CONTEXT].caller_driven, 0);
+        // No poll comes: rank 1's message, delivered, runs it to its end, and it is forgotten.
+        let other = net.start(1, Schedule::barrier(&all(2), 1, None)).unwrap();
+        net.run();
+        assert_eq!(net.poll(1, other), Some(Ok(Vec::new())));
+        assert!(net.engines[0].comms[&WORLD_CONTEXT].schedules.is_empty());
+        assert!(!net.engines[0].schedules_running(WORLD_CONTEXT));
+    }
+
+    #[test]
+    fn a_malformed_block_message_fails_the_call_without_a_panic() {
+        for payload in [
+            vec![1, 2, 3],
+            vec![9, 0, 0, 0, 0, 0, 0, 0],
+            crate::blocks::encode([]),
+        ] {
+            let mut net = Net::new(2, 6);
+            let (epoch, sequence) = net.engines[0]
+                .next_collective_number(WORLD_CONTEXT)
+                .unwrap();
+            // Rank 0 gathers at the root: it waits for rank 1's one block.
+            let id = net
+                .start(0, Schedule::gather(&all(2), 0, 0, vec![7; 4]))
+                .unwrap();
+            let packet = Packet::Collective {
+                context: WORLD_CONTEXT,
+                source: 1,
+                epoch,
+                sequence,
+                payload: payload.clone(),
+            };
+            let mut out = Outgoing::new();
+            net.engines[0].handle_packet(WorldRank(1), packet, &mut out);
+            let polled = net.poll(0, id);
+            assert!(
+                matches!(polled, Some(Err(Error::Internal { .. }))),
+                "{payload:?}: {polled:?}"
+            );
+        }
     }
 }

@@ -43,18 +43,18 @@ pub struct CollectiveRequest<'a> {
     output: Option<&'a mut [u8]>,
     /// How the result lands in `output`.
     placement: Placement,
-    /// A blocking call's: it holds the communicator's collective slot until its outcome is
-    /// taken ([`Engine::start_schedule_holding`](runthrough_core::engine::Engine)).
-    holds_slot: bool,
-    /// A blocking call's (which never marks collectives running for the transport).
-    blocking: bool,
+    /// Who holds the communicator's collective slot while it runs
+    /// ([`Engine::start_schedule_as`](runthrough_core::engine::Engine::start_schedule_as)):
+    /// a blocking call's thread ([`Hold::Caller`]) until the outcome is taken, when it
+    /// frees the slot; a blocking call's never marks collectives running for the transport.
+    hold: Hold,
     /// The outcome of a blocking call that finished at its start.
     ready: Option<Result<Vec<u8>>>,
 }
 
 /// How a call's result lands in the caller's buffer.
 #[derive(Debug)]
-pub(crate) enum Placement {
+enum Placement {
     /// The result is the whole buffer.
     Whole,
     /// The result is the whole buffer, or nothing (an exclusive scan at the first
@@ -71,7 +71,7 @@ pub(crate) enum Placement {
 
 /// Where each comm rank's block lies in a buffer.
 #[derive(Debug, Clone)]
-pub(crate) enum Layout {
+enum Layout {
     /// Rank r's block is bytes `r·len .. (r + 1)·len` (no allocation per call).
     Uniform(usize),
     /// Rank r's block is these bytes.
@@ -304,8 +304,7 @@ impl<'a> CollectiveRequest<'a> {
             id,
             output,
             placement,
-            holds_slot: hold == Hold::Caller && ready.is_none(),
-            blocking,
+            hold,
             ready,
         })
     }
@@ -342,12 +341,11 @@ impl<'a> CollectiveRequest<'a> {
         let (polled, declared_failed) = {
             let mut engine = process.endpoint.lock();
             let polled = engine.poll_schedule(self.comm.context, id, &mut out);
-            if polled.is_some() && self.holds_slot {
+            if polled.is_some() && self.hold == Hold::Caller {
                 engine.end_collective(self.comm.context);
-                self.holds_slot = false;
             }
             out.extend(engine.take_due());
-            if polled.is_some() && !self.blocking && !engine.any_schedules_running() {
+            if polled.is_some() && self.hold == Hold::Nobody && !engine.any_schedules_running() {
                 // Under the lock: a start on another thread sets it again after this.
                 process.transport.collectives_running(false);
             }
@@ -402,7 +400,7 @@ impl Drop for CollectiveRequest<'_> {
         if let Some(id) = self.id {
             let mut engine = self.comm.process.endpoint.lock();
             engine.abandon_schedule(self.comm.context, id);
-            if self.holds_slot {
+            if self.hold == Hold::Caller {
                 // A blocking call left early (its thread unwinds: the rank was killed).
                 engine.end_collective(self.comm.context);
             }
@@ -568,7 +566,7 @@ fn whole_elements(size: usize, what: &str, bytes: &[u8]) -> Result<usize> {
 
 /// The position of `root` among the participants (`Error::RootFailed` when G recognizes it
 /// as failed).
-pub(crate) fn root_position(participants: &[Rank], root: Rank) -> Result<usize> {
+fn root_position(participants: &[Rank], root: Rank) -> Result<usize> {
     participants
         .binary_search(&root)
         .map_err(|_| Error::RootFailed { root })
