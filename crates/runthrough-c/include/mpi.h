@@ -89,13 +89,15 @@
  *   another blocking call). A send waiting so on a rank that fails returns
  *   MPIX_ERR_PROC_FAILED.
  * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
- *   MPIX_Comm_ishrink) run in the order they were started. All but MPIX_Comm_ishrink and
- *   the reductions with a user op (MPI_Op_create) are run by the rank's engine as their
- *   messages arrive, with no thread of their own, whatever their datatypes (data of a type
- *   with gaps is packed where it leaves and unpacked into the buffer when the call
- *   succeeds). The others (whose user function runs on the thread that completes the
- *   request), and every call once one of them was started on the communicator (up to its next
- *   blocking collective other than MPIX_Comm_agree), are their blocking calls, queued on the
+ *   MPIX_Comm_ishrink) run in the order they were started. All but MPIX_Comm_ishrink are
+ *   run by the rank's engine as their messages arrive, with no thread of their own, whatever
+ *   their datatypes (data of a type with gaps is packed where it leaves and unpacked into the
+ *   buffer when the call succeeds). A user op's function (MPI_Op_create) is called, when a
+ *   step of the call needs it, by a thread of the process that is inside an MPI call (the one
+ *   that waits for the request, or any other that waits in the library), never while the
+ *   library's lock is held. MPIX_Comm_ishrink, a call whose arguments are invalid, and every
+ *   call once one of those was started on the communicator (up to its next blocking
+ *   collective other than MPIX_Comm_agree), are their blocking calls, queued on the
  *   communicator: run by the communicator's worker thread
  *   (started by its first such call) while the program does other things, or by the thread
  *   that waits for one (MPI_Wait, or a blocking collective on the communicator, which waits

@@ -1663,14 +1663,16 @@ unsafe fn scheduled_broadcast(
 
 /// How a non-blocking reduction with `op` on `datatype` combines as a schedule: an operation
 /// on packed elements (a predefined one on a basic type or on a derived type made of one basic
-/// type, in place where the bytes are aligned; `MPI_MINLOC` / `MPI_MAXLOC` on a pair type).
-/// `None` for a user operation (queued: its function runs on the thread that waits for the
-/// request, where the program expects it, never inside another thread's delivery of a
-/// message) and for invalid arguments (the queued blocking call reports them). Datatype and
+/// type, in place where the bytes are aligned; `MPI_MINLOC` / `MPI_MAXLOC` on a pair type; a
+/// user operation on any type, whose function runs on a thread of the process that is in the
+/// library, never inside another thread's delivery of a message: `crate::ops::packed_user`).
+/// `None` for invalid arguments (the queued blocking call reports them). Datatype and
 /// operation are the same at every rank (MPI-4.0 §6.9), so every rank makes the same choice.
 fn combining(datatype: c_int, op: c_int) -> Option<PackedOp> {
-    if !matches!(user_op(op), Ok(None)) {
-        return None;
+    match user_op(op) {
+        Ok(Some(user)) => return crate::ops::packed_user(user, datatype),
+        Ok(None) => {}
+        Err(_) => return None,
     }
     if is_pair(datatype) {
         return crate::pairs::packed_op(datatype, op);

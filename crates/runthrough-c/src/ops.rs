@@ -14,7 +14,7 @@
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex};
 
-use runthrough::{Comm, UserOp};
+use runthrough::{Comm, PackedOp, UserOp};
 
 use crate::collectives::Reduction;
 use crate::constants::*;
@@ -270,6 +270,49 @@ pub(crate) fn reduce_user(
     run(comm, send, recv, &op, kind)?;
     let trouble = lock(&trouble).take();
     trouble.map_or(Ok(()), Err)
+}
+
+/// The operation a non-blocking reduction's schedule combines with, for user operation
+/// `user` on `datatype` (packed elements of the type's size): the program's function, on
+/// the two vectors laid out again in the datatype's C layout ([`combine_packed`]), run by
+/// whichever thread of the process waits in the library when a step needs it, without the
+/// library's lock (so the function may call MPI functions). Applied in rank order whatever
+/// `commute` said, as the blocking calls apply it ([`reduce_user`]). `None` for an invalid
+/// datatype (the queued blocking call reports it).
+pub(crate) fn packed_user(user: UserOperation, datatype: c_int) -> Option<PackedOp> {
+    let layout = crate::derived::layout_of(datatype, true).ok()?;
+    let size = layout.size;
+    Some(PackedOp::unlocked(
+        size,
+        false,
+        move |input: &[u8], inout: &mut [u8]| {
+            let combined = combine_packed(&layout, input, inout, |input, inout, count, origin| {
+                let mut len = c_int::try_from(count).unwrap_or(c_int::MAX);
+                let mut datatype = datatype;
+                // SAFETY: as in `reduce_user`: `function` is an `MPI_User_function`, both
+                // buffers hold `count` elements of `datatype` in its C layout from `origin`
+                // on, aligned for any basic type, live until it returns, and no lock of the
+                // library is held.
+                unsafe {
+                    (user.function)(
+                        input
+                            .as_mut_ptr()
+                            .wrapping_offset(origin.wrapping_neg())
+                            .cast(),
+                        inout
+                            .as_mut_ptr()
+                            .wrapping_offset(origin.wrapping_neg())
+                            .cast(),
+                        &mut len,
+                        &mut datatype,
+                    );
+                }
+            });
+            // The schedule hands over whole elements of one length, of a window the start
+            // already measured: nothing here can fail.
+            debug_assert!(combined.is_ok(), "{combined:?}");
+        },
+    ))
 }
 
 /// The runtime's reduction of kind `kind` with `op`.

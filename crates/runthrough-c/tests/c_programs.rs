@@ -718,10 +718,12 @@ fn nonblocking_collectives() {
 /// `tests/c/nonblocking_engine.c`: the non-blocking collectives that the engine runs itself
 /// (MPI_Ibarrier, MPI_Ibcast; MPI_Ireduce, MPI_Iallreduce, MPI_Iscan, MPI_Iexscan on basic
 /// datatypes) with buffers at every misalignment, in place or not, and a strided broadcast;
-/// started behind calls that wait in the communicator's queue, they keep their place in the
-/// call order, and a call is a schedule at every rank or at none even where one rank's queue
-/// is idle and another's is not (the test hangs with either rule broken); MPI_Test until
-/// done, MPI_Request_free and MPI_Cancel of a pending one refused.
+/// mixed with all-reduces with a user operation (whose function runs outside the engine),
+/// pending ones among them, and with 64 KiB ring all-reduces and an iagree placed
+/// differently, each call gets its own result (calls that took each other's messages fail a
+/// check or hang); a user operation's step runs while its rank is blocked in MPI_Recv (the
+/// test hangs otherwise); MPI_Test until done, MPI_Request_free and MPI_Cancel of a pending
+/// one refused.
 #[test]
 fn nonblocking_collectives_run_by_the_engine() {
     scenario("nonblocking_engine", 3, &[]);

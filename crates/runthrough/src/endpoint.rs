@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use runthrough_core::fault::{Collective, Injector, Sending, Trigger};
 
 use crate::signal::Signal;
+use runthrough_core::engine::SEQUENCE_BITS;
 pub(crate) use runthrough_core::engine::{Engine, Members, Received, SYNC_HEAD};
 use runthrough_core::packet::{ContextId, Outgoing, Packet, WORLD_CONTEXT};
 use runthrough_core::WorldRank;
@@ -39,6 +40,9 @@ pub(crate) struct Endpoint {
     faults_planned: AtomicBool,
     /// The engine's flow-control hint: a message waiting for credit may be sendable now.
     transmit_ready: Arc<AtomicBool>,
+    /// Set when a combining step of an unlocked reduction waits for a thread
+    /// (`runthrough_core::engine::Reduction::signalling`; `Process::progress` runs them).
+    pub(crate) combines_due: Arc<AtomicBool>,
 }
 
 impl Endpoint {
@@ -64,6 +68,7 @@ impl Endpoint {
             killed: AtomicBool::new(false),
             faults: Mutex::new(Injector::default()),
             faults_planned: AtomicBool::new(false),
+            combines_due: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -180,7 +185,8 @@ impl Endpoint {
                     ..
                 } => Sending::Collective {
                     context: *context,
-                    call: (*epoch, *sequence),
+                    // (The tag's high bits number a message along its pair: not the call's.)
+                    call: (*epoch, *sequence & ((1 << SEQUENCE_BITS) - 1)),
                 },
                 Packet::Revoke { .. } => Sending::Revoke,
                 _ => Sending::Other,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! A rank as its own threads see it: its endpoint (with its fault plan) and its transport.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 
 use runthrough_core::fault::Collective;
@@ -79,6 +80,46 @@ impl Process {
         }
     }
 
+    /// `reduction`, which tells this rank's waiting threads when one of its steps waits for
+    /// them, if it is an unlocked one (`Reduction::unlocked`: see [`Process::progress`]).
+    pub(crate) fn signalling(
+        &self,
+        reduction: runthrough_core::engine::Reduction,
+    ) -> runthrough_core::engine::Reduction {
+        reduction.signalling(&self.endpoint.combines_due)
+    }
+
+    /// Runs the combining steps of unlocked reductions that wait for a thread (outside the
+    /// engine's lock: the function may call the library), and hands each back.
+    #[inline(never)]
+    fn run_unlocked_combines(&self) {
+        // Cleared before the look: a step that comes due meanwhile sets it again.
+        self.endpoint.combines_due.store(false, Ordering::Release);
+        loop {
+            let Some(mut combine) = self.endpoint.lock().take_unlocked_combine() else {
+                break;
+            };
+            combine.run();
+            self.combined(combine);
+            // The thread that waits for that call's outcome may be asleep.
+            self.endpoint.signal.notify();
+        }
+    }
+
+    /// Hands a combining step back to the engine once this thread ran it (a reduction the
+    /// engine does not run itself: `runthrough_core::engine::Reduction::by_caller`,
+    /// `::unlocked`); sends what its schedule sends next.
+    pub(crate) fn combined(&self, combine: runthrough_core::engine::Combine) {
+        let mut out = Outgoing::new();
+        {
+            let mut engine = self.endpoint.lock();
+            engine.combined(combine, &mut out);
+            out.extend(engine.take_due());
+        }
+        self.send_all(out);
+        self.check_alive(); // a fault planned at one of those messages
+    }
+
     /// Sends what the engine produced.
     pub(crate) fn send_all(&self, out: Outgoing) {
         if !out.is_empty() {
@@ -131,6 +172,9 @@ impl Process {
         self.transport.poll();
         if self.endpoint.transmit_ready() {
             self.transmit_queued();
+        }
+        if self.endpoint.combines_due.load(Ordering::Acquire) {
+            self.run_unlocked_combines();
         }
     }
 

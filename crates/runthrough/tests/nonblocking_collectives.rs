@@ -426,6 +426,45 @@ fn a_call_progresses_while_its_rank_waits_for_something_else() {
     });
 }
 
+/// An operation whose function runs outside the engine, on any thread of the rank that is in
+/// the library (`PackedOp::unlocked`, what the C library's user operations are): at 3
+/// participants, the one at 1 combines 0's contribution before it exchanges with 2, while it
+/// is blocked in `recv` for a message that 2 sends only once its all-reduce is done. The
+/// combine runs inside that `recv` (without it, nobody progresses: the test's bound fails
+/// it). The function runs outside the engine's lock: it may call the library itself.
+#[test]
+fn an_unlocked_operations_steps_run_in_another_blocking_call() {
+    bounded(|| {
+        for n in [3u32, 5, 6] {
+            let results = runthrough::local(n).run(move |world| {
+                let op = runthrough::PackedOp::unlocked(8, false, |input, inout| {
+                    let sum = u64::from_le_bytes(input.try_into().unwrap())
+                        + u64::from_le_bytes((&*inout).try_into().unwrap());
+                    inout.copy_from_slice(&sum.to_le_bytes());
+                });
+                let mine = (world.rank() as u64 + 1).to_le_bytes();
+                let mut sum = [0u8; 8];
+                let mut all = world.iall_reduce_packed(&mine, &mut sum, op)?;
+                if world.rank() == 1 {
+                    let mut got = [0u8];
+                    world.recv(&mut got, 2, 5)?;
+                    all.wait()?;
+                } else {
+                    all.wait()?;
+                    if world.rank() == 2 {
+                        world.send(&[1u8], 1, 5)?;
+                    }
+                }
+                drop(all);
+                Ok::<_, Error>(u64::from_le_bytes(sum))
+            });
+            for sum in outcomes(results, &[]) {
+                assert_eq!(sum, Some(u64::from(n * (n + 1) / 2)), "n {n}");
+            }
+        }
+    });
+}
+
 /// `test` never blocks: it is false until every rank has started the barrier.
 #[test]
 fn test_is_false_until_every_rank_started() {

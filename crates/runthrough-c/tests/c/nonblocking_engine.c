@@ -5,16 +5,15 @@
  * - buffers at every misalignment (doubles at byte offsets 1..7 of a char array), with and
  *   without MPI_IN_PLACE, results checked bit for bit and the bytes around them untouched;
  * - a broadcast of a strided datatype (packed at the root, unpacked elsewhere);
- * - call order kept when they mix with the calls that go to the communicator's queue (here
- *   all-reduces with a user operation): ranks 1 and 2 start two such calls, whose first waits
- *   for rank 0 and whose second therefore waits in the queue, then an MPI_Iallreduce, then an
- *   MPI_Ibarrier; rank 0 starts the same four only after rank 1 has started them, and
- *   completes its first two before its all-reduce. The all-reduce and the barrier must take
- *   their places behind the queued calls (a schedule started at once would take an earlier
- *   call number at ranks 1 and 2 than at rank 0, and the calls would receive each other's
- *   messages);
- * - a call is a schedule at every rank or at none, even where one rank's queue is idle and
- *   another's is not, or where ranks start an MPIX_Comm_iagree at different places (below);
+ * - call order kept when they mix with all-reduces with a user operation (whose function runs
+ *   outside the engine, on a thread inside the library): ranks 1 and 2 start two such calls,
+ *   whose first waits for rank 0, then an MPI_Iallreduce, then an MPI_Ibarrier; rank 0 starts
+ *   the same four only after rank 1 has started them, and completes its first two before its
+ *   all-reduce. Each call must receive its own messages only (the calls are numbered in the
+ *   order they start, at every rank alike);
+ * - the same beside a 64 KiB all-reduce (the ring, several messages along each pair), and
+ *   where ranks start an MPIX_Comm_iagree at different places (below);
+ * - a user operation's step runs while its rank is blocked in another call (MPI_Recv);
  * - MPI_Test until done, and MPI_Request_free and MPI_Cancel refused on a pending one. */
 #include "ft_common.h"
 
@@ -26,7 +25,7 @@
 /* Element i of rank r's vector. */
 static double value(int r, int i) { return 0.25 * (r + 1) + 1000.0 * i; }
 
-/* A user operation (a sum of ints): the calls that take one always go to the queue. */
+/* A user operation (a sum of ints): its function runs outside the engine. */
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
     (void)type;
     for (int i = 0; i < *len; i++)
@@ -309,78 +308,72 @@ int main(int argc, char **argv) {
               "Ireduce_scatter_block MAXLOC: %g %d", top.value, top.index);
     }
 
-    /* Order with the queued calls (all-reduces with a user operation, always queued). */
-    MPI_Op queued_sum;
-    OK(MPI_Op_create(user_sum, 1, &queued_sum));
+    /* Order with all-reduces with a user operation. */
+    MPI_Op user_op_sum;
+    OK(MPI_Op_create(user_sum, 1, &user_op_sum));
     int first = -1, second = -1;
     int mine_v = 7 * rank, one = rank + 1, sum = -1, token = 7;
     MPI_Request req[4];
     if (rank == 0) {
-        /* Its two queued calls are done before its all-reduce starts. */
+        /* Its two user-operation calls are done before its all-reduce starts. */
         OK(MPI_Recv(&token, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        OK(MPI_Iallreduce(&mine_v, &first, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[0]));
-        OK(MPI_Iallreduce(&one, &second, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[1]));
+        OK(MPI_Iallreduce(&mine_v, &first, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &req[0]));
+        OK(MPI_Iallreduce(&one, &second, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &req[1]));
         OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
         OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
         OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
         OK(MPI_Waitall(2, req + 2, MPI_STATUSES_IGNORE));
     } else {
-        /* The first waits for rank 0, which waits for rank 1's token: the second is still in
-         * the queue, unnumbered, when the all-reduce starts. */
-        OK(MPI_Iallreduce(&mine_v, &first, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[0]));
-        OK(MPI_Iallreduce(&one, &second, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &req[1]));
+        /* The first waits for rank 0, which waits for rank 1's token: both are pending when
+         * the all-reduce and the barrier start. */
+        OK(MPI_Iallreduce(&mine_v, &first, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &req[0]));
+        OK(MPI_Iallreduce(&one, &second, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &req[1]));
         OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[2]));
         OK(MPI_Ibarrier(MPI_COMM_WORLD, &req[3]));
         if (rank == 1)
             OK(MPI_Send(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
         OK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
     }
-    CHECK(first == 7 * (0 + 1 + 2) && second == 1 + 2 + 3, "queued all-reduces: %d %d", first,
+    CHECK(first == 7 * (0 + 1 + 2) && second == 1 + 2 + 3, "user-op all-reduces: %d %d", first,
           second);
-    CHECK(sum == P * (P + 1) / 2, "Iallreduce after the queued calls: %d", sum);
+    CHECK(sum == P * (P + 1) / 2, "Iallreduce after the user-op calls: %d", sum);
 
-    /* The queued calls above made every later non-blocking collective a queued one too,
-     * at every rank, up to the next blocking collective: this one. */
     OK(MPI_Barrier(MPI_COMM_WORLD));
 
-    /* A call is a schedule at every rank or at none, whatever each rank's queue has done:
-     * ranks 1 and 2 start an all-reduce with a user operation (always queued), which waits for
-     * rank 0, then a
-     * 64 KiB all-reduce (a ring as a blocking call, recursive doubling as a schedule); rank 0
-     * starts them only after rank 1 did, and its queued all-reduce has completed when it starts
-     * its all-reduce. Had rank 0 made its all-reduce a schedule because its queue was idle,
-     * the two algorithms would receive each other's messages. */
+    /* Ranks 1 and 2 start an all-reduce with a user operation, which waits for rank 0, then
+     * a 64 KiB all-reduce (the ring: several messages along each pair); rank 0 starts them
+     * only after rank 1 did, and its user-op all-reduce has completed when it starts its
+     * all-reduce. */
     {
         fill_big(rank);
         int all_v = -1;
         MPI_Request c[2];
         if (rank == 0) {
             OK(MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &c[0]));
+            OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &c[0]));
             OK(MPI_Wait(&c[0], MPI_STATUS_IGNORE));
             OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &c[1]));
             OK(MPI_Wait(&c[1], MPI_STATUS_IGNORE));
         } else {
-            OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &c[0]));
+            OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &c[0]));
             OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &c[1]));
             if (rank == 1)
                 OK(MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
             OK(MPI_Waitall(2, c, MPI_STATUSES_IGNORE));
         }
-        CHECK(all_v == 21, "queued all-reduce: %d", all_v);
-        check_big("beside queued calls");
+        CHECK(all_v == 21, "user-op all-reduce: %d", all_v);
+        check_big("beside user-op calls");
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 
-    /* An agreement, which ranks may start at different places among the collectives, does
-     * not change that choice: all ranks queue an all-reduce with a user operation, then rank 0
-     * starts an
-     * MPIX_Comm_iagree before its 64 KiB all-reduce and the others after theirs. */
+    /* An agreement, which ranks may start at different places among the collectives: all
+     * ranks start an all-reduce with a user operation, then rank 0 starts an MPIX_Comm_iagree
+     * before its 64 KiB all-reduce and the others after theirs. */
     {
         fill_big(rank);
         int all_v = -1, flag = 1;
         MPI_Request a[3];
-        OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, queued_sum, MPI_COMM_WORLD, &a[0]));
+        OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &a[0]));
         if (rank == 0) {
             OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &a[1]));
             OK(MPI_Iallreduce(big, big_sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &a[2]));
@@ -390,11 +383,29 @@ int main(int argc, char **argv) {
         }
         OK(MPI_Waitall(3, a, MPI_STATUSES_IGNORE));
         CHECK(flag == 1, "iagree gave %d", flag);
-        CHECK(all_v == 21, "queued all-reduce before an iagree: %d", all_v);
+        CHECK(all_v == 21, "user-op all-reduce before an iagree: %d", all_v);
         check_big("around an iagree");
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
-    OK(MPI_Op_free(&queued_sum));
+    /* A user operation's step progresses while its rank waits for something else: at 3
+     * ranks, rank 1 combines rank 0's contribution before it exchanges with rank 2. Rank 1
+     * then blocks in MPI_Recv for a message that rank 2 sends only once its all-reduce is
+     * done: the combine must run inside that MPI_Recv (the test hangs otherwise). */
+    {
+        int all_v = -1;
+        MPI_Request u;
+        OK(MPI_Iallreduce(&mine_v, &all_v, 1, MPI_INT, user_op_sum, MPI_COMM_WORLD, &u));
+        if (rank == 1) {
+            OK(MPI_Recv(&token, 1, MPI_INT, 2, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            OK(MPI_Wait(&u, MPI_STATUS_IGNORE));
+        } else {
+            OK(MPI_Wait(&u, MPI_STATUS_IGNORE));
+            if (rank == 2)
+                OK(MPI_Send(&token, 1, MPI_INT, 1, 8, MPI_COMM_WORLD));
+        }
+        CHECK(all_v == 21, "user-op all-reduce beside a blocked receive: %d", all_v);
+    }
+    OK(MPI_Op_free(&user_op_sum));
 
     /* MPI_Test until done; freeing or cancelling a pending one is refused. Rank 0 enters the
      * barrier only once both others have tried, so theirs is pending while they do. */

@@ -63,7 +63,22 @@ impl Engine {
         }
         state.check_not_revoked()?;
         let sequence = state.collective_sequence;
-        state.collective_sequence = state.collective_sequence.wrapping_add(1) & 0x7fff_ffff;
+        if state
+            .schedules
+            .iter()
+            .any(|running| running.sequence() == sequence)
+        {
+            // The numbers wrapped around a call still running (a tag holds the call's number
+            // in its low bits: `schedule::SEQUENCE_BITS`).
+            return Err(Error::Argument {
+                reason: format!(
+                    "over {} collective calls outstanding on one communicator",
+                    (1u32 << super::schedule::SEQUENCE_BITS) - 1
+                ),
+            });
+        }
+        state.collective_sequence =
+            state.collective_sequence.wrapping_add(1) & ((1 << super::schedule::SEQUENCE_BITS) - 1);
         if let Some(rank) = state.unrecognized_failure() {
             return Err(Error::ProcFailed { rank });
         }

@@ -50,8 +50,9 @@ pub use creation::{
     ID_FREE,
 };
 pub use schedule::{
-    barrier_round, barrier_steps, BarrierStep, Doubling, Fold, Hold, HostGroups, Partners,
-    Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
+    barrier_round, barrier_steps, BarrierStep, Combine, Doubling, Fold, Function, Hold, HostGroups,
+    Partners, Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
+    MESSAGES_PER_PAIR, RING_MIN_BYTES, SEQUENCE_BITS,
 };
 mod send;
 mod views;

@@ -40,6 +40,7 @@
 //! queues.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use smallvec::{smallvec, SmallVec};
 use std::sync::Arc;
@@ -314,9 +315,159 @@ impl Iterator for Partners {
     }
 }
 
-/// A reduction over byte buffers: `inout = input op inout`, elementwise, where `input` holds
-/// the lower ranks' partial result (MPI's order for a non-commutative operation).
-pub type Reduction = Arc<dyn Fn(&[u8], &mut [u8]) + Send + Sync>;
+/// A reduction's function over byte buffers: `inout = input op inout`, elementwise, where
+/// `input` holds the lower ranks' partial result (MPI's order for a non-commutative
+/// operation).
+pub type Function = Arc<dyn Fn(&[u8], &mut [u8]) + Send + Sync>;
+
+/// The reduction of a schedule's combining steps: its function, who runs it, the size of
+/// its elements and whether it commutes (which the all-reduce and reduce schedules choose
+/// their algorithm by).
+#[derive(Clone)]
+pub struct Reduction {
+    combiner: Combiner,
+    element: usize,
+    commutative: bool,
+}
+
+/// Who runs a reduction's function.
+#[derive(Clone)]
+enum Combiner {
+    /// The engine, under its lock, on whichever thread runs the schedule (a predefined
+    /// operation: short, and calls nothing).
+    Engine(Function),
+    /// Any thread of the rank, outside the engine's lock: the schedule stops at each
+    /// combining step until a thread takes the step ([`Engine::take_unlocked_combine`]),
+    /// runs it and hands the result back ([`Engine::combined`]). A user's function, which
+    /// may call the library itself. The flag, when given, is set whenever a step waits
+    /// ([`Reduction::signalling`]).
+    Unlocked(Function, Option<Arc<AtomicBool>>),
+    /// Only the call's own thread, which holds the function (a closure that borrows from its
+    /// caller): it takes each step with [`Engine::take_combine`].
+    Caller,
+}
+
+impl Reduction {
+    /// `function` over elements of `element` bytes, run by the engine as the schedule
+    /// advances.
+    pub fn new(function: Function, element: usize, commutative: bool) -> Self {
+        Reduction {
+            combiner: Combiner::Engine(function),
+            element: element.max(1),
+            commutative,
+        }
+    }
+
+    /// `function`, run by whichever thread of the rank takes a combining step, outside the
+    /// engine's lock ([`Engine::take_unlocked_combine`]).
+    pub fn unlocked(function: Function, element: usize, commutative: bool) -> Self {
+        Reduction {
+            combiner: Combiner::Unlocked(function, None),
+            element: element.max(1),
+            commutative,
+        }
+    }
+
+    /// The same reduction, which sets `due` whenever one of its steps waits for a thread (an
+    /// unlocked one: [`Reduction::unlocked`]; others ignore it), so that the rank's waiting
+    /// threads need look for such steps ([`Engine::take_unlocked_combine`]) only when it is
+    /// set (they clear it before they look).
+    pub fn signalling(mut self, due: &Arc<AtomicBool>) -> Self {
+        if let Combiner::Unlocked(_, flag) = &mut self.combiner {
+            *flag = Some(Arc::clone(due));
+        }
+        self
+    }
+
+    /// Whether its steps run outside the engine on any thread ([`Reduction::unlocked`]).
+    pub fn is_unlocked(&self) -> bool {
+        matches!(self.combiner, Combiner::Unlocked(..))
+    }
+
+    /// A function that the call's thread holds and runs itself ([`Engine::take_combine`]).
+    pub fn by_caller(element: usize, commutative: bool) -> Self {
+        Reduction {
+            combiner: Combiner::Caller,
+            element: element.max(1),
+            commutative,
+        }
+    }
+
+    /// Sets its flag, if it has one ([`Reduction::signalling`]): a step waits.
+    fn signal(&self) {
+        if let Combiner::Unlocked(_, Some(due)) = &self.combiner {
+            due.store(true, Ordering::Release);
+        }
+    }
+
+    /// The size of its elements in bytes.
+    pub fn element(&self) -> usize {
+        self.element
+    }
+
+    /// Whether it commutes.
+    pub fn is_commutative(&self) -> bool {
+        self.commutative
+    }
+}
+
+/// A combining step handed to a thread of the rank ([`Engine::take_combine`],
+/// [`Engine::take_unlocked_combine`]): it computes `inout = input op inout` and hands the
+/// step back with [`Engine::combined`].
+pub struct Combine {
+    /// The lower ranks' part.
+    pub input: Vec<u8>,
+    /// The part combined into.
+    pub inout: Vec<u8>,
+    context: ContextId,
+    id: u64,
+    function: Option<Function>,
+}
+
+impl Combine {
+    /// Runs the reduction's function, for a step of an unlocked reduction
+    /// ([`Reduction::unlocked`]); a caller's step ([`Reduction::by_caller`]) has none here,
+    /// and its caller runs its own.
+    pub fn run(&mut self) {
+        if let Some(function) = &self.function {
+            function(&self.input, &mut self.inout);
+        }
+    }
+}
+
+impl std::fmt::Debug for Combine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Combine")
+            .field("bytes", &self.inout.len())
+            .field("context", &self.context)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a running schedule's combining step stands when its reduction is not the engine's.
+#[derive(Debug, Default)]
+enum Handoff {
+    /// No step handed out.
+    #[default]
+    None,
+    /// The current step waits for a thread to take it: its two buffers.
+    Due { input: Vec<u8>, inout: Vec<u8> },
+    /// A thread runs the current step.
+    Taken,
+}
+
+/// From this many bytes per rank (and at least one element per participant), a commutative
+/// all-reduce runs the ring instead of recursive doubling.
+pub const RING_MIN_BYTES: usize = 64 * 1024;
+
+/// The bits of a collective message's tag that carry the call's number; those above carry
+/// the message's number among the call's messages from one sender to one receiver (a ring
+/// sends several along one pair).
+pub const SEQUENCE_BITS: u32 = 20;
+
+/// How many messages one call may send along one pair ([`SEQUENCE_BITS`]).
+pub const MESSAGES_PER_PAIR: usize = 1 << (31 - SEQUENCE_BITS);
 
 /// One step of a [`Schedule`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -385,6 +536,10 @@ pub struct Schedule {
     /// message instead of copying it (the root of a broadcast hands its data to its last
     /// child).
     moves: u64,
+    /// Each step's message number along its pair (a send's among this call's sends to its
+    /// receiver, a receive's among its messages from its sender), in the tag's high bits
+    /// ([`SEQUENCE_BITS`]); empty: every message is the first of its pair.
+    numbers: Vec<u16>,
     reduction: Option<Reduction>,
     /// The buffers that hold the call's result at this rank, in order (their bytes are
     /// concatenated; none: the call has no result here).
@@ -524,7 +679,14 @@ impl Schedule {
         result: impl Into<Parts>,
     ) -> Self {
         let (steps, buffers, result) = (steps.into(), buffers.into(), result.into());
-        Schedule::check(&steps, buffers.len(), &sets, &result, reduction.is_some());
+        Schedule::check(
+            &steps,
+            buffers.len(),
+            &sets,
+            &result,
+            reduction.is_some(),
+            true,
+        );
         Schedule::built(steps, buffers, sets, reduction, result)
     }
 
@@ -538,28 +700,114 @@ impl Schedule {
         result: Parts,
     ) -> Self {
         if cfg!(debug_assertions) {
-            Schedule::check(&steps, buffers.len(), &sets, &result, reduction.is_some());
+            Schedule::check(
+                &steps,
+                buffers.len(),
+                &sets,
+                &result,
+                reduction.is_some(),
+                true,
+            );
         }
+        Schedule::assembled(steps, buffers, sets, reduction, result)
+    }
+
+    /// [`Schedule::built`] for a builder that sends several messages along a pair: numbered
+    /// ([`Schedule::numbered`]).
+    fn built_numbered(
+        steps: Steps,
+        buffers: Buffers,
+        reduction: Option<Reduction>,
+        result: Parts,
+    ) -> Self {
+        if cfg!(debug_assertions) {
+            Schedule::check(
+                &steps,
+                buffers.len(),
+                &[],
+                &result,
+                reduction.is_some(),
+                false,
+            );
+        }
+        Schedule::assembled(steps, buffers, Vec::new(), reduction, result).numbered()
+    }
+
+    fn assembled(
+        steps: Steps,
+        buffers: Buffers,
+        sets: Vec<Vec<usize>>,
+        reduction: Option<Reduction>,
+        result: Parts,
+    ) -> Self {
         let moves = last_sends(&steps, &sets, &result, buffers.len());
         Schedule {
             steps,
             buffers,
             sets,
             moves,
+            numbers: Vec::new(),
             reduction,
             result,
             block: Expected::Any,
         }
     }
 
+    /// The same schedule, with several messages along one pair: each message step gets its
+    /// number along its pair ([`Schedule::numbers`]), so its message is told from the pair's
+    /// others whatever order the threads that run the schedule put them on the wire in.
+    ///
+    /// # Panics
+    /// When a pair would carry more than [`MESSAGES_PER_PAIR`] messages (a builder's bug:
+    /// they choose their algorithm within it).
+    fn numbered(mut self) -> Self {
+        let mut counts: Vec<(bool, Rank, u16)> = Vec::new();
+        self.numbers = self
+            .steps
+            .iter()
+            .map(|step| {
+                let key = match *step {
+                    Step::Send { to, .. } | Step::SendBlocks { to, .. } => (true, to),
+                    Step::Receive { from, .. }
+                    | Step::CombineAbove { from, .. }
+                    | Step::ReceiveBlocks { from, .. } => (false, from),
+                    Step::Combine { .. } => return 0,
+                };
+                let at = match counts.iter().position(|&(d, r, _)| (d, r) == key) {
+                    Some(at) => at,
+                    None => {
+                        counts.push((key.0, key.1, 0));
+                        counts.len() - 1
+                    }
+                };
+                let number = counts[at].2;
+                assert!(
+                    (number as usize) < MESSAGES_PER_PAIR,
+                    "too many messages on a pair"
+                );
+                counts[at].2 += 1;
+                number
+            })
+            .collect();
+        self
+    }
+
+    /// The tag of step `k`'s message in call `sequence`.
+    fn tag(&self, sequence: u32, k: usize) -> u32 {
+        let number = self.numbers.get(k).copied().unwrap_or(0) as u32;
+        sequence | number << SEQUENCE_BITS
+    }
+
     /// Panics unless every step and the result name buffers and sets that exist, every
-    /// combining step has a reduction, and (debug builds) no two receives name one sender.
+    /// combining step has a reduction, and (debug builds, with `one_per_sender`) no two
+    /// receives name one sender.
     fn check(
         steps: &[Step],
         buffers: usize,
         sets: &[Vec<usize>],
         result: &[usize],
         reduction: bool,
+        one_per_sender: bool,
     ) {
         assert!(
             sets.iter().flatten().all(|&b| b < buffers),
@@ -589,7 +837,7 @@ impl Schedule {
             result.iter().all(|&b| b < buffers),
             "the result names no buffer"
         );
-        if cfg!(debug_assertions) {
+        if cfg!(debug_assertions) && one_per_sender {
             // A property of the builders, not of their input: checked where the tests run
             // (every builder at 1..17 participants), not paid for at every call.
             let mut senders: Vec<Rank> = steps
@@ -710,10 +958,12 @@ impl Schedule {
         }
     }
 
-    /// A reduction of every participant's `data` with `reduction`, in rank order, whose result
-    /// lands at the participant at `root`: combined towards the first participant by a
-    /// binomial tree, then sent on to the root when it is another rank. The result is defined
-    /// at the root only.
+    /// A reduction of every participant's `data` with `reduction`, whose result lands at the
+    /// participant at `root` (defined there only). A commutative reduction runs up a binomial
+    /// tree rooted at the root, ⌈log₂ n⌉ levels, each rank combining its children's partial
+    /// results smallest subtree first. A non-commutative one is applied in rank order:
+    /// combined towards the first participant by a tree whose every subtree is a range of
+    /// participants, then sent on to the root when it is another rank (one more hop).
     pub fn reduce(
         participants: &[Rank],
         index: usize,
@@ -722,18 +972,34 @@ impl Schedule {
         reduction: Reduction,
     ) -> Self {
         let mut steps = Steps::new();
-        Schedule::reduce_to_first(participants, index, &mut steps);
-        if root != 0 {
-            if index == 0 {
-                steps.push(Step::Send {
-                    to: participants[root],
-                    buffer: 0,
-                });
-            } else if index == root {
-                steps.push(Step::Receive {
-                    from: participants[0],
+        if reduction.commutative {
+            let tree = Tree::new(participants.len(), index, root);
+            for (child, _) in tree.children().rev() {
+                steps.push(Step::CombineAbove {
+                    from: tree.rank(participants, child),
                     into: 0,
                 });
+            }
+            if let Some(parent) = tree.parent {
+                steps.push(Step::Send {
+                    to: tree.rank(participants, parent),
+                    buffer: 0,
+                });
+            }
+        } else {
+            Schedule::reduce_to_first(participants, index, &mut steps);
+            if root != 0 {
+                if index == 0 {
+                    steps.push(Step::Send {
+                        to: participants[root],
+                        buffer: 0,
+                    });
+                } else if index == root {
+                    steps.push(Step::Receive {
+                        from: participants[0],
+                        into: 0,
+                    });
+                }
             }
         }
         let result = if index == root {
@@ -744,13 +1010,36 @@ impl Schedule {
         Schedule::built(steps, smallvec![data], Vec::new(), Some(reduction), result)
     }
 
+    /// An all-reduce of every participant's `data` with `reduction`; every rank gets the
+    /// same bytes. A commutative reduction of at least [`RING_MIN_BYTES`] per rank and one
+    /// element per participant runs the ring ([`Schedule::ring_all_reduce`]); any other,
+    /// recursive doubling ([`Schedule::doubling_all_reduce`]). Every rank chooses alike when
+    /// every rank passes the same count, as MPI requires.
+    pub fn all_reduce(
+        participants: &[Rank],
+        index: usize,
+        data: Vec<u8>,
+        reduction: Reduction,
+    ) -> Self {
+        let n = participants.len();
+        if reduction.commutative
+            && data.len() >= RING_MIN_BYTES
+            && data.len() / reduction.element >= n
+            && 2 * n <= MESSAGES_PER_PAIR
+        {
+            Schedule::ring_all_reduce(participants, index, data, reduction)
+        } else {
+            Schedule::doubling_all_reduce(participants, index, data, reduction)
+        }
+    }
+
     /// An all-reduce by recursive doubling, ⌈log₂ n⌉ exchanges: a non-power-of-two n first
     /// folds the first 2r participants in pairs (r = n − 2^⌊log₂ n⌋, each even one hands its
     /// data to the next) and unfolds at the end (each odd one hands the result back). Every
     /// exchange combines the lower ranks' partial result first, so every rank computes the very
     /// same bytes (floats included) and a non-commutative reduction is applied in rank order.
     /// Buffer 0 accumulates; buffer 1 takes a lower partner's message.
-    pub fn all_reduce(
+    pub fn doubling_all_reduce(
         participants: &[Rank],
         index: usize,
         data: Vec<u8>,
@@ -804,11 +1093,75 @@ impl Schedule {
         )
     }
 
+    /// The ring all-reduce of a commutative `reduction`: `data` cut into n chunks of whole
+    /// elements (buffer c holds chunk c), a reduce-scatter (n − 1 steps: send a chunk to the
+    /// next participant, combine the previous one's into the chunk after it), after which
+    /// this rank holds chunk index + 1 whole, then an all-gather (n − 1 steps passing the
+    /// whole chunks on). Each rank sends about twice the message in all, where recursive
+    /// doubling sends it log₂ n times. Its 2(n − 1) messages along each pair are numbered
+    /// ([`SEQUENCE_BITS`]).
+    ///
+    /// # Panics
+    /// When `data` holds fewer elements than there are participants, or more than
+    /// [`MESSAGES_PER_PAIR`] / 2 participants take part (the choice of
+    /// [`Schedule::all_reduce`] rules both out).
+    pub fn ring_all_reduce(
+        participants: &[Rank],
+        index: usize,
+        data: Vec<u8>,
+        reduction: Reduction,
+    ) -> Self {
+        let n = participants.len();
+        let element = reduction.element;
+        let count = data.len() / element;
+        assert!(count >= n && 2 * n <= MESSAGES_PER_PAIR, "no ring here");
+        let bounds = |c: usize| c * count / n * element;
+        let mut buffers = Buffers::with_capacity(n);
+        for c in 0..n {
+            let end = if c + 1 == n {
+                data.len()
+            } else {
+                bounds(c + 1)
+            };
+            buffers.push(crate::buffers::copy_of(&data[bounds(c)..end]));
+        }
+        crate::buffers::give_back(data);
+        let (right, left) = (
+            participants[(index + 1) % n],
+            participants[(index + n - 1) % n],
+        );
+        let mut steps = Steps::with_capacity(4 * (n - 1));
+        for step in 0..n - 1 {
+            steps.push(Step::Send {
+                to: right,
+                buffer: (index + n - step) % n,
+            });
+            steps.push(Step::CombineAbove {
+                from: left,
+                into: (index + 2 * n - step - 1) % n,
+            });
+        }
+        for step in 0..n - 1 {
+            steps.push(Step::Send {
+                to: right,
+                buffer: (index + 1 + n - step) % n,
+            });
+            steps.push(Step::Receive {
+                from: left,
+                into: (index + n - step) % n,
+            });
+        }
+        Schedule::built_numbered(steps, buffers, Some(reduction), (0..n).collect())
+    }
+
     /// An inclusive (`exclusive` false) or exclusive prefix reduction of every participant's
-    /// `data` in rank order: a chain, each participant receiving the combination of the ranks
-    /// below it from its predecessor and passing its own on. The result is the combination
-    /// over the participants up to this one (inclusive), or below it (exclusive; none at the
-    /// first participant).
+    /// `data` in rank order, by recursive doubling, ⌈log₂ n⌉ exchanges: in the exchange of
+    /// distance d, the participant at i trades the combination of its aligned block of
+    /// participants so far (buffer 0) with the one at i xor d; a partner below adds to the
+    /// prefix (buffer 1), and the block's combination is combined lower block first, so a
+    /// non-commutative reduction is applied in rank order. Buffer 2 takes a lower partner's
+    /// message. The result is the combination over the participants up to this one
+    /// (inclusive), or below it (exclusive; none at the first participant).
     pub fn scan(
         participants: &[Rank],
         index: usize,
@@ -818,27 +1171,49 @@ impl Schedule {
     ) -> Self {
         let n = participants.len();
         let mut steps = Steps::new();
-        if index > 0 {
-            steps.push(Step::Receive {
-                from: participants[index - 1],
-                into: 1,
-            });
-            steps.push(Step::Combine { input: 1, into: 0 });
-        }
-        if index + 1 < n {
-            steps.push(Step::Send {
-                to: participants[index + 1],
-                buffer: 0,
-            });
-        }
-        let result = match (exclusive, index) {
-            (false, _) => smallvec![0],
-            (true, 0) => Parts::new(),
-            (true, _) => smallvec![1],
+        let mut prefixed = !exclusive;
+        let prefix = if exclusive {
+            Vec::new()
+        } else {
+            crate::buffers::copy_of(&data)
         };
+        let mut distance = 1;
+        while distance < n {
+            let partner = index ^ distance;
+            if partner < n {
+                let with = participants[partner];
+                steps.push(Step::Send {
+                    to: with,
+                    buffer: 0,
+                });
+                if partner > index {
+                    steps.push(Step::CombineAbove {
+                        from: with,
+                        into: 0,
+                    });
+                } else if prefixed {
+                    steps.push(Step::Receive {
+                        from: with,
+                        into: 2,
+                    });
+                    steps.push(Step::Combine { input: 2, into: 1 });
+                    steps.push(Step::Combine { input: 2, into: 0 });
+                } else {
+                    // The first lower block: it is the prefix so far.
+                    steps.push(Step::Receive {
+                        from: with,
+                        into: 1,
+                    });
+                    steps.push(Step::Combine { input: 1, into: 0 });
+                    prefixed = true;
+                }
+            }
+            distance *= 2;
+        }
+        let result = if prefixed { smallvec![1] } else { Parts::new() };
         Schedule::built(
             steps,
-            smallvec![data, Vec::new()],
+            smallvec![data, prefix, Vec::new()],
             Vec::new(),
             Some(reduction),
             result,
@@ -1136,9 +1511,16 @@ pub(crate) struct Running {
     /// A reduction step met a message of another length than its own (ranks passed different
     /// counts): the outcome once the steps ran.
     mismatch: Option<Error>,
+    /// Its current combining step, when a thread outside the engine runs it.
+    handoff: Handoff,
 }
 
 impl Running {
+    /// Its call's number.
+    pub(crate) fn sequence(&self) -> u32 {
+        self.sequence
+    }
+
     fn finished(&self) -> bool {
         self.outcome.is_some() && self.queued.is_empty()
     }
@@ -1147,13 +1529,16 @@ impl Running {
     /// message is not here yet (a blocking call's schedule may not have taken one that was
     /// delivered: its thread advances it when it polls).
     fn waits_for(&self, matcher: &Matcher<Payload>) -> Option<Rank> {
+        if !matches!(self.handoff, Handoff::None) {
+            return None; // its message is taken; a thread combines it
+        }
         let from = match self.schedule.steps.get(self.next)? {
             Step::Receive { from, .. }
             | Step::CombineAbove { from, .. }
             | Step::ReceiveBlocks { from, .. } => *from,
             Step::Send { .. } | Step::Combine { .. } | Step::SendBlocks { .. } => return None,
         };
-        let tag = TagSelector::Value(self.sequence as i32);
+        let tag = TagSelector::Value(self.schedule.tag(self.sequence, self.next) as i32);
         let here = self.caller_driven && matcher.peek(SourceSelector::Rank(from), tag).is_some();
         (!here).then_some(from)
     }
@@ -1271,15 +1656,11 @@ fn forget_abandoned(schedules: &mut Schedules, caller_driven: &mut usize) {
     });
 }
 
-/// Takes call `sequence`'s buffered message from `from`, giving its credit back; `None`
-/// while it has not arrived.
-fn take_message(
-    comm: &mut CommState,
-    flow: &mut Flow,
-    sequence: u32,
-    from: Rank,
-) -> Option<Payload> {
-    let tag = TagSelector::Value(sequence as i32);
+/// Takes the buffered message of tag `tag` (a call's number and the message's along its
+/// pair: [`Schedule::tag`]) from `from`, giving its credit back; `None` while it has not
+/// arrived.
+fn take_message(comm: &mut CommState, flow: &mut Flow, tag: u32, from: Rank) -> Option<Payload> {
+    let tag = TagSelector::Value(tag as i32);
     let (_, payload) = comm
         .collective_matcher
         .take(SourceSelector::Rank(from), tag)?;
@@ -1288,7 +1669,19 @@ fn take_message(
     Some(payload)
 }
 
-/// Runs `running`'s steps until one waits; its outcome once the last step ran.
+/// The error of a combining step whose two sides differ in length (ranks passed different
+/// counts).
+fn count_mismatch(theirs: usize, ours: usize) -> Error {
+    Error::Count {
+        reason: format!(
+            "a peer contributed {theirs} bytes to a reduction of {ours} bytes (ranks passed \
+             different counts)"
+        ),
+    }
+}
+
+/// Runs `running`'s steps until one waits (for a message, or for a thread to combine: its
+/// [`Handoff`]); its outcome once the last step ran.
 fn run_steps(
     comm: &mut CommState,
     flow: &mut Flow,
@@ -1296,16 +1689,19 @@ fn run_steps(
     running: &mut Running,
     out: &mut Outgoing,
 ) -> Option<Result<Vec<u8>>> {
+    if !matches!(running.handoff, Handoff::None) {
+        return None; // a thread combines its current step
+    }
     let schedule = &mut running.schedule;
     let (epoch, sequence) = (running.epoch, running.sequence);
-    let mut send = |comm: &CommState, flow: &mut Flow, to: Rank, payload: Vec<u8>| {
+    let mut send = |comm: &CommState, flow: &mut Flow, to: Rank, tag: u32, payload: Vec<u8>| {
         let charge = flow::charge(payload.len());
         let world = comm.members.world_of(to);
         let packet = Packet::Collective {
             context,
             source: comm.rank,
             epoch,
-            sequence,
+            sequence: tag,
             payload,
         };
         if flow.try_admit(world, Lane::Collective, charge) {
@@ -1316,6 +1712,7 @@ fn run_steps(
         }
     };
     while let Some(&step) = schedule.steps.get(running.next) {
+        let tag = schedule.tag(sequence, running.next);
         match step {
             Step::Send { to, buffer } => {
                 let payload = if running.next < 64 && schedule.moves & (1 << running.next) != 0 {
@@ -1323,17 +1720,17 @@ fn run_steps(
                 } else {
                     crate::buffers::copy_of(&schedule.buffers[buffer])
                 };
-                running.queued.extend(send(comm, flow, to, payload));
+                running.queued.extend(send(comm, flow, to, tag, payload));
             }
             Step::SendBlocks { to, set } => {
                 let buffers = &schedule.buffers;
                 let blocks = schedule.sets[set].iter().map(|&b| buffers[b].as_slice());
                 let payload = crate::blocks::encode(blocks);
-                running.queued.extend(send(comm, flow, to, payload));
+                running.queued.extend(send(comm, flow, to, tag, payload));
             }
             Step::ReceiveBlocks { from, set } => {
                 // Not here yet: the schedule waits (None).
-                let payload = take_message(comm, flow, sequence, from)?;
+                let payload = take_message(comm, flow, tag, from)?;
                 let set = &schedule.sets[set];
                 match crate::blocks::decode(&payload, set.len()) {
                     Ok(blocks) => {
@@ -1365,25 +1762,29 @@ fn run_steps(
                     std::mem::take(&mut schedule.buffers[input]),
                     std::mem::take(&mut schedule.buffers[into]),
                 );
-                if lower.len() == target.len() {
-                    let reduction = schedule.reduction.as_ref().expect("checked by new");
-                    reduction(&lower, &mut target);
+                if lower.len() != target.len() {
+                    running
+                        .mismatch
+                        .get_or_insert(count_mismatch(lower.len(), target.len()));
                 } else {
-                    running.mismatch.get_or_insert(Error::Count {
-                        reason: format!(
-                            "a peer contributed {} bytes to a reduction of {} bytes (ranks passed \
-                             different counts)",
-                            lower.len(),
-                            target.len()
-                        ),
-                    });
+                    let reduction = schedule.reduction.as_ref().expect("checked by new");
+                    if let Combiner::Engine(function) = &reduction.combiner {
+                        function(&lower, &mut target);
+                    } else {
+                        reduction.signal();
+                        running.handoff = Handoff::Due {
+                            input: lower,
+                            inout: target,
+                        };
+                        return None;
+                    }
                 }
                 schedule.buffers[input] = lower;
                 schedule.buffers[into] = target;
             }
-            Step::Receive { from, into } | Step::CombineAbove { from, into } => {
+            Step::Receive { from, into } => {
                 // Not here yet: the schedule waits (None).
-                let payload = take_message(comm, flow, sequence, from)?;
+                let payload = take_message(comm, flow, tag, from)?;
                 if let Some(len) = schedule.block.of(into).filter(|&len| len != payload.len()) {
                     running.mismatch.get_or_insert(Error::Count {
                         reason: format!(
@@ -1393,33 +1794,36 @@ fn run_steps(
                         ),
                     });
                 }
+                let old = std::mem::replace(&mut schedule.buffers[into], payload);
+                crate::buffers::give_back(old);
+            }
+            Step::CombineAbove { from, into } => {
+                // Not here yet: the schedule waits (None).
+                let mut message = take_message(comm, flow, tag, from)?;
                 let target = &mut schedule.buffers[into];
-                if matches!(step, Step::Receive { .. }) {
-                    let old = std::mem::replace(target, payload);
-                    crate::buffers::give_back(old);
+                if message.len() != target.len() {
+                    // Ranks passed different counts: this rank's call fails, and it goes
+                    // on with its own bytes, so that its peers finish too (and see the
+                    // difference in what they receive) rather than wait for it.
+                    running
+                        .mismatch
+                        .get_or_insert(count_mismatch(message.len(), target.len()));
+                    crate::buffers::give_back(message);
                 } else {
-                    if payload.len() != target.len() {
-                        // Ranks passed different counts: this rank's call fails, and it goes
-                        // on with its own bytes, so that its peers finish too (and see the
-                        // difference in what they receive) rather than wait for it.
-                        running.mismatch.get_or_insert(Error::Count {
-                            reason: format!(
-                                "a peer contributed {} bytes to a reduction of {} bytes \
-                                 (ranks passed different counts)",
-                                payload.len(),
-                                target.len()
-                            ),
-                        });
-                        crate::buffers::give_back(payload);
-                        running.next += 1;
-                        continue;
-                    }
                     // into = into op message: the accumulated lower ranks are the input.
                     let reduction = schedule.reduction.as_ref().expect("checked by new");
-                    let mut message = payload;
-                    reduction(target, &mut message);
-                    let old = std::mem::replace(target, message);
-                    crate::buffers::give_back(old);
+                    if let Combiner::Engine(function) = &reduction.combiner {
+                        function(target, &mut message);
+                        let old = std::mem::replace(target, message);
+                        crate::buffers::give_back(old);
+                    } else {
+                        reduction.signal();
+                        running.handoff = Handoff::Due {
+                            input: std::mem::take(target),
+                            inout: message,
+                        };
+                        return None;
+                    }
                 }
             }
         }
@@ -1441,6 +1845,60 @@ fn run_steps(
         }
     };
     Some(Ok(result))
+}
+
+impl Running {
+    /// Puts back the buffers of its current combining step, combined by a thread outside the
+    /// engine ([`Engine::combined`]), and moves past the step.
+    fn combined(&mut self, input: Vec<u8>, inout: Vec<u8>) {
+        let schedule = &mut self.schedule;
+        match schedule.steps.get(self.next) {
+            Some(&Step::Combine { input: i, into }) => {
+                schedule.buffers[i] = input;
+                schedule.buffers[into] = inout;
+            }
+            Some(&Step::CombineAbove { into, .. }) => {
+                schedule.buffers[into] = inout;
+                crate::buffers::give_back(input);
+            }
+            _ => debug_assert!(false, "a handoff at a step that combines nothing"),
+        }
+        self.handoff = Handoff::None;
+        self.next += 1;
+    }
+
+    /// Whether its current step waits for a thread outside the engine to take it, a thread
+    /// of any kind (`unlocked`) or its caller.
+    fn due(&self, unlocked: bool) -> bool {
+        matches!(self.handoff, Handoff::Due { .. })
+            && (!unlocked
+                || matches!(
+                    self.schedule.reduction.as_ref().map(|r| &r.combiner),
+                    Some(Combiner::Unlocked(..))
+                ))
+    }
+
+    /// Takes its due combining step ([`Running::due`]).
+    fn take_due(&mut self, context: ContextId) -> Option<Combine> {
+        if !matches!(self.handoff, Handoff::Due { .. }) {
+            return None;
+        }
+        let Handoff::Due { input, inout } = std::mem::replace(&mut self.handoff, Handoff::Taken)
+        else {
+            unreachable!("due")
+        };
+        let function = match self.schedule.reduction.as_ref().map(|r| &r.combiner) {
+            Some(Combiner::Unlocked(function, _)) => Some(Arc::clone(function)),
+            _ => None,
+        };
+        Some(Combine {
+            input,
+            inout,
+            context,
+            id: self.id,
+            function,
+        })
+    }
 }
 
 impl Engine {
@@ -1514,6 +1972,7 @@ impl Engine {
             abandoned: false,
             caller_driven,
             mismatch: None,
+            handoff: Handoff::None,
         };
         if caller_driven {
             // The caller's own: run at once, and if that finishes it (a root that only
@@ -1578,12 +2037,72 @@ impl Engine {
         Some(comm.final_outcome(outcome))
     }
 
+    /// The combining step that schedule `id` on `context` waits for its caller to run, if it
+    /// waits for one (a reduction that is not the engine's: [`Reduction::by_caller`],
+    /// [`Reduction::unlocked`]). The caller computes `inout = input op inout` outside the
+    /// engine's lock and hands the step back with [`Engine::combined`]; the schedule stands
+    /// still meanwhile (its failures still end it).
+    pub fn take_combine(&mut self, context: ContextId, id: u64) -> Option<Combine> {
+        let comm = self.comms.get_mut(&context)?;
+        let running = comm.schedules.iter_mut().find(|r| r.id == id)?;
+        running.take_due(context)
+    }
+
+    /// A combining step of an unlocked reduction ([`Reduction::unlocked`]) that waits for a
+    /// thread, on any communicator: the thread runs it ([`Combine::run`]) outside the
+    /// engine's lock and hands it back with [`Engine::combined`]. Every thread that waits in
+    /// the library takes these, so such a call progresses while its own thread is elsewhere.
+    pub fn take_unlocked_combine(&mut self) -> Option<Combine> {
+        self.comms.iter_mut().find_map(|(&context, comm)| {
+            let running = comm.schedules.iter_mut().find(|r| r.due(true))?;
+            running.take_due(context)
+        })
+    }
+
+    /// A combining step taken with [`Engine::take_combine`] or
+    /// [`Engine::take_unlocked_combine`] is done: its schedule goes on (what it sends is
+    /// pushed on `out`). A step whose call ended meanwhile (a failure) is dropped.
+    pub fn combined(&mut self, combine: Combine, out: &mut Outgoing) {
+        let Combine {
+            input,
+            inout,
+            context,
+            id,
+            ..
+        } = combine;
+        let Some(comm) = self.comms.get_mut(&context) else {
+            return;
+        };
+        match comm.schedules.iter_mut().find(|r| r.id == id) {
+            Some(running) if matches!(running.handoff, Handoff::Taken) => {
+                running.combined(input, inout);
+                advance(comm, &mut self.flow, context, out);
+            }
+            _ => {
+                crate::buffers::give_back(input);
+                crate::buffers::give_back(inout);
+            }
+        }
+    }
+
     /// Schedule `id`'s request was dropped: the schedule runs to its end (its peers need its
-    /// messages) and is then forgotten.
+    /// messages) and is then forgotten. One whose combining steps only its caller can run
+    /// ([`Reduction::by_caller`]) ends here instead.
     pub fn abandon_schedule(&mut self, context: ContextId, id: u64) {
         if let Some(comm) = self.comms.get_mut(&context) {
             if let Some(running) = comm.schedules.iter_mut().find(|r| r.id == id) {
                 running.abandoned = true;
+                let by_caller = matches!(
+                    running.schedule.reduction.as_ref().map(|r| &r.combiner),
+                    Some(Combiner::Caller)
+                );
+                if by_caller && running.outcome.is_none() {
+                    for slot in running.queued.drain(..) {
+                        self.flow.cancel(slot);
+                    }
+                    running.handoff = Handoff::None;
+                    running.outcome = Some(Err(Error::Request));
+                }
                 if running.caller_driven {
                     // Its thread left (it unwound): no poll will advance it now, so
                     // deliveries do, to its end, as any other abandoned schedule's.
@@ -1699,6 +2218,9 @@ mod tests {
         dead: Vec<bool>,
         wire: BTreeMap<(u32, u32), VecDeque<Packet>>,
         rng: u64,
+        /// Collective messages of one pair may overtake each other (two threads of a rank
+        /// that run its schedules put their sends on the wire in either order).
+        shuffle: bool,
     }
 
     impl Net {
@@ -1721,6 +2243,7 @@ mod tests {
                 dead: vec![false; n as usize],
                 wire: BTreeMap::new(),
                 rng: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+                shuffle: false,
             }
         }
 
@@ -1774,7 +2297,14 @@ mod tests {
             }
             let pick = self.random(self.wire.len());
             let (&(from, to), queue) = self.wire.iter_mut().nth(pick).expect("in range");
-            let packet = queue.pop_front().expect("not empty");
+            let collective = |p: &Packet| matches!(p, Packet::Collective { .. });
+            let overtakable = queue.iter().take_while(|p| collective(p)).count();
+            let at = if self.shuffle && overtakable > 1 {
+                (self.rng as usize >> 7) % overtakable
+            } else {
+                0
+            };
+            let packet = queue.remove(at).expect("not empty");
             if !self.dead[to as usize] {
                 let mut out = Outgoing::new();
                 self.engines[to as usize].handle_packet(WorldRank(from), packet, &mut out);
@@ -1796,6 +2326,41 @@ mod tests {
             let outcome = self.engines[rank as usize].poll_schedule(WORLD_CONTEXT, id, &mut out);
             self.push(rank, out);
             outcome
+        }
+
+        /// Delivers packets and runs the combining steps that wait for a thread (every
+        /// unlocked one, and the caller's steps of the schedules `callers` names: rank, id,
+        /// with `caller` as their function) until nothing moves.
+        fn settle(&mut self, callers: &[(u32, u64)], caller: fn(&[u8], &mut [u8])) {
+            let mut rounds = 0;
+            loop {
+                let mut moved = self.step();
+                for rank in 0..self.engines.len() as u32 {
+                    if self.dead[rank as usize] {
+                        continue;
+                    }
+                    let mut out = Outgoing::new();
+                    let engine = &mut self.engines[rank as usize];
+                    while let Some(mut combine) = engine.take_unlocked_combine() {
+                        combine.run();
+                        engine.combined(combine, &mut out);
+                        moved = true;
+                    }
+                    for &(_, id) in callers.iter().filter(|&&(r, _)| r == rank) {
+                        if let Some(mut combine) = engine.take_combine(WORLD_CONTEXT, id) {
+                            caller(&combine.input, &mut combine.inout);
+                            engine.combined(combine, &mut out);
+                            moved = true;
+                        }
+                    }
+                    self.push(rank, out);
+                }
+                if !moved {
+                    return;
+                }
+                rounds += 1;
+                assert!(rounds < 1_000_000, "the network never quiesced");
+            }
         }
 
         /// `rank` dies: it runs no more, and every live rank's detector learns it.
@@ -1834,14 +2399,16 @@ mod tests {
         (0..n).collect()
     }
 
+    fn add(input: &[u8], inout: &mut [u8]) {
+        for (i, o) in input.chunks(8).zip(inout.chunks_mut(8)) {
+            let a = u64::from_le_bytes(i.try_into().unwrap());
+            let b = u64::from_le_bytes((&*o).try_into().unwrap());
+            o.copy_from_slice(&a.wrapping_add(b).to_le_bytes());
+        }
+    }
+
     fn sum() -> Reduction {
-        Arc::new(|input: &[u8], inout: &mut [u8]| {
-            for (i, o) in input.chunks(8).zip(inout.chunks_mut(8)) {
-                let a = u64::from_le_bytes(i.try_into().unwrap());
-                let b = u64::from_le_bytes((&*o).try_into().unwrap());
-                o.copy_from_slice(&a.wrapping_add(b).to_le_bytes());
-            }
-        })
+        Reduction::new(Arc::new(add), 8, true)
     }
 
     /// 2×2 matrix product modulo 2^64: associative, not commutative.
@@ -1867,11 +2434,13 @@ mod tests {
         m
     }
 
+    fn multiply(input: &[u8], inout: &mut [u8]) {
+        let result = product(matrix(input), matrix(inout));
+        inout.copy_from_slice(&bytes(result));
+    }
+
     fn matrix_product() -> Reduction {
-        Arc::new(|input: &[u8], inout: &mut [u8]| {
-            let result = product(matrix(input), matrix(inout));
-            inout.copy_from_slice(&bytes(result));
-        })
+        Reduction::new(Arc::new(multiply), 32, false)
     }
 
     fn contribution(rank: u32) -> [u64; 4] {
@@ -2088,6 +2657,198 @@ mod tests {
         );
     }
 
+    fn u64s(bytes: &[u8]) -> Vec<u64> {
+        bytes
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    /// The ring (numbered messages, several along each pair, which may overtake each other
+    /// on the wire), and the reductions whose steps a thread outside the engine runs (a
+    /// caller's and an unlocked one), give the same results as the engine's own, in rank
+    /// order for a non-commutative operation.
+    #[test]
+    fn rings_and_combines_outside_the_engine_give_every_result_in_any_order() {
+        for n in 1..=9u32 {
+            for seed in 0..4 {
+                let mut net = Net::new(n, seed + 1000 * n as u64);
+                net.shuffle = true;
+                let root = (seed as u32 * 5) % n;
+                let count = 2 * n as usize + seed as usize;
+                let vector = |rank: u32| -> Vec<u8> {
+                    (0..count as u64)
+                        .flat_map(|k| (k * 100 + rank as u64).to_le_bytes())
+                        .collect()
+                };
+                let unlocked_sum = || Reduction::unlocked(Arc::new(add), 8, true);
+                let mut ids = Vec::new();
+                let mut callers = Vec::new();
+                for rank in 0..n {
+                    let (p, i) = (all(n), rank as usize);
+                    let c = bytes(contribution(rank));
+                    let by_caller = || Reduction::by_caller(32, false);
+                    let started: Vec<u64> = [
+                        Schedule::ring_all_reduce(&p, i, vector(rank), sum()),
+                        Schedule::ring_all_reduce(&p, i, vector(rank), unlocked_sum()),
+                        Schedule::all_reduce(&p, i, c.clone(), by_caller()),
+                        Schedule::scan(&p, i, c.clone(), by_caller(), false),
+                        Schedule::scan(&p, i, c, by_caller(), true),
+                        Schedule::reduce(&p, i, root as usize, vector(rank), unlocked_sum()),
+                    ]
+                    .into_iter()
+                    .map(|schedule| net.start(rank, schedule).unwrap())
+                    .collect();
+                    callers.extend(started[2..5].iter().map(|&id| (rank, id)));
+                    ids.push(started);
+                }
+                net.settle(&callers, multiply);
+                let total: Vec<u64> = (0..count as u64)
+                    .map(|k| (0..n as u64).map(|r| k * 100 + r).sum())
+                    .collect();
+                let upto = |last: u32| bytes((0..=last).map(contribution).reduce(product).unwrap());
+                for rank in 0..n {
+                    let mut outcome = |k: usize| {
+                        let id = ids[rank as usize][k];
+                        let polled = net.poll(rank, id);
+                        polled
+                            .unwrap_or_else(|| panic!("n {n} seed {seed} {rank}: {k}"))
+                            .unwrap()
+                    };
+                    let what = format!("n {n} seed {seed} rank {rank}");
+                    assert_eq!(u64s(&outcome(0)), total, "{what}: ring");
+                    assert_eq!(u64s(&outcome(1)), total, "{what}: unlocked ring");
+                    assert_eq!(outcome(2), upto(n - 1), "{what}: caller's all-reduce");
+                    assert_eq!(outcome(3), upto(rank), "{what}: caller's scan");
+                    let below = if rank == 0 { vec![] } else { upto(rank - 1) };
+                    assert_eq!(outcome(4), below, "{what}: caller's exscan");
+                    let reduced = if rank == root { total.clone() } else { vec![] };
+                    assert_eq!(u64s(&outcome(5)), reduced, "{what}: unlocked reduce");
+                }
+                for engine in &mut net.engines {
+                    assert!(!engine.schedules_running(WORLD_CONTEXT));
+                }
+            }
+        }
+    }
+
+    /// A ring's messages along a pair carry their numbers: with the numbers taken away, a
+    /// message that overtakes another lands in the wrong chunk (this is what the numbers are
+    /// for).
+    #[test]
+    fn a_rings_messages_along_a_pair_are_numbered() {
+        let p = all(3);
+        let ring = Schedule::ring_all_reduce(&p, 0, vec![0; 8 * 3], sum());
+        let numbers: Vec<u16> = ring.numbers.clone();
+        // Sends to the right and receives from the left alternate: 0, 0, 1, 1, 2, 2, 3, 3.
+        assert_eq!(numbers, [0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(ring.tag(7, 3), 7 | 1 << SEQUENCE_BITS);
+        let plain = Schedule::doubling_all_reduce(&p, 0, vec![0; 8], sum());
+        assert!(plain.numbers.is_empty());
+        assert_eq!(plain.tag(7, 1), 7);
+    }
+
+    /// A combining step that waits for a thread outside the engine holds the schedule: no
+    /// later step runs (its next send does not go out) until the step comes back, and the
+    /// current step's message does not count as awaited (no flow-control loan for it). A
+    /// caller's schedule whose request is dropped ends at once (nobody else can combine).
+    #[test]
+    fn a_combining_step_handed_out_holds_its_schedule_until_it_comes_back() {
+        let mut net = Net::new(3, 3);
+        let p = all(3);
+        // At 3 participants, the participant at 1 takes 0's data and combines it before
+        // exchanging with 2.
+        let ids: Vec<u64> = (0..3)
+            .map(|r| {
+                let data = (r as u64 + 1).to_le_bytes().to_vec();
+                net.start(
+                    r,
+                    Schedule::all_reduce(&p, r as usize, data, Reduction::by_caller(8, true)),
+                )
+                .unwrap()
+            })
+            .collect();
+        net.run();
+        assert!(net.engines[1]
+            .take_combine(WORLD_CONTEXT, ids[1] + 1)
+            .is_none());
+        let mut combine = net.engines[1]
+            .take_combine(WORLD_CONTEXT, ids[1])
+            .expect("rank 1 waits to combine");
+        assert!(
+            net.engines[1].take_combine(WORLD_CONTEXT, ids[1]).is_none(),
+            "taken once"
+        );
+        assert!(
+            net.engines[1].take_unlocked_combine().is_none(),
+            "a caller's, not unlocked"
+        );
+        net.run();
+        assert!(
+            net.poll(2, ids[2]).is_none(),
+            "2 waits for 1, which waits to combine"
+        );
+        assert!(!net.engines[1].a_collective_waits_for(WorldRank(0)));
+        assert_eq!(
+            (u64s(&combine.input), u64s(&combine.inout)),
+            (vec![1], vec![2])
+        );
+        add(&combine.input, &mut combine.inout);
+        let mut out = Outgoing::new();
+        net.engines[1].combined(combine, &mut out);
+        net.push(1, out);
+        net.settle(&[(1, ids[1]), (2, ids[2]), (0, ids[0])], add);
+        for (rank, &id) in ids.iter().enumerate() {
+            assert_eq!(
+                net.poll(rank as u32, id),
+                Some(Ok(6u64.to_le_bytes().to_vec()))
+            );
+        }
+
+        // Dropped while it waits for its caller: it ends, and is forgotten.
+        let mut net = Net::new(2, 4);
+        let p = all(2);
+        let ids: Vec<u64> = (0..2)
+            .map(|r| {
+                let schedule =
+                    Schedule::all_reduce(&p, r as usize, vec![1; 8], Reduction::by_caller(8, true));
+                net.start(r, schedule).unwrap()
+            })
+            .collect();
+        net.run();
+        assert!(net.poll(0, ids[0]).is_none());
+        net.engines[0].abandon_schedule(WORLD_CONTEXT, ids[0]);
+        assert!(net.engines[0].comms[&WORLD_CONTEXT].schedules.is_empty());
+        assert!(!net.engines[0].schedules_running(WORLD_CONTEXT));
+    }
+
+    /// Call numbers wrap at 2^SEQUENCE_BITS: a call whose number is still held by a running
+    /// schedule is refused, not mixed up with it.
+    #[test]
+    fn a_call_number_still_running_is_not_taken_twice() {
+        let mut net = Net::new(2, 6);
+        let p = all(2);
+        let first = net.start(0, Schedule::barrier(&p, 0, None)).unwrap();
+        net.engines[0]
+            .comms
+            .get_mut(&WORLD_CONTEXT)
+            .unwrap()
+            .collective_sequence = 0;
+        let refused = net.start(0, Schedule::barrier(&p, 0, None));
+        assert!(
+            matches!(refused, Err(Error::Argument { .. })),
+            "{refused:?}"
+        );
+        assert!(net.poll(0, first).is_none());
+        let last = (1 << SEQUENCE_BITS) - 1;
+        let state = net.engines[1].comms.get_mut(&WORLD_CONTEXT).unwrap();
+        state.collective_sequence = last;
+        let second = net.start(1, Schedule::barrier(&p, 1, None)).unwrap();
+        let state = net.engines[1].comms.get_mut(&WORLD_CONTEXT).unwrap();
+        assert_eq!(state.collective_sequence, 0, "wrapped");
+        let _ = second;
+    }
+
     #[test]
     fn every_builder_receives_at_most_once_from_each_participant() {
         // Schedule::new asserts it; this builds every algorithm at every place to make sure.
@@ -2112,6 +2873,9 @@ mod tests {
                     Schedule::all_gather(&p, i, vec![1]);
                     Schedule::all_to_all(&p, i, blocks);
                     Schedule::scan(&p, i, vec![1; 8], sum(), true);
+                    // (Numbered: several messages along one pair.)
+                    let ring = Schedule::ring_all_reduce(&p, i, vec![1; 8 * n as usize], sum());
+                    assert_eq!(ring.numbers.len(), ring.steps.len());
                 }
             }
         }

@@ -2112,15 +2112,16 @@ fn value_bytes(value: u64, pad: usize) -> Vec<u8> {
 }
 
 /// The reduction of the non-blocking all-reduces: the sum of the leading u64s (the padding
-/// is kept as it is).
+/// is kept as it is). The whole message is one element (no ring: it is not cut).
 fn sum_of_values() -> Reduction {
-    std::sync::Arc::new(|input: &[u8], inout: &mut [u8]| {
+    let sum = |input: &[u8], inout: &mut [u8]| {
         let read = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
         if input.len() >= 8 && inout.len() >= 8 {
             let sum = read(input).wrapping_add(read(inout));
             inout[..8].copy_from_slice(&sum.to_le_bytes());
         }
-    })
+    };
+    Reduction::new(std::sync::Arc::new(sum), usize::MAX, true)
 }
 
 /// The u64 of a collective message (then `pad` bytes of 0xA5).

@@ -50,6 +50,20 @@ pub struct CollectiveRequest<'a> {
     hold: Hold,
     /// The outcome of a blocking call that finished at its start.
     ready: Option<Result<Vec<u8>>>,
+    /// A reduction's function that only this call's thread holds (a user operation that
+    /// borrows from its caller: [`Reduction::by_caller`]), run on each combining step the
+    /// schedule hands out when it is polled.
+    caller: Option<CallerCombine<'a>>,
+}
+
+/// A reduction's function over bytes, held by the calling thread ([`Reduction::by_caller`]).
+#[derive(Clone, Copy)]
+pub(crate) struct CallerCombine<'a>(pub(crate) &'a (dyn Fn(&[u8], &mut [u8]) + Sync + 'a));
+
+impl std::fmt::Debug for CallerCombine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallerCombine")
+    }
 }
 
 /// How a call's result lands in the caller's buffer.
@@ -292,6 +306,9 @@ impl<'a> CollectiveRequest<'a> {
             (id, ready, engine.declared_failed())
         };
         process.send_all(out);
+        // A fault planned at one of those messages killed the rank: it stops here, rather
+        // than finish the call with its messages sent.
+        process.check_alive();
         if declared_failed {
             process.halt_declared_failed();
         }
@@ -306,7 +323,15 @@ impl<'a> CollectiveRequest<'a> {
             placement,
             hold,
             ready,
+            caller: None,
         })
+    }
+
+    /// The same request, whose combining steps this thread runs with `caller` (set before
+    /// its first poll).
+    fn combining_with(mut self, caller: Option<CallerCombine<'a>>) -> Self {
+        self.caller = caller;
+        self
     }
 
     /// Whether the request has already given its outcome.
@@ -337,29 +362,46 @@ impl<'a> CollectiveRequest<'a> {
         let process = &self.comm.process;
         process.check_alive();
         process.progress();
-        let mut out = Outgoing::new();
-        let (polled, declared_failed) = {
-            let mut engine = process.endpoint.lock();
-            let polled = engine.poll_schedule(self.comm.context, id, &mut out);
-            if polled.is_some() && self.hold == Hold::Caller {
-                engine.end_collective(self.comm.context);
+        loop {
+            let mut out = Outgoing::new();
+            let (polled, combine, declared_failed) = {
+                let mut engine = process.endpoint.lock();
+                let polled = engine.poll_schedule(self.comm.context, id, &mut out);
+                if polled.is_some() && self.hold == Hold::Caller {
+                    engine.end_collective(self.comm.context);
+                }
+                // A combining step that waits for a thread outside the engine: this one.
+                let combine = match polled {
+                    None => engine.take_combine(self.comm.context, id),
+                    Some(_) => None,
+                };
+                out.extend(engine.take_due());
+                if polled.is_some() && self.hold == Hold::Nobody && !engine.any_schedules_running()
+                {
+                    // Under the lock: a start on another thread sets it again after this.
+                    process.transport.collectives_running(false);
+                }
+                (polled, combine, engine.declared_failed())
+            };
+            process.send_all(out);
+            process.check_alive(); // (as in `begin`)
+            if declared_failed {
+                process.halt_declared_failed();
             }
-            out.extend(engine.take_due());
-            if polled.is_some() && self.hold == Hold::Nobody && !engine.any_schedules_running() {
-                // Under the lock: a start on another thread sets it again after this.
-                process.transport.collectives_running(false);
+            if let Some(mut combine) = combine {
+                match self.caller {
+                    Some(CallerCombine(function)) => function(&combine.input, &mut combine.inout),
+                    None => combine.run(),
+                }
+                process.combined(combine);
+                continue; // the schedule goes on: poll it again
             }
-            (polled, engine.declared_failed())
-        };
-        process.send_all(out);
-        if declared_failed {
-            process.halt_declared_failed();
+            let Some(outcome) = polled else {
+                return Ok(false);
+            };
+            self.id = None;
+            return self.complete(outcome).map(|()| true);
         }
-        let Some(outcome) = polled else {
-            return Ok(false);
-        };
-        self.id = None;
-        self.complete(outcome).map(|()| true)
     }
 
     /// Lands the call's outcome in the caller's buffer.
@@ -457,22 +499,7 @@ fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> 
 /// makes that the usual case); only a misaligned side is copied, so a combine costs no
 /// allocation in the usual case.
 fn combine_bytes<T: Reducible>(op: Op, input: &[u8], inout: &mut [u8]) {
-    let copied: Vec<T>;
-    let input: &[T] = match bytemuck::try_cast_slice(input) {
-        Ok(elements) => elements,
-        Err(_) => {
-            copied = bytemuck::pod_collect_to_vec(input);
-            &copied
-        }
-    };
-    match bytemuck::try_cast_slice_mut::<u8, T>(inout) {
-        Ok(elements) => T::combine(op, input, elements),
-        Err(_) => {
-            let mut elements: Vec<T> = bytemuck::pod_collect_to_vec(inout);
-            T::combine(op, input, &mut elements);
-            inout.copy_from_slice(bytemuck::cast_slice(&elements));
-        }
-    }
+    super::op::apply_bytes::<T>(&|input, inout| T::combine(op, input, inout), input, inout);
 }
 
 /// The engine's byte-level form of predefined `op` on `T` (`Error::Argument` when `op` is not
@@ -480,9 +507,12 @@ fn combine_bytes<T: Reducible>(op: Op, input: &[u8], inout: &mut [u8]) {
 fn reduction<T: Reducible>(op: Op) -> Result<Reduction> {
     let _defined = builtin::<T>(op)?;
     let combine: fn(Op, &[u8], &mut [u8]) = combine_bytes::<T>;
-    Ok(Arc::new(move |input: &[u8], inout: &mut [u8]| {
-        combine(op, input, inout)
-    }))
+    let function = move |input: &[u8], inout: &mut [u8]| combine(op, input, inout);
+    Ok(Reduction::new(
+        Arc::new(function),
+        std::mem::size_of::<T>(),
+        true,
+    ))
 }
 
 /// The bytes a rank contributes, its reduction and its output bytes.
@@ -524,7 +554,32 @@ impl PackedOp {
     pub fn new(size: usize, combine: impl Fn(&[u8], &mut [u8]) + Send + Sync + 'static) -> Self {
         PackedOp {
             size: size.max(1),
-            reduction: Arc::new(combine),
+            reduction: Reduction::new(Arc::new(combine), size, true),
+        }
+    }
+
+    /// A user operation on elements of `size` bytes (at least 1) that the call's thread
+    /// holds and runs itself ([`Reduction::by_caller`]).
+    pub(crate) fn by_caller(size: usize, commutative: bool) -> Self {
+        PackedOp {
+            size: size.max(1),
+            reduction: Reduction::by_caller(size, commutative),
+        }
+    }
+
+    /// The operation `combine` on elements of `size` bytes (at least 1), which any thread of
+    /// the rank that waits in the library runs outside the engine's lock
+    /// ([`Reduction::unlocked`]): a C program's user function, which may call the library.
+    /// Elements of a commutative one may be combined in any grouping (the ring all-reduce
+    /// cuts a vector into chunks of whole elements).
+    pub fn unlocked(
+        size: usize,
+        commutative: bool,
+        combine: impl Fn(&[u8], &mut [u8]) + Send + Sync + 'static,
+    ) -> Self {
+        PackedOp {
+            size: size.max(1),
+            reduction: Reduction::unlocked(Arc::new(combine), size, commutative),
         }
     }
 
@@ -699,9 +754,30 @@ impl Comm {
         op: PackedOp,
         root: Rank,
     ) -> Result<CollectiveRequest<'a>> {
+        self.reduce_call(
+            send,
+            recv,
+            op,
+            root,
+            Call::started(Collective::Reduce),
+            None,
+        )
+    }
+
+    /// [`Comm::ireduce_packed`], or its blocking form (`call`), whose combining steps this
+    /// thread runs with `caller` when it is given ([`Reduction::by_caller`]).
+    pub(crate) fn reduce_call<'a>(
+        &'a self,
+        send: &[u8],
+        recv: Option<&'a mut [u8]>,
+        op: PackedOp,
+        root: Rank,
+        call: Call,
+        caller: Option<CallerCombine<'a>>,
+    ) -> Result<CollectiveRequest<'a>> {
         check_root(self, root)?;
         let count = whole_elements(op.size, "send", send)?;
-        let reduction = op.reduction;
+        let reduction = self.process.signalling(op.reduction);
         let output = if self.rank == root {
             let recv = recv.ok_or_else(|| Error::Argument {
                 reason: "the root of a reduce needs a receive buffer".into(),
@@ -712,15 +788,11 @@ impl Comm {
             None
         };
         let data = runthrough_core::buffers::copy_of(send);
-        CollectiveRequest::start(
-            self,
-            Call::started(Collective::Reduce),
-            output,
-            |participants, index| {
-                let root = root_position(participants, root)?;
-                Ok(Schedule::reduce(participants, index, root, data, reduction))
-            },
-        )
+        let request = CollectiveRequest::start(self, call, output, |participants, index| {
+            let root = root_position(participants, root)?;
+            Ok(Schedule::reduce(participants, index, root, data, reduction))
+        })?;
+        Ok(request.combining_with(caller))
     }
 
     /// Starts an all-reduce of every participant's `send` with predefined `op` into every
@@ -781,13 +853,25 @@ impl Comm {
         recv: &'a mut [u8],
         op: PackedOp,
     ) -> Result<CollectiveRequest<'a>> {
+        self.all_reduce_call(send, recv, op, Call::started(Collective::AllReduce), None)
+    }
+
+    /// [`Comm::iall_reduce_packed`], or its blocking form (`call`), whose combining steps
+    /// this thread runs with `caller` when it is given ([`Reduction::by_caller`]).
+    pub(crate) fn all_reduce_call<'a>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        op: PackedOp,
+        call: Call,
+        caller: Option<CallerCombine<'a>>,
+    ) -> Result<CollectiveRequest<'a>> {
         let (data, reduction, output) = reduction_arguments(send, recv, op)?;
-        CollectiveRequest::start(
-            self,
-            Call::started(Collective::AllReduce),
-            output,
-            |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
-        )
+        let reduction = self.process.signalling(reduction);
+        let request = CollectiveRequest::start(self, call, output, |participants, index| {
+            Ok(Schedule::all_reduce(participants, index, data, reduction))
+        })?;
+        Ok(request.combining_with(caller))
     }
 
     /// Starts a reduce-scatter with blocks of one length (`MPI_Ireduce_scatter_block`, MPI-4.0
@@ -864,7 +948,7 @@ impl Comm {
         check_len("recv", whole_elements(op.size, "recv", recv)?, counts[me])?;
         let from = counts[..me].iter().sum::<usize>() * op.size;
         let data = runthrough_core::buffers::copy_of(send);
-        let reduction = op.reduction;
+        let reduction = self.process.signalling(op.reduction);
         CollectiveRequest::start_with(
             self,
             Call::started(Collective::AllReduce),
@@ -1419,7 +1503,22 @@ impl Comm {
         op: PackedOp,
         exclusive: bool,
     ) -> Result<CollectiveRequest<'a>> {
+        self.scan_call(send, recv, op, exclusive, false, None)
+    }
+
+    /// [`Comm::iscan_packed`], or its blocking form (`blocking`), whose combining steps this
+    /// thread runs with `caller` when it is given ([`Reduction::by_caller`]).
+    pub(crate) fn scan_call<'a>(
+        &'a self,
+        send: &[u8],
+        recv: &'a mut [u8],
+        op: PackedOp,
+        exclusive: bool,
+        blocking: bool,
+        caller: Option<CallerCombine<'a>>,
+    ) -> Result<CollectiveRequest<'a>> {
         let (data, reduction, output) = reduction_arguments(send, recv, op)?;
+        let reduction = self.process.signalling(reduction);
         let operation = if exclusive {
             Collective::Exscan
         } else {
@@ -1430,9 +1529,9 @@ impl Comm {
         } else {
             Placement::Whole
         };
-        CollectiveRequest::start_with(
+        let request = CollectiveRequest::start_with(
             self,
-            Call::started(operation),
+            Call::new(operation, blocking),
             output,
             placement,
             |participants, index| {
@@ -1444,7 +1543,8 @@ impl Comm {
                     exclusive,
                 ))
             },
-        )
+        )?;
+        Ok(request.combining_with(caller))
     }
 }
 

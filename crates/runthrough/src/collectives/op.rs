@@ -183,42 +183,39 @@ impl<T> std::fmt::Debug for UserOp<'_, T> {
     }
 }
 
-/// What a reduction algorithm combines with: a predefined or a user operation.
-pub(crate) struct Combine<'a, T> {
-    function: &'a Function<'a, T>,
-    pub(crate) commutative: bool,
+impl<T: Pod> UserOp<'_, T> {
+    /// `inout = input ∘ inout` over the bytes of `T` elements (the schedule's buffers, at any
+    /// alignment: [`apply_bytes`]).
+    pub(crate) fn apply_bytes(&self, input: &[u8], inout: &mut [u8]) {
+        apply_bytes(&*self.function, input, inout);
+    }
 }
 
-impl<'a, T: Pod> Combine<'a, T> {
-    /// A user operation.
-    pub(crate) fn user(op: &'a UserOp<'_, T>) -> Self {
-        Combine {
-            function: &*op.function,
-            commutative: op.commutative,
+/// `inout = input ∘ inout` by `function` over the bytes of two vectors of `T` elements of
+/// one length (whole elements: a reduction's start checks its buffers, and its schedule
+/// compares the lengths before it combines). The bytes are read and written in place when
+/// they are aligned for `T` (the allocator's alignment makes that the usual case); only a
+/// misaligned side is copied.
+pub(crate) fn apply_bytes<T: Pod>(
+    function: &dyn Fn(&[T], &mut [T]),
+    input: &[u8],
+    inout: &mut [u8],
+) {
+    let copied: Vec<T>;
+    let input: &[T] = match bytemuck::try_cast_slice(input) {
+        Ok(elements) => elements,
+        Err(_) => {
+            copied = bytemuck::pod_collect_to_vec(input);
+            &copied
         }
-    }
-
-    /// `inout = input ∘ inout`; slices of different lengths (ranks that passed different counts)
-    /// are not combined: the mismatch is reported as `Error::Count`.
-    pub(crate) fn apply(&self, input: &[T], inout: &mut [T]) -> Result<()> {
-        if input.len() != inout.len() {
-            return Err(Error::Count {
-                reason: format!(
-                    "ranks contributed {} and {} elements to one reduction",
-                    input.len(),
-                    inout.len()
-                ),
-            });
+    };
+    match bytemuck::try_cast_slice_mut::<u8, T>(inout) {
+        Ok(elements) => function(input, elements),
+        Err(_) => {
+            let mut elements: Vec<T> = bytemuck::pod_collect_to_vec(inout);
+            function(input, &mut elements);
+            inout.copy_from_slice(bytemuck::cast_slice(&elements));
         }
-        (self.function)(input, inout);
-        Ok(())
-    }
-
-    /// `acc = acc ∘ higher`, where `higher` comes from later ranks; stored in `acc`.
-    pub(crate) fn apply_lower(&self, acc: &mut Vec<T>, mut higher: Vec<T>) -> Result<()> {
-        self.apply(acc, &mut higher)?;
-        *acc = higher;
-        Ok(())
     }
 }
 
@@ -230,14 +227,4 @@ pub(crate) fn builtin<T: Reducible>(op: Op) -> Result<impl Fn(&[T], &mut [T]) + 
         });
     }
     Ok(move |input: &[T], inout: &mut [T]| T::combine(op, input, inout))
-}
-
-impl<'a, T: Pod> Combine<'a, T> {
-    /// A predefined operation's function (from [`builtin`]); all are commutative.
-    pub(crate) fn predefined(function: &'a Function<'a, T>) -> Self {
-        Combine {
-            function,
-            commutative: true,
-        }
-    }
 }
