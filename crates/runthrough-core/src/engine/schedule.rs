@@ -320,6 +320,9 @@ impl Iterator for Partners {
 /// operation).
 pub type Function = Arc<dyn Fn(&[u8], &mut [u8]) + Send + Sync>;
 
+/// A combining function, borrowed.
+type Combining = dyn Fn(&[u8], &mut [u8]);
+
 /// The reduction of a schedule's combining steps: its function, who runs it, the size of
 /// its elements and whether it commutes (which the all-reduce and reduce schedules choose
 /// their algorithm by).
@@ -336,6 +339,8 @@ enum Combiner {
     /// The engine, under its lock, on whichever thread runs the schedule (a predefined
     /// operation: short, and calls nothing).
     Engine(Function),
+    /// The same, a plain function ([`Reduction::of_fn`]: no allocation per call).
+    EnginePointer(fn(&[u8], &mut [u8])),
     /// Any thread of the rank, outside the engine's lock: the schedule stops at each
     /// combining step until a thread takes the step ([`Engine::take_unlocked_combine`]),
     /// runs it and hands the result back ([`Engine::combined`]). A user's function, which
@@ -355,6 +360,34 @@ impl Reduction {
             combiner: Combiner::Engine(function),
             element: element.max(1),
             commutative,
+        }
+    }
+
+    /// [`Reduction::new`] of a plain function (a predefined operation on one element type):
+    /// nothing to allocate or free per call.
+    pub fn of_fn(function: fn(&[u8], &mut [u8]), element: usize, commutative: bool) -> Self {
+        Reduction {
+            combiner: Combiner::EnginePointer(function),
+            element: element.max(1),
+            commutative,
+        }
+    }
+
+    /// Runs its function on `inout = input op inout` when the engine runs it itself
+    /// ([`Reduction::new`], [`Reduction::of_fn`]); false for the others.
+    pub fn apply(&self, input: &[u8], inout: &mut [u8]) -> bool {
+        self.engine_function()
+            .map(|function| function(input, inout))
+            .is_some()
+    }
+
+    /// The engine's own function, if it runs the steps itself.
+    #[inline]
+    fn engine_function(&self) -> Option<&Combining> {
+        match &self.combiner {
+            Combiner::Engine(function) => Some(&**function),
+            Combiner::EnginePointer(function) => Some(function),
+            Combiner::Unlocked(..) | Combiner::Caller => None,
         }
     }
 
@@ -1117,7 +1150,8 @@ impl Schedule {
         assert!(count >= n && 2 * n <= MESSAGES_PER_PAIR, "no ring here");
         let bounds = |c: usize| c * count / n * element;
         let mut buffers = Buffers::with_capacity(n);
-        for c in 0..n {
+        buffers.push(Vec::new());
+        for c in 1..n {
             let end = if c + 1 == n {
                 data.len()
             } else {
@@ -1125,7 +1159,10 @@ impl Schedule {
             };
             buffers.push(crate::buffers::copy_of(&data[bounds(c)..end]));
         }
-        crate::buffers::give_back(data);
+        // Chunk 0 stays where it is.
+        let mut data = data;
+        data.truncate(bounds(1));
+        buffers[0] = data;
         let (right, left) = (
             participants[(index + 1) % n],
             participants[(index + n - 1) % n],
@@ -1768,7 +1805,7 @@ fn run_steps(
                         .get_or_insert(count_mismatch(lower.len(), target.len()));
                 } else {
                     let reduction = schedule.reduction.as_ref().expect("checked by new");
-                    if let Combiner::Engine(function) = &reduction.combiner {
+                    if let Some(function) = reduction.engine_function() {
                         function(&lower, &mut target);
                     } else {
                         reduction.signal();
@@ -1812,7 +1849,7 @@ fn run_steps(
                 } else {
                     // into = into op message: the accumulated lower ranks are the input.
                     let reduction = schedule.reduction.as_ref().expect("checked by new");
-                    if let Combiner::Engine(function) = &reduction.combiner {
+                    if let Some(function) = reduction.engine_function() {
                         function(target, &mut message);
                         let old = std::mem::replace(target, message);
                         crate::buffers::give_back(old);
@@ -1836,10 +1873,16 @@ fn run_steps(
         [] => Vec::new(),
         [buffer] => std::mem::take(&mut schedule.buffers[buffer]),
         ref blocks => {
+            // (A large result in a buffer of the stock: a fresh megabyte costs a page fault
+            // per 4 KiB.)
             let len = blocks.iter().map(|&b| schedule.buffers[b].len()).sum();
-            let mut all = Vec::with_capacity(len);
+            let mut all = crate::buffers::buffer(len);
+            let mut at = 0;
             for &b in blocks {
-                all.extend_from_slice(&schedule.buffers[b]);
+                let part = std::mem::take(&mut schedule.buffers[b]);
+                all[at..at + part.len()].copy_from_slice(&part);
+                at += part.len();
+                crate::buffers::give_back(part);
             }
             all
         }

@@ -36,6 +36,20 @@ pub enum Op {
 }
 
 impl Op {
+    /// Every operation, in the order of their declaration.
+    pub(crate) const ALL: [Op; 10] = [
+        Op::Sum,
+        Op::Product,
+        Op::Min,
+        Op::Max,
+        Op::LogicalAnd,
+        Op::LogicalOr,
+        Op::LogicalXor,
+        Op::BitAnd,
+        Op::BitOr,
+        Op::BitXor,
+    ];
+
     fn is_bitwise(self) -> bool {
         matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor)
     }
