@@ -21,8 +21,9 @@ use std::sync::Mutex;
 pub const MIN_LEN: usize = 64 << 10;
 /// Larger buffers are not kept (a rare huge message must not pin its memory).
 pub const MAX_CAPACITY: usize = 64 << 20;
-/// How many buffers the stock keeps at most.
-pub const KEEP: usize = 8;
+/// How many buffers the stock keeps at most (a ring all-reduce holds a few per rank at once:
+/// its copy of the data, its chunks, the messages in flight, its result).
+pub const KEEP: usize = 16;
 
 static STOCK: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
@@ -36,7 +37,10 @@ pub fn buffer(len: usize) -> Vec<u8> {
     if len >= MIN_LEN {
         let taken = {
             let mut stock = stock();
-            let fit = stock.iter().position(|b| b.capacity() >= len);
+            // The smallest that fits: a large one stays for a large message.
+            let fit = (0..stock.len())
+                .filter(|&i| stock[i].capacity() >= len)
+                .min_by_key(|&i| stock[i].capacity());
             fit.map(|i| stock.swap_remove(i))
         };
         if let Some(mut b) = taken {

@@ -51,7 +51,7 @@ pub use creation::{
 };
 pub use schedule::{
     barrier_round, barrier_steps, BarrierStep, Combine, Doubling, Fold, Function, Hold, HostGroups,
-    Partners, Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
+    Output, Partners, Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,
     MESSAGES_PER_PAIR, RING_MIN_BYTES, SEQUENCE_BITS,
 };
 mod send;

@@ -426,6 +426,18 @@ impl Reduction {
         }
     }
 
+    /// Whether an all-reduce of `len` bytes among `n` participants runs the ring: commutative,
+    /// at least [`RING_MIN_BYTES`], and possible ([`Reduction::rings_at`]).
+    fn rings(&self, n: usize, len: usize) -> bool {
+        self.commutative && len >= RING_MIN_BYTES && self.rings_at(n, len)
+    }
+
+    /// Whether the ring can run: a whole element per participant, and its 2(n − 1) messages
+    /// along a pair numbered within [`MESSAGES_PER_PAIR`].
+    fn rings_at(&self, n: usize, len: usize) -> bool {
+        len / self.element >= n && 2 * n <= MESSAGES_PER_PAIR
+    }
+
     /// Sets its flag, if it has one ([`Reduction::signalling`]): a step waits.
     fn signal(&self) {
         if let Combiner::Unlocked(_, Some(due)) = &self.combiner {
@@ -488,6 +500,15 @@ enum Handoff {
     Due { input: Vec<u8>, inout: Vec<u8> },
     /// A thread runs the current step.
     Taken,
+}
+
+/// The bytes of chunk `c` of the ring all-reduce of `len` bytes among `n` participants:
+/// whole elements, the chunks as even as they can be, the last one to the end.
+fn ring_chunk(n: usize, len: usize, reduction: &Reduction, c: usize) -> std::ops::Range<usize> {
+    let element = reduction.element;
+    let count = len / element;
+    let at = |c: usize| c * count / n * element;
+    at(c)..if c + 1 == n { len } else { at(c + 1) }
 }
 
 /// From this many bytes per rank (and at least one element per participant), a commutative
@@ -652,6 +673,61 @@ pub type Buffers = SmallVec<[Vec<u8>; 2]>;
 /// The buffers that make a schedule's result, in order: a small one's inline.
 pub type Parts = SmallVec<[usize; 2]>;
 
+/// A call's result at one rank ([`Engine::poll_schedule`]): the bytes of the buffers its
+/// schedule names as its result, in order, each its own part (the result is their
+/// concatenation): a caller places each part where it goes, with no copy into one vector
+/// first. Empty when the call has no result at this rank.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Output {
+    parts: SmallVec<[Vec<u8>; 1]>,
+}
+
+impl Output {
+    /// One part.
+    pub fn of(bytes: Vec<u8>) -> Self {
+        Output {
+            parts: smallvec![bytes],
+        }
+    }
+
+    /// Its length in bytes (of all parts).
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Vec::len).sum()
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(Vec::is_empty)
+    }
+
+    /// Its parts, in order.
+    pub fn parts(&self) -> &[Vec<u8>] {
+        &self.parts
+    }
+
+    /// Its parts, in order, to keep.
+    pub fn into_parts(self) -> impl Iterator<Item = Vec<u8>> {
+        self.parts.into_iter()
+    }
+
+    /// Its bytes in one vector (a single part is not copied).
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        match self.parts.len() {
+            0 => Vec::new(),
+            1 => self.parts.pop().unwrap_or_default(),
+            _ => self.parts.concat(),
+        }
+    }
+}
+
+impl FromIterator<Vec<u8>> for Output {
+    fn from_iter<I: IntoIterator<Item = Vec<u8>>>(parts: I) -> Self {
+        Output {
+            parts: parts.into_iter().collect(),
+        }
+    }
+}
+
 /// A schedule started by [`Engine::start_schedule_as`].
 #[derive(Debug)]
 pub enum Started {
@@ -659,7 +735,7 @@ pub enum Started {
     Running(u64),
     /// A caller's schedule that finished within its start (every step ran, every send went
     /// out): its outcome, as [`Engine::poll_schedule`] would have given it. Never queued.
-    Done(Result<Vec<u8>>),
+    Done(Result<Output>),
 }
 
 /// Who holds a communicator's collective slot while a schedule runs
@@ -1054,14 +1130,29 @@ impl Schedule {
         data: Vec<u8>,
         reduction: Reduction,
     ) -> Self {
-        let n = participants.len();
-        if reduction.commutative
-            && data.len() >= RING_MIN_BYTES
-            && data.len() / reduction.element >= n
-            && 2 * n <= MESSAGES_PER_PAIR
-        {
+        if reduction.rings(participants.len(), data.len()) {
             Schedule::ring_all_reduce(participants, index, data, reduction)
         } else {
+            Schedule::doubling_all_reduce(participants, index, data, reduction)
+        }
+    }
+
+    /// [`Schedule::all_reduce`] of a copy of `send`, made as the algorithm keeps it (the
+    /// ring's chunks copied straight from `send`: one copy of the data, not two).
+    pub fn all_reduce_of(
+        participants: &[Rank],
+        index: usize,
+        send: &[u8],
+        reduction: Reduction,
+    ) -> Self {
+        let n = participants.len();
+        if reduction.rings(n, send.len()) {
+            let chunks = (0..n)
+                .map(|c| crate::buffers::copy_of(&send[ring_chunk(n, send.len(), &reduction, c)]))
+                .collect();
+            Schedule::ring_of_chunks(participants, index, chunks, reduction)
+        } else {
+            let data = crate::buffers::copy_of(send);
             Schedule::doubling_all_reduce(participants, index, data, reduction)
         }
     }
@@ -1145,24 +1236,30 @@ impl Schedule {
         reduction: Reduction,
     ) -> Self {
         let n = participants.len();
-        let element = reduction.element;
-        let count = data.len() / element;
-        assert!(count >= n && 2 * n <= MESSAGES_PER_PAIR, "no ring here");
-        let bounds = |c: usize| c * count / n * element;
-        let mut buffers = Buffers::with_capacity(n);
-        buffers.push(Vec::new());
+        assert!(reduction.rings_at(n, data.len()), "no ring here");
+        let len = data.len();
+        let mut chunks = Buffers::with_capacity(n);
+        chunks.push(Vec::new());
         for c in 1..n {
-            let end = if c + 1 == n {
-                data.len()
-            } else {
-                bounds(c + 1)
-            };
-            buffers.push(crate::buffers::copy_of(&data[bounds(c)..end]));
+            chunks.push(crate::buffers::copy_of(
+                &data[ring_chunk(n, len, &reduction, c)],
+            ));
         }
         // Chunk 0 stays where it is.
         let mut data = data;
-        data.truncate(bounds(1));
-        buffers[0] = data;
+        data.truncate(ring_chunk(n, len, &reduction, 0).end);
+        chunks[0] = data;
+        Schedule::ring_of_chunks(participants, index, chunks, reduction)
+    }
+
+    /// The ring over `chunks` (chunk c in buffer c: [`ring_chunk`]).
+    fn ring_of_chunks(
+        participants: &[Rank],
+        index: usize,
+        buffers: Buffers,
+        reduction: Reduction,
+    ) -> Self {
+        let n = participants.len();
         let (right, left) = (
             participants[(index + 1) % n],
             participants[(index + n - 1) % n],
@@ -1538,7 +1635,7 @@ pub(crate) struct Running {
     /// Its sends that wait for flow-control credit (send slots of the flow).
     queued: Vec<usize>,
     /// Its outcome once known (the result buffer's bytes; empty when it has none).
-    outcome: Option<Result<Vec<u8>>>,
+    outcome: Option<Result<Output>>,
     /// Whether its request was dropped: it runs to its end and is then forgotten.
     abandoned: bool,
     /// A blocking call's, whose thread waits for it and advances it when it polls: a
@@ -1725,7 +1822,7 @@ fn run_steps(
     context: ContextId,
     running: &mut Running,
     out: &mut Outgoing,
-) -> Option<Result<Vec<u8>>> {
+) -> Option<Result<Output>> {
     if !matches!(running.handoff, Handoff::None) {
         return None; // a thread combines its current step
     }
@@ -1869,24 +1966,11 @@ fn run_steps(
     if let Some(error) = running.mismatch.take() {
         return Some(Err(error));
     }
-    let result = match schedule.result[..] {
-        [] => Vec::new(),
-        [buffer] => std::mem::take(&mut schedule.buffers[buffer]),
-        ref blocks => {
-            // (A large result in a buffer of the stock: a fresh megabyte costs a page fault
-            // per 4 KiB.)
-            let len = blocks.iter().map(|&b| schedule.buffers[b].len()).sum();
-            let mut all = crate::buffers::buffer(len);
-            let mut at = 0;
-            for &b in blocks {
-                let part = std::mem::take(&mut schedule.buffers[b]);
-                all[at..at + part.len()].copy_from_slice(&part);
-                at += part.len();
-                crate::buffers::give_back(part);
-            }
-            all
-        }
-    };
+    let result: Output = schedule
+        .result
+        .iter()
+        .map(|&b| std::mem::take(&mut schedule.buffers[b]))
+        .collect();
     Some(Ok(result))
 }
 
@@ -2023,7 +2107,7 @@ impl Engine {
             let stop = state.schedule_stop();
             advance_one(state, flow, context, stop.as_ref(), &mut running, out);
             if running.finished() {
-                let outcome = running.outcome.take().unwrap_or(Ok(Vec::new()));
+                let outcome = running.outcome.take().unwrap_or(Ok(Output::default()));
                 return Ok(Started::Done(state.final_outcome(outcome)));
             }
             // (Boxed only now: one that finished at its start costs no allocation.)
@@ -2053,7 +2137,7 @@ impl Engine {
         context: ContextId,
         id: u64,
         out: &mut Outgoing,
-    ) -> Option<Result<Vec<u8>>> {
+    ) -> Option<Result<Output>> {
         let Some(comm) = self.comms.get_mut(&context) else {
             return Some(Err(Error::Comm));
         };
@@ -2228,7 +2312,7 @@ impl CommState {
 
     /// A finished schedule's outcome as its poll gives it: as at a blocking call's end, a
     /// failure learned before the call returns disables it.
-    fn final_outcome(&self, outcome: Result<Vec<u8>>) -> Result<Vec<u8>> {
+    fn final_outcome(&self, outcome: Result<Output>) -> Result<Output> {
         match (outcome, self.unrecognized_failure()) {
             (Ok(_), Some(rank)) => Err(Error::ProcFailed { rank }),
             (outcome, _) => outcome,
@@ -2368,7 +2452,7 @@ mod tests {
             let mut out = Outgoing::new();
             let outcome = self.engines[rank as usize].poll_schedule(WORLD_CONTEXT, id, &mut out);
             self.push(rank, out);
-            outcome
+            outcome.map(|outcome| outcome.map(Output::into_bytes))
         }
 
         /// Delivers packets and runs the combining steps that wait for a thread (every
@@ -2770,6 +2854,41 @@ mod tests {
                 }
                 for engine in &mut net.engines {
                     assert!(!engine.schedules_running(WORLD_CONTEXT));
+                }
+            }
+        }
+    }
+
+    /// `all_reduce_of` copies the caller's bytes as its algorithm keeps them: at least
+    /// RING_MIN_BYTES of a commutative reduction is the ring (chunks straight from the bytes),
+    /// anything else recursive doubling, and either gives the sum at every rank.
+    #[test]
+    fn an_all_reduce_of_borrowed_bytes_rings_when_large_and_gives_the_sum() {
+        for n in [1u32, 2, 3, 5] {
+            for elements in [3usize, RING_MIN_BYTES / 8 + 5] {
+                let mut net = Net::new(n, 40 + n as u64);
+                net.shuffle = true;
+                let vector = |rank: u32| -> Vec<u8> {
+                    (0..elements as u64)
+                        .flat_map(|k| (k + 1000 * rank as u64).to_le_bytes())
+                        .collect()
+                };
+                let ids: Vec<u64> = (0..n)
+                    .map(|rank| {
+                        let schedule =
+                            Schedule::all_reduce_of(&all(n), rank as usize, &vector(rank), sum());
+                        let rings = n > 1 && elements > 3;
+                        assert_eq!(!schedule.numbers.is_empty(), rings, "n {n} {elements}");
+                        net.start(rank, schedule).unwrap()
+                    })
+                    .collect();
+                net.run();
+                let total: Vec<u64> = (0..elements as u64)
+                    .map(|k| (0..n as u64).map(|r| k + 1000 * r).sum())
+                    .collect();
+                for (rank, &id) in ids.iter().enumerate() {
+                    let got = net.poll(rank as u32, id).expect("done").unwrap();
+                    assert_eq!(u64s(&got), total, "n {n} rank {rank}");
                 }
             }
         }
@@ -3518,7 +3637,7 @@ mod tests {
         let mut out = Outgoing::new();
         assert_eq!(
             engine.poll_schedule(WORLD_CONTEXT, id, &mut out),
-            Some(Ok(Vec::new()))
+            Some(Ok(Output::default()))
         );
         assert_eq!(engine.comms[&WORLD_CONTEXT].caller_driven, 0);
         engine.end_collective(WORLD_CONTEXT);
@@ -3556,7 +3675,7 @@ mod tests {
             Hold::Caller,
         );
         assert!(
-            matches!(received, Ok(Started::Done(Ok(ref r))) if r == b"bytes"),
+            matches!(received, Ok(Started::Done(Ok(ref r))) if r.clone().into_bytes() == b"bytes"),
             "{received:?}"
         );
         // ... unless a participant failed meanwhile that G does not recognize: ProcFailed, as

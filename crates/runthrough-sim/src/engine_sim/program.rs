@@ -1704,6 +1704,7 @@ impl Program {
             unreachable!("in a round of non-blocking collectives");
         };
         let op = ops[k];
+        let outcome = outcome.map(runthrough_core::engine::Output::into_bytes);
         match self.schedule_outcome(k, op, outcome, cx)? {
             Some(end) => self.finish(end, cx),
             None => Ok(true),

@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use runthrough_core::engine::{Hold, Reduction, Schedule, Started};
+use runthrough_core::engine::{Hold, Output, Reduction, Schedule, Started};
 use runthrough_core::fault::Collective;
 use runthrough_core::packet::Outgoing;
 use runthrough_core::{Error, Rank, Result};
@@ -49,7 +49,7 @@ pub struct CollectiveRequest<'a> {
     /// frees the slot; a blocking call's never marks collectives running for the transport.
     hold: Hold,
     /// The outcome of a blocking call that finished at its start.
-    ready: Option<Result<Vec<u8>>>,
+    ready: Option<Result<Output>>,
     /// A reduction's function that only this call's thread holds (a user operation that
     /// borrows from its caller: [`Reduction::by_caller`]), run on each combining step the
     /// schedule hands out when it is polled.
@@ -405,13 +405,15 @@ impl<'a> CollectiveRequest<'a> {
     }
 
     /// Lands the call's outcome in the caller's buffer.
-    fn complete(&mut self, outcome: Result<Vec<u8>>) -> Result<()> {
+    fn complete(&mut self, outcome: Result<Output>) -> Result<()> {
         let result = outcome?;
         let placed = match self.output.take() {
             Some(output) => place(&self.placement, &result, output),
             None => Ok(()),
         };
-        runthrough_core::buffers::give_back(result);
+        for part in result.into_parts() {
+            runthrough_core::buffers::give_back(part);
+        }
         placed
     }
 
@@ -452,44 +454,89 @@ impl Drop for CollectiveRequest<'_> {
 
 /// Writes a call's `result` into the caller's `output` as `placement` says, or
 /// `Error::Count` when the lengths differ (ranks passed different counts).
-fn place(placement: &Placement, result: &[u8], output: &mut [u8]) -> Result<()> {
+fn place(placement: &Placement, result: &Output, output: &mut [u8]) -> Result<()> {
     let capacity = output.len();
+    let len = result.len();
     let wrong = || Error::Count {
         reason: format!(
-            "received {} bytes for a buffer of {capacity} bytes (ranks passed different counts)",
-            result.len(),
+            "received {len} bytes for a buffer of {capacity} bytes (ranks passed different counts)",
         ),
     };
+    let mut reader = Reader::new(result.parts());
     match placement {
-        Placement::WholeOrNothing if result.is_empty() => {}
+        Placement::WholeOrNothing if len == 0 => {}
         Placement::Whole | Placement::WholeOrNothing => {
-            if result.len() != output.len() {
+            if len != capacity {
                 return Err(wrong());
             }
-            output.copy_from_slice(result);
+            reader.read(output);
         }
         Placement::Part { from } => {
-            let part = result.get(*from..from + capacity).ok_or_else(wrong)?;
-            output.copy_from_slice(part);
+            if from.checked_add(capacity).is_none_or(|end| end > len) {
+                return Err(wrong());
+            }
+            reader.skip(*from);
+            reader.read(output);
         }
         Placement::Blocks { at, slots } => {
             let total: usize = slots.iter().map(|&slot| at.of(slot).len()).sum();
-            if result.len() != total {
+            if len != total {
                 return Err(wrong());
             }
-            let mut from = 0;
             for &slot in slots.iter() {
-                let to = at.of(slot);
-                let len = to.len();
-                output
-                    .get_mut(to)
-                    .ok_or_else(wrong)?
-                    .copy_from_slice(&result[from..from + len]);
-                from += len;
+                reader.read(output.get_mut(at.of(slot)).ok_or_else(wrong)?);
             }
         }
     }
     Ok(())
+}
+
+/// Reads the concatenation of a result's parts in order, without making it.
+struct Reader<'a> {
+    parts: &'a [Vec<u8>],
+    /// The next byte: part `part`, at `at`.
+    part: usize,
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(parts: &'a [Vec<u8>]) -> Self {
+        Reader {
+            parts,
+            part: 0,
+            at: 0,
+        }
+    }
+
+    /// Skips `n` bytes (at most what is left).
+    fn skip(&mut self, mut n: usize) {
+        while n > 0 && self.part < self.parts.len() {
+            let step = n.min(self.parts[self.part].len() - self.at);
+            self.advance(step);
+            n -= step;
+        }
+    }
+
+    /// Fills `out` with the next bytes (the caller checked that there are enough).
+    fn read(&mut self, out: &mut [u8]) {
+        let mut filled = 0;
+        while filled < out.len() && self.part < self.parts.len() {
+            let part = &self.parts[self.part];
+            let step = (out.len() - filled).min(part.len() - self.at);
+            out[filled..filled + step].copy_from_slice(&part[self.at..self.at + step]);
+            filled += step;
+            self.advance(step);
+        }
+        debug_assert_eq!(filled, out.len(), "read past the result");
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.at += n;
+        while self.part < self.parts.len() && self.at == self.parts[self.part].len() {
+            self.part += 1;
+            self.at = 0;
+        }
+    }
 }
 
 /// `inout = input op inout` over the bytes of `T` elements, wherever the bytes lie (a payload
@@ -876,10 +923,17 @@ impl Comm {
         call: Call,
         caller: Option<CallerCombine<'a>>,
     ) -> Result<CollectiveRequest<'a>> {
-        let (data, reduction, output) = reduction_arguments(send, recv, op)?;
-        let reduction = self.process.signalling(reduction);
-        let request = CollectiveRequest::start(self, call, output, |participants, index| {
-            Ok(Schedule::all_reduce(participants, index, data, reduction))
+        let send_count = whole_elements(op.size, "send", send)?;
+        check_len("recv", whole_elements(op.size, "recv", recv)?, send_count)?;
+        let reduction = self.process.signalling(op.reduction);
+        // (The schedule copies `send` as it keeps it: the ring's chunks straight from it.)
+        let request = CollectiveRequest::start(self, call, Some(recv), |participants, index| {
+            Ok(Schedule::all_reduce_of(
+                participants,
+                index,
+                send,
+                reduction,
+            ))
         })?;
         Ok(request.combining_with(caller))
     }
@@ -957,14 +1011,20 @@ impl Comm {
         let me = self.rank as usize;
         check_len("recv", whole_elements(op.size, "recv", recv)?, counts[me])?;
         let from = counts[..me].iter().sum::<usize>() * op.size;
-        let data = runthrough_core::buffers::copy_of(send);
         let reduction = self.process.signalling(op.reduction);
         CollectiveRequest::start_with(
             self,
             Call::started(Collective::AllReduce),
             Some(recv),
             Placement::Part { from },
-            |participants, index| Ok(Schedule::all_reduce(participants, index, data, reduction)),
+            |participants, index| {
+                Ok(Schedule::all_reduce_of(
+                    participants,
+                    index,
+                    send,
+                    reduction,
+                ))
+            },
         )
     }
 
@@ -1561,6 +1621,39 @@ impl Comm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result of several parts lands as their concatenation would: whole, a part of it
+    /// that spans parts, or blocks that cut across parts; a wrong length is `Count`.
+    #[test]
+    fn a_result_of_several_parts_is_placed_as_their_concatenation() {
+        let parts = vec![vec![1u8, 2, 3], vec![], vec![4, 5], vec![6]];
+        let three = Output::of(vec![1u8, 2, 3]);
+        let mut out = [0u8; 3];
+        place(&Placement::Whole, &three, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3]);
+        let whole: Output = parts.into_iter().collect();
+        let mut out = [0u8; 6];
+        place(&Placement::Whole, &whole, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4, 5, 6]);
+        let mut out = [0u8; 3];
+        place(&Placement::Part { from: 2 }, &whole, &mut out).unwrap();
+        assert_eq!(out, [3, 4, 5]);
+        let mut out = [9u8; 8];
+        let blocks = Placement::Blocks {
+            at: Layout::Ranges(vec![6..8, 0..2, 2..4]),
+            slots: Arc::from([1, 2, 0]),
+        };
+        place(&blocks, &whole, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4, 9, 9, 5, 6]);
+        let mut out = [0u8; 5];
+        assert!(matches!(
+            place(&Placement::Whole, &whole, &mut out),
+            Err(Error::Count { .. })
+        ));
+        let mut out = [0u8; 3];
+        let past = place(&Placement::Part { from: 4 }, &whole, &mut out);
+        assert!(matches!(past, Err(Error::Count { .. })));
+    }
 
     /// Each predefined operation's plain function is that operation (the table of
     /// `reduction` and `Op::ALL` agree).
