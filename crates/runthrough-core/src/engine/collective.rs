@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The engine's commands for one collective call at one rank (SPEC §3.3): starting it (the
-//! checks that collectives are enabled, and its number within the communicator's epoch), where
-//! its messages go, receiving its messages, and ending it.
+//! checks that collectives are enabled, and its number within the communicator's epoch) and
+//! ending it. Its messages are its schedule's (`super::schedule`).
 //!
 //! Collective traffic travels on its own lane and is matched by (epoch, call number), so it
 //! never mixes with the application's messages. While this rank's detector knows of a failed
@@ -10,11 +10,9 @@
 
 use std::sync::Arc;
 
-use super::{Engine, Slot};
-use crate::flow;
-use crate::matching::{SourceSelector, TagSelector};
-use crate::packet::{ContextId, Lane, Payload};
-use crate::{Error, Rank, Result, WorldRank};
+use super::Engine;
+use crate::packet::ContextId;
+use crate::{Error, Rank, Result};
 
 /// A collective call started at this rank ([`Engine::begin_collective`]).
 #[derive(Debug, Clone)]
@@ -30,15 +28,6 @@ pub struct CollectiveCall {
     /// How the participants sit on hosts, where the barrier keeps its traffic within them
     /// ([`Engine::set_hosts`](super::Engine::set_hosts)).
     pub hosts: Option<Arc<super::HostGroups>>,
-}
-
-/// How a collective receive started ([`Engine::collective_receive`]).
-#[derive(Debug)]
-pub enum CollectivePosted {
-    /// The message was buffered: here it is (its credit is due).
-    Done(Payload),
-    /// Posted as this receive id: poll it with [`Engine::poll_collective_receive`].
-    Waiting(u64),
 }
 
 impl Engine {
@@ -138,78 +127,5 @@ impl Engine {
         state
             .unrecognized_failure()
             .map(|rank| Error::ProcFailed { rank })
-    }
-
-    /// The world rank of collective participant `rank` of `context`, unless the call must stop
-    /// ([`Engine::collective_stop`]).
-    #[inline]
-    pub fn collective_target(&mut self, context: ContextId, rank: Rank) -> Result<WorldRank> {
-        let state = self.comm(context)?;
-        state.check_not_revoked()?;
-        if let Some(failed) = state.unrecognized_failure() {
-            return Err(Error::ProcFailed { rank: failed });
-        }
-        Ok(state.members.world_of(rank))
-    }
-
-    /// Receives collective call `sequence`'s message from participant `rank` of `context`: the
-    /// buffered one, or a posted receive.
-    ///
-    /// # Errors
-    /// Those of [`Engine::collective_stop`] when nothing is buffered (a buffered message is
-    /// taken even if a participant failed meanwhile: the call's end checks again).
-    #[inline]
-    pub fn collective_receive(
-        &mut self,
-        context: ContextId,
-        rank: Rank,
-        sequence: u32,
-    ) -> Result<CollectivePosted> {
-        let source = SourceSelector::Rank(rank);
-        let tag = TagSelector::Value(sequence as i32);
-        let state = self.comm(context)?;
-        state.check_not_revoked()?;
-        if let Some((_, payload)) = state.collective_matcher.take(source, tag) {
-            let world = state.members.world_of(rank);
-            self.flow
-                .release_held(world, Lane::Collective, flow::charge(payload.len()));
-            return Ok(CollectivePosted::Done(payload));
-        }
-        if let Some(failed) = state.unrecognized_failure() {
-            return Err(Error::ProcFailed { rank: failed });
-        }
-        let id = self.slots.insert(Slot::Pending) as u64;
-        let state = self.comm(context)?;
-        let matched = state.collective_matcher.post(id, source, tag);
-        debug_assert!(matched.is_none());
-        // A sender that waits for collective credit held back by its messages for later calls
-        // (non-blocking ones let it run ahead) gets a loan ("Collective traffic" in
-        // `crate::flow`).
-        let world = state.members.world_of(rank);
-        self.flow.lend_collective(world);
-        Ok(CollectivePosted::Waiting(id))
-    }
-
-    /// Looks at collective receive `id` on `context`: its message or error once complete (the
-    /// id is freed then); `ProcFailed` (the receive withdrawn) once a failed participant is not
-    /// recognized in G; `None` while it waits.
-    #[inline]
-    pub fn poll_collective_receive(
-        &mut self,
-        context: ContextId,
-        id: u64,
-    ) -> Option<Result<Payload>> {
-        if let Some(Slot::Complete(_)) = self.slots.get(id as usize) {
-            let Slot::Complete(received) = self.slots.remove(id as usize) else {
-                unreachable!("the slot is complete");
-            };
-            return Some(received.map(|r| r.payload));
-        }
-        let failed = self.comm(context).ok()?.unrecognized_failure()?;
-        if let Some(state) = self.comms.get_mut(&context) {
-            state.collective_matcher.cancel(id);
-        }
-        self.slots.remove(id as usize);
-        Some(Err(Error::ProcFailed { rank: failed }))
     }
 }

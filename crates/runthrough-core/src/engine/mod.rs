@@ -11,7 +11,8 @@
 //! - **commands**, on behalf of one of the rank's threads: point-to-point
 //!   ([`Engine::send_target`], [`Engine::admit`], [`Engine::queue_send`],
 //!   [`Engine::match_or_post`], [`Engine::probe`], ...), collectives
-//!   ([`Engine::begin_collective`], [`Engine::collective_receive`], ...), agreements
+//!   ([`Engine::start_schedule_as`], [`Engine::poll_schedule`], [`Engine::take_combine`],
+//!   ...: every collective call is a schedule), agreements
 //!   ([`Engine::start_agreement`], [`Engine::install_decided_global`]), the local views
 //!   ([`Engine::validate_local`]), [`Engine::revoke`], creation
 //!   ([`Engine::contribute_to_creation`], [`Engine::install_plan`], ...);
@@ -44,7 +45,7 @@ mod collective;
 mod creation;
 mod point_to_point;
 mod schedule;
-pub use collective::{CollectiveCall, CollectivePosted};
+pub use collective::CollectiveCall;
 pub use creation::{
     derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
     ID_FREE,

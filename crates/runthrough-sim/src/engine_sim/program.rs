@@ -38,8 +38,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{
-    verdict, CollectiveCall, CollectivePosted, CreationEntry, Engine, Kind, Members,
-    Plan as CreationPlan, Posted, ReceivePoll, Reduction, Schedule, Verdict, EXCHANGE_OK, ID_FREE,
+    verdict, CreationEntry, Engine, Hold, Kind, Members, Output, Plan as CreationPlan, Posted,
+    ReceivePoll, Reduction, Schedule, Started, Verdict, EXCHANGE_OK, ID_FREE,
 };
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -477,14 +477,6 @@ pub enum End {
     RevokerFailed,
 }
 
-#[derive(Debug)]
-enum Stage {
-    Gather { next: usize, waiting: Option<u64> },
-    Scatter { next: usize, queued: Option<usize> },
-    ToRoot { queued: Option<usize> },
-    FromRoot { waiting: Option<u64> },
-}
-
 #[derive(Debug, Clone, Copy)]
 enum RecvSlot {
     /// To start (again); `exact`: a wildcard receive falls back to naming its sender (whose
@@ -516,10 +508,10 @@ enum Phase {
         window: usize,
     },
     AwaitSends,
+    /// A blocking all-reduce: its schedule, which this rank's poll advances (as the
+    /// runtime's blocking calls do: `Hold::Caller`).
     Reduce {
-        call: CollectiveCall,
-        stage: Stage,
-        sum: u64,
+        id: u64,
         pad: usize,
     },
     RevokeWait {
@@ -615,7 +607,7 @@ impl Program {
                 format!("receiving (started {next_start}/{}): {open:?}", slots.len())
             }
             Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
-            Phase::Reduce { stage, .. } => format!("all-reduce {stage:?}"),
+            Phase::Reduce { id, .. } => format!("all-reduce (schedule {id})"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
             Phase::Shrinking { seq, candidate } => {
                 format!("shrink: waiting for agreement #{seq} ({candidate:#x})")
@@ -1847,156 +1839,77 @@ impl Program {
         }
     }
 
+    /// Starts a blocking all-reduce as the runtime does: the all-reduce schedule, held by
+    /// this rank's call (`Hold::Caller`) and advanced by its polls.
     fn begin_reduce(&mut self, pad: usize, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        match cx.engine.begin_collective(WORLD_CONTEXT, me, true) {
-            Err(error) => self.end_reduce(Err(error), false, cx),
-            Ok(call) => {
-                let expected: Vec<u32> = (0..cx.plan.ranks)
-                    .filter(|&r| !self.global.contains(r))
-                    .collect();
+        let round = self.round;
+        let expected: Vec<u32> = (0..cx.plan.ranks)
+            .filter(|&r| !self.global.contains(r))
+            .collect();
+        let mut wrong = None;
+        let started = cx.engine.start_schedule_as(
+            WORLD_CONTEXT,
+            me,
+            Hold::Caller,
+            |call| {
                 if *call.participants != *expected || call.participants.get(call.index) != Some(&me)
                 {
-                    return Err(format!(
-                        "begin_collective at {me}: participants {:?}, index {}",
+                    wrong = Some(format!(
+                        "all-reduce at {me}: participants {:?}, index {}",
                         call.participants, call.index
                     ));
                 }
-                let stage = if call.index == 0 {
-                    Stage::Gather {
-                        next: 1,
-                        waiting: None,
-                    }
-                } else {
-                    Stage::ToRoot { queued: None }
-                };
-                self.phase = Phase::Reduce {
-                    call,
-                    stage,
-                    sum: contribution(self.round, me),
-                    pad,
-                };
+                let data = value_bytes(contribution(round, me), pad);
+                Ok(Schedule::all_reduce(
+                    &call.participants,
+                    call.index,
+                    data,
+                    sum_of_values(),
+                ))
+            },
+            cx.out,
+        );
+        if let Some(wrong) = wrong {
+            return Err(wrong);
+        }
+        match started {
+            Err(error) => self.end_reduce(Err(error), cx),
+            Ok(Started::Done(outcome)) => {
+                self.end_reduce_bytes(outcome.map(Output::into_bytes), pad, cx)
+            }
+            Ok(Started::Running(id)) => {
+                self.phase = Phase::Reduce { id, pad };
                 Ok(true)
             }
         }
     }
 
     fn reduce(&mut self, cx: &mut Ctx) -> Step {
-        let round = self.round;
-        let Phase::Reduce {
-            call,
-            stage,
-            sum,
-            pad,
-        } = &mut self.phase
-        else {
+        let Phase::Reduce { id, pad } = self.phase else {
             unreachable!("called in the reduce phase");
         };
-        let engine = &mut *cx.engine;
-        let root = call.participants[0];
-        let result: Option<Result<u64>> = match stage {
-            Stage::Gather { next, waiting } => {
-                if *next == call.participants.len() {
-                    *stage = Stage::Scatter {
-                        next: 1,
-                        queued: None,
-                    };
-                    return Ok(true);
-                }
-                let from = call.participants[*next];
-                let got = match waiting {
-                    None => match engine.collective_receive(WORLD_CONTEXT, from, call.sequence) {
-                        Err(error) => Some(Err(error)),
-                        Ok(CollectivePosted::Done(payload)) => Some(Ok(payload)),
-                        Ok(CollectivePosted::Waiting(id)) => {
-                            *waiting = Some(id);
-                            return Ok(true);
-                        }
-                    },
-                    Some(id) => engine.poll_collective_receive(WORLD_CONTEXT, *id),
-                };
-                match got {
-                    None => return Ok(false),
-                    Some(Err(error)) => Some(Err(error)),
-                    Some(Ok(payload)) => {
-                        let value = value_of(&payload, *pad)?;
-                        if value != contribution(round, from) {
-                            return Err(format!(
-                                "all-reduce of round {round}: root got {value} from {from}"
-                            ));
-                        }
-                        *sum = sum.wrapping_add(value);
-                        *next += 1;
-                        *waiting = None;
-                        return Ok(true);
-                    }
-                }
-            }
-            Stage::Scatter { next, queued } => {
-                if *next == call.participants.len() {
-                    Some(Ok(*sum))
-                } else {
-                    let to = call.participants[*next];
-                    match collective_step(engine, cx.out, call, to, (*sum, *pad), queued) {
-                        Sending::Waits => return Ok(false),
-                        Sending::Queued => return Ok(true),
-                        Sending::Went => {
-                            *next += 1;
-                            *queued = None;
-                            return Ok(true);
-                        }
-                        Sending::Stopped(error) => Some(Err(error)),
-                    }
-                }
-            }
-            Stage::ToRoot { queued } => {
-                match collective_step(engine, cx.out, call, root, (*sum, *pad), queued) {
-                    Sending::Waits => return Ok(false),
-                    Sending::Queued => return Ok(true),
-                    Sending::Went => {
-                        *stage = Stage::FromRoot { waiting: None };
-                        return Ok(true);
-                    }
-                    Sending::Stopped(error) => Some(Err(error)),
-                }
-            }
-            Stage::FromRoot { waiting } => {
-                let got = match waiting {
-                    None => match engine.collective_receive(WORLD_CONTEXT, root, call.sequence) {
-                        Err(error) => Some(Err(error)),
-                        Ok(CollectivePosted::Done(payload)) => Some(Ok(payload)),
-                        Ok(CollectivePosted::Waiting(id)) => {
-                            *waiting = Some(id);
-                            return Ok(true);
-                        }
-                    },
-                    Some(id) => engine.poll_collective_receive(WORLD_CONTEXT, *id),
-                };
-                match got {
-                    None => return Ok(false),
-                    Some(Err(error)) => Some(Err(error)),
-                    Some(Ok(payload)) => Some(value_of(&payload, *pad).map(Ok)?),
-                }
-            }
-        };
-        let result = result.expect("every path that gets here has a result");
-        self.end_reduce(result, true, cx)
+        match cx.engine.poll_schedule(WORLD_CONTEXT, id, cx.out) {
+            None => Ok(false),
+            Some(outcome) => self.end_reduce_bytes(outcome.map(Output::into_bytes), pad, cx),
+        }
     }
 
-    fn end_reduce(&mut self, result: Result<u64>, begun: bool, cx: &mut Ctx) -> Step {
+    /// The end of a blocking all-reduce that began: its slot freed (as the runtime's
+    /// `CollectiveRequest` does), its bytes read.
+    fn end_reduce_bytes(&mut self, outcome: Result<Vec<u8>>, pad: usize, cx: &mut Ctx) -> Step {
+        cx.engine.end_collective(WORLD_CONTEXT);
+        let result = match outcome {
+            Ok(bytes) => Ok(value_of(&bytes, pad)?),
+            Err(error) => Err(error),
+        };
+        self.end_reduce(result, cx)
+    }
+
+    /// Checks an all-reduce's outcome (the schedule's poll has turned a success into
+    /// ProcFailed when a failure not recognized in G was known by then, SPEC §3.3).
+    fn end_reduce(&mut self, result: Result<u64>, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        // The call's end: a failure known now and not recognized in G turns success into
-        // ProcFailed (SPEC §3.3), as the runtime's `CollectiveCall::finish` does.
-        let result = result.and_then(|v| {
-            if begun {
-                cx.engine.collective_target(WORLD_CONTEXT, me).map(|_| v)
-            } else {
-                Ok(v)
-            }
-        });
-        if begun {
-            cx.engine.end_collective(WORLD_CONTEXT);
-        }
         let round = self.round;
         cx.trace.note(&[19, u64::from(me), round as u64], || {
             format!("rank {me} all-reduce of round {round}: {result:?}")
@@ -2133,62 +2046,4 @@ fn value_of(payload: &[u8], pad: usize) -> std::result::Result<u64, String> {
     }
     let bytes: [u8; 8] = payload[..8].try_into().map_err(|_| wrong())?;
     Ok(u64::from_le_bytes(bytes))
-}
-
-/// Where a collective send is.
-enum Sending {
-    /// It went (or was queued and then transmitted).
-    Went,
-    /// It was just queued for credit.
-    Queued,
-    /// It waits for credit.
-    Waits,
-    /// The call must stop (a queued message withdrawn unless it went meanwhile, as the
-    /// runtime's `CollectiveCall::send` does).
-    Stopped(Error),
-}
-
-/// One step of sending `value` to participant `to` in `call`.
-fn collective_step(
-    engine: &mut Engine,
-    out: &mut Outgoing,
-    call: &CollectiveCall,
-    to: u32,
-    (value, pad): (u64, usize),
-    queued: &mut Option<usize>,
-) -> Sending {
-    if let Some(slot) = *queued {
-        if let Some(outcome) = engine.send_outcome(slot) {
-            return outcome.map_or_else(Sending::Stopped, |()| Sending::Went);
-        }
-        return match engine.collective_target(WORLD_CONTEXT, to) {
-            Ok(_) => Sending::Waits,
-            Err(stop) => match engine.cancel_send(slot).unwrap_or(Err(stop)) {
-                Ok(()) => Sending::Went,
-                Err(error) => Sending::Stopped(error),
-            },
-        };
-    }
-    let world = match engine.collective_target(WORLD_CONTEXT, to) {
-        Ok(world) => world,
-        Err(error) => return Sending::Stopped(error),
-    };
-    let mut payload = value.to_le_bytes().to_vec();
-    payload.resize(8 + pad, 0xA5);
-    let charge = flow::charge(payload.len());
-    let packet = Packet::Collective {
-        context: WORLD_CONTEXT,
-        source: call.participants[call.index],
-        epoch: call.epoch,
-        sequence: call.sequence,
-        payload,
-    };
-    if engine.admit(world, Lane::Collective, charge) {
-        out.push((world, packet));
-        return Sending::Went;
-    }
-    let slot = engine.queue_send(world, Lane::Collective, WORLD_CONTEXT, to, packet, charge);
-    out.append(&mut engine.take_due());
-    *queued = Some(slot);
-    Sending::Queued
 }
