@@ -710,6 +710,21 @@ impl Output {
         self.parts.into_iter()
     }
 
+    /// Hands each part to `f`, in order.
+    #[inline]
+    pub fn for_each_part(self, mut f: impl FnMut(Vec<u8>)) {
+        match self.parts.len() {
+            0 => {}
+            1 => {
+                let mut parts = self.parts;
+                if let Some(part) = parts.pop() {
+                    f(part);
+                }
+            }
+            _ => self.parts.into_iter().for_each(f),
+        }
+    }
+
     /// Its bytes in one vector (a single part is not copied).
     pub fn into_bytes(mut self) -> Vec<u8> {
         match self.parts.len() {
@@ -1966,11 +1981,14 @@ fn run_steps(
     if let Some(error) = running.mismatch.take() {
         return Some(Err(error));
     }
-    let result: Output = schedule
-        .result
-        .iter()
-        .map(|&b| std::mem::take(&mut schedule.buffers[b]))
-        .collect();
+    let result = match schedule.result[..] {
+        [] => Output::default(),
+        [b] => Output::of(std::mem::take(&mut schedule.buffers[b])),
+        ref parts => parts
+            .iter()
+            .map(|&b| std::mem::take(&mut schedule.buffers[b]))
+            .collect(),
+    };
     Some(Ok(result))
 }
 

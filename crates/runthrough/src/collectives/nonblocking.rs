@@ -411,9 +411,7 @@ impl<'a> CollectiveRequest<'a> {
             Some(output) => place(&self.placement, &result, output),
             None => Ok(()),
         };
-        for part in result.into_parts() {
-            runthrough_core::buffers::give_back(part);
-        }
+        result.for_each_part(runthrough_core::buffers::give_back);
         placed
     }
 
@@ -462,6 +460,16 @@ fn place(placement: &Placement, result: &Output, output: &mut [u8]) -> Result<()
             "received {len} bytes for a buffer of {capacity} bytes (ranks passed different counts)",
         ),
     };
+    if let (Placement::Whole | Placement::WholeOrNothing, [one]) = (placement, result.parts()) {
+        // The usual case: one part, the whole buffer.
+        if len != capacity && !(len == 0 && matches!(placement, Placement::WholeOrNothing)) {
+            return Err(wrong());
+        }
+        if len == capacity {
+            output.copy_from_slice(one);
+        }
+        return Ok(());
+    }
     let mut reader = Reader::new(result.parts());
     match placement {
         Placement::WholeOrNothing if len == 0 => {}
