@@ -777,9 +777,9 @@ impl Comm {
     }
 
     /// Starts a reduction of every participant's `send` with predefined `op` into the root's
-    /// `recv` (`MPI_Ireduce`, MPI-4.0 §6.12.4), applied in rank order: a binomial tree towards
-    /// the first participant, then one hop to the root. `recv` is required at the root and
-    /// ignored elsewhere; it is written when the request completes.
+    /// `recv` (`MPI_Ireduce`, MPI-4.0 §6.12.4): a binomial tree rooted at the root (the
+    /// predefined operations commute). `recv` is required at the root and ignored elsewhere;
+    /// it is written when the request completes.
     ///
     /// # Errors
     /// Those of [`Comm::ibarrier`], and `Error::Root`, `Error::RootFailed`, `Error::Argument`
@@ -861,10 +861,10 @@ impl Comm {
     }
 
     /// Starts an all-reduce of every participant's `send` with predefined `op` into every
-    /// participant's `recv` (`MPI_Iallreduce`, MPI-4.0 §6.12.5): recursive doubling as
-    /// [`Comm::all_reduce`]'s (⌈log₂ n⌉ exchanges, the lower ranks' part combined first), so
-    /// every rank gets the same bytes, floats included. `recv` is written when the request
-    /// completes.
+    /// participant's `recv` (`MPI_Iallreduce`, MPI-4.0 §6.12.5): [`Comm::all_reduce`]'s
+    /// algorithm (recursive doubling, ⌈log₂ n⌉ exchanges, the lower ranks' part combined
+    /// first; the ring from 64 KiB), so every rank gets the same bytes, floats included.
+    /// `recv` is written when the request completes.
     ///
     /// ```
     /// use runthrough::Op;
@@ -1520,7 +1520,8 @@ impl Comm {
 
     /// Starts an inclusive prefix reduction (`MPI_Iscan`, MPI-4.0 §6.12.8): `recv` gets the
     /// combination with predefined `op` of `send` over the participants up to this one, in
-    /// rank order (a chain along the participants), written when the request completes.
+    /// rank order (recursive doubling, as [`Comm::scan`]'s), written when the request
+    /// completes.
     ///
     /// # Errors
     /// Those of [`Comm::iall_reduce`].
