@@ -54,6 +54,9 @@ pub struct CollectiveRequest<'a> {
     /// borrows from its caller: [`Reduction::by_caller`]), run on each combining step the
     /// schedule hands out when it is polled.
     caller: Option<CallerCombine<'a>>,
+    /// Whether its schedule hands combining steps out to a thread (`caller`, or an unlocked
+    /// reduction): only then does a poll look for one.
+    hands_out: bool,
 }
 
 /// A reduction's function over bytes, held by the calling thread ([`Reduction::by_caller`]).
@@ -324,12 +327,14 @@ impl<'a> CollectiveRequest<'a> {
             hold,
             ready,
             caller: None,
+            hands_out: false,
         })
     }
 
     /// The same request, whose combining steps this thread runs with `caller` (set before
     /// its first poll).
-    fn combining_with(mut self, caller: Option<CallerCombine<'a>>) -> Self {
+    fn combining_with(mut self, caller: Option<CallerCombine<'a>>, unlocked: bool) -> Self {
+        self.hands_out = caller.is_some() || unlocked;
         self.caller = caller;
         self
     }
@@ -372,8 +377,8 @@ impl<'a> CollectiveRequest<'a> {
                 }
                 // A combining step that waits for a thread outside the engine: this one.
                 let combine = match polled {
-                    None => engine.take_combine(self.comm.context, id),
-                    Some(_) => None,
+                    None if self.hands_out => engine.take_combine(self.comm.context, id),
+                    _ => None,
                 };
                 out.extend(engine.take_due());
                 if polled.is_some() && self.hold == Hold::Nobody && !engine.any_schedules_running()
@@ -843,6 +848,7 @@ impl Comm {
         check_root(self, root)?;
         let count = whole_elements(op.size, "send", send)?;
         let reduction = self.process.signalling(op.reduction);
+        let unlocked = reduction.is_unlocked();
         let output = if self.rank == root {
             let recv = recv.ok_or_else(|| Error::Argument {
                 reason: "the root of a reduce needs a receive buffer".into(),
@@ -857,7 +863,7 @@ impl Comm {
             let root = root_position(participants, root)?;
             Ok(Schedule::reduce(participants, index, root, data, reduction))
         })?;
-        Ok(request.combining_with(caller))
+        Ok(request.combining_with(caller, unlocked))
     }
 
     /// Starts an all-reduce of every participant's `send` with predefined `op` into every
@@ -934,6 +940,7 @@ impl Comm {
         let send_count = whole_elements(op.size, "send", send)?;
         check_len("recv", whole_elements(op.size, "recv", recv)?, send_count)?;
         let reduction = self.process.signalling(op.reduction);
+        let unlocked = reduction.is_unlocked();
         // (The schedule copies `send` as it keeps it: the ring's chunks straight from it.)
         let request = CollectiveRequest::start(self, call, Some(recv), |participants, index| {
             Ok(Schedule::all_reduce_of(
@@ -943,7 +950,7 @@ impl Comm {
                 reduction,
             ))
         })?;
-        Ok(request.combining_with(caller))
+        Ok(request.combining_with(caller, unlocked))
     }
 
     /// Starts a reduce-scatter with blocks of one length (`MPI_Ireduce_scatter_block`, MPI-4.0
@@ -1020,6 +1027,7 @@ impl Comm {
         check_len("recv", whole_elements(op.size, "recv", recv)?, counts[me])?;
         let from = counts[..me].iter().sum::<usize>() * op.size;
         let reduction = self.process.signalling(op.reduction);
+        let unlocked = reduction.is_unlocked();
         CollectiveRequest::start_with(
             self,
             Call::started(Collective::AllReduce),
@@ -1034,6 +1042,7 @@ impl Comm {
                 ))
             },
         )
+        .map(|request| request.combining_with(None, unlocked))
     }
 
     /// Starts a gather of every participant's `send` into `recv` at `root`, rank r's block at
@@ -1598,6 +1607,7 @@ impl Comm {
     ) -> Result<CollectiveRequest<'a>> {
         let (data, reduction, output) = reduction_arguments(send, recv, op)?;
         let reduction = self.process.signalling(reduction);
+        let unlocked = reduction.is_unlocked();
         let operation = if exclusive {
             Collective::Exscan
         } else {
@@ -1623,7 +1633,7 @@ impl Comm {
                 ))
             },
         )?;
-        Ok(request.combining_with(caller))
+        Ok(request.combining_with(caller, unlocked))
     }
 }
 
