@@ -238,6 +238,9 @@ pub(crate) struct CommState {
     /// How many of `schedules` are blocking calls' (`schedule::advance_delivered` leaves
     /// them to their threads).
     pub(crate) caller_driven: usize,
+    /// The box of the last schedule whose outcome was taken, kept for the next one (a
+    /// blocking call at two or more ranks boxes its schedule once per call: no allocation).
+    pub(crate) spare: Option<Box<schedule::Running>>,
     /// The id of the next schedule started here.
     pub(crate) next_schedule: u64,
     /// Whether a call holds the main agreement series exclusively: a blocking `validate_global`,
@@ -302,6 +305,7 @@ impl CommState {
             collective_active: false,
             schedules: Default::default(),
             caller_driven: 0,
+            spare: None,
             next_schedule: 0,
             agreement_active: false,
             queued_agreements: Default::default(),
