@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking collectives that the rank's engine does not run as schedules
-//! (`crate::collectives::start_or_schedule`: the reductions with a user operation,
-//! `MPIX_Comm_ishrink`, and calls with invalid arguments, which their blocking call reports): each is its blocking call, queued on its communicator
-//! and run in call order, so several can be pending at once and collectives on a communicator
-//! stay ordered.
+//! (`crate::collectives::start_or_schedule`: `MPIX_Comm_ishrink`, and calls with invalid
+//! arguments, which their blocking call reports): each is its blocking call, queued on its
+//! communicator and run in call order, so several can be pending at once and collectives on a
+//! communicator stay ordered.
 //!
 //! # Who runs a queued call
 //! Each communicator that has had a non-blocking collective gets one worker thread (started by

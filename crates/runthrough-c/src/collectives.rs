@@ -1585,8 +1585,7 @@ pub(crate) type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::
 /// the process is in the library or the transport's progress thread runs.
 ///
 /// Whether a call is a schedule must be the same at every rank, so `scheduled` declines only
-/// on what every rank passes alike (a reduction's user operation, [`combining`]) or on invalid
-/// arguments. The gathers, scatters and all-to-alls may legally have different
+/// on invalid arguments. The gathers, scatters and all-to-alls may legally have different
 /// datatypes at different ranks (only the type signatures must match): they are schedules
 /// whatever their datatypes, blocks of a type with gaps packed into a scratch buffer
 /// (`rooted::scheduled_gather` and its kin).
@@ -1747,8 +1746,8 @@ unsafe fn scheduled_reduce_scatter(
 /// The schedule of a reduction `kind` (`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`,
 /// `MPI_Iexscan`) with a predefined operation, on a basic, pair or derived datatype (data of a
 /// type with gaps packed at the start, the result received into a scratch buffer that starts
-/// as the receive buffer's own packed contents and is unpacked when the call succeeds). `None`
-/// as [`combining`] says (a user operation) and for invalid arguments. `MPI_IN_PLACE` is
+/// as the receive buffer's own packed contents and is unpacked when the call succeeds), or with
+/// a user operation ([`combining`]). `None` for invalid arguments. `MPI_IN_PLACE` is
 /// taken where MPI allows it (every rank but at a reduce, where only the root may pass it).
 ///
 /// # Safety
@@ -2422,7 +2421,7 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
 }
 
 /// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] as a non-blocking collective, run
-/// by the rank's engine but with a user operation (see [`start_or_schedule`] and
+/// by the rank's engine, with a predefined or a user operation (see [`start_or_schedule`] and
 /// [`scheduled_reduce_scatter`]).
 ///
 /// # Safety
@@ -2452,7 +2451,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
 }
 
 /// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] as a non-blocking collective, run by the
-/// rank's engine but with a user operation (see [`start_or_schedule`] and
+/// rank's engine, with a predefined or a user operation (see [`start_or_schedule`] and
 /// [`scheduled_reduce_scatter`]).
 ///
 /// # Safety

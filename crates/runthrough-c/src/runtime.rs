@@ -215,8 +215,8 @@ pub(crate) enum Operation {
     Complete(Result<MPI_Status, Failure>),
     /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
-    /// A collective on a helper thread (`MPI_Iallreduce` with a user operation,
-    /// `MPIX_Comm_ishrink`, ...).
+    /// A collective on a helper thread (`MPIX_Comm_ishrink`, a call with invalid
+    /// arguments).
     Background(Arc<Background>),
     /// A collective run by the engine as a schedule (`MPI_Ibarrier`, `MPI_Ibcast`, the
     /// gathers, scatters, all-gathers and all-to-alls, the reductions with a predefined
