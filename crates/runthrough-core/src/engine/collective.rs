@@ -14,7 +14,8 @@ use super::Engine;
 use crate::packet::ContextId;
 use crate::{Error, Rank, Result};
 
-/// A collective call started at this rank ([`Engine::begin_collective`]).
+/// A collective call started at this rank: what a schedule's builder sees
+/// ([`Engine::start_schedule_as`]).
 #[derive(Debug, Clone)]
 pub struct CollectiveCall {
     /// The communicator's collective epoch (one more after each `validate_global`).
@@ -40,7 +41,7 @@ impl Engine {
     /// revoked communicator; `Error::ProcFailed` while a failed participant is not recognized in
     /// G; `Error::Comm` on a freed communicator.
     #[inline]
-    pub fn begin_collective(
+    pub(crate) fn begin_collective(
         &mut self,
         context: ContextId,
         me: Rank,
@@ -99,7 +100,7 @@ impl Engine {
     }
 
     /// The number (collective epoch, call number within it) that the next collective call
-    /// on `context` will take ([`Engine::begin_collective`], [`Engine::start_schedule`]);
+    /// on `context` will take ([`Engine::start_schedule`]);
     /// `None` for a communicator this rank does not hold.
     pub fn next_collective_number(&mut self, context: ContextId) -> Option<(u32, u32)> {
         let state = self.comm(context).ok()?;
@@ -112,20 +113,5 @@ impl Engine {
         if let Ok(state) = self.comm(context) {
             state.collective_active = false;
         }
-    }
-
-    /// Why a collective step on `context` must stop now, if it must: the communicator freed or
-    /// revoked, or a failed participant not recognized in G (`ProcFailed`, SPEC §3.3).
-    pub fn collective_stop(&mut self, context: ContextId) -> Option<Error> {
-        let state = match self.comm(context) {
-            Ok(state) => state,
-            Err(error) => return Some(error),
-        };
-        if let Err(error) = state.check_not_revoked() {
-            return Some(error);
-        }
-        state
-            .unrecognized_failure()
-            .map(|rank| Error::ProcFailed { rank })
     }
 }

@@ -2056,7 +2056,7 @@ impl Engine {
     /// # Errors
     /// `Error::ConcurrentCollective` while another thread's collective call holds the
     /// communicator; `Error::Revoked`, `Error::ProcFailed` (a failed participant not recognized
-    /// in G) and `Error::Comm` as [`Engine::begin_collective`] gives them; `build`'s error
+    /// in G) and `Error::Comm` as a collective call's start gives them; `build`'s error
     /// (the call is numbered then, at every rank alike, as a blocking call that fails on its
     /// arguments after it began).
     pub fn start_schedule(
