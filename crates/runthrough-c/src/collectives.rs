@@ -3,7 +3,6 @@
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
-use std::sync::Arc;
 
 use runthrough::{CollectiveRequest, Comm, Op, PackedOp, Partition, PartitionMut, Rank, Reducible};
 
@@ -177,6 +176,30 @@ pub(crate) enum Reduction {
     Scan,
     /// `MPI_Exscan`: the first participant's `recv` is left as it was.
     Exscan,
+}
+
+/// Runs reduction `kind` of packed elements with operation `op` (the one its non-blocking
+/// form takes too): `send` in, `recv` out (where significant; for an exclusive scan it holds
+/// what the first participant keeps).
+///
+/// # Errors
+/// The runtime's; `MPI_ERR_INTERN` when a reduction that gives every rank a result has no
+/// receive buffer.
+pub(crate) fn reduce_packed(
+    comm: &Comm,
+    send: &[u8],
+    recv: Option<&mut [u8]>,
+    op: PackedOp,
+    kind: Reduction,
+) -> Result<(), Failure> {
+    match (kind, recv) {
+        (Reduction::Reduce(root), recv) => comm.reduce_packed(send, recv, op, root)?,
+        (Reduction::All, Some(recv)) => comm.all_reduce_packed(send, recv, op)?,
+        (Reduction::Scan, Some(recv)) => comm.scan_packed(send, recv, op, false)?,
+        (Reduction::Exscan, Some(recv)) => comm.scan_packed(send, recv, op, true)?,
+        (_, None) => return Err(Failure::new(MPI_ERR_INTERN, "no receive buffer")),
+    }
+    Ok(())
 }
 
 /// The element types of the reductions, as `T` of `comm.reduce` / `all_reduce` / `scan` /
@@ -523,7 +546,7 @@ unsafe fn reduce_derived(
     let out = recv.is_some().then_some(&mut result[..]);
     match combine {
         Ok((element, op)) => reduce_typed(element, comm, &send, out, op, kind)?,
-        Err(user) => reduce_user(user, Arc::clone(&layout), datatype, comm, &send, out, kind)?,
+        Err(user) => reduce_user(user, datatype, comm, &send, out, kind)?,
     }
     if let Some(recv) = recv {
         layout.unpack_at(count, &result, recv, window.low);
@@ -1669,7 +1692,7 @@ unsafe fn scheduled_broadcast(
 /// operation are the same at every rank (MPI-4.0 §6.9), so every rank makes the same choice.
 fn combining(datatype: c_int, op: c_int) -> Option<PackedOp> {
     match user_op(op) {
-        Ok(Some(user)) => return crate::ops::packed_user(user, datatype),
+        Ok(Some(user)) => return crate::ops::packed_user(user, datatype, None),
         Ok(None) => {}
         Err(_) => return None,
     }

@@ -14,7 +14,9 @@
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex};
 
-use runthrough::{Comm, PackedOp, UserOp};
+use runthrough::{Comm, PackedOp};
+
+use crate::collectives::reduce_packed;
 
 use crate::collectives::Reduction;
 use crate::constants::*;
@@ -211,65 +213,66 @@ fn combine_packed(
     Ok(())
 }
 
-/// A reduction with user operation `user` of `send`, `count` elements of `datatype` (layout
-/// `layout`) packed, into `recv` (packed, where significant; for exscan it holds what the first
-/// participant keeps).
-///
-/// The runtime is told that the operation does not commute, whatever `commute` said: its
-/// non-commutative algorithms combine whole vectors in rank order, while the commutative ring
-/// all-reduce would cut the packed bytes into chunks that need not be whole elements. (Rank
-/// order is a right result for a commutative operation too.)
+/// A reduction with user operation `user` of `send`, `count` elements of `datatype` packed,
+/// into `recv` (packed, where significant; for exscan it holds what the first participant
+/// keeps): the very operation the non-blocking reductions take ([`packed_user`]). A failure
+/// of laying the data out for the function is the call's error.
 ///
 /// # Errors
-/// The runtime's (`MPIX_ERR_PROC_FAILED`, `MPI_ERR_ROOT`, `MPI_ERR_COUNT`, ...).
-#[allow(clippy::too_many_arguments)]
+/// The runtime's (`MPIX_ERR_PROC_FAILED`, `MPI_ERR_ROOT`, `MPI_ERR_COUNT`, ...);
+/// `MPI_ERR_TYPE` for an invalid datatype.
 pub(crate) fn reduce_user(
     user: UserOperation,
-    layout: Arc<Layout>,
     datatype: c_int,
     comm: &Comm,
     send: &[u8],
     recv: Option<&mut [u8]>,
     kind: Reduction,
 ) -> Result<(), Failure> {
-    let trouble: Mutex<Option<Failure>> = Mutex::new(None);
-    let op = UserOp::new(
-        |input: &[u8], inout: &mut [u8]| {
-            let combined = combine_packed(&layout, input, inout, |input, inout, count, origin| {
-                let mut len = c_int::try_from(count).unwrap_or(c_int::MAX);
-                let mut datatype = datatype;
-                // SAFETY: `function` is an `MPI_User_function` (the contract of
-                // `MPI_Op_create`); both buffers hold the bytes from `origin` on of `count`
-                // elements of `datatype` in its C layout, aligned for any basic type, and live
-                // until it returns, so the function, handed for each buffer the first
-                // element's origin, `-origin` bytes from its start (a pointer it only offsets
-                // by the type's displacements and multiples of its extent, which land within
-                // the window, from `origin` on, negative ones included), reaches exactly them;
-                // `len` and `datatype` are valid for the call. No lock of the library is held.
-                unsafe {
-                    (user.function)(
-                        input
-                            .as_mut_ptr()
-                            .wrapping_offset(origin.wrapping_neg())
-                            .cast(),
-                        inout
-                            .as_mut_ptr()
-                            .wrapping_offset(origin.wrapping_neg())
-                            .cast(),
-                        &mut len,
-                        &mut datatype,
-                    );
-                }
-            });
-            if let Err(failure) = combined {
-                lock(&trouble).get_or_insert(failure);
-            }
-        },
-        false,
-    );
-    run(comm, send, recv, &op, kind)?;
+    let trouble = Arc::new(Mutex::new(None));
+    let op = packed_user(user, datatype, Some(Arc::clone(&trouble)))
+        .ok_or_else(|| Failure::new(MPI_ERR_TYPE, format!("invalid datatype {datatype}")))?;
+    reduce_packed(comm, send, recv, op, kind)?;
     let trouble = lock(&trouble).take();
     trouble.map_or(Ok(()), Err)
+}
+
+/// `inout = input op inout` by user operation `user` over packed vectors of `datatype`
+/// (layout `layout`): the program's function called on the two laid out again in the
+/// datatype's C layout ([`combine_packed`]), without any lock of the library.
+fn apply_user(
+    user: UserOperation,
+    layout: &Layout,
+    datatype: c_int,
+    input: &[u8],
+    inout: &mut [u8],
+) -> Result<(), Failure> {
+    combine_packed(layout, input, inout, |input, inout, count, origin| {
+        let mut len = c_int::try_from(count).unwrap_or(c_int::MAX);
+        let mut datatype = datatype;
+        // SAFETY: `function` is an `MPI_User_function` (the contract of `MPI_Op_create`);
+        // both buffers hold the bytes from `origin` on of `count` elements of `datatype` in
+        // its C layout, aligned for any basic type, and live until it returns, so the
+        // function, handed for each buffer the first element's origin, `-origin` bytes from
+        // its start (a pointer it only offsets by the type's displacements and multiples of
+        // its extent, which land within the window, from `origin` on, negative ones
+        // included), reaches exactly them; `len` and `datatype` are valid for the call. No
+        // lock of the library is held.
+        unsafe {
+            (user.function)(
+                input
+                    .as_mut_ptr()
+                    .wrapping_offset(origin.wrapping_neg())
+                    .cast(),
+                inout
+                    .as_mut_ptr()
+                    .wrapping_offset(origin.wrapping_neg())
+                    .cast(),
+                &mut len,
+                &mut datatype,
+            );
+        }
+    })
 }
 
 /// The operation a non-blocking reduction's schedule combines with, for user operation
@@ -277,60 +280,32 @@ pub(crate) fn reduce_user(
 /// the two vectors laid out again in the datatype's C layout ([`combine_packed`]), run by
 /// whichever thread of the process waits in the library when a step needs it, without the
 /// library's lock (so the function may call MPI functions). Applied in rank order whatever
-/// `commute` said, as the blocking calls apply it ([`reduce_user`]). `None` for an invalid
-/// datatype (the queued blocking call reports it).
-pub(crate) fn packed_user(user: UserOperation, datatype: c_int) -> Option<PackedOp> {
+/// `commute` said. A failure to lay the data out (none is expected: the call's start
+/// measured the whole vector) goes to `trouble` when given. `None` for an invalid datatype
+/// (the queued blocking call reports it).
+pub(crate) fn packed_user(
+    user: UserOperation,
+    datatype: c_int,
+    trouble: Option<Arc<Mutex<Option<Failure>>>>,
+) -> Option<PackedOp> {
     let layout = crate::derived::layout_of(datatype, true).ok()?;
     let size = layout.size;
     Some(PackedOp::unlocked(
         size,
         false,
         move |input: &[u8], inout: &mut [u8]| {
-            let combined = combine_packed(&layout, input, inout, |input, inout, count, origin| {
-                let mut len = c_int::try_from(count).unwrap_or(c_int::MAX);
-                let mut datatype = datatype;
-                // SAFETY: as in `reduce_user`: `function` is an `MPI_User_function`, both
-                // buffers hold `count` elements of `datatype` in its C layout from `origin`
-                // on, aligned for any basic type, live until it returns, and no lock of the
-                // library is held.
-                unsafe {
-                    (user.function)(
-                        input
-                            .as_mut_ptr()
-                            .wrapping_offset(origin.wrapping_neg())
-                            .cast(),
-                        inout
-                            .as_mut_ptr()
-                            .wrapping_offset(origin.wrapping_neg())
-                            .cast(),
-                        &mut len,
-                        &mut datatype,
-                    );
+            if let Err(failure) = apply_user(user, &layout, datatype, input, inout) {
+                match &trouble {
+                    Some(trouble) => {
+                        lock(trouble).get_or_insert(failure);
+                    }
+                    // (The schedule hands over whole elements of one length, of a window the
+                    // start already measured.)
+                    None => debug_assert!(false, "{failure:?}"),
                 }
-            });
-            // The schedule hands over whole elements of one length, of a window the start
-            // already measured: nothing here can fail.
-            debug_assert!(combined.is_ok(), "{combined:?}");
+            }
         },
     ))
-}
-
-/// The runtime's reduction of kind `kind` with `op`.
-fn run(
-    comm: &Comm,
-    send: &[u8],
-    recv: Option<&mut [u8]>,
-    op: &UserOp<'_, u8>,
-    kind: Reduction,
-) -> Result<(), Failure> {
-    match (kind, recv) {
-        (Reduction::Reduce(root), recv) => comm.reduce_with(send, recv, op, root)?,
-        (Reduction::All, Some(recv)) => comm.all_reduce_with(send, recv, op)?,
-        (Reduction::Scan, Some(recv)) => comm.scan_with(send, recv, op)?,
-        (Reduction::Exscan, Some(recv)) => comm.exscan_with(send, recv, op)?,
-        (_, None) => return Err(Failure::new(MPI_ERR_INTERN, "no receive buffer")),
-    }
-    Ok(())
 }
 
 #[cfg(test)]

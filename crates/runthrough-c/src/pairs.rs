@@ -9,9 +9,8 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_short};
 
 use bytemuck::Pod;
-use runthrough::{Comm, UserOp};
 
-use crate::collectives::Reduction;
+use crate::collectives::{reduce_packed, Reduction};
 use crate::constants::*;
 use crate::datatypes::{zeroed, IN_PLACE};
 use crate::derived::pair_layout;
@@ -107,41 +106,6 @@ pub(crate) fn packed_op(datatype: c_int, op: c_int) -> Option<runthrough::Packed
     }))
 }
 
-/// Runs reduction `kind` of packed pairs of `N` bytes: `send` in, `result` out (and, for an
-/// exclusive scan, what is left at the first participant).
-fn reduce_packed<const N: usize>(
-    comm: &Comm,
-    value: Value,
-    max: bool,
-    send: &[u8],
-    result: Option<&mut [u8]>,
-    kind: Reduction,
-) -> Result<(), Failure>
-where
-    [u8; N]: Pod,
-{
-    let send: &[[u8; N]] = bytemuck::cast_slice(send);
-    let op = UserOp::new(
-        move |input: &[[u8; N]], inout: &mut [[u8; N]]| {
-            for (out, candidate) in inout.iter_mut().zip(input) {
-                if wins(value, max, candidate, out) {
-                    *out = *candidate;
-                }
-            }
-        },
-        true,
-    );
-    let result: Option<&mut [[u8; N]]> = result.map(bytemuck::cast_slice_mut);
-    match (kind, result) {
-        (Reduction::Reduce(root), result) => comm.reduce_with(send, result, &op, root)?,
-        (Reduction::All, Some(result)) => comm.all_reduce_with(send, result, &op)?,
-        (Reduction::Scan, Some(result)) => comm.scan_with(send, result, &op)?,
-        (Reduction::Exscan, Some(result)) => comm.exscan_with(send, result, &op)?,
-        (_, None) => return Err(Failure::new(MPI_ERR_INTERN, "no receive buffer")),
-    }
-    Ok(())
-}
-
 /// A reduction (`MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`) of `count` pairs of
 /// pair type `datatype` with `MPI_MINLOC` / `MPI_MAXLOC`; `sendbuf` may be `MPI_IN_PLACE`
 /// where the receive buffer is significant.
@@ -160,25 +124,21 @@ pub(crate) unsafe fn reduce_pairs(
     comm: c_int,
     kind: Reduction,
 ) -> Result<(), Failure> {
-    let (Some(value), Some(layout)) = (Value::of(datatype), pair_layout(datatype)) else {
+    let (Some(_), Some(layout)) = (Value::of(datatype), pair_layout(datatype)) else {
         return Err(Failure::new(
             MPI_ERR_TYPE,
             format!("{datatype} is not a pair type"),
         ));
     };
-    let max = match op {
-        MPI_MAXLOC => true,
-        MPI_MINLOC => false,
-        _ => {
-            return Err(Failure::new(
-                MPI_ERR_OP,
-                format!(
-                    "operation {op} does not apply to pair types (only MPI_MINLOC and \
-                     MPI_MAXLOC do)"
-                ),
-            ))
-        }
-    };
+    if !matches!(op, MPI_MAXLOC | MPI_MINLOC) {
+        return Err(Failure::new(
+            MPI_ERR_OP,
+            format!(
+                "operation {op} does not apply to pair types (only MPI_MINLOC and MPI_MAXLOC \
+                 do)"
+            ),
+        ));
+    }
     let count = usize::try_from(count)
         .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
     let window = layout.window(count)?;
@@ -205,18 +165,10 @@ pub(crate) unsafe fn reduce_pairs(
         _ => zeroed(send.len())?,
     };
     let out = recv.is_some().then_some(&mut result[..]);
-    match layout.size {
-        6 => reduce_packed::<6>(comm, value, max, &send, out, kind)?,
-        8 => reduce_packed::<8>(comm, value, max, &send, out, kind)?,
-        12 => reduce_packed::<12>(comm, value, max, &send, out, kind)?,
-        16 => reduce_packed::<16>(comm, value, max, &send, out, kind)?,
-        other => {
-            return Err(Failure::new(
-                MPI_ERR_INTERN,
-                format!("unexpected pair size {other}"),
-            ))
-        }
-    }
+    // The operation the non-blocking reductions of pairs take too.
+    let packed = packed_op(datatype, op)
+        .ok_or_else(|| Failure::new(MPI_ERR_INTERN, format!("no operation on pair {datatype}")))?;
+    reduce_packed(comm, &send, out, packed, kind)?;
     if let Some(recv) = recv {
         layout.unpack_at(count, &result, recv, window.low);
     }

@@ -53,10 +53,16 @@ impl Engine {
         }
         state.check_not_revoked()?;
         let sequence = state.collective_sequence;
-        if state
-            .schedules
-            .iter()
-            .any(|running| running.sequence() == sequence)
+        // Schedules are kept in call order: only when the oldest one running is 2^20 calls
+        // old may a number be taken twice (one comparison per call, not one per schedule).
+        let wrapped = state.schedules.front().is_some_and(|oldest| {
+            state.collective_calls - oldest.call() >= 1 << super::schedule::SEQUENCE_BITS
+        });
+        if wrapped
+            && state
+                .schedules
+                .iter()
+                .any(|running| running.sequence() == sequence)
         {
             // The numbers wrapped around a call still running (a tag holds the call's number
             // in its low bits: `schedule::SEQUENCE_BITS`).
@@ -69,6 +75,7 @@ impl Engine {
         }
         state.collective_sequence =
             state.collective_sequence.wrapping_add(1) & ((1 << super::schedule::SEQUENCE_BITS) - 1);
+        state.collective_calls += 1;
         if let Some(rank) = state.unrecognized_failure() {
             return Err(Error::ProcFailed { rank });
         }

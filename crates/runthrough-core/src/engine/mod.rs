@@ -230,6 +230,9 @@ pub(crate) struct CommState {
     pub(crate) epoch: u32,
     /// Collectives begun in this epoch at this rank.
     pub(crate) collective_sequence: u32,
+    /// How many collective calls this rank has started on the communicator, ever (the call
+    /// numbers wrap: `schedule::SEQUENCE_BITS`).
+    pub(crate) collective_calls: u64,
     /// Whether a collective call (validate_global included) is running on this communicator.
     pub(crate) collective_active: bool,
     /// The non-blocking collective calls started here and not yet polled, in call order
@@ -302,6 +305,7 @@ impl CommState {
             collective_early: Vec::new(),
             epoch: 0,
             collective_sequence: 0,
+            collective_calls: 0,
             collective_active: false,
             schedules: Default::default(),
             caller_driven: 0,

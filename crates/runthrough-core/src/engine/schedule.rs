@@ -353,24 +353,24 @@ enum Combiner {
 }
 
 impl Reduction {
-    /// `function` over elements of `element` bytes, run by the engine as the schedule
-    /// advances.
-    pub fn new(function: Function, element: usize, commutative: bool) -> Self {
+    fn of(combiner: Combiner, element: usize, commutative: bool) -> Self {
         Reduction {
-            combiner: Combiner::Engine(function),
+            combiner,
             element: element.max(1),
             commutative,
         }
     }
 
+    /// `function` over elements of `element` bytes, run by the engine as the schedule
+    /// advances.
+    pub fn new(function: Function, element: usize, commutative: bool) -> Self {
+        Reduction::of(Combiner::Engine(function), element, commutative)
+    }
+
     /// [`Reduction::new`] of a plain function (a predefined operation on one element type):
     /// nothing to allocate or free per call.
     pub fn of_fn(function: fn(&[u8], &mut [u8]), element: usize, commutative: bool) -> Self {
-        Reduction {
-            combiner: Combiner::EnginePointer(function),
-            element: element.max(1),
-            commutative,
-        }
+        Reduction::of(Combiner::EnginePointer(function), element, commutative)
     }
 
     /// Runs its function on `inout = input op inout` when the engine runs it itself
@@ -394,11 +394,7 @@ impl Reduction {
     /// `function`, run by whichever thread of the rank takes a combining step, outside the
     /// engine's lock ([`Engine::take_unlocked_combine`]).
     pub fn unlocked(function: Function, element: usize, commutative: bool) -> Self {
-        Reduction {
-            combiner: Combiner::Unlocked(function, None),
-            element: element.max(1),
-            commutative,
-        }
+        Reduction::of(Combiner::Unlocked(function, None), element, commutative)
     }
 
     /// The same reduction, which sets `due` whenever one of its steps waits for a thread (an
@@ -419,11 +415,7 @@ impl Reduction {
 
     /// A function that the call's thread holds and runs itself ([`Engine::take_combine`]).
     pub fn by_caller(element: usize, commutative: bool) -> Self {
-        Reduction {
-            combiner: Combiner::Caller,
-            element: element.max(1),
-            commutative,
-        }
+        Reduction::of(Combiner::Caller, element, commutative)
     }
 
     /// Whether an all-reduce of `len` bytes among `n` participants runs the ring: commutative,
@@ -803,15 +795,9 @@ impl Schedule {
         result: impl Into<Parts>,
     ) -> Self {
         let (steps, buffers, result) = (steps.into(), buffers.into(), result.into());
-        Schedule::check(
-            &steps,
-            buffers.len(),
-            &sets,
-            &result,
-            reduction.is_some(),
-            true,
-        );
-        Schedule::built(steps, buffers, sets, reduction, result)
+        let reduces = reduction.is_some();
+        Schedule::check(&steps, buffers.len(), &sets, &result, reduces, true);
+        Schedule::assembled(steps, buffers, sets, reduction, result)
     }
 
     /// A schedule the builders below made (each checked by [`Schedule::check`] in debug
@@ -823,17 +809,7 @@ impl Schedule {
         reduction: Option<Reduction>,
         result: Parts,
     ) -> Self {
-        if cfg!(debug_assertions) {
-            Schedule::check(
-                &steps,
-                buffers.len(),
-                &sets,
-                &result,
-                reduction.is_some(),
-                true,
-            );
-        }
-        Schedule::assembled(steps, buffers, sets, reduction, result)
+        Schedule::built_as(steps, buffers, sets, reduction, result, false)
     }
 
     /// [`Schedule::built`] for a builder that sends several messages along a pair: numbered
@@ -844,17 +820,27 @@ impl Schedule {
         reduction: Option<Reduction>,
         result: Parts,
     ) -> Self {
+        Schedule::built_as(steps, buffers, Vec::new(), reduction, result, true)
+    }
+
+    fn built_as(
+        steps: Steps,
+        buffers: Buffers,
+        sets: Vec<Vec<usize>>,
+        reduction: Option<Reduction>,
+        result: Parts,
+        numbered: bool,
+    ) -> Self {
         if cfg!(debug_assertions) {
-            Schedule::check(
-                &steps,
-                buffers.len(),
-                &[],
-                &result,
-                reduction.is_some(),
-                false,
-            );
+            let reduces = reduction.is_some();
+            Schedule::check(&steps, buffers.len(), &sets, &result, reduces, !numbered);
         }
-        Schedule::assembled(steps, buffers, Vec::new(), reduction, result).numbered()
+        let schedule = Schedule::assembled(steps, buffers, sets, reduction, result);
+        if numbered {
+            schedule.numbered()
+        } else {
+            schedule
+        }
     }
 
     fn assembled(
@@ -1642,6 +1628,8 @@ impl Tree {
 #[derive(Debug)]
 pub(crate) struct Running {
     id: u64,
+    /// Its call's place among the communicator's calls here ([`Running::call`]).
+    call: u64,
     epoch: u32,
     sequence: u32,
     schedule: Schedule,
@@ -1668,6 +1656,12 @@ impl Running {
     /// Its call's number.
     pub(crate) fn sequence(&self) -> u32 {
         self.sequence
+    }
+
+    /// Its call's place among the communicator's calls at this rank
+    /// (`CommState::collective_calls` when it started).
+    pub(crate) fn call(&self) -> u64 {
+        self.call
     }
 
     fn finished(&self) -> bool {
@@ -2108,6 +2102,7 @@ impl Engine {
         let caller_driven = hold != Hold::Nobody;
         let mut running = Running {
             id,
+            call: state.collective_calls - 1,
             epoch: call.epoch,
             sequence: call.sequence,
             schedule,
@@ -3052,17 +3047,18 @@ mod tests {
         let mut net = Net::new(2, 6);
         let p = all(2);
         let first = net.start(0, Schedule::barrier(&p, 0, None)).unwrap();
-        net.engines[0]
-            .comms
-            .get_mut(&WORLD_CONTEXT)
-            .unwrap()
-            .collective_sequence = 0;
+        // 2^20 - 1 calls later (started and finished), the numbers come round to the first.
+        let state = net.engines[0].comms.get_mut(&WORLD_CONTEXT).unwrap();
+        state.collective_sequence = (1 << SEQUENCE_BITS) - 1;
+        state.collective_calls += (1 << SEQUENCE_BITS) - 2;
+        let last = net.start(0, Schedule::barrier(&p, 0, None)).unwrap();
         let refused = net.start(0, Schedule::barrier(&p, 0, None));
         assert!(
             matches!(refused, Err(Error::Argument { .. })),
             "{refused:?}"
         );
         assert!(net.poll(0, first).is_none());
+        assert!(net.poll(0, last).is_none());
         let last = (1 << SEQUENCE_BITS) - 1;
         let state = net.engines[1].comms.get_mut(&WORLD_CONTEXT).unwrap();
         state.collective_sequence = last;

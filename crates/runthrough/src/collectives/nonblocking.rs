@@ -61,7 +61,7 @@ pub struct CollectiveRequest<'a> {
 
 /// A reduction's function over bytes, held by the calling thread ([`Reduction::by_caller`]).
 #[derive(Clone, Copy)]
-pub(crate) struct CallerCombine<'a>(pub(crate) &'a (dyn Fn(&[u8], &mut [u8]) + Sync + 'a));
+pub(crate) struct CallerCombine<'a>(pub(crate) &'a (dyn super::op::CombineBytes + 'a));
 
 impl std::fmt::Debug for CallerCombine<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -395,7 +395,9 @@ impl<'a> CollectiveRequest<'a> {
             }
             if let Some(mut combine) = combine {
                 match self.caller {
-                    Some(CallerCombine(function)) => function(&combine.input, &mut combine.inout),
+                    Some(CallerCombine(function)) => {
+                        function.combine_bytes(&combine.input, &mut combine.inout)
+                    }
                     None => combine.run(),
                 }
                 process.combined(combine);

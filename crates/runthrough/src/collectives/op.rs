@@ -197,11 +197,29 @@ impl<T> std::fmt::Debug for UserOp<'_, T> {
     }
 }
 
-impl<T: Pod> UserOp<'_, T> {
-    /// `inout = input ∘ inout` over the bytes of `T` elements (the schedule's buffers, at any
-    /// alignment: [`apply_bytes`]).
-    pub(crate) fn apply_bytes(&self, input: &[u8], inout: &mut [u8]) {
+/// A reduction's function over bytes that the calling thread holds and runs itself: a
+/// schedule of [`Reduction::by_caller`](runthrough_core::engine::Reduction::by_caller)
+/// hands it each combining step.
+pub(crate) trait CombineBytes: Sync {
+    /// `inout = input ∘ inout` over the bytes of two vectors of one length.
+    fn combine_bytes(&self, input: &[u8], inout: &mut [u8]);
+}
+
+impl<T: Pod> CombineBytes for UserOp<'_, T> {
+    /// Over the bytes of `T` elements (the schedule's buffers, at any alignment:
+    /// [`apply_bytes`]).
+    fn combine_bytes(&self, input: &[u8], inout: &mut [u8]) {
         apply_bytes(&*self.function, input, inout);
+    }
+}
+
+impl<T: Pod> UserOp<'_, T> {
+    /// What a reduction with this operation hands its schedule (an operation on `T`-sized
+    /// elements that the calling thread runs), and the function that thread runs.
+    pub(crate) fn by_caller(&self) -> (super::PackedOp, super::nonblocking::CallerCombine<'_>) {
+        let size = std::mem::size_of::<T>();
+        let packed = super::PackedOp::by_caller(size, self.commutative);
+        (packed, super::nonblocking::CallerCombine(self))
     }
 }
 

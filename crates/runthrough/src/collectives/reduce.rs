@@ -18,7 +18,7 @@ use runthrough_core::{Rank, Result};
 #[cfg(doc)]
 use runthrough_core::engine::RING_MIN_BYTES;
 
-use super::nonblocking::{Call, CallerCombine};
+use super::nonblocking::Call;
 use super::{check_element, Op, PackedOp, Reducible, UserOp};
 use crate::comm::Comm;
 
@@ -108,6 +108,39 @@ impl Comm {
         self.all_reduce_combining(send, recv, op)
     }
 
+    /// [`Comm::reduce`] over the bytes of packed elements with operation `op`, at any
+    /// alignment: the C library's blocking reductions whose operation it also hands to the
+    /// non-blocking ones ([`Comm::ireduce_packed`]: pair types, user operations), so both
+    /// run one operation. `Error::Count` also when a buffer is not a whole number of
+    /// elements.
+    #[doc(hidden)]
+    pub fn reduce_packed(
+        &self,
+        send: &[u8],
+        recv: Option<&mut [u8]>,
+        op: PackedOp,
+        root: Rank,
+    ) -> Result<()> {
+        let request = self.reduce_call(
+            send,
+            recv,
+            op,
+            root,
+            Call::new(Collective::Reduce, true),
+            None,
+        )?;
+        request.finish()
+    }
+
+    /// [`Comm::all_reduce`] over packed elements with operation `op`, as
+    /// [`Comm::reduce_packed`] (its non-blocking form: [`Comm::iall_reduce_packed`]).
+    #[doc(hidden)]
+    pub fn all_reduce_packed(&self, send: &[u8], recv: &mut [u8], op: PackedOp) -> Result<()> {
+        let request =
+            self.all_reduce_call(send, recv, op, Call::new(Collective::AllReduce, true), None)?;
+        request.finish()
+    }
+
     /// A reduce with a user operation: its steps combine on this thread.
     fn reduce_combining<T: Pod>(
         &self,
@@ -117,17 +150,16 @@ impl Comm {
         root: Rank,
     ) -> Result<()> {
         check_element::<T>()?;
-        let function = |input: &[u8], inout: &mut [u8]| op.apply_bytes(input, inout);
-        let size = std::mem::size_of::<T>();
-        let request = self.reduce_call(
+        let (packed, caller) = op.by_caller();
+        self.reduce_call(
             bytemuck::cast_slice(send),
             recv.map(|recv| bytemuck::cast_slice_mut(recv)),
-            PackedOp::by_caller(size, op.is_commutative()),
+            packed,
             root,
             Call::new(Collective::Reduce, true),
-            Some(CallerCombine(&function)),
-        )?;
-        request.finish()
+            Some(caller),
+        )?
+        .finish()
     }
 
     /// An all-reduce with a user operation: its steps combine on this thread.
@@ -138,15 +170,14 @@ impl Comm {
         op: &UserOp<'_, T>,
     ) -> Result<()> {
         check_element::<T>()?;
-        let function = |input: &[u8], inout: &mut [u8]| op.apply_bytes(input, inout);
-        let size = std::mem::size_of::<T>();
-        let request = self.all_reduce_call(
+        let (packed, caller) = op.by_caller();
+        self.all_reduce_call(
             bytemuck::cast_slice(send),
             bytemuck::cast_slice_mut(recv),
-            PackedOp::by_caller(size, op.is_commutative()),
+            packed,
             Call::new(Collective::AllReduce, true),
-            Some(CallerCombine(&function)),
-        )?;
-        request.finish()
+            Some(caller),
+        )?
+        .finish()
     }
 }

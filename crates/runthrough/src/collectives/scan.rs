@@ -61,6 +61,22 @@ impl Comm {
         self.prefix_with(send, recv, op, true)
     }
 
+    /// [`Comm::scan`] (`exclusive` false) or [`Comm::exscan`] over the bytes of packed
+    /// elements with operation `op`, at any alignment: the C library's blocking scans whose
+    /// operation it also hands to the non-blocking ones ([`Comm::iscan_packed`]).
+    /// `Error::Count` also when a buffer is not a whole number of elements.
+    #[doc(hidden)]
+    pub fn scan_packed(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: PackedOp,
+        exclusive: bool,
+    ) -> Result<()> {
+        self.scan_call(send, recv, op, exclusive, true, None)?
+            .finish()
+    }
+
     /// A scan or exscan (`exclusive`) of predefined `op`, or of a user operation's (`caller`
     /// runs its steps on this thread).
     fn prefix<T: Pod>(
@@ -91,15 +107,7 @@ impl Comm {
         exclusive: bool,
     ) -> Result<()> {
         check_element::<T>()?;
-        let function = |input: &[u8], inout: &mut [u8]| op.apply_bytes(input, inout);
-        let size = std::mem::size_of::<T>();
-        let packed = PackedOp::by_caller(size, op.is_commutative());
-        self.prefix(
-            send,
-            recv,
-            packed,
-            exclusive,
-            Some(CallerCombine(&function)),
-        )
+        let (packed, caller) = op.by_caller();
+        self.prefix(send, recv, packed, exclusive, Some(caller))
     }
 }
