@@ -10,8 +10,8 @@ use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::{
-    agree_comm_of, agreement_comm_of, comm_of, start_background, with_runtime, Operation,
-    PendingAgreement,
+    agree_comm_of, agreement_comm_of, comm_of, with_runtime, Operation, PendingAgreement,
+    PendingShrink,
 };
 
 /// Which view a call reads or updates.
@@ -482,21 +482,11 @@ pub unsafe extern "C" fn MPIX_Comm_ack_failed(
     })
 }
 
-/// The caller's `*newcomm` of `MPIX_Comm_ishrink`, written by the thread that runs the queued
-/// shrink.
-struct NewcommSlot(*mut c_int);
-
-// SAFETY: by `MPIX_Comm_ishrink`'s contract the int stays valid and the program does not
-// access it until the request completes; only the thread that runs the queued shrink writes
-// it, once, before the request's outcome is set (the outcome's mutex orders that write before
-// the completion call's return).
-unsafe impl Send for NewcommSlot {}
-
-/// `MPIX_Comm_ishrink`: `MPIX_Comm_shrink` as a request, queued and run in order as the
-/// non-blocking collectives are (`crate::background`: the runtime has no non-blocking shrink);
-/// `*newcomm` is written
-/// before the request completes. A later collective call on `comm` waits for it first
-/// (collectives are ordered). The request cannot be freed with `MPI_Request_free`.
+/// `MPIX_Comm_ishrink`: `MPIX_Comm_shrink` as a request, progressed by the library;
+/// `*newcomm` is written when the request completes. This rank's contribution is made at once.
+/// While it is pending it counts as a collective call on `comm` (another collective call there
+/// fails with `MPI_ERR_OTHER`), and the `MPIX_Comm_iagree` requests pending on `comm` complete
+/// before it starts. The request cannot be freed with `MPI_Request_free`.
 ///
 /// # Safety
 /// `newcomm` is NULL or points at an `MPI_Comm` that stays valid, and that the program does
@@ -514,13 +504,23 @@ pub unsafe extern "C" fn MPIX_Comm_ishrink(
         if newcomm.is_null() {
             return Err(Failure::null("newcomm"));
         }
-        let slot = NewcommSlot(newcomm);
-        let handle = start_background(comm, true, move || {
-            let slot = slot;
-            // SAFETY: see `NewcommSlot`: valid, and ours to write until completion.
-            unsafe { MPIX_Comm_shrink(comm, slot.0) }
-        })?;
-        request.write(handle);
+        // SAFETY: not NULL; by the contract above the int is reserved to the request until it
+        // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
+        let newcomm: &'static mut c_int = unsafe { &mut *newcomm };
+        let comm_box = agreement_comm_of(comm)?;
+        // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
+        // `PendingShrink` holds and drops after the request (field order).
+        let comm_ref: &'static runthrough::Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+        let pending = comm_ref.ishrink()?;
+        let operation = Operation::Shrink(PendingShrink {
+            request: pending,
+            newcomm,
+            parent: comm,
+            comm: comm_box,
+        });
+        request.write(with_runtime(|runtime| {
+            Ok(runtime.add_request(operation, comm))
+        })?);
         Ok(())
     })
 }

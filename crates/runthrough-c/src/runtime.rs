@@ -132,6 +132,21 @@ pub(crate) struct PendingAgreement {
     pub(crate) comm: Arc<CommBox>,
 }
 
+/// A non-blocking shrink (`MPIX_Comm_ishrink`). Field order matters: `request` borrows from
+/// `comm` and is dropped first.
+#[derive(Debug)]
+pub(crate) struct PendingShrink {
+    pub(crate) request: AgreementRequest<'static, Comm>,
+    /// The caller's `*newcomm`, written when the shrink completes (it stays valid and
+    /// untouched until then).
+    pub(crate) newcomm: &'static mut c_int,
+    /// The handle of the communicator shrunk, whose error handler the new one inherits.
+    pub(crate) parent: c_int,
+    /// Keeps the communicator that `request` borrows alive; never read.
+    #[allow(dead_code)]
+    pub(crate) comm: Arc<CommBox>,
+}
+
 /// A non-blocking collective that the rank's engine runs itself as its messages arrive (see
 /// [`start_scheduled`]). Field order matters: `request` borrows from `comm`, and from the C
 /// caller's receive buffer or `scratch`, and is dropped first.
@@ -224,6 +239,8 @@ pub(crate) enum Operation {
     Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),
+    /// A shrink progressed by the library (`MPIX_Comm_ishrink`).
+    Shrink(PendingShrink),
     /// A send and a receive completed together (`MPI_Isendrecv`, `MPI_Isendrecv_replace`).
     Pair(Box<Pair>),
     /// A persistent request (`MPI_Send_init`, `MPI_Recv_init`, ...): inactive, or active with

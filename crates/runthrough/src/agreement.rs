@@ -3,51 +3,31 @@
 //! (SPEC §2.1, §3.5), blocking and non-blocking.
 
 use runthrough_core::agreement::Decision;
+use runthrough_core::engine::{Agreed, AgreementCall, AgreementCallId, Decided};
 use runthrough_core::{Error, FailureView, Result};
 
 use crate::comm::Comm;
 use crate::request::AgreementRequest;
 use runthrough_core::packet::Outgoing;
 
-/// Holds a communicator's slots for an agreement-based call for as long as it lives
+/// Holds a communicator's collective slot and agreement series for a call that sequences its
+/// agreements itself (the creations and `spawn`) for as long as it lives
 /// ([`Engine::claim_agreement`](runthrough_core::engine::Engine::claim_agreement)).
 pub(crate) struct ActiveCall<'a> {
     comm: &'a Comm,
-    collective: bool,
-    exclusive: bool,
 }
 
 impl<'a> ActiveCall<'a> {
-    /// The collective slot and the agreement series (`validate_global` and
-    /// `ivalidate_global`, `shrink`, the creations).
+    /// Claims the collective slot and the agreement series, once this communicator's
+    /// non-blocking collectives have finished here.
     ///
     /// # Errors
     /// `Error::ConcurrentCollective` when another collective call runs on `comm`.
     pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
-        Self::claim(comm, true, true)
-    }
-
-    /// The agreement series alone (a blocking `agree`): collectives may run meanwhile.
-    ///
-    /// # Errors
-    /// `Error::ConcurrentCollective` when another thread's agreement call runs on `comm`.
-    pub(crate) fn agreement(comm: &'a Comm) -> Result<Self> {
-        Self::claim(comm, false, true)
-    }
-
-    /// Nothing held (a pending `iagree`): later agreements queue behind it, collectives run.
-    ///
-    /// # Errors
-    /// `Error::ConcurrentCollective` when another thread's agreement call runs on `comm`.
-    pub(crate) fn pending_agreement(comm: &'a Comm) -> Result<Self> {
-        Self::claim(comm, false, false)
-    }
-
-    fn claim(comm: &'a Comm, collective: bool, exclusive: bool) -> Result<Self> {
         let context = comm.context;
         loop {
             let mut engine = comm.process.endpoint.lock();
-            if collective && engine.schedules_running(context) {
+            if engine.schedules_running(context) {
                 // A new collective epoch would drop the late messages of this communicator's
                 // non-blocking collectives: they finish here first (not for long: each ends,
                 // at the latest, with `ProcFailed` once a participant's death is known).
@@ -56,27 +36,20 @@ impl<'a> ActiveCall<'a> {
                     .wait_for(|engine| (!engine.schedules_running(context)).then_some(()));
                 continue;
             }
-            engine.claim_agreement(context, collective, exclusive)?;
+            engine.claim_agreement(context, true, true)?;
             break;
         }
-        Ok(ActiveCall {
-            comm,
-            collective,
-            exclusive,
-        })
+        Ok(ActiveCall { comm })
     }
 }
 
 impl Drop for ActiveCall<'_> {
     fn drop(&mut self) {
-        if !self.collective && !self.exclusive {
-            return;
-        }
-        self.comm.process.endpoint.lock().end_agreement(
-            self.comm.context,
-            self.collective,
-            self.exclusive,
-        );
+        self.comm
+            .process
+            .endpoint
+            .lock()
+            .end_agreement(self.comm.context, true, true);
     }
 }
 
@@ -175,18 +148,7 @@ impl Comm {
 
     fn validate_global_call(&self) -> Result<FailureView> {
         self.process.enter()?;
-        let _active = ActiveCall::begin(self)?;
-        let decision = self.run_agreement(u32::MAX)?;
-        self.install_decided_global(&decision)
-    }
-
-    /// G := G ∪ the decision's failures, L := G, a new collective epoch.
-    fn install_decided_global(&self, decision: &Decision) -> Result<FailureView> {
-        let mut engine = self.process.endpoint.lock();
-        let global = engine.install_decided_global(self.context, decision)?;
-        // Credit for the old epoch's collective messages that the new epoch dropped.
-        self.process.unlock_and_send_credits(engine);
-        Ok(global)
+        global_of(self.agreement_call(AgreementCall::ValidateGlobal)?)
     }
 
     /// Starts [`Comm::validate_global`] without waiting (`MPI_Comm_ivalidate_global`): the
@@ -199,18 +161,12 @@ impl Comm {
     /// As [`Comm::validate_global`], at once.
     pub fn ivalidate_global(&self) -> Result<AgreementRequest<'_, FailureView>> {
         self.process.enter()?;
-        let active = ActiveCall::begin(self)?;
-        let seq = self.start_agreement(u32::MAX)?;
-        Ok(AgreementRequest::new(
-            self,
-            seq,
-            active,
-            |comm, decision| {
-                let result = comm.install_decided_global(&decision);
-                crate::timeline::validate_global(comm, &result);
-                result
-            },
-        ))
+        let id = self.start_agreement_call(AgreementCall::ValidateGlobal)?;
+        Ok(AgreementRequest::new(self, id, |comm, agreed| {
+            let result = agreed.and_then(global_of);
+            crate::timeline::validate_global(comm, &result);
+            result
+        }))
     }
 
     /// Agrees on the bitwise AND of `flag` over the participants that contribute
@@ -245,8 +201,11 @@ impl Comm {
 
     fn agree_call(&self, flag: u32) -> Result<u32> {
         self.process.enter()?;
-        let _active = ActiveCall::agreement(self)?;
-        agreed_flag(self.run_agreement(flag)?)
+        let call = AgreementCall::Agree {
+            flag,
+            holds_series: true,
+        };
+        flag_of(self.agreement_call(call)?)
     }
 
     /// Starts [`Comm::agree`] without waiting (`MPIX_Comm_iagree`); the request's `wait` /
@@ -262,18 +221,74 @@ impl Comm {
     /// `Error::ConcurrentCollective`, at once; the agreement's outcome from the request.
     pub fn iagree(&self, flag: u32) -> Result<AgreementRequest<'_, u32>> {
         self.process.enter()?;
-        let active = ActiveCall::pending_agreement(self)?;
-        let seq = self.start_agreement(flag)?;
-        Ok(AgreementRequest::new(
-            self,
-            seq,
-            active,
-            |comm, decision| {
-                let result = agreed_flag(decision);
-                crate::timeline::agree(comm, &result);
-                result
-            },
-        ))
+        let call = AgreementCall::Agree {
+            flag,
+            holds_series: false,
+        };
+        let id = self.start_agreement_call(call)?;
+        Ok(AgreementRequest::new(self, id, |comm, agreed| {
+            let result = agreed.and_then(flag_of);
+            crate::timeline::agree(comm, &result);
+            result
+        }))
+    }
+
+    /// Runs agreement call `call` to its outcome (a blocking call: its start and a wait).
+    pub(crate) fn agreement_call(&self, call: AgreementCall) -> Result<Agreed> {
+        // A poller for the whole call, its start included: peers that answer this rank's
+        // contribution need not wake its progress thread (`crate::transport::socket::shm_lane`).
+        let _waiting = self.process.waiting();
+        let id = self.start_agreement_call(call)?;
+        let polled = self
+            .process
+            .wait_for(|engine| self.poll_agreement_call(engine, id));
+        self.deliver_agreed(polled)
+    }
+
+    /// Starts agreement call `call` on this communicator and sends its first messages.
+    pub(crate) fn start_agreement_call(&self, call: AgreementCall) -> Result<AgreementCallId> {
+        let mut out = Outgoing::new();
+        let id = self
+            .process
+            .endpoint
+            .lock()
+            .start_agreement_call(self.context, call, &mut out)?;
+        self.process.send_all(out);
+        Ok(id)
+    }
+
+    /// The outcome of agreement call `id` once this rank may return from it (`None` before),
+    /// with what the engine wants sent, for [`Comm::deliver_agreed`] once the engine's lock is
+    /// released. The timeline and the transport hear of the decisions and learned failures.
+    pub(crate) fn poll_agreement_call(
+        &self,
+        engine: &mut crate::endpoint::Engine,
+        id: AgreementCallId,
+    ) -> Option<(Result<Agreed>, Outgoing)> {
+        let mut out = Outgoing::new();
+        let mut decided = Decided::default();
+        let polled = engine.poll_agreement_call(id, &mut out, &mut decided);
+        for world in decided.learned {
+            crate::timeline::learned(engine, world.0);
+        }
+        for (seq, decision) in &decided.decisions {
+            let at = (crate::transport::Series::Agreement, self.context, *seq);
+            self.process
+                .transport
+                .decided(self.process.world_rank(), at, decision);
+        }
+        polled.map(|outcome| (outcome, out))
+    }
+
+    /// Sends what an agreement call's outcome made the engine send and wakes this rank's other
+    /// waiters (call without the engine's lock).
+    pub(crate) fn deliver_agreed(
+        &self,
+        (outcome, out): (Result<Agreed>, Outgoing),
+    ) -> Result<Agreed> {
+        self.process.endpoint.signal.notify();
+        self.process.send_all(out);
+        outcome
     }
 }
 
@@ -297,13 +312,25 @@ pub(crate) fn polled_decision(
     Ok(decision.map(|decision| (decision, out)))
 }
 
-/// `agree`'s outcome from its decision (SPEC §3.5).
-fn agreed_flag(decision: Decision) -> Result<u32> {
-    if decision.unacknowledged_failure {
-        Err(Error::AgreeProcFailed {
-            flag: decision.flag,
-        })
-    } else {
-        Ok(decision.flag)
+/// `validate_global`'s G from its call's outcome.
+fn global_of(agreed: Agreed) -> Result<FailureView> {
+    match agreed {
+        Agreed::Global(global) => Ok(global),
+        other => Err(unexpected(&other)),
+    }
+}
+
+/// `agree`'s flag from its call's outcome.
+fn flag_of(agreed: Agreed) -> Result<u32> {
+    match agreed {
+        Agreed::Flag(flag) => Ok(flag),
+        other => Err(unexpected(&other)),
+    }
+}
+
+/// An agreement call's outcome of another call's kind (a bug).
+pub(crate) fn unexpected(agreed: &Agreed) -> Error {
+    Error::Internal {
+        reason: format!("an agreement call ended with another call's outcome: {agreed:?}"),
     }
 }

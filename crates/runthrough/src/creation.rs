@@ -63,6 +63,7 @@
 use std::sync::Arc;
 
 use runthrough_core::agreement::Decision;
+use runthrough_core::engine::{Agreed, AgreementCall};
 use runthrough_core::{Error, FailureView, Result, WorldRank};
 
 use crate::agreement::ActiveCall;
@@ -72,7 +73,7 @@ use crate::endpoint::{Engine, Members};
 use crate::group::Group;
 use runthrough_core::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 
-pub(crate) use runthrough_core::engine::{verdict, Inputs, Kind, Plan, Verdict, ID_FREE};
+pub(crate) use runthrough_core::engine::{verdict, Inputs, Kind, Plan, Verdict};
 
 /// Marks a creation call as running on a communicator while it lives; at its end, on a revoked
 /// communicator, contributes "revoked" to the next creation if this rank has not (see the
@@ -113,36 +114,52 @@ impl Comm {
 
     fn shrink_call(&self) -> Result<Comm> {
         self.process.enter()?;
-        let _active = ActiveCall::begin(self)?;
-        loop {
-            // The candidate context is claimed before the agreement starts; no other agreement
-            // of this series starts in between (this call holds the communicator's slot).
-            let (candidate, free) = {
-                let mut engine = self.process.endpoint.lock();
-                engine.claim_shrink_candidate(self.context)?
-            };
-            let decision = self.run_agreement(if free { ID_FREE } else { 0 });
-            let mut engine = self.process.endpoint.lock();
-            let decision = match decision {
-                Ok(decision) if decision.flag & ID_FREE != 0 => decision,
-                other => {
-                    engine.release_candidate(candidate);
-                    other?;
-                    continue; // the candidate was taken somewhere: the next agreement, new id
-                }
-            };
-            let survivors = engine.survivors(self.context, &decision)?;
-            let size = survivors.len() as u32;
-            let plan = Plan {
-                members: Members::list(survivors),
-                global: FailureView::empty(size),
-                color: 0,
-            };
-            let mut out = Outgoing::new();
-            let comm = self.install(&mut engine, candidate, plan, &mut out);
-            drop(engine);
-            self.process.send_all(out);
-            return Ok(comm);
+        self.shrunk(self.agreement_call(AgreementCall::Shrink)?)
+    }
+
+    /// Starts [`Comm::shrink`] without waiting (`MPIX_Comm_ishrink`): the request's `wait` /
+    /// `test` give what `shrink` returns. This rank's contribution is made at once. While the
+    /// request is pending it counts as a collective call on the communicator (another one is
+    /// `Error::ConcurrentCollective`), and dropping it waits for it to complete, since every
+    /// participant needs it to finish.
+    ///
+    /// ```
+    /// let outcomes = runthrough::local(4).kill_at_operation(3, 1).run(|world| {
+    ///     let mut request = world.ishrink()?;
+    ///     let survivors = request.wait()?;
+    ///     Ok::<_, runthrough::Error>(survivors.size())
+    /// });
+    /// for outcome in outcomes.into_iter().filter(|o| !o.is_killed()) {
+    ///     assert_eq!(outcome.returned().unwrap().unwrap(), 3);
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Comm::shrink`], at once.
+    pub fn ishrink(&self) -> Result<crate::AgreementRequest<'_, Comm>> {
+        self.process.enter()?;
+        let id = self.start_agreement_call(AgreementCall::Shrink)?;
+        Ok(crate::AgreementRequest::new(self, id, |comm, agreed| {
+            let result = agreed.and_then(|agreed| comm.shrunk(agreed));
+            crate::timeline::shrink(comm, &result);
+            result
+        }))
+    }
+
+    /// The handle of the communicator a shrink installed.
+    fn shrunk(&self, agreed: Agreed) -> Result<Comm> {
+        match agreed {
+            Agreed::Shrunk {
+                context,
+                rank,
+                size,
+            } => Ok(Comm {
+                process: Arc::clone(&self.process),
+                context,
+                rank,
+                size,
+            }),
+            other => Err(crate::agreement::unexpected(&other)),
         }
     }
 

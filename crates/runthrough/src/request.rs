@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-blocking requests: wait, test, wait_any, wait_all (MPI-4.0 §3.7).
 
-use runthrough_core::agreement::Decision;
+use runthrough_core::engine::{Agreed, AgreementCallId};
 use runthrough_core::WorldRank;
 use runthrough_core::{Error, Rank, Result};
 
-use crate::agreement::ActiveCall;
 use crate::comm::{deliver_into, Comm, SlotPoll, Status};
 
 /// A non-blocking operation in progress (`MPI_Request`), tied to the buffer it borrows.
@@ -332,39 +331,40 @@ pub fn wait_all(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
 /// `validate_global` must install the G its peers install.
 pub struct AgreementRequest<'a, T> {
     comm: &'a Comm,
-    seq: u64,
-    active: Option<ActiveCall<'a>>,
-    finish: fn(&Comm, Decision) -> Result<T>,
+    id: AgreementCallId,
+    pending: bool,
+    finish: fn(&Comm, Result<Agreed>) -> Result<T>,
 }
 
 impl<T> std::fmt::Debug for AgreementRequest<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgreementRequest")
             .field("comm", &self.comm)
-            .field("seq", &self.seq)
-            .field("pending", &self.active.is_some())
+            .field("id", &self.id)
+            .field("pending", &self.pending)
             .finish()
     }
 }
 
 impl<'a, T> AgreementRequest<'a, T> {
+    /// The request of agreement call `id` on `comm`, whose outcome `finish` turns into the
+    /// blocking call's.
     pub(crate) fn new(
         comm: &'a Comm,
-        seq: u64,
-        active: ActiveCall<'a>,
-        finish: fn(&Comm, Decision) -> Result<T>,
+        id: AgreementCallId,
+        finish: fn(&Comm, Result<Agreed>) -> Result<T>,
     ) -> Self {
         AgreementRequest {
             comm,
-            seq,
-            active: Some(active),
+            id,
+            pending: true,
             finish,
         }
     }
 
     /// Whether the request has already returned its outcome.
     pub fn is_inactive(&self) -> bool {
-        self.active.is_none()
+        !self.pending
     }
 
     /// Completes the request if the agreement has decided here (`MPI_Test`): `Ok(Some(value))`
@@ -374,14 +374,14 @@ impl<'a, T> AgreementRequest<'a, T> {
     /// The blocking call's errors (which complete the request); `Error::Request` once the
     /// request has completed.
     pub fn test(&mut self) -> Result<Option<T>> {
-        if self.active.is_none() {
+        if !self.pending {
             return Err(Error::Request);
         }
         self.comm.process.check_alive();
         self.comm.process.progress();
         let (polled, declared_failed) = {
             let mut engine = self.comm.process.endpoint.lock();
-            let polled = self.comm.poll_agreement(&mut engine, self.seq);
+            let polled = self.comm.poll_agreement_call(&mut engine, self.id);
             (polled, engine.declared_failed())
         };
         if declared_failed {
@@ -389,15 +389,11 @@ impl<'a, T> AgreementRequest<'a, T> {
             // completes, as a blocking agreement would (finalize's agreement included).
             self.comm.process.halt_declared_failed();
         }
-        let polled = match polled {
-            Ok(None) => return Ok(None),
-            Ok(Some(polled)) => Ok(polled),
-            Err(error) => Err(error),
+        let Some(polled) = polled else {
+            return Ok(None);
         };
-        let active = self.active.take();
-        let outcome = polled.and_then(|p| (self.finish)(self.comm, self.comm.deliver_decision(p)));
-        drop(active);
-        outcome.map(Some)
+        self.pending = false;
+        (self.finish)(self.comm, self.comm.deliver_agreed(polled)).map(Some)
     }
 
     /// Waits for the agreement to decide (`MPI_Wait`), with the errors of
@@ -421,10 +417,7 @@ impl<'a, T> AgreementRequest<'a, T> {
 
 impl<T> Drop for AgreementRequest<'_, T> {
     fn drop(&mut self) {
-        if self.active.is_some()
-            && !std::thread::panicking()
-            && !self.comm.process.endpoint.is_killed()
-        {
+        if self.pending && !std::thread::panicking() && !self.comm.process.endpoint.is_killed() {
             let _ = self.wait_inner();
         }
     }

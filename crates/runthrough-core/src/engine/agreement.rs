@@ -137,3 +137,578 @@ impl Engine {
         Ok(global)
     }
 }
+
+/// A call of a communicator that one agreement of its main series decides, run by the engine
+/// as one operation from start to outcome ([`Engine::start_agreement_call`],
+/// [`Engine::poll_agreement_call`]): the blocking call is its start and a wait, the
+/// non-blocking one its start and a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgreementCall {
+    /// `validate_global`: G := G ∪ the agreed failures, L := G, a new collective epoch (once
+    /// this rank's non-blocking collectives of the old epoch have finished). Holds the
+    /// collective slot and the series.
+    ValidateGlobal,
+    /// `agree` with this rank's `flag` word. With `holds_series` (the blocking call) it holds
+    /// the series, so another thread's agreement call is refused; without (a pending `iagree`)
+    /// it holds nothing and later agreements queue behind it.
+    Agree {
+        /// This rank's flag word.
+        flag: u32,
+        /// Whether the call holds the series while it runs.
+        holds_series: bool,
+    },
+    /// `shrink`: a new communicator of the participants the agreement did not find failed,
+    /// under a context id every member derives alike (another agreement when it was taken
+    /// somewhere). Holds the collective slot and the series.
+    Shrink,
+}
+
+impl AgreementCall {
+    /// The slots it holds: (collective, series).
+    fn slots(self) -> (bool, bool) {
+        match self {
+            AgreementCall::ValidateGlobal | AgreementCall::Shrink => (true, true),
+            AgreementCall::Agree { holds_series, .. } => (false, holds_series),
+        }
+    }
+}
+
+/// What an agreement call returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Agreed {
+    /// `validate_global`'s new G.
+    Global(FailureView),
+    /// `agree`'s flag (a decision with an unacknowledged failure is
+    /// `Error::AgreeProcFailed` instead).
+    Flag(u32),
+    /// `shrink`'s new communicator, installed here: its context id, this rank's number and
+    /// its size.
+    Shrunk {
+        /// The new communicator's context id.
+        context: ContextId,
+        /// This rank's number in it.
+        rank: crate::Rank,
+        /// Its size.
+        size: u32,
+    },
+}
+
+/// A started agreement call ([`Engine::start_agreement_call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgreementCallId {
+    context: ContextId,
+    id: u64,
+}
+
+impl AgreementCallId {
+    /// The communicator it runs on.
+    pub fn context(&self) -> ContextId {
+        self.context
+    }
+}
+
+/// What polling an agreement call taught this rank, for its observers: the world ranks its
+/// detector learned failed from a decision, and the decisions taken (agreement number and
+/// decision; a shrink whose context id was taken somewhere takes two or more).
+#[derive(Debug, Default)]
+pub struct Decided {
+    /// World ranks that were news to this rank's detector.
+    pub learned: Vec<WorldRank>,
+    /// The decisions the call took, by agreement number.
+    pub decisions: Vec<(u64, Decision)>,
+}
+
+/// An agreement call in progress at this rank.
+#[derive(Debug)]
+pub(crate) struct PendingCall {
+    id: u64,
+    call: AgreementCall,
+    /// The number of the agreement it waits for.
+    seq: u64,
+    /// A shrink's context id, claimed here.
+    candidate: Option<ContextId>,
+    /// The decision, taken, while the call waits for something else (`validate_global` for
+    /// this rank's non-blocking collectives of the old epoch).
+    decision: Option<Decision>,
+}
+
+impl Engine {
+    /// Starts `call` on `context`: claims the slots it holds and makes this rank's
+    /// contribution (the failures its detector knows and L holds, and the call's flag word),
+    /// now or, behind a pending `iagree` of this rank, as soon as that one has decided here.
+    /// Its first messages are pushed on `out`.
+    ///
+    /// # Errors
+    /// `Error::ConcurrentCollective` when another call holds a slot this one needs (a blocking
+    /// collective, or another agreement call, of another thread); `Error::Comm` on a freed
+    /// communicator.
+    pub fn start_agreement_call(
+        &mut self,
+        context: ContextId,
+        call: AgreementCall,
+        out: &mut Outgoing,
+    ) -> Result<AgreementCallId> {
+        let (collective, series) = call.slots();
+        let state = self.comm(context)?;
+        if state.agreement_active || (collective && state.collective_active) {
+            return Err(Error::ConcurrentCollective);
+        }
+        state.agreement_active = series;
+        state.collective_active |= collective;
+        let id = state.next_agreement_call;
+        state.next_agreement_call += 1;
+        let (seq, candidate) = self.contribute(context, call, out)?;
+        let pending = PendingCall {
+            id,
+            call,
+            seq,
+            candidate,
+            decision: None,
+        };
+        self.comm(context)?.agreement_calls.push(pending);
+        Ok(AgreementCallId { context, id })
+    }
+
+    /// This rank's contribution to the next agreement of `context` for `call`: its number,
+    /// and the context id a shrink claimed.
+    fn contribute(
+        &mut self,
+        context: ContextId,
+        call: AgreementCall,
+        out: &mut Outgoing,
+    ) -> Result<(u64, Option<ContextId>)> {
+        let (flag, candidate) = match call {
+            AgreementCall::ValidateGlobal => (u32::MAX, None),
+            AgreementCall::Agree { flag, .. } => (flag, None),
+            AgreementCall::Shrink => {
+                // Claimed before the agreement starts; no other agreement of the series starts
+                // in between (the call holds the series).
+                let (candidate, free) = self.claim_shrink_candidate(context)?;
+                if free {
+                    (super::creation::ID_FREE, Some(candidate))
+                } else {
+                    (0, None)
+                }
+            }
+        };
+        Ok((self.start_agreement(context, flag, out)?, candidate))
+    }
+
+    /// The outcome of agreement call `call` once this rank may return from it (`None`
+    /// before); the call is forgotten then and its slots are free. The agreed failures become
+    /// known to this rank's detector (knowledge spreads, SPEC §1); what that and the outcome
+    /// make the engine send (the new communicator's early traffic, credit for an old epoch's
+    /// dropped messages) is pushed on `out`, and what the call taught on `decided`.
+    ///
+    /// Errors in the outcome: `Error::AgreeProcFailed` for an `agree` (as
+    /// [`AgreementCall::Agree`] says); `Error::Comm` when the communicator was freed meanwhile
+    /// (or the call is unknown).
+    pub fn poll_agreement_call(
+        &mut self,
+        call: AgreementCallId,
+        out: &mut Outgoing,
+        decided: &mut Decided,
+    ) -> Option<Result<Agreed>> {
+        let context = call.context;
+        loop {
+            let Some(state) = self.comms.get_mut(&context) else {
+                return Some(Err(Error::Comm));
+            };
+            let Some(at) = state.agreement_calls.iter().position(|c| c.id == call.id) else {
+                return Some(Err(Error::Comm));
+            };
+            let pending = &mut state.agreement_calls[at];
+            let (kind, seq) = (pending.call, pending.seq);
+            if pending.decision.is_none() {
+                let decision = state.take_decision(seq)?;
+                let members = state.members.clone();
+                self.learn_decided(&members, &decision, out, &mut decided.learned);
+                decided.decisions.push((seq, decision.clone()));
+                let state = self.comms.get_mut(&context)?;
+                state.agreement_calls[at].decision = Some(decision);
+            }
+            let outcome = match kind {
+                AgreementCall::ValidateGlobal => {
+                    // Its new epoch would drop the late messages of the old one's non-blocking
+                    // collectives here: they finish first (each ends, at the latest, with
+                    // `ProcFailed` once a participant's death is known).
+                    if self.schedules_running(context) {
+                        return None;
+                    }
+                    let decision = self.pending_decision(context, at)?;
+                    let global = self.install_decided_global(context, &decision);
+                    out.extend(self.take_due());
+                    global.map(Agreed::Global)
+                }
+                AgreementCall::Agree { .. } => {
+                    let decision = self.pending_decision(context, at)?;
+                    if decision.unacknowledged_failure {
+                        Err(Error::AgreeProcFailed {
+                            flag: decision.flag,
+                        })
+                    } else {
+                        Ok(Agreed::Flag(decision.flag))
+                    }
+                }
+                AgreementCall::Shrink => match self.shrunk(context, at, out) {
+                    Some(outcome) => outcome,
+                    None => continue, // the context id was taken somewhere: another agreement
+                },
+            };
+            self.end_agreement_call(context, at);
+            return Some(outcome);
+        }
+    }
+
+    /// The decision pending call number `at` of `context` took.
+    fn pending_decision(&mut self, context: ContextId, at: usize) -> Option<Decision> {
+        self.comms.get_mut(&context)?.agreement_calls[at]
+            .decision
+            .take()
+    }
+
+    /// A shrink's outcome from its decision: the new communicator installed, or its error;
+    /// `None` when the candidate context id was taken somewhere and this rank entered the next
+    /// agreement with a new one.
+    fn shrunk(
+        &mut self,
+        context: ContextId,
+        at: usize,
+        out: &mut Outgoing,
+    ) -> Option<Result<Agreed>> {
+        let decision = self.pending_decision(context, at)?;
+        let candidate = self.comms.get_mut(&context)?.agreement_calls[at]
+            .candidate
+            .take();
+        if decision.flag & super::creation::ID_FREE == 0 {
+            if let Some(candidate) = candidate {
+                self.release_candidate(candidate);
+            }
+            return match self.contribute(context, AgreementCall::Shrink, out) {
+                Ok((seq, candidate)) => {
+                    let pending = &mut self.comms.get_mut(&context)?.agreement_calls[at];
+                    pending.seq = seq;
+                    pending.candidate = candidate;
+                    None
+                }
+                Err(error) => Some(Err(error)),
+            };
+        }
+        let Some(candidate) = candidate else {
+            return Some(Err(Error::Internal {
+                reason: "a shrink decided on a context id it had not claimed".into(),
+            }));
+        };
+        let survivors = match self.survivors(context, &decision) {
+            Ok(survivors) => survivors,
+            Err(error) => {
+                self.release_candidate(candidate);
+                return Some(Err(error));
+            }
+        };
+        if !survivors.contains(&self.world_rank) {
+            // The agreement found this rank failed (a false suspicion fenced it): it must halt
+            // (`Engine::declared_failed`), and installs nothing.
+            self.release_candidate(candidate);
+            let rank = self.comms.get(&context).map_or(0, |state| state.rank);
+            return Some(Err(Error::ProcFailed { rank }));
+        }
+        let size = survivors.len() as u32;
+        let plan = super::creation::Plan {
+            members: super::Members::list(survivors),
+            global: FailureView::empty(size),
+            color: 0,
+        };
+        let (rank, size) = self.install_plan(candidate, plan, self.world_rank, out);
+        Some(Ok(Agreed::Shrunk {
+            context: candidate,
+            rank,
+            size,
+        }))
+    }
+
+    /// Agreement call number `at` of `context` ended: forgotten, its slots free.
+    fn end_agreement_call(&mut self, context: ContextId, at: usize) {
+        let Some(state) = self.comms.get_mut(&context) else {
+            return;
+        };
+        let ended = state.agreement_calls.swap_remove(at);
+        let (collective, series) = ended.call.slots();
+        if series {
+            state.agreement_active = false;
+        }
+        if collective {
+            state.collective_active = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Agreement calls as operations, over a small network of engines.
+
+    use super::super::test_net::Net;
+    use super::super::{derive_context, Kind, Schedule};
+    use super::*;
+    use crate::packet::WORLD_CONTEXT;
+    use crate::RankSet;
+
+    fn agree(flag: u32) -> AgreementCall {
+        AgreementCall::Agree {
+            flag,
+            holds_series: true,
+        }
+    }
+
+    fn start_everywhere(
+        net: &mut Net,
+        ranks: &[u32],
+        call: AgreementCall,
+    ) -> Vec<(u32, AgreementCallId)> {
+        ranks
+            .iter()
+            .map(|&r| (r, net.start_call(r, call).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn validate_global_agrees_on_the_failures_and_installs_them() {
+        let mut net = Net::new(4, 1);
+        net.kill(3);
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::ValidateGlobal);
+        let outcomes = net.finish_calls(&ids);
+        for (outcome, &(rank, _)) in outcomes.iter().zip(&ids) {
+            let Ok(Agreed::Global(global)) = outcome else {
+                panic!("rank {rank}: {outcome:?}");
+            };
+            assert_eq!(global.failed_set(), RankSet::from_iter([3]));
+            assert!(global.new_failures());
+            let engine = &mut net.engines[rank as usize];
+            assert_eq!(engine.global_view(WORLD_CONTEXT).unwrap(), *global);
+            // L := G, and a new epoch: the call numbers start again.
+            assert_eq!(engine.local_view(WORLD_CONTEXT).unwrap(), *global);
+            assert_eq!(engine.next_collective_number(WORLD_CONTEXT), Some((1, 0)));
+        }
+    }
+
+    #[test]
+    fn agree_gives_the_and_of_the_flags_or_the_unacknowledged_failure() {
+        let mut net = Net::new(3, 2);
+        let ids: Vec<_> = (0..3)
+            .map(|r| (r, net.start_call(r, agree(!(1 << r))).unwrap()))
+            .collect();
+        for outcome in net.finish_calls(&ids) {
+            assert_eq!(outcome, Ok(Agreed::Flag(!0b111)));
+        }
+        net.kill(2);
+        let ids = start_everywhere(&mut net, &[0, 1], agree(u32::MAX));
+        for outcome in net.finish_calls(&ids) {
+            assert_eq!(outcome, Err(Error::AgreeProcFailed { flag: u32::MAX }));
+        }
+        // Nothing changed the views, and the slots are free again.
+        assert_eq!(
+            net.engines[0]
+                .global_view(WORLD_CONTEXT)
+                .unwrap()
+                .num_failed(),
+            0
+        );
+        net.start_call(0, AgreementCall::ValidateGlobal).unwrap();
+    }
+
+    #[test]
+    fn a_call_holding_a_slot_refuses_another_and_a_pending_iagree_queues_the_next() {
+        let mut net = Net::new(2, 3);
+        let first = net.start_call(0, AgreementCall::ValidateGlobal).unwrap();
+        for call in [
+            AgreementCall::ValidateGlobal,
+            AgreementCall::Shrink,
+            agree(1),
+        ] {
+            assert_eq!(net.start_call(0, call), Err(Error::ConcurrentCollective));
+        }
+        let pending = AgreementCall::Agree {
+            flag: 1,
+            holds_series: false,
+        };
+        assert_eq!(net.start_call(0, pending), Err(Error::ConcurrentCollective));
+        // Nor does a blocking collective of another thread start.
+        assert_eq!(
+            net.engines[0]
+                .begin_collective(WORLD_CONTEXT, 0, true)
+                .map(drop),
+            Err(Error::ConcurrentCollective)
+        );
+        let other = net.start_call(1, AgreementCall::ValidateGlobal).unwrap();
+        net.finish_calls(&[(0, first), (1, other)]);
+        // A pending iagree holds nothing: a validate_global starts behind it and both decide,
+        // in the order every rank started them.
+        let ids: Vec<_> = (0..2)
+            .map(|r| {
+                let iagree = net.start_call(r, pending).unwrap();
+                let validate = net.start_call(r, AgreementCall::ValidateGlobal).unwrap();
+                [(r, iagree), (r, validate)]
+            })
+            .collect();
+        let (_, decided) = net.poll_call(0, ids[0][1].1);
+        assert!(decided.decisions.is_empty(), "decided before the iagree");
+        let outcomes = net.finish_calls(&ids.concat());
+        assert_eq!(outcomes[0], Ok(Agreed::Flag(1)));
+        assert!(matches!(outcomes[1], Ok(Agreed::Global(_))));
+    }
+
+    #[test]
+    fn validate_global_installs_its_epoch_once_this_ranks_schedules_have_finished() {
+        let mut net = Net::new(3, 4);
+        // Ranks 0 and 1 start a barrier that rank 2 never joins.
+        let barriers: Vec<u64> = (0..2)
+            .map(|r| {
+                net.start(r, Schedule::barrier(&[0, 1, 2], r as usize, None))
+                    .unwrap()
+            })
+            .collect();
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::ValidateGlobal);
+        net.run();
+        // Decided everywhere; rank 2, with no schedule, has its new G.
+        assert!(matches!(
+            net.poll_call(2, ids[2].1).0,
+            Some(Ok(Agreed::Global(_)))
+        ));
+        let (outcome, decided) = net.poll_call(0, ids[0].1);
+        assert_eq!(outcome, None, "installed over a running barrier");
+        assert_eq!(decided.decisions.len(), 1, "the decision was taken");
+        assert_eq!(
+            net.engines[0].next_collective_number(WORLD_CONTEXT),
+            Some((0, 1))
+        );
+        // Rank 2 dies: the barrier ends with its failure (not dropped by a new epoch), then
+        // the call returns.
+        net.kill(2);
+        net.run();
+        for r in 0..2 {
+            assert_eq!(
+                net.poll(r, barriers[r as usize]),
+                Some(Err(Error::ProcFailed { rank: 2 }))
+            );
+            let (outcome, decided) = net.poll_call(r, ids[r as usize].1);
+            assert!(
+                matches!(outcome, Some(Ok(Agreed::Global(_)))),
+                "{outcome:?}"
+            );
+            assert!(r == 0 || decided.decisions.len() == 1);
+        }
+    }
+
+    fn shrunk(outcomes: &[Result<Agreed>]) -> (ContextId, Vec<(crate::Rank, u32)>) {
+        let mut context = None;
+        let mut ranks = Vec::new();
+        for outcome in outcomes {
+            let Ok(Agreed::Shrunk {
+                context: made,
+                rank,
+                size,
+            }) = outcome
+            else {
+                panic!("not shrunk: {outcome:?}");
+            };
+            assert!(context.is_none_or(|c| c == *made), "two contexts");
+            context = Some(*made);
+            ranks.push((*rank, *size));
+        }
+        (context.unwrap(), ranks)
+    }
+
+    #[test]
+    fn shrink_installs_one_communicator_of_the_survivors_everywhere() {
+        let mut net = Net::new(4, 5);
+        net.kill(1);
+        let ids = start_everywhere(&mut net, &[0, 2, 3], AgreementCall::Shrink);
+        let (context, ranks) = shrunk(&net.finish_calls(&ids));
+        assert_eq!(ranks, vec![(0, 3), (1, 3), (2, 3)]);
+        for r in [0, 2, 3] {
+            let engine = &net.engines[r as usize];
+            let members: Vec<u32> = engine.members_of(context).iter().map(|w| w.0).collect();
+            assert_eq!(members, vec![0, 2, 3]);
+        }
+        // The parent's views are unchanged; its slots are free again.
+        assert_eq!(
+            net.engines[0]
+                .global_view(WORLD_CONTEXT)
+                .unwrap()
+                .num_failed(),
+            0
+        );
+        net.start_call(0, AgreementCall::ValidateGlobal).unwrap();
+    }
+
+    #[test]
+    fn a_shrink_whose_context_id_is_taken_somewhere_agrees_again_on_another() {
+        let mut net = Net::new(3, 6);
+        // Rank 1 holds a claim on the id the first agreement would install.
+        let taken = derive_context(WORLD_CONTEXT, Kind::Shrink, 0, 0);
+        net.engines[1].reserved.insert(taken);
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::Shrink);
+        let mut outcomes = Vec::new();
+        let mut decisions = vec![0; 3];
+        for _ in 0..100 {
+            net.run();
+            outcomes = ids
+                .iter()
+                .map(|&(r, id)| {
+                    let (outcome, decided) = net.poll_call(r, id);
+                    decisions[r as usize] += decided.decisions.len();
+                    outcome
+                })
+                .collect();
+            if outcomes.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        let outcomes: Vec<_> = outcomes.into_iter().map(Option::unwrap).collect();
+        let (context, _) = shrunk(&outcomes);
+        assert_ne!(context, taken);
+        assert_eq!(context, derive_context(WORLD_CONTEXT, Kind::Shrink, 1, 0));
+        assert_eq!(decisions, vec![2, 2, 2]);
+        // Rank 1's own claim on the taken id is untouched.
+        assert!(net.engines[1].reserved.contains(&taken));
+    }
+
+    #[test]
+    fn a_rank_that_the_shrink_finds_failed_installs_nothing_and_must_halt() {
+        // A false suspicion fenced rank 2 while it was alive, and the decision reached it
+        // anyway (the simulator found such a run): it installs nothing and must halt.
+        let mut net = Net::new(3, 7);
+        let id = net.start_call(2, AgreementCall::Shrink).unwrap();
+        let decision = Decision {
+            failed: RankSet::from_iter([2]),
+            non_contributors: RankSet::new(),
+            flag: super::super::creation::ID_FREE | crate::engine::NOT_REVOKED,
+            unacknowledged_failure: false,
+        };
+        let state = net.engines[2].comms.get_mut(&WORLD_CONTEXT).unwrap();
+        state.decided.insert(0, decision);
+        let reserved = net.engines[2].reserved.clone();
+        assert_eq!(reserved.len(), 1, "the candidate is claimed");
+        let (outcome, decided) = net.poll_call(2, id);
+        assert_eq!(outcome, Some(Err(Error::ProcFailed { rank: 2 })));
+        assert_eq!(decided.decisions.len(), 1);
+        assert!(net.engines[2].declared_failed());
+        assert!(
+            net.engines[2].reserved.is_empty(),
+            "the candidate is released"
+        );
+    }
+
+    #[test]
+    fn polling_a_call_of_a_freed_communicator_or_an_unknown_call_is_an_error() {
+        let mut net = Net::new(2, 8);
+        let id = net.start_call(0, agree(1)).unwrap();
+        let unknown = AgreementCallId { id: 99, ..id };
+        assert_eq!(net.poll_call(0, unknown).0, Some(Err(Error::Comm)));
+        let stranger = AgreementCallId {
+            context: 12345,
+            ..id
+        };
+        assert_eq!(net.poll_call(0, stranger).0, Some(Err(Error::Comm)));
+    }
+}

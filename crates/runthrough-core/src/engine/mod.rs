@@ -45,6 +45,7 @@ mod collective;
 mod creation;
 mod point_to_point;
 mod schedule;
+pub use agreement::{Agreed, AgreementCall, AgreementCallId, Decided};
 pub use collective::CollectiveCall;
 pub use creation::{
     derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
@@ -56,6 +57,8 @@ pub use schedule::{
     MESSAGES_PER_PAIR, RING_MIN_BYTES, SEQUENCE_BITS,
 };
 mod send;
+#[cfg(test)]
+mod test_net;
 mod views;
 pub use point_to_point::{Posted, Probed, ReceivePoll};
 
@@ -252,6 +255,10 @@ pub(crate) struct CommState {
     /// started after it queue behind it ([`CommState::queued_agreements`]), and collectives run
     /// meanwhile (agreement traffic never mixes with theirs).
     pub(crate) agreement_active: bool,
+    /// The agreement calls in progress here ([`Engine::start_agreement_call`]).
+    pub(crate) agreement_calls: Vec<agreement::PendingCall>,
+    /// The id of the next agreement call started here.
+    pub(crate) next_agreement_call: u64,
     /// Agreements this rank started while its previous one had not decided here: their flags,
     /// in call order. The series runs one call at a time at a rank (a call starts once the
     /// previous one decided here); the head starts as soon as that happens
@@ -312,6 +319,8 @@ impl CommState {
             spare: None,
             next_schedule: 0,
             agreement_active: false,
+            agreement_calls: Vec::new(),
+            next_agreement_call: 0,
             queued_agreements: Default::default(),
             unpolled: Vec::new(),
             decided: BTreeMap::new(),
