@@ -89,19 +89,13 @@
  *   another blocking call). A send waiting so on a rank that fails returns
  *   MPIX_ERR_PROC_FAILED.
  * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
- *   MPIX_Comm_ishrink) run in the order they were started. All but MPIX_Comm_ishrink are
- *   run by the rank's engine as their messages arrive, with no thread of their own, whatever
- *   their datatypes (data of a type with gaps is packed where it leaves and unpacked into the
- *   buffer when the call succeeds). A user op's function (MPI_Op_create) is called, when a
- *   step of the call needs it, by a thread of the process that is inside an MPI call (the one
- *   that waits for the request, or any other that waits in the library), never while the
- *   library's lock is held. MPIX_Comm_ishrink, a call whose arguments are invalid, and every
- *   call once one of those was started on the communicator (up to its next blocking
- *   collective other than MPIX_Comm_agree), are their blocking calls, queued on the
- *   communicator: run by the communicator's worker thread
- *   (started by its first such call) while the program does other things, or by the thread
- *   that waits for one (MPI_Wait, or a blocking collective on the communicator, which waits
- *   for all of them), which runs the queued calls up to its own itself. Errors of the communicator and
+ *   MPIX_Comm_ishrink) run in the order they were started, by the rank's engine as their
+ *   messages arrive, with no thread of their own, whatever their datatypes (data of a type
+ *   with gaps is packed where it leaves and unpacked into the buffer when the call succeeds).
+ *   A user op's function (MPI_Op_create) is called, when a step of the call needs it, by a
+ *   thread of the process that is inside an MPI call (the one that waits for the request, or
+ *   any other that waits in the library), never while the library's lock is held. A call
+ *   whose arguments are invalid fails at its start. Errors of the communicator and
  *   request arguments come from the starting call; every other error (datatype, count, root,
  *   op, a failed peer) from the call that completes the request (MPI_Wait, MPI_Test, ...),
  *   through the communicator's error handler there. The buffers, datatypes and ops must stay
@@ -796,7 +790,7 @@ int MPI_Op_commutative(MPI_Op op, int *commute);
  * predefined one on the basic types. */
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
-/* Non-blocking collectives: run by the engine or queued, in order (see the notes at the top of
+/* Non-blocking collectives: run by the engine, in order (see the notes at the top of
  * this file). The counts and displacement arrays of the vector forms are copied
  * when the call starts (the buffers must stay valid until completion). */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,

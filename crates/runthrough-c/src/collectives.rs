@@ -14,9 +14,7 @@ use crate::ops::{reduce_user, user_op};
 use crate::pairs::{is_pair, reduce_pairs};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks, Counts, Types};
-use crate::runtime::{
-    collective_comm_of, start_background, start_scheduled, with_runtime, Discard, Scratch, Started,
-};
+use crate::runtime::{collective_comm_of, start_scheduled, Discard, Scratch, Started};
 
 /// A root argument.
 fn root_of(root: c_int) -> Result<Rank, Failure> {
@@ -59,9 +57,9 @@ pub(crate) fn spanning(comm: c_int) -> Result<std::sync::Arc<crate::runtime::Com
 /// `request` is NULL or points at a writable `MPI_Request`.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    let scheduled: Scheduled = Box::new(|comm: &'static Comm| Some(comm.ibarrier().map(plain)));
+    let scheduled: Scheduled = Box::new(|comm: &'static Comm| Ok(comm.ibarrier().map(plain)?));
     // SAFETY: forwarded contract.
-    unsafe { start_or_schedule(comm, request, Some(scheduled), move || MPI_Barrier(comm)) }
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Bcast`; derived datatypes are accepted (packed at the root, unpacked elsewhere).
@@ -505,16 +503,7 @@ unsafe fn reduce_derived(
     let combine = match user_op(op)? {
         Some(user) => Err(user),
         None => {
-            let element = layout.element.ok_or_else(|| {
-                Failure::new(
-                    MPI_ERR_TYPE,
-                    format!(
-                        "datatype {datatype} mixes basic types: a reduction with a predefined \
-                         operation needs a type made of one basic type (or a pair type with \
-                         MPI_MINLOC / MPI_MAXLOC)"
-                    ),
-                )
-            })?;
+            let element = layout.element.ok_or_else(|| mixed_type(datatype))?;
             Ok((element, op_of(op)?))
         }
     };
@@ -1528,109 +1517,32 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     })
 }
 
-/// A pointer of the C caller's, carried with a non-blocking collective's queued call.
-#[derive(Clone, Copy)]
-struct Carried<P>(P);
-
-// SAFETY: only the C caller's buffer and array pointers of a non-blocking collective are
-// carried, with its queued call, to the one thread that runs that call (the communicator's
-// worker, or a thread waiting for it: `crate::background`). By the non-blocking call's contract
-// (MPI-4.0 §6.12) they stay valid, and the program does not modify them (nor read the output
-// ones) until the request completes; the call's last access happens before its outcome is set
-// (under the outcome's mutex, which orders it before the completion call's return).
-unsafe impl<P> Send for Carried<P> {}
-
-impl<P: Copy> Carried<P> {
-    /// The pointer (a method, so that a closure captures the whole `Carried`, not its field).
-    fn get(self) -> P {
-        self.0
-    }
-}
-
-/// A counts or displacements array of a non-blocking vector collective, copied when the call
-/// starts. MPI-4.0 §6.12 asks the program to leave these arrays alone until the request
-/// completes, but a program may keep them only for the call (mpi4py frees the arrays it builds
-/// from Python lists as the starting call returns, and MPI libraries copy them at the start):
-/// the queued call reads the copy. An array the call does not read at this rank (a root's
-/// array elsewhere), a NULL one, or one of an invalid communicator is not copied: the blocking
-/// call gets the pointer as it came and reports what is wrong when the request completes.
-struct Snapshot {
-    copy: Option<Vec<c_int>>,
-    pointer: Carried<*const c_int>,
-}
-
-impl Snapshot {
-    /// Copies the `comm`'s-size entries of `pointer` when this rank reads them: every rank, or
-    /// with `root`, that rank only.
-    ///
-    /// # Safety
-    /// When this rank reads the array (as above), `pointer` is NULL or points at one readable
-    /// `int` per rank of `comm`, as the blocking call requires.
-    unsafe fn take(pointer: *const c_int, comm: c_int, root: Option<c_int>) -> Snapshot {
-        let size_rank = with_runtime(|runtime| {
-            let entry = crate::runtime::intra(runtime.comm(comm)?, comm)?;
-            let comm = entry.comm.get();
-            Ok((comm.size(), comm.rank()))
-        });
-        let copy = match size_rank {
-            Ok((size, rank))
-                if !pointer.is_null() && root.is_none_or(|root| root == rank as c_int) =>
-            {
-                // SAFETY: not NULL and, by the caller's contract, `size` readable ints.
-                Some(unsafe { std::slice::from_raw_parts(pointer, size as usize) }.to_vec())
-            }
-            _ => None,
-        };
-        Snapshot {
-            copy,
-            pointer: Carried(pointer),
-        }
-    }
-
-    /// The copy, or the pointer as it came.
-    fn get(&self) -> *const c_int {
-        self.copy
-            .as_ref()
-            .map_or(self.pointer.0, |copy| copy.as_ptr())
-    }
-}
-
 /// The start of a non-blocking collective as a schedule of the rank's engine, from its
-/// communicator; `None` when the arguments do not suit one (they go to the queue then).
-pub(crate) type Scheduled = Box<dyn FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>>;
+/// communicator; an error for invalid arguments (the request's outcome).
+pub(crate) type Scheduled = Box<dyn FnOnce(&'static Comm) -> Result<Started, Failure>>;
 
-/// Starts a non-blocking collective on `comm` and writes its request to `*request`: as a
-/// schedule that the rank's engine runs by itself as its messages arrive, when `scheduled`
-/// is given, accepts the arguments and no call was queued on `comm` since its last blocking
-/// collective ([`start_scheduled`]); otherwise as the blocking `call` queued on the
-/// communicator ([`start_background`]: errors of the arguments other than `comm` and `request`
-/// are then reported when the request completes, by `MPI_Wait`, `MPI_Test`, ...). A schedule needs no thread: it progresses while any thread of
-/// the process is in the library or the transport's progress thread runs.
+/// Starts a non-blocking collective on `comm` as a schedule that the rank's engine runs by
+/// itself as its messages arrive, and writes its request to `*request` ([`start_scheduled`]).
+/// A schedule needs no thread: it progresses while any thread of the process is in the library
+/// or the transport's progress thread runs. Errors of the arguments other than `comm` and
+/// `request` (`scheduled`'s, or its start's) are the request's outcome, reported when it
+/// completes, by `MPI_Wait`, `MPI_Test`, ...
 ///
-/// Whether a call is a schedule must be the same at every rank, so `scheduled` declines only
-/// on invalid arguments. The gathers, scatters and all-to-alls may legally have different
-/// datatypes at different ranks (only the type signatures must match): they are schedules
-/// whatever their datatypes, blocks of a type with gaps packed into a scratch buffer
-/// (`rooted::scheduled_gather` and its kin).
+/// The gathers, scatters and all-to-alls may legally have different datatypes at different
+/// ranks (only the type signatures must match): blocks of a type with gaps are packed into a
+/// scratch buffer (`rooted::scheduled_gather` and its kin).
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
 unsafe fn start_or_schedule(
     comm: c_int,
     request: *mut c_int,
-    scheduled: Option<Scheduled>,
-    call: impl FnOnce() -> c_int + Send + 'static,
+    scheduled: Result<Scheduled, Failure>,
 ) -> c_int {
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
-        if let Some(start) = scheduled {
-            if let Some(handle) = start_scheduled(comm, start)? {
-                request.write(handle);
-                return Ok(());
-            }
-        }
-        request.write(start_background(comm, false, call)?);
+        request.write(start_scheduled(comm, scheduled)?);
         Ok(())
     })
 }
@@ -1642,8 +1554,8 @@ fn plain(request: CollectiveRequest<'static>) -> Started {
 
 /// The schedule of a broadcast (`MPI_Ibcast`): of the C buffer itself for contiguous data;
 /// for a strided datatype, of a scratch buffer of packed data, packed at the root when the
-/// call starts and unpacked elsewhere when it completes (as the blocking call does). `None`
-/// for invalid arguments (the queued blocking call reports them).
+/// call starts and unpacked elsewhere when it completes (as the blocking call does); an error
+/// for invalid arguments.
 ///
 /// # Safety
 /// As for `MPI_Ibcast`: `buffer` stays valid, and untouched by the program, until the request
@@ -1653,15 +1565,15 @@ unsafe fn scheduled_broadcast(
     count: c_int,
     datatype: c_int,
     root: c_int,
-) -> Option<Scheduled> {
-    let data = Data::of(count, datatype).ok()?;
-    let root = root_of(root).ok()?;
-    Some(Box::new(move |comm: &'static Comm| match data {
+) -> Result<Scheduled, Failure> {
+    let data = Data::of(count, datatype)?;
+    let root = root_of(root)?;
+    Ok(Box::new(move |comm: &'static Comm| match data {
         Data::Contiguous(len) => {
             // SAFETY: by the contract above, the buffer is the request's until it completes;
             // the request (in the table) is dropped at the latest at MPI_Finalize.
-            let buffer: &'static mut [u8] = unsafe { output(buffer, len) }.ok()?;
-            Some(comm.ibroadcast::<u8>(buffer, root).map(plain))
+            let buffer: &'static mut [u8] = unsafe { output(buffer, len) }?;
+            Ok(comm.ibroadcast::<u8>(buffer, root).map(plain)?)
         }
         Data::Strided {
             layout,
@@ -1670,17 +1582,28 @@ unsafe fn scheduled_broadcast(
         } => {
             // SAFETY: as above; the scratch buffer is used only by the request, which
             // `PendingCollective` drops before the `Unpack` (field order).
-            let (unpack, scratch) = unsafe { Unpack::new(&layout, count, window, buffer) }.ok()?;
+            let (unpack, scratch) = unsafe { Unpack::new(&layout, count, window, buffer) }?;
             let at_root = comm.rank() == root;
             if at_root {
                 // SAFETY: as above; only read, here.
-                let raw = unsafe { window.write(buffer) }.ok()?;
-                scratch.copy_from_slice(&layout.pack_at(count, raw, window.low).ok()?);
+                let raw = unsafe { window.write(buffer) }?;
+                scratch.copy_from_slice(&layout.pack_at(count, raw, window.low)?);
             }
-            let request = comm.ibroadcast::<u8>(scratch, root);
-            Some(request.map(|request| (request, Some(Scratch::Unpack(unpack, !at_root)))))
+            let request = comm.ibroadcast::<u8>(scratch, root)?;
+            Ok((request, Some(Scratch::Unpack(unpack, !at_root))))
         }
     }))
+}
+
+/// A reduction with a predefined operation on `datatype`, which mixes basic types.
+fn mixed_type(datatype: c_int) -> Failure {
+    Failure::new(
+        MPI_ERR_TYPE,
+        format!(
+            "datatype {datatype} mixes basic types: a reduction with a predefined operation \
+             needs a type made of one basic type (or a pair type with MPI_MINLOC / MPI_MAXLOC)"
+        ),
+    )
 }
 
 /// How a non-blocking reduction with `op` on `datatype` combines as a schedule: an operation
@@ -1688,25 +1611,32 @@ unsafe fn scheduled_broadcast(
 /// type, in place where the bytes are aligned; `MPI_MINLOC` / `MPI_MAXLOC` on a pair type; a
 /// user operation on any type, whose function runs on a thread of the process that is in the
 /// library, never inside another thread's delivery of a message: `crate::ops::packed_user`).
-/// `None` for invalid arguments (the queued blocking call reports them). Datatype and
-/// operation are the same at every rank (MPI-4.0 §6.9), so every rank makes the same choice.
-fn combining(datatype: c_int, op: c_int) -> Option<PackedOp> {
-    match user_op(op) {
-        Ok(Some(user)) => return crate::ops::packed_user(user, datatype, None),
-        Ok(None) => {}
-        Err(_) => return None,
+/// The errors of the blocking reductions for invalid arguments.
+fn combining(datatype: c_int, op: c_int) -> Result<PackedOp, Failure> {
+    if let Some(user) = user_op(op)? {
+        return crate::ops::packed_user(user, datatype, None);
     }
     if is_pair(datatype) {
-        return crate::pairs::packed_op(datatype, op);
+        return crate::pairs::packed_op(datatype, op).ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_OP,
+                format!(
+                    "operation {op} does not apply to pair types (only MPI_MINLOC and \
+                     MPI_MAXLOC do)"
+                ),
+            )
+        });
     }
     let element = if basic(datatype) {
-        Element::of(datatype).ok()?
+        Element::of(datatype)?
     } else {
-        layout_of(datatype, true).ok()?.element?
+        layout_of(datatype, true)?
+            .element
+            .ok_or_else(|| mixed_type(datatype))?
     };
-    let op = op_of(op).ok()?;
-    check_op_on(element, op).ok()?;
-    as_element!(element, T => PackedOp::predefined::<T>(op).ok())
+    let op = op_of(op)?;
+    check_op_on(element, op)?;
+    as_element!(element, T => Ok(PackedOp::predefined::<T>(op)?))
 }
 
 /// The schedule of `MPI_Ireduce_scatter` (`counts`) or `MPI_Ireduce_scatter_block` (`count`
@@ -1725,24 +1655,31 @@ unsafe fn scheduled_reduce_scatter(
     counts: Result<*const c_int, c_int>,
     datatype: c_int,
     op: c_int,
-) -> Option<Scheduled> {
+) -> Result<Scheduled, Failure> {
     let op = combining(datatype, op)?;
-    Some(Box::new(move |comm: &'static Comm| {
+    Ok(Box::new(move |comm: &'static Comm| {
         let (n, me) = (comm.size() as usize, comm.rank() as usize);
-        let counts: Vec<usize> = match counts {
-            Ok(pointer) if pointer.is_null() => return None,
-            // SAFETY: not NULL, and by the contract above one int per rank.
-            Ok(pointer) => unsafe { std::slice::from_raw_parts(pointer, n) }
-                .iter()
-                .map(|&count| usize::try_from(count).ok())
-                .collect::<Option<_>>()?,
-            Err(count) => vec![usize::try_from(count).ok()?; n],
+        let count_of = |count: c_int| {
+            usize::try_from(count)
+                .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))
         };
-        let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c))?;
-        let whole = Data::of(c_int::try_from(total).ok()?, datatype).ok()?;
+        let counts: Vec<usize> = match counts {
+            // SAFETY: by the contract above, NULL or one int per rank.
+            Ok(pointer) => unsafe { array(pointer.cast_mut(), n as c_int, "recvcounts")? }
+                .iter()
+                .map(|&count| count_of(count))
+                .collect::<Result<_, _>>()?,
+            Err(count) => vec![count_of(count)?; n],
+        };
+        let too_many = || Failure::new(MPI_ERR_COUNT, "the counts add up to more than an int");
+        let total = counts
+            .iter()
+            .try_fold(0usize, |a, &c| a.checked_add(c))
+            .ok_or_else(too_many)?;
+        let whole = Data::of(c_int::try_from(total).map_err(|_| too_many())?, datatype)?;
         // The operation combines basic elements (a derived type's) or whole pairs: the counts
         // in its elements.
-        let per_element = type_size(datatype).ok()? / op.size();
+        let per_element = type_size(datatype)? / op.size();
         let elements: Vec<usize> = counts.iter().map(|&count| count * per_element).collect();
         let from = if sendbuf == IN_PLACE {
             recvbuf.cast_const()
@@ -1750,7 +1687,7 @@ unsafe fn scheduled_reduce_scatter(
             sendbuf
         };
         // SAFETY: by the contract above; read only by the start, which copies it.
-        let send = unsafe { whole.read(from) }.ok()?;
+        let send = unsafe { whole.read(from) }?;
         // In place, the data comes from the receive buffer, of which the call holds this
         // rank's block mutably below: copied first.
         let send = if sendbuf == IN_PLACE {
@@ -1758,11 +1695,14 @@ unsafe fn scheduled_reduce_scatter(
         } else {
             send
         };
-        let mine = Data::of(c_int::try_from(counts[me]).ok()?, datatype).ok()?;
+        let mine = Data::of(
+            c_int::try_from(counts[me]).map_err(|_| too_many())?,
+            datatype,
+        )?;
         // SAFETY: by the contract above, the buffer is the request's until it completes.
         let (recv, scratch) = unsafe { rooted::receive_into(&mine, recvbuf, false) }?;
-        let request = comm.ireduce_scatter_packed(&send, recv, &elements, op);
-        Some(request.map(|request| (request, scratch)))
+        let request = comm.ireduce_scatter_packed(&send, recv, &elements, op)?;
+        Ok((request, scratch))
     }))
 }
 
@@ -1783,10 +1723,10 @@ unsafe fn scheduled_reduction(
     datatype: c_int,
     op: c_int,
     kind: Reduction,
-) -> Option<Scheduled> {
+) -> Result<Scheduled, Failure> {
     let op = combining(datatype, op)?;
-    let data = Data::of(count, datatype).ok()?;
-    Some(Box::new(move |comm: &'static Comm| {
+    let data = Data::of(count, datatype)?;
+    Ok(Box::new(move |comm: &'static Comm| {
         let at_root = match kind {
             Reduction::Reduce(root) => comm.rank() == root,
             Reduction::All | Reduction::Scan | Reduction::Exscan => true,
@@ -1798,7 +1738,7 @@ unsafe fn scheduled_reduction(
         let (recv, scratch): (Option<&'static mut [u8]>, Option<Scratch>) = if !at_root {
             (None, None)
         } else if first_of_exscan && recvbuf.is_null() {
-            let (discard, bytes) = Discard::new(data.packed_len().ok()?).ok()?;
+            let (discard, bytes) = Discard::new(data.packed_len()?)?;
             (Some(bytes), Some(Scratch::Discard(discard)))
         } else {
             // The buffer's own contents first: what an exclusive scan leaves at the first
@@ -1809,19 +1749,27 @@ unsafe fn scheduled_reduction(
         };
         let send: std::borrow::Cow<'_, [u8]> = match (sendbuf == IN_PLACE, recv.as_deref()) {
             (true, Some(recv)) => recv.to_vec().into(),
-            (true, None) => return None,
+            (true, None) => {
+                return Err(Failure::new(
+                    MPI_ERR_BUFFER,
+                    "MPI_IN_PLACE is the send buffer of a reduce's root only",
+                ))
+            }
             // SAFETY: by the contract above; read only by the start, which copies it.
-            (false, _) => unsafe { data.read(sendbuf) }.ok()?,
+            (false, _) => unsafe { data.read(sendbuf) }?,
         };
         let send = &send[..];
         let exclusive = matches!(kind, Reduction::Exscan);
         // Only a reduce's non-roots have no receive buffer (`at_root` above).
-        let request = match kind {
-            Reduction::Reduce(root) => comm.ireduce_packed(send, recv, op, root),
-            Reduction::All => comm.iall_reduce_packed(send, recv?, op),
-            Reduction::Scan | Reduction::Exscan => comm.iscan_packed(send, recv?, op, exclusive),
-        };
-        Some(request.map(|request| (request, scratch)))
+        let request = match (kind, recv) {
+            (Reduction::Reduce(root), recv) => comm.ireduce_packed(send, recv, op, root),
+            (Reduction::All, Some(recv)) => comm.iall_reduce_packed(send, recv, op),
+            (Reduction::Scan | Reduction::Exscan, Some(recv)) => {
+                comm.iscan_packed(send, recv, op, exclusive)
+            }
+            (_, None) => unreachable!("only a reduce's non-roots have no receive buffer"),
+        }?;
+        Ok((request, scratch))
     }))
 }
 
@@ -1842,13 +1790,8 @@ pub unsafe extern "C" fn MPI_Ibcast(
 ) -> c_int {
     // SAFETY: forwarded contract.
     let scheduled = unsafe { scheduled_broadcast(buffer, count, datatype, root) };
-    let buffer = Carried(buffer);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Bcast(buffer.get(), count, datatype, root, comm)
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }
 
 /// `MPI_Ireduce`: [`MPI_Reduce`] as a non-blocking collective; on a basic datatype with a
@@ -1868,27 +1811,13 @@ pub unsafe extern "C" fn MPI_Ireduce(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let scheduled = root_of(root).ok().and_then(|at| {
+    let scheduled = root_of(root).and_then(|at| {
         let kind = Reduction::Reduce(at);
         // SAFETY: forwarded contract.
         unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, kind) }
     });
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Reduce(
-                sendbuf.get(),
-                recvbuf.get(),
-                count,
-                datatype,
-                op,
-                root,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }
 
 /// `MPI_Iallreduce`: [`MPI_Allreduce`] as a non-blocking collective; on a basic datatype
@@ -1910,14 +1839,8 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     // SAFETY: forwarded contract.
     let scheduled =
         unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Reduction::All) };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Allreduce(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }
 
 /// `MPI_Iscan`: [`MPI_Scan`] as a non-blocking collective; on a basic datatype with a
@@ -1939,14 +1862,8 @@ pub unsafe extern "C" fn MPI_Iscan(
     // SAFETY: forwarded contract.
     let scheduled =
         unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Reduction::Scan) };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Scan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }
 
 /// `MPI_Iexscan`: [`MPI_Exscan`] as a non-blocking collective; on a basic datatype with a
@@ -1968,14 +1885,8 @@ pub unsafe extern "C" fn MPI_Iexscan(
     // SAFETY: forwarded contract.
     let scheduled =
         unsafe { scheduled_reduction(sendbuf, recvbuf, count, datatype, op, Reduction::Exscan) };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Exscan(sendbuf.get(), recvbuf.get(), count, datatype, op, comm)
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }
 
 /// `MPI_Igather`: [`MPI_Gather`] as a non-blocking collective run by the rank's engine (see
@@ -2008,23 +1919,8 @@ pub unsafe extern "C" fn MPI_Igather(
             root,
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Gather(
-                sendbuf.get(),
-                sendcount,
-                sendtype,
-                recvbuf.get(),
-                recvcount,
-                recvtype,
-                root,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Iscatter`: [`MPI_Scatter`] as a non-blocking collective run by the rank's engine (see
@@ -2057,23 +1953,8 @@ pub unsafe extern "C" fn MPI_Iscatter(
             root,
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Scatter(
-                sendbuf.get(),
-                sendcount,
-                sendtype,
-                recvbuf.get(),
-                recvcount,
-                recvtype,
-                root,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Igatherv`: [`MPI_Gatherv`] as a non-blocking collective run by the rank's engine (see
@@ -2107,28 +1988,8 @@ pub unsafe extern "C" fn MPI_Igatherv(
             root,
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, Some(root)) };
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let displs = unsafe { Snapshot::take(displs, comm, Some(root)) };
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Gatherv(
-                sendbuf.get(),
-                sendcount,
-                sendtype,
-                recvbuf.get(),
-                recvcounts.get(),
-                displs.get(),
-                recvtype,
-                root,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Iscatterv`: [`MPI_Scatterv`] as a non-blocking collective run by the rank's engine (see
@@ -2162,28 +2023,8 @@ pub unsafe extern "C" fn MPI_Iscatterv(
             root,
         )
     };
-    let sendbuf = Carried(sendbuf);
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let sendcounts = unsafe { Snapshot::take(sendcounts, comm, Some(root)) };
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let displs = unsafe { Snapshot::take(displs, comm, Some(root)) };
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Scatterv(
-                sendbuf.get(),
-                sendcounts.get(),
-                displs.get(),
-                sendtype,
-                recvbuf.get(),
-                recvcount,
-                recvtype,
-                root,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Iallgather`: [`MPI_Allgather`] as a non-blocking collective run by the rank's engine (see
@@ -2214,22 +2055,8 @@ pub unsafe extern "C" fn MPI_Iallgather(
             recvtype,
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Allgather(
-                sendbuf.get(),
-                sendcount,
-                sendtype,
-                recvbuf.get(),
-                recvcount,
-                recvtype,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Ialltoall`: [`MPI_Alltoall`] as a non-blocking collective run by the rank's engine (see
@@ -2258,22 +2085,8 @@ pub unsafe extern "C" fn MPI_Ialltoall(
             (Counts::Regular(recvcount), Types::One(recvtype)),
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Alltoall(
-                sendbuf.get(),
-                sendcount,
-                sendtype,
-                recvbuf.get(),
-                recvcount,
-                recvtype,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Iallgatherv`: [`MPI_Allgatherv`] as a non-blocking collective run by the rank's engine (see
@@ -2305,27 +2118,8 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
             recvtype,
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let displs = unsafe { Snapshot::take(displs, comm, None) };
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Allgatherv(
-                sendbuf.get(),
-                sendcount,
-                sendtype,
-                recvbuf.get(),
-                recvcounts.get(),
-                displs.get(),
-                recvtype,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Ialltoallv`: [`MPI_Alltoallv`] as a non-blocking collective run by the rank's engine (see
@@ -2356,32 +2150,8 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
             (Counts::Arrays(recvcounts, rdispls), Types::One(recvtype)),
         )
     };
-    let sendbuf = Carried(sendbuf);
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let sendcounts = unsafe { Snapshot::take(sendcounts, comm, None) };
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let sdispls = unsafe { Snapshot::take(sdispls, comm, None) };
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let rdispls = unsafe { Snapshot::take(rdispls, comm, None) };
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Alltoallv(
-                sendbuf.get(),
-                sendcounts.get(),
-                sdispls.get(),
-                sendtype,
-                recvbuf.get(),
-                recvcounts.get(),
-                rdispls.get(),
-                recvtype,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Ialltoallw`: [`MPI_Alltoallw`] as a non-blocking collective run by the rank's engine (see
@@ -2418,29 +2188,8 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
             ),
         )
     };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract (the arrays are read now, at the start).
-    let [sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes] = [
-        sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes,
-    ]
-    .map(|array| unsafe { Snapshot::take(array, comm, None) });
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, Some(scheduled), move || {
-            MPI_Alltoallw(
-                sendbuf.get(),
-                sendcounts.get(),
-                sdispls.get(),
-                sendtypes.get(),
-                recvbuf.get(),
-                recvcounts.get(),
-                rdispls.get(),
-                recvtypes.get(),
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, Ok(scheduled)) }
 }
 
 /// `MPI_Ireduce_scatter_block`: [`MPI_Reduce_scatter_block`] as a non-blocking collective, run
@@ -2463,14 +2212,8 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     // SAFETY: forwarded contract.
     let scheduled =
         unsafe { scheduled_reduce_scatter(sendbuf, recvbuf, Err(recvcount), datatype, op) };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Reduce_scatter_block(sendbuf.get(), recvbuf.get(), recvcount, datatype, op, comm)
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }
 
 /// `MPI_Ireduce_scatter`: [`MPI_Reduce_scatter`] as a non-blocking collective, run by the
@@ -2493,21 +2236,6 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
     // SAFETY: forwarded contract; the array is read at the start.
     let scheduled =
         unsafe { scheduled_reduce_scatter(sendbuf, recvbuf, Ok(recvcounts), datatype, op) };
-    let sendbuf = Carried(sendbuf);
-    let recvbuf = Carried(recvbuf);
-    // SAFETY: forwarded contract (the array is read now, at the start).
-    let recvcounts = unsafe { Snapshot::take(recvcounts, comm, None) };
-    // SAFETY: forwarded contract; the pointers are used before the request completes.
-    unsafe {
-        start_or_schedule(comm, request, scheduled, move || {
-            MPI_Reduce_scatter(
-                sendbuf.get(),
-                recvbuf.get(),
-                recvcounts.get(),
-                datatype,
-                op,
-                comm,
-            )
-        })
-    }
+    // SAFETY: forwarded contract.
+    unsafe { start_or_schedule(comm, request, scheduled) }
 }

@@ -119,44 +119,9 @@ pub(crate) fn boundary_on(body: impl FnOnce(&mut c_int) -> Result<(), Failure>) 
     }
 }
 
-thread_local! {
-    /// Set while a helper thread runs a non-blocking collective ([`keeping_failures`]): a
-    /// failure is kept here for the collective's request instead of being reported through an
-    /// error handler on that thread.
-    static KEPT: std::cell::RefCell<Option<Option<Failure>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `call` (an exported function) so that its failure comes back as a [`Failure`] rather
-/// than through the communicator's error handler: how a non-blocking collective's helper thread
-/// runs the blocking call, whose failure its request reports when completed (`MPI_Wait`, ...),
-/// through the handler then.
-pub(crate) fn keeping_failures(call: impl FnOnce() -> c_int) -> Result<(), Failure> {
-    KEPT.with(|kept| *kept.borrow_mut() = Some(None));
-    let class = call();
-    let kept = KEPT.with(|kept| kept.borrow_mut().take()).flatten();
-    match (class, kept) {
-        (MPI_SUCCESS, _) => Ok(()),
-        (_, Some(failure)) => Err(failure),
-        (class, None) => Err(Failure::new(class, format!("error class {class}"))),
-    }
-}
-
 /// Reports `failure` through the error handler of `comm` (of `MPI_COMM_WORLD` when `comm` is not
-/// a valid handle, or before initialization: `MPI_ERRORS_RETURN`) and returns its class; on a
-/// thread in [`keeping_failures`], keeps it instead.
+/// a valid handle, or before initialization: `MPI_ERRORS_RETURN`) and returns its class.
 pub(crate) fn raise(comm: c_int, failure: Failure) -> c_int {
-    let class = failure.class;
-    let failure = match KEPT.with(|kept| match kept.borrow_mut().as_mut() {
-        Some(slot) => {
-            *slot = Some(failure);
-            None
-        }
-        None => Some(failure),
-    }) {
-        Some(failure) => failure,
-        None => return class,
-    };
     let (handler, handle, rank) = match &*lock_state() {
         Phase::Running(runtime) => {
             let (handle, entry) = match runtime.comms.get(&comm) {

@@ -10,8 +10,7 @@ use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::{
-    agree_comm_of, agreement_comm_of, comm_of, with_runtime, Operation, PendingAgreement,
-    PendingShrink,
+    agreement_comm_of, comm_of, with_runtime, Operation, PendingAgreement, PendingShrink,
 };
 
 /// Which view a call reads or updates.
@@ -334,7 +333,7 @@ pub unsafe extern "C" fn MPIX_Comm_agree(comm: c_int, flag: *mut c_int) -> c_int
         let agreed = if crate::intercomm::inter_of(comm)?.is_some() {
             crate::intercomm::agree(comm, mine)?
         } else {
-            agree_comm_of(comm)?.get().agree(mine)
+            agreement_comm_of(comm)?.get().agree(mine)
         };
         match agreed {
             Ok(agreed) => {
@@ -372,7 +371,7 @@ pub unsafe extern "C" fn MPIX_Comm_iagree(
         // SAFETY: not NULL; by the contract above the int is reserved to the request until it
         // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
         let flag: &'static mut c_int = unsafe { &mut *flag };
-        let comm_box = agree_comm_of(comm)?;
+        let comm_box = agreement_comm_of(comm)?;
         // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
         // `PendingAgreement` holds and drops after the request (field order).
         let comm_ref: &'static runthrough::Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };

@@ -27,7 +27,6 @@
 //! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
 
 mod attributes;
-mod background;
 mod buffered;
 mod collectives;
 mod communicators;

@@ -230,8 +230,7 @@ pub(crate) fn reduce_user(
     kind: Reduction,
 ) -> Result<(), Failure> {
     let trouble = Arc::new(Mutex::new(None));
-    let op = packed_user(user, datatype, Some(Arc::clone(&trouble)))
-        .ok_or_else(|| Failure::new(MPI_ERR_TYPE, format!("invalid datatype {datatype}")))?;
+    let op = packed_user(user, datatype, Some(Arc::clone(&trouble)))?;
     reduce_packed(comm, send, recv, op, kind)?;
     let trouble = lock(&trouble).take();
     trouble.map_or(Ok(()), Err)
@@ -281,16 +280,18 @@ fn apply_user(
 /// whichever thread of the process waits in the library when a step needs it, without the
 /// library's lock (so the function may call MPI functions). Applied in rank order whatever
 /// `commute` said. A failure to lay the data out (none is expected: the call's start
-/// measured the whole vector) goes to `trouble` when given. `None` for an invalid datatype
-/// (the queued blocking call reports it).
+/// measured the whole vector) goes to `trouble` when given.
+///
+/// # Errors
+/// The datatype's, when it is invalid or not committed.
 pub(crate) fn packed_user(
     user: UserOperation,
     datatype: c_int,
     trouble: Option<Arc<Mutex<Option<Failure>>>>,
-) -> Option<PackedOp> {
-    let layout = crate::derived::layout_of(datatype, true).ok()?;
+) -> Result<PackedOp, Failure> {
+    let layout = crate::derived::layout_of(datatype, true)?;
     let size = layout.size;
-    Some(PackedOp::unlocked(
+    Ok(PackedOp::unlocked(
         size,
         false,
         move |input: &[u8], inout: &mut [u8]| {

@@ -756,13 +756,6 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
     };
     match operation {
         Operation::Complete(outcome) => (finished(outcome), None),
-        Operation::Background(job) => {
-            let outcome = if block { Some(job.wait()) } else { job.poll() };
-            match outcome {
-                None => (Progress::Pending, Some(Operation::Background(job))),
-                Some(outcome) => (finished(outcome.map(|()| empty_status())), None),
-            }
-        }
         Operation::Collective(mut pending) => {
             let outcome = if block {
                 pending.request.wait().map(|()| true)

@@ -543,34 +543,43 @@ pub(crate) enum Types {
     PerRank(*const c_int),
 }
 
-/// Reads `n` ints at `pointer` (`None` for NULL).
+/// Reads `n` ints at `pointer`, the array argument `name` (an error for NULL).
 ///
 /// # Safety
 /// `pointer` is NULL or points at `n` readable ints.
-unsafe fn ints(pointer: *const c_int, n: usize) -> Option<Vec<c_int>> {
-    // SAFETY: not NULL, and by the caller's contract `n` readable ints.
-    (!pointer.is_null()).then(|| unsafe { std::slice::from_raw_parts(pointer, n) }.to_vec())
+unsafe fn ints(pointer: *const c_int, n: usize, name: &str) -> Result<Vec<c_int>, Failure> {
+    // SAFETY: forwarded contract.
+    Ok(unsafe { crate::point_to_point::array(pointer.cast_mut(), n as c_int, name) }?.to_vec())
 }
 
-/// The blocks, one per rank of `n`, that `counts` and `types` describe; `None` when they are
-/// invalid (the queued blocking call reports them).
+/// The blocks, one per rank of `n`, that `counts` and `types` describe; an error when they are
+/// invalid.
 ///
 /// # Safety
 /// Each array of `counts` and `types` is NULL or points at `n` readable ints.
-unsafe fn blocks_of(counts: Counts, types: Types, n: usize) -> Option<Blocks> {
+unsafe fn blocks_of(counts: Counts, types: Types, n: usize) -> Result<Blocks, Failure> {
     let (counts, displs) = match (counts, types) {
         (Counts::Regular(count), Types::One(datatype)) => {
-            return Blocks::regular(count, n, datatype).ok();
+            return Blocks::regular(count, n, datatype);
         }
         // (No call has a fixed count and a type per rank.)
-        (Counts::Regular(_), Types::PerRank(_)) => return None,
+        (Counts::Regular(_), Types::PerRank(_)) => {
+            return Err(Failure::new(
+                MPI_ERR_INTERN,
+                "one count with a type per rank",
+            ))
+        }
         // SAFETY: forwarded contract.
-        (Counts::Arrays(counts, displs), _) => unsafe { (ints(counts, n)?, ints(displs, n)?) },
+        (Counts::Arrays(counts, displs), _) => unsafe {
+            (ints(counts, n, "counts")?, ints(displs, n, "displs")?)
+        },
     };
     match types {
-        Types::One(datatype) => Blocks::new(&counts, &displs, datatype).ok(),
+        Types::One(datatype) => Blocks::new(&counts, &displs, datatype),
         // SAFETY: forwarded contract.
-        Types::PerRank(types) => Blocks::typed(&counts, &displs, &unsafe { ints(types, n) }?).ok(),
+        Types::PerRank(types) => {
+            Blocks::typed(&counts, &displs, &unsafe { ints(types, n, "types") }?)
+        }
     }
 }
 
@@ -584,18 +593,21 @@ type Landing = (PartitionMut<'static, u8>, Option<Scratch>, Vec<u8>);
 /// # Safety
 /// The blocks' bytes of `buffer` are readable and writable, and used by nothing else until the
 /// request completes; the request that gets the partition is dropped before the scratch.
-unsafe fn landing(blocks: Blocks, buffer: *mut c_void, own: Option<usize>) -> Option<Landing> {
+unsafe fn landing(
+    blocks: Blocks,
+    buffer: *mut c_void,
+    own: Option<usize>,
+) -> Result<Landing, Failure> {
     if !buffer.is_null() {
         if let Some((start, end, offsets)) = blocks.direct() {
             // SAFETY: forwarded contract: the blocks' data is exactly bytes `start..end` of
             // `buffer` (checked by `direct`), which the call holds until it completes.
             let bytes: &'static mut [u8] =
-                unsafe { output(buffer.cast::<u8>().wrapping_add(start).cast(), end - start) }
-                    .ok()?;
+                unsafe { output(buffer.cast::<u8>().wrapping_add(start).cast(), end - start) }?;
             let mine = own.map_or_else(Vec::new, |r| {
                 bytes[offsets[r]..offsets[r] + blocks.packed[r]].to_vec()
             });
-            return Some((
+            return Ok((
                 PartitionMut::new(bytes, &blocks.packed, &offsets),
                 None,
                 mine,
@@ -603,20 +615,20 @@ unsafe fn landing(blocks: Blocks, buffer: *mut c_void, own: Option<usize>) -> Op
         }
     }
     // SAFETY: forwarded contract.
-    let (unpack, scratch) = unsafe { UnpackBlocks::new(blocks, buffer) }.ok()?;
+    let (unpack, scratch) = unsafe { UnpackBlocks::new(blocks, buffer) }?;
     let packed = unpack.blocks();
     let mine = own.map_or_else(Vec::new, |r| {
         scratch[packed.packed_at[r]..packed.packed_at[r] + packed.packed[r]].to_vec()
     });
     let partition = PartitionMut::new(scratch, &packed.packed, &packed.packed_at);
-    Some((partition, Some(Scratch::Blocks(unpack)), mine))
+    Ok((partition, Some(Scratch::Blocks(unpack)), mine))
 }
 
 /// Where a scheduled call's result, `data` in C buffer `buffer`, lands: the buffer itself for
 /// contiguous data; else a scratch buffer of packed elements, unpacked into the buffer when
 /// the call succeeds, which holds the buffer's own contents packed first when `own` (what an
-/// exclusive scan leaves at the first participant, the data of `MPI_IN_PLACE`). `None` for a
-/// NULL buffer with data (the queued blocking call reports it).
+/// exclusive scan leaves at the first participant, the data of `MPI_IN_PLACE`). An error for a
+/// NULL buffer with data.
 ///
 /// # Safety
 /// `buffer`'s elements are readable and writable, and used by nothing else, until the request
@@ -626,23 +638,23 @@ pub(crate) unsafe fn receive_into(
     data: &Data,
     buffer: *mut c_void,
     own: bool,
-) -> Option<(&'static mut [u8], Option<Scratch>)> {
+) -> Result<(&'static mut [u8], Option<Scratch>), Failure> {
     match data {
         // SAFETY: forwarded contract.
-        Data::Contiguous(len) => Some((unsafe { output(buffer, *len) }.ok()?, None)),
+        Data::Contiguous(len) => Ok((unsafe { output(buffer, *len) }?, None)),
         Data::Strided {
             layout,
             count,
             window,
         } => {
             // SAFETY: forwarded contract.
-            let (unpack, scratch) = unsafe { Unpack::new(layout, *count, *window, buffer) }.ok()?;
+            let (unpack, scratch) = unsafe { Unpack::new(layout, *count, *window, buffer) }?;
             if own {
                 // SAFETY: forwarded contract; only read, here.
-                let current = unsafe { window.read(buffer) }.ok()?;
-                scratch.copy_from_slice(&layout.pack_at(*count, current, window.low).ok()?);
+                let current = unsafe { window.read(buffer) }?;
+                scratch.copy_from_slice(&layout.pack_at(*count, current, window.low)?);
             }
-            Some((scratch, Some(Scratch::Unpack(unpack, true))))
+            Ok((scratch, Some(Scratch::Unpack(unpack, true))))
         }
     }
 }
@@ -651,24 +663,31 @@ pub(crate) unsafe fn receive_into(
 ///
 /// # Safety
 /// As [`Data::read`].
-unsafe fn packed(buffer: *const c_void, count: c_int, datatype: c_int) -> Option<Vec<u8>> {
+unsafe fn packed(buffer: *const c_void, count: c_int, datatype: c_int) -> Result<Vec<u8>, Failure> {
     // SAFETY: forwarded contract.
-    Some(
-        unsafe { Data::of(count, datatype).ok()?.read(buffer) }
-            .ok()?
-            .into_owned(),
-    )
+    Ok(unsafe { Data::of(count, datatype)?.read(buffer) }?.into_owned())
 }
 
 /// A root argument that names a rank of `comm`.
-fn root_in(root: c_int, comm: &Comm) -> Option<Rank> {
-    Rank::try_from(root).ok().filter(|&root| root < comm.size())
+fn root_in(root: c_int, comm: &Comm) -> Result<Rank, Failure> {
+    Rank::try_from(root)
+        .ok()
+        .filter(|&root| root < comm.size())
+        .ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_ROOT,
+                format!(
+                    "root {root} is not a rank of the communicator (size {})",
+                    comm.size()
+                ),
+            )
+        })
 }
 
 /// The schedule of `MPI_Igather` / `MPI_Igatherv` (any datatypes, `MPI_IN_PLACE` at the root):
 /// each rank packs its block and sends it to the root, which receives the blocks into its
 /// buffer (or a scratch buffer unpacked when the call succeeds). `counts` is read at the root
-/// only. It declines (`None`) on invalid arguments: the queued blocking call reports them.
+/// only. Invalid arguments are the request's error.
 ///
 /// # Safety
 /// As for `MPI_Igatherv`: the buffers stay valid, and the receive buffer untouched by the
@@ -701,8 +720,8 @@ pub(crate) unsafe fn scheduled_gather(
             // SAFETY: forwarded contract; read at the start only.
             unsafe { packed(sendbuf, sendcount, sendtype) }?
         };
-        let request = comm.igather_varcount(&send, partition, root);
-        Some(request.map(|request| (request, scratch)))
+        let request = comm.igather_varcount(&send, partition, root)?;
+        Ok((request, scratch))
     })
 }
 
@@ -727,7 +746,7 @@ pub(crate) unsafe fn scheduled_scatter(
             // SAFETY: forwarded contract.
             let blocks = unsafe { blocks_of(counts, Types::One(sendtype), comm.size() as usize) }?;
             // SAFETY: forwarded contract; read at the start only.
-            let packed = blocks.pack(unsafe { blocks.read(sendbuf) }.ok()?).ok()?;
+            let packed = blocks.pack(unsafe { blocks.read(sendbuf) }?)?;
             Some((packed, blocks))
         } else {
             None
@@ -735,7 +754,7 @@ pub(crate) unsafe fn scheduled_scatter(
         let (recv, scratch) = if me == root && recvbuf.cast_const() == IN_PLACE {
             (None, None)
         } else {
-            let data = Data::of(recvcount, recvtype).ok()?;
+            let data = Data::of(recvcount, recvtype)?;
             // SAFETY: forwarded contract.
             let (recv, scratch) = unsafe { receive_into(&data, recvbuf, false) }?;
             (Some(recv), scratch)
@@ -743,8 +762,8 @@ pub(crate) unsafe fn scheduled_scatter(
         let partition = send
             .as_ref()
             .map(|(packed, blocks)| Partition::new(packed, &blocks.packed, &blocks.packed_at));
-        let request = comm.iscatter_varcount(partition, recv, root);
-        Some(request.map(|request| (request, scratch)))
+        let request = comm.iscatter_varcount(partition, recv, root)?;
+        Ok((request, scratch))
     })
 }
 
@@ -776,8 +795,8 @@ pub(crate) unsafe fn scheduled_all_gather(
             // SAFETY: forwarded contract; read at the start only.
             unsafe { packed(sendbuf, sendcount, sendtype) }?
         };
-        let request = comm.iall_gather_varcount(&send, partition);
-        Some(request.map(|request| (request, scratch)))
+        let request = comm.iall_gather_varcount(&send, partition)?;
+        Ok((request, scratch))
     })
 }
 
@@ -805,14 +824,14 @@ pub(crate) unsafe fn scheduled_all_to_all(
             sendbuf
         };
         // SAFETY: forwarded contract; read at the start only, before the landing below.
-        let outgoing = sending.pack(unsafe { sending.read(from) }.ok()?).ok()?;
+        let outgoing = sending.pack(unsafe { sending.read(from) }?)?;
         // SAFETY: forwarded contract.
         let receiving = unsafe { blocks_of(recv.0, recv.1, n) }?;
         // SAFETY: forwarded contract.
         let (partition, scratch, _) = unsafe { landing(receiving, recvbuf, None) }?;
         let outgoing = Partition::new(&outgoing, &sending.packed, &sending.packed_at);
-        let request = comm.ialltoall_varcount(outgoing, partition);
-        Some(request.map(|request| (request, scratch)))
+        let request = comm.ialltoall_varcount(outgoing, partition)?;
+        Ok((request, scratch))
     })
 }
 

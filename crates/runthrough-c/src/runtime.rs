@@ -39,21 +39,6 @@ pub(crate) struct CommEntry {
     pub(crate) comm: Arc<CommBox>,
     /// The handle of its error handler (reported by `MPI_Comm_get_errhandler`) and what it does.
     pub(crate) errhandler: (c_int, Handler),
-    /// The latest non-blocking collective started on it (`MPI_Ibarrier`, `MPI_Ibcast`, ...),
-    /// which every later collective call waits for first (the queue runs them in order).
-    pub(crate) background: Option<Arc<Background>>,
-    /// The queue of its non-blocking collectives and their worker thread, from the first one
-    /// on (see `crate::background`).
-    pub(crate) worker: Option<crate::background::Worker>,
-    /// Whether a non-blocking collective was queued on it since its last blocking collective
-    /// call (which waits for the queue; agreements, which ranks may make at different places
-    /// among the collectives, do not count): while so, later ones are queued too, never run as
-    /// schedules ([`start_scheduled`]). Every rank makes that choice alike: it depends only on
-    /// the collective calls made on the communicator, which every rank makes in the same order
-    /// (with arguments that decide alike whether a call can be a schedule, in a correct
-    /// program: an argument error at one rank can split the choice until the next blocking
-    /// collective, as it splits the call numbering).
-    pub(crate) queued: bool,
     /// The `MPIX_Comm_iagree` requests started on it and perhaps still pending, which every
     /// later collective call completes first.
     pub(crate) agreements: Vec<c_int>,
@@ -71,9 +56,6 @@ impl CommEntry {
         CommEntry {
             comm: Arc::new(comm),
             errhandler,
-            background: None,
-            worker: None,
-            queued: false,
             agreements: Vec::new(),
             name: String::new(),
             topology: None,
@@ -81,8 +63,6 @@ impl CommEntry {
         }
     }
 }
-
-pub(crate) use crate::background::Background;
 
 /// A receive in progress, or a send waiting for flow-control credit. Field order matters:
 /// `request` borrows from `comm` (and, for a receive, from the C caller's buffer) and is dropped
@@ -230,9 +210,6 @@ pub(crate) enum Operation {
     Complete(Result<MPI_Status, Failure>),
     /// A posted receive, or a send waiting for flow-control credit.
     Receive(PendingReceive),
-    /// A collective on a helper thread (`MPIX_Comm_ishrink`, a call with invalid
-    /// arguments).
-    Background(Arc<Background>),
     /// A collective run by the engine as a schedule (`MPI_Ibarrier`, `MPI_Ibcast`, the
     /// gathers, scatters, all-gathers and all-to-alls, the reductions with a predefined
     /// operation).
@@ -477,149 +454,57 @@ pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Fail
     Ok(entry)
 }
 
-/// Starts `call`, a blocking collective call on `handle` (an exported function, called as the
-/// program would), as a non-blocking collective, and returns its request: the call is queued
-/// on the communicator and run in order (see `crate::background`); its failure is reported by
-/// the request when it completes. Collectives on a communicator are ordered: every later
-/// collective call waits for this one; with `agreement` (a call that runs an agreement,
-/// `MPIX_Comm_ishrink`) the agreements started on it before (`MPIX_Comm_iagree`) complete
-/// first, here (see [`agreement_comm_of`]).
-///
-/// # Errors
-/// `MPI_ERR_COMM` for an invalid handle or an intercommunicator; `MPI_ERR_INTERN` when the
-/// communicator's worker thread cannot be started.
-pub(crate) fn start_background(
-    handle: c_int,
-    agreement: bool,
-    call: impl FnOnce() -> c_int + Send + 'static,
-) -> Result<c_int, Failure> {
-    let (comm, agreements, queue) = with_runtime(|runtime| {
-        intra(runtime.comm(handle)?, handle)?;
-        let entry = runtime.comm_mut(handle)?;
-        let agreements = if agreement {
-            std::mem::take(&mut entry.agreements)
-        } else {
-            Vec::new()
-        };
-        Ok((
-            Arc::clone(&entry.comm),
-            agreements,
-            entry.worker.as_ref().map(|w| Arc::clone(&w.0)),
-        ))
-    })?;
-    for request in agreements {
-        crate::point_to_point::complete_in_place(request);
-    }
-    let queue = match queue {
-        Some(queue) => queue,
-        None => {
-            let worker = crate::background::Worker::start()?;
-            let queue = Arc::clone(&worker.0);
-            with_runtime(|runtime| {
-                runtime.comm_mut(handle)?.worker = Some(worker);
-                Ok(())
-            })?;
-            queue
-        }
-    };
-    let job = queue.push(handle, comm, Box::new(call));
-    with_runtime(|runtime| {
-        let entry = runtime.comm_mut(handle)?;
-        entry.background = Some(Arc::clone(&job));
-        entry.queued = true;
-        Ok(runtime.add_request(Operation::Background(job), handle))
-    })
-}
-
 /// Starts a non-blocking collective on `handle` as a schedule that the rank's engine runs
-/// itself as its messages arrive (`start` makes it from the communicator, or declines with
-/// `None`), and returns its request handle; `None` when `start` declined or the call must be
-/// queued ([`start_background`]) because a call was queued on the communicator since its last
-/// blocking collective ([`CommEntry::queued`]). Why: a schedule takes its call number when
-/// it starts, a queued call when it runs, so a schedule started while a queued call waits
-/// would run out of order; and a call that is a schedule at one rank must be one at every
-/// rank (the schedules' algorithms are not all the blocking calls': a blocking all-reduce of
-/// 64 KiB or more is a ring), so the choice must not depend on how far a rank's queue got.
-/// An error of the start (a failed participant not yet recognized, a revoked communicator, a
-/// bad root) is the request's outcome, reported when it completes, as a queued call's is.
+/// itself as its messages arrive (`start` makes it from the communicator), and returns its
+/// request handle. An error of `start` (invalid arguments, a failed participant not yet
+/// recognized, a revoked communicator) is the request's outcome, reported when it completes.
 ///
 /// # Errors
 /// `MPI_ERR_COMM` for an invalid handle or an intercommunicator.
 pub(crate) fn start_scheduled(
     handle: c_int,
-    start: impl FnOnce(&'static Comm) -> Option<runthrough::Result<Started>>,
-) -> Result<Option<c_int>, Failure> {
+    start: Result<crate::collectives::Scheduled, Failure>,
+) -> Result<c_int, Failure> {
     let comm = with_runtime(|runtime| {
         let entry = intra(runtime.comm(handle)?, handle)?;
-        Ok((!entry.queued).then(|| Arc::clone(&entry.comm)))
+        Ok(Arc::clone(&entry.comm))
     })?;
-    let Some(comm) = comm else {
-        return Ok(None);
-    };
     // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
     // `PendingCollective` holds and drops after the request (field order).
     let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm.get()) };
-    let operation = match start(comm_ref) {
-        None => return Ok(None),
-        Some(Ok((request, scratch))) => Operation::Collective(PendingCollective {
+    let operation = match start.and_then(|start| start(comm_ref)) {
+        Ok((request, scratch)) => Operation::Collective(PendingCollective {
             request,
             scratch,
             comm,
         }),
-        Some(Err(error)) => Operation::Complete(Err(error.into())),
+        Err(failure) => Operation::Complete(Err(failure)),
     };
-    with_runtime(|runtime| Ok(Some(runtime.add_request(operation, handle))))
+    with_runtime(|runtime| Ok(runtime.add_request(operation, handle)))
 }
 
 /// The communicator of `handle` for a collective call that runs no agreement (barrier,
-/// broadcast, reductions, ...): first waits (without the lock) for the non-blocking collectives
-/// started on it (`MPI_Ibarrier`, ...), since collectives on a communicator are ordered. A
-/// pending `MPIX_Comm_iagree` is not waited for: its agreement progresses on its own (the
-/// library answers its messages while any thread waits) and its traffic never mixes with the
-/// collective's, so the program may call collectives while it is pending, in any order
-/// relative to it at other ranks (mpi4py's test_ulfm does). Outcomes stay with their requests.
-/// On the helper thread of a non-blocking collective started on `handle`, its communicator at
-/// once.
+/// broadcast, reductions, ...). Non-blocking collectives started on it before need no waiting:
+/// the engine numbers every collective call of a communicator in call order, blocking or not.
+/// A pending `MPIX_Comm_iagree` is not waited for either: its agreement progresses on its own
+/// (the library answers its messages while any thread waits) and its traffic never mixes with
+/// the collective's, so the program may call collectives while it is pending, in any order
+/// relative to it at other ranks (mpi4py's test_ulfm does).
 pub(crate) fn collective_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    comm_after_pending(handle, false, true)
+    comm_after_pending(handle, false)
 }
 
 /// The communicator of `handle` for a call that runs an agreement (`MPIX_Comm_agree`,
-/// `_iagree`, `_shrink`, `MPI_Comm_validate_global`, the communicator creations, ...): as
-/// [`collective_comm_of`], and the `MPIX_Comm_iagree` requests pending on it complete first,
-/// here (a rank runs one agreement of a communicator at a time).
+/// `_iagree`, `_shrink`, `_ishrink`, `MPI_Comm_validate_global`, the communicator creations,
+/// ...): as [`collective_comm_of`], and the `MPIX_Comm_iagree` requests pending on it complete
+/// first, here (their outcomes stay with their requests).
 pub(crate) fn agreement_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    comm_after_pending(handle, true, true)
+    comm_after_pending(handle, true)
 }
 
-/// [`agreement_comm_of`] for `MPIX_Comm_agree` and `MPIX_Comm_iagree`, which ranks may call
-/// at different places among the communicator's other collectives (agreements form their own
-/// order, docs/semantics.md §2.1): it leaves [`CommEntry::queued`] as it is, since a rank's
-/// choice between a schedule and the queue must not depend on where it agreed.
-pub(crate) fn agree_comm_of(handle: c_int) -> Result<Arc<CommBox>, Failure> {
-    comm_after_pending(handle, true, false)
-}
-
-/// The communicator of `handle` after its queued non-blocking collectives (and, with
-/// `agreements_too`, its pending agreements) completed; with `ordered` (a call that every
-/// rank makes at the same place among the communicator's collectives), the next non-blocking
-/// collectives may be schedules again.
-fn comm_after_pending(
-    handle: c_int,
-    agreements_too: bool,
-    ordered: bool,
-) -> Result<Arc<CommBox>, Failure> {
-    let running = crate::background::RUNNING.with(|running| {
-        running
-            .borrow()
-            .as_ref()
-            .filter(|(started_on, _)| *started_on == handle)
-            .map(|(_, comm)| Arc::clone(comm))
-    });
-    if let Some(comm) = running {
-        return Ok(comm);
-    }
-    let (comm, background, agreements) = with_runtime(|runtime| {
+/// The communicator of `handle`, after its pending agreements completed with `agreements_too`.
+fn comm_after_pending(handle: c_int, agreements_too: bool) -> Result<Arc<CommBox>, Failure> {
+    let (comm, agreements) = with_runtime(|runtime| {
         intra(runtime.comm(handle)?, handle)?;
         let entry = runtime.comm_mut(handle)?;
         let agreements = if agreements_too {
@@ -627,28 +512,8 @@ fn comm_after_pending(
         } else {
             Vec::new()
         };
-        // The latest queued call, unless it has finished (and with it every one before).
-        let background = entry
-            .background
-            .clone()
-            .filter(|background| background.poll().is_none());
-        if ordered && background.is_none() {
-            // The queue is empty (at every rank, after this same call): the next
-            // non-blocking collectives may be schedules again.
-            entry.queued = false;
-        }
-        Ok((Arc::clone(&entry.comm), background, agreements))
+        Ok((Arc::clone(&entry.comm), agreements))
     })?;
-    if let Some(background) = background {
-        let _ = background.wait();
-        if ordered {
-            // As above, once the queue has emptied.
-            with_runtime(|runtime| {
-                runtime.comm_mut(handle)?.queued = false;
-                Ok(())
-            })?;
-        }
-    }
     for request in agreements {
         crate::point_to_point::complete_in_place(request);
     }
