@@ -118,7 +118,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub fn install_decided_global(
+    pub(crate) fn install_decided_global(
         &mut self,
         context: ContextId,
         decision: &Decision,
@@ -225,6 +225,8 @@ pub(crate) struct PendingCall {
     call: AgreementCall,
     /// The number of the agreement it waits for.
     seq: u64,
+    /// This rank's flag word in that agreement.
+    flag: u32,
     /// A shrink's context id, claimed here.
     candidate: Option<ContextId>,
     /// The decision, taken, while the call waits for something else (`validate_global` for
@@ -257,11 +259,12 @@ impl Engine {
         state.collective_active |= collective;
         let id = state.next_agreement_call;
         state.next_agreement_call += 1;
-        let (seq, candidate) = self.contribute(context, call, out)?;
+        let (seq, flag, candidate) = self.contribute(context, call, out)?;
         let pending = PendingCall {
             id,
             call,
             seq,
+            flag,
             candidate,
             decision: None,
         };
@@ -270,13 +273,13 @@ impl Engine {
     }
 
     /// This rank's contribution to the next agreement of `context` for `call`: its number,
-    /// and the context id a shrink claimed.
+    /// the flag word, and the context id a shrink claimed.
     fn contribute(
         &mut self,
         context: ContextId,
         call: AgreementCall,
         out: &mut Outgoing,
-    ) -> Result<(u64, Option<ContextId>)> {
+    ) -> Result<(u64, u32, Option<ContextId>)> {
         let (flag, candidate) = match call {
             AgreementCall::ValidateGlobal => (u32::MAX, None),
             AgreementCall::Agree { flag, .. } => (flag, None),
@@ -291,7 +294,15 @@ impl Engine {
                 }
             }
         };
-        Ok((self.start_agreement(context, flag, out)?, candidate))
+        Ok((self.start_agreement(context, flag, out)?, flag, candidate))
+    }
+
+    /// The agreement agreement call `call` waits for now (a shrink whose context id was taken
+    /// enters another) and this rank's flag word in it; `None` once the call has ended.
+    pub fn agreement_call_entry(&self, call: AgreementCallId) -> Option<(u64, u32)> {
+        let state = self.comms.get(&call.context)?;
+        let pending = state.agreement_calls.iter().find(|c| c.id == call.id)?;
+        Some((pending.seq, pending.flag))
     }
 
     /// The outcome of agreement call `call` once this rank may return from it (`None`
@@ -385,9 +396,10 @@ impl Engine {
                 self.release_candidate(candidate);
             }
             return match self.contribute(context, AgreementCall::Shrink, out) {
-                Ok((seq, candidate)) => {
+                Ok((seq, flag, candidate)) => {
                     let pending = &mut self.comms.get_mut(&context)?.agreement_calls[at];
                     pending.seq = seq;
+                    pending.flag = flag;
                     pending.candidate = candidate;
                     None
                 }

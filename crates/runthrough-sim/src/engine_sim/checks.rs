@@ -796,6 +796,12 @@ impl Checker {
         Ok(())
     }
 
+    /// The decision of agreement `seq`, once a rank has decided it.
+    pub fn decision_of(&self, seq: u64) -> Option<Decision> {
+        let (_, decision) = self.agreements.get(&seq)?.decision.as_ref()?;
+        Some(decision.clone())
+    }
+
     /// Rank `rank` took `decision` as agreement `seq`'s (SPEC §2.1, §3.5): the same as every
     /// other rank's; its failures crashed, are new to G and include every failure the rank's
     /// detector knew when it entered; its non-contributors failed, and every other participant

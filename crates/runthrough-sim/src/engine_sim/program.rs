@@ -36,10 +36,10 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{
-    verdict, CreationEntry, Engine, Hold, Kind, Members, Output, Plan as CreationPlan, Posted,
-    ReceivePoll, Reduction, Schedule, Started, Verdict, EXCHANGE_OK, ID_FREE,
+    verdict, Agreed, AgreementCall, AgreementCallId, CreationEntry, Decided, Engine, Hold, Kind,
+    Members, Output, Plan as CreationPlan, Posted, ReceivePoll, Reduction, Schedule, Started,
+    Verdict, EXCHANGE_OK,
 };
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -523,9 +523,9 @@ enum Phase {
         /// The next call to make.
         next: usize,
         /// The `iagree`s started and not waited for yet (shuffled once all are started).
-        pending: Vec<u64>,
-        /// The blocking call (agreement number) waited for.
-        blocking: Option<(u64, AgreeOp)>,
+        pending: Vec<AgreementCallId>,
+        /// The blocking call waited for, and its agreement's number.
+        blocking: Option<(AgreementCallId, u64, AgreeOp)>,
         shuffled: bool,
     },
     /// A `dup` round: creation agreement `seq` for `candidate`, from what the call saw at
@@ -541,10 +541,10 @@ enum Phase {
         pending: Vec<(u64, usize)>,
         shuffled: bool,
     },
-    /// A `shrink` round: agreement `seq` for `candidate`.
+    /// A `shrink` round: the call, and the number of the agreement it waits for.
     Shrinking {
+        id: AgreementCallId,
         seq: u64,
-        candidate: ContextId,
     },
     Done(End),
 }
@@ -609,9 +609,7 @@ impl Program {
             Phase::AwaitSends => format!("waiting for queued sends {:?}", self.queued),
             Phase::Reduce { id, .. } => format!("all-reduce (schedule {id})"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
-            Phase::Shrinking { seq, candidate } => {
-                format!("shrink: waiting for agreement #{seq} ({candidate:#x})")
-            }
+            Phase::Shrinking { seq, .. } => format!("shrink: waiting for agreement #{seq}"),
             Phase::Creating { seq, candidate, .. } => {
                 format!("dup: waiting for creation agreement #{seq} ({candidate:?})")
             }
@@ -707,13 +705,7 @@ impl Program {
                         self.start_schedules(&ops, cx)
                     }
                     Round::Dup | Round::Split { .. } => self.begin_dup(cx),
-                    Round::Shrink => {
-                        let me = cx.me;
-                        cx.engine
-                            .claim_agreement(WORLD_CONTEXT, true, true)
-                            .map_err(|e| format!("claim_agreement at {me} for shrink: {e:?}"))?;
-                        self.contribute_to_shrink(cx)
-                    }
+                    Round::Shrink => self.start_shrink(cx),
                     Round::ValidateGlobal | Round::Agree | Round::IAgrees { .. } => {
                         let ops = match round {
                             Round::ValidateGlobal => vec![AgreeOp::ValidateGlobal],
@@ -753,7 +745,7 @@ impl Program {
             }
             Phase::Receive { .. } => self.receive(cx),
             Phase::Creating { .. } => self.poll_dup(cx),
-            &mut Phase::Shrinking { seq, candidate } => self.poll_shrink(seq, candidate, cx),
+            &mut Phase::Shrinking { id, seq } => self.poll_shrink(id, seq, cx),
             Phase::AwaitSends => {
                 let mut progress = false;
                 let mut revoked = false;
@@ -1011,16 +1003,15 @@ impl Program {
         else {
             unreachable!("called in an agreement round");
         };
-        if let Some((seq, op)) = *blocking {
-            let Some(decision) = poll_decision(seq, cx)? else {
+        if let Some((id, seq, op)) = *blocking {
+            let Some(outcome) = poll_call(id, cx)? else {
                 return Ok(false);
             };
             if op == AgreeOp::ValidateGlobal {
-                let view = cx
-                    .engine
-                    .install_decided_global(WORLD_CONTEXT, &decision)
-                    .map_err(|e| format!("install_decided_global at {me}: {e:?}"))?;
-                cx.out.append(&mut cx.engine.take_due());
+                let view = match outcome {
+                    Ok(Agreed::Global(view)) => view,
+                    other => return Err(format!("validate_global at {me}: {other:?}")),
+                };
                 cx.checker.on_validate_global(me, seq, &view)?;
                 self.global = view.failed_set();
                 self.acknowledged = view.failed_set();
@@ -1030,44 +1021,31 @@ impl Program {
                         view.failed_set()
                     )
                 });
-                cx.engine.end_agreement(WORLD_CONTEXT, true, true);
-            } else {
-                cx.engine.end_agreement(WORLD_CONTEXT, false, true);
             }
             *blocking = None;
             *next += 1;
             return Ok(true);
         }
         if let Some(&op) = ops.get(*next) {
-            let (collective, exclusive) = match op {
-                AgreeOp::IAgree => (false, false),
-                AgreeOp::ValidateGlobal => (true, true),
-                AgreeOp::Agree => (false, true),
-            };
             let global = op == AgreeOp::ValidateGlobal;
-            cx.engine
-                .claim_agreement(WORLD_CONTEXT, collective, exclusive)
-                .map_err(|e| format!("claim_agreement at {me} for {op:?}: {e:?}"))?;
             let flag = if global || cx.rng.gen_bool(0.3) {
                 u32::MAX
             } else {
                 !(1u32 << cx.rng.gen_range(0..16))
             };
-            let seq = cx
-                .engine
-                .start_agreement(WORLD_CONTEXT, flag, cx.out)
-                .map_err(|e| format!("start_agreement at {me}: {e:?}"))?;
-            cx.checker
-                .on_agreement_start(me, seq, global, flag, &self.global)?;
-            cx.trace
-                .note(&[20, u64::from(me), seq, u64::from(flag)], || {
-                    format!("rank {me} starts {op:?} #{seq} with flag {flag:#x}")
-                });
+            let call = match op {
+                AgreeOp::ValidateGlobal => AgreementCall::ValidateGlobal,
+                AgreeOp::Agree | AgreeOp::IAgree => AgreementCall::Agree {
+                    flag,
+                    holds_series: op == AgreeOp::Agree,
+                },
+            };
+            let (id, seq) = start_call(call, &self.global, cx)?;
             if op == AgreeOp::IAgree {
-                pending.push(seq);
+                pending.push(id);
                 *next += 1;
             } else {
-                *blocking = Some((seq, op));
+                *blocking = Some((id, seq, op));
             }
             return Ok(true);
         }
@@ -1075,10 +1053,10 @@ impl Program {
             pending.shuffle(cx.rng);
             *shuffled = true;
         }
-        let Some(&seq) = pending.first() else {
+        let Some(&id) = pending.first() else {
             return self.next_round();
         };
-        if poll_decision(seq, cx)?.is_none() {
+        if poll_call(id, cx)?.is_none() {
             return Ok(false);
         }
         pending.remove(0);
@@ -1340,74 +1318,55 @@ impl Program {
         self.end_dup(outcome, cx)
     }
 
-    /// Claims the shrink's candidate context id and starts its agreement, as `Comm::shrink`
-    /// does.
-    fn contribute_to_shrink(&mut self, cx: &mut Ctx) -> Step {
-        let me = cx.me;
-        let (candidate, free) = cx
-            .engine
-            .claim_shrink_candidate(WORLD_CONTEXT)
-            .map_err(|e| format!("claim_shrink_candidate at {me}: {e:?}"))?;
-        let flag = if free { ID_FREE } else { 0 };
-        let seq = cx
-            .engine
-            .start_agreement(WORLD_CONTEXT, flag, cx.out)
-            .map_err(|e| format!("start_agreement at {me} for shrink: {e:?}"))?;
-        cx.checker
-            .on_agreement_start(me, seq, false, flag, &self.global)?;
-        cx.trace.note(&[33, u64::from(me), seq], || {
-            format!("rank {me} shrink: agreement #{seq}, candidate {candidate:#x} (free {free})")
-        });
-        self.phase = Phase::Shrinking { seq, candidate };
+    /// Starts the shrink's agreement call, as `Comm::shrink` does.
+    fn start_shrink(&mut self, cx: &mut Ctx) -> Step {
+        let (id, seq) = start_call(AgreementCall::Shrink, &self.global, cx)?;
+        self.phase = Phase::Shrinking { id, seq };
         Ok(true)
     }
 
-    /// Polls the shrink's agreement; on its decision, installs the survivors' communicator
-    /// (checked against the other ranks': the same context and members everywhere), or
-    /// retries with a new candidate when one was taken somewhere.
-    fn poll_shrink(&mut self, seq: u64, candidate: ContextId, cx: &mut Ctx) -> Step {
+    /// Polls the shrink's call; once it returns, checks the survivors' communicator against
+    /// the other ranks' (the same context and members everywhere). A shrink whose context id
+    /// was taken somewhere enters another agreement, entered in the ledger here.
+    fn poll_shrink(&mut self, id: AgreementCallId, seq: u64, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        let Some(decision) = poll_decision(seq, cx)? else {
+        let polled = poll_call(id, cx)?;
+        let Some(outcome) = polled else {
+            if let Some((now, flag)) = cx.engine.agreement_call_entry(id) {
+                if now != seq {
+                    cx.checker
+                        .on_agreement_start(me, now, false, flag, &self.global)?;
+                    self.phase = Phase::Shrinking { id, seq: now };
+                    return Ok(true);
+                }
+            }
             return Ok(false);
         };
-        if decision.flag & ID_FREE == 0 {
-            cx.engine.release_candidate(candidate);
-            return self.contribute_to_shrink(cx);
-        }
-        let survivors = cx
-            .engine
-            .survivors(WORLD_CONTEXT, &decision)
-            .map_err(|e| format!("survivors at {me}: {e:?}"))?;
-        if !survivors.contains(&WorldRank(me)) {
-            return Err(format!("rank {me}'s shrink leaves it out: {survivors:?}"));
-        }
-        let size = survivors.len() as u32;
-        let position = survivors
-            .iter()
-            .position(|&r| r == WorldRank(me))
-            .expect("checked above") as u32;
-        let (rank, got) = cx.engine.install_plan(
-            candidate,
-            CreationPlan {
-                members: Members::list(survivors.clone()),
-                global: FailureView::empty(size),
-                color: 0,
-            },
-            WorldRank(me),
-            cx.out,
-        );
-        if (rank, got) != (position, size) {
+        let (context, rank, size) = match outcome {
+            Ok(Agreed::Shrunk {
+                context,
+                rank,
+                size,
+            }) => (context, rank, size),
+            other => return Err(format!("shrink at {me}: {other:?}")),
+        };
+        let survivors = cx.engine.members_of(context);
+        let position = survivors.iter().position(|&r| r == WorldRank(me));
+        if (Some(rank as usize), size as usize) != (position, survivors.len()) {
             return Err(format!(
-                "rank {me}'s shrink numbers it {rank} of {got}, not {position} of {size}"
+                "rank {me}'s shrink numbers it {rank} of {size} in {survivors:?}"
             ));
         }
-        cx.engine.end_agreement(WORLD_CONTEXT, true, true);
         cx.trace.note(&[34, u64::from(me), seq], || {
-            format!("rank {me} shrink returns {candidate:#x} of {survivors:?}")
+            format!("rank {me} shrink returns {context:#x} of {survivors:?}")
         });
+        let decision = cx
+            .checker
+            .decision_of(seq)
+            .ok_or_else(|| format!("rank {me}'s shrink returned before agreement {seq} decided"))?;
         cx.checker
-            .on_shrink(me, self.round, candidate, &worlds(&survivors), &decision)?;
-        cx.engine.free_communicator(candidate);
+            .on_shrink(me, self.round, context, &worlds(&survivors), &decision)?;
+        cx.engine.free_communicator(context);
         cx.out.append(&mut cx.engine.take_due());
         self.next_round()
     }
@@ -1971,33 +1930,57 @@ fn note_learned(
     Ok(())
 }
 
-/// The decision of agreement `seq` at this rank, once it has one (checked, and the failures
-/// it made known to the detector entered in the ledger).
-fn poll_decision(seq: u64, cx: &mut Ctx) -> std::result::Result<Option<Decision>, String> {
+/// Starts agreement call `call` on the world, entered in the ledger with G `global`; returns
+/// it and its agreement's number.
+fn start_call(
+    call: AgreementCall,
+    global: &RankSet,
+    cx: &mut Ctx,
+) -> std::result::Result<(AgreementCallId, u64), String> {
     let me = cx.me;
-    let mut learned = Vec::new();
-    let mut decision = cx
+    let id = cx
         .engine
-        .poll_agreement(WORLD_CONTEXT, seq, cx.out, &mut learned)
-        .map_err(|e| format!("poll_agreement at {me}: {e:?}"))?;
-    if let Some(decision) = &mut decision {
+        .start_agreement_call(WORLD_CONTEXT, call, cx.out)
+        .map_err(|e| format!("start_agreement_call at {me} for {call:?}: {e:?}"))?;
+    let (seq, flag) = cx
+        .engine
+        .agreement_call_entry(id)
+        .ok_or_else(|| format!("agreement call {id:?} at {me} ended at its start"))?;
+    let validate = call == AgreementCall::ValidateGlobal;
+    cx.checker
+        .on_agreement_start(me, seq, validate, flag, global)?;
+    cx.trace
+        .note(&[20, u64::from(me), seq, u64::from(flag)], || {
+            format!("rank {me} starts {call:?} #{seq} with flag {flag:#x}")
+        });
+    Ok((id, seq))
+}
+
+/// The outcome of agreement call `id` at this rank, once it has one; the decisions it took are
+/// checked, and the failures they made known to the detector entered in the ledger. `None`
+/// too when a decision fenced this rank (it halts before its call returns: the runner sees to
+/// it at the end of this step).
+fn poll_call(
+    id: AgreementCallId,
+    cx: &mut Ctx,
+) -> std::result::Result<Option<Result<Agreed>>, String> {
+    let me = cx.me;
+    let mut decided = Decided::default();
+    let outcome = cx.engine.poll_agreement_call(id, cx.out, &mut decided);
+    note_learned(decided.learned, "an agreement", cx)?;
+    for (seq, mut decision) in decided.decisions {
         if cx.checker.corrupt_decision_at == Some(cx.checker.decisions) {
             decision.flag ^= 1; // the test-only fault
         }
-    }
-    note_learned(learned, "an agreement", cx)?;
-    if let Some(decision) = &decision {
-        cx.checker.on_decision(me, seq, decision)?;
+        cx.checker.on_decision(me, seq, &decision)?;
         cx.trace.note(&[22, u64::from(me), seq], || {
             format!("rank {me} decides #{seq}: {decision:?}")
         });
-        if cx.engine.declared_failed() {
-            // The decision fenced this rank: it halts before its call returns (the runner
-            // sees to it at the end of this step).
-            return Ok(None);
-        }
     }
-    Ok(decision)
+    if cx.engine.declared_failed() {
+        return Ok(None);
+    }
+    Ok(outcome)
 }
 
 /// The block that a participant whose value is `from` sends rank `to` in a scatter or an
