@@ -72,7 +72,7 @@ impl Comm {
     /// Enters the next agreement of this communicator with `flag`; returns its number. The
     /// caller holds the communicator's [`ActiveCall`].
     pub(crate) fn start_agreement(&self, flag: u32) -> Result<u64> {
-        let mut out = Outgoing::new();
+        let mut out = crate::rank::outgoing();
         let seq = self
             .process
             .endpoint
@@ -247,7 +247,7 @@ impl Comm {
 
     /// Starts agreement call `call` on this communicator and sends its first messages.
     pub(crate) fn start_agreement_call(&self, call: AgreementCall) -> Result<AgreementCallId> {
-        let mut out = Outgoing::new();
+        let mut out = crate::rank::outgoing();
         let id = self
             .process
             .endpoint
@@ -265,7 +265,7 @@ impl Comm {
         engine: &mut crate::endpoint::Engine,
         id: AgreementCallId,
     ) -> Option<(Result<Agreed>, Outgoing)> {
-        let mut out = Outgoing::new();
+        let mut out = crate::rank::outgoing();
         let mut decided = Decided::default();
         let polled = engine.poll_agreement_call(id, &mut out, &mut decided);
         for world in decided.learned {
@@ -277,7 +277,13 @@ impl Comm {
                 .transport
                 .decided(self.process.world_rank(), at, decision);
         }
-        polled.map(|outcome| (outcome, out))
+        match polled {
+            Some(outcome) => Some((outcome, out)),
+            None => {
+                crate::rank::recycle(out); // empty: the engine sends a pending call's messages
+                None
+            }
+        }
     }
 
     /// Sends what an agreement call's outcome made the engine send and wakes this rank's other
@@ -303,7 +309,7 @@ pub(crate) fn polled_decision(
         &mut Vec<runthrough_core::WorldRank>,
     ) -> Result<Option<Decision>>,
 ) -> Result<Option<(Decision, Outgoing)>> {
-    let mut out = Outgoing::new();
+    let mut out = crate::rank::outgoing();
     let mut learned = Vec::new();
     let decision = poll(engine, &mut out, &mut learned)?;
     for world in learned {

@@ -120,11 +120,13 @@ impl Process {
         self.check_alive(); // a fault planned at one of those messages
     }
 
-    /// Sends what the engine produced.
-    pub(crate) fn send_all(&self, out: Outgoing) {
+    /// Sends what the engine produced; the emptied vector is kept for this thread's next
+    /// [`outgoing`].
+    pub(crate) fn send_all(&self, mut out: Outgoing) {
         if !out.is_empty() {
-            self.transport.send_all(self.world_rank(), out);
+            self.transport.send_all(self.world_rank(), &mut out);
         }
+        recycle(out);
     }
 
     /// Waits until `check` returns `Some`, re-checking after every event at this rank. Spins
@@ -222,4 +224,30 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.transport.rank_ended(self.world_rank());
     }
+}
+
+thread_local! {
+    /// An emptied [`Outgoing`] of this thread's, kept for its next call: a call that sends
+    /// (every collective step does) would otherwise allocate one and free it.
+    static SPARE_OUTGOING: std::cell::Cell<Outgoing> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// An empty [`Outgoing`]: this thread's spare one, with room for a few packets, when it has
+/// one.
+#[inline]
+pub(crate) fn outgoing() -> Outgoing {
+    SPARE_OUTGOING.with(std::cell::Cell::take)
+}
+
+/// Keeps `out`, emptied, as this thread's spare (unless it grew large, or the thread has one).
+#[inline]
+pub(crate) fn recycle(mut out: Outgoing) {
+    if out.capacity() == 0 || out.capacity() > 64 {
+        return;
+    }
+    out.clear();
+    SPARE_OUTGOING.with(|spare| {
+        let kept = spare.take();
+        spare.set(if kept.capacity() == 0 { out } else { kept });
+    });
 }

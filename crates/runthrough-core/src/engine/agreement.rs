@@ -314,7 +314,29 @@ impl Engine {
     /// Errors in the outcome: `Error::AgreeProcFailed` for an `agree` (as
     /// [`AgreementCall::Agree`] says); `Error::Comm` when the communicator was freed meanwhile
     /// (or the call is unknown).
+    ///
+    /// A poll that gives no outcome may still make this rank send (a shrink that enters
+    /// another agreement): those messages go out with the flow-control packets
+    /// ([`Engine::take_due`], the transmit-ready flag raised), not on `out`, so a driver
+    /// that drops `out` while the call is pending loses nothing.
     pub fn poll_agreement_call(
+        &mut self,
+        call: AgreementCallId,
+        out: &mut Outgoing,
+        decided: &mut Decided,
+    ) -> Option<Result<Agreed>> {
+        let mark = out.len();
+        let polled = self.poll_agreement_call_once(call, out, decided);
+        if polled.is_none() {
+            for (to, packet) in out.drain(mark..) {
+                self.flow.send_soon(to, packet);
+            }
+        }
+        polled
+    }
+
+    /// [`Engine::poll_agreement_call`], with what a pending call sends left on `out`.
+    fn poll_agreement_call_once(
         &mut self,
         call: AgreementCallId,
         out: &mut Outgoing,

@@ -287,7 +287,10 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub(crate) fn claim_shrink_candidate(&mut self, context: ContextId) -> Result<(ContextId, bool)> {
+    pub(crate) fn claim_shrink_candidate(
+        &mut self,
+        context: ContextId,
+    ) -> Result<(ContextId, bool)> {
         let next = self.comm(context)?.next_agreement_seq();
         let candidate = derive_context(context, Kind::Shrink, next, 0);
         let free = self.context_is_free(candidate);
@@ -322,7 +325,11 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub(crate) fn survivors(&mut self, context: ContextId, decision: &Decision) -> Result<Vec<WorldRank>> {
+    pub(crate) fn survivors(
+        &mut self,
+        context: ContextId,
+        decision: &Decision,
+    ) -> Result<Vec<WorldRank>> {
         let state = self.comm(context)?;
         Ok(state
             .participants

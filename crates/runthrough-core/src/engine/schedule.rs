@@ -540,6 +540,14 @@ pub enum Step {
         /// The accumulating buffer.
         into: usize,
     },
+    /// Receives comm rank `from`'s message of this call, the partial result of ranks below
+    /// those already in buffer `into`, and combines: `into = message op into`.
+    CombineBelow {
+        /// The sending participant (a comm rank).
+        from: Rank,
+        /// The accumulating buffer.
+        into: usize,
+    },
     /// Combines two buffers of this rank: `into = input op into` (`input` holds the lower
     /// ranks' partial result).
     Combine {
@@ -650,7 +658,9 @@ fn last_sends(steps: &[Step], sets: &[Vec<usize>], result: &[usize], buffers: us
                 }
                 used |= bit(buffer);
             }
-            Step::Receive { into, .. } | Step::CombineAbove { into, .. } => used |= bit(into),
+            Step::Receive { into, .. }
+            | Step::CombineAbove { into, .. }
+            | Step::CombineBelow { into, .. } => used |= bit(into),
             Step::Combine { input, into } => used |= bit(input) | bit(into),
             Step::SendBlocks { .. } | Step::ReceiveBlocks { .. } => {}
         }
@@ -880,6 +890,7 @@ impl Schedule {
                     Step::Send { to, .. } | Step::SendBlocks { to, .. } => (true, to),
                     Step::Receive { from, .. }
                     | Step::CombineAbove { from, .. }
+                    | Step::CombineBelow { from, .. }
                     | Step::ReceiveBlocks { from, .. } => (false, from),
                     Step::Combine { .. } => return 0,
                 };
@@ -931,7 +942,7 @@ impl Schedule {
                 }
                 Step::Send { buffer, .. } => buffer,
                 Step::Receive { into, .. } => into,
-                Step::CombineAbove { into, .. } => {
+                Step::CombineAbove { into, .. } | Step::CombineBelow { into, .. } => {
                     assert!(reduction, "a combining step needs a reduction");
                     into
                 }
@@ -955,6 +966,7 @@ impl Schedule {
                 .filter_map(|step| match *step {
                     Step::Receive { from, .. }
                     | Step::CombineAbove { from, .. }
+                    | Step::CombineBelow { from, .. }
                     | Step::ReceiveBlocks { from, .. } => Some(from),
                     Step::Send { .. } | Step::Combine { .. } | Step::SendBlocks { .. } => None,
                 })
@@ -1172,16 +1184,15 @@ impl Schedule {
     ) -> Self {
         let plan = Doubling::new(participants.len(), index);
         let mut steps = Steps::new();
-        let from_below = |from: Rank, steps: &mut Steps| {
-            steps.push(Step::Receive { from, into: 1 });
-            steps.push(Step::Combine { input: 1, into: 0 });
-        };
         match plan.fold {
             Fold::Give(to) => steps.push(Step::Send {
                 to: participants[to],
                 buffer: 0,
             }),
-            Fold::Take(from) => from_below(participants[from], &mut steps),
+            Fold::Take(from) => steps.push(Step::CombineBelow {
+                from: participants[from],
+                into: 0,
+            }),
             Fold::None => {}
         }
         for partner in plan.partners() {
@@ -1190,7 +1201,10 @@ impl Schedule {
                 buffer: 0,
             });
             if partner < index {
-                from_below(participants[partner], &mut steps);
+                steps.push(Step::CombineBelow {
+                    from: participants[partner],
+                    into: 0,
+                });
             } else {
                 steps.push(Step::CombineAbove {
                     from: participants[partner],
@@ -1211,7 +1225,7 @@ impl Schedule {
         }
         Schedule::built(
             steps,
-            smallvec![data, Vec::new()],
+            smallvec![data],
             Vec::new(),
             Some(reduction),
             smallvec![0],
@@ -1678,6 +1692,7 @@ impl Running {
         let from = match self.schedule.steps.get(self.next)? {
             Step::Receive { from, .. }
             | Step::CombineAbove { from, .. }
+            | Step::CombineBelow { from, .. }
             | Step::ReceiveBlocks { from, .. } => *from,
             Step::Send { .. } | Step::Combine { .. } | Step::SendBlocks { .. } => return None,
         };
@@ -1940,9 +1955,10 @@ fn run_steps(
                 let old = std::mem::replace(&mut schedule.buffers[into], payload);
                 crate::buffers::give_back(old);
             }
-            Step::CombineAbove { from, into } => {
+            Step::CombineAbove { from, into } | Step::CombineBelow { from, into } => {
                 // Not here yet: the schedule waits (None).
                 let mut message = take_message(comm, flow, tag, from)?;
+                let above = matches!(step, Step::CombineAbove { .. });
                 let target = &mut schedule.buffers[into];
                 if message.len() != target.len() {
                     // Ranks passed different counts: this rank's call fails, and it goes
@@ -1953,19 +1969,35 @@ fn run_steps(
                         .get_or_insert(count_mismatch(message.len(), target.len()));
                     crate::buffers::give_back(message);
                 } else {
-                    // into = into op message: the accumulated lower ranks are the input.
                     let reduction = schedule.reduction.as_ref().expect("checked by new");
-                    if let Some(function) = reduction.engine_function() {
-                        function(target, &mut message);
-                        let old = std::mem::replace(target, message);
-                        crate::buffers::give_back(old);
-                    } else {
-                        reduction.signal();
-                        running.handoff = Handoff::Due {
-                            input: std::mem::take(target),
-                            inout: message,
-                        };
-                        return None;
+                    match (reduction.engine_function(), above) {
+                        // into = into op message: the accumulated lower ranks are the input.
+                        (Some(function), true) => {
+                            function(target, &mut message);
+                            let old = std::mem::replace(target, message);
+                            crate::buffers::give_back(old);
+                        }
+                        // into = message op into: the message is the lower ranks'.
+                        (Some(function), false) => {
+                            function(&message, target);
+                            crate::buffers::give_back(message);
+                        }
+                        (None, true) => {
+                            reduction.signal();
+                            running.handoff = Handoff::Due {
+                                input: std::mem::take(target),
+                                inout: message,
+                            };
+                            return None;
+                        }
+                        (None, false) => {
+                            reduction.signal();
+                            running.handoff = Handoff::Due {
+                                input: message,
+                                inout: std::mem::take(target),
+                            };
+                            return None;
+                        }
                     }
                 }
             }
@@ -1996,7 +2028,7 @@ impl Running {
                 schedule.buffers[i] = input;
                 schedule.buffers[into] = inout;
             }
-            Some(&Step::CombineAbove { into, .. }) => {
+            Some(&Step::CombineAbove { into, .. } | &Step::CombineBelow { into, .. }) => {
                 schedule.buffers[into] = inout;
                 crate::buffers::give_back(input);
             }

@@ -195,7 +195,11 @@ impl Net {
         let mut out = Outgoing::new();
         let mut decided = super::Decided::default();
         let outcome = self.engines[rank as usize].poll_agreement_call(id, &mut out, &mut decided);
-        self.push(rank, out);
+        // As the runtime does: what a pending poll pushed is dropped (the engine sends it with
+        // the flow-control packets instead).
+        if outcome.is_some() {
+            self.push(rank, out);
+        }
         (outcome, decided)
     }
 

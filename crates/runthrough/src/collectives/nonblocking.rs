@@ -19,7 +19,6 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use runthrough_core::engine::{Hold, Output, Reduction, Schedule, Started};
 use runthrough_core::fault::Collective;
-use runthrough_core::packet::Outgoing;
 use runthrough_core::{Error, Rank, Result};
 
 use super::gather::check_partition;
@@ -271,7 +270,7 @@ impl<'a> CollectiveRequest<'a> {
     ) -> Result<Self> {
         let process = &comm.process;
         let blocking = hold != Hold::Nobody;
-        let mut out = Outgoing::new();
+        let mut out = crate::rank::outgoing();
         let (id, ready, declared_failed) = {
             let mut engine = process.endpoint.lock();
             // Before the start, under the engine's lock (which orders it with another
@@ -368,7 +367,7 @@ impl<'a> CollectiveRequest<'a> {
         process.check_alive();
         process.progress();
         loop {
-            let mut out = Outgoing::new();
+            let mut out = crate::rank::outgoing();
             let (polled, combine, declared_failed) = {
                 let mut engine = process.endpoint.lock();
                 let polled = engine.poll_schedule(self.comm.context, id, &mut out);

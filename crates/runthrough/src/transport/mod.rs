@@ -93,8 +93,8 @@ pub(crate) trait Transport: Send + Sync + Debug {
     }
 
     /// Sends every packet of `out` from `from`, in order.
-    fn send_all(&self, from: WorldRank, out: Outgoing) {
-        for (to, packet) in out {
+    fn send_all(&self, from: WorldRank, out: &mut Outgoing) {
+        for (to, packet) in out.drain(..) {
             self.send(from, to, packet);
         }
     }
