@@ -271,11 +271,17 @@ impl Comm {
         for world in decided.learned {
             crate::timeline::learned(engine, world.0);
         }
-        for (seq, decision) in &decided.decisions {
-            let at = (crate::transport::Series::Agreement, self.context, *seq);
-            self.process
-                .transport
-                .decided(self.process.world_rank(), at, decision);
+        let series = [
+            (crate::transport::Series::Agreement, &decided.decisions),
+            (crate::transport::Series::Creation, &decided.creations),
+        ];
+        for (series, decisions) in series {
+            for (seq, decision) in decisions {
+                let at = (series, self.context, *seq);
+                self.process
+                    .transport
+                    .decided(self.process.world_rank(), at, decision);
+            }
         }
         match polled {
             Some(outcome) => Some((outcome, out)),

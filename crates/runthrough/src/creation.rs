@@ -19,6 +19,8 @@
 //!   communicator keeps answering its peers' agreements.
 //!
 //! # The creation protocol
+//! The engine runs it as one operation per call (`AgreementCall::Create`): `dup`, `split` and
+//! `create` start it and wait for its outcome.
 //! 1. *Exchange* (`split` only): an all-gather of `(color, key)` over the participants, on the
 //!    collective plumbing, so an unrecognized failure makes it fail rather than block.
 //! 2. *Candidate context*: each rank that will be a member derives the new communicator's
@@ -62,37 +64,15 @@
 
 use std::sync::Arc;
 
-use runthrough_core::agreement::Decision;
-use runthrough_core::engine::{Agreed, AgreementCall};
+use runthrough_core::engine::{Agreed, AgreementCall, Creation};
 use runthrough_core::{Error, FailureView, Result, WorldRank};
 
-use crate::agreement::ActiveCall;
-use crate::collectives::CollectiveRequest;
 use crate::comm::Comm;
 use crate::endpoint::{Engine, Members};
 use crate::group::Group;
 use runthrough_core::packet::{ContextId, Outgoing, WORLD_CONTEXT};
 
-pub(crate) use runthrough_core::engine::{verdict, Inputs, Kind, Plan, Verdict};
-
-/// Marks a creation call as running on a communicator while it lives; at its end, on a revoked
-/// communicator, contributes "revoked" to the next creation if this rank has not (see the
-/// module docs).
-struct Creating<'a> {
-    comm: &'a Comm,
-}
-
-impl Drop for Creating<'_> {
-    fn drop(&mut self) {
-        let mut out = Outgoing::new();
-        self.comm
-            .process
-            .endpoint
-            .lock()
-            .end_creation(self.comm.context, &mut out);
-        self.comm.process.send_all(out);
-    }
-}
+pub(crate) use runthrough_core::engine::Plan;
 
 impl Comm {
     /// A new communicator of the surviving participants, in their order here
@@ -183,13 +163,7 @@ impl Comm {
     ///   revocation came during the call).
     /// - `Error::ConcurrentCollective`, `Error::Comm`.
     pub fn dup(&self) -> Result<Comm> {
-        let made = self.make_communicator(Kind::Dup, None, &|inputs| {
-            Some(Plan {
-                members: inputs.members.clone(),
-                global: FailureView::recognized(inputs.global.size(), &inputs.global.failed_set()),
-                color: 0,
-            })
-        })?;
+        let made = self.create_by(Creation::Dup)?;
         made.ok_or_else(|| Error::Internal {
             reason: "a participant is not a member of its dup".into(),
         })
@@ -204,11 +178,7 @@ impl Comm {
     /// Those of [`Comm::dup`]; a failure during the exchange of colors and keys counts as a
     /// participant that knew of a failure.
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm>> {
-        let mine = [u32::from(color.is_some()), color.unwrap_or(0), key as u32];
-        let me = self.rank;
-        self.make_communicator(Kind::Split, Some(mine), &|inputs| {
-            runthrough_core::engine::split_plan(inputs, me, color)
-        })
+        self.create_by(Creation::Split { color, key })
     }
 
     /// A new communicator of the processes of `group` that are participants of this one (OK
@@ -229,27 +199,25 @@ impl Comm {
                 reason: format!("world rank {w} of the group is not in the communicator"),
             });
         }
-        let me = self.process.world_rank();
-        self.make_communicator(Kind::Create, None, &|inputs| {
-            let members: Vec<WorldRank> = world_ranks_of(group)
-                .into_iter()
-                .filter(|&w| {
-                    inputs
-                        .members
-                        .comm_of(w)
-                        .is_some_and(|r| !inputs.global.is_failed(r))
-                })
-                .collect();
-            if !members.contains(&me) {
-                return None;
-            }
-            let size = members.len() as u32;
-            Some(Plan {
-                members: Members::list(members),
-                global: FailureView::empty(size),
-                color: 0,
-            })
+        self.create_by(Creation::Create {
+            group: world_ranks_of(group),
         })
+    }
+
+    /// Runs creation `creation` on this communicator (the module docs' protocol, run by the
+    /// engine as one operation): the new communicator's handle, or `None` at a rank that is
+    /// not one of its members.
+    fn create_by(&self, creation: Creation) -> Result<Option<Comm>> {
+        self.process.enter()?;
+        match self.agreement_call(AgreementCall::Create(creation))? {
+            Agreed::Created(made) => Ok(made.map(|made| Comm {
+                process: Arc::clone(&self.process),
+                context: made.context,
+                rank: made.rank,
+                size: made.size,
+            })),
+            other => Err(crate::agreement::unexpected(&other)),
+        }
     }
 
     /// A new communicator of `group`'s processes, in the group's order, collective over those
@@ -385,124 +353,6 @@ impl Comm {
         let credits = engine.take_due();
         drop(engine);
         self.process.send_all(credits);
-    }
-
-    /// The creation protocol (module docs): `exchange` is `split`'s `(defined, color, key)`,
-    /// `plan` says what this rank holds if the call succeeds.
-    fn make_communicator(
-        &self,
-        kind: Kind,
-        exchange: Option<[u32; 3]>,
-        plan: &dyn Fn(&Inputs<'_>) -> Option<Plan>,
-    ) -> Result<Option<Comm>> {
-        self.process.enter()?;
-        let _active = ActiveCall::begin(self)?;
-        let entry = self.process.endpoint.lock().begin_creation(self.context)?;
-        let (entry_ok, global, members) = (entry.entry_ok, entry.global, entry.members);
-        let _creating = Creating { comm: self };
-        let (exchange_ok, table) = match exchange {
-            None => (entry_ok, Vec::new()),
-            Some(mine) => match self.exchange(mine) {
-                Ok(table) => (entry_ok, table),
-                Err(_) => (false, Vec::new()),
-            },
-        };
-        let plan = if exchange_ok {
-            plan(&Inputs {
-                members: &members,
-                global: &global,
-                table: &table,
-            })
-        } else {
-            None
-        };
-        // A poller for the whole decision, as `Comm::run_agreement` is.
-        let _waiting = self.process.waiting();
-        loop {
-            let (seq, candidate) = self.contribute_to_creation(kind, exchange_ok, plan.as_ref())?;
-            let polled = self
-                .process
-                .wait_for(|engine| self.poll_creation(engine, seq).transpose())?;
-            let decision = self.deliver_decision(polled);
-            let verdict = verdict(&decision, &global);
-            let mut out = Outgoing::new();
-            let mut engine = self.process.endpoint.lock();
-            if let (Some(context), false) = (candidate, matches!(verdict, Verdict::Install)) {
-                engine.release_candidate(context);
-            }
-            match verdict {
-                Verdict::Revoked => {
-                    engine.revoke(self.context, None, &mut out);
-                    drop(engine);
-                    self.process.endpoint.signal.notify();
-                    self.process.send_all(out);
-                    return Err(Error::Revoked);
-                }
-                Verdict::Failed(error) => return Err(error),
-                Verdict::Retry => continue,
-                Verdict::Install => {}
-            }
-            let (plan, context) = match (plan, candidate) {
-                (None, _) => return Ok(None),
-                (Some(plan), Some(context)) => (plan, context),
-                (Some(_), None) => {
-                    return Err(Error::Internal {
-                        reason: "a creation's plan without a candidate context".into(),
-                    })
-                }
-            };
-            let comm = self.install(&mut engine, context, plan, &mut out);
-            drop(engine);
-            self.process.send_all(out);
-            return Ok(Some(comm));
-        }
-    }
-
-    /// Claims this rank's candidate context (when it is free) and enters the next creation
-    /// agreement; returns the agreement's number and the candidate.
-    fn contribute_to_creation(
-        &self,
-        kind: Kind,
-        exchange_ok: bool,
-        plan: Option<&Plan>,
-    ) -> Result<(u64, Option<ContextId>)> {
-        let mut out = Outgoing::new();
-        let (seq, candidate) = self.process.endpoint.lock().contribute_to_creation(
-            self.context,
-            kind,
-            exchange_ok,
-            plan.map(|p| p.color),
-            &mut out,
-        )?;
-        self.process.send_all(out);
-        Ok((seq, candidate))
-    }
-
-    /// The decision of creation agreement `seq`, as [`Comm::poll_agreement`] for the main series.
-    fn poll_creation(&self, engine: &mut Engine, seq: u64) -> Result<Option<(Decision, Outgoing)>> {
-        let context = self.context;
-        let polled = crate::agreement::polled_decision(engine, |engine, out, learned| {
-            engine.poll_creation(context, seq, out, learned)
-        });
-        if let Ok(Some((decision, _))) = &polled {
-            let at = (crate::transport::Series::Creation, context, seq);
-            self.process
-                .transport
-                .decided(self.process.world_rank(), at, decision);
-        }
-        polled
-    }
-
-    /// `split`'s exchange: an all-gather of `mine` over the participants, one entry per parent
-    /// rank (`[0; 3]`, undefined, for ranks recognized as failed).
-    fn exchange(&self, mine: [u32; 3]) -> Result<Vec<[u32; 3]>> {
-        let mut table = vec![[0u32; 3]; self.size as usize];
-        CollectiveRequest::all_gather_within(
-            self,
-            bytemuck::cast_slice(&mine),
-            bytemuck::cast_slice_mut(&mut table),
-        )?;
-        Ok(table)
     }
 
     /// Installs the communicator `plan` describes under `context`; returns its handle.

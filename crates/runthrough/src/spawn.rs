@@ -264,16 +264,16 @@ impl Comm {
             let decision = match self.run_agreement(flag) {
                 Ok(decision) => decision,
                 Err(error) => {
-                    refuse(true);
+                    refuse(free);
                     return Err(error);
                 }
             };
             if let Some(rank) = decision.non_contributors.iter().next() {
-                refuse(true);
+                refuse(free);
                 return Err(Error::ProcFailed { rank });
             }
             if decision.flag & STARTED == 0 {
-                refuse(true);
+                refuse(free);
                 if let Some(error) = refused {
                     return Err(error);
                 }
@@ -282,7 +282,7 @@ impl Comm {
                 }));
             }
             if decision.flag & ID_FREE == 0 {
-                refuse(true);
+                refuse(free);
                 continue; // the id was taken at some parent: the next agreement, a new id
             }
             // Every contributor started them (`STARTED` is their AND), the same ones.

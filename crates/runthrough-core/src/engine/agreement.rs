@@ -142,7 +142,7 @@ impl Engine {
 /// as one operation from start to outcome ([`Engine::start_agreement_call`],
 /// [`Engine::poll_agreement_call`]): the blocking call is its start and a wait, the
 /// non-blocking one its start and a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgreementCall {
     /// `validate_global`: G := G ∪ the agreed failures, L := G, a new collective epoch (once
     /// this rank's non-blocking collectives of the old epoch have finished). Holds the
@@ -161,13 +161,20 @@ pub enum AgreementCall {
     /// under a context id every member derives alike (another agreement when it was taken
     /// somewhere). Holds the collective slot and the series.
     Shrink,
+    /// `dup`, `split` or `create`: a new communicator by the creation protocol (split's
+    /// exchange, a candidate context id, one agreement of the creation series, and another
+    /// when the id was taken somewhere; `super::creation`). Holds the collective slot and the
+    /// series.
+    Create(super::Creation),
 }
 
 impl AgreementCall {
     /// The slots it holds: (collective, series).
-    fn slots(self) -> (bool, bool) {
-        match self {
-            AgreementCall::ValidateGlobal | AgreementCall::Shrink => (true, true),
+    fn slots(&self) -> (bool, bool) {
+        match *self {
+            AgreementCall::ValidateGlobal | AgreementCall::Shrink | AgreementCall::Create(_) => {
+                (true, true)
+            }
             AgreementCall::Agree { holds_series, .. } => (false, holds_series),
         }
     }
@@ -181,6 +188,9 @@ pub enum Agreed {
     /// `agree`'s flag (a decision with an unacknowledged failure is
     /// `Error::AgreeProcFailed` instead).
     Flag(u32),
+    /// A creation's new communicator, installed here (`None` at a rank that is not one of
+    /// its members: `split`'s undefined color, `create` outside the group).
+    Created(Option<Installed>),
     /// `shrink`'s new communicator, installed here: its context id, this rank's number and
     /// its size.
     Shrunk {
@@ -191,6 +201,17 @@ pub enum Agreed {
         /// Its size.
         size: u32,
     },
+}
+
+/// A communicator a creation installed here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Installed {
+    /// Its context id.
+    pub context: ContextId,
+    /// This rank's number in it.
+    pub rank: crate::Rank,
+    /// Its size.
+    pub size: u32,
 }
 
 /// A started agreement call ([`Engine::start_agreement_call`]).
@@ -216,6 +237,8 @@ pub struct Decided {
     pub learned: Vec<WorldRank>,
     /// The decisions the call took, by agreement number.
     pub decisions: Vec<(u64, Decision)>,
+    /// The decisions of the creation series the call took (a creation's), by number there.
+    pub creations: Vec<(u64, Decision)>,
 }
 
 /// An agreement call in progress at this rank.
@@ -224,14 +247,16 @@ pub(crate) struct PendingCall {
     id: u64,
     call: AgreementCall,
     /// The number of the agreement it waits for.
-    seq: u64,
+    pub(super) seq: u64,
     /// This rank's flag word in that agreement.
     flag: u32,
-    /// A shrink's context id, claimed here.
-    candidate: Option<ContextId>,
+    /// A shrink's or creation's context id, claimed here.
+    pub(super) candidate: Option<ContextId>,
     /// The decision, taken, while the call waits for something else (`validate_global` for
     /// this rank's non-blocking collectives of the old epoch).
     decision: Option<Decision>,
+    /// A creation's progress (`super::creation`).
+    pub(super) creating: Option<Box<super::creation::Creating>>,
 }
 
 impl Engine {
@@ -259,15 +284,29 @@ impl Engine {
         state.collective_active |= collective;
         let id = state.next_agreement_call;
         state.next_agreement_call += 1;
-        let (seq, flag, candidate) = self.contribute(context, call, out)?;
-        let pending = PendingCall {
+        let mut pending = PendingCall {
             id,
             call,
-            seq,
-            flag,
-            candidate,
+            seq: 0,
+            flag: 0,
+            candidate: None,
             decision: None,
+            creating: None,
         };
+        let started = match &pending.call {
+            AgreementCall::Create(creation) => self
+                .begin_creation_call(context, creation.clone(), out)
+                .map(|creating| pending.creating = Some(Box::new(creating))),
+            call => self
+                .contribute(context, call.clone(), out)
+                .map(|(seq, flag, candidate)| {
+                    (pending.seq, pending.flag, pending.candidate) = (seq, flag, candidate);
+                }),
+        };
+        if let Err(error) = started {
+            self.end_slots(context, &pending.call);
+            return Err(error);
+        }
         self.comm(context)?.agreement_calls.push(pending);
         Ok(AgreementCallId { context, id })
     }
@@ -281,7 +320,7 @@ impl Engine {
         out: &mut Outgoing,
     ) -> Result<(u64, u32, Option<ContextId>)> {
         let (flag, candidate) = match call {
-            AgreementCall::ValidateGlobal => (u32::MAX, None),
+            AgreementCall::ValidateGlobal | AgreementCall::Create(_) => (u32::MAX, None),
             AgreementCall::Agree { flag, .. } => (flag, None),
             AgreementCall::Shrink => {
                 // Claimed before the agreement starts; no other agreement of the series starts
@@ -351,7 +390,13 @@ impl Engine {
                 return Some(Err(Error::Comm));
             };
             let pending = &mut state.agreement_calls[at];
-            let (kind, seq) = (pending.call, pending.seq);
+            if pending.creating.is_some() {
+                let outcome = self.poll_creation_call(context, at, out, decided)?;
+                self.end_creation(context, out);
+                self.end_agreement_call(context, at);
+                return Some(outcome);
+            }
+            let (kind, seq) = (pending.call.clone(), pending.seq);
             if pending.decision.is_none() {
                 let decision = state.take_decision(seq)?;
                 let members = state.members.clone();
@@ -387,6 +432,7 @@ impl Engine {
                     Some(outcome) => outcome,
                     None => continue, // the context id was taken somewhere: another agreement
                 },
+                AgreementCall::Create(_) => unreachable!("a creation is polled above"),
             };
             self.end_agreement_call(context, at);
             return Some(outcome);
@@ -467,7 +513,15 @@ impl Engine {
             return;
         };
         let ended = state.agreement_calls.swap_remove(at);
-        let (collective, series) = ended.call.slots();
+        self.end_slots(context, &ended.call);
+    }
+
+    /// Frees the slots `call` held on `context`.
+    fn end_slots(&mut self, context: ContextId, call: &AgreementCall) {
+        let Some(state) = self.comms.get_mut(&context) else {
+            return;
+        };
+        let (collective, series) = call.slots();
         if series {
             state.agreement_active = false;
         }
@@ -482,7 +536,7 @@ mod tests {
     //! Agreement calls as operations, over a small network of engines.
 
     use super::super::test_net::Net;
-    use super::super::{derive_context, Kind, Schedule};
+    use super::super::{derive_context, Creation, Installed, Kind, Schedule};
     use super::*;
     use crate::packet::WORLD_CONTEXT;
     use crate::RankSet;
@@ -501,7 +555,7 @@ mod tests {
     ) -> Vec<(u32, AgreementCallId)> {
         ranks
             .iter()
-            .map(|&r| (r, net.start_call(r, call).unwrap()))
+            .map(|&r| (r, net.start_call(r, call.clone()).unwrap()))
             .collect()
     }
 
@@ -565,7 +619,10 @@ mod tests {
             flag: 1,
             holds_series: false,
         };
-        assert_eq!(net.start_call(0, pending), Err(Error::ConcurrentCollective));
+        assert_eq!(
+            net.start_call(0, pending.clone()),
+            Err(Error::ConcurrentCollective)
+        );
         // Nor does a blocking collective of another thread start.
         assert_eq!(
             net.engines[0]
@@ -579,7 +636,7 @@ mod tests {
         // in the order every rank started them.
         let ids: Vec<_> = (0..2)
             .map(|r| {
-                let iagree = net.start_call(r, pending).unwrap();
+                let iagree = net.start_call(r, pending.clone()).unwrap();
                 let validate = net.start_call(r, AgreementCall::ValidateGlobal).unwrap();
                 [(r, iagree), (r, validate)]
             })
@@ -731,6 +788,138 @@ mod tests {
             net.engines[2].reserved.is_empty(),
             "the candidate is released"
         );
+    }
+
+    fn created(outcomes: &[Result<Agreed>]) -> Vec<Option<Installed>> {
+        outcomes
+            .iter()
+            .map(|outcome| match outcome {
+                Ok(Agreed::Created(made)) => *made,
+                other => panic!("not created: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dup_installs_one_communicator_with_the_parents_numbering_and_recognized_failures() {
+        let mut net = Net::new(4, 11);
+        net.kill(2);
+        let ids = start_everywhere(&mut net, &[0, 1, 3], AgreementCall::ValidateGlobal);
+        net.finish_calls(&ids);
+        let ids = start_everywhere(&mut net, &[0, 1, 3], AgreementCall::Create(Creation::Dup));
+        let made = created(&net.finish_calls(&ids));
+        let context = made[0].unwrap().context;
+        for (&(rank, _), made) in ids.iter().zip(&made) {
+            let made = made.expect("a member");
+            assert_eq!((made.context, made.rank, made.size), (context, rank, 4));
+            let global = net.engines[rank as usize].global_view(context).unwrap();
+            assert_eq!(global.failed_set(), RankSet::from_iter([2]));
+            assert!(!global.new_failures(), "recognized failures are NULL | OLD");
+        }
+    }
+
+    #[test]
+    fn split_exchanges_colors_and_keys_and_orders_each_color_by_key() {
+        let mut net = Net::new(5, 12);
+        // Colors 0, 1, 0, undefined, 1; keys reverse the ranks.
+        let colors = [Some(0), Some(1), Some(0), None, Some(1)];
+        let ids: Vec<_> = (0..5u32)
+            .map(|r| {
+                let creation = Creation::Split {
+                    color: colors[r as usize],
+                    key: -(r as i32),
+                };
+                (
+                    r,
+                    net.start_call(r, AgreementCall::Create(creation)).unwrap(),
+                )
+            })
+            .collect();
+        let made = created(&net.finish_calls(&ids));
+        assert!(made[3].is_none(), "the undefined color gets nothing");
+        let members = |r: usize| -> Vec<u32> {
+            let made = made[r].unwrap();
+            let engine = &net.engines[r];
+            engine
+                .members_of(made.context)
+                .iter()
+                .map(|w| w.0)
+                .collect()
+        };
+        assert_eq!(members(0), vec![2, 0]);
+        assert_eq!(members(2), vec![2, 0]);
+        assert_eq!(members(1), vec![4, 1]);
+        assert_eq!(made[0].unwrap().context, made[2].unwrap().context);
+        assert_ne!(made[0].unwrap().context, made[1].unwrap().context);
+        assert_eq!((made[2].unwrap().rank, made[0].unwrap().rank), (0, 1));
+    }
+
+    #[test]
+    fn create_keeps_the_groups_participants_in_the_groups_order() {
+        let mut net = Net::new(4, 13);
+        let group = vec![WorldRank(3), WorldRank(1)];
+        let call = AgreementCall::Create(Creation::Create { group });
+        let ids = start_everywhere(&mut net, &[0, 1, 2, 3], call);
+        let made = created(&net.finish_calls(&ids));
+        assert!(made[0].is_none() && made[2].is_none(), "outside the group");
+        assert_eq!((made[3].unwrap().rank, made[1].unwrap().rank), (0, 1));
+        assert_eq!(made[3].unwrap().size, 2);
+    }
+
+    #[test]
+    fn a_creation_with_an_unrecognized_failure_fails_alike_everywhere() {
+        let mut net = Net::new(4, 14);
+        net.kill(1);
+        let creation = Creation::Split {
+            color: Some(0),
+            key: 0,
+        };
+        for call in [Creation::Dup, creation] {
+            let ids = start_everywhere(&mut net, &[0, 2, 3], AgreementCall::Create(call));
+            for outcome in net.finish_calls(&ids) {
+                assert_eq!(outcome, Err(Error::ProcFailed { rank: 1 }));
+            }
+        }
+        // Once G holds it, the same calls succeed over the survivors.
+        let ids = start_everywhere(&mut net, &[0, 2, 3], AgreementCall::ValidateGlobal);
+        net.finish_calls(&ids);
+        let ids = start_everywhere(&mut net, &[0, 2, 3], AgreementCall::Create(Creation::Dup));
+        assert!(created(&net.finish_calls(&ids)).iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn a_creation_whose_context_id_is_taken_somewhere_agrees_again() {
+        let mut net = Net::new(3, 15);
+        let taken = derive_context(WORLD_CONTEXT, Kind::Dup, 0, 0);
+        net.engines[2].reserved.insert(taken);
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::Create(Creation::Dup));
+        let made = created(&net.finish_calls(&ids));
+        let context = made[0].unwrap().context;
+        assert_eq!(context, derive_context(WORLD_CONTEXT, Kind::Dup, 1, 0));
+        assert!(made.iter().all(|m| m.unwrap().context == context));
+        assert!(
+            net.engines[2].reserved.contains(&taken),
+            "rank 2's own claim stays"
+        );
+    }
+
+    #[test]
+    fn a_creation_on_a_revoked_communicator_is_refused_and_releases_its_peers() {
+        let mut net = Net::new(3, 16);
+        let ids = start_everywhere(&mut net, &[0, 1], AgreementCall::Create(Creation::Dup));
+        // Rank 2 revokes instead of calling: its peers' creation ends with Revoked.
+        let mut out = Outgoing::new();
+        net.engines[2].revoke(WORLD_CONTEXT, None, &mut out);
+        net.push(2, out);
+        for outcome in net.finish_calls(&ids) {
+            assert_eq!(outcome, Err(Error::Revoked));
+        }
+        assert_eq!(
+            net.start_call(2, AgreementCall::Create(Creation::Dup)),
+            Err(Error::Revoked)
+        );
+        // The refused start held nothing: an agreement call still starts there.
+        net.start_call(2, AgreementCall::ValidateGlobal).unwrap();
     }
 
     #[test]

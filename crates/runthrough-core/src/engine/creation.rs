@@ -5,6 +5,8 @@
 //! new communicator. The protocol itself is described in the `runthrough` crate's
 //! `communicators` module.
 
+use std::sync::Arc;
+
 use super::{CommState, Engine, Members, NOT_REVOKED};
 use crate::agreement::Decision;
 use crate::packet::{ContextId, Outgoing};
@@ -60,6 +62,7 @@ pub fn mix(mut z: u64) -> u64 {
 }
 
 /// What this rank will hold if a creation succeeds.
+#[derive(Debug)]
 pub struct Plan {
     /// The members, as world ranks in the new numbering.
     pub members: Members,
@@ -70,7 +73,7 @@ pub struct Plan {
 }
 
 /// What a creation's plan is computed from.
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     /// The parent's members.
     pub members: &'a Members,
     /// The parent's G at entry.
@@ -82,9 +85,8 @@ pub struct Inputs<'a> {
 /// `split`'s plan at rank `me` of the parent (`MPI_Comm_split`, MPI-4.0 §7.4.2): with a
 /// `color`, the ranks of the exchange's table that gave the same color, ordered by key, then
 /// by rank in the parent, as world ranks, with an empty G; `None` for an undefined color (or,
-/// which cannot happen, a table without this rank's entry). The runtime's `Comm::split` and
-/// the engine simulator's split rounds both use it.
-pub fn split_plan(inputs: &Inputs<'_>, me: Rank, color: Option<u32>) -> Option<Plan> {
+/// which cannot happen, a table without this rank's entry).
+pub(crate) fn split_plan(inputs: &Inputs<'_>, me: Rank, color: Option<u32>) -> Option<Plan> {
     let color = color?;
     let mut chosen: Vec<(i32, Rank)> = inputs
         .table
@@ -153,15 +155,270 @@ pub fn verdict(decision: &Decision, global: &FailureView) -> Verdict {
     Verdict::Install
 }
 
-/// What a creation call saw of its parent at entry ([`Engine::begin_creation`]).
+/// What a creation call saw of its parent at entry.
 #[derive(Debug, Clone)]
-pub struct CreationEntry {
+pub(crate) struct CreationEntry {
     /// No participant was known failed without being recognized in G.
     pub entry_ok: bool,
     /// The parent's G.
     pub global: FailureView,
     /// The parent's members.
     pub members: Members,
+}
+
+/// How a creation chooses the members of its communicator ([`super::AgreementCall::Create`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Creation {
+    /// `dup`: the parent's members, numbering and recognized failures (`NULL | OLD` in both
+    /// views of the new communicator).
+    Dup,
+    /// `split`: this rank's color (`None` for `MPI_UNDEFINED`: it takes part and gets no
+    /// communicator) and key; the participants of one color, ordered by key, then by rank
+    /// ([`split_plan`]), exchanged by an all-gather first.
+    Split {
+        /// This rank's color.
+        color: Option<u32>,
+        /// This rank's key.
+        key: i32,
+    },
+    /// `create`: the processes of a group (world ranks, in the group's order) that are
+    /// participants of the parent; ranks outside the group get no communicator.
+    Create {
+        /// The group's processes.
+        group: Vec<WorldRank>,
+    },
+}
+
+impl Creation {
+    /// The kind of call, part of the new context id.
+    fn kind(&self) -> Kind {
+        match self {
+            Creation::Dup => Kind::Dup,
+            Creation::Split { .. } => Kind::Split,
+            Creation::Create { .. } => Kind::Create,
+        }
+    }
+}
+
+/// A creation call in progress at this rank.
+#[derive(Debug)]
+pub(crate) struct Creating {
+    creation: Creation,
+    /// What the call saw of the parent at entry.
+    entry: CreationEntry,
+    /// `split`'s exchange while it runs: its schedule, and the participants it gathers from.
+    exchange: Option<(u64, Arc<[Rank]>)>,
+    /// No unrecognized failure at entry, and the exchange (if any) succeeded.
+    exchange_ok: bool,
+    /// `split`'s table (`[defined, color, key]` per parent rank).
+    table: Vec<[u32; 3]>,
+    /// What this rank installs if the call succeeds, once it has contributed.
+    plan: Option<Plan>,
+    /// Whether it has entered the current creation agreement.
+    contributed: bool,
+}
+
+impl Creating {
+    /// `split`'s exchange ended with `outcome`, gathered from `participants` (in order).
+    fn exchanged(&mut self, outcome: Result<super::Output>, participants: &[Rank]) {
+        self.exchange = None;
+        let Ok(output) = outcome else {
+            self.exchange_ok = false;
+            return;
+        };
+        let bytes = output.into_bytes();
+        let mut table = vec![[0u32; 3]; self.entry.members.size() as usize];
+        for (block, &rank) in bytes.chunks_exact(12).zip(participants) {
+            let word = |k: usize| u32::from_le_bytes(block[4 * k..4 * k + 4].try_into().unwrap());
+            table[rank as usize] = [word(0), word(1), word(2)];
+        }
+        self.table = table;
+    }
+
+    /// The plan this rank installs if the call succeeds (none when the exchange failed, or
+    /// this rank is not a member), this rank being comm rank `me` and world rank `world`.
+    fn plan(&self, me: Rank, world: WorldRank) -> Option<Plan> {
+        if !self.exchange_ok {
+            return None;
+        }
+        let inputs = Inputs {
+            members: &self.entry.members,
+            global: &self.entry.global,
+            table: &self.table,
+        };
+        match &self.creation {
+            Creation::Dup => Some(Plan {
+                members: inputs.members.clone(),
+                global: FailureView::recognized(inputs.global.size(), &inputs.global.failed_set()),
+                color: 0,
+            }),
+            Creation::Split { color, .. } => split_plan(&inputs, me, *color),
+            Creation::Create { group } => {
+                let members: Vec<WorldRank> = group
+                    .iter()
+                    .copied()
+                    .filter(|&w| {
+                        inputs
+                            .members
+                            .comm_of(w)
+                            .is_some_and(|r| !inputs.global.is_failed(r))
+                    })
+                    .collect();
+                if !members.contains(&world) {
+                    return None;
+                }
+                let size = members.len() as u32;
+                Some(Plan {
+                    members: Members::list(members),
+                    global: FailureView::empty(size),
+                    color: 0,
+                })
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Starts creation `creation` on `context` (the call holds its slots): what it sees at
+    /// entry, and `split`'s exchange of colors and keys (an all-gather over the participants,
+    /// a step of this call).
+    ///
+    /// # Errors
+    /// `Error::Comm` on a freed communicator, `Error::Revoked` on a revoked one.
+    pub(super) fn begin_creation_call(
+        &mut self,
+        context: ContextId,
+        creation: Creation,
+        out: &mut Outgoing,
+    ) -> Result<Creating> {
+        let entry = self.begin_creation(context)?;
+        let mut creating = Creating {
+            exchange_ok: entry.entry_ok,
+            creation,
+            entry,
+            exchange: None,
+            table: Vec::new(),
+            plan: None,
+            contributed: false,
+        };
+        if let Creation::Split { color, key } = creating.creation {
+            let mine = [u32::from(color.is_some()), color.unwrap_or(0), key as u32];
+            let data: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let me = self.comm(context)?.rank;
+            let mut participants: Arc<[Rank]> = Arc::from([]);
+            let started = self.start_schedule_as(
+                context,
+                me,
+                super::Hold::Within,
+                |call| {
+                    participants = Arc::clone(&call.participants);
+                    Ok(super::Schedule::all_gather(
+                        &call.participants,
+                        call.index,
+                        data,
+                    ))
+                },
+                out,
+            );
+            match started {
+                Ok(super::Started::Running(id)) => creating.exchange = Some((id, participants)),
+                Ok(super::Started::Done(outcome)) => creating.exchanged(outcome, &participants),
+                // An unrecognized failure (or a revocation) at its start: it failed.
+                Err(_) => creating.exchange_ok = false,
+            }
+        }
+        Ok(creating)
+    }
+
+    /// Runs creation call number `at` of `context` as far as it goes: the exchange's end,
+    /// this rank's contribution, the decision and what it says (install, fail alike
+    /// everywhere, or another agreement for a new context id). `None` while it waits; the
+    /// caller ends the call on its outcome.
+    pub(super) fn poll_creation_call(
+        &mut self,
+        context: ContextId,
+        at: usize,
+        out: &mut Outgoing,
+        decided: &mut super::Decided,
+    ) -> Option<Result<super::Agreed>> {
+        let state = self.comms.get_mut(&context)?;
+        let mut creating = state.agreement_calls[at].creating.take()?;
+        let outcome = self.advance_creation(context, at, &mut creating, out, decided);
+        if outcome.is_none() {
+            if let Some(state) = self.comms.get_mut(&context) {
+                state.agreement_calls[at].creating = Some(creating);
+            }
+        }
+        outcome
+    }
+
+    /// [`Engine::poll_creation_call`] with the call's progress in hand.
+    fn advance_creation(
+        &mut self,
+        context: ContextId,
+        at: usize,
+        creating: &mut Creating,
+        out: &mut Outgoing,
+        decided: &mut super::Decided,
+    ) -> Option<Result<super::Agreed>> {
+        loop {
+            if let Some((id, participants)) = creating.exchange.clone() {
+                let outcome = self.poll_schedule(context, id, out)?;
+                creating.exchanged(outcome, &participants);
+            }
+            if !creating.contributed {
+                let me = self.comms.get(&context)?.rank;
+                creating.plan = creating.plan(me, self.world_rank);
+                let kind = creating.creation.kind();
+                let color = creating.plan.as_ref().map(|plan| plan.color);
+                let contributed =
+                    self.contribute_to_creation(context, kind, creating.exchange_ok, color, out);
+                let (seq, candidate) = match contributed {
+                    Ok(contributed) => contributed,
+                    Err(error) => return Some(Err(error)),
+                };
+                let pending = &mut self.comms.get_mut(&context)?.agreement_calls[at];
+                (pending.seq, pending.candidate) = (seq, candidate);
+                creating.contributed = true;
+            }
+            let pending = &self.comms.get(&context)?.agreement_calls[at];
+            let (seq, candidate) = (pending.seq, pending.candidate);
+            let decision = match self.poll_creation(context, seq, out, &mut decided.learned) {
+                Ok(decision) => decision?,
+                Err(error) => return Some(Err(error)),
+            };
+            decided.creations.push((seq, decision.clone()));
+            let verdict = verdict(&decision, &creating.entry.global);
+            if let (Some(candidate), false) = (candidate, matches!(verdict, Verdict::Install)) {
+                self.release_candidate(candidate);
+            }
+            return Some(match verdict {
+                Verdict::Revoked => {
+                    self.revoke(context, None, out);
+                    Err(Error::Revoked)
+                }
+                Verdict::Failed(error) => Err(error),
+                Verdict::Retry => {
+                    creating.contributed = false;
+                    continue; // the candidate was taken somewhere: the next agreement, a new id
+                }
+                Verdict::Install => match (creating.plan.take(), candidate) {
+                    (None, _) => Ok(super::Agreed::Created(None)),
+                    (Some(plan), Some(candidate)) => {
+                        let (rank, size) = self.install_plan(candidate, plan, self.world_rank, out);
+                        Ok(super::Agreed::Created(Some(super::Installed {
+                            context: candidate,
+                            rank,
+                            size,
+                        })))
+                    }
+                    (Some(_), None) => Err(Error::Internal {
+                        reason: "a creation's plan without a candidate context".into(),
+                    }),
+                },
+            });
+        }
+    }
 }
 
 impl Engine {
@@ -196,7 +453,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator, `Error::Revoked` on a revoked one.
-    pub fn begin_creation(&mut self, context: ContextId) -> Result<CreationEntry> {
+    pub(crate) fn begin_creation(&mut self, context: ContextId) -> Result<CreationEntry> {
         let state = self.comm(context)?;
         state.check_not_revoked()?;
         state.creating = true;
@@ -210,7 +467,7 @@ impl Engine {
     /// The creation call on `context` ended: on a revoked communicator this rank contributes
     /// "revoked" to the creation series' current call if it has not (pushed on `out`), so that
     /// peers inside a creation call it will never make are released.
-    pub fn end_creation(&mut self, context: ContextId, out: &mut Outgoing) {
+    pub(crate) fn end_creation(&mut self, context: ContextId, out: &mut Outgoing) {
         if let Some(state) = self.comms.get_mut(&context) {
             state.creating = false;
             state.settle_revoked_creations(context, out);
@@ -220,11 +477,12 @@ impl Engine {
     /// Claims the candidate context id of the next creation of `kind` on `context` for a plan
     /// of `color` (none when this rank will not be a member) when it is free here, and enters
     /// the next creation agreement with the flag word that says so; returns the agreement's
-    /// number and the candidate. Its first messages are pushed on `out`.
+    /// number and the candidate when this call claimed it (not when it was taken here). Its
+    /// first messages are pushed on `out`.
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub fn contribute_to_creation(
+    pub(crate) fn contribute_to_creation(
         &mut self,
         context: ContextId,
         kind: Kind,
@@ -252,7 +510,8 @@ impl Engine {
         let seq = state.start_creation(flag);
         debug_assert_eq!(seq, next);
         state.drain_agreements(context, out);
-        Ok((seq, candidate))
+        // A candidate taken here is not this call's to release.
+        Ok((seq, candidate.filter(|_| free)))
     }
 
     /// The decision of creation agreement `seq` on `context`, as [`Engine::poll_agreement`]
@@ -260,7 +519,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub fn poll_creation(
+    pub(crate) fn poll_creation(
         &mut self,
         context: ContextId,
         seq: u64,

@@ -12,12 +12,14 @@
 //!   ([`Engine::send_target`], [`Engine::admit`], [`Engine::queue_send`],
 //!   [`Engine::match_or_post`], [`Engine::probe`], ...), collectives
 //!   ([`Engine::start_schedule_as`], [`Engine::poll_schedule`], [`Engine::take_combine`],
-//!   ...: every collective call is a schedule), agreements
-//!   ([`Engine::start_agreement`], [`Engine::install_decided_global`]), the local views
-//!   ([`Engine::validate_local`]), [`Engine::revoke`], creation
-//!   ([`Engine::contribute_to_creation`], [`Engine::install_plan`], ...);
+//!   ...: every collective call is a schedule), the calls decided by an agreement
+//!   ([`Engine::start_agreement_call`] / [`Engine::poll_agreement_call`]: `validate_global`,
+//!   `agree`, `shrink`, and the creations `dup`, `split`, `create`, each one operation from
+//!   its slots to its outcome), the local views ([`Engine::validate_local`]),
+//!   [`Engine::revoke`], and the creations that need no agreement
+//!   ([`Engine::install_plan`]: `create_group`, a communicator of one rank, `spawn`'s);
 //! - **polls**: whether what a thread waits for has happened ([`Engine::poll_receive`],
-//!   [`Engine::poll_agreement`], [`Engine::send_outcome`], ...) and what must be transmitted
+//!   [`Engine::poll_agreement_call`], [`Engine::send_outcome`], ...) and what must be transmitted
 //!   ([`Engine::poll_transmit`], [`Engine::take_due`]).
 //!
 //! Every method that makes the engine send pushes the packets on the [`Outgoing`] list the
@@ -25,10 +27,10 @@
 //! after releasing whatever lock it keeps the engine under. A thread that waits calls the
 //! polls again whenever the engine changed (the driver's wake-up).
 //!
-//! Collectives run two ways. A blocking collective call is the runtime's code over the
-//! collective commands (one such call at a time per communicator). A non-blocking one is a
-//! [`Schedule`] the engine itself runs as its messages arrive ([`Engine::start_schedule`],
-//! [`Engine::poll_schedule`]); any number of those may be outstanding, in call order.
+//! Every collective call is a [`Schedule`] the engine runs ([`Engine::start_schedule_as`],
+//! [`Engine::poll_schedule`]): a blocking call's thread advances its own schedule as it polls
+//! (one such call at a time per communicator), a non-blocking one is run by the engine as its
+//! messages arrive; any number of those may be outstanding, in call order.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -45,12 +47,9 @@ mod collective;
 mod creation;
 mod point_to_point;
 mod schedule;
-pub use agreement::{Agreed, AgreementCall, AgreementCallId, Decided};
+pub use agreement::{Agreed, AgreementCall, AgreementCallId, Decided, Installed};
 pub use collective::CollectiveCall;
-pub use creation::{
-    derive_context, split_plan, verdict, CreationEntry, Inputs, Kind, Plan, Verdict, EXCHANGE_OK,
-    ID_FREE,
-};
+pub use creation::{derive_context, verdict, Creation, Kind, Plan, Verdict, EXCHANGE_OK, ID_FREE};
 pub use schedule::{
     barrier_round, barrier_steps, BarrierStep, Combine, Doubling, Fold, Function, Hold, HostGroups,
     Output, Partners, Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,

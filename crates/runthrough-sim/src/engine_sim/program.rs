@@ -37,9 +37,8 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use runthrough_core::engine::{
-    verdict, Agreed, AgreementCall, AgreementCallId, CreationEntry, Decided, Engine, Hold, Kind,
-    Members, Output, Plan as CreationPlan, Posted, ReceivePoll, Reduction, Schedule, Started,
-    Verdict, EXCHANGE_OK,
+    verdict, Agreed, AgreementCall, AgreementCallId, Creation, Decided, Engine, Hold, Installed,
+    Output, Posted, ReceivePoll, Reduction, Schedule, Started, Verdict, EXCHANGE_OK,
 };
 use runthrough_core::flow;
 use runthrough_core::matching::{SourceSelector, TagSelector};
@@ -528,12 +527,10 @@ enum Phase {
         blocking: Option<(AgreementCallId, u64, AgreeOp)>,
         shuffled: bool,
     },
-    /// A `dup` round: creation agreement `seq` for `candidate`, from what the call saw at
-    /// entry.
+    /// A `dup` or `split` round: its creation call, and G at its start.
     Creating {
-        entry: CreationEntry,
-        seq: u64,
-        candidate: Option<ContextId>,
+        id: AgreementCallId,
+        global: RankSet,
     },
     /// A round of non-blocking collectives: (schedule id, op index) of those started and
     /// not waited for yet (shuffled once all are started).
@@ -610,9 +607,7 @@ impl Program {
             Phase::Reduce { id, .. } => format!("all-reduce (schedule {id})"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
             Phase::Shrinking { seq, .. } => format!("shrink: waiting for agreement #{seq}"),
-            Phase::Creating { seq, candidate, .. } => {
-                format!("dup: waiting for creation agreement #{seq} ({candidate:?})")
-            }
+            Phase::Creating { id, .. } => format!("creation: waiting for call {id:?}"),
             Phase::Agreements {
                 next,
                 pending,
@@ -1197,125 +1192,91 @@ impl Program {
         }
     }
 
-    /// Enters a `dup` of the world, as `runthrough`'s `Comm::dup` does: the collective slot
-    /// and the agreement series, then the creation's entry and its first agreement.
+    /// Starts the round's `dup` or `split` as the engine's creation call, as `Comm::dup` and
+    /// `Comm::split` do.
     fn begin_dup(&mut self, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        cx.engine
-            .claim_agreement(WORLD_CONTEXT, true, true)
-            .map_err(|e| format!("claim_agreement at {me} for dup: {e:?}"))?;
-        let entry = match cx.engine.begin_creation(WORLD_CONTEXT) {
-            Ok(entry) => entry,
-            Err(error) => {
-                cx.engine.end_agreement(WORLD_CONTEXT, true, true);
-                return self.end_dup(Err(error), cx);
+        let creation = match self.split_args(cx) {
+            Some((color, key)) => Creation::Split { color, key },
+            None => Creation::Dup,
+        };
+        let call = AgreementCall::Create(creation);
+        match cx.engine.start_agreement_call(WORLD_CONTEXT, call, cx.out) {
+            Ok(id) => {
+                cx.trace.note(&[30, u64::from(me)], || {
+                    format!("rank {me} creation call {id:?} starts")
+                });
+                let global = self.global.clone();
+                self.phase = Phase::Creating { id, global };
+                Ok(true)
             }
-        };
-        self.contribute_to_dup(entry, cx)
+            Err(error) => self.end_dup(Err(error), cx),
+        }
     }
 
-    /// Claims the next candidate context id and enters the next creation agreement.
-    fn contribute_to_dup(&mut self, entry: CreationEntry, cx: &mut Ctx) -> Step {
-        let me = cx.me;
-        let (kind, color) = match self.split_args(cx) {
-            Some((color, _)) => (Kind::Split, color.map(u64::from)),
-            None => (Kind::Dup, Some(0)),
-        };
-        let (seq, candidate) = cx
-            .engine
-            .contribute_to_creation(WORLD_CONTEXT, kind, entry.entry_ok, color, cx.out)
-            .map_err(|e| format!("contribute_to_creation at {me}: {e:?}"))?;
-        cx.trace.note(&[30, u64::from(me), seq], || {
-            format!("rank {me} dup: creation agreement #{seq}, candidate {candidate:?}")
-        });
-        self.phase = Phase::Creating {
-            entry,
-            seq,
-            candidate,
-        };
-        Ok(true)
-    }
-
-    /// Polls the `dup`'s creation agreement; on its decision, installs, retries or fails as
-    /// its verdict says.
+    /// Polls the round's creation call; once it returns, checks what it made.
     fn poll_dup(&mut self, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        let Phase::Creating {
-            entry,
-            seq,
-            candidate,
-        } = &self.phase
-        else {
+        let Phase::Creating { id, global } = &self.phase else {
             unreachable!("called while creating");
         };
-        let (seq, candidate) = (*seq, *candidate);
-        let mut learned = Vec::new();
-        let decision = cx
-            .engine
-            .poll_creation(WORLD_CONTEXT, seq, cx.out, &mut learned)
-            .map_err(|e| format!("poll_creation at {me}: {e:?}"))?;
-        note_learned(learned, "a creation", cx)?;
+        let (id, global) = (*id, global.clone());
+        let mut decided = Decided::default();
+        let outcome = cx.engine.poll_agreement_call(id, cx.out, &mut decided);
+        note_learned(decided.learned, "a creation", cx)?;
+        let mut corrupted = None;
+        for (seq, decision) in decided.creations {
+            if cx.checker.corrupt_creation_at == Some(cx.checker.creation_decisions) {
+                // The test-only fault: this rank reads the decision with its exchange bit
+                // cleared, and returns what that decision says.
+                let mut wrong = decision.clone();
+                wrong.flag &= !EXCHANGE_OK;
+                let view = FailureView::recognized(cx.plan.ranks, &global);
+                if let Verdict::Failed(error) = verdict(&wrong, &view) {
+                    corrupted = Some(error);
+                }
+            }
+            cx.checker.creation_decisions += 1;
+            cx.trace.note(&[31, u64::from(me), seq], || {
+                format!("rank {me} creation #{seq} decided {decision:?}")
+            });
+        }
         if cx.engine.declared_failed() {
             return Ok(true); // the decision fenced this rank: it halts (the runner sees to it)
         }
-        let Some(mut decision) = decision else {
+        let Some(outcome) = outcome else {
             return Ok(false);
         };
-        if cx.checker.corrupt_creation_at == Some(cx.checker.creation_decisions) {
-            decision.flag &= !EXCHANGE_OK; // the test-only fault
-        }
-        cx.checker.creation_decisions += 1;
-        let verdict = verdict(&decision, &entry.global);
-        cx.trace.note(&[31, u64::from(me), seq], || {
-            format!("rank {me} dup: creation #{seq} decided {decision:?}: {verdict:?}")
-        });
-        if let (Some(context), false) = (candidate, matches!(verdict, Verdict::Install)) {
-            cx.engine.release_candidate(context);
-        }
-        let outcome = match verdict {
-            Verdict::Retry => {
-                let entry = entry.clone();
-                return self.contribute_to_dup(entry, cx);
+        let made = match outcome {
+            Ok(Agreed::Created(made)) => Ok(made),
+            Ok(other) => return Err(format!("creation at {me}: {other:?}")),
+            Err(error) => Err(error),
+        };
+        let made = match (corrupted, made) {
+            (Some(error), Ok(made)) => {
+                if let Some(made) = made {
+                    cx.engine.free_communicator(made.context);
+                }
+                Err(error)
             }
-            Verdict::Revoked => {
-                cx.engine.revoke(WORLD_CONTEXT, None, cx.out);
-                Err(Error::Revoked)
-            }
-            Verdict::Failed(error) => Err(error),
-            Verdict::Install if self.split_args(cx).is_some() => {
-                return self.install_split(entry.clone(), candidate, cx);
-            }
-            Verdict::Install => {
-                let context = candidate.ok_or("a dup's participant without a candidate")?;
-                let members = entry.members.clone();
-                let global =
-                    FailureView::recognized(entry.global.size(), &entry.global.failed_set());
-                let (rank, size) = cx.engine.install_plan(
-                    context,
-                    CreationPlan {
-                        members,
-                        global,
-                        color: 0,
-                    },
-                    WorldRank(me),
-                    cx.out,
-                );
-                if (rank, size) != (me, cx.plan.ranks) {
+            (_, made) => made,
+        };
+        match made {
+            Ok(made) if self.split_args(cx).is_some() => self.end_split(made, cx),
+            Ok(Some(made)) => {
+                if (made.rank, made.size) != (me, cx.plan.ranks) {
                     return Err(format!(
-                        "rank {me}'s dup numbers it {rank} of {size}, not {me} of {}",
-                        cx.plan.ranks
+                        "rank {me}'s dup numbers it {} of {}, not {me} of {}",
+                        made.rank, made.size, cx.plan.ranks
                     ));
                 }
-                Ok(context)
+                cx.engine.free_communicator(made.context);
+                cx.out.append(&mut cx.engine.take_due());
+                self.end_dup(Ok(made.context), cx)
             }
-        };
-        cx.engine.end_creation(WORLD_CONTEXT, cx.out);
-        cx.engine.end_agreement(WORLD_CONTEXT, true, true);
-        if let Ok(context) = outcome {
-            cx.engine.free_communicator(context);
-            cx.out.append(&mut cx.engine.take_due());
+            Ok(None) => Err(format!("rank {me}'s dup made no communicator")),
+            Err(error) => self.end_dup(Err(error), cx),
         }
-        self.end_dup(outcome, cx)
     }
 
     /// Starts the shrink's agreement call, as `Comm::shrink` does.
@@ -1381,82 +1342,41 @@ impl Program {
         }
     }
 
-    /// A `split` whose creation decided "install": computes this rank's communicator from the
-    /// table as `Comm::split` does (the ranks of its color, by key then rank), installs and
-    /// frees it; the checker compares it with the other ranks'.
-    fn install_split(
-        &mut self,
-        entry: CreationEntry,
-        candidate: Option<ContextId>,
-        cx: &mut Ctx,
-    ) -> Step {
+    /// The round's `split` returned `made`: its numbering checked here, its members against
+    /// the round's colors and keys and the other ranks' outcomes by the checker.
+    fn end_split(&mut self, made: Option<Installed>, cx: &mut Ctx) -> Step {
         let me = cx.me;
         let Some(Round::Split { colors, keys }) = cx.plan.rounds.get(self.round).cloned() else {
             unreachable!("called in a split round");
         };
-        // The runtime's own split plan (`runthrough_core::engine::split_plan`, what
-        // `Comm::split` installs), from the exchange's table as it comes out when the exchange
-        // succeeds everywhere: the plan's color and key of every participant, nothing for the
-        // ranks of G.
-        let table: Vec<[u32; 3]> = (0..entry.members.size())
-            .map(|r| match colors[r as usize] {
-                Some(color) if !entry.global.is_failed(r) => [1, color, keys[r as usize] as u32],
-                _ => [0, 0, 0],
-            })
-            .collect();
-        let plan = runthrough_core::engine::split_plan(
-            &runthrough_core::engine::Inputs {
-                members: &entry.members,
-                global: &entry.global,
-                table: &table,
-            },
-            me,
-            colors[me as usize],
-        );
-        let mine = match plan {
+        let mine = match made {
             None if colors[me as usize].is_none() => None,
-            None => return Err(format!("rank {me}'s split plan leaves itself out")),
-            Some(plan) => {
-                let context = candidate.ok_or("a split's participant without a candidate")?;
-                let color = plan.color;
-                let mut members: Vec<WorldRank> = (0..plan.members.size())
-                    .map(|r| plan.members.world_of(r))
-                    .collect();
+            None => return Err(format!("rank {me}'s split left it out")),
+            Some(made) => {
+                let mut members = cx.engine.members_of(made.context);
                 if members.len() >= 2 {
                     if cx.checker.corrupt_split_at == Some(cx.checker.split_installs) {
                         members.reverse(); // the test-only fault
                     }
                     cx.checker.split_installs += 1;
                 }
-                let size = members.len() as u32;
-                let (rank, got_size) = cx.engine.install_plan(
-                    context,
-                    CreationPlan {
-                        members: Members::list(members.clone()),
-                        global: FailureView::empty(size),
-                        color,
-                    },
-                    WorldRank(me),
-                    cx.out,
-                );
                 let expected = members
                     .iter()
                     .position(|&w| w == WorldRank(me))
                     .map(|i| i as u32);
-                if (Some(rank), got_size) != (expected, size) {
+                if (Some(made.rank), made.size as usize) != (expected, members.len()) {
                     return Err(format!(
-                        "rank {me}'s split numbers it {rank} of {got_size}, not {expected:?} of {size}"
+                        "rank {me}'s split numbers it {} of {}, not {expected:?} of {}",
+                        made.rank,
+                        made.size,
+                        members.len()
                     ));
                 }
-                Some((context, members))
+                cx.engine.free_communicator(made.context);
+                cx.out.append(&mut cx.engine.take_due());
+                Some((made.context, members))
             }
         };
-        cx.engine.end_creation(WORLD_CONTEXT, cx.out);
-        cx.engine.end_agreement(WORLD_CONTEXT, true, true);
-        if let Some((context, _)) = &mine {
-            cx.engine.free_communicator(*context);
-            cx.out.append(&mut cx.engine.take_due());
-        }
         cx.trace.note(&[35, u64::from(me)], || {
             format!("rank {me} split returns {mine:?}")
         });
@@ -1940,7 +1860,7 @@ fn start_call(
     let me = cx.me;
     let id = cx
         .engine
-        .start_agreement_call(WORLD_CONTEXT, call, cx.out)
+        .start_agreement_call(WORLD_CONTEXT, call.clone(), cx.out)
         .map_err(|e| format!("start_agreement_call at {me} for {call:?}: {e:?}"))?;
     let (seq, flag) = cx
         .engine

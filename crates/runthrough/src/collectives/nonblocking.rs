@@ -238,26 +238,7 @@ impl<'a> CollectiveRequest<'a> {
         }
     }
 
-    /// Runs an all-gather of `send` (the same length at every participant) into `recv`
-    /// (`size()·send.len()` bytes, rank r's block at `r·send.len()`, the blocks of ranks
-    /// recognized as failed left as they were) as one step of a call that holds the
-    /// communicator's collective slot already (a creation's exchange of split entries): the
-    /// schedule of [`Comm::iall_gather`], run to its end on the calling thread.
-    pub(crate) fn all_gather_within(comm: &'a Comm, send: &[u8], recv: &'a mut [u8]) -> Result<()> {
-        let block = send.len();
-        let placement = Placement::Blocks {
-            at: Layout::Uniform(block),
-            slots: Arc::from([]),
-        };
-        let data = runthrough_core::buffers::copy_of(send);
-        let request = Self::begin(comm, Some(recv), placement, Hold::Within, |call| {
-            Ok(Schedule::all_gather(&call.participants, call.index, data))
-        })?;
-        request.finish()
-    }
-
-    /// Starts the call's schedule (the common part of [`CollectiveRequest::start_call`] and
-    /// [`CollectiveRequest::all_gather_within`]). `hold` other than [`Hold::Nobody`]: the
+    /// Starts the call's schedule ([`CollectiveRequest::start_call`]). `hold` other than [`Hold::Nobody`]: the
     /// calling thread waits for the outcome at once ([`CollectiveRequest::finish`]), so the
     /// transport need not wake its progress thread for the call's messages, and the outcome
     /// of a schedule that finished at its start is kept for `finish` (`ready`).
