@@ -554,3 +554,82 @@ fn non_blocking_agree_and_validate_global() {
         outcomes(results, &[dead]);
     });
 }
+
+/// `ishrink` is `shrink` started at once and completed by its request: rank 2 dies inside its
+/// agreement (before contributing, or after), rank 4 before the call. Every survivor's request
+/// gives the same communicator; while it is pending, another collective call on the
+/// communicator is refused (it holds the collective slot) and point-to-point traffic flows.
+#[test]
+fn ishrink_survives_deaths_before_and_during_it_and_holds_the_collective_slot() {
+    bounded(|| {
+        let n = 6;
+        for message in [1, 2] {
+            let seen: Mutex<BTreeSet<Vec<u32>>> = Mutex::default();
+            let results = runthrough::local(n)
+                .kill_at_operation(4, 1)
+                .kill_in_agreement(2, 1, message)
+                .run(|world| {
+                    world.barrier().unwrap_err(); // rank 4 dies entering it
+                    let mut request = world.ishrink()?; // rank 2 dies in it
+                    assert_eq!(world.barrier(), Err(Error::ConcurrentCollective));
+                    assert_eq!(
+                        world.validate_global().map(drop),
+                        Err(Error::ConcurrentCollective)
+                    );
+                    // Point-to-point still flows while it is pending (ranks 0 and 1 live).
+                    match world.rank() {
+                        0 => world.send(&[7u8], 1, 9)?,
+                        1 => {
+                            let mut got = [0u8];
+                            world.recv(&mut got, 0u32, 9)?;
+                            assert_eq!(got, [7]);
+                        }
+                        _ => {}
+                    }
+                    let shrunk = request.wait()?;
+                    assert_eq!(request.wait().map(drop), Err(Error::Request));
+                    let members = shrunk.group().world_ranks().to_vec();
+                    assert!(!members.contains(&4));
+                    if message == 1 {
+                        assert!(!members.contains(&2), "a non-contributor is not a member");
+                    }
+                    seen.lock().unwrap().insert(members);
+                    shrunk.validate_global()?;
+                    shrunk.barrier()?;
+                    // The slot is free again on the parent.
+                    world.validate_global()?;
+                    Ok::<_, Error>(())
+                });
+            outcomes(results, &[2, 4]);
+            assert_eq!(seen.lock().unwrap().len(), 1, "one communicator for all");
+        }
+    });
+}
+
+/// A rank that dies after its `ishrink` returned does not disturb the others: their new
+/// communicator detects it as any communicator does, and a dropped pending request completes
+/// its call (every participant needs it) before the rank goes on.
+#[test]
+fn a_death_after_ishrink_shows_in_the_new_communicator_and_a_dropped_request_completes() {
+    bounded(|| {
+        let universe = runthrough::local(4);
+        let faults = universe.fault_handle();
+        let results = universe.run(|world| {
+            if world.rank() == 3 {
+                drop(world.ishrink()?); // completes the shrink here, then dies
+                faults.kill(3);
+                world.barrier()?; // unwinds
+            }
+            let shrunk = world.ishrink()?.wait()?;
+            assert_eq!(shrunk.size(), 4);
+            let mut sum = [0u32];
+            let outcome = shrunk.all_reduce(&[1u32], &mut sum, Op::Sum);
+            assert_eq!(outcome, Err(Error::ProcFailed { rank: 3 }));
+            shrunk.validate_global()?;
+            shrunk.all_reduce(&[1u32], &mut sum, Op::Sum)?;
+            assert_eq!(sum, [3]);
+            Ok::<_, Error>(())
+        });
+        outcomes(results, &[3]);
+    });
+}
