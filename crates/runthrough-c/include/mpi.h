@@ -182,6 +182,12 @@ int rt_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_COMM_NULL_COPY_FN rt_comm_null_copy_fn
 #define MPI_COMM_DUP_FN rt_comm_dup_fn
 #define MPI_COMM_NULL_DELETE_FN rt_comm_null_delete_fn
+/* The MPI-1 names of the attribute callback types and predefined callbacks. */
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+#define MPI_NULL_COPY_FN rt_comm_null_copy_fn
+#define MPI_DUP_FN rt_comm_dup_fn
+#define MPI_NULL_DELETE_FN rt_comm_null_delete_fn
 
 /* Error classes (the values of runthrough_core::ErrorClass). */
 #define MPI_SUCCESS 0
@@ -435,7 +441,10 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
  * value) and the keys of MPI_Comm_create_keyval (the value stored by MPI_Comm_set_attr; *flag 0
  * when the communicator has none). MPI_Comm_dup runs each key's copy callback, MPI_Comm_free
  * each delete callback, and MPI_Finalize deletes MPI_COMM_SELF's attributes first. NULL
- * callbacks act as MPI_COMM_NULL_COPY_FN / MPI_COMM_NULL_DELETE_FN. Unknown keys: MPI_ERR_KEYVAL. */
+ * callbacks act as MPI_COMM_NULL_COPY_FN / MPI_COMM_NULL_DELETE_FN. Unknown keys: MPI_ERR_KEYVAL.
+ * A callback that returns an error fails the call with that error: a failed delete leaves the
+ * value in place (MPI_Comm_delete_attr, MPI_Comm_set_attr over it), a failed copy makes
+ * MPI_Comm_dup free the duplicate and return MPI_COMM_NULL. */
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
@@ -443,6 +452,14 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
 int MPI_Comm_free_keyval(int *comm_keyval);
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+/* The MPI-1 names of the attribute calls (removed from MPI-4, kept for older programs): each
+ * behaves as its MPI_Comm_ counterpart above. */
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                      void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 /* Every communicator is an intracommunicator for now: *flag is 0. */
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
 

@@ -299,7 +299,8 @@ pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int 
 }
 
 /// `MPI_Comm_set_attr`: stores `attribute_val` (the value itself, as MPI says) under the key;
-/// a value already there is deleted first (its delete callback runs).
+/// a value already there is deleted first (its delete callback runs). When that callback
+/// fails, the call fails and the old value stays.
 #[no_mangle]
 pub extern "C" fn MPI_Comm_set_attr(
     comm: c_int,
@@ -309,42 +310,105 @@ pub extern "C" fn MPI_Comm_set_attr(
     boundary(comm, || {
         comm_of(comm)?;
         let (old, key) = {
-            let mut attributes = lock(&ATTRIBUTES);
+            let attributes = lock(&ATTRIBUTES);
             let key = match attributes.keyvals.get(&comm_keyval) {
                 Some(key) if !key.freed => *key,
                 _ => return Err(invalid_keyval(comm_keyval)),
             };
-            let order = attributes.next_order;
-            attributes.next_order += 1;
-            let old = attributes
-                .values
-                .insert((comm, comm_keyval), (attribute_val as usize, order));
-            (old, key)
+            (attributes.values.get(&(comm, comm_keyval)).copied(), key)
         };
-        match old {
-            Some((value, _)) => call_delete(comm, comm_keyval, key, value),
-            None => Ok(()),
+        if let Some((value, _)) = old {
+            call_delete(comm, comm_keyval, key, value)?;
         }
+        let mut attributes = lock(&ATTRIBUTES);
+        let order = attributes.next_order;
+        attributes.next_order += 1;
+        attributes
+            .values
+            .insert((comm, comm_keyval), (attribute_val as usize, order));
+        Ok(())
     })
 }
 
-/// `MPI_Comm_delete_attr`: removes the key's value from the communicator (its delete callback
-/// runs); nothing to do when it has none. An unknown key is `MPI_ERR_KEYVAL`.
+/// `MPI_Comm_delete_attr`: removes the key's value from the communicator once its delete
+/// callback succeeded (when it fails, the call fails and the value stays); nothing to do when
+/// the communicator has none. An unknown key is `MPI_ERR_KEYVAL`.
 #[no_mangle]
 pub extern "C" fn MPI_Comm_delete_attr(comm: c_int, comm_keyval: c_int) -> c_int {
     boundary(comm, || {
         comm_of(comm)?;
         let (value, key) = {
-            let mut attributes = lock(&ATTRIBUTES);
+            let attributes = lock(&ATTRIBUTES);
             let key = *attributes
                 .keyvals
                 .get(&comm_keyval)
                 .ok_or_else(|| invalid_keyval(comm_keyval))?;
-            match attributes.values.remove(&(comm, comm_keyval)) {
-                Some((value, _)) => (value, key),
+            match attributes.values.get(&(comm, comm_keyval)) {
+                Some(&value) => (value, key),
                 None => return Ok(()),
             }
         };
-        call_delete(comm, comm_keyval, key, value)
+        call_delete(comm, comm_keyval, key, value.0)?;
+        let mut attributes = lock(&ATTRIBUTES);
+        // Unless the callback itself replaced it.
+        if attributes.values.get(&(comm, comm_keyval)) == Some(&value) {
+            attributes.values.remove(&(comm, comm_keyval));
+        }
+        Ok(())
     })
+}
+
+// The MPI-1 names of the attribute calls (deprecated since MPI-2, removed in MPI-4, still used
+// by older programs and test suites), with the behaviour of their MPI-2 counterparts above.
+
+/// `MPI_Keyval_create`: `MPI_Comm_create_keyval`.
+///
+/// # Safety
+/// As `MPI_Comm_create_keyval`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Keyval_create(
+    copy_fn: Option<CopyFn>,
+    delete_fn: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state) }
+}
+
+/// `MPI_Keyval_free`: `MPI_Comm_free_keyval`.
+///
+/// # Safety
+/// As `MPI_Comm_free_keyval`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Comm_free_keyval(keyval) }
+}
+
+/// `MPI_Attr_put`: `MPI_Comm_set_attr`.
+#[no_mangle]
+pub extern "C" fn MPI_Attr_put(comm: c_int, keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    MPI_Comm_set_attr(comm, keyval, attribute_val)
+}
+
+/// `MPI_Attr_get`: `MPI_Comm_get_attr`.
+///
+/// # Safety
+/// As `MPI_Comm_get_attr`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Attr_get(
+    comm: c_int,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { crate::communicators::MPI_Comm_get_attr(comm, keyval, attribute_val, flag) }
+}
+
+/// `MPI_Attr_delete`: `MPI_Comm_delete_attr`.
+#[no_mangle]
+pub extern "C" fn MPI_Attr_delete(comm: c_int, keyval: c_int) -> c_int {
+    MPI_Comm_delete_attr(comm, keyval)
 }

@@ -80,7 +80,15 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
 fn dup_into(comm: c_int, newcomm: &crate::errors::Out<c_int>) -> Result<(), Failure> {
     let made = agreement_comm_of(comm)?.get().dup()?;
     register(comm, Some(made), newcomm)?;
-    crate::attributes::copy_all(comm, newcomm.read())?;
+    if let Err(failure) = crate::attributes::copy_all(comm, newcomm.read()) {
+        // A copy callback failed: the duplicate is freed (the attributes copied so far
+        // deleted) and the program gets MPI_COMM_NULL with the callback's error.
+        let mut handle = newcomm.read();
+        // SAFETY: a live local int.
+        unsafe { MPI_Comm_free(&mut handle) };
+        newcomm.write(MPI_COMM_NULL);
+        return Err(failure);
+    }
     if let Some(cart) = crate::topology::topology_of(comm) {
         let handle = newcomm.read();
         with_runtime(|runtime| {

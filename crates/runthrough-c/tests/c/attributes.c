@@ -49,6 +49,18 @@ static void after_finalize(void) {
     }
 }
 
+/* Callbacks that fail: a copy always, a delete until refusing is turned off. */
+static int refusing = 1;
+static int failing_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
+                        int *flag) {
+    (void)oldcomm; (void)keyval; (void)extra; (void)in; (void)out; (void)flag;
+    return MPI_ERR_OTHER;
+}
+static int refusing_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    return refusing ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
 static int handled;
 static void my_handler(MPI_Comm *comm, int *code, ...) {
     CHECK(*comm == MPI_COMM_WORLD && *code == MPI_ERR_OTHER, "handler got %d %d", *comm, *code);
@@ -169,6 +181,54 @@ int main(int argc, char **argv) {
     CHECK(count_bcast == (MPI_Count)1 << 35, "MPI_COUNT bcast %lld", count_bcast);
     OK(MPI_Type_size(MPI_COUNT, &type_size));
     CHECK(type_size == 8 && sizeof(count) == 8, "MPI_COUNT size %d", type_size);
+
+    /* The MPI-1 names: MPI_Keyval_create / _free, MPI_Attr_put / _get / _delete, with the
+     * MPI-1 predefined callbacks. A key of MPI_DUP_FN is copied by MPI_Comm_dup, one of
+     * MPI_NULL_COPY_FN is not. */
+    int key_old_dup = MPI_KEYVAL_INVALID, key_old_null = MPI_KEYVAL_INVALID;
+    OK(MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, &key_old_dup, NULL));
+    OK(MPI_Keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, &key_old_null, NULL));
+    OK(MPI_Attr_put(MPI_COMM_WORLD, key_old_dup, (void *)11));
+    OK(MPI_Attr_put(MPI_COMM_WORLD, key_old_null, (void *)12));
+    void *old_val = NULL;
+    OK(MPI_Attr_get(MPI_COMM_WORLD, key_old_dup, &old_val, &flag));
+    CHECK(flag == 1 && old_val == (void *)11, "MPI_Attr_get: flag %d value %p", flag, old_val);
+    MPI_Comm old_copy;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &old_copy));
+    OK(MPI_Attr_get(old_copy, key_old_dup, &old_val, &flag));
+    CHECK(flag == 1 && old_val == (void *)11, "MPI_DUP_FN key after dup: flag %d", flag);
+    OK(MPI_Attr_get(old_copy, key_old_null, &old_val, &flag));
+    CHECK(flag == 0, "MPI_NULL_COPY_FN key copied by dup");
+    OK(MPI_Attr_delete(MPI_COMM_WORLD, key_old_dup));
+    OK(MPI_Attr_get(MPI_COMM_WORLD, key_old_dup, &old_val, &flag));
+    CHECK(flag == 0, "MPI_Attr_delete left the value");
+    OK(MPI_Comm_free(&old_copy));
+    OK(MPI_Attr_delete(MPI_COMM_WORLD, key_old_null));
+    OK(MPI_Keyval_free(&key_old_dup));
+    OK(MPI_Keyval_free(&key_old_null));
+    CHECK(key_old_dup == MPI_KEYVAL_INVALID, "MPI_Keyval_free left the key");
+    EXPECT(MPI_Attr_put(MPI_COMM_WORLD, 424242, NULL), MPI_ERR_KEYVAL);
+    EXPECT(MPI_Keyval_free(&key_old_null), MPI_ERR_KEYVAL);
+
+    /* A failing delete callback fails the call and leaves the value (MPI_Comm_delete_attr, and
+     * MPI_Comm_set_attr over it); a failing copy callback fails MPI_Comm_dup, which leaves
+     * MPI_COMM_NULL. */
+    int key_bomb = MPI_KEYVAL_INVALID;
+    MPI_Comm bomb_comm, bomb_dup = MPI_COMM_WORLD;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &bomb_comm));
+    OK(MPI_Comm_set_errhandler(bomb_comm, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_create_keyval(failing_copy, refusing_delete, &key_bomb, NULL));
+    OK(MPI_Comm_set_attr(bomb_comm, key_bomb, (void *)21));
+    EXPECT(MPI_Comm_set_attr(bomb_comm, key_bomb, (void *)22), MPI_ERR_OTHER);
+    EXPECT(MPI_Comm_delete_attr(bomb_comm, key_bomb), MPI_ERR_OTHER);
+    OK(MPI_Comm_get_attr(bomb_comm, key_bomb, &old_val, &flag));
+    CHECK(flag == 1 && old_val == (void *)21, "a refused delete removed the value (%d %p)", flag,
+          old_val);
+    EXPECT(MPI_Comm_dup(bomb_comm, &bomb_dup), MPI_ERR_OTHER);
+    CHECK(bomb_dup == MPI_COMM_NULL, "a failed dup left a communicator");
+    refusing = 0;
+    OK(MPI_Comm_free(&bomb_comm));
+    OK(MPI_Comm_free_keyval(&key_bomb));
 
     /* MPI_COMM_SELF's attribute is deleted by MPI_Finalize. */
     OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &key_self, NULL));
