@@ -45,6 +45,15 @@ struct Attributes {
     next_order: u64,
 }
 
+impl Attributes {
+    /// Stores `value` under (`comm`, `keyval`), the latest set.
+    fn store(&mut self, comm: c_int, keyval: c_int, value: usize) {
+        let order = self.next_order;
+        self.next_order += 1;
+        self.values.insert((comm, keyval), (value, order));
+    }
+}
+
 static ATTRIBUTES: Mutex<Attributes> = Mutex::new(Attributes {
     keyvals: BTreeMap::new(),
     values: BTreeMap::new(),
@@ -176,12 +185,7 @@ pub(crate) fn copy_all(from: c_int, to: c_int) -> Result<(), Failure> {
             ));
         }
         if flag != 0 {
-            let mut attributes = lock(&ATTRIBUTES);
-            let order = attributes.next_order;
-            attributes.next_order += 1;
-            attributes
-                .values
-                .insert((to, keyval), (copied as usize, order));
+            lock(&ATTRIBUTES).store(to, keyval, copied as usize);
         }
     }
     Ok(())
@@ -320,12 +324,7 @@ pub extern "C" fn MPI_Comm_set_attr(
         if let Some((value, _)) = old {
             call_delete(comm, comm_keyval, key, value)?;
         }
-        let mut attributes = lock(&ATTRIBUTES);
-        let order = attributes.next_order;
-        attributes.next_order += 1;
-        attributes
-            .values
-            .insert((comm, comm_keyval), (attribute_val as usize, order));
+        lock(&ATTRIBUTES).store(comm, comm_keyval, attribute_val as usize);
         Ok(())
     })
 }

@@ -64,7 +64,7 @@
 
 use std::sync::Arc;
 
-use runthrough_core::engine::{Agreed, AgreementCall, Creation};
+use runthrough_core::engine::{Agreed, AgreementCall, Creation, Installed};
 use runthrough_core::{Error, FailureView, Result, WorldRank};
 
 use crate::comm::Comm;
@@ -129,17 +129,18 @@ impl Comm {
     /// The handle of the communicator a shrink installed.
     fn shrunk(&self, agreed: Agreed) -> Result<Comm> {
         match agreed {
-            Agreed::Shrunk {
-                context,
-                rank,
-                size,
-            } => Ok(Comm {
-                process: Arc::clone(&self.process),
-                context,
-                rank,
-                size,
-            }),
+            Agreed::Shrunk(made) => Ok(self.handle_of(made)),
             other => Err(crate::agreement::unexpected(&other)),
+        }
+    }
+
+    /// The handle of a communicator this rank's engine installed.
+    fn handle_of(&self, made: Installed) -> Comm {
+        Comm {
+            process: Arc::clone(&self.process),
+            context: made.context,
+            rank: made.rank,
+            size: made.size,
         }
     }
 
@@ -210,12 +211,7 @@ impl Comm {
     fn create_by(&self, creation: Creation) -> Result<Option<Comm>> {
         self.process.enter()?;
         match self.agreement_call(AgreementCall::Create(creation))? {
-            Agreed::Created(made) => Ok(made.map(|made| Comm {
-                process: Arc::clone(&self.process),
-                context: made.context,
-                rank: made.rank,
-                size: made.size,
-            })),
+            Agreed::Created(made) => Ok(made.map(|made| self.handle_of(made))),
             other => Err(crate::agreement::unexpected(&other)),
         }
     }
@@ -364,12 +360,11 @@ impl Comm {
         out: &mut Outgoing,
     ) -> Comm {
         let (rank, size) = engine.install_plan(context, plan, self.process.world_rank(), out);
-        Comm {
-            process: Arc::clone(&self.process),
+        self.handle_of(Installed {
             context,
             rank,
             size,
-        }
+        })
     }
 }
 

@@ -310,33 +310,67 @@ fn kill_ranks_one_by_one_with_revoke_and_shrink_until_one_is_left() {
 /// the shrink's agreement (before its first protocol message, so before contributing; or
 /// before its second, after contributing), on top of rank 4 dead before the call. Every
 /// survivor returns the same communicator: without rank 4, without rank 2 when it never
-/// contributed; it works after a `validate_global`.
+/// contributed; it works after a `validate_global`. The same with `ishrink`, whose pending
+/// request holds the collective slot (another collective call is refused) while
+/// point-to-point traffic flows, and completes once.
 #[test]
 fn ranks_die_during_shrink() {
     bounded(|| {
         let n = 7;
-        for message in [1, 2, 3] {
-            let seen: Mutex<BTreeSet<Vec<u32>>> = Mutex::default();
-            let results = runthrough::local(n)
-                .kill_at_operation(4, 1)
-                .kill_in_agreement(2, 1, message)
-                .run(|world| {
-                    world.barrier().unwrap_err(); // rank 4 dies entering it
-                    let shrunk = world.shrink()?; // rank 2 dies in it
-                    let members = shrunk.group().world_ranks().to_vec();
-                    assert!(!members.contains(&4));
-                    if message == 1 {
-                        assert!(!members.contains(&2), "a non-contributor is not a member");
-                    }
-                    seen.lock().unwrap().insert(members);
-                    shrunk.validate_global()?;
-                    shrunk.barrier()?;
-                    Ok::<_, Error>(())
-                });
-            outcomes(results, &[2, 4]);
-            assert_eq!(seen.lock().unwrap().len(), 1, "one communicator for all");
+        for nonblocking in [false, true] {
+            for message in [1, 2, 3] {
+                let seen: Mutex<BTreeSet<Vec<u32>>> = Mutex::default();
+                let results = runthrough::local(n)
+                    .kill_at_operation(4, 1)
+                    .kill_in_agreement(2, 1, message)
+                    .run(|world| {
+                        world.barrier().unwrap_err(); // rank 4 dies entering it
+                                                      // Rank 2 dies in it.
+                        let shrunk = if nonblocking {
+                            ishrink_with_traffic(world)?
+                        } else {
+                            world.shrink()?
+                        };
+                        let members = shrunk.group().world_ranks().to_vec();
+                        assert!(!members.contains(&4));
+                        if message == 1 {
+                            assert!(!members.contains(&2), "a non-contributor is not a member");
+                        }
+                        seen.lock().unwrap().insert(members);
+                        shrunk.validate_global()?;
+                        shrunk.barrier()?;
+                        // The slot is free again on the parent.
+                        world.validate_global()?;
+                        Ok::<_, Error>(())
+                    });
+                outcomes(results, &[2, 4]);
+                assert_eq!(seen.lock().unwrap().len(), 1, "one communicator for all");
+            }
         }
     });
+}
+
+/// `world.ishrink()` waited for, with what may happen while it is pending: another collective
+/// call is refused, and ranks 0 and 1 (alive) exchange a message.
+fn ishrink_with_traffic(world: &Comm) -> Result<Comm, Error> {
+    let mut request = world.ishrink()?;
+    assert_eq!(world.barrier(), Err(Error::ConcurrentCollective));
+    assert_eq!(
+        world.validate_global().map(drop),
+        Err(Error::ConcurrentCollective)
+    );
+    match world.rank() {
+        0 => world.send(&[7u8], 1, 9)?,
+        1 => {
+            let mut got = [0u8];
+            world.recv(&mut got, 0u32, 9)?;
+            assert_eq!(got, [7]);
+        }
+        _ => {}
+    }
+    let shrunk = request.wait()?;
+    assert_eq!(request.wait().map(drop), Err(Error::Request));
+    Ok(shrunk)
 }
 
 /// SPEC §3.5 "the revocation is propagated reliably even while ranks die": rank 0 revokes and
@@ -552,57 +586,6 @@ fn non_blocking_agree_and_validate_global() {
                 Ok::<_, Error>(())
             });
         outcomes(results, &[dead]);
-    });
-}
-
-/// `ishrink` is `shrink` started at once and completed by its request: rank 2 dies inside its
-/// agreement (before contributing, or after), rank 4 before the call. Every survivor's request
-/// gives the same communicator; while it is pending, another collective call on the
-/// communicator is refused (it holds the collective slot) and point-to-point traffic flows.
-#[test]
-fn ishrink_survives_deaths_before_and_during_it_and_holds_the_collective_slot() {
-    bounded(|| {
-        let n = 6;
-        for message in [1, 2] {
-            let seen: Mutex<BTreeSet<Vec<u32>>> = Mutex::default();
-            let results = runthrough::local(n)
-                .kill_at_operation(4, 1)
-                .kill_in_agreement(2, 1, message)
-                .run(|world| {
-                    world.barrier().unwrap_err(); // rank 4 dies entering it
-                    let mut request = world.ishrink()?; // rank 2 dies in it
-                    assert_eq!(world.barrier(), Err(Error::ConcurrentCollective));
-                    assert_eq!(
-                        world.validate_global().map(drop),
-                        Err(Error::ConcurrentCollective)
-                    );
-                    // Point-to-point still flows while it is pending (ranks 0 and 1 live).
-                    match world.rank() {
-                        0 => world.send(&[7u8], 1, 9)?,
-                        1 => {
-                            let mut got = [0u8];
-                            world.recv(&mut got, 0u32, 9)?;
-                            assert_eq!(got, [7]);
-                        }
-                        _ => {}
-                    }
-                    let shrunk = request.wait()?;
-                    assert_eq!(request.wait().map(drop), Err(Error::Request));
-                    let members = shrunk.group().world_ranks().to_vec();
-                    assert!(!members.contains(&4));
-                    if message == 1 {
-                        assert!(!members.contains(&2), "a non-contributor is not a member");
-                    }
-                    seen.lock().unwrap().insert(members);
-                    shrunk.validate_global()?;
-                    shrunk.barrier()?;
-                    // The slot is free again on the parent.
-                    world.validate_global()?;
-                    Ok::<_, Error>(())
-                });
-            outcomes(results, &[2, 4]);
-            assert_eq!(seen.lock().unwrap().len(), 1, "one communicator for all");
-        }
     });
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The engine's commands for the agreements behind `validate_global`, `agree` and `shrink`
-//! (SPEC §2.1, §3.5): the communicator's collective slot they hold, entering an agreement,
-//! its decision, and installing a decided G.
+//! The calls an agreement decides (SPEC §2.1, §3.5), each one operation of the engine from
+//! its slots to its outcome ([`Engine::start_agreement_call`], [`Engine::poll_agreement_call`]):
+//! `validate_global`, `agree`, `shrink`, and the creations (`super::creation`). Beside them,
+//! the fine-grained commands `spawn` still sequences itself (claim the slots, enter an
+//! agreement, take its decision).
 
 use super::Engine;
 use crate::agreement::Decision;
@@ -191,19 +193,11 @@ pub enum Agreed {
     /// A creation's new communicator, installed here (`None` at a rank that is not one of
     /// its members: `split`'s undefined color, `create` outside the group).
     Created(Option<Installed>),
-    /// `shrink`'s new communicator, installed here: its context id, this rank's number and
-    /// its size.
-    Shrunk {
-        /// The new communicator's context id.
-        context: ContextId,
-        /// This rank's number in it.
-        rank: crate::Rank,
-        /// Its size.
-        size: u32,
-    },
+    /// `shrink`'s new communicator, installed here.
+    Shrunk(Installed),
 }
 
-/// A communicator a creation installed here.
+/// A communicator a creation or a shrink installed here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Installed {
     /// Its context id.
@@ -500,11 +494,11 @@ impl Engine {
             color: 0,
         };
         let (rank, size) = self.install_plan(candidate, plan, self.world_rank, out);
-        Some(Ok(Agreed::Shrunk {
+        Some(Ok(Agreed::Shrunk(Installed {
             context: candidate,
             rank,
             size,
-        }))
+        })))
     }
 
     /// Agreement call number `at` of `context` ended: forgotten, its slots free.
@@ -518,16 +512,8 @@ impl Engine {
 
     /// Frees the slots `call` held on `context`.
     fn end_slots(&mut self, context: ContextId, call: &AgreementCall) {
-        let Some(state) = self.comms.get_mut(&context) else {
-            return;
-        };
         let (collective, series) = call.slots();
-        if series {
-            state.agreement_active = false;
-        }
-        if collective {
-            state.collective_active = false;
-        }
+        self.end_agreement(context, collective, series);
     }
 }
 
@@ -546,6 +532,13 @@ mod tests {
             flag,
             holds_series: true,
         }
+    }
+
+    /// Rank 0's world views hold no failure, and a call that needs both slots starts there.
+    fn views_unchanged_and_slots_free(net: &mut Net) {
+        let global = net.engines[0].global_view(WORLD_CONTEXT).unwrap();
+        assert_eq!(global.num_failed(), 0);
+        net.start_call(0, AgreementCall::ValidateGlobal).unwrap();
     }
 
     fn start_everywhere(
@@ -594,14 +587,7 @@ mod tests {
             assert_eq!(outcome, Err(Error::AgreeProcFailed { flag: u32::MAX }));
         }
         // Nothing changed the views, and the slots are free again.
-        assert_eq!(
-            net.engines[0]
-                .global_view(WORLD_CONTEXT)
-                .unwrap()
-                .num_failed(),
-            0
-        );
-        net.start_call(0, AgreementCall::ValidateGlobal).unwrap();
+        views_unchanged_and_slots_free(&mut net);
     }
 
     #[test]
@@ -694,17 +680,12 @@ mod tests {
         let mut context = None;
         let mut ranks = Vec::new();
         for outcome in outcomes {
-            let Ok(Agreed::Shrunk {
-                context: made,
-                rank,
-                size,
-            }) = outcome
-            else {
+            let Ok(Agreed::Shrunk(made)) = outcome else {
                 panic!("not shrunk: {outcome:?}");
             };
-            assert!(context.is_none_or(|c| c == *made), "two contexts");
-            context = Some(*made);
-            ranks.push((*rank, *size));
+            assert!(context.is_none_or(|c| c == made.context), "two contexts");
+            context = Some(made.context);
+            ranks.push((made.rank, made.size));
         }
         (context.unwrap(), ranks)
     }
@@ -722,14 +703,7 @@ mod tests {
             assert_eq!(members, vec![0, 2, 3]);
         }
         // The parent's views are unchanged; its slots are free again.
-        assert_eq!(
-            net.engines[0]
-                .global_view(WORLD_CONTEXT)
-                .unwrap()
-                .num_failed(),
-            0
-        );
-        net.start_call(0, AgreementCall::ValidateGlobal).unwrap();
+        views_unchanged_and_slots_free(&mut net);
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl Creating {
 
     /// The plan this rank installs if the call succeeds (none when the exchange failed, or
     /// this rank is not a member), this rank being comm rank `me` and world rank `world`.
-    fn plan(&self, me: Rank, world: WorldRank) -> Option<Plan> {
+    fn plan_for(&self, me: Rank, world: WorldRank) -> Option<Plan> {
         if !self.exchange_ok {
             return None;
         }
@@ -368,7 +368,7 @@ impl Engine {
             }
             if !creating.contributed {
                 let me = self.comms.get(&context)?.rank;
-                creating.plan = creating.plan(me, self.world_rank);
+                creating.plan = creating.plan_for(me, self.world_rank);
                 let kind = creating.creation.kind();
                 let color = creating.plan.as_ref().map(|plan| plan.color);
                 let contributed =

@@ -1304,11 +1304,7 @@ impl Program {
             return Ok(false);
         };
         let (context, rank, size) = match outcome {
-            Ok(Agreed::Shrunk {
-                context,
-                rank,
-                size,
-            }) => (context, rank, size),
+            Ok(Agreed::Shrunk(made)) => (made.context, made.rank, made.size),
             other => return Err(format!("shrink at {me}: {other:?}")),
         };
         let survivors = cx.engine.members_of(context);
