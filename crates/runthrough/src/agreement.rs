@@ -2,7 +2,6 @@
 //! `validate_global`, `agree` and the agreement every fault-tolerant collective is built on
 //! (SPEC §2.1, §3.5), blocking and non-blocking.
 
-use runthrough_core::agreement::Decision;
 use runthrough_core::engine::{Agreed, AgreementCall, AgreementCallId, Decided};
 use runthrough_core::{Error, FailureView, Result};
 
@@ -10,108 +9,7 @@ use crate::comm::Comm;
 use crate::request::AgreementRequest;
 use runthrough_core::packet::Outgoing;
 
-/// Holds a communicator's collective slot and agreement series for a call that sequences its
-/// agreements itself (the creations and `spawn`) for as long as it lives
-/// ([`Engine::claim_agreement`](runthrough_core::engine::Engine::claim_agreement)).
-pub(crate) struct ActiveCall<'a> {
-    comm: &'a Comm,
-}
-
-impl<'a> ActiveCall<'a> {
-    /// Claims the collective slot and the agreement series, once this communicator's
-    /// non-blocking collectives have finished here.
-    ///
-    /// # Errors
-    /// `Error::ConcurrentCollective` when another collective call runs on `comm`.
-    pub(crate) fn begin(comm: &'a Comm) -> Result<Self> {
-        let context = comm.context;
-        loop {
-            let mut engine = comm.process.endpoint.lock();
-            if engine.schedules_running(context) {
-                // A new collective epoch would drop the late messages of this communicator's
-                // non-blocking collectives: they finish here first (not for long: each ends,
-                // at the latest, with `ProcFailed` once a participant's death is known).
-                drop(engine);
-                comm.process
-                    .wait_for(|engine| (!engine.schedules_running(context)).then_some(()));
-                continue;
-            }
-            engine.claim_agreement(context, true, true)?;
-            break;
-        }
-        Ok(ActiveCall { comm })
-    }
-}
-
-impl Drop for ActiveCall<'_> {
-    fn drop(&mut self) {
-        self.comm
-            .process
-            .endpoint
-            .lock()
-            .end_agreement(self.comm.context, true, true);
-    }
-}
-
 impl Comm {
-    /// Runs one agreement over the OK ranks of G with `flag` as this rank's flag word, and
-    /// returns the decision once it is recorded at every live participant. The agreed failures
-    /// are then known to this rank's detector (knowledge spreads, SPEC §1). The caller holds the
-    /// communicator's [`ActiveCall`].
-    pub(crate) fn run_agreement(&self, flag: u32) -> Result<Decision> {
-        // A poller for the whole call, its start included: peers that answer this rank's
-        // contribution need not wake its progress thread (`crate::transport::socket::shm_lane`).
-        let _waiting = self.process.waiting();
-        let seq = self.start_agreement(flag)?;
-        let polled = self
-            .process
-            .wait_for(|engine| self.poll_agreement(engine, seq).transpose())?;
-        Ok(self.deliver_decision(polled))
-    }
-
-    /// Enters the next agreement of this communicator with `flag`; returns its number. The
-    /// caller holds the communicator's [`ActiveCall`].
-    pub(crate) fn start_agreement(&self, flag: u32) -> Result<u64> {
-        let mut out = crate::rank::outgoing();
-        let seq = self
-            .process
-            .endpoint
-            .lock()
-            .start_agreement(self.context, flag, &mut out)?;
-        self.process.send_all(out);
-        Ok(seq)
-    }
-
-    /// The decision of agreement `seq` once this rank may return from it (`None` before). The
-    /// agreed failures are made known to this rank's detector; what that makes the engine send
-    /// is returned with it, for [`Comm::deliver_decision`] once the engine's lock is released.
-    pub(crate) fn poll_agreement(
-        &self,
-        engine: &mut crate::endpoint::Engine,
-        seq: u64,
-    ) -> Result<Option<(Decision, Outgoing)>> {
-        let context = self.context;
-        let polled = polled_decision(engine, |engine, out, learned| {
-            engine.poll_agreement(context, seq, out, learned)
-        });
-        if let Ok(Some((decision, _))) = &polled {
-            let series = crate::transport::Series::Agreement;
-            let at = (series, context, seq);
-            self.process
-                .transport
-                .decided(self.process.world_rank(), at, decision);
-        }
-        polled
-    }
-
-    /// Sends what learning a decision's failures produced and wakes this rank's other waiters
-    /// (call without the engine's lock).
-    pub(crate) fn deliver_decision(&self, (decision, out): (Decision, Outgoing)) -> Decision {
-        self.process.endpoint.signal.notify();
-        self.process.send_all(out);
-        decision
-    }
-
     /// Agrees with every live rank on the set of failed ranks and records it as the new G
     /// (`MPI_Comm_validate_global`, SPEC §2.1). Collective over the OK ranks of G, fault-tolerant.
     ///
@@ -302,26 +200,6 @@ impl Comm {
         self.process.send_all(out);
         outcome
     }
-}
-
-/// Runs `poll` (an engine's poll of an agreement or creation decision) and tells the timeline
-/// of the failures the decision taught the detector; returns the decision with what the engine
-/// wants sent, for [`Comm::deliver_decision`] once the lock is released.
-pub(crate) fn polled_decision(
-    engine: &mut crate::endpoint::Engine,
-    poll: impl FnOnce(
-        &mut crate::endpoint::Engine,
-        &mut Outgoing,
-        &mut Vec<runthrough_core::WorldRank>,
-    ) -> Result<Option<Decision>>,
-) -> Result<Option<(Decision, Outgoing)>> {
-    let mut out = crate::rank::outgoing();
-    let mut learned = Vec::new();
-    let decision = poll(engine, &mut out, &mut learned)?;
-    for world in learned {
-        crate::timeline::learned(engine, world.0);
-    }
-    Ok(decision.map(|decision| (decision, out)))
 }
 
 /// `validate_global`'s G from its call's outcome.

@@ -135,7 +135,7 @@ impl Comm {
     }
 
     /// The handle of a communicator this rank's engine installed.
-    fn handle_of(&self, made: Installed) -> Comm {
+    pub(crate) fn handle_of(&self, made: Installed) -> Comm {
         Comm {
             process: Arc::clone(&self.process),
             context: made.context,

@@ -37,20 +37,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use runthrough_core::engine::{Plan, ID_FREE};
+use runthrough_core::engine::{Agreed, AgreementCall, Plan};
 use runthrough_core::packet::{ContextId, Outgoing};
 use runthrough_core::{Error, FailureView, Rank, Result, WorldRank};
 
-use crate::agreement::ActiveCall;
 use crate::comm::{Comm, Source, Status, Tag};
 use crate::endpoint::Members;
 use crate::group::Group;
-use crate::transport::{Programs, SpawnRequest};
+use crate::transport::{Programs, SpawnKey, SpawnRequest};
 pub use runthrough_net::launch::SpawnProgram;
-
-/// Spawn agreement flag bit: the new ranks started (the transport's answer, the same at every
-/// parent).
-const STARTED: u32 = 8;
 
 /// The first argument [`Comm::respawn`] gives the ranks it starts; [`InterComm::join_respawn`]
 /// looks for it.
@@ -238,14 +233,29 @@ impl Comm {
         programs: Programs,
         refused: Option<Error>,
     ) -> Result<InterComm> {
-        let _active = ActiveCall::begin(self)?;
         let parents = self.process.endpoint.lock().members_of(self.context);
-        loop {
-            let (candidate, free) = self
+        // A poller for the whole call: peers that answer this rank's contribution need not
+        // wake its progress thread (`crate::transport::socket::shm_lane`).
+        let _waiting = self.process.waiting();
+        let id = self.start_agreement_call(AgreementCall::Spawn)?;
+        // The ranks started under the latest candidate id, and the transport's answer.
+        let mut attempt: Option<(SpawnKey, Result<(WorldRank, u32)>)> = None;
+        let polled = loop {
+            let step = self
                 .process
-                .endpoint
-                .lock()
-                .claim_spawn_candidate(self.context)?;
+                .wait_for(|engine| match engine.spawn_awaiting(id) {
+                    Some(candidate) => Some(Err(candidate)),
+                    None => self.poll_agreement_call(engine, id).map(Ok),
+                });
+            let candidate = match step {
+                Ok(polled) => break polled,
+                Err(candidate) => candidate,
+            };
+            // The engine asks for a start under `candidate`: the first call's id, or a new one
+            // because the last was taken at some parent (its ranks are stopped).
+            if let Some((key, _)) = attempt.take() {
+                self.process.transport.spawn_verdict(key, false);
+            }
             let request = SpawnRequest {
                 key: (candidate, parents[0]),
                 count,
@@ -254,65 +264,57 @@ impl Comm {
                 programs: programs.clone(),
             };
             let started = self.process.transport.spawn(&request);
-            let flag = if free { ID_FREE } else { 0 } | if started.is_ok() { STARTED } else { 0 };
-            let refuse = |engine_release: bool| {
-                if engine_release {
-                    self.process.endpoint.lock().release_candidate(candidate);
-                }
-                self.process.transport.spawn_verdict(request.key, false);
-            };
-            let decision = match self.run_agreement(flag) {
-                Ok(decision) => decision,
-                Err(error) => {
-                    refuse(free);
-                    return Err(error);
-                }
-            };
-            if let Some(rank) = decision.non_contributors.iter().next() {
-                refuse(free);
-                return Err(Error::ProcFailed { rank });
-            }
-            if decision.flag & STARTED == 0 {
-                refuse(free);
-                if let Some(error) = refused {
-                    return Err(error);
-                }
-                return Err(started.err().unwrap_or_else(|| Error::Spawn {
-                    reason: "a parent could not start the ranks".into(),
-                }));
-            }
-            if decision.flag & ID_FREE == 0 {
-                refuse(free);
-                continue; // the id was taken at some parent: the next agreement, a new id
-            }
-            // Every contributor started them (`STARTED` is their AND), the same ones.
-            let (base, count) = started?;
-            let children = (base.0..base.0 + count).map(WorldRank);
-            let joined: Vec<WorldRank> = parents.iter().copied().chain(children).collect();
-            let size = joined.len() as u32;
-            let plan = Plan {
-                members: Members::list(joined),
-                global: FailureView::empty(size),
-                color: 0,
-            };
-            let mut out = Outgoing::new();
-            let comm = {
-                let mut engine = self.process.endpoint.lock();
-                self.install(&mut engine, candidate, plan, &mut out)
-            };
+            let mut out = crate::rank::outgoing();
+            let entered = self.process.endpoint.lock().spawn_started(
+                id,
+                started.as_ref().ok().copied(),
+                &mut out,
+            );
             self.process.send_all(out);
-            self.process.transport.spawn_verdict(request.key, true);
-            let parents = parents.len() as u32;
-            return Ok(InterComm {
-                joined: comm,
-                local_start: 0,
-                local_size: parents,
-                remote_start: parents,
-                remote_size: count,
-                args: Arc::from(args),
-                disconnected: Arc::default(),
-            });
-        }
+            if let Err(error) = entered {
+                self.process.transport.spawn_verdict(request.key, false);
+                return Err(error);
+            }
+            attempt = Some((request.key, started));
+        };
+        let outcome = self.deliver_agreed(polled);
+        let Some((key, started)) = attempt else {
+            return Err(outcome.err().unwrap_or_else(|| Error::Internal {
+                reason: "a spawn ended without starting its ranks".into(),
+            }));
+        };
+        let installed = match outcome {
+            Ok(Agreed::Created(Some(installed))) => installed,
+            Ok(other) => {
+                self.process.transport.spawn_verdict(key, false);
+                return Err(Error::Internal {
+                    reason: format!("spawn's agreement call returned {other:?}"),
+                });
+            }
+            Err(error) => {
+                self.process.transport.spawn_verdict(key, false);
+                return Err(match error {
+                    // No parent started them: this rank's own reason first, else the
+                    // transport's answer here.
+                    Error::Spawn { .. } => refused.or(started.err()).unwrap_or(error),
+                    error => error,
+                });
+            }
+        };
+        self.process.transport.spawn_verdict(key, true);
+        // The number of new ranks is the transport's answer (`count` counts only at the
+        // root of `spawn_programs`).
+        let parents = parents.len() as u32;
+        let children = installed.size - parents;
+        Ok(InterComm {
+            joined: self.handle_of(installed),
+            local_start: 0,
+            local_size: parents,
+            remote_start: parents,
+            remote_size: children,
+            args: Arc::from(args),
+            disconnected: Arc::default(),
+        })
     }
 
     /// The intercommunicator to the ranks that spawned this one (`MPI_Comm_get_parent`), or

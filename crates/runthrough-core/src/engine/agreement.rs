@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The calls an agreement decides (SPEC §2.1, §3.5), each one operation of the engine from
 //! its slots to its outcome ([`Engine::start_agreement_call`], [`Engine::poll_agreement_call`]):
-//! `validate_global`, `agree`, `shrink`, and the creations (`super::creation`). Beside them,
-//! the fine-grained commands `spawn` still sequences itself (claim the slots, enter an
-//! agreement, take its decision).
+//! `validate_global`, `agree`, `shrink`, the creations (`super::creation`) and `spawn`'s
+//! agreement (whose one step outside the engine, starting the new ranks, the driver takes
+//! when [`Engine::spawn_awaiting`] asks for it).
 
 use super::Engine;
 use crate::agreement::Decision;
@@ -11,37 +11,9 @@ use crate::packet::{ContextId, Outgoing};
 use crate::{Error, FailureView, RankState, Result, WorldRank};
 
 impl Engine {
-    /// Claims `context`'s slots for a call that runs no collective messages itself: with
-    /// `collective`, the collective slot (`validate_global`, which starts a new collective
-    /// epoch, `shrink` and the creations); with `exclusive`, the main agreement series (every
-    /// blocking agreement call while it runs, and a pending `ivalidate_global`); both until
-    /// [`Engine::end_agreement`]. A pending `iagree` claims neither: it only checks that no
-    /// other thread holds the series, and later agreements queue behind it.
-    ///
-    /// # Errors
-    /// `Error::ConcurrentCollective` when another call holds a slot this one needs, or holds
-    /// the series; `Error::Comm` on a freed communicator.
-    pub fn claim_agreement(
-        &mut self,
-        context: ContextId,
-        collective: bool,
-        exclusive: bool,
-    ) -> Result<()> {
-        // Its schedules are settled first: a queued send that went out meanwhile is noted.
-        let running = collective && self.schedules_running(context);
-        let state = self.comm(context)?;
-        if state.agreement_active || (collective && (state.collective_active || running)) {
-            return Err(Error::ConcurrentCollective);
-        }
-        state.agreement_active = exclusive;
-        if collective {
-            state.collective_active = true;
-        }
-        Ok(())
-    }
-
-    /// The call that claimed `context`'s slots with [`Engine::claim_agreement`] ended.
-    pub fn end_agreement(&mut self, context: ContextId, collective: bool, exclusive: bool) {
+    /// The call that held `context`'s slots (the collective slot with `collective`, the main
+    /// agreement series with `exclusive`) ended.
+    pub(crate) fn end_agreement(&mut self, context: ContextId, collective: bool, exclusive: bool) {
         if let Ok(state) = self.comm(context) {
             if exclusive {
                 state.agreement_active = false;
@@ -60,7 +32,7 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub fn start_agreement(
+    pub(crate) fn start_agreement(
         &mut self,
         context: ContextId,
         flag: u32,
@@ -70,29 +42,6 @@ impl Engine {
         let seq = comm.enter_agreement(flag);
         comm.drain_agreements(context, out);
         Ok(seq)
-    }
-
-    /// The decision of agreement `seq` of `context` once this rank may return from it (`None`
-    /// before). The agreed failures become known to this rank's detector (knowledge spreads,
-    /// SPEC §1): what that makes the engine send is pushed on `out`, and the world ranks that
-    /// were news to the detector are pushed on `learned`.
-    ///
-    /// # Errors
-    /// `Error::Comm` on a freed communicator.
-    pub fn poll_agreement(
-        &mut self,
-        context: ContextId,
-        seq: u64,
-        out: &mut Outgoing,
-        learned: &mut Vec<WorldRank>,
-    ) -> Result<Option<Decision>> {
-        let comm = self.comm(context)?;
-        let Some(decision) = comm.take_decision(seq) else {
-            return Ok(None);
-        };
-        let members = comm.members.clone();
-        self.learn_decided(&members, &decision, out, learned);
-        Ok(Some(decision))
     }
 
     /// The failures of `decision` (comm ranks of `members`) become known to this rank's
@@ -168,15 +117,23 @@ pub enum AgreementCall {
     /// when the id was taken somewhere; `super::creation`). Holds the collective slot and the
     /// series.
     Create(super::Creation),
+    /// `spawn`'s agreement: a candidate context id for the communicator joining the parents
+    /// (this communicator's members, in order) and the new ranks; the driver starts the new
+    /// ranks under it ([`Engine::spawn_awaiting`], [`Engine::spawn_started`]); one agreement
+    /// on whether every parent started them and found the id free; another, with a new id,
+    /// when it was taken somewhere; the joining communicator installed. Holds the collective
+    /// slot and the series.
+    Spawn,
 }
 
 impl AgreementCall {
     /// The slots it holds: (collective, series).
     fn slots(&self) -> (bool, bool) {
         match *self {
-            AgreementCall::ValidateGlobal | AgreementCall::Shrink | AgreementCall::Create(_) => {
-                (true, true)
-            }
+            AgreementCall::ValidateGlobal
+            | AgreementCall::Shrink
+            | AgreementCall::Create(_)
+            | AgreementCall::Spawn => (true, true),
             AgreementCall::Agree { holds_series, .. } => (false, holds_series),
         }
     }
@@ -191,7 +148,8 @@ pub enum Agreed {
     /// `Error::AgreeProcFailed` instead).
     Flag(u32),
     /// A creation's new communicator, installed here (`None` at a rank that is not one of
-    /// its members: `split`'s undefined color, `create` outside the group).
+    /// its members: `split`'s undefined color, `create` outside the group); `spawn`'s joining
+    /// communicator.
     Created(Option<Installed>),
     /// `shrink`'s new communicator, installed here.
     Shrunk(Installed),
@@ -251,6 +209,30 @@ pub(crate) struct PendingCall {
     decision: Option<Decision>,
     /// A creation's progress (`super::creation`).
     pub(super) creating: Option<Box<super::creation::Creating>>,
+    /// A spawn's progress.
+    spawning: Option<Spawning>,
+}
+
+impl Spawning {
+    fn new(candidate: ContextId, free: bool) -> Self {
+        Spawning {
+            candidate,
+            free,
+            started: None,
+        }
+    }
+}
+
+/// Where a spawn stands at this rank.
+#[derive(Debug, Clone, Copy)]
+struct Spawning {
+    /// The candidate context id of the joining communicator, and whether it was free here
+    /// (and is claimed).
+    candidate: ContextId,
+    free: bool,
+    /// The new ranks under that id, once the driver started them (`Some(None)`: it could
+    /// not); `None` while the call waits for the driver.
+    started: Option<Option<(WorldRank, u32)>>,
 }
 
 impl Engine {
@@ -286,11 +268,16 @@ impl Engine {
             candidate: None,
             decision: None,
             creating: None,
+            spawning: None,
         };
         let started = match &pending.call {
             AgreementCall::Create(creation) => self
                 .begin_creation_call(context, creation.clone(), out)
                 .map(|creating| pending.creating = Some(Box::new(creating))),
+            // Its agreement waits for the driver to start the new ranks.
+            AgreementCall::Spawn => self
+                .claim_spawn_candidate(context)
+                .map(|(candidate, free)| pending.spawning = Some(Spawning::new(candidate, free))),
             call => self
                 .contribute(context, call.clone(), out)
                 .map(|(seq, flag, candidate)| {
@@ -314,7 +301,9 @@ impl Engine {
         out: &mut Outgoing,
     ) -> Result<(u64, u32, Option<ContextId>)> {
         let (flag, candidate) = match call {
-            AgreementCall::ValidateGlobal | AgreementCall::Create(_) => (u32::MAX, None),
+            AgreementCall::ValidateGlobal | AgreementCall::Create(_) | AgreementCall::Spawn => {
+                (u32::MAX, None)
+            }
             AgreementCall::Agree { flag, .. } => (flag, None),
             AgreementCall::Shrink => {
                 // Claimed before the agreement starts; no other agreement of the series starts
@@ -390,6 +379,9 @@ impl Engine {
                 self.end_agreement_call(context, at);
                 return Some(outcome);
             }
+            if pending.spawning.is_some_and(|s| s.started.is_none()) {
+                return None; // the driver starts the new ranks first
+            }
             let (kind, seq) = (pending.call.clone(), pending.seq);
             if pending.decision.is_none() {
                 let decision = state.take_decision(seq)?;
@@ -426,6 +418,8 @@ impl Engine {
                     Some(outcome) => outcome,
                     None => continue, // the context id was taken somewhere: another agreement
                 },
+                // `None`: the id was taken somewhere, the call waits for a new start.
+                AgreementCall::Spawn => self.spawn_outcome(context, at, out)?,
                 AgreementCall::Create(_) => unreachable!("a creation is polled above"),
             };
             self.end_agreement_call(context, at);
@@ -499,6 +493,119 @@ impl Engine {
             rank,
             size,
         })))
+    }
+
+    /// The candidate context id under which the driver is to start a spawn's new ranks now,
+    /// as the joining communicator's (and then tell [`Engine::spawn_started`]); `None` when
+    /// `call` is not a spawn waiting for that. A spawn whose id was taken somewhere asks
+    /// again, with a new id: the ranks started under the old one are then the driver's to
+    /// stop, as are those of a spawn that ends with an error.
+    pub fn spawn_awaiting(&self, call: AgreementCallId) -> Option<ContextId> {
+        let state = self.comms.get(&call.context)?;
+        let pending = state.agreement_calls.iter().find(|c| c.id == call.id)?;
+        let spawning = pending.spawning?;
+        spawning.started.is_none().then_some(spawning.candidate)
+    }
+
+    /// The driver started a spawn's new ranks (`Some((first world rank, count))`) or could
+    /// not (`None`) under the id [`Engine::spawn_awaiting`] gave: this rank enters the spawn's
+    /// agreement with that answer and whether the id was free here. Its first messages are
+    /// pushed on `out`.
+    ///
+    /// # Errors
+    /// `Error::Comm` when `call` is not a spawn waiting for its start (or the communicator was
+    /// freed).
+    pub fn spawn_started(
+        &mut self,
+        call: AgreementCallId,
+        started: Option<(WorldRank, u32)>,
+        out: &mut Outgoing,
+    ) -> Result<()> {
+        let state = self.comm(call.context)?;
+        let Some(pending) = state.agreement_calls.iter_mut().find(|c| c.id == call.id) else {
+            return Err(Error::Comm);
+        };
+        let Some(spawning) = pending.spawning.as_mut().filter(|s| s.started.is_none()) else {
+            return Err(Error::Comm);
+        };
+        spawning.started = Some(started);
+        let flag = if spawning.free {
+            super::creation::ID_FREE
+        } else {
+            0
+        } | if started.is_some() {
+            super::creation::STARTED
+        } else {
+            0
+        };
+        pending.flag = flag;
+        let seq = state.enter_agreement(flag);
+        state.drain_agreements(call.context, out);
+        if let Some(pending) = state.agreement_calls.iter_mut().find(|c| c.id == call.id) {
+            pending.seq = seq;
+        }
+        Ok(())
+    }
+
+    /// A spawn's outcome from its decision: the joining communicator installed, or the error
+    /// every parent returns; `None` when the candidate id was taken somewhere and the call
+    /// waits for the driver to start the ranks under a new one.
+    fn spawn_outcome(
+        &mut self,
+        context: ContextId,
+        at: usize,
+        out: &mut Outgoing,
+    ) -> Option<Result<Agreed>> {
+        use super::creation::{ID_FREE, STARTED};
+        let decision = self.pending_decision(context, at)?;
+        let spawning = self.comms.get_mut(&context)?.agreement_calls[at]
+            .spawning
+            .take()?;
+        let taken = decision.flag & ID_FREE == 0;
+        let fails = decision.non_contributors.iter().next().is_some() || taken;
+        if spawning.free && (fails || decision.flag & STARTED == 0) {
+            self.release_candidate(spawning.candidate);
+        }
+        if let Some(rank) = decision.non_contributors.iter().next() {
+            return Some(Err(Error::ProcFailed { rank }));
+        }
+        if decision.flag & STARTED == 0 {
+            return Some(Err(Error::Spawn {
+                reason: "a parent could not start the ranks".into(),
+            }));
+        }
+        if taken {
+            return match self.claim_spawn_candidate(context) {
+                Ok((candidate, free)) => {
+                    let pending = &mut self.comms.get_mut(&context)?.agreement_calls[at];
+                    pending.spawning = Some(Spawning::new(candidate, free));
+                    None
+                }
+                Err(error) => Some(Err(error)),
+            };
+        }
+        // Every contributor started them (`STARTED` is their AND), the same ones.
+        let Some(Some((first, count))) = spawning.started else {
+            return Some(Err(Error::Internal {
+                reason: "a spawn decided that ranks started that this parent did not start".into(),
+            }));
+        };
+        let parents = self.members_of(context);
+        let children = (first.0..first.0 + count).map(WorldRank);
+        let joined: Vec<WorldRank> = parents.into_iter().chain(children).collect();
+        let size = joined.len() as u32;
+        let plan = super::creation::Plan {
+            members: super::Members::list(joined),
+            global: FailureView::empty(size),
+            color: 0,
+        };
+        let candidate = spawning.candidate;
+        let (rank, size) = self.install_plan(candidate, plan, self.world_rank, out);
+        Some(Ok(Agreed::Created(Some(Installed {
+            context: candidate,
+            rank,
+            size,
+        }))))
     }
 
     /// Agreement call number `at` of `context` ended: forgotten, its slots free.
@@ -907,5 +1014,139 @@ mod tests {
             ..id
         };
         assert_eq!(net.poll_call(0, stranger).0, Some(Err(Error::Comm)));
+    }
+
+    /// Runs the network and the spawn calls `ids`, starting the new ranks whenever a parent's
+    /// call asks (`start(rank, candidate)` gives the transport's answer there), until every
+    /// call has its outcome; the outcomes and the candidate ids each parent was asked for.
+    fn drive_spawn(
+        net: &mut Net,
+        ids: &[(u32, AgreementCallId)],
+        start: impl Fn(u32, ContextId) -> Option<(WorldRank, u32)>,
+    ) -> (Vec<Result<Agreed>>, Vec<Vec<ContextId>>) {
+        let mut outcomes: Vec<Option<Result<Agreed>>> = vec![None; ids.len()];
+        let mut asked = vec![Vec::new(); ids.len()];
+        for _ in 0..1000 {
+            net.run();
+            for (at, &(rank, id)) in ids.iter().enumerate() {
+                if outcomes[at].is_some() {
+                    continue;
+                }
+                if let Some(candidate) = net.engines[rank as usize].spawn_awaiting(id) {
+                    asked[at].push(candidate);
+                    let mut out = Outgoing::new();
+                    net.engines[rank as usize]
+                        .spawn_started(id, start(rank, candidate), &mut out)
+                        .unwrap();
+                    net.push(rank, out);
+                    continue;
+                }
+                outcomes[at] = net.poll_call(rank, id).0;
+            }
+            if outcomes.iter().all(Option::is_some) {
+                return (outcomes.into_iter().flatten().collect(), asked);
+            }
+        }
+        panic!("the spawns never finished: {outcomes:?}");
+    }
+
+    #[test]
+    fn spawn_asks_for_a_start_and_installs_the_joining_communicator() {
+        let mut net = Net::new(3, 17);
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::Spawn);
+        // Nothing is agreed before the driver has started the ranks.
+        for &(rank, id) in &ids {
+            assert_eq!(net.poll_call(rank, id).0, None);
+        }
+        // The transport started world ranks 3 and 4 (as it does once for every parent).
+        let (outcomes, asked) = drive_spawn(&mut net, &ids, |_, _| Some((WorldRank(3), 2)));
+        let made = created(&outcomes);
+        let candidate = derive_context(WORLD_CONTEXT, Kind::Spawn, 0, 0);
+        assert_eq!(
+            asked,
+            vec![vec![candidate]; 3],
+            "one start each, the same id"
+        );
+        for (rank, made) in made.into_iter().enumerate() {
+            let made = made.expect("every parent is a member");
+            assert_eq!(
+                (made.context, made.rank, made.size),
+                (candidate, rank as u32, 5)
+            );
+            let members: Vec<u32> = net.engines[rank]
+                .members_of(candidate)
+                .iter()
+                .map(|w| w.0)
+                .collect();
+            assert_eq!(
+                members,
+                vec![0, 1, 2, 3, 4],
+                "parents first, then the new ranks"
+            );
+        }
+        views_unchanged_and_slots_free(&mut net);
+    }
+
+    #[test]
+    fn a_spawn_that_one_parent_could_not_start_fails_everywhere_and_frees_its_id() {
+        let mut net = Net::new(3, 18);
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::Spawn);
+        let (outcomes, _) = drive_spawn(&mut net, &ids, |rank, _| {
+            (rank != 1).then_some((WorldRank(3), 1))
+        });
+        for outcome in outcomes {
+            assert!(matches!(outcome, Err(Error::Spawn { .. })), "{outcome:?}");
+        }
+        for engine in &net.engines {
+            assert!(engine.reserved.is_empty(), "the candidate id is released");
+        }
+        views_unchanged_and_slots_free(&mut net);
+    }
+
+    #[test]
+    fn a_parent_dead_before_contributing_fails_the_spawn_with_its_rank() {
+        let mut net = Net::new(3, 19);
+        net.kill(2);
+        let ids = start_everywhere(&mut net, &[0, 1], AgreementCall::Spawn);
+        let (outcomes, _) = drive_spawn(&mut net, &ids, |_, _| Some((WorldRank(3), 1)));
+        for outcome in outcomes {
+            assert_eq!(outcome, Err(Error::ProcFailed { rank: 2 }));
+        }
+        assert!(net.engines[0].reserved.is_empty());
+    }
+
+    #[test]
+    fn a_spawn_whose_id_is_taken_somewhere_asks_for_a_start_under_another() {
+        let mut net = Net::new(3, 20);
+        let taken = derive_context(WORLD_CONTEXT, Kind::Spawn, 0, 0);
+        net.engines[2].reserved.insert(taken);
+        let ids = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::Spawn);
+        let (outcomes, asked) = drive_spawn(&mut net, &ids, |_, _| Some((WorldRank(3), 1)));
+        let again = derive_context(WORLD_CONTEXT, Kind::Spawn, 1, 0);
+        assert_eq!(asked, vec![vec![taken, again]; 3]);
+        for made in created(&outcomes) {
+            assert_eq!(made.unwrap().context, again);
+        }
+        // Rank 2's own claim on the taken id is untouched; the others released theirs.
+        assert!(net.engines[2].reserved.contains(&taken));
+        assert!(!net.engines[0].reserved.contains(&taken));
+    }
+
+    #[test]
+    fn a_start_answer_for_a_call_that_asked_none_is_refused() {
+        let mut net = Net::new(2, 21);
+        let id = net.start_call(0, agree(1)).unwrap();
+        let mut out = Outgoing::new();
+        assert_eq!(
+            net.engines[0].spawn_started(id, None, &mut out),
+            Err(Error::Comm)
+        );
+        let spawn = net.start_call(1, AgreementCall::Spawn).unwrap();
+        net.engines[1].spawn_started(spawn, None, &mut out).unwrap();
+        assert_eq!(
+            net.engines[1].spawn_started(spawn, None, &mut out),
+            Err(Error::Comm),
+            "answered twice"
+        );
     }
 }

@@ -16,6 +16,9 @@ use crate::{Error, FailureView, Rank, Result, WorldRank};
 pub const EXCHANGE_OK: u32 = 2;
 /// Creation (and shrink) flag bit: the candidate context id is free at the contributing rank.
 pub const ID_FREE: u32 = 4;
+/// Spawn flag bit: the new ranks started at the contributing parent (the transport's answer,
+/// the same at every parent).
+pub const STARTED: u32 = 8;
 
 /// Which call made a communicator: part of its context id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -514,8 +517,9 @@ impl Engine {
         Ok((seq, candidate.filter(|_| free)))
     }
 
-    /// The decision of creation agreement `seq` on `context`, as [`Engine::poll_agreement`]
-    /// for the main series.
+    /// The decision of creation agreement `seq` on `context` once this rank may return from
+    /// it (`None` before); its failures become known to this rank's detector (what that sends
+    /// on `out`, the world ranks that were news on `learned`).
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
@@ -537,7 +541,7 @@ impl Engine {
 
     /// Gives up the claim on candidate context id `candidate` (the creation will not install
     /// it).
-    pub fn release_candidate(&mut self, candidate: ContextId) {
+    pub(crate) fn release_candidate(&mut self, candidate: ContextId) {
         self.reserved.remove(&candidate);
     }
 
@@ -567,7 +571,10 @@ impl Engine {
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.
-    pub fn claim_spawn_candidate(&mut self, context: ContextId) -> Result<(ContextId, bool)> {
+    pub(crate) fn claim_spawn_candidate(
+        &mut self,
+        context: ContextId,
+    ) -> Result<(ContextId, bool)> {
         let state = self.comm(context)?;
         let next = state.next_agreement_seq();
         let first = state.members.world_of(0);

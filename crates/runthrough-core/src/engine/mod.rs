@@ -49,7 +49,9 @@ mod point_to_point;
 mod schedule;
 pub use agreement::{Agreed, AgreementCall, AgreementCallId, Decided, Installed};
 pub use collective::CollectiveCall;
-pub use creation::{derive_context, verdict, Creation, Kind, Plan, Verdict, EXCHANGE_OK, ID_FREE};
+pub use creation::{
+    derive_context, verdict, Creation, Kind, Plan, Verdict, EXCHANGE_OK, ID_FREE, STARTED,
+};
 pub use schedule::{
     barrier_round, barrier_steps, BarrierStep, Combine, Doubling, Fold, Function, Hold, HostGroups,
     Output, Partners, Reduction, Schedule, Started, Step, BRUCK_MAX_BLOCK_BYTES, HOST_TREE_RADIX,

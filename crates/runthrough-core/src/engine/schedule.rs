@@ -3237,30 +3237,6 @@ mod tests {
     }
 
     #[test]
-    fn a_call_changing_the_epoch_waits_for_running_schedules() {
-        let mut net = Net::new(2, 3);
-        let id = net.start(0, Schedule::barrier(&all(2), 0, None)).unwrap();
-        assert!(net.engines[0].schedules_running(WORLD_CONTEXT));
-        assert_eq!(
-            net.engines[0].claim_agreement(WORLD_CONTEXT, true, true),
-            Err(Error::ConcurrentCollective)
-        );
-        // An agreement that holds no collective slot (agree) runs meanwhile.
-        net.engines[0]
-            .claim_agreement(WORLD_CONTEXT, false, true)
-            .unwrap();
-        net.engines[0].end_agreement(WORLD_CONTEXT, false, true);
-        let other = net.start(1, Schedule::barrier(&all(2), 1, None)).unwrap();
-        net.run();
-        assert!(!net.engines[0].schedules_running(WORLD_CONTEXT));
-        net.engines[0]
-            .claim_agreement(WORLD_CONTEXT, true, true)
-            .unwrap();
-        assert_eq!(net.poll(0, id), Some(Ok(Vec::new())));
-        assert_eq!(net.poll(1, other), Some(Ok(Vec::new())));
-    }
-
-    #[test]
     fn another_threads_blocking_collective_refuses_a_schedule() {
         let mut engine = Engine::new(WorldRank(0), 2);
         engine.begin_collective(WORLD_CONTEXT, 0, true).unwrap();
