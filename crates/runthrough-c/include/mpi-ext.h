@@ -22,9 +22,10 @@
  *   written when the request completes (MPI_Wait, MPI_Test). While it is pending, a later
  *   collective call on the communicator waits for it first (collectives are ordered).
  * - MPIX_Comm_shrink: a new communicator of the survivors, in their old order.
- *   MPIX_Comm_ishrink: the same as a request; the shrink runs on a helper thread of the library
- *   (as MPI_Ibarrier) and *newcomm is written when the request completes. Its request cannot be
- *   freed with MPI_Request_free (MPI_ERR_REQUEST).
+ *   MPIX_Comm_ishrink: the same as a request, progressed by the library (no helper thread);
+ *   *newcomm is written when the request completes. While it is pending, another collective
+ *   call on the communicator fails (MPI_ERR_OTHER). Its request cannot be freed with
+ *   MPI_Request_free (MPI_ERR_REQUEST).
  * - The MPI-5 names (MPI_Comm_revoke, _is_revoked, _shrink, _ishrink, _agree, _iagree,
  *   _get_failed, _ack_failed and the classes MPI_ERR_PROC_FAILED, _PROC_FAILED_PENDING,
  *   MPI_ERR_REVOKED) are declared in <mpi.h> and behave as these.

@@ -89,7 +89,7 @@
  *   another blocking call). A send waiting so on a rank that fails returns
  *   MPIX_ERR_PROC_FAILED.
  * - Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce, ... and
- *   MPIX_Comm_ishrink) run in the order they were started, by the rank's engine as their
+ *   MPIX_Comm_ishrink, MPI_Comm_idup) run in the order they were started, by the rank's engine as their
  *   messages arrive, with no thread of their own, whatever their datatypes (data of a type
  *   with gaps is packed where it leaves and unpacked into the buffer when the call succeeds).
  *   A user op's function (MPI_Op_create) is called, when a step of the call needs it, by a
@@ -414,6 +414,15 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+/* MPI_Comm_idup: a rank's part is made when it starts, or as soon as the creations it started
+ * before on the communicator ended there: creations on a communicator end in the order each rank
+ * starts them, whatever order their requests complete in, and progress while the rank waits in
+ * any call. Collectives, point-to-point and other creations may run on the communicator while it
+ * is pending. *newcomm is written when the request completes (MPI_COMM_NULL on an error); the
+ * request cannot be freed or cancelled. MPI_Comm_dup is MPI_Comm_idup waited for at once. */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
@@ -460,7 +469,7 @@ int MPI_Keyval_free(int *keyval);
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
-/* Every communicator is an intracommunicator for now: *flag is 0. */
+/* *flag is 1 for an intercommunicator (MPI_Intercomm_create, MPI_Comm_spawn), else 0. */
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
 
 /* Intercommunicators. MPI_Intercomm_create is collective over both groups: the leaders
@@ -479,8 +488,10 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * point-to-point calls (and statuses' MPI_SOURCE) name the remote group (MPI_ERR_RANK outside
  * it), and a remote rank that failed is MPIX_ERR_PROC_FAILED (MPI_PROC_NULL once recognized)
  * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
- * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. Collectives, the
- * communicator constructors (dup, split, create, Cart_create), the validate calls and the ULFM
+ * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. MPI_Comm_dup and
+ * MPI_Comm_idup duplicate it (the same groups: a dup of each communicator that carries its
+ * traffic, so every member of both groups takes part). Collectives, the other
+ * communicator constructors (split, create, Cart_create), the validate calls and the ULFM
  * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
  * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
  * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only

@@ -5,13 +5,18 @@ use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use runthrough::{Group, GroupComparison, Rank};
+use std::sync::Arc;
+
+use runthrough::{AgreementRequest, Comm, Group, GroupComparison, Rank};
 
 use crate::constants::*;
 use crate::errors::{boundary, out, write_string, Failure};
-use crate::intercomm::inter_of;
+use crate::intercomm::{inter_of, Inter};
 use crate::point_to_point::array;
-use crate::runtime::{agreement_comm_of, comm_of, with_runtime};
+use crate::runtime::{
+    agreement_comm_of, collective_comm_of, comm_of, with_runtime, CommBox, Making, Operation,
+    PendingComm,
+};
 
 /// `MPI_Comm_rank`.
 ///
@@ -63,7 +68,8 @@ fn register(
     Ok(())
 }
 
-/// `MPI_Comm_dup`: same ranks and numbering, the parent's G (SPEC §3.4).
+/// `MPI_Comm_dup`: same ranks and numbering, the parent's G (SPEC §3.4); of an
+/// intercommunicator, the same groups. `MPI_Comm_idup` waited for at once.
 ///
 /// # Safety
 /// `newcomm` is NULL or points at a writable `MPI_Comm`.
@@ -76,27 +82,26 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
     })
 }
 
-/// The body of `MPI_Comm_dup`: the duplicate keeps the parent's topology, as MPI says.
+/// The body of `MPI_Comm_dup`: the duplicate made and waited for; `MPI_COMM_NULL` on a
+/// failure.
 fn dup_into(comm: c_int, newcomm: &crate::errors::Out<c_int>) -> Result<(), Failure> {
-    let made = agreement_comm_of(comm)?.get().dup()?;
-    register(comm, Some(made), newcomm)?;
-    if let Err(failure) = crate::attributes::copy_all(comm, newcomm.read()) {
-        // A copy callback failed: the duplicate is freed (the attributes copied so far
-        // deleted) and the program gets MPI_COMM_NULL with the callback's error.
-        let mut handle = newcomm.read();
-        // SAFETY: a live local int.
-        unsafe { MPI_Comm_free(&mut handle) };
-        newcomm.write(MPI_COMM_NULL);
-        return Err(failure);
-    }
-    if let Some(cart) = crate::topology::topology_of(comm) {
-        let handle = newcomm.read();
-        with_runtime(|runtime| {
-            runtime.comm_mut(handle)?.topology = Some(cart);
-            Ok(())
-        })?;
-    }
-    Ok(())
+    let made = start_dup(comm)?.look(true).and_then(|made| {
+        made.ok_or_else(|| Failure::new(MPI_ERR_INTERN, "a dup waited for did not finish"))
+    });
+    newcomm.write(*made.as_ref().unwrap_or(&MPI_COMM_NULL));
+    made.map(drop)
+}
+
+/// Starts the duplicate of `comm`: one creation for an intracommunicator; for an
+/// intercommunicator, one on each communicator that carries its traffic (both span the two
+/// groups, so every member of both takes part in each).
+fn start_dup(comm: c_int) -> Result<PendingComm, Failure> {
+    let inter = inter_of(comm)?;
+    let comms = match inter {
+        Some(_) => crate::intercomm::backing(comm)?,
+        None => vec![collective_comm_of(comm)?],
+    };
+    PendingComm::start(comm, Making::Dup(inter), comms, |comm| comm.idup())
 }
 
 /// `MPI_Comm_dup_with_info` (MPI-4.0 §7.4.2): `MPI_Comm_dup`; the info (a live handle,
@@ -116,6 +121,178 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(
         crate::info::check_handle(info, true)?;
         dup_into(comm, &newcomm)
     })
+}
+
+/// `MPI_Comm_idup` (MPI-4.0 §7.4.2): `MPI_Comm_dup` as a request; `*newcomm` is written when
+/// it completes (`MPI_COMM_NULL` on a failure). This rank's part is made at once, or as soon
+/// as the creations it started earlier on `comm` ended here: creations on a communicator end
+/// in the order each rank starts them, whatever order their requests are completed in, and
+/// progress while the rank waits in any call. Other collectives, point-to-point calls and
+/// creations may run on `comm` while it is pending. The request cannot be freed with
+/// `MPI_Request_free` or cancelled.
+///
+/// # Safety
+/// `newcomm` is NULL or points at an `MPI_Comm` that stays valid, and that the program does
+/// not access, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup(
+    comm: c_int,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: as this function's contract says.
+        unsafe { request_for(comm, newcomm, request, || start_dup(comm)) }
+    })
+}
+
+/// `MPI_Comm_idup_with_info`: `MPI_Comm_idup`, the info checked as `MPI_Comm_dup_with_info`
+/// checks it.
+///
+/// # Safety
+/// As `MPI_Comm_idup`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup_with_info(
+    comm: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        crate::info::check_handle(info, true)?;
+        // SAFETY: as this function's contract says.
+        unsafe { request_for(comm, newcomm, request, || start_dup(comm)) }
+    })
+}
+
+/// Checks `newcomm` and `request`, then starts `start`'s communicator and writes the handle
+/// of its request to `*request`; `*newcomm` is written when the request completes.
+///
+/// # Safety
+/// `newcomm` is NULL or points at an `MPI_Comm` that stays valid, and that the program does
+/// not access, until the request completes; `request` is NULL or points at a writable
+/// `MPI_Request`.
+pub(crate) unsafe fn request_for(
+    comm: c_int,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+    start: impl FnOnce() -> Result<PendingComm, Failure>,
+) -> Result<(), Failure> {
+    // SAFETY: checked for NULL by `out`.
+    let request = unsafe { out(request, "request")? };
+    if newcomm.is_null() {
+        return Err(Failure::null("newcomm"));
+    }
+    // SAFETY: not NULL; by the contract above the int is reserved to the request until it
+    // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
+    let newcomm: &'static mut c_int = unsafe { &mut *newcomm };
+    let operation = Operation::NewComm(Box::new(start()?), newcomm);
+    request.write(with_runtime(|runtime| {
+        Ok(runtime.add_request(operation, comm))
+    })?);
+    Ok(())
+}
+
+impl PendingComm {
+    /// Starts making a communicator from `parent` (as `making` says): `start` on each of
+    /// `comms`, in order.
+    pub(crate) fn start(
+        parent: c_int,
+        making: Making,
+        comms: Vec<Arc<CommBox>>,
+        start: impl Fn(&'static Comm) -> runthrough::Result<AgreementRequest<'static, Comm>>,
+    ) -> Result<PendingComm, Failure> {
+        let mut pending = PendingComm {
+            requests: Vec::with_capacity(comms.len()),
+            made: Vec::new(),
+            making,
+            parent,
+            comms,
+        };
+        for comm_box in &pending.comms {
+            // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
+            // `PendingComm` holds and drops after the request (field order); a request
+            // started before a failing one is dropped (waited for) with it.
+            let comm: &'static Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
+            pending.requests.push(start(comm)?);
+        }
+        Ok(pending)
+    }
+
+    /// Waits for the communicator when `block`, else tests for it: `Ok(None)` while it is in
+    /// the making; its handle once it is made and registered (a dup's attributes copied: a
+    /// failing copy callback frees it and fails).
+    pub(crate) fn look(&mut self, block: bool) -> Result<Option<c_int>, Failure> {
+        while let Some(request) = self.requests.get_mut(self.made.len()) {
+            let looked = if block {
+                request.wait().map(Some)
+            } else {
+                request.test()
+            };
+            match looked {
+                Ok(None) => return Ok(None),
+                Ok(Some(made)) => self.made.push(made),
+                Err(error) => {
+                    // The others end too (dropping a request waits for it); what they made
+                    // is freed.
+                    self.requests.clear();
+                    self.made.clear();
+                    return Err(error.into());
+                }
+            }
+        }
+        self.register().map(Some)
+    }
+
+    /// Registers the communicators made (each made once: later calls fail).
+    fn register(&mut self) -> Result<c_int, Failure> {
+        let mut made = std::mem::take(&mut self.made).into_iter();
+        let parent = self.parent;
+        let first = made
+            .next()
+            .ok_or_else(|| Failure::new(MPI_ERR_INTERN, "a communicator registered twice"))?;
+        let handle = with_runtime(|runtime| {
+            let handle = runtime.add_comm(first, parent);
+            if let Making::Dup(Some(inter)) = &self.making {
+                let receive = made.next().ok_or_else(|| {
+                    Failure::new(MPI_ERR_INTERN, "an intercommunicator's dup made one side")
+                })?;
+                let inter = Inter::new(
+                    Arc::new(CommBox::Owned(receive)),
+                    inter.local.clone(),
+                    inter.remote.clone(),
+                    inter.rank,
+                    inter.local_first(),
+                );
+                runtime.comm_mut(handle)?.inter = Some(Arc::new(inter));
+            }
+            Ok(handle)
+        })?;
+        if let Making::Dup(_) = self.making {
+            dup_inherits(parent, handle)?;
+        }
+        Ok(handle)
+    }
+}
+
+/// A duplicate `handle` of `parent` gets its attributes (through their copy callbacks) and its
+/// topology, as MPI says; a failing copy callback frees the duplicate (the attributes copied
+/// so far deleted) and fails with the callback's error.
+fn dup_inherits(parent: c_int, handle: c_int) -> Result<(), Failure> {
+    if let Err(failure) = crate::attributes::copy_all(parent, handle) {
+        let mut handle = handle;
+        // SAFETY: a live local int.
+        unsafe { MPI_Comm_free(&mut handle) };
+        return Err(failure);
+    }
+    if let Some(cart) = crate::topology::topology_of(parent) {
+        with_runtime(|runtime| {
+            runtime.comm_mut(handle)?.topology = Some(cart);
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 /// `MPI_Comm_set_info` (MPI-4.0 §7.4.4): checks the communicator and the info (a live handle,

@@ -261,7 +261,7 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
             *comm = entry.comm;
             if matches!(
                 entry.operation,
-                Operation::Collective(_) | Operation::Agreement(_) | Operation::Shrink(_)
+                Operation::Collective(_) | Operation::Agreement(_) | Operation::NewComm(..)
             ) {
                 return Err(Failure::new(
                     MPI_ERR_REQUEST,
@@ -333,7 +333,7 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
 /// request: its active operation; an inactive one is left as it is).
 fn cancel(operation: &mut Operation) -> Result<(), Failure> {
     match operation {
-        Operation::Collective(_) | Operation::Agreement(_) | Operation::Shrink(_) => {
+        Operation::Collective(_) | Operation::Agreement(_) | Operation::NewComm(..) => {
             Err(Failure::new(
                 MPI_ERR_REQUEST,
                 "the request of a non-blocking collective cannot be cancelled",

@@ -10,7 +10,7 @@ use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::{
-    agreement_comm_of, comm_of, with_runtime, Operation, PendingAgreement, PendingShrink,
+    agreement_comm_of, comm_of, with_runtime, Making, Operation, PendingAgreement, PendingComm,
 };
 
 /// Which view a call reads or updates.
@@ -498,29 +498,12 @@ pub unsafe extern "C" fn MPIX_Comm_ishrink(
     request: *mut c_int,
 ) -> c_int {
     boundary(comm, || {
-        // SAFETY: checked for NULL by `out`.
-        let request = unsafe { out(request, "request")? };
-        if newcomm.is_null() {
-            return Err(Failure::null("newcomm"));
-        }
-        // SAFETY: not NULL; by the contract above the int is reserved to the request until it
-        // completes, and the request (in the table) is dropped at the latest at MPI_Finalize.
-        let newcomm: &'static mut c_int = unsafe { &mut *newcomm };
-        let comm_box = agreement_comm_of(comm)?;
-        // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
-        // `PendingShrink` holds and drops after the request (field order).
-        let comm_ref: &'static runthrough::Comm = unsafe { &*std::ptr::from_ref(comm_box.get()) };
-        let pending = comm_ref.ishrink()?;
-        let operation = Operation::Shrink(PendingShrink {
-            request: pending,
-            newcomm,
-            parent: comm,
-            comm: comm_box,
-        });
-        request.write(with_runtime(|runtime| {
-            Ok(runtime.add_request(operation, comm))
-        })?);
-        Ok(())
+        let start = || {
+            let comms = vec![agreement_comm_of(comm)?];
+            PendingComm::start(comm, Making::Shrink, comms, |comm| comm.ishrink())
+        };
+        // SAFETY: as this function's contract says.
+        unsafe { crate::communicators::request_for(comm, newcomm, request, start) }
     })
 }
 

@@ -673,7 +673,6 @@ macro_rules! look_by_wait_or_test {
 
 look_by_wait_or_test!(Request<'_>, Status);
 look_by_wait_or_test!(AgreementRequest<'_, u32>, u32);
-look_by_wait_or_test!(AgreementRequest<'_, Comm>, Comm);
 
 /// Looks at request `handle` (waiting for it when `block`); `comm` is set to the communicator
 /// handle whose error handler reports it. Every completion call goes through here: a finished
@@ -784,20 +783,19 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
                 (finished(Err(error.into())), None)
             }
         },
-        Operation::Shrink(mut pending) => match pending.request.look(block) {
-            Ok(None) => (Progress::Pending, Some(Operation::Shrink(pending))),
-            Ok(Some(made)) => {
-                let parent = pending.parent;
-                let added = with_runtime(|runtime| Ok(runtime.add_comm(made, parent)));
-                match added {
-                    Ok(handle) => {
-                        *pending.newcomm = handle;
-                        (finished(Ok(empty_status())), None)
-                    }
-                    Err(failure) => (finished(Err(failure)), None),
-                }
+        Operation::NewComm(mut pending, newcomm) => match pending.look(block) {
+            Ok(None) => (
+                Progress::Pending,
+                Some(Operation::NewComm(pending, newcomm)),
+            ),
+            Ok(Some(handle)) => {
+                *newcomm = handle;
+                (finished(Ok(empty_status())), None)
             }
-            Err(error) => (finished(Err(error.into())), None),
+            Err(failure) => {
+                *newcomm = MPI_COMM_NULL;
+                (finished(Err(failure)), None)
+            }
         },
         Operation::Receive(mut pending) => match pending.request.look(block) {
             Ok(None) => (Progress::Pending, Some(Operation::Receive(pending))),

@@ -112,19 +112,32 @@ pub(crate) struct PendingAgreement {
     pub(crate) comm: Arc<CommBox>,
 }
 
-/// A non-blocking shrink (`MPIX_Comm_ishrink`). Field order matters: `request` borrows from
-/// `comm` and is dropped first.
+/// A communicator in the making (`MPIX_Comm_ishrink`, `MPI_Comm_idup`; `MPI_Comm_dup` waits
+/// for one at once): the runtime's requests, one per communicator it makes (two for the
+/// dup of an intercommunicator: the one it sends on, then the one it receives on), and what
+/// becomes of their communicators (`crate::communicators::PendingComm::look`). Field order
+/// matters: `requests` borrow from `comms` and are dropped first.
 #[derive(Debug)]
-pub(crate) struct PendingShrink {
-    pub(crate) request: AgreementRequest<'static, Comm>,
-    /// The caller's `*newcomm`, written when the shrink completes (it stays valid and
-    /// untouched until then).
-    pub(crate) newcomm: &'static mut c_int,
-    /// The handle of the communicator shrunk, whose error handler the new one inherits.
+pub(crate) struct PendingComm {
+    pub(crate) requests: Vec<AgreementRequest<'static, Comm>>,
+    /// The communicators made so far, in the order of `requests`.
+    pub(crate) made: Vec<Comm>,
+    pub(crate) making: Making,
+    /// The handle of the communicator it is made from, whose error handler (and for a dup,
+    /// attributes and topology) the new one inherits.
     pub(crate) parent: c_int,
-    /// Keeps the communicator that `request` borrows alive; never read.
+    /// Keep the communicators that `requests` borrow alive; never read.
     #[allow(dead_code)]
-    pub(crate) comm: Arc<CommBox>,
+    pub(crate) comms: Vec<Arc<CommBox>>,
+}
+
+/// What a [`PendingComm`] makes.
+#[derive(Debug)]
+pub(crate) enum Making {
+    /// A shrink's communicator.
+    Shrink,
+    /// A duplicate: of an intracommunicator (`None`), or of this intercommunicator.
+    Dup(Option<Arc<crate::intercomm::Inter>>),
 }
 
 /// A non-blocking collective that the rank's engine runs itself as its messages arrive (see
@@ -216,8 +229,10 @@ pub(crate) enum Operation {
     Collective(PendingCollective),
     /// An agreement progressed by the library (`MPIX_Comm_iagree`).
     Agreement(PendingAgreement),
-    /// A shrink progressed by the library (`MPIX_Comm_ishrink`).
-    Shrink(PendingShrink),
+    /// A communicator made by the library (`MPIX_Comm_ishrink`, `MPI_Comm_idup`), and the
+    /// caller's `*newcomm`, written when the request completes (it stays valid and untouched
+    /// until then).
+    NewComm(Box<PendingComm>, &'static mut c_int),
     /// A send and a receive completed together (`MPI_Isendrecv`, `MPI_Isendrecv_replace`).
     Pair(Box<Pair>),
     /// A persistent request (`MPI_Send_init`, `MPI_Recv_init`, ...): inactive, or active with

@@ -314,6 +314,15 @@ fn arguments() {
     scenario("arguments", 3, &[2]);
 }
 
+/// SPEC §3.4, `tests/c/idup.c`: MPI_Comm_idup / _idup_with_info pending beside other calls and
+/// completed in any order (each request the same communicator everywhere), attributes and a
+/// failing copy callback, the dup of an intercommunicator, wrong use; after rank 3 dies an idup
+/// fails at every survivor until the failure is validated.
+#[test]
+fn idup() {
+    scenario("idup", 4, &[3]);
+}
+
 /// SPEC §3.4, §5, `tests/c/communicators.c`: split, create, create_group, dup after a failure,
 /// group algebra, error handler inheritance, probe and waitany.
 #[test]

@@ -170,6 +170,43 @@ impl Comm {
         })
     }
 
+    /// Starts [`Comm::dup`] without waiting (`MPI_Comm_idup`): the request's `wait` / `test`
+    /// give what `dup` returns. This rank's contribution is made at once, or as soon as the
+    /// creations it started earlier on this communicator have ended here: creations on a
+    /// communicator end in the order each rank starts them, whatever order their requests are
+    /// waited for in, and progress while this rank waits for anything else. Pending, it holds
+    /// no slot: collectives, point-to-point, other `idup`s and blocking creations run
+    /// meanwhile (a blocking creation queues behind it). Dropping the request waits for it.
+    ///
+    /// ```
+    /// let outcomes = runthrough::local(3).run(|world| {
+    ///     let mut first = world.idup()?;
+    ///     let mut second = world.idup()?;
+    ///     let mut sum = [0u32];
+    ///     world.all_reduce(&[1], &mut sum, runthrough::Op::Sum)?;
+    ///     let (b, a) = (second.wait()?, first.wait()?);
+    ///     Ok::<_, runthrough::Error>((sum[0], a.size(), b.size()))
+    /// });
+    /// for outcome in outcomes {
+    ///     assert_eq!(outcome.returned().unwrap(), Ok((3, 3, 3)));
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// `Error::Revoked` and `Error::Comm` at once; the rest of [`Comm::dup`]'s from the request.
+    pub fn idup(&self) -> Result<crate::AgreementRequest<'_, Comm>> {
+        self.process.enter()?;
+        let id = self.start_agreement_call(AgreementCall::Create(Creation::Dup))?;
+        Ok(crate::AgreementRequest::new(
+            self,
+            id,
+            |comm, agreed| match agreed? {
+                Agreed::Created(Some(made)) => Ok(comm.handle_of(made)),
+                other => Err(crate::agreement::unexpected(&other)),
+            },
+        ))
+    }
+
     /// Splits the participants by `color` into new communicators, each numbered by `key`, then
     /// by rank in the parent (`MPI_Comm_split`, MPI-4.0 §7.4.2; SPEC §3.4). `None` as the color
     /// (`MPI_UNDEFINED`) takes part in the call and gets `Ok(None)`. The new communicators hold

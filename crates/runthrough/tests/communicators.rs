@@ -365,3 +365,93 @@ fn communicators_are_made_used_at_once_and_freed() {
         outcomes(results, &[dead]);
     });
 }
+
+/// `idup` (`MPI_Comm_idup`): two pending on one communicator, with a collective, a blocking
+/// `dup` and point-to-point traffic while they are pending, and waited for in the reverse
+/// order at odd ranks: each request gives the same communicator at every rank (traffic sent
+/// on the first arrives on the first), and the blocking `dup` queued behind them.
+#[test]
+fn pending_idups_end_in_call_order_beside_other_calls() {
+    bounded(|| {
+        let n = 4;
+        let results = runthrough::local(n).run(|world| {
+            let mut first = world.idup()?;
+            let mut second = world.idup()?;
+            let mut sum = [0u32];
+            world.all_reduce(&[world.rank()], &mut sum, Op::Sum)?;
+            assert_eq!(sum[0], n * (n - 1) / 2);
+            let third = world.dup()?;
+            let next = (world.rank() + 1) % n;
+            let previous = (world.rank() + n - 1) % n;
+            world.send(&[world.rank()], next, 5)?;
+            let mut got = [0u32];
+            world.recv(&mut got, previous, 5)?;
+            assert_eq!(got[0], previous);
+            let (a, b) = if world.rank() % 2 == 1 {
+                let b = second.wait()?;
+                (first.wait()?, b)
+            } else {
+                let a = first.wait()?;
+                (a, second.wait()?)
+            };
+            for (tag, comm) in [(1u32, &a), (2, &b), (3, &third)] {
+                assert_eq!((comm.size(), comm.rank()), (n, world.rank()));
+                comm.send(&[tag * 100 + world.rank()], next, 0)?;
+            }
+            for (tag, comm) in [(3u32, &third), (2, &b), (1, &a)] {
+                let mut got = [0u32];
+                comm.recv(&mut got, previous, 0)?;
+                assert_eq!(got[0], tag * 100 + previous, "communicator {tag}");
+            }
+            Ok::<_, Error>(())
+        });
+        outcomes(results, &[]);
+    });
+}
+
+/// SPEC §3.4's uniform outcome for `idup`: a rank dead before its first call makes every
+/// survivor's pending `idup` fail with `ProcFailed` naming it, and after `validate_global` an
+/// `idup` succeeds; a rank that dies after starting two `idup`s (inside the first one's
+/// agreement, the second waiting for it) leaves every survivor with the same outcome of each:
+/// the communicator, or `ProcFailed` naming it.
+#[test]
+fn idup_fails_or_succeeds_alike_at_every_survivor_when_a_rank_dies() {
+    bounded(|| {
+        let n = 5;
+        let dead = 3;
+        let results = runthrough::local(n)
+            .kill_at_operation(dead, 1)
+            .run(|world| {
+                let mut request = world.idup()?;
+                assert_eq!(
+                    request.wait().map(|_| ()),
+                    Err(Error::ProcFailed { rank: dead })
+                );
+                world.validate_global()?;
+                // The dup keeps the numbering; the dead rank is NULL there (nothing gathered).
+                let twin = world.idup()?.wait()?;
+                assert_eq!(members_by_gather(&twin), vec![0, 1, 2, u32::MAX, 4]);
+                Ok::<_, Error>(())
+            });
+        outcomes(results, &[dead]);
+
+        let late = 1;
+        let universe = runthrough::local(n);
+        let faults = universe.fault_handle();
+        let results = universe.run(|world| {
+            let mut first = world.idup()?;
+            let mut second = world.idup()?;
+            if world.rank() == late {
+                faults.kill(late);
+                world.barrier()?; // unwinds
+            }
+            let outcome = |made: Result<Comm, Error>| made.map(|comm| comm.size());
+            Ok::<_, Error>((outcome(first.wait()), outcome(second.wait())))
+        });
+        let seen: Vec<_> = outcomes(results, &[late]).into_iter().flatten().collect();
+        assert!(seen.iter().all(|s| *s == seen[0]), "{seen:?}");
+        let dead = Err(Error::ProcFailed { rank: late });
+        assert!([Ok(n), dead.clone()].contains(&seen[0].0), "{seen:?}");
+        assert!([Ok(n), dead].contains(&seen[0].1), "{seen:?}");
+    });
+}

@@ -130,6 +130,10 @@ impl AgreementCall {
     /// The slots it holds: (collective, series).
     fn slots(&self) -> (bool, bool) {
         match *self {
+            // A dup exchanges nothing but its agreement, in the creation series, where the
+            // creations of a communicator queue in call order: it holds no slot, so several
+            // may be pending (`MPI_Comm_idup`) beside collectives and other creations.
+            AgreementCall::Create(super::Creation::Dup) => (false, false),
             AgreementCall::ValidateGlobal
             | AgreementCall::Shrink
             | AgreementCall::Create(_)
@@ -207,8 +211,13 @@ pub(crate) struct PendingCall {
     /// The decision, taken, while the call waits for something else (`validate_global` for
     /// this rank's non-blocking collectives of the old epoch).
     decision: Option<Decision>,
-    /// A creation's progress (`super::creation`).
+    /// A creation's progress (`super::creation`), while it runs.
     pub(super) creating: Option<Box<super::creation::Creating>>,
+    /// A creation's outcome, once it ended, until its call is polled (the creations of a
+    /// communicator run in call order as their decisions arrive: `Engine::advance_creations`).
+    finished: Option<Result<Agreed>>,
+    /// What a creation taught this rank before its call was polled.
+    decided: Decided,
     /// A spawn's progress.
     spawning: Option<Spawning>,
 }
@@ -268,6 +277,8 @@ impl Engine {
             candidate: None,
             decision: None,
             creating: None,
+            finished: None,
+            decided: Decided::default(),
             spawning: None,
         };
         let started = match &pending.call {
@@ -288,7 +299,12 @@ impl Engine {
             self.end_slots(context, &pending.call);
             return Err(error);
         }
+        let creation = pending.creating.is_some();
         self.comm(context)?.agreement_calls.push(pending);
+        if creation {
+            // It contributes now, unless an earlier creation of this rank still runs.
+            self.advance_creations(context, out);
+        }
         Ok(AgreementCallId { context, id })
     }
 
@@ -373,9 +389,14 @@ impl Engine {
                 return Some(Err(Error::Comm));
             };
             let pending = &mut state.agreement_calls[at];
-            if pending.creating.is_some() {
-                let outcome = self.poll_creation_call(context, at, out, decided)?;
-                self.end_creation(context, out);
+            if pending.creating.is_some() || pending.finished.is_some() {
+                self.advance_creations(context, out);
+                let state = self.comms.get_mut(&context)?;
+                let pending = &mut state.agreement_calls[at];
+                let outcome = pending.finished.take()?;
+                let taught = std::mem::take(&mut pending.decided);
+                decided.learned.extend(taught.learned);
+                decided.creations.extend(taught.creations);
                 self.end_agreement_call(context, at);
                 return Some(outcome);
             }
@@ -613,8 +634,46 @@ impl Engine {
         let Some(state) = self.comms.get_mut(&context) else {
             return;
         };
-        let ended = state.agreement_calls.swap_remove(at);
+        // (Kept in call order: creations run in it.)
+        let ended = state.agreement_calls.remove(at);
         self.end_slots(context, &ended.call);
+    }
+
+    /// Runs the creations pending on `context` in the order this rank called them, each as
+    /// far as it goes: the first that waits (for its exchange or its decision) stops the
+    /// others, so each enters the creation series only after the earlier ones ended here, as
+    /// at every other rank (a creation whose id was taken somewhere enters it again before
+    /// the next one does). An ended creation keeps its outcome for its call's poll. Run when
+    /// a creation starts, when a message or a failure may have decided the series' current
+    /// agreement, and when a creation is polled, so that creations progress while their
+    /// callers wait for something else.
+    pub(super) fn advance_creations(&mut self, context: ContextId, out: &mut Outgoing) {
+        let mut from = 0;
+        loop {
+            let Some(state) = self.comms.get_mut(&context) else {
+                return;
+            };
+            let Some(at) = state.agreement_calls[from..]
+                .iter()
+                .position(|c| c.creating.is_some())
+                .map(|next| from + next)
+            else {
+                return;
+            };
+            let mut decided = std::mem::take(&mut state.agreement_calls[at].decided);
+            let outcome = self.poll_creation_call(context, at, out, &mut decided);
+            let Some(state) = self.comms.get_mut(&context) else {
+                return;
+            };
+            let pending = &mut state.agreement_calls[at];
+            pending.decided = decided;
+            let Some(outcome) = outcome else {
+                return;
+            };
+            pending.finished = Some(outcome);
+            self.end_creation(context, out);
+            from = at + 1;
+        }
     }
 
     /// Frees the slots `call` held on `context`.
@@ -982,6 +1041,93 @@ mod tests {
             net.engines[2].reserved.contains(&taken),
             "rank 2's own claim stays"
         );
+    }
+
+    /// The contexts of `made` (every rank a member), checked equal at every rank.
+    fn one_context(made: &[Option<Installed>]) -> ContextId {
+        let context = made[0].expect("a member").context;
+        assert!(made.iter().all(|m| m.expect("a member").context == context));
+        context
+    }
+
+    #[test]
+    fn pending_dups_end_in_call_order_whatever_order_each_rank_polls_them_in() {
+        let mut net = Net::new(3, 18);
+        let dup = || AgreementCall::Create(Creation::Dup);
+        let first = start_everywhere(&mut net, &[0, 1, 2], dup());
+        let second = start_everywhere(&mut net, &[0, 1, 2], dup());
+        // Ranks 0 and 2 ask for the second first, rank 1 for the first.
+        let order = [
+            second[0], first[1], second[2], first[0], second[1], first[2],
+        ];
+        let made = created(&net.finish_calls(&order));
+        let second_made = one_context(&[made[0], made[4], made[2]]);
+        let first_made = one_context(&[made[3], made[1], made[5]]);
+        assert_eq!(first_made, derive_context(WORLD_CONTEXT, Kind::Dup, 0, 0));
+        assert_eq!(second_made, derive_context(WORLD_CONTEXT, Kind::Dup, 1, 0));
+    }
+
+    #[test]
+    fn a_pending_dup_progresses_while_nobody_polls_it() {
+        let mut net = Net::new(3, 19);
+        let dup = || AgreementCall::Create(Creation::Dup);
+        let first = start_everywhere(&mut net, &[0, 1, 2], dup());
+        let second = start_everywhere(&mut net, &[0, 1, 2], dup());
+        // No poll: the messages alone run both creations (the second one enters the series
+        // when the first one's decision arrives), and both communicators are installed.
+        net.run();
+        for engine in &net.engines {
+            for seq in [0, 1] {
+                let context = derive_context(WORLD_CONTEXT, Kind::Dup, seq, 0);
+                assert_eq!(engine.members_of(context).len(), 3, "dup {seq}");
+            }
+        }
+        // The first poll of each call gives its outcome.
+        for &(rank, id) in first.iter().chain(&second) {
+            let (outcome, _) = net.poll_call(rank, id);
+            assert!(matches!(outcome, Some(Ok(Agreed::Created(Some(_))))));
+        }
+    }
+
+    #[test]
+    fn a_pending_dup_whose_id_is_taken_agrees_again_before_the_next_one_enters() {
+        let mut net = Net::new(3, 20);
+        net.engines[1]
+            .reserved
+            .insert(derive_context(WORLD_CONTEXT, Kind::Dup, 0, 0));
+        let dup = || AgreementCall::Create(Creation::Dup);
+        let first = start_everywhere(&mut net, &[0, 1, 2], dup());
+        let second = start_everywhere(&mut net, &[0, 1, 2], dup());
+        // Rank 0 polls the second first: the first one's second agreement comes before it.
+        let order = [
+            second[0], first[0], first[1], second[1], second[2], first[2],
+        ];
+        let made = created(&net.finish_calls(&order));
+        let second_made = one_context(&[made[0], made[3], made[4]]);
+        let first_made = one_context(&[made[1], made[2], made[5]]);
+        assert_eq!(first_made, derive_context(WORLD_CONTEXT, Kind::Dup, 1, 0));
+        assert_eq!(second_made, derive_context(WORLD_CONTEXT, Kind::Dup, 2, 0));
+    }
+
+    #[test]
+    fn a_pending_dup_holds_no_slot() {
+        let mut net = Net::new(3, 21);
+        let dups = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::Create(Creation::Dup));
+        // A blocking agreement call, then a blocking split, run while it is pending.
+        let global = start_everywhere(&mut net, &[0, 1, 2], AgreementCall::ValidateGlobal);
+        for outcome in net.finish_calls(&global) {
+            assert!(matches!(outcome, Ok(Agreed::Global(_))), "{outcome:?}");
+        }
+        let split = AgreementCall::Create(Creation::Split {
+            color: Some(0),
+            key: 0,
+        });
+        let splits = start_everywhere(&mut net, &[0, 1, 2], split);
+        let split_made = one_context(&created(&net.finish_calls(&splits)));
+        // The split entered the creation series after the dup.
+        assert_eq!(split_made, derive_context(WORLD_CONTEXT, Kind::Split, 1, 0));
+        let dup_made = one_context(&created(&net.finish_calls(&dups)));
+        assert_eq!(dup_made, derive_context(WORLD_CONTEXT, Kind::Dup, 0, 0));
     }
 
     #[test]

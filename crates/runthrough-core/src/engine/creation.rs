@@ -452,7 +452,7 @@ impl Engine {
             .find(|&w| state.members.comm_of(w).is_none()))
     }
 
-    /// A creation call starts on `context` (the caller holds its collective slot).
+    /// A creation call starts on `context`.
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator, `Error::Revoked` on a revoked one.
@@ -467,12 +467,13 @@ impl Engine {
         })
     }
 
-    /// The creation call on `context` ended: on a revoked communicator this rank contributes
-    /// "revoked" to the creation series' current call if it has not (pushed on `out`), so that
-    /// peers inside a creation call it will never make are released.
+    /// A creation call on `context` ended: when no other one runs here, on a revoked
+    /// communicator this rank contributes "revoked" to the creation series' current call if it
+    /// has not (pushed on `out`), so that peers inside a creation call it will never make are
+    /// released.
     pub(crate) fn end_creation(&mut self, context: ContextId, out: &mut Outgoing) {
         if let Some(state) = self.comms.get_mut(&context) {
-            state.creating = false;
+            state.creating = state.agreement_calls.iter().any(|c| c.creating.is_some());
             state.settle_revoked_creations(context, out);
         }
     }

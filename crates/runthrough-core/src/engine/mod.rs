@@ -921,6 +921,9 @@ impl Engine {
                     comm.agreements.handle_message(source, seq, message);
                 }
                 comm.drain_agreements(context, out);
+                if comm.creating {
+                    self.advance_creations(context, out);
+                }
             }
             Packet::Collective {
                 context,
@@ -1010,13 +1013,20 @@ impl Engine {
                 failed_receives.push((id, rank));
             }
         }
+        let mut creating = Vec::new();
         for (&context, comm) in self.comms.iter_mut() {
             if let Some(rank) = comm.members.comm_of(world) {
                 comm.agreements.handle_failure(rank);
                 comm.creations.handle_failure(rank);
                 comm.drain_agreements(context, out);
                 schedule::advance(comm, &mut self.flow, context, out);
+                if comm.creating {
+                    creating.push(context);
+                }
             }
+        }
+        for context in creating {
+            self.advance_creations(context, out);
         }
         for (id, rank) in failed_receives {
             self.complete(id, Err(Error::ProcFailed { rank }));
