@@ -490,8 +490,12 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * as with any peer; MPI_ANY_SOURCE matches the remote group's messages only, but reports
  * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. MPI_Comm_dup and
  * MPI_Comm_idup duplicate it (the same groups: a dup of each communicator that carries its
- * traffic, so every member of both groups takes part). Collectives, the other
- * communicator constructors (split, create, Cart_create), the validate calls and the ULFM
+ * traffic, so every member of both groups takes part). MPI_Comm_split splits each group by
+ * color (a color the other group lacks gives MPI_COMM_NULL) and MPI_Comm_create takes a subset
+ * of the local group (an empty one on either side gives MPI_COMM_NULL): the colors are
+ * exchanged, agreed on, then both communicators split, so every rank gets the same
+ * intercommunicator or the same error. Collectives, the other
+ * communicator constructors (Cart_create, ...), the validate calls and the ULFM
  * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
  * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
  * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only

@@ -321,7 +321,8 @@ pub unsafe extern "C" fn MPI_Comm_get_info(comm: c_int, info_used: *mut c_int) -
     })
 }
 
-/// `MPI_Comm_split`: `color = MPI_UNDEFINED` gives `MPI_COMM_NULL`.
+/// `MPI_Comm_split`: `color = MPI_UNDEFINED` gives `MPI_COMM_NULL`; on an intercommunicator
+/// each group splits its own members (`crate::intercomm::split`).
 ///
 /// # Safety
 /// `newcomm` is NULL or points at a writable `MPI_Comm`.
@@ -342,6 +343,10 @@ pub unsafe extern "C" fn MPI_Comm_split(
                     .map_err(|_| Failure::new(MPI_ERR_ARG, format!("invalid color {c}")))?,
             ),
         };
+        if inter_of(comm)?.is_some() {
+            newcomm.write(crate::intercomm::split(comm, color, key, None)?);
+            return Ok(());
+        }
         let made = agreement_comm_of(comm)?.get().split(color, key)?;
         register(comm, made, &newcomm)
     })
@@ -445,7 +450,10 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     })
 }
 
-/// `MPI_Comm_create`: collective over the parent's participants.
+/// `MPI_Comm_create`: collective over the parent's participants; on an intercommunicator the
+/// group is a subset of the local group, and the new intercommunicator joins it with the remote
+/// group's (`crate::intercomm::split`; `MPI_ERR_GROUP` for a group with a process outside the
+/// local group, `MPI_ERR_ARG` then at the other ranks).
 ///
 /// # Safety
 /// `newcomm` is NULL or points at a writable `MPI_Comm`.
@@ -455,6 +463,23 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, newcomm: *mu
         // SAFETY: checked for NULL by `out`.
         let newcomm = unsafe { out(newcomm, "newcomm")? };
         let group = with_runtime(|runtime| runtime.group(group).cloned())?;
+        if let Some(inter) = inter_of(comm)? {
+            // The group is a subset of the local group: its members make the new local group,
+            // in its order. A wrong group is refused at every rank, not here alone.
+            let worlds = group.world_ranks();
+            let refused = worlds.iter().find(|w| !inter.local.contains(w)).map(|w| {
+                Failure::new(
+                    MPI_ERR_GROUP,
+                    format!("MPI_COMM_WORLD rank {w} of the group is not in the local group"),
+                )
+            });
+            let me = inter.local[inter.rank as usize];
+            let place = worlds.iter().position(|&w| w == me);
+            let color = place.map(|_| 0);
+            let key = place.unwrap_or(0) as i32;
+            newcomm.write(crate::intercomm::split(comm, color, key, refused)?);
+            return Ok(());
+        }
         let made = agreement_comm_of(comm)?.get().create(&group)?;
         register(comm, made, &newcomm)
     })

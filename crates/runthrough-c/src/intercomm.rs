@@ -596,3 +596,124 @@ pub(crate) fn compare(first: &Inter, second: Option<&Inter>) -> c_int {
         MPI_UNEQUAL
     }
 }
+
+/// `MPI_Comm_split` on an intercommunicator (MPI-4.0 §7.4.2): each group splits its own
+/// members by `color` (`None`: `MPI_UNDEFINED`), ordered by `key`, then by rank in the group;
+/// the new intercommunicator of a color joins the local group's members of that color with the
+/// remote group's. A rank whose color the other group does not have gets `MPI_COMM_NULL` (the
+/// handle returned). `MPI_Comm_create` on an intercommunicator is this with one color for the
+/// members of the local group argument, keyed by their place in it.
+///
+/// How: an all-gather of every member's color and key over the communicator that spans both
+/// groups numbering A first, an agreement there on whether it reached every rank (so every rank
+/// goes on, or every rank returns `MPIX_ERR_PROC_FAILED`), then the fault-tolerant split of
+/// each of the two communicators that carry its traffic, with keys that number the new members
+/// of each group in order, the group it sends from first: every rank gets the same
+/// intercommunicator, or the same error.
+///
+/// `refused`: this rank's own error with its arguments; it still takes part, and every other
+/// rank returns `MPI_ERR_ARG`.
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid handle or an intracommunicator; `MPIX_ERR_PROC_FAILED` at
+/// every rank when a member failed before the colors were exchanged; the creations' errors.
+pub(crate) fn split(
+    handle: c_int,
+    color: Option<u32>,
+    key: i32,
+    refused: Option<Failure>,
+) -> Result<c_int, Failure> {
+    let inter = required(handle)?;
+    let send = with_runtime(|runtime| Ok(Arc::clone(&runtime.comm(handle)?.comm)))?;
+    let (spanning, other) = if inter.local_first {
+        (send, Arc::clone(&inter.receive))
+    } else {
+        (Arc::clone(&inter.receive), send)
+    };
+    let comm = spanning.get();
+    let mine = [u32::from(color.is_some()), color.unwrap_or(0), key as u32];
+    let mut table = vec![0u32; 3 * comm.size() as usize];
+    // Bit 0: the exchange reached this rank; bit 1: this rank's arguments were fine.
+    let gathered = comm.all_gather(&mine, &mut table).is_ok();
+    let flag = u32::from(gathered) | (u32::from(refused.is_none()) << 1);
+    match comm.agree(flag) {
+        Ok(0b11) => {}
+        Ok(flag) if flag & 0b10 == 0 => {
+            return Err(refused.unwrap_or_else(|| {
+                Failure::new(
+                    MPI_ERR_ARG,
+                    "a member of the intercommunicator refused its arguments",
+                )
+            }))
+        }
+        Ok(_) | Err(Error::AgreeProcFailed { .. }) => {
+            return Err(Failure::new(
+                MPIX_ERR_PROC_FAILED,
+                "MPI_Comm_split on an intercommunicator: a member failed before the colors \
+                 were exchanged",
+            ))
+        }
+        Err(error) => return Err(error.into()),
+    }
+    let a_size = if inter.local_first {
+        inter.local.len()
+    } else {
+        inter.remote.len()
+    };
+    // The members of this rank's color in A and in B, each in its new order (spanning ranks).
+    let me = comm.rank() as usize;
+    let members = |range: std::ops::Range<usize>| -> Vec<usize> {
+        let mut of_color: Vec<usize> = range
+            .filter(|&r| table[3 * r] == 1 && Some(table[3 * r + 1]) == color)
+            .collect();
+        of_color.sort_by_key(|&r| (table[3 * r + 2] as i32, r));
+        of_color
+    };
+    let (in_a, in_b) = (members(0..a_size), members(a_size..table.len() / 3));
+    let new_color = color.filter(|_| !in_a.is_empty() && !in_b.is_empty());
+    let place = |list: &[usize]| list.iter().position(|&r| r == me).unwrap_or(0) as i32;
+    // Keys: A first in the spanning communicator's split, B first in the other's.
+    let (key_a_first, key_b_first) = if me < a_size {
+        (place(&in_a), (in_b.len() as i32) + place(&in_a))
+    } else {
+        ((in_a.len() as i32) + place(&in_b), place(&in_b))
+    };
+    let x = comm.split(new_color, key_a_first)?;
+    let y = other.get().split(new_color, key_b_first)?;
+    let (Some(x), Some(y)) = (x, y) else {
+        return Ok(MPI_COMM_NULL);
+    };
+    let world_of = |list: &[usize]| -> Vec<u32> {
+        let a = if inter.local_first {
+            &inter.local
+        } else {
+            &inter.remote
+        };
+        let b = if inter.local_first {
+            &inter.remote
+        } else {
+            &inter.local
+        };
+        list.iter()
+            .map(|&r| if r < a_size { a[r] } else { b[r - a_size] })
+            .collect()
+    };
+    let (a_world, b_world) = (world_of(&in_a), world_of(&in_b));
+    let (send, receive, local, remote, rank) = if inter.local_first {
+        (x, y, a_world, b_world, place(&in_a))
+    } else {
+        (y, x, b_world, a_world, place(&in_b))
+    };
+    let inter = Inter::new(
+        Arc::new(CommBox::Owned(receive)),
+        local,
+        remote,
+        rank as Rank,
+        inter.local_first,
+    );
+    with_runtime(|runtime| {
+        let made = runtime.add_comm(send, handle);
+        runtime.comm_mut(made)?.inter = Some(Arc::new(inter));
+        Ok(made)
+    })
+}

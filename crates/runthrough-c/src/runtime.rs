@@ -462,7 +462,8 @@ pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Fail
             format!(
                 "communicator {handle} is an intercommunicator: this call takes an \
                  intracommunicator (on intercommunicators only point-to-point, the local \
-                 queries, MPI_Intercomm_merge and MPI_Comm_free are supported)"
+                 queries, MPI_Barrier, MPI_Intercomm_merge, MPI_Comm_dup / _idup / _split / \
+                 _create and MPI_Comm_free are supported)"
             ),
         ));
     }

@@ -314,6 +314,15 @@ fn arguments() {
     scenario("arguments", 3, &[2]);
 }
 
+/// SPEC §3.4, `tests/c/intercomm_split.c`: MPI_Comm_split and MPI_Comm_create on an
+/// intercommunicator (each group its own members; a color or a side missing gives
+/// MPI_COMM_NULL); a wrong group fails at every rank; after rank 5 dies a split fails with
+/// MPIX_ERR_PROC_FAILED at every survivor.
+#[test]
+fn intercomm_split() {
+    scenario("intercomm_split", 6, &[5]);
+}
+
 /// SPEC §3.4, `tests/c/idup.c`: MPI_Comm_idup / _idup_with_info pending beside other calls and
 /// completed in any order (each request the same communicator everywhere), attributes and a
 /// failing copy callback, the dup of an intercommunicator, wrong use; after rank 3 dies an idup
