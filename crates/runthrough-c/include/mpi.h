@@ -188,6 +188,15 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_NULL_COPY_FN rt_comm_null_copy_fn
 #define MPI_DUP_FN rt_comm_dup_fn
 #define MPI_NULL_DELETE_FN rt_comm_null_delete_fn
+/* Datatype attribute callbacks: the same shapes (handles are ints), the same predefined ones. */
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void *attribute_val, void *extra_state);
+#define MPI_TYPE_NULL_COPY_FN rt_comm_null_copy_fn
+#define MPI_TYPE_DUP_FN rt_comm_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN rt_comm_null_delete_fn
 
 /* Error classes (the values of runthrough_core::ErrorClass). */
 #define MPI_SUCCESS 0
@@ -309,6 +318,25 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
  * MPI_ERR_OP. Defined so that programs (and mpi4py) can name them. */
 #define MPI_REPLACE 13
 #define MPI_NO_OP 14
+
+/* Datatype combiners (MPI_Type_get_envelope). */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR 5
+#define MPI_COMBINER_INDEXED 6
+#define MPI_COMBINER_HINDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
+#define MPI_COMBINER_HINDEXED_BLOCK 9
+#define MPI_COMBINER_STRUCT 10
+#define MPI_COMBINER_SUBARRAY 11
+#define MPI_COMBINER_DARRAY 12
+#define MPI_COMBINER_F90_REAL 13
+#define MPI_COMBINER_F90_COMPLEX 14
+#define MPI_COMBINER_F90_INTEGER 15
+#define MPI_COMBINER_RESIZED 16
+#define MPI_COMBINER_VALUE_INDEX 17
 
 /* Array orders (MPI_Type_create_subarray). */
 #define MPI_ORDER_C 56
@@ -656,6 +684,29 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+/* Decoding: every derived type keeps its constructor's arguments (the datatypes among them as
+ * they were, so a type can be decoded after its parts were freed); a derived type that
+ * MPI_Type_get_contents returns is a new handle the program frees. Predefined types are
+ * MPI_COMBINER_NAMED (MPI_Type_get_contents on one: MPI_ERR_TYPE). */
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                          int *num_datatypes, int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int *array_of_integers,
+                          MPI_Aint *array_of_addresses, MPI_Datatype *array_of_datatypes);
+/* MPI_Type_dup: committed if the old type is; attributes copied by their copy callbacks. */
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+/* Names: a predefined type's is its MPI name until MPI_Type_set_name changes it. */
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+/* Attributes on datatypes, as on communicators (their keys apart: a communicator's key on a
+ * datatype, or the other way round, is MPI_ERR_KEYVAL). */
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                           void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 /* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
  * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Attribute caching on communicators (MPI-4.0 §7.7): `MPI_Comm_create_keyval` / `_free_keyval`
-//! / `_set_attr` / `_delete_attr`, and the user keys of `MPI_Comm_get_attr`.
+//! Attribute caching on communicators and datatypes (MPI-4.0 §7.7): `MPI_Comm_create_keyval` /
+//! `_free_keyval` / `_set_attr` / `_delete_attr`, the user keys of `MPI_Comm_get_attr`, and the
+//! same calls for datatypes (`MPI_Type_create_keyval`, ...), on one store.
 //!
 //! # Invariants
 //! - Key values are numbered from [`FIRST_KEYVAL`] up and never reused; the predefined keys
-//!   (`MPI_TAG_UB`, ...) are below it.
+//!   (`MPI_TAG_UB`, ...) are below it. A key belongs to the kind of object it was made for: a
+//!   communicator's key on a datatype (or the other way round) is `MPI_ERR_KEYVAL`.
 //! - The callbacks of a key stay known while an attribute uses it, even after
 //!   `MPI_Comm_free_keyval` (MPI's rule: the key is freed once no attribute refers to it).
 //! - No callback runs while the library holds a lock: callbacks may call MPI functions.
@@ -27,9 +29,21 @@ pub(crate) type DeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut 
 /// The first key value `MPI_Comm_create_keyval` hands out.
 pub(crate) const FIRST_KEYVAL: c_int = 64;
 
-/// One key: its callbacks and extra state (an address the library only passes back).
+/// The kind of object an attribute hangs on (handles of different kinds may be equal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Kind {
+    Comm,
+    Type,
+}
+
+/// An object with attributes: its kind and handle.
+type Object = (Kind, c_int);
+
+/// One key: the kind of object it is for, its callbacks and extra state (an address the
+/// library only passes back).
 #[derive(Clone, Copy)]
 struct Keyval {
+    kind: Kind,
     copy: Option<CopyFn>,
     delete: Option<DeleteFn>,
     extra_state: usize,
@@ -38,19 +52,36 @@ struct Keyval {
 
 struct Attributes {
     keyvals: BTreeMap<c_int, Keyval>,
-    /// (communicator handle, key) -> value (an address or an integer the program chose), and
-    /// the order in which it was set (deletion at MPI_Finalize runs in reverse order).
-    values: BTreeMap<(c_int, c_int), (usize, u64)>,
+    /// (object, key) -> value (an address or an integer the program chose), and the order in
+    /// which it was set (deletion runs in reverse order).
+    values: BTreeMap<(Object, c_int), (usize, u64)>,
     next_keyval: c_int,
     next_order: u64,
 }
 
 impl Attributes {
-    /// Stores `value` under (`comm`, `keyval`), the latest set.
-    fn store(&mut self, comm: c_int, keyval: c_int, value: usize) {
+    /// Stores `value` under (`object`, `keyval`), the latest set.
+    fn store(&mut self, object: Object, keyval: c_int, value: usize) {
         let order = self.next_order;
         self.next_order += 1;
-        self.values.insert((comm, keyval), (value, order));
+        self.values.insert((object, keyval), (value, order));
+    }
+
+    /// Key `keyval` of `kind` (freed ones too when `freed_too`).
+    fn key(&self, kind: Kind, keyval: c_int, freed_too: bool) -> Result<Keyval, Failure> {
+        match self.keyvals.get(&keyval) {
+            Some(key) if key.kind == kind && (freed_too || !key.freed) => Ok(*key),
+            _ => Err(invalid_keyval(keyval)),
+        }
+    }
+
+    /// The (object, key) range of `object`'s attributes.
+    fn range_of(
+        &self,
+        object: Object,
+    ) -> impl Iterator<Item = (&(Object, c_int), &(usize, u64))> + '_ {
+        self.values
+            .range((object, c_int::MIN)..=(object, c_int::MAX))
     }
 }
 
@@ -68,23 +99,21 @@ fn invalid_keyval(keyval: c_int) -> Failure {
     )
 }
 
-/// The value of user key `keyval` on `comm`, if set (`None` for a key without a value).
+/// The value of user key `keyval` on `object`, if set (`None` for a key without a value).
 ///
 /// # Errors
-/// `MPI_ERR_KEYVAL` for a key that was never created.
-pub(crate) fn get(comm: c_int, keyval: c_int) -> Result<Option<usize>, Failure> {
+/// `MPI_ERR_KEYVAL` for a key that was never created, or made for another kind of object.
+pub(crate) fn get(object: Object, keyval: c_int) -> Result<Option<usize>, Failure> {
     let attributes = lock(&ATTRIBUTES);
-    if !attributes.keyvals.contains_key(&keyval) {
-        return Err(invalid_keyval(keyval));
-    }
+    attributes.key(object.0, keyval, true)?;
     Ok(attributes
         .values
-        .get(&(comm, keyval))
+        .get(&(object, keyval))
         .map(|&(value, _)| value))
 }
 
-/// Calls the delete callback of `keyval` for `value` on `comm` (no lock held).
-fn call_delete(comm: c_int, keyval: c_int, key: Keyval, value: usize) -> Result<(), Failure> {
+/// Calls the delete callback of `keyval` for `value` on the object `handle` (no lock held).
+fn call_delete(handle: c_int, keyval: c_int, key: Keyval, value: usize) -> Result<(), Failure> {
     let Some(delete) = key.delete else {
         return Ok(());
     };
@@ -93,7 +122,7 @@ fn call_delete(comm: c_int, keyval: c_int, key: Keyval, value: usize) -> Result<
     // without the library's locks.
     let code = unsafe {
         delete(
-            comm,
+            handle,
             keyval,
             value as *mut c_void,
             key.extra_state as *mut c_void,
@@ -109,19 +138,16 @@ fn call_delete(comm: c_int, keyval: c_int, key: Keyval, value: usize) -> Result<
     }
 }
 
-/// Deletes every attribute of `comm` (its delete callbacks run, the latest set first): before
-/// `MPI_Comm_free` releases the handle, and for `MPI_COMM_SELF` at `MPI_Finalize`.
+/// Deletes every attribute of `object` (its delete callbacks run, the latest set first):
+/// before `MPI_Comm_free` or `MPI_Type_free` releases the handle, and for `MPI_COMM_SELF` at
+/// `MPI_Finalize`.
 ///
 /// # Errors
 /// The first error a delete callback returns (the remaining attributes are still deleted).
-pub(crate) fn delete_all(comm: c_int) -> Result<(), Failure> {
+pub(crate) fn delete_all(object: Object) -> Result<(), Failure> {
     let mut doomed: Vec<(u64, c_int, Keyval, usize)> = {
         let mut attributes = lock(&ATTRIBUTES);
-        let keys: Vec<(c_int, c_int)> = attributes
-            .values
-            .range((comm, c_int::MIN)..=(comm, c_int::MAX))
-            .map(|(&key, _)| key)
-            .collect();
+        let keys: Vec<(Object, c_int)> = attributes.range_of(object).map(|(&key, _)| key).collect();
         let mut doomed = Vec::new();
         for key in keys {
             if let Some((value, order)) = attributes.values.remove(&key) {
@@ -135,24 +161,23 @@ pub(crate) fn delete_all(comm: c_int) -> Result<(), Failure> {
     doomed.sort_by_key(|&(order, ..)| std::cmp::Reverse(order));
     let mut first_error = None;
     for (_, keyval, key, value) in doomed {
-        if let Err(failure) = call_delete(comm, keyval, key, value) {
+        if let Err(failure) = call_delete(object.1, keyval, key, value) {
             first_error.get_or_insert(failure);
         }
     }
     first_error.map_or(Ok(()), Err)
 }
 
-/// Copies the attributes of `from` to the new communicator `to` (`MPI_Comm_dup`): each key's
-/// copy callback decides whether and what.
+/// Copies the attributes of `from` to the new object `to` of the same kind (`MPI_Comm_dup`,
+/// `MPI_Type_dup`): each key's copy callback decides whether and what.
 ///
 /// # Errors
 /// The first error a copy callback returns.
-pub(crate) fn copy_all(from: c_int, to: c_int) -> Result<(), Failure> {
+pub(crate) fn copy_all(from: Object, to: c_int) -> Result<(), Failure> {
     let sources: Vec<(c_int, Keyval, usize)> = {
         let attributes = lock(&ATTRIBUTES);
         attributes
-            .values
-            .range((from, c_int::MIN)..=(from, c_int::MAX))
+            .range_of(from)
             .filter_map(|(&(_, keyval), &(value, _))| {
                 attributes
                     .keyvals
@@ -170,7 +195,7 @@ pub(crate) fn copy_all(from: c_int, to: c_int) -> Result<(), Failure> {
         // locals for its outputs, and without the library's locks.
         let code = unsafe {
             copy(
-                from,
+                from.1,
                 keyval,
                 key.extra_state as *mut c_void,
                 value as *mut c_void,
@@ -185,7 +210,7 @@ pub(crate) fn copy_all(from: c_int, to: c_int) -> Result<(), Failure> {
             ));
         }
         if flag != 0 {
-            lock(&ATTRIBUTES).store(to, keyval, copied as usize);
+            lock(&ATTRIBUTES).store((from.0, to), keyval, copied as usize);
         }
     }
     Ok(())
@@ -246,6 +271,80 @@ pub(crate) extern "C" fn rt_comm_null_delete_fn(
     MPI_SUCCESS
 }
 
+/// A new key for objects of `kind`, written to `slot`.
+pub(crate) fn create_keyval(
+    kind: Kind,
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    slot: &crate::errors::Out<c_int>,
+    extra_state: *mut c_void,
+) -> Result<(), Failure> {
+    crate::runtime::with_runtime(|_| Ok(()))?;
+    let mut attributes = lock(&ATTRIBUTES);
+    let keyval = attributes.next_keyval;
+    attributes.next_keyval = keyval.saturating_add(1);
+    attributes.keyvals.insert(
+        keyval,
+        Keyval {
+            kind,
+            copy,
+            delete,
+            extra_state: extra_state as usize,
+            freed: false,
+        },
+    );
+    slot.write(keyval);
+    Ok(())
+}
+
+/// Frees the key of `kind` in `slot` (`MPI_KEYVAL_INVALID` written there); attributes already
+/// set with it keep their callbacks until they are deleted.
+pub(crate) fn free_keyval(kind: Kind, slot: &crate::errors::Out<c_int>) -> Result<(), Failure> {
+    let keyval = slot.read();
+    let mut attributes = lock(&ATTRIBUTES);
+    attributes.key(kind, keyval, false)?;
+    if let Some(key) = attributes.keyvals.get_mut(&keyval) {
+        key.freed = true;
+    }
+    slot.write(MPI_KEYVAL_INVALID);
+    Ok(())
+}
+
+/// Stores `value` on `object` under `keyval`; a value already there is deleted first (its
+/// delete callback runs). When that callback fails, the call fails and the old value stays.
+pub(crate) fn set_attr(object: Object, keyval: c_int, value: usize) -> Result<(), Failure> {
+    let (old, key) = {
+        let attributes = lock(&ATTRIBUTES);
+        let key = attributes.key(object.0, keyval, false)?;
+        (attributes.values.get(&(object, keyval)).copied(), key)
+    };
+    if let Some((old, _)) = old {
+        call_delete(object.1, keyval, key, old)?;
+    }
+    lock(&ATTRIBUTES).store(object, keyval, value);
+    Ok(())
+}
+
+/// Removes `keyval`'s value from `object` once its delete callback succeeded (when it fails,
+/// the call fails and the value stays); nothing to do when the object has none.
+pub(crate) fn delete_attr(object: Object, keyval: c_int) -> Result<(), Failure> {
+    let (value, key) = {
+        let attributes = lock(&ATTRIBUTES);
+        let key = attributes.key(object.0, keyval, true)?;
+        match attributes.values.get(&(object, keyval)) {
+            Some(&value) => (value, key),
+            None => return Ok(()),
+        }
+    };
+    call_delete(object.1, keyval, key, value.0)?;
+    let mut attributes = lock(&ATTRIBUTES);
+    // Unless the callback itself replaced it.
+    if attributes.values.get(&(object, keyval)) == Some(&value) {
+        attributes.values.remove(&(object, keyval));
+    }
+    Ok(())
+}
+
 /// `MPI_Comm_create_keyval`: a new key; NULL callbacks act as `MPI_COMM_NULL_COPY_FN` and
 /// `MPI_COMM_NULL_DELETE_FN`.
 ///
@@ -262,21 +361,13 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(comm_keyval, "comm_keyval")? };
-        crate::runtime::with_runtime(|_| Ok(()))?;
-        let mut attributes = lock(&ATTRIBUTES);
-        let keyval = attributes.next_keyval;
-        attributes.next_keyval = keyval.saturating_add(1);
-        attributes.keyvals.insert(
-            keyval,
-            Keyval {
-                copy: comm_copy_attr_fn,
-                delete: comm_delete_attr_fn,
-                extra_state: extra_state as usize,
-                freed: false,
-            },
-        );
-        slot.write(keyval);
-        Ok(())
+        create_keyval(
+            Kind::Comm,
+            comm_copy_attr_fn,
+            comm_delete_attr_fn,
+            &slot,
+            extra_state,
+        )
     })
 }
 
@@ -291,14 +382,7 @@ pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int 
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(comm_keyval, "comm_keyval")? };
-        let keyval = slot.read();
-        let mut attributes = lock(&ATTRIBUTES);
-        match attributes.keyvals.get_mut(&keyval) {
-            Some(key) if !key.freed => key.freed = true,
-            _ => return Err(invalid_keyval(keyval)),
-        }
-        slot.write(MPI_KEYVAL_INVALID);
-        Ok(())
+        free_keyval(Kind::Comm, &slot)
     })
 }
 
@@ -313,19 +397,7 @@ pub extern "C" fn MPI_Comm_set_attr(
 ) -> c_int {
     boundary(comm, || {
         comm_of(comm)?;
-        let (old, key) = {
-            let attributes = lock(&ATTRIBUTES);
-            let key = match attributes.keyvals.get(&comm_keyval) {
-                Some(key) if !key.freed => *key,
-                _ => return Err(invalid_keyval(comm_keyval)),
-            };
-            (attributes.values.get(&(comm, comm_keyval)).copied(), key)
-        };
-        if let Some((value, _)) = old {
-            call_delete(comm, comm_keyval, key, value)?;
-        }
-        lock(&ATTRIBUTES).store(comm, comm_keyval, attribute_val as usize);
-        Ok(())
+        set_attr((Kind::Comm, comm), comm_keyval, attribute_val as usize)
     })
 }
 
@@ -336,24 +408,7 @@ pub extern "C" fn MPI_Comm_set_attr(
 pub extern "C" fn MPI_Comm_delete_attr(comm: c_int, comm_keyval: c_int) -> c_int {
     boundary(comm, || {
         comm_of(comm)?;
-        let (value, key) = {
-            let attributes = lock(&ATTRIBUTES);
-            let key = *attributes
-                .keyvals
-                .get(&comm_keyval)
-                .ok_or_else(|| invalid_keyval(comm_keyval))?;
-            match attributes.values.get(&(comm, comm_keyval)) {
-                Some(&value) => (value, key),
-                None => return Ok(()),
-            }
-        };
-        call_delete(comm, comm_keyval, key, value.0)?;
-        let mut attributes = lock(&ATTRIBUTES);
-        // Unless the callback itself replaced it.
-        if attributes.values.get(&(comm, comm_keyval)) == Some(&value) {
-            attributes.values.remove(&(comm, comm_keyval));
-        }
-        Ok(())
+        delete_attr((Kind::Comm, comm), comm_keyval)
     })
 }
 

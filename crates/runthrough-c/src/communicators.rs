@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use runthrough::{AgreementRequest, Comm, Group, GroupComparison, Rank};
 
+use crate::attributes::Kind;
 use crate::constants::*;
 use crate::errors::{boundary, out, write_string, Failure};
 use crate::intercomm::{inter_of, Inter};
@@ -280,7 +281,7 @@ impl PendingComm {
 /// topology, as MPI says; a failing copy callback frees the duplicate (the attributes copied
 /// so far deleted) and fails with the callback's error.
 fn dup_inherits(parent: c_int, handle: c_int) -> Result<(), Failure> {
-    if let Err(failure) = crate::attributes::copy_all(parent, handle) {
+    if let Err(failure) = crate::attributes::copy_all((Kind::Comm, parent), handle) {
         let mut handle = handle;
         // SAFETY: a live local int.
         unsafe { MPI_Comm_free(&mut handle) };
@@ -532,7 +533,7 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
         }
         with_runtime(|runtime| runtime.comm(handle).map(drop))?;
         // The attributes' delete callbacks run first (MPI-4.0 §7.7.2), without the lock.
-        crate::attributes::delete_all(handle)?;
+        crate::attributes::delete_all((Kind::Comm, handle))?;
         let entry = with_runtime(|runtime| {
             runtime.comm(handle)?;
             Ok(runtime.comms.remove(&handle))
@@ -1077,7 +1078,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
             }
             user => {
                 // A key of MPI_Comm_create_keyval: its value is the address stored.
-                let stored = crate::attributes::get(comm, user)?;
+                let stored = crate::attributes::get((Kind::Comm, comm), user)?;
                 value.write(stored.unwrap_or(0) as *const c_int);
                 flag.write(c_int::from(stored.is_some()));
                 return Ok(());

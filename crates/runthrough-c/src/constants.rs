@@ -201,6 +201,24 @@ pub const MPI_HOST: c_int = 5;
 pub const MPI_IO: c_int = 6;
 /// The key value `MPI_Comm_free_keyval` leaves (user keys start at 64).
 pub const MPI_KEYVAL_INVALID: c_int = -1;
+/// Datatype combiners (`MPI_Type_get_envelope`).
+pub const MPI_COMBINER_NAMED: c_int = 1;
+pub const MPI_COMBINER_DUP: c_int = 2;
+pub const MPI_COMBINER_CONTIGUOUS: c_int = 3;
+pub const MPI_COMBINER_VECTOR: c_int = 4;
+pub const MPI_COMBINER_HVECTOR: c_int = 5;
+pub const MPI_COMBINER_INDEXED: c_int = 6;
+pub const MPI_COMBINER_HINDEXED: c_int = 7;
+pub const MPI_COMBINER_INDEXED_BLOCK: c_int = 8;
+pub const MPI_COMBINER_HINDEXED_BLOCK: c_int = 9;
+pub const MPI_COMBINER_STRUCT: c_int = 10;
+pub const MPI_COMBINER_SUBARRAY: c_int = 11;
+pub const MPI_COMBINER_DARRAY: c_int = 12;
+pub const MPI_COMBINER_F90_REAL: c_int = 13;
+pub const MPI_COMBINER_F90_COMPLEX: c_int = 14;
+pub const MPI_COMBINER_F90_INTEGER: c_int = 15;
+pub const MPI_COMBINER_RESIZED: c_int = 16;
+pub const MPI_COMBINER_VALUE_INDEX: c_int = 17;
 
 /// Every integer constant of `include/mpi.h` and `include/mpi-ext.h`, by name.
 pub const ALL: &[(&str, c_int)] = &[
@@ -353,4 +371,21 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_HOST", MPI_HOST),
     ("MPI_IO", MPI_IO),
     ("MPI_KEYVAL_INVALID", MPI_KEYVAL_INVALID),
+    ("MPI_COMBINER_NAMED", MPI_COMBINER_NAMED),
+    ("MPI_COMBINER_DUP", MPI_COMBINER_DUP),
+    ("MPI_COMBINER_CONTIGUOUS", MPI_COMBINER_CONTIGUOUS),
+    ("MPI_COMBINER_VECTOR", MPI_COMBINER_VECTOR),
+    ("MPI_COMBINER_HVECTOR", MPI_COMBINER_HVECTOR),
+    ("MPI_COMBINER_INDEXED", MPI_COMBINER_INDEXED),
+    ("MPI_COMBINER_HINDEXED", MPI_COMBINER_HINDEXED),
+    ("MPI_COMBINER_INDEXED_BLOCK", MPI_COMBINER_INDEXED_BLOCK),
+    ("MPI_COMBINER_HINDEXED_BLOCK", MPI_COMBINER_HINDEXED_BLOCK),
+    ("MPI_COMBINER_STRUCT", MPI_COMBINER_STRUCT),
+    ("MPI_COMBINER_SUBARRAY", MPI_COMBINER_SUBARRAY),
+    ("MPI_COMBINER_DARRAY", MPI_COMBINER_DARRAY),
+    ("MPI_COMBINER_F90_REAL", MPI_COMBINER_F90_REAL),
+    ("MPI_COMBINER_F90_COMPLEX", MPI_COMBINER_F90_COMPLEX),
+    ("MPI_COMBINER_F90_INTEGER", MPI_COMBINER_F90_INTEGER),
+    ("MPI_COMBINER_RESIZED", MPI_COMBINER_RESIZED),
+    ("MPI_COMBINER_VALUE_INDEX", MPI_COMBINER_VALUE_INDEX),
 ];

@@ -35,6 +35,7 @@ use crate::datatypes::{input, offset_by, output, zeroed, Element, IN_PLACE};
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
 use crate::runtime::with_runtime;
+use crate::typeinfo::Envelope;
 
 /// `MPI_Aint`.
 #[allow(non_camel_case_types)]
@@ -840,6 +841,8 @@ pub(crate) fn pair_layout(datatype: c_int) -> Option<Layout> {
 pub(crate) struct DerivedType {
     pub(crate) layout: Arc<Layout>,
     pub(crate) committed: bool,
+    /// How it was made (`MPI_Type_get_envelope` / `_get_contents`).
+    pub(crate) envelope: Arc<crate::typeinfo::Envelope>,
 }
 
 /// The layout of any datatype handle; a derived type must be committed when `committed`.
@@ -1091,23 +1094,30 @@ pub(crate) fn type_size(datatype: c_int) -> Result<usize, Failure> {
     }
 }
 
-/// Registers a new derived type and writes its handle.
-fn register(layout: Layout, newtype: &crate::errors::Out<c_int>) -> Result<(), Failure> {
-    let handle = with_runtime(|runtime| {
+/// Registers a new derived type made as `envelope` says and writes its handle.
+fn register(
+    layout: Layout,
+    envelope: crate::typeinfo::Envelope,
+    newtype: &crate::errors::Out<c_int>,
+) -> Result<(), Failure> {
+    let made = DerivedType {
+        layout: Arc::new(layout),
+        committed: false,
+        envelope: Arc::new(envelope),
+    };
+    newtype.write(add_type(made)?);
+    Ok(())
+}
+
+/// Adds `made` to the table; its new handle.
+pub(crate) fn add_type(made: DerivedType) -> Result<c_int, Failure> {
+    with_runtime(|runtime| {
         let handle = DERIVED_BASE
             .checked_add(runtime.next_handle())
             .ok_or_else(|| Failure::new(MPI_ERR_INTERN, "out of datatype handles"))?;
-        runtime.datatypes.insert(
-            handle,
-            DerivedType {
-                layout: Arc::new(layout),
-                committed: false,
-            },
-        );
+        runtime.datatypes.insert(handle, made);
         Ok(handle)
-    })?;
-    newtype.write(handle);
-    Ok(())
+    })
 }
 
 fn non_negative(value: c_int, what: &str) -> Result<usize, Failure> {
@@ -1132,9 +1142,10 @@ pub unsafe extern "C" fn MPI_Type_contiguous(
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let newtype = unsafe { out(newtype, "newtype")? };
+        let envelope = Envelope::new(MPI_COMBINER_CONTIGUOUS, vec![count], vec![], &[oldtype])?;
         let count = non_negative(count, "count")?;
         let child = layout_of(oldtype, false)?;
-        register(Layout::contiguous(count, child)?, &newtype)
+        register(Layout::contiguous(count, child)?, envelope, &newtype)
     })
 }
 
@@ -1147,6 +1158,17 @@ fn vector(
     oldtype: c_int,
     newtype: &crate::errors::Out<c_int>,
 ) -> Result<(), Failure> {
+    let envelope = if bytes {
+        Envelope::new(
+            MPI_COMBINER_HVECTOR,
+            vec![count, blocklength],
+            vec![stride],
+            &[oldtype],
+        )
+    } else {
+        let ints = vec![count, blocklength, stride as c_int];
+        Envelope::new(MPI_COMBINER_VECTOR, ints, vec![], &[oldtype])
+    }?;
     let count = non_negative(count, "count")?;
     let blocklen = non_negative(blocklength, "blocklength")?;
     let child = layout_of(oldtype, false)?;
@@ -1155,7 +1177,11 @@ fn vector(
     } else {
         imul(stride, child.extent)?
     };
-    register(Layout::vector(count, blocklen, stride, child)?, newtype)
+    register(
+        Layout::vector(count, blocklen, stride, child)?,
+        envelope,
+        newtype,
+    )
 }
 
 /// `MPI_Type_vector` (MPI-4.0 §5.1.2): `count` blocks of `blocklength` elements of `oldtype`,
@@ -1233,8 +1259,9 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let newtype = unsafe { out(newtype, "newtype")? };
+        let envelope = Envelope::new(MPI_COMBINER_RESIZED, vec![], vec![lb, extent], &[oldtype])?;
         let child = layout_of(oldtype, false)?;
-        register(Layout::placed(0, lb, extent, child)?, &newtype)
+        register(Layout::placed(0, lb, extent, child)?, envelope, &newtype)
     })
 }
 
@@ -1314,6 +1341,11 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
             read(subsizes, "subsizes")?,
             read(starts, "starts")?,
         );
+        let ints = std::iter::once(ndims)
+            .chain(sizes.iter().chain(&subsizes).chain(&starts).copied())
+            .chain(std::iter::once(order))
+            .collect();
+        let envelope = Envelope::new(MPI_COMBINER_SUBARRAY, ints, vec![], &[oldtype])?;
         match order {
             MPI_ORDER_C => {}
             MPI_ORDER_FORTRAN => {
@@ -1329,7 +1361,11 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
             }
         }
         let old = layout_of(oldtype, false)?;
-        register(subarray(&sizes, &subsizes, &starts, old)?, &newtype)
+        register(
+            subarray(&sizes, &subsizes, &starts, old)?,
+            envelope,
+            &newtype,
+        )
     })
 }
 
@@ -1340,6 +1376,7 @@ fn indexed(
     displs: &[isize],
     bytes: bool,
     oldtype: c_int,
+    envelope: Envelope,
     newtype: &crate::errors::Out<c_int>,
 ) -> Result<(), Failure> {
     let child = layout_of(oldtype, false)?;
@@ -1356,7 +1393,7 @@ fn indexed(
             Ok((offset, blocklen))
         })
         .collect::<Result<Vec<_>, Failure>>()?;
-    register(Layout::indexed(blocks, child)?, newtype)
+    register(Layout::indexed(blocks, child)?, envelope, newtype)
 }
 
 /// `MPI_Type_indexed` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements of
@@ -1385,8 +1422,12 @@ pub unsafe extern "C" fn MPI_Type_indexed(
         let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
         // SAFETY: forwarded contract; only read, during this call.
         let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let ints = std::iter::once(count)
+            .chain(blocklens.iter().chain(displs.iter()).copied())
+            .collect();
+        let envelope = Envelope::new(MPI_COMBINER_INDEXED, ints, vec![], &[oldtype])?;
         let displs: Vec<isize> = displs.iter().map(|&d| d as isize).collect();
-        indexed(blocklens, &displs, false, oldtype, &newtype)
+        indexed(blocklens, &displs, false, oldtype, envelope, &newtype)
     })
 }
 
@@ -1415,7 +1456,11 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
         let blocklens = unsafe { array(array_of_blocklengths.cast_mut(), count, "blocklengths")? };
         // SAFETY: forwarded contract; only read, during this call.
         let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
-        indexed(blocklens, displs, true, oldtype, &newtype)
+        let ints = std::iter::once(count)
+            .chain(blocklens.iter().copied())
+            .collect();
+        let envelope = Envelope::new(MPI_COMBINER_HINDEXED, ints, displs.to_vec(), &[oldtype])?;
+        indexed(blocklens, displs, true, oldtype, envelope, &newtype)
     })
 }
 
@@ -1441,9 +1486,14 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
         let newtype = unsafe { out(newtype, "newtype")? };
         // SAFETY: forwarded contract; only read, during this call.
         let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let ints = [count, blocklength]
+            .into_iter()
+            .chain(displs.iter().copied())
+            .collect();
+        let envelope = Envelope::new(MPI_COMBINER_INDEXED_BLOCK, ints, vec![], &[oldtype])?;
         let displs: Vec<isize> = displs.iter().map(|&d| d as isize).collect();
         let blocklens = vec![blocklength; displs.len()];
-        indexed(&blocklens, &displs, false, oldtype, &newtype)
+        indexed(&blocklens, &displs, false, oldtype, envelope, &newtype)
     })
 }
 
@@ -1480,6 +1530,10 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
         let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
         // SAFETY: forwarded contract; only read, during this call.
         let types = unsafe { array(array_of_types.cast_mut(), count, "types")? };
+        let ints = std::iter::once(count)
+            .chain(blocklens.iter().copied())
+            .collect();
+        let envelope = Envelope::new(MPI_COMBINER_STRUCT, ints, displs.to_vec(), types)?;
         let blocks = blocklens
             .iter()
             .zip(displs.iter())
@@ -1489,7 +1543,7 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
                 Ok((displ, blocklen, layout_of(datatype, false)?))
             })
             .collect::<Result<Vec<_>, Failure>>()?;
-        register(Layout::structure(blocks)?, &newtype)
+        register(Layout::structure(blocks)?, envelope, &newtype)
     })
 }
 
@@ -1592,7 +1646,7 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
             })
         })?;
         slot.write(MPI_DATATYPE_NULL);
-        Ok(())
+        crate::typeinfo::forget(handle)
     })
 }
 

@@ -222,7 +222,7 @@ pub extern "C" fn MPI_Finalize() -> c_int {
     boundary(MPI_COMM_WORLD, || {
         // As MPI-4.0 §11.2.2 says, MPI_COMM_SELF's attributes are deleted first (their delete
         // callbacks run: mpi4py and other libraries hook their clean-up there).
-        crate::attributes::delete_all(MPI_COMM_SELF)?;
+        crate::attributes::delete_all((crate::attributes::Kind::Comm, MPI_COMM_SELF))?;
         let world = agreement_comm_of(MPI_COMM_WORLD)?;
         // Failures are its subject, not errors: it returns only ConcurrentCollective / Comm.
         world.get().validate_global()?;

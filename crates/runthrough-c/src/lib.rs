@@ -50,5 +50,6 @@ mod runtime;
 mod spawn;
 mod stdio;
 mod topology;
+mod typeinfo;
 
 pub use constants::{MPI_Rank_info, MPI_Status};

@@ -314,6 +314,13 @@ fn arguments() {
     scenario("arguments", 3, &[2]);
 }
 
+/// `tests/c/type_info.c`: MPI_Type_get_envelope / _get_contents for every constructor (a
+/// struct decoded after its part was freed), MPI_Type_dup, datatype names and attributes.
+#[test]
+fn type_info() {
+    scenario("type_info", 2, &[]);
+}
+
 /// SPEC §3.4, `tests/c/intercomm_split.c`: MPI_Comm_split and MPI_Comm_create on an
 /// intercommunicator (each group its own members; a color or a side missing gives
 /// MPI_COMM_NULL); a wrong group fails at every rank; after rank 5 dies a split fails with

@@ -31,7 +31,10 @@ const AREAS: &[(&str, &[&str])] = &[
         &["persistent.rs", "buffered.rs"],
     ),
     ("Collectives", &["collectives.rs", "ops.rs"]),
-    ("Derived datatypes and packing", &["derived.rs", "pack.rs"]),
+    (
+        "Derived datatypes and packing",
+        &["derived.rs", "typeinfo.rs", "pack.rs"],
+    ),
     (
         "Fault tolerance (run-through stabilization, ULFM)",
         &["failures.rs"],
