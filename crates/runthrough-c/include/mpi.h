@@ -299,6 +299,27 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_AINT 40
 #define MPI_OFFSET 41
 #define MPI_COUNT 42
+/* long double and its pair type; the complex types (MPI_SUM and MPI_PROD only; long double's
+ * MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, and MPI_MINLOC / MPI_MAXLOC on MPI_LONG_DOUBLE_INT).
+ * A derived type made of them is reduced only by a user operation. */
+#define MPI_LONG_DOUBLE 33
+#define MPI_LONG_DOUBLE_INT 34
+#define MPI_C_FLOAT_COMPLEX 35
+#define MPI_C_COMPLEX 35
+#define MPI_C_DOUBLE_COMPLEX 36
+#define MPI_C_LONG_DOUBLE_COMPLEX 37
+#define MPI_CXX_FLOAT_COMPLEX 43
+#define MPI_CXX_DOUBLE_COMPLEX 44
+#define MPI_CXX_LONG_DOUBLE_COMPLEX 45
+/* wchar_t (a 32-bit int here) and C++'s bool (one byte). */
+#define MPI_WCHAR 38
+#define MPI_CXX_BOOL 39
+/* More Fortran types by their C counterparts: COMPLEX is float _Complex, DOUBLE COMPLEX
+ * double _Complex, LOGICAL int, CHARACTER char. */
+#define MPI_COMPLEX 46
+#define MPI_DOUBLE_COMPLEX 47
+#define MPI_LOGICAL 48
+#define MPI_CHARACTER 49
 
 #define MPI_OP_NULL 0
 #define MPI_MAX 1

@@ -11,7 +11,7 @@ use crate::datatypes::{byte_len, input, op_of, output, zeroed, Element, IN_PLACE
 use crate::derived::{layout_of, type_size, Data, Raw, Unpack};
 use crate::errors::{boundary, out, Failure};
 use crate::ops::{reduce_user, user_op};
-use crate::pairs::{is_pair, reduce_pairs};
+use crate::pairs::{by_packed_op, is_pair, reduce_by_packed_op};
 use crate::point_to_point::array;
 use crate::rooted::{self, basic, Blocks, Counts, Types};
 use crate::runtime::{collective_comm_of, start_scheduled, Discard, Scratch, Started};
@@ -305,6 +305,14 @@ pub unsafe extern "C" fn MPI_Reduce_local(
             }
             return Ok(());
         }
+        if let Some(wide) = crate::wide::Wide::of(datatype) {
+            let len = count as usize * wide.size();
+            // SAFETY: forwarded contract; used only during this call.
+            let input = unsafe { input(inbuf, len)? }.to_vec();
+            // SAFETY: forwarded contract; used only during this call.
+            let inout = unsafe { output(inoutbuf, len)? };
+            return wide.combine(op, &input, inout);
+        }
         let op = op_of(op)?;
         if !basic(datatype) || is_pair(datatype) {
             return Err(Failure::new(
@@ -363,10 +371,10 @@ pub unsafe extern "C" fn MPI_Reduce(
 ) -> c_int {
     boundary(comm, || {
         let root = root_of(root)?;
-        if is_pair(datatype) && user_op(op)?.is_none() {
+        if by_packed_op(datatype) && user_op(op)?.is_none() {
             // SAFETY: forwarded contract.
             return unsafe {
-                reduce_pairs(
+                reduce_by_packed_op(
                     sendbuf,
                     recvbuf,
                     count,
@@ -576,9 +584,9 @@ unsafe fn reduce_everywhere(
     kind: Reduction,
 ) -> Result<(), Failure> {
     let user = user_op(op)?.is_some();
-    if is_pair(datatype) && !user {
+    if by_packed_op(datatype) && !user {
         // SAFETY: forwarded contract.
-        return unsafe { reduce_pairs(sendbuf, recvbuf, count, datatype, op, comm, kind) };
+        return unsafe { reduce_by_packed_op(sendbuf, recvbuf, count, datatype, op, comm, kind) };
     }
     if !basic(datatype) || user {
         // SAFETY: forwarded contract.
@@ -1616,16 +1624,8 @@ fn combining(datatype: c_int, op: c_int) -> Result<PackedOp, Failure> {
     if let Some(user) = user_op(op)? {
         return crate::ops::packed_user(user, datatype, None);
     }
-    if is_pair(datatype) {
-        return crate::pairs::packed_op(datatype, op).ok_or_else(|| {
-            Failure::new(
-                MPI_ERR_OP,
-                format!(
-                    "operation {op} does not apply to pair types (only MPI_MINLOC and \
-                     MPI_MAXLOC do)"
-                ),
-            )
-        });
+    if by_packed_op(datatype) {
+        return crate::pairs::packed_type_op(datatype, op);
     }
     let element = if basic(datatype) {
         Element::of(datatype)?

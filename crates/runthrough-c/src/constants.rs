@@ -147,6 +147,24 @@ pub const MPI_PACKED: c_int = 32;
 pub const MPI_AINT: c_int = 40;
 pub const MPI_OFFSET: c_int = 41;
 pub const MPI_COUNT: c_int = 42;
+/// `long double`, its pair type and the complex types (reduced by the library's own
+/// operations: `crate::wide`), the wide character, C++'s `bool`, and the C names of more
+/// Fortran types (COMPLEX is `float _Complex`, LOGICAL `int`, CHARACTER `char`).
+pub const MPI_LONG_DOUBLE: c_int = 33;
+pub const MPI_LONG_DOUBLE_INT: c_int = 34;
+pub const MPI_C_FLOAT_COMPLEX: c_int = 35;
+pub const MPI_C_DOUBLE_COMPLEX: c_int = 36;
+pub const MPI_C_LONG_DOUBLE_COMPLEX: c_int = 37;
+pub const MPI_WCHAR: c_int = 38;
+pub const MPI_CXX_BOOL: c_int = 39;
+pub const MPI_CXX_FLOAT_COMPLEX: c_int = 43;
+pub const MPI_CXX_DOUBLE_COMPLEX: c_int = 44;
+pub const MPI_CXX_LONG_DOUBLE_COMPLEX: c_int = 45;
+pub const MPI_COMPLEX: c_int = 46;
+pub const MPI_DOUBLE_COMPLEX: c_int = 47;
+pub const MPI_LOGICAL: c_int = 48;
+pub const MPI_CHARACTER: c_int = 49;
+pub const MPI_C_COMPLEX: c_int = MPI_C_FLOAT_COMPLEX;
 pub const MPI_OP_NULL: c_int = 0;
 pub const MPI_MAX: c_int = 1;
 pub const MPI_MIN: c_int = 2;
@@ -314,6 +332,21 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_AINT", MPI_AINT),
     ("MPI_OFFSET", MPI_OFFSET),
     ("MPI_COUNT", MPI_COUNT),
+    ("MPI_LONG_DOUBLE", MPI_LONG_DOUBLE),
+    ("MPI_LONG_DOUBLE_INT", MPI_LONG_DOUBLE_INT),
+    ("MPI_C_FLOAT_COMPLEX", MPI_C_FLOAT_COMPLEX),
+    ("MPI_C_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX),
+    ("MPI_C_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX),
+    ("MPI_WCHAR", MPI_WCHAR),
+    ("MPI_CXX_BOOL", MPI_CXX_BOOL),
+    ("MPI_CXX_FLOAT_COMPLEX", MPI_CXX_FLOAT_COMPLEX),
+    ("MPI_CXX_DOUBLE_COMPLEX", MPI_CXX_DOUBLE_COMPLEX),
+    ("MPI_CXX_LONG_DOUBLE_COMPLEX", MPI_CXX_LONG_DOUBLE_COMPLEX),
+    ("MPI_COMPLEX", MPI_COMPLEX),
+    ("MPI_DOUBLE_COMPLEX", MPI_DOUBLE_COMPLEX),
+    ("MPI_LOGICAL", MPI_LOGICAL),
+    ("MPI_CHARACTER", MPI_CHARACTER),
+    ("MPI_C_COMPLEX", MPI_C_COMPLEX),
     ("MPI_OP_NULL", MPI_OP_NULL),
     ("MPI_REPLACE", MPI_REPLACE),
     ("MPI_NO_OP", MPI_NO_OP),

@@ -32,11 +32,13 @@ pub(crate) enum Element {
 impl Element {
     pub(crate) fn of(datatype: c_int) -> Result<Element, Failure> {
         Ok(match datatype {
-            MPI_CHAR | MPI_SIGNED_CHAR | MPI_INT8_T => Element::I8,
-            MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL | MPI_PACKED => Element::U8,
+            MPI_CHAR | MPI_SIGNED_CHAR | MPI_INT8_T | MPI_CHARACTER => Element::I8,
+            MPI_UNSIGNED_CHAR | MPI_BYTE | MPI_UINT8_T | MPI_C_BOOL | MPI_CXX_BOOL | MPI_PACKED => {
+                Element::U8
+            }
             MPI_SHORT | MPI_INT16_T => Element::I16,
             MPI_UNSIGNED_SHORT | MPI_UINT16_T => Element::U16,
-            MPI_INT | MPI_INT32_T | MPI_INTEGER => Element::I32,
+            MPI_INT | MPI_INT32_T | MPI_INTEGER | MPI_WCHAR | MPI_LOGICAL => Element::I32,
             MPI_UNSIGNED | MPI_UINT32_T => Element::U32,
             MPI_LONG => Element::Long,
             MPI_UNSIGNED_LONG => Element::UnsignedLong,
@@ -44,13 +46,22 @@ impl Element {
             MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => Element::U64,
             MPI_FLOAT | MPI_REAL => Element::F32,
             MPI_DOUBLE | MPI_DOUBLE_PRECISION => Element::F64,
-            MPI_FLOAT_INT..=MPI_SHORT_INT => {
+            MPI_FLOAT_INT..=MPI_SHORT_INT | MPI_LONG_DOUBLE_INT => {
                 return Err(Failure::new(
                     MPI_ERR_TYPE,
                     format!(
                         "pair datatype {datatype}: this call takes basic datatypes only (pair \
                          types work in point-to-point calls and in reductions with \
                          MPI_MINLOC / MPI_MAXLOC)"
+                    ),
+                ))
+            }
+            d if crate::wide::Wide::of(d).is_some() => {
+                return Err(Failure::new(
+                    MPI_ERR_TYPE,
+                    format!(
+                        "datatype {datatype} (long double or complex): this call takes basic \
+                         datatypes only (these work in point-to-point calls and in reductions)"
                     ),
                 ))
             }

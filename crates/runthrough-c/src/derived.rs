@@ -832,8 +832,16 @@ pub(crate) fn pair_layout(datatype: c_int) -> Option<Layout> {
         MPI_LONG_INT => std::mem::size_of::<c_long>(),
         MPI_2INT => std::mem::size_of::<c_int>(),
         MPI_SHORT_INT => std::mem::size_of::<c_short>(),
+        MPI_LONG_DOUBLE_INT => crate::wide::LONG_DOUBLE,
         _ => return None,
     }))
+}
+
+/// Whether `datatype` is predefined (a basic, pair, `long double` or complex type).
+pub(crate) fn predefined(datatype: c_int) -> bool {
+    Element::of(datatype).is_ok()
+        || pair_layout(datatype).is_some()
+        || crate::wide::Wide::of(datatype).is_some()
 }
 
 /// A derived datatype in the table.
@@ -855,6 +863,9 @@ pub(crate) fn layout_of(datatype: c_int, committed: bool) -> Result<Arc<Layout>,
     }
     if let Some(pair) = pair_layout(datatype) {
         return Ok(Arc::new(pair));
+    }
+    if let Some(wide) = crate::wide::Wide::of(datatype) {
+        return Ok(Arc::new(Layout::basic(wide.size())));
     }
     with_runtime(|runtime| {
         let found = runtime.datatypes.get(&datatype).ok_or_else(|| {
@@ -1607,7 +1618,7 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
     boundary(MPI_COMM_WORLD, || {
         // SAFETY: checked for NULL by `out`.
         let handle = unsafe { out(datatype, "datatype")? }.read();
-        if Element::of(handle).is_ok() || pair_layout(handle).is_some() {
+        if predefined(handle) {
             return Ok(());
         }
         with_runtime(|runtime| {
@@ -1634,7 +1645,7 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(datatype, "datatype")? };
         let handle = slot.read();
-        if Element::of(handle).is_ok() || pair_layout(handle).is_some() {
+        if predefined(handle) {
             return Err(Failure::new(
                 MPI_ERR_TYPE,
                 format!("predefined datatype {handle} cannot be freed"),

@@ -51,5 +51,6 @@ mod spawn;
 mod stdio;
 mod topology;
 mod typeinfo;
+mod wide;
 
 pub use constants::{MPI_Rank_info, MPI_Status};

@@ -9,6 +9,7 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_short};
 
 use bytemuck::Pod;
+use runthrough::PackedOp;
 
 use crate::collectives::{reduce_packed, Reduction};
 use crate::constants::*;
@@ -25,6 +26,7 @@ enum Value {
     Long,
     Int,
     Short,
+    LongDouble,
 }
 
 impl Value {
@@ -35,6 +37,7 @@ impl Value {
             MPI_LONG_INT => Value::Long,
             MPI_2INT => Value::Int,
             MPI_SHORT_INT => Value::Short,
+            MPI_LONG_DOUBLE_INT => Value::LongDouble,
             _ => return None,
         })
     }
@@ -46,6 +49,7 @@ impl Value {
             Value::Long => std::mem::size_of::<c_long>(),
             Value::Int => 4,
             Value::Short => std::mem::size_of::<c_short>(),
+            Value::LongDouble => crate::wide::LONG_DOUBLE,
         }
     }
 
@@ -64,6 +68,7 @@ impl Value {
             Value::Long => read::<c_long>(a).cmp(&read::<c_long>(b)),
             Value::Int => read::<c_int>(a).cmp(&read::<c_int>(b)),
             Value::Short => read::<c_short>(a).cmp(&read::<c_short>(b)),
+            Value::LongDouble => crate::wide::compare_long_double(a, b),
         }
     }
 }
@@ -71,6 +76,32 @@ impl Value {
 /// Whether `datatype` is a pair type.
 pub(crate) fn is_pair(datatype: c_int) -> bool {
     Value::of(datatype).is_some()
+}
+
+/// Whether a predefined operation on `datatype` combines packed elements with a function of
+/// the library's own: a pair type, `long double` or a complex type (`crate::wide`).
+pub(crate) fn by_packed_op(datatype: c_int) -> bool {
+    is_pair(datatype) || crate::wide::Wide::of(datatype).is_some()
+}
+
+/// The predefined operation `op` on `datatype` (one of [`by_packed_op`]'s) as an operation on
+/// packed elements.
+///
+/// # Errors
+/// `MPI_ERR_OP` for an operation MPI does not define on the type.
+pub(crate) fn packed_type_op(datatype: c_int, op: c_int) -> Result<PackedOp, Failure> {
+    if let Some(wide) = crate::wide::Wide::of(datatype) {
+        return wide.packed_op(op);
+    }
+    packed_op(datatype, op).ok_or_else(|| {
+        Failure::new(
+            MPI_ERR_OP,
+            format!(
+                "operation {op} does not apply to pair types (only MPI_MINLOC and MPI_MAXLOC \
+                 do)"
+            ),
+        )
+    })
 }
 
 /// Whether packed pair `a` wins over `b` under `MPI_MAXLOC` (`max`) or `MPI_MINLOC`: the
@@ -106,16 +137,17 @@ pub(crate) fn packed_op(datatype: c_int, op: c_int) -> Option<runthrough::Packed
     }))
 }
 
-/// A reduction (`MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`) of `count` pairs of
-/// pair type `datatype` with `MPI_MINLOC` / `MPI_MAXLOC`; `sendbuf` may be `MPI_IN_PLACE`
-/// where the receive buffer is significant.
+/// A reduction (`MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`) of `count` elements of
+/// `datatype` (one of [`by_packed_op`]'s) with predefined operation `op`: a pair type with
+/// `MPI_MINLOC` / `MPI_MAXLOC`, `long double` or a complex type with what MPI defines on
+/// them; `sendbuf` may be `MPI_IN_PLACE` where the receive buffer is significant.
 ///
 /// # Errors
 /// `MPI_ERR_OP` for another operation; `MPI_ERR_COUNT`, `MPI_ERR_BUFFER`; the runtime's.
 ///
 /// # Safety
-/// As `MPI_Reduce` / `MPI_Allreduce`, with `count` pairs of `datatype` in each buffer.
-pub(crate) unsafe fn reduce_pairs(
+/// As `MPI_Reduce` / `MPI_Allreduce`, with `count` elements of `datatype` in each buffer.
+pub(crate) unsafe fn reduce_by_packed_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -124,21 +156,9 @@ pub(crate) unsafe fn reduce_pairs(
     comm: c_int,
     kind: Reduction,
 ) -> Result<(), Failure> {
-    let (Some(_), Some(layout)) = (Value::of(datatype), pair_layout(datatype)) else {
-        return Err(Failure::new(
-            MPI_ERR_TYPE,
-            format!("{datatype} is not a pair type"),
-        ));
-    };
-    if !matches!(op, MPI_MAXLOC | MPI_MINLOC) {
-        return Err(Failure::new(
-            MPI_ERR_OP,
-            format!(
-                "operation {op} does not apply to pair types (only MPI_MINLOC and MPI_MAXLOC \
-                 do)"
-            ),
-        ));
-    }
+    let layout = crate::derived::layout_of(datatype, false)?;
+    // The operation the non-blocking reductions take too; checked before any communication.
+    let packed = packed_type_op(datatype, op)?;
     let count = usize::try_from(count)
         .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
     let window = layout.window(count)?;
@@ -165,9 +185,6 @@ pub(crate) unsafe fn reduce_pairs(
         _ => zeroed(send.len())?,
     };
     let out = recv.is_some().then_some(&mut result[..]);
-    // The operation the non-blocking reductions of pairs take too.
-    let packed = packed_op(datatype, op)
-        .ok_or_else(|| Failure::new(MPI_ERR_INTERN, format!("no operation on pair {datatype}")))?;
     reduce_packed(comm, &send, out, packed, kind)?;
     if let Some(recv) = recv {
         layout.unpack_at(count, &result, recv, window.low);

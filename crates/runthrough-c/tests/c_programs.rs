@@ -314,6 +314,13 @@ fn arguments() {
     scenario("arguments", 3, &[2]);
 }
 
+/// `tests/c/wide_types.c`: long double, MPI_LONG_DOUBLE_INT and the complex types: sizes,
+/// point-to-point and the reductions MPI defines on them; MPI_WCHAR and MPI_CXX_BOOL.
+#[test]
+fn wide_types() {
+    scenario("wide_types", 3, &[]);
+}
+
 /// `tests/c/type_info.c`: MPI_Type_get_envelope / _get_contents for every constructor (a
 /// struct decoded after its part was freed), MPI_Type_dup, datatype names and attributes.
 #[test]
