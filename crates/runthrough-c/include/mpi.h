@@ -405,6 +405,8 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_LASTUSEDCODE 4
 #define MPI_HOST 5
 #define MPI_IO 6
+/* MPI_APPNUM: 0 at the ranks the launcher started (one program); not set at spawned ranks. */
+#define MPI_APPNUM 7
 /* What MPI_Comm_free_keyval leaves in the key; keys of MPI_Comm_create_keyval start at 64. */
 #define MPI_KEYVAL_INVALID (-1)
 
@@ -441,6 +443,9 @@ int MPI_Get_library_version(char *version, int *resultlen);
 /* Error handling. */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+/* MPI-1's names of the two calls above (removed from MPI-3.0, kept for old programs). */
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                MPI_Errhandler *errhandler);
 /* MPI_Comm_get_errhandler gives a new reference, MPI_Errhandler_free releases one (a
@@ -709,6 +714,10 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Co
  * they were, so a type can be decoded after its parts were freed); a derived type that
  * MPI_Type_get_contents returns is a new handle the program frees. Predefined types are
  * MPI_COMBINER_NAMED (MPI_Type_get_contents on one: MPI_ERR_TYPE). */
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,

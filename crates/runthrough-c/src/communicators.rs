@@ -1026,6 +1026,8 @@ static IO: c_int = MPI_ANY_SOURCE;
 /// `MPIX_FT`'s value: this library tolerates failures.
 static FAULT_TOLERANT: c_int = 1;
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(0);
+/// `MPI_APPNUM`'s value at the ranks the launcher started: they run one program.
+static APPNUM: c_int = 0;
 static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 
 /// `MPI_Comm_get_attr` (MPI-4.0 §7.7.2) for the predefined attributes, on any communicator:
@@ -1034,7 +1036,8 @@ static LAST_USED_CODE: AtomicI32 = AtomicI32::new(0);
 /// spawned ones included: `rtrun --universe-size`, the size of `MPI_COMM_WORLD` under other
 /// launchers), `MPI_LASTUSEDCODE` (the largest error code, `MPI_ERR_LASTCODE` until the
 /// program adds some), `MPI_HOST` (`MPI_PROC_NULL`: no host process), `MPI_IO`
-/// (`MPI_ANY_SOURCE`: every process may do I/O). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
+/// (`MPI_ANY_SOURCE`: every process may do I/O), `MPI_APPNUM` (0 at the ranks the launcher
+/// started, which run one program; not set at spawned ranks). As MPI says, `*attribute_val` becomes a pointer to the int value and `*flag`
 /// is 1. A key of `MPI_Comm_create_keyval`: `*attribute_val` becomes the value stored by
 /// `MPI_Comm_set_attr` and `*flag` 1, or `*flag` 0 when the communicator has none; an unknown
 /// key is `MPI_ERR_KEYVAL`.
@@ -1061,6 +1064,14 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
             MPI_HOST => &HOST,
             MPI_IO => &IO,
             MPIX_FT => &FAULT_TOLERANT,
+            MPI_APPNUM => {
+                // Not set at a spawned rank: which of the spawn's programs it runs is not kept.
+                if with_runtime(|runtime| Ok(runtime.parent.is_some()))? {
+                    flag.write(0);
+                    return Ok(());
+                }
+                &APPNUM
+            }
             MPI_LASTUSEDCODE => {
                 LAST_USED_CODE.store(crate::errors::last_used_code(), Ordering::Relaxed);
                 LAST_USED_CODE.as_ptr()

@@ -217,6 +217,7 @@ pub const MPI_UNIVERSE_SIZE: c_int = 3;
 pub const MPI_LASTUSEDCODE: c_int = 4;
 pub const MPI_HOST: c_int = 5;
 pub const MPI_IO: c_int = 6;
+pub const MPI_APPNUM: c_int = 7;
 /// The key value `MPI_Comm_free_keyval` leaves (user keys start at 64).
 pub const MPI_KEYVAL_INVALID: c_int = -1;
 /// Datatype combiners (`MPI_Type_get_envelope`).
@@ -403,6 +404,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_LASTUSEDCODE", MPI_LASTUSEDCODE),
     ("MPI_HOST", MPI_HOST),
     ("MPI_IO", MPI_IO),
+    ("MPI_APPNUM", MPI_APPNUM),
     ("MPI_KEYVAL_INVALID", MPI_KEYVAL_INVALID),
     ("MPI_COMBINER_NAMED", MPI_COMBINER_NAMED),
     ("MPI_COMBINER_DUP", MPI_COMBINER_DUP),

@@ -1508,6 +1508,40 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     })
 }
 
+/// `MPI_Type_create_hindexed_block` (MPI-4.0 §5.1.2): as `MPI_Type_create_indexed_block`
+/// with the displacements in bytes.
+///
+/// # Errors
+/// As `MPI_Type_indexed`.
+///
+/// # Safety
+/// `array_of_displacements` is NULL or points at `count` readable `MPI_Aint`s; `newtype` is
+/// NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const MPI_Aint,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let newtype = unsafe { out(newtype, "newtype")? };
+        // SAFETY: forwarded contract; only read, during this call.
+        let displs = unsafe { array(array_of_displacements.cast_mut(), count, "displacements")? };
+        let ints = vec![count, blocklength];
+        let envelope = Envelope::new(
+            MPI_COMBINER_HINDEXED_BLOCK,
+            ints,
+            displs.to_vec(),
+            &[oldtype],
+        )?;
+        let blocklens = vec![blocklength; displs.len()];
+        indexed(&blocklens, displs, true, oldtype, envelope, &newtype)
+    })
+}
+
 /// `MPI_Type_create_struct` (MPI-4.0 §5.1.2): block i of `array_of_blocklengths[i]` elements
 /// of `array_of_types[i]` at byte displacement `array_of_displacements[i]`. The extent is
 /// rounded up to a multiple of the alignment of the most aligned basic type in it (so a type

@@ -435,6 +435,23 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mu
     })
 }
 
+/// `MPI_Errhandler_set`: MPI-1's name of `MPI_Comm_set_errhandler` (removed from MPI-3.0, kept
+/// for old programs).
+#[no_mangle]
+pub extern "C" fn MPI_Errhandler_set(comm: MPI_Comm, errhandler: c_int) -> c_int {
+    MPI_Comm_set_errhandler(comm, errhandler)
+}
+
+/// `MPI_Errhandler_get`: MPI-1's name of `MPI_Comm_get_errhandler`.
+///
+/// # Safety
+/// As `MPI_Comm_get_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { MPI_Comm_get_errhandler(comm, errhandler) }
+}
+
 /// The references to each user error handler (see [`MPI_Errhandler_free`]), apart from the
 /// runtime to keep it small; taken only while the runtime's lock is held, so in one order.
 static REFS: std::sync::Mutex<std::collections::BTreeMap<c_int, usize>> =

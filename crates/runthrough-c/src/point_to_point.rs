@@ -603,6 +603,20 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_i
     })
 }
 
+/// `MPI_Type_size_x`: `MPI_Type_size` as an `MPI_Count`.
+///
+/// # Safety
+/// `size` is NULL or points at a writable `MPI_Count`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_size_x(datatype: c_int, size: *mut i64) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let size = unsafe { out(size, "size")? };
+        size.write(type_size(datatype)? as i64);
+        Ok(())
+    })
+}
+
 /// What became of a request looked at once.
 pub(crate) enum Progress {
     /// `MPI_REQUEST_NULL` or an inactive persistent request: nothing to complete (an empty

@@ -41,7 +41,7 @@ static void envelope(MPI_Datatype type, int combiner, int ni, int na, int nd) {
 
 int main(int argc, char **argv) {
     int rank, size, ints[16], len, flag;
-    MPI_Aint addrs[4];
+    MPI_Aint addrs[4], lb, extent;
     MPI_Datatype types[4], vector, hvector, strct, sub, idx, hidx, blk, resized, contig, dup;
     char name[MPI_MAX_OBJECT_NAME];
     ft_init(&argc, &argv, &rank, &size);
@@ -83,6 +83,18 @@ int main(int argc, char **argv) {
           "indexed");
     OK(MPI_Type_create_hindexed(2, lens, hdispls, MPI_INT, &hidx));
     envelope(hidx, MPI_COMBINER_HINDEXED, 3, 2, 1);
+    MPI_Datatype hblk;
+    OK(MPI_Type_create_hindexed_block(2, 3, hdispls, MPI_INT, &hblk));
+    envelope(hblk, MPI_COMBINER_HINDEXED_BLOCK, 2, 2, 1);
+    OK(MPI_Type_get_contents(hblk, 2, 2, 1, ints, addrs, types));
+    CHECK(ints[0] == 2 && ints[1] == 3 && addrs[1] == 40 && types[0] == MPI_INT, "hindexed_block");
+    MPI_Count bytes;
+    OK(MPI_Type_size_x(hblk, &bytes));
+    CHECK(bytes == 6 * (MPI_Count)sizeof(int), "MPI_Type_size_x %lld", (long long)bytes);
+    OK(MPI_Type_get_extent(hblk, &lb, &extent));
+    CHECK(lb == 0 && extent == 40 + 3 * (MPI_Aint)sizeof(int), "hindexed_block extent %ld",
+          (long)extent);
+    OK(MPI_Type_free(&hblk));
     OK(MPI_Type_create_indexed_block(2, 3, displs, MPI_INT, &blk));
     envelope(blk, MPI_COMBINER_INDEXED_BLOCK, 4, 0, 1);
     OK(MPI_Type_get_contents(blk, 4, 0, 1, ints, addrs, types));
@@ -101,7 +113,6 @@ int main(int argc, char **argv) {
     MPI_Datatype part = types[1];
     CHECK(part != MPI_INT && part != MPI_DATATYPE_NULL, "struct's derived part: a new handle");
     envelope(part, MPI_COMBINER_VECTOR, 3, 0, 1);
-    MPI_Aint lb, extent;
     OK(MPI_Type_get_extent(part, &lb, &extent));
     CHECK(lb == 0 && extent == (2 * 5 + 2) * (MPI_Aint)sizeof(int), "part's extent %ld",
           (long)extent);
