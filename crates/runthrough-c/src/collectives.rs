@@ -17,7 +17,7 @@ use crate::rooted::{self, basic, Blocks, Counts, Types};
 use crate::runtime::{collective_comm_of, start_scheduled, Discard, Scratch, Started};
 
 /// A root argument.
-fn root_of(root: c_int) -> Result<Rank, Failure> {
+pub(crate) fn root_of(root: c_int) -> Result<Rank, Failure> {
     Rank::try_from(root).map_err(|_| Failure::new(MPI_ERR_ROOT, format!("invalid root {root}")))
 }
 
@@ -1568,7 +1568,7 @@ fn plain(request: CollectiveRequest<'static>) -> Started {
 /// # Safety
 /// As for `MPI_Ibcast`: `buffer` stays valid, and untouched by the program, until the request
 /// completes.
-unsafe fn scheduled_broadcast(
+pub(crate) unsafe fn scheduled_broadcast(
     buffer: *mut c_void,
     count: c_int,
     datatype: c_int,
@@ -1649,7 +1649,7 @@ fn combining(datatype: c_int, op: c_int) -> Result<PackedOp, Failure> {
 /// # Safety
 /// As for the non-blocking reduce-scatters; `counts` is NULL or points at one int per rank,
 /// read during this call only.
-unsafe fn scheduled_reduce_scatter(
+pub(crate) unsafe fn scheduled_reduce_scatter(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     counts: Result<*const c_int, c_int>,
@@ -1716,7 +1716,7 @@ unsafe fn scheduled_reduce_scatter(
 /// # Safety
 /// As for the non-blocking reductions: the buffers stay valid, and the receive buffer
 /// untouched by the program, until the request completes.
-unsafe fn scheduled_reduction(
+pub(crate) unsafe fn scheduled_reduction(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,

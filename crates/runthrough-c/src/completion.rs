@@ -259,13 +259,23 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
             };
             let entry = runtime.requests.get(&handle).ok_or_else(invalid)?;
             *comm = entry.comm;
-            if matches!(
-                entry.operation,
-                Operation::Collective(_) | Operation::Agreement(_) | Operation::NewComm(..)
-            ) {
+            let collective = |operation: &Operation| {
+                matches!(
+                    operation,
+                    Operation::Collective(_) | Operation::Agreement(_) | Operation::NewComm(..)
+                )
+            };
+            let active_collective = match &entry.operation {
+                Operation::Persistent(persistent) => {
+                    persistent.active.as_deref().is_some_and(collective)
+                }
+                operation => collective(operation),
+            };
+            if active_collective {
                 return Err(Failure::new(
                     MPI_ERR_REQUEST,
-                    "the request of a non-blocking collective cannot be freed",
+                    "the request of a non-blocking collective (or an active persistent one) \
+                     cannot be freed",
                 ));
             }
             runtime.requests.remove(&handle).ok_or_else(invalid)

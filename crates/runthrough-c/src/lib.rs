@@ -44,6 +44,7 @@ mod ops;
 mod pack;
 mod pairs;
 mod persistent;
+mod persistent_collectives;
 mod point_to_point;
 mod rooted;
 mod runtime;

@@ -23,17 +23,34 @@ use crate::point_to_point::{
 use crate::runtime::{with_runtime, Operation, Persistent, RequestEntry};
 
 /// What a persistent request starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum Kind {
     /// A send (`MPI_Send_init`, `_Bsend_init`, `_Rsend_init`), or a synchronous one
     /// (`MPI_Ssend_init`).
     Send { synchronous: bool },
     /// A receive (`MPI_Recv_init`).
     Receive,
+    /// A collective (`MPI_Bcast_init`, ...): what its non-blocking call would schedule, made
+    /// again at each start from the init call's arguments.
+    Collective(Restart),
 }
 
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kind::Send { synchronous } => write!(f, "Send {{ synchronous: {synchronous} }}"),
+            Kind::Receive => write!(f, "Receive"),
+            Kind::Collective(_) => write!(f, "Collective"),
+        }
+    }
+}
+
+/// The schedule of a persistent collective's next start.
+pub(crate) type Restart =
+    std::sync::Arc<dyn Fn() -> Result<crate::collectives::Scheduled, Failure> + Send + Sync>;
+
 /// The arguments of a persistent request's init call, which every `MPI_Start` uses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Template {
     kind: Kind,
     buf: Address,
@@ -49,6 +66,10 @@ impl Template {
     /// Checks the arguments as the non-persistent call would (count, datatype, communicator,
     /// rank, tag), so that an init call reports its argument errors at once.
     fn check(&self) -> Result<(), Failure> {
+        if let Kind::Collective(restart) = &self.kind {
+            crate::runtime::collective_comm_of(self.comm)?;
+            return restart().map(drop);
+        }
         Data::of(self.count, self.datatype)?;
         let (comm, peer) = match self.kind {
             Kind::Send { .. } => {
@@ -72,6 +93,7 @@ impl Template {
                 };
                 (comm, peer)
             }
+            Kind::Collective(_) => return Ok(()),
         };
         // A send's destination on an intercommunicator is a rank of the communicator it goes
         // over (`send_side`).
@@ -94,8 +116,9 @@ impl Template {
     /// The init call's contract: the buffer is valid (for a receive, writable and reserved to
     /// the request) until the operation completes.
     unsafe fn start(&self) -> Result<Operation, Failure> {
-        match self.kind {
-            Kind::Send { synchronous } => {
+        match &self.kind {
+            Kind::Collective(restart) => crate::runtime::scheduled_operation(self.comm, restart()),
+            &Kind::Send { synchronous } => {
                 // SAFETY: forwarded contract.
                 unsafe {
                     send_operation(
@@ -135,11 +158,12 @@ unsafe fn init(template: Template, request: *mut c_int) -> c_int {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
         template.check()?;
+        let comm = template.comm;
         let operation = Operation::Persistent(Box::new(Persistent {
             template,
             active: None,
         }));
-        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, template.comm)))?;
+        let handle = with_runtime(|runtime| Ok(runtime.add_request(operation, comm)))?;
         request.write(handle);
         Ok(())
     })
@@ -287,7 +311,7 @@ fn inactive_template(handle: c_int, comm: &mut c_int) -> Result<Template, Failur
         *comm = entry.comm;
         match &entry.operation {
             Operation::Persistent(persistent) if persistent.active.is_none() => {
-                Ok(persistent.template)
+                Ok(persistent.template.clone())
             }
             Operation::Persistent(_) => Err(Failure::new(
                 MPI_ERR_REQUEST,
@@ -367,4 +391,36 @@ pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut c_int) -> c_i
         }
         Ok(())
     })
+}
+
+/// A persistent collective's init call (`MPI_Bcast_init`, ...): checks the arguments as the
+/// non-blocking call would (and the info: a live handle, `MPI_INFO_ENV` or `MPI_INFO_NULL`;
+/// the library uses no hint) and writes an inactive persistent request, each `MPI_Start` of
+/// which starts what `restart` schedules, as the non-blocking call does. Local: MPI allows the
+/// init calls not to synchronize. The ranks start the request in the same order relative to
+/// their other collectives on `comm`, as MPI requires.
+///
+/// # Safety
+/// `request` is NULL or points at a writable `MPI_Request`; the buffers and arrays `restart`
+/// reads stay valid while the request exists (MPI's rule for persistent collectives).
+pub(crate) unsafe fn init_collective(
+    comm: c_int,
+    info: c_int,
+    request: *mut c_int,
+    restart: Restart,
+) -> c_int {
+    if let Err(failure) = crate::info::check_handle(info, true) {
+        return boundary(comm, || Err(failure));
+    }
+    let template = Template {
+        kind: Kind::Collective(restart),
+        buf: Address(std::ptr::null_mut()),
+        count: 0,
+        datatype: MPI_DATATYPE_NULL,
+        peer: MPI_PROC_NULL,
+        tag: 0,
+        comm,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { init(template, request) }
 }

@@ -481,6 +481,20 @@ pub(crate) fn start_scheduled(
     handle: c_int,
     start: Result<crate::collectives::Scheduled, Failure>,
 ) -> Result<c_int, Failure> {
+    let operation = scheduled_operation(handle, start)?;
+    with_runtime(|runtime| Ok(runtime.add_request(operation, handle)))
+}
+
+/// The operation of a non-blocking collective started on communicator `handle` as `start`
+/// says ([`start_scheduled`]; `MPI_Start` of a persistent collective): its errors other than
+/// the communicator's complete it.
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid handle or an intercommunicator.
+pub(crate) fn scheduled_operation(
+    handle: c_int,
+    start: Result<crate::collectives::Scheduled, Failure>,
+) -> Result<Operation, Failure> {
     let comm = with_runtime(|runtime| {
         let entry = intra(runtime.comm(handle)?, handle)?;
         Ok(Arc::clone(&entry.comm))
@@ -488,15 +502,14 @@ pub(crate) fn start_scheduled(
     // SAFETY: as in `MPI_Irecv`: the communicator lives in the `Arc` that the same
     // `PendingCollective` holds and drops after the request (field order).
     let comm_ref: &'static Comm = unsafe { &*std::ptr::from_ref(comm.get()) };
-    let operation = match start.and_then(|start| start(comm_ref)) {
+    Ok(match start.and_then(|start| start(comm_ref)) {
         Ok((request, scratch)) => Operation::Collective(PendingCollective {
             request,
             scratch,
             comm,
         }),
         Err(failure) => Operation::Complete(Err(failure)),
-    };
-    with_runtime(|runtime| Ok(runtime.add_request(operation, handle)))
+    })
 }
 
 /// The communicator of `handle` for a collective call that runs no agreement (barrier,

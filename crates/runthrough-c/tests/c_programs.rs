@@ -314,6 +314,15 @@ fn arguments() {
     scenario("arguments", 3, &[2]);
 }
 
+/// SPEC §3.3, `tests/c/persistent_collectives.c`: every persistent collective's init call,
+/// started again and again (alone and by MPI_Startall) with changed buffers; wrong use; after
+/// rank 3 dies a started all-reduce fails at every survivor, then runs over them once the
+/// failure is validated.
+#[test]
+fn persistent_collectives() {
+    scenario("persistent_collectives", 4, &[3]);
+}
+
 /// `tests/c/wide_types.c`: long double, MPI_LONG_DOUBLE_INT and the complex types: sizes,
 /// point-to-point and the reductions MPI defines on them; MPI_WCHAR and MPI_CXX_BOOL.
 #[test]

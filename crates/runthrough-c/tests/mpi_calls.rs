@@ -30,7 +30,10 @@ const AREAS: &[(&str, &[&str])] = &[
         "Persistent requests, buffered and ready sends",
         &["persistent.rs", "buffered.rs"],
     ),
-    ("Collectives", &["collectives.rs", "ops.rs"]),
+    (
+        "Collectives",
+        &["collectives.rs", "persistent_collectives.rs", "ops.rs"],
+    ),
     (
         "Derived datatypes and packing",
         &["derived.rs", "typeinfo.rs", "pack.rs"],
