@@ -298,11 +298,14 @@ pub(crate) fn create_keyval(
 }
 
 /// Frees the key of `kind` in `slot` (`MPI_KEYVAL_INVALID` written there); attributes already
-/// set with it keep their callbacks until they are deleted.
+/// set with it keep their callbacks until they are deleted. While they do, freeing it again
+/// (a copy of the handle, or a delete callback's) does nothing more, as MPICH and Open MPI
+/// count it.
 pub(crate) fn free_keyval(kind: Kind, slot: &crate::errors::Out<c_int>) -> Result<(), Failure> {
     let keyval = slot.read();
     let mut attributes = lock(&ATTRIBUTES);
-    attributes.key(kind, keyval, false)?;
+    let in_use = attributes.values.keys().any(|&(_, key)| key == keyval);
+    attributes.key(kind, keyval, in_use)?;
     if let Some(key) = attributes.keyvals.get_mut(&keyval) {
         key.freed = true;
     }

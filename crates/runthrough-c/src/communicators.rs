@@ -890,7 +890,8 @@ pub unsafe extern "C" fn MPI_Group_compare(
     })
 }
 
-/// `MPI_Group_free`: sets the handle to `MPI_GROUP_NULL`. `MPI_GROUP_EMPTY` cannot be freed.
+/// `MPI_Group_free`: sets the handle to `MPI_GROUP_NULL`. Freeing `MPI_GROUP_EMPTY`, which the
+/// group constructors return for a group of no process, only sets the handle.
 ///
 /// # Safety
 /// `group` is NULL or points at a readable and writable `MPI_Group`.
@@ -902,10 +903,7 @@ pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
         let handle = slot.read();
         with_runtime(|runtime| {
             if handle == MPI_GROUP_EMPTY {
-                return Err(Failure::new(
-                    MPI_ERR_GROUP,
-                    "MPI_GROUP_EMPTY cannot be freed",
-                ));
+                return Ok(());
             }
             runtime.group(handle)?;
             runtime.groups.remove(&handle);

@@ -48,8 +48,9 @@ pub(crate) const DERIVED_BASE: c_int = 1 << 20;
 /// element's origin (where a buffer pointer points), and may be negative.
 #[derive(Debug)]
 enum Shape {
-    /// One basic element.
-    Basic,
+    /// One basic element, aligned on `align` bytes (a complex number on its part's alignment,
+    /// anything else on the largest power of two that divides its size, at most 16).
+    Basic { align: usize },
     /// A pair type: a value of `value` bytes at offset 0 and a C `int` at `index_at`.
     Pair { value: usize, index_at: usize },
     /// `count` elements of `child`, one extent apart.
@@ -160,7 +161,9 @@ fn union(a: Option<(isize, isize)>, b: Option<(isize, isize)>) -> Option<(isize,
 impl Layout {
     fn basic(size: usize) -> Layout {
         Layout {
-            shape: Shape::Basic,
+            shape: Shape::Basic {
+                align: 1 << size.trailing_zeros().min(4),
+            },
             size,
             lb: 0,
             extent: size as isize,
@@ -377,7 +380,7 @@ impl Layout {
     /// aligns the struct that holds it.
     fn align(&self) -> usize {
         match &self.shape {
-            Shape::Basic => 1 << self.size.trailing_zeros().min(4),
+            Shape::Basic { align } => *align,
             Shape::Pair { value, .. } => (*value).max(std::mem::size_of::<c_int>()),
             Shape::Contiguous { child, .. }
             | Shape::Vector { child, .. }
@@ -489,7 +492,7 @@ impl Layout {
     /// The number of basic elements in one element of this type.
     fn basic_count(&self) -> usize {
         match &self.shape {
-            Shape::Basic => 1,
+            Shape::Basic { .. } => 1,
             Shape::Pair { .. } => 2,
             Shape::Contiguous { count, child } => count.saturating_mul(child.basic_count()),
             Shape::Vector {
@@ -519,7 +522,7 @@ impl Layout {
             (0..n).all(|_| child.each_basic(f))
         };
         match &self.shape {
-            Shape::Basic => f(self.size),
+            Shape::Basic { .. } => f(self.size),
             Shape::Pair { value, .. } => f(*value) && f(std::mem::size_of::<c_int>()),
             Shape::Contiguous { count, child } => repeat(*count, child, f),
             Shape::Vector {
@@ -558,7 +561,7 @@ impl Layout {
             return;
         }
         match &self.shape {
-            Shape::Basic => f(base, self.size),
+            Shape::Basic { .. } => f(base, self.size),
             Shape::Pair { value, index_at } => {
                 f(base, *value);
                 f(
@@ -865,7 +868,11 @@ pub(crate) fn layout_of(datatype: c_int, committed: bool) -> Result<Arc<Layout>,
         return Ok(Arc::new(pair));
     }
     if let Some(wide) = crate::wide::Wide::of(datatype) {
-        return Ok(Arc::new(Layout::basic(wide.size())));
+        let mut layout = Layout::basic(wide.size());
+        layout.shape = Shape::Basic {
+            align: wide.align(),
+        };
+        return Ok(Arc::new(layout));
     }
     with_runtime(|runtime| {
         let found = runtime.datatypes.get(&datatype).ok_or_else(|| {
@@ -908,6 +915,11 @@ impl Data {
             .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))?;
         if let Ok(element) = Element::of(datatype) {
             return Ok(Data::Contiguous(mul(count, element.size())?));
+        }
+        // No data of no type: MPICH and Open MPI take it (programs pass it with
+        // MPI_PROC_NULL), and it describes nothing to check.
+        if count == 0 && datatype == MPI_DATATYPE_NULL {
+            return Ok(Data::Contiguous(0));
         }
         let layout = layout_of(datatype, true)?;
         if layout.dense {

@@ -415,7 +415,11 @@ impl Runtime {
         handle
     }
 
+    /// Registers `group`; a group of no process is `MPI_GROUP_EMPTY`, as MPI says.
     pub(crate) fn add_group(&mut self, group: Group) -> c_int {
+        if group.size() == 0 {
+            return MPI_GROUP_EMPTY;
+        }
         let handle = self.next_handle();
         self.groups.insert(handle, group);
         handle

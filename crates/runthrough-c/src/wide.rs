@@ -54,6 +54,15 @@ impl Wide {
         }
     }
 
+    /// The alignment C gives it: a complex number's is its parts'.
+    pub(crate) fn align(self) -> usize {
+        match self {
+            Wide::LongDouble | Wide::ComplexLongDouble => LONG_DOUBLE,
+            Wide::Complex32 => 4,
+            Wide::Complex64 => 8,
+        }
+    }
+
     /// `inout[i] = input[i] op inout[i]` on packed elements.
     ///
     /// # Errors

@@ -89,8 +89,20 @@ int main(int argc, char **argv) {
     request = MPI_REQUEST_NULL;
     OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
     EXPECT(MPI_Group_size(777, &value), MPI_ERR_GROUP);
-    group = MPI_GROUP_EMPTY;
-    EXPECT(MPI_Group_free(&group), MPI_ERR_GROUP);
+    /* No data of no type (with MPI_PROC_NULL, as programs write it); data of no type is wrong. */
+    OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    EXPECT(MPI_Send(&value, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    /* A group of no process is MPI_GROUP_EMPTY; freeing it only resets the handle. */
+    MPI_Group world_group;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+    OK(MPI_Group_incl(world_group, 0, &value, &group));
+    CHECK(group == MPI_GROUP_EMPTY, "MPI_Group_incl of no rank: %d", group);
+    int everyone[3] = {0, 1, 2};
+    OK(MPI_Group_excl(world_group, 3, everyone, &group));
+    CHECK(group == MPI_GROUP_EMPTY, "MPI_Group_excl of every rank: %d", group);
+    OK(MPI_Group_free(&group));
+    CHECK(group == MPI_GROUP_NULL, "MPI_GROUP_EMPTY freed: %d", group);
+    OK(MPI_Group_free(&world_group));
     EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, 31337), MPI_ERR_ARG);
     EXPECT(MPI_Error_class(-5, &class), MPI_ERR_ARG);
     OK(MPI_Error_string(MPIX_ERR_PROC_FAILED, text, &count));

@@ -28,6 +28,19 @@ int main(int argc, char **argv) {
     CHECK(n == (int)sizeof(long double _Complex), "long double complex size %d", n);
     OK(MPI_Type_get_extent(MPI_LONG_DOUBLE_INT, &lb, &extent));
     CHECK(extent == (MPI_Aint)sizeof pairs[0], "MPI_LONG_DOUBLE_INT extent %ld", (long)extent);
+    /* In a struct, a complex number is aligned as its parts are. */
+    struct {
+        char c;
+        float _Complex z;
+    } holder;
+    MPI_Datatype with_complex;
+    MPI_Aint displs[2] = {0, (char *)&holder.z - (char *)&holder};
+    OK(MPI_Type_create_struct(2, (int[]){1, 1}, displs,
+                              (MPI_Datatype[]){MPI_CHAR, MPI_C_FLOAT_COMPLEX}, &with_complex));
+    OK(MPI_Type_get_extent(with_complex, &lb, &extent));
+    CHECK(extent == (MPI_Aint)sizeof holder, "struct with a complex: extent %ld, sizeof %zu",
+          (long)extent, sizeof holder);
+    OK(MPI_Type_free(&with_complex));
     OK(MPI_Type_size(MPI_WCHAR, &n));
     CHECK(n == (int)sizeof(wchar_t), "wchar size %d", n);
     OK(MPI_Type_size(MPI_CXX_BOOL, &n));
