@@ -283,7 +283,10 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
         slot.write(MPI_REQUEST_NULL);
         // A persistent request's active operation goes on as a non-persistent one would.
         let operation = match entry.operation {
-            Operation::Persistent(persistent) => persistent.active.map(|active| *active),
+            Operation::Persistent(persistent) => {
+                persistent.template.release();
+                persistent.active.map(|active| *active)
+            }
             // An MPI_Isendrecv's send goes on by itself (a dropped send still delivers); its
             // receive, as a freed MPI_Irecv's.
             Operation::Pair(pair) => pair.receive,

@@ -153,11 +153,17 @@ impl Template {
 ///
 /// # Safety
 /// `request` is NULL or points at a writable `MPI_Request`.
-unsafe fn init(template: Template, request: *mut c_int) -> c_int {
+unsafe fn init(mut template: Template, request: *mut c_int) -> c_int {
     boundary(template.comm, || {
         // SAFETY: checked for NULL by `out`.
         let request = unsafe { out(request, "request")? };
         template.check()?;
+        // A derived datatype is the request's own copy: the program may free its handle while
+        // the request lives (MPI-4.0 §5.1.9); the copy goes with the request.
+        if !crate::derived::predefined(template.datatype) && template.datatype != MPI_DATATYPE_NULL
+        {
+            template.datatype = crate::typeinfo::private_copy(template.datatype)?;
+        }
         let comm = template.comm;
         let operation = Operation::Persistent(Box::new(Persistent {
             template,
@@ -423,4 +429,16 @@ pub(crate) unsafe fn init_collective(
     };
     // SAFETY: forwarded contract.
     unsafe { init(template, request) }
+}
+
+impl Template {
+    /// The request is freed: its own copy of a derived datatype goes too.
+    pub(crate) fn release(&self) {
+        if !matches!(self.kind, Kind::Collective(_))
+            && !crate::derived::predefined(self.datatype)
+            && self.datatype != MPI_DATATYPE_NULL
+        {
+            let _ = with_runtime(|runtime| Ok(runtime.datatypes.remove(&self.datatype)));
+        }
+    }
 }

@@ -234,6 +234,15 @@ pub unsafe extern "C" fn MPI_Type_dup(oldtype: c_int, newtype: *mut c_int) -> c_
     })
 }
 
+/// A new handle of derived datatype `datatype`, for a request that keeps using the type after
+/// the program may have freed its handle (a persistent request's).
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for an invalid or freed datatype.
+pub(crate) fn private_copy(datatype: c_int) -> Result<c_int, Failure> {
+    add_type(derived(datatype)?)
+}
+
 /// Names set by `MPI_Type_set_name`, by handle (a freed derived type's name goes with it).
 static NAMES: Mutex<BTreeMap<c_int, String>> = Mutex::new(BTreeMap::new());
 

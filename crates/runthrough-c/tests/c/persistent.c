@@ -360,6 +360,29 @@ static void bad_input(void) {
     OK(MPI_Request_free(&request));
 }
 
+/* A derived datatype freed right after the init calls: the requests keep using it, round after
+ * round, and freeing them frees their copies. */
+static void freed_type(void) {
+    MPI_Datatype pair;
+    MPI_Request requests[2];
+    int out[2], in[2] = {-1, -1};
+    OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+    OK(MPI_Type_commit(&pair));
+    OK(MPI_Send_init(out, 1, pair, right, 21, MPI_COMM_WORLD, &requests[0]));
+    OK(MPI_Recv_init(in, 1, pair, left, 21, MPI_COMM_WORLD, &requests[1]));
+    OK(MPI_Type_free(&pair));
+    for (int round = 0; round < 3; round++) {
+        out[0] = rank;
+        out[1] = round;
+        OK(MPI_Startall(2, requests));
+        OK(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+        CHECK(in[0] == left && in[1] == round, "freed type, round %d: %d %d", round, in[0],
+              in[1]);
+    }
+    OK(MPI_Request_free(&requests[0]));
+    OK(MPI_Request_free(&requests[1]));
+}
+
 int main(int argc, char **argv) {
     ft_init(&argc, &argv, &rank, &size);
     CHECK(size >= 2, "needs 2 ranks or more");
@@ -373,6 +396,7 @@ int main(int argc, char **argv) {
     strided();
     buffered();
     bad_input();
+    freed_type();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     return ft_finish();
 }
