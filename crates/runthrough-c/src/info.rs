@@ -76,8 +76,8 @@ pub(crate) fn create_with(pairs: Pairs) -> c_int {
 }
 
 /// The pairs of `MPI_INFO_ENV` (MPI-4.0 §11.2.4), those this process knows: `command` and
-/// `argv` (from its command line), `maxprocs` (the size of `MPI_COMM_WORLD`, once
-/// initialized), `host`, `arch`, `wdir`, `thread_level` and `mpi_initial_errhandler`. `file` and `soft` are absent (no
+/// `argv` (from its command line), `maxprocs` (how many processes the launcher started,
+/// before and after `MPI_Init` alike), `host`, `arch`, `wdir`, `thread_level` and `mpi_initial_errhandler`. `file` and `soft` are absent (no
 /// launcher passes them).
 fn environment() -> Pairs {
     let mut pairs = Vec::new();
@@ -87,13 +87,16 @@ fn environment() -> Pairs {
         push("command", command);
     }
     push("argv", args.collect::<Vec<_>>().join(" "));
+    // The launcher's count (rtrun's RT_SIZE, a PMI launcher's PMI_SIZE), the same before and
+    // after MPI_Init; else the world's size once initialized, or 1 for a singleton.
+    let launched = ["RT_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.parse::<u32>().ok());
     let world = match &*lock_state() {
         Phase::Running(runtime) => Some(runtime.universe.world().size()),
         Phase::Before | Phase::Finalized => None,
     };
-    if let Some(size) = world {
-        push("maxprocs", size.to_string());
-    }
+    push("maxprocs", launched.or(world).unwrap_or(1).to_string());
     if let Some(host) = crate::environment::host_name() {
         push("host", host);
     }

@@ -240,7 +240,17 @@ int main(int argc, char **argv) {
     char value[8];
     CHECK(MPI_Info_create(&early) == MPI_SUCCESS, "MPI_Info_create before MPI_Init");
     CHECK(MPI_Info_set(early, "when", "early") == MPI_SUCCESS, "MPI_Info_set before MPI_Init");
+    /* The environment before MPI_Init: maxprocs is the launcher's count already. */
+    MPI_Info early_env;
+    char early_procs[16] = "";
+    CHECK(MPI_Info_create_env(argc, argv, &early_env) == MPI_SUCCESS, "create_env early");
+    CHECK(MPI_Info_get(early_env, "maxprocs", sizeof early_procs - 1, early_procs, &flag) ==
+                  MPI_SUCCESS &&
+              flag == 1,
+          "maxprocs before MPI_Init");
     ft_init(&argc, &argv, &rank, &size);
+    CHECK(atoi(early_procs) == size, "maxprocs before MPI_Init: %s", early_procs);
+    OK(MPI_Info_free(&early_env));
     OK(MPI_Info_get(early, "when", sizeof value - 1, value, &flag));
     CHECK(flag == 1 && strcmp(value, "early") == 0, "an info made before MPI_Init: %s", value);
     OK(MPI_Info_free(&early));
