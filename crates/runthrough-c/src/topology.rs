@@ -581,14 +581,20 @@ fn balanced(nnodes: u64, dims: &[c_int]) -> Result<Vec<c_int>, Failure> {
         .collect())
 }
 
+/// How balanced a factorization is, the smaller the better: its spread (largest minus
+/// smallest factor); among equal spreads, the larger smallest factor, then the larger second
+/// smallest, and so on (21 x 16 x 15 before 20 x 18 x 14, 13 x 9 x 8 x 6 before
+/// 13 x 12 x 6 x 6). MPICH chooses so.
+type Balance = (u64, std::cmp::Reverse<Vec<u64>>);
+
 /// Finds the factorization of `rest` into `slots` non-increasing factors, each at most `cap`,
-/// that extends `prefix` with the smallest spread (largest minus smallest factor).
+/// that extends `prefix` most balanced ([`Balance`]).
 fn search(
     rest: u64,
     slots: usize,
     cap: u64,
     prefix: &mut Vec<u64>,
-    best: &mut Option<(u64, Vec<u64>)>,
+    best: &mut Option<(Balance, Vec<u64>)>,
 ) {
     if slots == 0 {
         if rest == 1 {
@@ -596,8 +602,10 @@ fn search(
                 (Some(first), Some(last)) => first - last,
                 _ => 0,
             };
-            if best.as_ref().is_none_or(|(s, _)| spread < *s) {
-                *best = Some((spread, prefix.clone()));
+            let ascending = prefix.iter().rev().copied().collect();
+            let balance = (spread, std::cmp::Reverse(ascending));
+            if best.as_ref().is_none_or(|(b, _)| balance < *b) {
+                *best = Some((balance, prefix.clone()));
             }
         }
         return;
@@ -632,8 +640,8 @@ fn search(
         if below_root {
             break;
         }
-        if let (Some(first), Some((spread, _))) = (prefix.first(), best.as_ref()) {
-            if first - d >= *spread {
+        if let (Some(first), Some(((spread, ..), _))) = (prefix.first(), best.as_ref()) {
+            if first - d > *spread {
                 continue;
             }
         }
@@ -649,7 +657,10 @@ mod tests {
 
     #[test]
     fn dims_are_balanced_and_non_increasing() {
-        let cases: [(u64, &[i32], &[i32]); 9] = [
+        let cases: [(u64, &[i32], &[i32]); 12] = [
+            (5616, &[0, 0, 0, 0], &[13, 9, 8, 6]),
+            (5040, &[0, 0, 0], &[21, 16, 15]),
+            (98784, &[0, 0, 0, 0, 0], &[14, 14, 9, 8, 7]),
             (6, &[0, 0], &[3, 2]),
             (7, &[0, 0], &[7, 1]),
             (6, &[0, 3, 0], &[2, 3, 1]),
