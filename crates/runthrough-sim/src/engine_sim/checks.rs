@@ -56,7 +56,7 @@ pub struct Checker {
     pub cap: u64,
     /// By round: what the first rank to return from that round's `dup` got (the context id,
     /// or the error), and which rank that was.
-    creations: FirstReturn<usize, std::result::Result<u64, Error>>,
+    creations: FirstReturn<(usize, usize), std::result::Result<u64, Error>>,
     /// By round: the first rank to return from that round's `split` and whether it got a
     /// communicator or which error; by round and color, the first rank to return with that
     /// color's communicator, and its context and members.
@@ -586,12 +586,15 @@ impl Checker {
         Ok(())
     }
 
-    /// Rank `rank` returned from round `round`'s `dup` with `outcome`: every rank that returns
-    /// gets the same communicator or the same error (the creation protocol's promise).
+    /// Rank `rank` returned from round `round`'s dup number `which` (a round starts two, the
+    /// second pending behind the first) with `outcome`: every rank that returns gets the same
+    /// communicator or the same error (the creation protocol's promise), whatever order it
+    /// waited for them in.
     pub fn on_creation(
         &mut self,
         rank: u32,
         round: usize,
+        which: usize,
         outcome: &std::result::Result<u64, Error>,
     ) -> Verdict {
         if outcome.is_ok() {
@@ -599,9 +602,13 @@ impl Checker {
         } else {
             self.dups.1 += 1;
         }
-        same_as_first(&mut self.creations, round, rank, outcome.clone(), || {
-            format!("the dup of round {round}")
-        })
+        same_as_first(
+            &mut self.creations,
+            (round, which),
+            rank,
+            outcome.clone(),
+            || format!("dup {which} of round {round}"),
+        )
     }
 
     /// Rank `rank` returned from round `round`'s `split` (world ranks' `colors` and `keys`)

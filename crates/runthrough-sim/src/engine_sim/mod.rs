@@ -7,8 +7,10 @@
 //! - [`program`]: a plan of rounds drawn from the seed (point-to-point messages under a small
 //!   unexpected-bytes cap, all-reduces over the collective commands, `validate_local`,
 //!   `validate_global`, `agree`, `iagree`s started back to back and waited for in a random
-//!   order, `dup` of the world by the creation protocol (candidate context, the creation
-//!   series' agreement, verdict, install, then free), `shrink` (candidate context, an
+//!   order, two `dup`s of the world started back to back (as `idup` twice: the second
+//!   waits for the first's end, and odd ranks ask for the second first) by the creation
+//!   protocol (candidate context, the creation series' agreement, verdict, install, then
+//!   free), `shrink` (candidate context, an
 //!   agreement, the survivors' communicator, then free), and a revocation as the last round of
 //!   some schedules), deadlock-free by
 //!   construction, and each
@@ -22,7 +24,7 @@
 //!   (SPEC §2.1, §3.5): the same decision at every rank per agreement number, its failures
 //!   crashed and including every failure a contributor knew when it entered, its flag the AND
 //!   over the contributors, the same G after `validate_global`, and the all-reduces after it
-//!   over the OK ranks of G; every rank that returns from a `dup` gets the same communicator
+//!   over the OK ranks of G; every rank that returns from each `dup` gets the same communicator
 //!   (numbered as the world) or the same error, and from a `shrink` the same context and
 //!   members, only crashed ranks left out; a non-blocking barrier returns `Ok` at a rank only
 //!   once every participant has started it (SPEC §3.3), with or without hosts.

@@ -527,9 +527,15 @@ enum Phase {
         blocking: Option<(AgreementCallId, u64, AgreeOp)>,
         shuffled: bool,
     },
-    /// A `dup` or `split` round: its creation call, and G at its start.
+    /// A `dup` or `split` round: its creation calls, and G at their start. A `dup` round
+    /// runs two dups at once (`MPI_Comm_idup` twice: the second pending behind the first),
+    /// polled in an order of the rank's own (odd ranks ask for the second first); a `split`
+    /// round runs one.
     Creating {
-        id: AgreementCallId,
+        /// `None` for a call refused at its start (its outcome is in `ended`).
+        calls: Vec<Option<AgreementCallId>>,
+        /// Each call's outcome, once it returned.
+        ended: Vec<Option<Result<Option<Installed>>>>,
         global: RankSet,
     },
     /// A round of non-blocking collectives: (schedule id, op index) of those started and
@@ -607,7 +613,9 @@ impl Program {
             Phase::Reduce { id, .. } => format!("all-reduce (schedule {id})"),
             Phase::RevokeWait { posted } => format!("waiting for the revocation ({posted:?})"),
             Phase::Shrinking { seq, .. } => format!("shrink: waiting for agreement #{seq}"),
-            Phase::Creating { id, .. } => format!("creation: waiting for call {id:?}"),
+            Phase::Creating { calls, ended, .. } => {
+                format!("creation: waiting for calls {calls:?} (ended {ended:?})")
+            }
             Phase::Agreements {
                 next,
                 pending,
@@ -1192,35 +1200,113 @@ impl Program {
         }
     }
 
-    /// Starts the round's `dup` or `split` as the engine's creation call, as `Comm::dup` and
-    /// `Comm::split` do.
+    /// Starts the round's `dup` (two of them, as `Comm::idup` twice) or `split` as the
+    /// engine's creation calls, as `Comm::dup`, `idup` and `split` do.
     fn begin_dup(&mut self, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        let creation = match self.split_args(cx) {
-            Some((color, key)) => Creation::Split { color, key },
-            None => Creation::Dup,
+        let creations = match self.split_args(cx) {
+            Some((color, key)) => vec![Creation::Split { color, key }],
+            None => vec![Creation::Dup, Creation::Dup],
         };
-        let call = AgreementCall::Create(creation);
-        match cx.engine.start_agreement_call(WORLD_CONTEXT, call, cx.out) {
-            Ok(id) => {
-                cx.trace.note(&[30, u64::from(me)], || {
-                    format!("rank {me} creation call {id:?} starts")
-                });
-                let global = self.global.clone();
-                self.phase = Phase::Creating { id, global };
-                Ok(true)
+        let mut calls = Vec::new();
+        let mut ended = Vec::new();
+        for creation in creations {
+            let call = AgreementCall::Create(creation);
+            match cx.engine.start_agreement_call(WORLD_CONTEXT, call, cx.out) {
+                Ok(id) => {
+                    cx.trace.note(&[30, u64::from(me)], || {
+                        format!("rank {me} creation call {id:?} starts")
+                    });
+                    calls.push(Some(id));
+                    ended.push(None);
+                }
+                // Refused at once (a revoked communicator): its outcome.
+                Err(error) => {
+                    calls.push(None);
+                    ended.push(Some(Err(error)));
+                }
             }
-            Err(error) => self.end_dup(Err(error), cx),
         }
+        let global = self.global.clone();
+        self.phase = Phase::Creating {
+            calls,
+            ended,
+            global,
+        };
+        Ok(true)
     }
 
-    /// Polls the round's creation call; once it returns, checks what it made.
+    /// Polls the round's creation calls, in this rank's order; once all returned, checks what
+    /// they made.
     fn poll_dup(&mut self, cx: &mut Ctx) -> Step {
         let me = cx.me;
-        let Phase::Creating { id, global } = &self.phase else {
+        let Phase::Creating {
+            calls,
+            ended,
+            global,
+        } = &self.phase
+        else {
             unreachable!("called while creating");
         };
-        let (id, global) = (*id, global.clone());
+        let (calls, mut ended, global) = (calls.clone(), ended.clone(), global.clone());
+        let mut order: Vec<usize> = (0..calls.len()).collect();
+        if me % 2 == 1 {
+            order.reverse();
+        }
+        for at in order {
+            if let (None, Some(id)) = (&ended[at], calls[at]) {
+                ended[at] = self.poll_creation(id, &global, cx)?;
+            }
+        }
+        if cx.engine.declared_failed() {
+            return Ok(true); // a decision fenced this rank: it halts (the runner sees to it)
+        }
+        if ended.iter().any(Option::is_none) {
+            self.phase = Phase::Creating {
+                calls,
+                ended,
+                global,
+            };
+            return Ok(false);
+        }
+        let outcomes: Vec<_> = ended.into_iter().flatten().collect();
+        if self.split_args(cx).is_some() {
+            return match outcomes.into_iter().next() {
+                Some(Ok(made)) => self.end_split(made, cx),
+                Some(Err(error)) => self.end_dup(vec![Err(error)], cx),
+                None => Err(format!("rank {me}'s split made no call")),
+            };
+        }
+        let mut contexts = Vec::new();
+        for outcome in outcomes {
+            contexts.push(match outcome {
+                Ok(Some(made)) => {
+                    if (made.rank, made.size) != (me, cx.plan.ranks) {
+                        return Err(format!(
+                            "rank {me}'s dup numbers it {} of {}, not {me} of {}",
+                            made.rank, made.size, cx.plan.ranks
+                        ));
+                    }
+                    cx.engine.free_communicator(made.context);
+                    cx.out.append(&mut cx.engine.take_due());
+                    Ok(made.context)
+                }
+                Ok(None) => return Err(format!("rank {me}'s dup made no communicator")),
+                Err(error) => Err(error),
+            });
+        }
+        self.end_dup(contexts, cx)
+    }
+
+    /// Polls creation call `id` once: its outcome when it returned (`None` while pending),
+    /// with the test-only corruption of a decision applied.
+    fn poll_creation(
+        &mut self,
+        id: AgreementCallId,
+        global: &RankSet,
+        cx: &mut Ctx,
+    ) -> std::result::Result<Option<Result<Option<Installed>>>, String> {
+        let me = cx.me;
         let mut decided = Decided::default();
         let outcome = cx.engine.poll_agreement_call(id, cx.out, &mut decided);
         note_learned(decided.learned, "a creation", cx)?;
@@ -1231,7 +1317,7 @@ impl Program {
                 // cleared, and returns what that decision says.
                 let mut wrong = decision.clone();
                 wrong.flag &= !EXCHANGE_OK;
-                let view = FailureView::recognized(cx.plan.ranks, &global);
+                let view = FailureView::recognized(cx.plan.ranks, global);
                 if let Verdict::Failed(error) = verdict(&wrong, &view) {
                     corrupted = Some(error);
                 }
@@ -1241,18 +1327,15 @@ impl Program {
                 format!("rank {me} creation #{seq} decided {decision:?}")
             });
         }
-        if cx.engine.declared_failed() {
-            return Ok(true); // the decision fenced this rank: it halts (the runner sees to it)
-        }
         let Some(outcome) = outcome else {
-            return Ok(false);
+            return Ok(None);
         };
         let made = match outcome {
             Ok(Agreed::Created(made)) => Ok(made),
             Ok(other) => return Err(format!("creation at {me}: {other:?}")),
             Err(error) => Err(error),
         };
-        let made = match (corrupted, made) {
+        Ok(Some(match (corrupted, made) {
             (Some(error), Ok(made)) => {
                 if let Some(made) = made {
                     cx.engine.free_communicator(made.context);
@@ -1260,23 +1343,7 @@ impl Program {
                 Err(error)
             }
             (_, made) => made,
-        };
-        match made {
-            Ok(made) if self.split_args(cx).is_some() => self.end_split(made, cx),
-            Ok(Some(made)) => {
-                if (made.rank, made.size) != (me, cx.plan.ranks) {
-                    return Err(format!(
-                        "rank {me}'s dup numbers it {} of {}, not {me} of {}",
-                        made.rank, made.size, cx.plan.ranks
-                    ));
-                }
-                cx.engine.free_communicator(made.context);
-                cx.out.append(&mut cx.engine.take_due());
-                self.end_dup(Ok(made.context), cx)
-            }
-            Ok(None) => Err(format!("rank {me}'s dup made no communicator")),
-            Err(error) => self.end_dup(Err(error), cx),
-        }
+        }))
     }
 
     /// Starts the shrink's agreement call, as `Comm::shrink` does.
@@ -1382,11 +1449,12 @@ impl Program {
         self.next_round()
     }
 
-    /// The `dup` (or a `split` that failed) returned `outcome`: checked against the other
-    /// ranks' (the same communicator or the same error everywhere), then the next round.
-    fn end_dup(&mut self, outcome: Result<ContextId>, cx: &mut Ctx) -> Step {
+    /// The round's creation calls returned with `outcomes` (a split's one error, or each
+    /// dup's communicator or error): checked against the other ranks', and the round ends.
+    fn end_dup(&mut self, outcomes: Vec<Result<ContextId>>, cx: &mut Ctx) -> Step {
         let me = cx.me;
         if self.split_args(cx).is_some() {
+            let outcome = outcomes.into_iter().next();
             cx.trace.note(&[35, u64::from(me)], || {
                 format!("rank {me} split returns {outcome:?}")
             });
@@ -1395,8 +1463,8 @@ impl Program {
                 unreachable!("a split round");
             };
             let error = match outcome {
-                Ok(_) => return Err("a split ended without its communicator".into()),
-                Err(error) => error,
+                Some(Err(error)) => error,
+                _ => return Err("a split ended without its communicator".into()),
             };
             cx.checker
                 .on_split(me, self.round, &colors, &keys, &Err(error.clone()))?;
@@ -1408,18 +1476,22 @@ impl Program {
                 }
             };
         }
-        cx.trace.note(&[32, u64::from(me)], || {
-            format!("rank {me} dup returns {outcome:?}")
-        });
-        cx.checker.on_creation(me, self.round, &outcome)?;
-        match outcome {
-            Err(Error::Revoked) => self.finish(End::Revoked, cx),
-            Err(error) => {
-                cx.checker.on_error(me, &error)?;
-                self.next_round()
+        let mut revoked = false;
+        for (which, outcome) in outcomes.iter().enumerate() {
+            cx.trace.note(&[32, u64::from(me), which as u64], || {
+                format!("rank {me} dup {which} returns {outcome:?}")
+            });
+            cx.checker.on_creation(me, self.round, which, outcome)?;
+            match outcome {
+                Err(Error::Revoked) => revoked = true,
+                Err(error) => cx.checker.on_error(me, error)?,
+                Ok(_) => {}
             }
-            Ok(_) => self.next_round(),
         }
+        if revoked {
+            return self.finish(End::Revoked, cx);
+        }
+        self.next_round()
     }
 
     /// The participants of collectives at this rank: the OK ranks of its G.
