@@ -301,7 +301,7 @@ fn dup_inherits(parent: c_int, handle: c_int) -> Result<(), Failure> {
 #[no_mangle]
 pub extern "C" fn MPI_Comm_set_info(comm: c_int, info: c_int) -> c_int {
     boundary(comm, || {
-        comm_of(comm)?;
+        inter_of(comm)?; // any valid communicator, intercommunicators included
         crate::info::check_handle(info, true)
     })
 }
@@ -316,7 +316,7 @@ pub unsafe extern "C" fn MPI_Comm_get_info(comm: c_int, info_used: *mut c_int) -
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let info_used = unsafe { out(info_used, "info_used")? };
-        comm_of(comm)?;
+        inter_of(comm)?; // any valid communicator, intercommunicators included
         info_used.write(crate::info::create_with(Vec::new()));
         Ok(())
     })

@@ -3,8 +3,8 @@
 //! reductions', gathers', scatters', all-gathers', all-to-alls' and reduce-scatters' `_init`
 //! calls. Each is a persistent request (`crate::persistent`) whose `MPI_Start` starts what the
 //! non-blocking call with the same arguments starts (the same schedule, run by the rank's
-//! engine, with its failure rules); the init call checks the arguments as that call would
-//! and sends nothing. The ranks start the request in the same order relative to their other
+//! engine, with its failure rules); the init call checks the arguments as that call would,
+//! copies the array arguments (counts, displacements, datatypes) and sends nothing. The ranks start the request in the same order relative to their other
 //! collectives on the communicator, as MPI requires of every collective.
 
 use std::ffi::c_void;
@@ -251,21 +251,64 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(
     info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let (send, recv, counts) = (Kept::of(sendbuf), Kept::of(recvbuf), Kept::of(recvcounts));
-    // SAFETY (of each start): the init call's contract.
+    let (n, _) = match shape_of(comm) {
+        Ok(shape) => shape,
+        Err(failure) => return refused(comm, failure),
+    };
+    let (send, recv) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    // SAFETY: `recvcounts` holds one int per rank (MPI_Reduce_scatter's contract).
+    let counts = unsafe { copied(recvcounts, n) };
+    // SAFETY (of each start): the init call's contract; the counts are the copy.
     let restart = move || unsafe {
-        scheduled_reduce_scatter(send.get(), recv.get(), Ok(counts.get()), datatype, op)
+        let counts = pointer_of(&counts);
+        scheduled_reduce_scatter(send.get(), recv.get(), Ok(counts), datatype, op)
     };
     // SAFETY: forwarded contract.
     unsafe { init(comm, info, request, restart) }
 }
 
-/// The blocks of one side of a gather, scatter or all-to-all, kept: regular, or the counts and
-/// displacements arrays.
-#[derive(Clone, Copy)]
+/// A copy of an array argument (counts, displacements, datatypes: one per rank of the
+/// communicator), taken by the init call, as MPICH and Open MPI take it: each start reads the
+/// copy, so a program (or a binding such as mpi4py) may release its array after the init call.
+/// `None` for a NULL array or one that is not significant at this rank.
+type Copied = Option<Arc<[c_int]>>;
+
+/// Copies `n` ints at `pointer` (NULL: `None`).
+///
+/// # Safety
+/// `pointer` is NULL or points at `n` readable ints.
+unsafe fn copied(pointer: *const c_int, n: usize) -> Copied {
+    if pointer.is_null() {
+        return None;
+    }
+    // SAFETY: not NULL; `n` readable ints by the contract.
+    Some(Arc::from(unsafe { std::slice::from_raw_parts(pointer, n) }))
+}
+
+/// The pointer a start passes for a copied array.
+fn pointer_of(copy: &Copied) -> *const c_int {
+    copy.as_ref()
+        .map_or(std::ptr::null(), |array| array.as_ptr())
+}
+
+/// The size of `comm` and this rank's number there (to copy the array arguments).
+fn shape_of(comm: c_int) -> Result<(usize, c_int), Failure> {
+    let comm = crate::runtime::collective_comm_of(comm)?;
+    let comm = comm.get();
+    Ok((comm.size() as usize, comm.rank() as c_int))
+}
+
+/// The error of an init call whose communicator is invalid, through its error handler.
+fn refused(comm: c_int, failure: Failure) -> c_int {
+    crate::errors::boundary(comm, || Err(failure))
+}
+
+/// The blocks of one side of a gather, scatter or all-to-all, kept: regular, or copies of the
+/// counts and displacements arrays.
+#[derive(Clone)]
 enum KeptCounts {
     Regular(c_int),
-    Arrays(Kept, Kept),
+    Arrays(Copied, Copied),
 }
 
 impl KeptCounts {
@@ -273,30 +316,45 @@ impl KeptCounts {
         KeptCounts::Regular(count)
     }
 
-    fn arrays(counts: *const c_int, displs: *const c_int) -> Self {
-        KeptCounts::Arrays(Kept::of(counts), Kept::of(displs))
+    /// Copies of the two arrays of `n` ints (when `significant` at this rank).
+    ///
+    /// # Safety
+    /// Each pointer is NULL or points at `n` readable ints when `significant`.
+    unsafe fn arrays(
+        counts: *const c_int,
+        displs: *const c_int,
+        n: usize,
+        significant: bool,
+    ) -> Self {
+        if !significant {
+            return KeptCounts::Arrays(None, None);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { KeptCounts::Arrays(copied(counts, n), copied(displs, n)) }
     }
 
-    fn get(self) -> Counts {
+    fn get(&self) -> Counts {
         match self {
-            KeptCounts::Regular(count) => Counts::Regular(count),
-            KeptCounts::Arrays(counts, displs) => Counts::Arrays(counts.get(), displs.get()),
+            KeptCounts::Regular(count) => Counts::Regular(*count),
+            KeptCounts::Arrays(counts, displs) => {
+                Counts::Arrays(pointer_of(counts), pointer_of(displs))
+            }
         }
     }
 }
 
-/// The datatypes of one side of an all-to-all, kept.
-#[derive(Clone, Copy)]
+/// The datatypes of one side of an all-to-all, kept (a copy of the per-rank array).
+#[derive(Clone)]
 enum KeptTypes {
     One(c_int),
-    PerRank(Kept),
+    PerRank(Copied),
 }
 
 impl KeptTypes {
-    fn get(self) -> Types {
+    fn get(&self) -> Types {
         match self {
-            KeptTypes::One(datatype) => Types::One(datatype),
-            KeptTypes::PerRank(types) => Types::PerRank(types.get()),
+            KeptTypes::One(datatype) => Types::One(*datatype),
+            KeptTypes::PerRank(types) => Types::PerRank(pointer_of(types)),
         }
     }
 }
@@ -383,7 +441,12 @@ pub unsafe extern "C" fn MPI_Gatherv_init(
     info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let recv = KeptCounts::arrays(recvcounts, displs);
+    let (n, rank) = match shape_of(comm) {
+        Ok(shape) => shape,
+        Err(failure) => return refused(comm, failure),
+    };
+    // SAFETY: at the root, the arrays hold one int per rank (MPI_Gatherv's contract).
+    let recv = unsafe { KeptCounts::arrays(recvcounts, displs, n, rank == root) };
     // SAFETY: forwarded contract.
     unsafe {
         gather_init(
@@ -474,7 +537,12 @@ pub unsafe extern "C" fn MPI_Scatterv_init(
     info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let send = KeptCounts::arrays(sendcounts, displs);
+    let (n, rank) = match shape_of(comm) {
+        Ok(shape) => shape,
+        Err(failure) => return refused(comm, failure),
+    };
+    // SAFETY: at the root, the arrays hold one int per rank (MPI_Scatterv's contract).
+    let send = unsafe { KeptCounts::arrays(sendcounts, displs, n, rank == root) };
     // SAFETY: forwarded contract.
     unsafe {
         scatter_init(
@@ -561,7 +629,12 @@ pub unsafe extern "C" fn MPI_Allgatherv_init(
     info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let recv = KeptCounts::arrays(recvcounts, displs);
+    let (n, _) = match shape_of(comm) {
+        Ok(shape) => shape,
+        Err(failure) => return refused(comm, failure),
+    };
+    // SAFETY: the arrays hold one int per rank (MPI_Allgatherv's contract).
+    let recv = unsafe { KeptCounts::arrays(recvcounts, displs, n, true) };
     // SAFETY: forwarded contract.
     unsafe {
         all_gather_init(
@@ -641,14 +714,23 @@ pub unsafe extern "C" fn MPI_Alltoallv_init(
     info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let send = (
-        KeptCounts::arrays(sendcounts, sdispls),
-        KeptTypes::One(sendtype),
-    );
-    let recv = (
-        KeptCounts::arrays(recvcounts, rdispls),
-        KeptTypes::One(recvtype),
-    );
+    let (n, _) = match shape_of(comm) {
+        Ok(shape) => shape,
+        Err(failure) => return refused(comm, failure),
+    };
+    // SAFETY: the arrays hold one int per rank (MPI_Alltoallv's contract).
+    let (send, recv) = unsafe {
+        (
+            (
+                KeptCounts::arrays(sendcounts, sdispls, n, true),
+                KeptTypes::One(sendtype),
+            ),
+            (
+                KeptCounts::arrays(recvcounts, rdispls, n, true),
+                KeptTypes::One(recvtype),
+            ),
+        )
+    };
     // SAFETY: forwarded contract.
     unsafe { all_to_all_init(sendbuf, send, recvbuf, recv, comm, info, request) }
 }
@@ -672,14 +754,23 @@ pub unsafe extern "C" fn MPI_Alltoallw_init(
     info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    let send = (
-        KeptCounts::arrays(sendcounts, sdispls),
-        KeptTypes::PerRank(Kept::of(sendtypes)),
-    );
-    let recv = (
-        KeptCounts::arrays(recvcounts, rdispls),
-        KeptTypes::PerRank(Kept::of(recvtypes)),
-    );
+    let (n, _) = match shape_of(comm) {
+        Ok(shape) => shape,
+        Err(failure) => return refused(comm, failure),
+    };
+    // SAFETY: the arrays hold one int per rank (MPI_Alltoallw's contract).
+    let (send, recv) = unsafe {
+        (
+            (
+                KeptCounts::arrays(sendcounts, sdispls, n, true),
+                KeptTypes::PerRank(copied(sendtypes, n)),
+            ),
+            (
+                KeptCounts::arrays(recvcounts, rdispls, n, true),
+                KeptTypes::PerRank(copied(recvtypes, n)),
+            ),
+        )
+    };
     // SAFETY: forwarded contract.
     unsafe { all_to_all_init(sendbuf, send, recvbuf, recv, comm, info, request) }
 }

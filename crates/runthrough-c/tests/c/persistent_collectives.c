@@ -111,6 +111,12 @@ int main(int argc, char **argv) {
                           MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[4]));
     OK(MPI_Reduce_scatter_init(src, &reduced, ones, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                                MPI_INFO_NULL, &reqs[5]));
+    /* The init calls copied the count and displacement arrays: changing them now changes
+     * nothing (a binding may release its temporary arrays after the init call). */
+    for (int i = 0; i < 4; i++) {
+        ones[i] = 99;
+        zero_to_three[i] = -7;
+    }
     OK(MPI_Startall(3, &reqs[3]));
     OK(MPI_Waitall(3, &reqs[3], MPI_STATUSES_IGNORE));
     for (int r = 0; r < 4; r++) {
