@@ -60,6 +60,9 @@ pub(crate) struct Template {
     peer: c_int,
     tag: c_int,
     comm: c_int,
+    /// Derived datatypes the request copied for its starts (a persistent collective's; a
+    /// point-to-point request's copy is `datatype`), freed with the request.
+    owned: Vec<c_int>,
 }
 
 impl Template {
@@ -193,6 +196,7 @@ fn send_template(
         peer: dest,
         tag,
         comm,
+        owned: Vec::new(),
     }
 }
 
@@ -296,6 +300,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
         peer: source_rank,
         tag,
         comm,
+        owned: Vec::new(),
     };
     // SAFETY: forwarded contract.
     unsafe { init(template, request) }
@@ -414,10 +419,8 @@ pub(crate) unsafe fn init_collective(
     info: c_int,
     request: *mut c_int,
     restart: Restart,
+    owned: Vec<c_int>,
 ) -> c_int {
-    if let Err(failure) = crate::info::check_handle(info, true) {
-        return boundary(comm, || Err(failure));
-    }
     let template = Template {
         kind: Kind::Collective(restart),
         buf: Address(std::ptr::null_mut()),
@@ -426,19 +429,35 @@ pub(crate) unsafe fn init_collective(
         peer: MPI_PROC_NULL,
         tag: 0,
         comm,
+        owned,
     };
+    if let Err(failure) = crate::info::check_handle(info, true) {
+        template.release();
+        return boundary(comm, || Err(failure));
+    }
+    let kept = template.clone();
     // SAFETY: forwarded contract.
-    unsafe { init(template, request) }
+    let code = unsafe { init(template, request) };
+    if code != MPI_SUCCESS {
+        kept.release(); // no request holds the copies
+    }
+    code
 }
 
 impl Template {
-    /// The request is freed: its own copy of a derived datatype goes too.
+    /// The request is freed: its own copies of derived datatypes go too.
     pub(crate) fn release(&self) {
-        if !matches!(self.kind, Kind::Collective(_))
-            && !crate::derived::predefined(self.datatype)
-            && self.datatype != MPI_DATATYPE_NULL
-        {
-            let _ = with_runtime(|runtime| Ok(runtime.datatypes.remove(&self.datatype)));
-        }
+        let _ = with_runtime(|runtime| {
+            if !matches!(self.kind, Kind::Collective(_))
+                && !crate::derived::predefined(self.datatype)
+                && self.datatype != MPI_DATATYPE_NULL
+            {
+                runtime.datatypes.remove(&self.datatype);
+            }
+            for datatype in &self.owned {
+                runtime.datatypes.remove(datatype);
+            }
+            Ok(())
+        });
     }
 }

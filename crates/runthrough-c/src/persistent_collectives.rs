@@ -43,9 +43,33 @@ unsafe fn init(
     info: c_int,
     request: *mut c_int,
     restart: impl Fn() -> Result<Scheduled, Failure> + Send + Sync + 'static,
+    keeper: Keeper,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { init_collective(comm, info, request, Arc::new(restart)) }
+    unsafe { init_collective(comm, info, request, Arc::new(restart), keeper.0) }
+}
+
+/// The request's own copies of the derived datatypes among an init call's arguments: the
+/// program may free its handles after the init call (MPI-4.0 §5.1.9); the copies go with the
+/// request.
+#[derive(Default)]
+struct Keeper(Vec<c_int>);
+
+impl Keeper {
+    /// The handle a start uses for `datatype`: a copy of a derived type, a predefined one (or
+    /// an invalid handle, for the start to report) as it is.
+    fn keep(&mut self, datatype: c_int) -> c_int {
+        if crate::derived::predefined(datatype) || datatype == crate::constants::MPI_DATATYPE_NULL {
+            return datatype;
+        }
+        match crate::typeinfo::private_copy(datatype) {
+            Ok(copy) => {
+                self.0.push(copy);
+                copy
+            }
+            Err(_) => datatype,
+        }
+    }
 }
 
 /// `MPI_Barrier_init`: each start an `MPI_Ibarrier`.
@@ -59,8 +83,9 @@ pub unsafe extern "C" fn MPI_Barrier_init(comm: c_int, info: c_int, request: *mu
             Ok(comm.ibarrier().map(|request| (request, None))?)
         }))
     };
+    let keeper = Keeper::default();
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Bcast_init`: each start an `MPI_Ibcast`.
@@ -79,10 +104,12 @@ pub unsafe extern "C" fn MPI_Bcast_init(
     request: *mut c_int,
 ) -> c_int {
     let buffer = Kept::of(buffer);
+    let mut keeper = Keeper::default();
+    let datatype = keeper.keep(datatype);
     // SAFETY (of each start): the init call's contract.
     let restart = move || unsafe { scheduled_broadcast(buffer.get(), count, datatype, root) };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// A reduction's init call: each start what `MPI_Ireduce` / `_Iallreduce` / `_Iscan` /
@@ -103,13 +130,15 @@ unsafe fn reduction_init(
     request: *mut c_int,
 ) -> c_int {
     let (send, recv) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    let mut keeper = Keeper::default();
+    let datatype = keeper.keep(datatype);
     let restart = move || {
         let kind = kind.clone()?;
         // SAFETY (of each start): the init call's contract.
         unsafe { scheduled_reduction(send.get(), recv.get(), count, datatype, op, kind) }
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Reduce_init`: each start an `MPI_Ireduce`.
@@ -227,12 +256,14 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(
     request: *mut c_int,
 ) -> c_int {
     let (send, recv) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    let mut keeper = Keeper::default();
+    let datatype = keeper.keep(datatype);
     // SAFETY (of each start): the init call's contract.
     let restart = move || unsafe {
         scheduled_reduce_scatter(send.get(), recv.get(), Err(recvcount), datatype, op)
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Reduce_scatter_init`: each start an `MPI_Ireduce_scatter`.
@@ -258,13 +289,15 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(
     let (send, recv) = (Kept::of(sendbuf), Kept::of(recvbuf));
     // SAFETY: `recvcounts` holds one int per rank (MPI_Reduce_scatter's contract).
     let counts = unsafe { copied(recvcounts, n) };
+    let mut keeper = Keeper::default();
+    let datatype = keeper.keep(datatype);
     // SAFETY (of each start): the init call's contract; the counts are the copy.
     let restart = move || unsafe {
         let counts = pointer_of(&counts);
         scheduled_reduce_scatter(send.get(), recv.get(), Ok(counts), datatype, op)
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// A copy of an array argument (counts, displacements, datatypes: one per rank of the
@@ -351,6 +384,18 @@ enum KeptTypes {
 }
 
 impl KeptTypes {
+    /// The same, with the request's own copies of derived datatypes.
+    fn kept(self, keeper: &mut Keeper) -> KeptTypes {
+        match self {
+            KeptTypes::One(datatype) => KeptTypes::One(keeper.keep(datatype)),
+            KeptTypes::PerRank(Some(types)) => {
+                let kept: Vec<c_int> = types.iter().map(|&t| keeper.keep(t)).collect();
+                KeptTypes::PerRank(Some(Arc::from(kept)))
+            }
+            KeptTypes::PerRank(None) => KeptTypes::PerRank(None),
+        }
+    }
+
     fn get(&self) -> Types {
         match self {
             KeptTypes::One(datatype) => Types::One(*datatype),
@@ -377,6 +422,8 @@ unsafe fn gather_init(
     request: *mut c_int,
 ) -> c_int {
     let (send, recv_buf) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    let mut keeper = Keeper::default();
+    let (sendtype, recvtype) = (keeper.keep(sendtype), keeper.keep(recvtype));
     let restart = move || {
         // SAFETY (of each start): the init call's contract.
         Ok(unsafe {
@@ -392,7 +439,7 @@ unsafe fn gather_init(
         })
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Gather_init`: each start an `MPI_Igather`.
@@ -473,6 +520,8 @@ unsafe fn scatter_init(
     request: *mut c_int,
 ) -> c_int {
     let (send_buf, recv_buf) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    let mut keeper = Keeper::default();
+    let (sendtype, recvtype) = (keeper.keep(sendtype), keeper.keep(recvtype));
     let restart = move || {
         // SAFETY (of each start): the init call's contract.
         Ok(unsafe {
@@ -488,7 +537,7 @@ unsafe fn scatter_init(
         })
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Scatter_init`: each start an `MPI_Iscatter`.
@@ -568,6 +617,8 @@ unsafe fn all_gather_init(
     request: *mut c_int,
 ) -> c_int {
     let (send, recv_buf) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    let mut keeper = Keeper::default();
+    let (sendtype, recvtype) = (keeper.keep(sendtype), keeper.keep(recvtype));
     let restart = move || {
         // SAFETY (of each start): the init call's contract.
         Ok(unsafe {
@@ -582,7 +633,7 @@ unsafe fn all_gather_init(
         })
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Allgather_init`: each start an `MPI_Iallgather`.
@@ -657,6 +708,9 @@ unsafe fn all_to_all_init(
     request: *mut c_int,
 ) -> c_int {
     let (send_buf, recv_buf) = (Kept::of(sendbuf), Kept::of(recvbuf));
+    let mut keeper = Keeper::default();
+    let send = (send.0, send.1.kept(&mut keeper));
+    let recv = (recv.0, recv.1.kept(&mut keeper));
     let restart = move || {
         // SAFETY (of each start): the init call's contract.
         Ok(unsafe {
@@ -669,7 +723,7 @@ unsafe fn all_to_all_init(
         })
     };
     // SAFETY: forwarded contract.
-    unsafe { init(comm, info, request, restart) }
+    unsafe { init(comm, info, request, restart, keeper) }
 }
 
 /// `MPI_Alltoall_init`: each start an `MPI_Ialltoall`.

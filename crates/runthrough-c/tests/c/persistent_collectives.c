@@ -127,6 +127,23 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 6; i++)
         OK(MPI_Request_free(&reqs[i]));
 
+    /* A derived datatype freed right after the init call: the request keeps its own copy. */
+    MPI_Datatype two;
+    int pair[2], pairs[8];
+    OK(MPI_Type_contiguous(2, MPI_INT, &two));
+    OK(MPI_Type_commit(&two));
+    OK(MPI_Allgather_init(pair, 1, two, pairs, 1, two, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    OK(MPI_Type_free(&two));
+    for (int round = 0; round < 2; round++) {
+        pair[0] = rank;
+        pair[1] = round;
+        OK(MPI_Start(&req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (int r = 0; r < 4; r++)
+            CHECK(pairs[2 * r] == r && pairs[2 * r + 1] == round, "freed type, round %d", round);
+    }
+    OK(MPI_Request_free(&req));
+
     /* Wrong use. */
     /* A root beyond the communicator, as for MPI_Ibcast: reported by the completion. */
     OK(MPI_Bcast_init(&value, 1, MPI_INT, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
