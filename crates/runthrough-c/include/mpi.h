@@ -647,6 +647,33 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
+/* Graph and distributed-graph topologies: ordinary communicators (a split of the first nnodes
+ * ranks for MPI_Graph_create, a dup for the distributed graphs: the runtime's fault-tolerant
+ * creation) that carry the graph; ranks are never reordered, infos' hints are ignored.
+ * MPI_Dist_graph_create gathers every rank's edges over comm_old and agrees there before the
+ * dup, so every rank gets the communicator or the same error; each rank's neighbours come in
+ * the order of the ranks that gave the edges. The neighbourhood collectives are not offered. */
+extern const int rt_unweighted, rt_weights_empty;
+#define MPI_UNWEIGHTED ((int *)&rt_unweighted)
+#define MPI_WEIGHTS_EMPTY ((int *)&rt_weights_empty)
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *comm_graph);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                  int *newrank);
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[]);
 
 /* Derived datatypes: contiguous, vector, hvector, indexed, hindexed, indexed_block, struct,
  * subarray and resized, with MPI_Type_commit / _free / _get_extent(_x) / _get_true_extent(_x) /

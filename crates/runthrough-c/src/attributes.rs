@@ -145,25 +145,34 @@ fn call_delete(handle: c_int, keyval: c_int, key: Keyval, value: usize) -> Resul
 /// # Errors
 /// The first error a delete callback returns (the remaining attributes are still deleted).
 pub(crate) fn delete_all(object: Object) -> Result<(), Failure> {
+    // Each value stays stored while its callback runs (a callback that frees the key again
+    // finds it in use), and goes after it.
     let mut doomed: Vec<(u64, c_int, Keyval, usize)> = {
-        let mut attributes = lock(&ATTRIBUTES);
-        let keys: Vec<(Object, c_int)> = attributes.range_of(object).map(|(&key, _)| key).collect();
-        let mut doomed = Vec::new();
-        for key in keys {
-            if let Some((value, order)) = attributes.values.remove(&key) {
-                if let Some(&keyval) = attributes.keyvals.get(&key.1) {
-                    doomed.push((order, key.1, keyval, value));
-                }
-            }
-        }
-        doomed
+        let attributes = lock(&ATTRIBUTES);
+        attributes
+            .range_of(object)
+            .filter_map(|(&(_, keyval), &(value, order))| {
+                let key = *attributes.keyvals.get(&keyval)?;
+                Some((order, keyval, key, value))
+            })
+            .collect()
     };
     doomed.sort_by_key(|&(order, ..)| std::cmp::Reverse(order));
     let mut first_error = None;
-    for (_, keyval, key, value) in doomed {
+    for (order, keyval, key, value) in doomed {
         if let Err(failure) = call_delete(object.1, keyval, key, value) {
             first_error.get_or_insert(failure);
         }
+        let mut attributes = lock(&ATTRIBUTES);
+        if attributes.values.get(&(object, keyval)) == Some(&(value, order)) {
+            attributes.values.remove(&(object, keyval));
+        }
+    }
+    // Whatever a callback stored meanwhile goes too (without its callback).
+    let mut attributes = lock(&ATTRIBUTES);
+    let left: Vec<(Object, c_int)> = attributes.range_of(object).map(|(&key, _)| key).collect();
+    for key in left {
+        attributes.values.remove(&key);
     }
     first_error.map_or(Ok(()), Err)
 }

@@ -37,6 +37,7 @@ mod derived;
 mod environment;
 mod errors;
 mod failures;
+mod graph;
 mod info;
 mod intercomm;
 mod matched;

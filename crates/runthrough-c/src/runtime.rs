@@ -44,8 +44,9 @@ pub(crate) struct CommEntry {
     pub(crate) agreements: Vec<c_int>,
     /// Its name (`MPI_Comm_set_name`, `MPI_Comm_get_name`).
     pub(crate) name: String,
-    /// Its Cartesian topology (`MPI_Cart_create`, `MPI_Cart_sub`), if it has one.
-    pub(crate) topology: Option<Arc<crate::topology::Cart>>,
+    /// Its topology (`MPI_Cart_create`, `MPI_Cart_sub`, `MPI_Graph_create`,
+    /// `MPI_Dist_graph_create(_adjacent)`), if it has one.
+    pub(crate) topology: Option<Arc<crate::topology::Topology>>,
     /// For an intercommunicator (`MPI_Intercomm_create`): its groups and the communicator it
     /// receives on; `comm` is then the one it sends on (see `crate::intercomm`).
     pub(crate) inter: Option<Arc<crate::intercomm::Inter>>,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Process topologies (MPI-4.0 chapter 8): `MPI_Dims_create` and Cartesian communicators
-//! (`MPI_Cart_create`, `_coords`, `_rank`, `_shift`, `_get`, `_sub`, `MPI_Cartdim_get`,
-//! `MPI_Topo_test`).
+//! Process topologies (MPI-4.0 chapter 8): `MPI_Dims_create`, Cartesian communicators
+//! (`MPI_Cart_create`, `_coords`, `_rank`, `_shift`, `_get`, `_sub`, `MPI_Cartdim_get`) and
+//! `MPI_Topo_test`; graph and distributed-graph communicators are in `crate::graph`.
 //!
 //! A Cartesian communicator is an ordinary communicator (made by the runtime's split, so with
 //! its failure semantics) whose table entry carries the grid ([`Cart`]). Ranks are never
@@ -76,20 +76,30 @@ impl Cart {
     }
 }
 
+/// The topology of a communicator's table entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Topology {
+    Cart(Cart),
+    Graph(crate::graph::Graph),
+    DistGraph(crate::graph::DistGraph),
+}
+
 /// The grid of communicator `comm`.
 ///
 /// # Errors
 /// `MPI_ERR_COMM` for an invalid handle, `MPI_ERR_TOPOLOGY` for a communicator without a
 /// Cartesian topology.
-fn cart_of(comm: c_int) -> Result<Arc<Cart>, Failure> {
-    with_runtime(|runtime| {
-        runtime.comm(comm)?.topology.clone().ok_or_else(|| {
-            Failure::new(
+fn cart_of(comm: c_int) -> Result<Cart, Failure> {
+    match topology_of(comm).as_deref() {
+        Some(Topology::Cart(cart)) => Ok(cart.clone()),
+        _ => {
+            with_runtime(|runtime| runtime.comm(comm).map(drop))?;
+            Err(Failure::new(
                 MPI_ERR_TOPOLOGY,
                 format!("communicator {comm} has no Cartesian topology"),
-            )
-        })
-    })
+            ))
+        }
+    }
 }
 
 /// Registers `made` (a communicator made from `parent`) with grid `cart` and writes its handle.
@@ -101,7 +111,7 @@ fn register_cart(
 ) -> Result<(), Failure> {
     let handle = with_runtime(|runtime| {
         let handle = runtime.add_comm(made, parent);
-        runtime.comm_mut(handle)?.topology = Some(Arc::new(cart));
+        runtime.comm_mut(handle)?.topology = Some(Arc::new(Topology::Cart(cart)));
         Ok(handle)
     })?;
     newcomm.write(handle);
@@ -157,7 +167,7 @@ unsafe fn grid<'a>(ndims: c_int, dims: *const c_int) -> Result<(&'a [c_int], i64
 }
 
 /// `MPI_ERR_DIMS` when a grid of `points` does not fit a communicator of `size` ranks.
-fn fits(points: i64, size: u32) -> Result<(), Failure> {
+pub(crate) fn fits(points: i64, size: u32) -> Result<(), Failure> {
     if points > i64::from(size) {
         return Err(Failure::new(
             MPI_ERR_DIMS,
@@ -270,8 +280,8 @@ pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_in
     })
 }
 
-/// `MPI_Topo_test`: `MPI_CART` for a Cartesian communicator, `MPI_UNDEFINED` for one without a
-/// topology.
+/// `MPI_Topo_test`: `MPI_CART`, `MPI_GRAPH` or `MPI_DIST_GRAPH` for a communicator with that
+/// topology, `MPI_UNDEFINED` for one without.
 ///
 /// # Safety
 /// `status` is NULL or points at a writable int.
@@ -280,8 +290,13 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let status = unsafe { out(status, "status")? };
-        let cart = with_runtime(|runtime| Ok(runtime.comm(comm)?.topology.is_some()))?;
-        status.write(if cart { MPI_CART } else { MPI_UNDEFINED });
+        let topology = with_runtime(|runtime| Ok(runtime.comm(comm)?.topology.clone()))?;
+        status.write(match topology.as_deref() {
+            Some(Topology::Cart(_)) => MPI_CART,
+            Some(Topology::Graph(_)) => MPI_GRAPH,
+            Some(Topology::DistGraph(_)) => MPI_DIST_GRAPH,
+            None => MPI_UNDEFINED,
+        });
         Ok(())
     })
 }
@@ -508,7 +523,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
 }
 
 /// The grid of `comm`, for `MPI_Comm_dup` to copy (MPI: a duplicate keeps the topology).
-pub(crate) fn topology_of(comm: c_int) -> Option<Arc<Cart>> {
+pub(crate) fn topology_of(comm: c_int) -> Option<Arc<Topology>> {
     with_runtime(|runtime| Ok(runtime.comm(comm)?.topology.clone()))
         .ok()
         .flatten()

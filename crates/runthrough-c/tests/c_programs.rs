@@ -323,6 +323,14 @@ fn persistent_collectives() {
     scenario("persistent_collectives", 4, &[3]);
 }
 
+/// SPEC §3.4, `tests/c/graph.c`: graph and distributed-graph topologies, their queries and
+/// traffic along their edges, wrong use refused at every rank; after rank 3 dies
+/// MPI_Dist_graph_create fails at every survivor.
+#[test]
+fn graph() {
+    scenario("graph", 4, &[3]);
+}
+
 /// `tests/c/wide_types.c`: long double, MPI_LONG_DOUBLE_INT and the complex types: sizes,
 /// point-to-point and the reductions MPI defines on them; MPI_WCHAR and MPI_CXX_BOOL.
 #[test]

@@ -23,7 +23,7 @@ const AREAS: &[(&str, &[&str])] = &[
         &["communicators.rs", "intercomm.rs", "attributes.rs"],
     ),
     ("Process creation", &["spawn.rs"]),
-    ("Cartesian topologies", &["topology.rs"]),
+    ("Process topologies", &["topology.rs", "graph.rs"]),
     ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
     ("Completion", &["completion.rs"]),
     (

@@ -67,6 +67,17 @@ static void my_handler(MPI_Comm *comm, int *code, ...) {
     handled++;
 }
 
+static int own_key_freed = -1;
+
+/* A delete callback that frees the key it is called for (MPICH's keyval_double_free does). */
+static int free_own_key(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)value;
+    (void)extra;
+    own_key_freed = MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv) {
     int rank, size, flag, key_mine, key_dup, key_null, key_self;
     void *value;
@@ -255,6 +266,15 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_free_keyval(&copy_twice));
     OK(MPI_Comm_free(&holder));
     EXPECT(MPI_Comm_free_keyval(&last_copy), MPI_ERR_KEYVAL);
+    /* A delete callback that frees its (already freed) key again: its attribute still uses the
+     * key while the callback runs, so that is fine too. */
+    int key_self_freeing;
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_own_key, &key_self_freeing, NULL));
+    OK(MPI_Comm_dup(MPI_COMM_SELF, &holder));
+    OK(MPI_Comm_set_attr(holder, key_self_freeing, NULL));
+    OK(MPI_Comm_free_keyval(&key_self_freeing));
+    OK(MPI_Comm_free(&holder));
+    CHECK(own_key_freed == MPI_SUCCESS, "the delete callback's free returned %d", own_key_freed);
 
     /* MPI_COMM_SELF's attribute is deleted by MPI_Finalize. */
     OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &key_self, NULL));
