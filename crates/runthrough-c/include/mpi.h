@@ -976,9 +976,11 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 /* Persistent collectives: each MPI_Start starts what the non-blocking call with the same
- * arguments starts (its failure rules too); the init call checks the arguments, sends nothing,
- * and takes an info (a live handle, MPI_INFO_ENV or MPI_INFO_NULL; no hint is used). The ranks
- * start the request in the same order relative to their other collectives on the communicator.
+ * arguments starts (its failure rules too); the init call checks the arguments, copies the
+ * count, displacement and datatype arrays and the derived datatypes, sends nothing, and takes
+ * an info (a live handle, MPI_INFO_ENV or MPI_INFO_NULL; no hint is used). Unlike MPI, which
+ * matches them by the order of the init calls, a start takes its place among the
+ * communicator's collectives when it is made: the ranks must start them in the same order.
  * An active request cannot be freed (MPI_ERR_REQUEST); an inactive one can. */
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
