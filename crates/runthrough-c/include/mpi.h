@@ -153,6 +153,9 @@ typedef ptrdiff_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 
+/* MPI_ERROR is set by the calls that complete several operations (MPI_Waitall, _Testall,
+ * _Waitsome, _Testsome); a call that completes one (MPI_Recv, MPI_Wait, MPI_Mrecv, MPI_Probe,
+ * ...) returns its error and leaves the field as the program set it, as MPI says. */
 typedef struct MPI_Status {
     int MPI_SOURCE;
     int MPI_TAG;

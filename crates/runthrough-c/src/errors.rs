@@ -547,6 +547,23 @@ impl<T> Out<T> {
     }
 }
 
+impl Out<MPI_Status> {
+    /// Writes `status` but its `MPI_ERROR`, which the program's status keeps: calls that
+    /// complete one operation do not set it (MPI-4.0 §3.2.5; they return the error).
+    pub(crate) fn write_but_error(&self, status: MPI_Status) {
+        let pointer = self.0;
+        // SAFETY: as `write`: not NULL, and by contract a writable `MPI_Status`; each field is
+        // written in place, unaligned, and `MPI_ERROR` is neither read nor written.
+        unsafe {
+            std::ptr::addr_of_mut!((*pointer).MPI_SOURCE).write_unaligned(status.MPI_SOURCE);
+            std::ptr::addr_of_mut!((*pointer).MPI_TAG).write_unaligned(status.MPI_TAG);
+            std::ptr::addr_of_mut!((*pointer).rt_count_bytes)
+                .write_unaligned(status.rt_count_bytes);
+            std::ptr::addr_of_mut!((*pointer).rt_cancelled).write_unaligned(status.rt_cancelled);
+        }
+    }
+}
+
 /// Checks an output pointer for NULL (`MPI_ERR_ARG`).
 ///
 /// # Safety

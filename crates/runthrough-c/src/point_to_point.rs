@@ -81,9 +81,16 @@ impl StatusOut {
         StatusOut(unsafe { out(status, "status") }.ok())
     }
 
+    /// Writes the status of a completed operation, but its `MPI_ERROR`: a call that completes
+    /// one operation leaves that field as the program set it, as MPI says (the call returns
+    /// the error). An empty status (an inactive or null request) is written whole.
     pub(crate) fn write(&self, status: MPI_Status) {
         if let Some(out) = &self.0 {
-            out.write(status);
+            if status == empty_status() {
+                out.write(status);
+            } else {
+                out.write_but_error(status);
+            }
         }
     }
 }
