@@ -755,6 +755,10 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                           MPI_Aint *array_of_addresses, MPI_Datatype *array_of_datatypes);
 /* MPI_Type_dup: committed if the old type is; attributes copied by their copy callbacks. */
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+/* The predefined pair type of a value type and MPI_INT (MPI_FLOAT_INT, ...), or
+ * MPI_DATATYPE_NULL. */
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                             MPI_Datatype *pair_type);
 /* Names: a predefined type's is its MPI name until MPI_Type_set_name changes it. */
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);

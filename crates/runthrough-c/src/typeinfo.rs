@@ -243,6 +243,40 @@ pub(crate) fn private_copy(datatype: c_int) -> Result<c_int, Failure> {
     add_type(derived(datatype)?)
 }
 
+/// `MPI_Type_get_value_index` (MPI-4.1 §6.9.4): the predefined pair type of `value_type` and
+/// `index_type` (`MPI_FLOAT` and `MPI_INT`: `MPI_FLOAT_INT`, ...), `MPI_DATATYPE_NULL` when
+/// there is none.
+///
+/// # Errors
+/// `MPI_ERR_TYPE` for an invalid or freed datatype, `MPI_ERR_ARG` for a NULL `pair_type`.
+///
+/// # Safety
+/// `pair_type` is NULL or points at a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_value_index(
+    value_type: c_int,
+    index_type: c_int,
+    pair_type: *mut c_int,
+) -> c_int {
+    boundary(MPI_COMM_WORLD, || {
+        // SAFETY: checked for NULL by `out`.
+        let pair_type = unsafe { out(pair_type, "pair_type")? };
+        layout_of(value_type, false)?;
+        layout_of(index_type, false)?;
+        let pair = match (value_type, index_type) {
+            (MPI_FLOAT, MPI_INT) => MPI_FLOAT_INT,
+            (MPI_DOUBLE, MPI_INT) => MPI_DOUBLE_INT,
+            (MPI_LONG, MPI_INT) => MPI_LONG_INT,
+            (MPI_INT, MPI_INT) => MPI_2INT,
+            (MPI_SHORT, MPI_INT) => MPI_SHORT_INT,
+            (MPI_LONG_DOUBLE, MPI_INT) => MPI_LONG_DOUBLE_INT,
+            _ => MPI_DATATYPE_NULL,
+        };
+        pair_type.write(pair);
+        Ok(())
+    })
+}
+
 /// Names set by `MPI_Type_set_name`, by handle (a freed derived type's name goes with it).
 static NAMES: Mutex<BTreeMap<c_int, String>> = Mutex::new(BTreeMap::new());
 

@@ -134,6 +134,16 @@ int main(int argc, char **argv) {
     envelope(int_dup, MPI_COMBINER_DUP, 0, 0, 1);
     OK(MPI_Type_free(&int_dup));
 
+    /* Pair types by their parts. */
+    MPI_Datatype pair_type;
+    OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair_type));
+    CHECK(pair_type == MPI_DOUBLE_INT, "value index of double, int: %d", pair_type);
+    OK(MPI_Type_get_value_index(MPI_LONG_DOUBLE, MPI_INT, &pair_type));
+    CHECK(pair_type == MPI_LONG_DOUBLE_INT, "value index of long double, int: %d", pair_type);
+    OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_LONG, &pair_type));
+    CHECK(pair_type == MPI_DATATYPE_NULL, "no such pair: %d", pair_type);
+    EXPECT(MPI_Type_get_value_index(MPI_DOUBLE, 4242, &pair_type), MPI_ERR_TYPE);
+
     /* Names. */
     OK(MPI_Type_get_name(MPI_DOUBLE, name, &len));
     CHECK(strcmp(name, "MPI_DOUBLE") == 0 && len == 10, "MPI_DOUBLE's name %s", name);
