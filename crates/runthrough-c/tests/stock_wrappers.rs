@@ -42,6 +42,16 @@ const LACKING: &[(&str, &str, &str)] = &[
         "mpi5_ft",
         "the MPI-5 fault-tolerance names are in neither MPICH 4 nor Open MPI 5",
     ),
+    (
+        "mpich",
+        "type_info",
+        "MPI_Type_get_value_index is MPI 4.1's, which MPICH 4.0 lacks",
+    ),
+    (
+        "openmpi",
+        "type_info",
+        "MPI_Type_get_value_index is MPI 4.1's, which Open MPI 5.0 lacks",
+    ),
 ];
 
 fn programs() -> Vec<PathBuf> {
