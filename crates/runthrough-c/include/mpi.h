@@ -548,7 +548,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * MPIX_ERR_PROC_FAILED for an unacknowledged failure in either group. MPI_Comm_dup and
  * MPI_Comm_idup duplicate it (the same groups: a dup of each communicator that carries its
  * traffic, so every member of both groups takes part). MPI_Comm_split splits each group by
- * color (a color the other group lacks gives MPI_COMM_NULL) and MPI_Comm_create takes a subset
+ * color (a color the other group lacks gives MPI_COMM_NULL), MPI_Comm_split_type by host and MPI_Comm_create takes a subset
  * of the local group (an empty one on either side gives MPI_COMM_NULL): the colors are
  * exchanged, agreed on, then both communicators split, so every rank gets the same
  * intercommunicator or the same error. Collectives, the other

@@ -414,41 +414,54 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
             }
         };
         crate::info::check_handle(info, true)?;
+        if inter_of(comm)?.is_some() {
+            // Each group splits by host: the colors are numbered over the communicator that
+            // spans both groups, so the two groups' members of one host share theirs.
+            let spanning = crate::intercomm::spanning(comm)?;
+            let color = host_color(spanning.get(), shared)?;
+            newcomm.write(crate::intercomm::split(comm, color, key, None)?);
+            return Ok(());
+        }
         let parent = agreement_comm_of(comm)?;
-        let parent = parent.get();
-        let mine = host_identity();
-        let mut all = Vec::new();
-        all.try_reserve_exact(parent.size() as usize * HOST_IDENTITY_LEN)
-            .map_err(|_| Failure::new(MPI_ERR_INTERN, "out of memory"))?;
-        all.resize(parent.size() as usize * HOST_IDENTITY_LEN, 0u8);
-        // An all-gather may fail at some ranks and not at others (a rank that dies midway);
-        // the agreement on its outcome makes the call fail everywhere or nowhere before the
-        // split, as MPI_Comm_split's own creation does.
-        let gathered = parent.all_gather(&mine, &mut all);
-        let agreed = parent.agree(u32::from(gathered.is_ok()));
-        gathered?;
-        if agreed? != 1 {
-            return Err(Failure::new(
-                MPIX_ERR_PROC_FAILED,
-                "a process failed during the exchange of host identities",
-            ));
-        }
-        let color = shared
-            .then(|| {
-                all.chunks_exact(HOST_IDENTITY_LEN)
-                    .position(|theirs| theirs == mine)
-                    .map(|rank| rank as u32)
-            })
-            .flatten();
-        if shared && color.is_none() {
-            return Err(Failure::new(
-                MPI_ERR_INTERN,
-                "this rank's host identity is missing from the all-gather",
-            ));
-        }
-        let made = parent.split(color, key)?;
+        let made = parent.get().split(host_color(parent.get(), shared)?, key)?;
         register(comm, made, &newcomm)
     })
+}
+
+/// The color of this rank's host among `parent`'s ranks (the first rank there of the same
+/// host), `None` unless `shared`: an all-gather of each rank's host identity, then an agreement
+/// on its outcome, so that the call fails everywhere or nowhere before the split, as
+/// `MPI_Comm_split`'s own creation does (an all-gather may fail at some ranks and not at
+/// others).
+fn host_color(parent: &runthrough::Comm, shared: bool) -> Result<Option<u32>, Failure> {
+    let mine = host_identity();
+    let mut all = Vec::new();
+    all.try_reserve_exact(parent.size() as usize * HOST_IDENTITY_LEN)
+        .map_err(|_| Failure::new(MPI_ERR_INTERN, "out of memory"))?;
+    all.resize(parent.size() as usize * HOST_IDENTITY_LEN, 0u8);
+    let gathered = parent.all_gather(&mine, &mut all);
+    let agreed = parent.agree(u32::from(gathered.is_ok()));
+    gathered?;
+    if agreed? != 1 {
+        return Err(Failure::new(
+            MPIX_ERR_PROC_FAILED,
+            "a process failed during the exchange of host identities",
+        ));
+    }
+    let color = shared
+        .then(|| {
+            all.chunks_exact(HOST_IDENTITY_LEN)
+                .position(|theirs| theirs == mine)
+                .map(|rank| rank as u32)
+        })
+        .flatten();
+    if shared && color.is_none() {
+        return Err(Failure::new(
+            MPI_ERR_INTERN,
+            "this rank's host identity is missing from the all-gather",
+        ));
+    }
+    Ok(color)
 }
 
 /// `MPI_Comm_create`: collective over the parent's participants; on an intercommunicator the

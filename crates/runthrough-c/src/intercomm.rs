@@ -597,6 +597,21 @@ pub(crate) fn compare(first: &Inter, second: Option<&Inter>) -> c_int {
     }
 }
 
+/// The communicator of intercommunicator `handle` that spans both groups numbering A first
+/// (the one both groups run their collectives on).
+///
+/// # Errors
+/// `MPI_ERR_COMM` for an invalid handle or an intracommunicator.
+pub(crate) fn spanning(handle: c_int) -> Result<Arc<CommBox>, Failure> {
+    let inter = required(handle)?;
+    let send = with_runtime(|runtime| Ok(Arc::clone(&runtime.comm(handle)?.comm)))?;
+    Ok(if inter.local_first {
+        send
+    } else {
+        Arc::clone(&inter.receive)
+    })
+}
+
 /// `MPI_Comm_split` on an intercommunicator (MPI-4.0 §7.4.2): each group splits its own
 /// members by `color` (`None`: `MPI_UNDEFINED`), ordered by `key`, then by rank in the group;
 /// the new intercommunicator of a color joins the local group's members of that color with the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* MPI_Comm_split and MPI_Comm_create on an intercommunicator between the even and the odd
- * ranks of 6: each group splits its own members (ordered by key), a color only one group has
+/* MPI_Comm_split, MPI_Comm_split_type and MPI_Comm_create on an intercommunicator between the
+ * even and the odd ranks of 6: each group splits its own members (ordered by key), a color only one group has
  * and MPI_UNDEFINED give MPI_COMM_NULL; create takes a subset of the local group in its order,
  * an empty subset on one side gives MPI_COMM_NULL everywhere; the new intercommunicators carry
  * traffic between the right processes; a group with a process of the other group is
@@ -109,6 +109,19 @@ int main(int argc, char **argv) {
     if (rank % 2 == 0)
         OK(MPI_Group_free(&subset));
     OK(MPI_Group_free(&local));
+
+    /* Split by host: every rank here is on one host, so both groups stay whole. */
+    OK(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &made));
+    OK(MPI_Comm_test_inter(made, &flag));
+    OK(MPI_Comm_size(made, &n));
+    int remote_n = -1;
+    OK(MPI_Comm_remote_size(made, &remote_n));
+    CHECK(flag == 1 && n == 3 && remote_n == 3, "split_type: inter %d, %d and %d", flag, n,
+          remote_n);
+    CHECK(exchange(made, rank) == partner, "split_type traffic");
+    OK(MPI_Comm_free(&made));
+    OK(MPI_Comm_split_type(inter, MPI_UNDEFINED, 0, MPI_INFO_NULL, &made));
+    CHECK(made == MPI_COMM_NULL, "split_type MPI_UNDEFINED");
 
     /* Wrong use: world rank 1 (an odd) in the group rank 0 passes. */
     MPI_Group world_group;
