@@ -14,13 +14,12 @@
 //! the graph communicator, or the same error.
 
 use std::os::raw::c_int;
-use std::sync::Arc;
 
 use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
 use crate::point_to_point::array;
-use crate::runtime::{agreement_comm_of, with_runtime};
-use crate::topology::{fits, topology_of, Topology};
+use crate::runtime::agreement_comm_of;
+use crate::topology::{fits, missing, register_with as register, topology_of, Topology};
 
 /// What `MPI_UNWEIGHTED` points at: an address no program array has (mpi.h takes it).
 #[no_mangle]
@@ -95,13 +94,7 @@ unsafe fn weights_at(weights: *const c_int, n: c_int, what: &str) -> Result<Vec<
 fn graph_of(comm: c_int) -> Result<Graph, Failure> {
     match topology_of(comm).as_deref() {
         Some(Topology::Graph(graph)) => Ok(graph.clone()),
-        _ => {
-            with_runtime(|runtime| runtime.comm(comm).map(drop))?;
-            Err(Failure::new(
-                MPI_ERR_TOPOLOGY,
-                format!("communicator {comm} has no graph topology"),
-            ))
-        }
+        _ => Err(missing(comm, "graph")),
     }
 }
 
@@ -109,30 +102,8 @@ fn graph_of(comm: c_int) -> Result<Graph, Failure> {
 fn dist_graph_of(comm: c_int) -> Result<DistGraph, Failure> {
     match topology_of(comm).as_deref() {
         Some(Topology::DistGraph(graph)) => Ok(graph.clone()),
-        _ => {
-            with_runtime(|runtime| runtime.comm(comm).map(drop))?;
-            Err(Failure::new(
-                MPI_ERR_TOPOLOGY,
-                format!("communicator {comm} has no distributed-graph topology"),
-            ))
-        }
+        _ => Err(missing(comm, "distributed-graph")),
     }
-}
-
-/// Registers `made` (made from `parent`) with `topology` and writes its handle.
-fn register(
-    parent: c_int,
-    made: runthrough::Comm,
-    topology: Topology,
-    newcomm: &crate::errors::Out<c_int>,
-) -> Result<(), Failure> {
-    let handle = with_runtime(|runtime| {
-        let handle = runtime.add_comm(made, parent);
-        runtime.comm_mut(handle)?.topology = Some(Arc::new(topology));
-        Ok(handle)
-    })?;
-    newcomm.write(handle);
-    Ok(())
 }
 
 /// The graph of `nnodes` nodes given by `index` and `edges`, checked.

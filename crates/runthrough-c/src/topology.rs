@@ -92,26 +92,32 @@ pub(crate) enum Topology {
 fn cart_of(comm: c_int) -> Result<Cart, Failure> {
     match topology_of(comm).as_deref() {
         Some(Topology::Cart(cart)) => Ok(cart.clone()),
-        _ => {
-            with_runtime(|runtime| runtime.comm(comm).map(drop))?;
-            Err(Failure::new(
-                MPI_ERR_TOPOLOGY,
-                format!("communicator {comm} has no Cartesian topology"),
-            ))
-        }
+        _ => Err(missing(comm, "Cartesian")),
     }
 }
 
-/// Registers `made` (a communicator made from `parent`) with grid `cart` and writes its handle.
-fn register_cart(
+/// The error of a call on `comm` that needs a topology of `kind` it lacks: `MPI_ERR_COMM` for
+/// an invalid handle, else `MPI_ERR_TOPOLOGY`.
+pub(crate) fn missing(comm: c_int, kind: &str) -> Failure {
+    match with_runtime(|runtime| runtime.comm(comm).map(drop)) {
+        Err(failure) => failure,
+        Ok(()) => Failure::new(
+            MPI_ERR_TOPOLOGY,
+            format!("communicator {comm} has no {kind} topology"),
+        ),
+    }
+}
+
+/// Registers `made` (a communicator made from `parent`) with `topology` and writes its handle.
+pub(crate) fn register_with(
     parent: c_int,
     made: runthrough::Comm,
-    cart: Cart,
+    topology: Topology,
     newcomm: &crate::errors::Out<c_int>,
 ) -> Result<(), Failure> {
     let handle = with_runtime(|runtime| {
         let handle = runtime.add_comm(made, parent);
-        runtime.comm_mut(handle)?.topology = Some(Arc::new(Topology::Cart(cart)));
+        runtime.comm_mut(handle)?.topology = Some(Arc::new(topology));
         Ok(handle)
     })?;
     newcomm.write(handle);
@@ -260,7 +266,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
             }
             Some(made) => {
                 check_complete(&made, &cart)?;
-                register_cart(comm_old, made, cart, &comm_cart)
+                register_with(comm_old, made, Topology::Cart(cart), &comm_cart)
             }
         }
     })
@@ -518,7 +524,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
                 Failure::new(MPI_ERR_INTERN, "a split with a color gave no communicator")
             })?;
         check_complete(&made, &sub)?;
-        register_cart(comm, made, sub, &newcomm)
+        register_with(comm, made, Topology::Cart(sub), &newcomm)
     })
 }
 
