@@ -61,6 +61,20 @@ pub use timeline::Timeline;
 pub use runthrough::Fault as Kill;
 pub use runthrough::Trigger;
 
+/// How rtrun places the ranks of a job on the CPUs it may use (its own affinity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BindTo {
+    /// `--bind-to core` when the job's ranks do not outnumber the CPUs, else `--bind-to none`
+    /// (a bound rank must have a core of its own). A rank started later (a spawn or a
+    /// respawn) is bound to the CPU its world rank names if there is one, else left unbound.
+    #[default]
+    Auto,
+    /// Rank r runs on the r-th CPU, round-robin over the CPUs however many ranks there are.
+    Core,
+    /// The ranks run where the kernel puts them.
+    None,
+}
+
 /// A job to launch.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -87,9 +101,9 @@ pub struct Job {
     pub heartbeat: Option<(Duration, Duration)>,
     /// More environment for every rank.
     pub env: Vec<(String, String)>,
-    /// `--bind-to core`: rank r runs on the r-th CPU rtrun may use (round-robin); the default
-    /// (`--bind-to none`) leaves the ranks where the kernel puts them.
-    pub bind_to_core: bool,
+    /// Where the ranks run: [`BindTo::Auto`] (the default) binds rank r to the r-th CPU rtrun
+    /// may use while the ranks do not outnumber those CPUs, as mpirun binds to cores.
+    pub bind_to: BindTo,
     /// `--report-bindings`: say on standard error which CPU each rank is bound to.
     pub report_bindings: bool,
     /// `--output-filename DIR`: each rank's lines also go to `DIR/rank.N/stdout` and
@@ -144,7 +158,7 @@ impl Job {
             env: Vec::new(),
             working_dir: None,
             output_dir: None,
-            bind_to_core: false,
+            bind_to: BindTo::Auto,
             report_bindings: false,
             stop: None,
             bind: None,
@@ -1081,6 +1095,18 @@ struct Launcher<'a> {
 }
 
 impl Launcher<'_> {
+    /// Why [`BindTo::Auto`] or `None` left a rank unbound (for `--report-bindings`).
+    fn unbound_because(&self) -> String {
+        if self.job.bind_to == BindTo::None {
+            return "--bind-to none".to_string();
+        }
+        let cpus = rustix::thread::sched_getaffinity(None).map_or(0, |set| set.count());
+        format!(
+            "{} ranks on {cpus} CPUs: ranks are bound while there is a CPU for each",
+            self.job.size
+        )
+    }
+
     /// Rank `rank`'s planned faults, as `RT_FAULT` says them.
     fn triggers(&self, rank: u32) -> Option<String> {
         self.faults.get(&rank).map(|t| Trigger::format_list(t))
@@ -1176,7 +1202,13 @@ impl Launcher<'_> {
             .cpus
             .as_ref()
             .filter(|(_, list)| !list.is_empty())
-            .map(|(_, list)| list[rank as usize % list.len()]);
+            .and_then(|(_, list)| match job.bind_to {
+                BindTo::Core => Some(list[rank as usize % list.len()]),
+                _ => list.get(rank as usize).copied(),
+            });
+        if core.is_none() && job.report_bindings {
+            eprintln!("rtrun: rank {rank} not bound ({})", self.unbound_because());
+        }
         if let Some(cpu) = core {
             let mut one = rustix::thread::CpuSet::new();
             one.set(cpu);
@@ -1312,14 +1344,15 @@ pub fn run(job: &Job) -> io::Result<Report> {
         }
         _ => job.program.clone(),
     };
-    let cpus = if job.bind_to_core {
+    let cpus = if job.bind_to == BindTo::None {
+        None
+    } else {
         let allowed = rustix::thread::sched_getaffinity(None)?;
         let list: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
             .filter(|&c| allowed.is_set(c))
             .collect();
-        Some((allowed, list))
-    } else {
-        None
+        let fits = job.size as usize <= list.len();
+        (job.bind_to == BindTo::Core || fits).then_some((allowed, list))
     };
     let launcher = Launcher {
         job,

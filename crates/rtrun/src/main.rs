@@ -83,11 +83,12 @@ struct Args {
     /// still found from rtrun's own directory.
     #[arg(long, value_name = "DIR")]
     wdir: Option<std::path::PathBuf>,
-    /// `core`: bind rank r to the r-th CPU rtrun may use, round-robin; `none` (the default):
-    /// leave the ranks where the kernel puts them. (Open MPI binds to cores by default for up
-    /// to two ranks: give both the same binding when comparing them.)
-    #[arg(long, value_name = "core|none", value_parser = ["core", "none"], default_value = "none")]
-    bind_to: String,
+    /// Where the ranks run. By default rank r is bound to the r-th CPU rtrun may use when the
+    /// ranks do not outnumber those CPUs, and left unbound when they do (as mpirun does);
+    /// `core`: bind round-robin however many ranks; `none`: leave every rank where the kernel
+    /// puts it. (Under srun or Hydra, their binding stands: rtrun is not involved.)
+    #[arg(long, value_name = "core|none", value_parser = ["core", "none"])]
+    bind_to: Option<String>,
     /// Say on standard error which CPU each rank is bound to.
     #[arg(long)]
     report_bindings: bool,
@@ -273,7 +274,11 @@ fn main() -> ExitCode {
         }
         job.timeline = true;
     }
-    job.bind_to_core = args.bind_to == "core";
+    job.bind_to = match args.bind_to.as_deref() {
+        Some("core") => rtrun::BindTo::Core,
+        Some(_) => rtrun::BindTo::None,
+        None => rtrun::BindTo::Auto,
+    };
     job.report_bindings = args.report_bindings;
     job.bind = args.bind;
     job.kill_suspects = !args.no_kill_suspects;

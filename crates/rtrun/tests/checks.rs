@@ -483,43 +483,70 @@ fn allowed_cpus(status: &str) -> Vec<usize> {
         .collect()
 }
 
-/// `--bind-to core` (issue 14 item 3): rank r runs on the r-th allowed CPU, round-robin, and
-/// `--report-bindings` says so; `--bind-to none`, the default, leaves each rank every CPU
-/// rtrun has; anything else is refused.
-#[test]
-fn bind_to_core_binds_rank_r_to_the_rth_allowed_cpu() {
-    let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+/// Each rank's `Cpus_allowed_list` from a job of `ranks` with `options`, and rtrun's stderr.
+fn bindings_of(ranks: usize, options: &[&str]) -> (Vec<Vec<usize>>, String) {
     let show = "grep Cpus_allowed_list /proc/self/status";
-    let mut args = vec![
-        "-n",
-        "3",
-        "--tag-output",
-        "--bind-to",
-        "core",
-        "--report-bindings",
-    ];
+    let n = ranks.to_string();
+    let mut args = vec!["-n", &n, "--tag-output", "--report-bindings"];
+    args.extend(options);
     args.extend(["sh", "-c", show]);
     let output = rtrun(&args, &[]);
     let (stdout, message) = (String::from_utf8_lossy(&output.stdout), stderr(&output));
     assert_eq!(output.status.code(), Some(0), "{message}");
-    for rank in 0..3 {
-        let cpu = mine[rank % mine.len()];
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("[{rank}] ")))
-            .unwrap_or_else(|| panic!("rank {rank}: {stdout}"));
-        assert_eq!(allowed_cpus(line), vec![cpu], "rank {rank}: {stdout}");
-        assert!(
-            message.contains(&format!("rtrun: rank {rank} bound to CPU {cpu}")),
-            "{message}"
-        );
-    }
-    let output = rtrun(&["-n", "2", "--tag-output", "sh", "-c", show], &[]);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for line in stdout.lines() {
-        let line = line.split_once("] ").unwrap().1;
-        assert_eq!(allowed_cpus(line), mine, "unbound by default: {stdout}");
-    }
+    let cpus = (0..ranks)
+        .map(|rank| {
+            let line = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("[{rank}] ")))
+                .unwrap_or_else(|| panic!("rank {rank}: {stdout}"));
+            allowed_cpus(line)
+        })
+        .collect();
+    (cpus, message)
+}
+
+/// Binding (issue 38 item 4): by default rank r runs on the r-th CPU rtrun may use while the
+/// ranks do not outnumber those CPUs, and every rank keeps all of them when they do;
+/// `--bind-to core` binds round-robin whatever the count; `--bind-to none` leaves every rank
+/// every CPU; `--report-bindings` says which. Anything else is refused.
+#[test]
+fn ranks_are_bound_to_cores_by_default_while_they_fit() {
+    let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+    let bound = |cpus: &[Vec<usize>], message: &str| {
+        for (rank, got) in cpus.iter().enumerate() {
+            let cpu = mine[rank % mine.len()];
+            assert_eq!(got, &vec![cpu], "rank {rank}: {cpus:?}");
+            assert!(
+                message.contains(&format!("rtrun: rank {rank} bound to CPU {cpu}")),
+                "{message}"
+            );
+        }
+    };
+    let unbound = |cpus: &[Vec<usize>], message: &str, why: &str| {
+        for (rank, got) in cpus.iter().enumerate() {
+            assert_eq!(got, &mine, "rank {rank} unbound: {cpus:?}");
+            assert!(
+                message.contains(&format!("rtrun: rank {rank} not bound ({why}")),
+                "{message}"
+            );
+        }
+    };
+    // The default, as many ranks as CPUs: one each.
+    let (cpus, message) = bindings_of(mine.len(), &[]);
+    bound(&cpus, &message);
+    // The default, one rank more than the CPUs: nobody bound.
+    let (cpus, message) = bindings_of(mine.len() + 1, &[]);
+    unbound(
+        &cpus,
+        &message,
+        &format!("{} ranks on {} CPUs", mine.len() + 1, mine.len()),
+    );
+    // --bind-to core: round-robin even then.
+    let (cpus, message) = bindings_of(mine.len() + 1, &["--bind-to", "core"]);
+    bound(&cpus, &message);
+    // --bind-to none: nobody bound, even when they would fit.
+    let (cpus, message) = bindings_of(mine.len(), &["--bind-to", "none"]);
+    unbound(&cpus, &message, "--bind-to none");
     let output = rtrun(&["-n", "2", "--bind-to", "socket", "true"], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }

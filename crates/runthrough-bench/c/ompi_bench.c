@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-// The Open MPI (ULFM) side of `runthrough-bench --compare`: the same operations, timed the same
-// way as runthrough's multi-process worker (crates/runthrough-bench/src/mp.rs), one JSON row per
-// line on rank 0's standard output.
+// The one C source of `runthrough-bench --compare`, built by Open MPI's mpicc and by rtcc and
+// run by each runtime's launcher (crates/runthrough-bench/src/compare.rs), timed as
+// runthrough's multi-process worker (crates/runthrough-bench/src/mp.rs) times its rows: one
+// JSON row per line on rank 0's standard output (the driver labels each with its runtime).
 //
-//   mpiexec --with-ft ulfm --oversubscribe -n N ompi_bench collectives REPS TARGET_US
+//   LAUNCHER -n N ompi_bench collectives REPS TARGET_US
 //       p2p_latency 8 B and p2p_bandwidth 1 MiB (N = 2 only), barrier, ibarrier_wait
 //       (MPI_Ibarrier then MPI_Wait), all_reduce 8 B and 1 MiB, iall_reduce_wait 8 B,
 //       broadcast 8 B, all_gather 8 B per rank,
 //       agree (MPIX_Comm_agree), shrink (MPIX_Comm_shrink + MPI_Comm_free).
-//   mpiexec --with-ft ulfm --oversubscribe -n N ompi_bench fault STAMP_FILE
+//   LAUNCHER -n N ompi_bench fault STAMP_FILE
 //       The last rank SIGKILLs itself (its CLOCK_REALTIME stamp written to STAMP_FILE just
 //       before); every survivor is blocked in MPI_Recv from it. Rank 0 reports detection (kill
 //       to MPI_ERR_PROC_FAILED), recovery (kill to failure_ack + agree + shrink done) and
@@ -47,8 +48,8 @@ static int cmp_double(const void *a, const void *b) {
 
 static void row(const char *op, long bytes, double *samples, int n) {
   qsort(samples, n, sizeof *samples, cmp_double);
-  printf("{\"op\":\"%s\",\"ranks\":%d,\"transport\":\"sm\",\"bytes\":%ld,\"median_us\":%.4f,"
-         "\"min_us\":%.4f,\"max_us\":%.4f,\"impl\":\"openmpi-ulfm\"}\n",
+  printf("{\"op\":\"%s\",\"ranks\":%d,\"transport\":\"launcher\",\"bytes\":%ld,\"median_us\":%.4f,"
+         "\"min_us\":%.4f,\"max_us\":%.4f,\"impl\":\"c\"}\n",
          op, size, bytes, samples[n / 2], samples[0], samples[n - 1]);
   fflush(stdout);
 }

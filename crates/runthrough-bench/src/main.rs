@@ -27,10 +27,16 @@ struct Args {
     /// Only rows whose operation name contains this string.
     #[arg(long)]
     only: Option<String>,
-    /// Also run Open MPI ULFM's (see `compare.rs`), with the
-    /// ratio runthrough / Open MPI per row.
+    /// Also run one C source under Open MPI ULFM and runthrough, each with its launcher's
+    /// defaults, alternated A B (see `compare.rs`), with the ratio runthrough / Open MPI.
     #[arg(long)]
     compare: bool,
+    /// With --compare: the number of A B rounds (default 5, 2 with --quick).
+    #[arg(long, value_name = "N")]
+    rounds: Option<usize>,
+    /// With --compare: run the rounds again beside a busy neighbour (one `yes > /dev/null`).
+    #[arg(long)]
+    busy: bool,
 }
 
 /// One row of the table.
@@ -424,15 +430,21 @@ fn main() {
     let target_us = if args.quick { 5_000.0 } else { 20_000.0 };
     let mp_fault_repetitions = if args.quick { 3 } else { 11 };
     mp::rows(&mut bench, target_us, mp_fault_repetitions);
+    let mut side_by_side = String::new();
     if args.compare {
         let wanted = |op: &str| bench.wanted(op);
-        match compare::rows(bench.repetitions, target_us, mp_fault_repetitions, wanted) {
-            Ok(rows) => bench.rows.extend(rows),
+        let rounds = args.rounds.unwrap_or(if args.quick { 2 } else { 5 });
+        match compare::rows(rounds, args.busy, bench.repetitions, target_us, wanted) {
+            Ok((rows, table)) => {
+                bench.rows.extend(rows);
+                side_by_side = table;
+            }
             Err(why) => eprintln!("--compare: no Open MPI rows: {why}"),
         }
     }
 
     table::print(&bench.rows);
+    print!("{side_by_side}");
     if let Some(path) = &args.json {
         table::write_json(path, &bench.rows);
     }

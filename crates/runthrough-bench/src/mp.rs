@@ -3,7 +3,8 @@
 //! (`runthrough-bench --mp-worker ...`, launched through the rtrun library), and rank 0 prints
 //! one JSON row per line, which the driver collects.
 //!
-//! The worker does what the Open MPI program `c/ompi_bench.c` does, timed the same way: each
+//! Jobs run with rtrun's default placement (one core per rank while the ranks fit the CPUs).
+//! The worker does what the C program `c/ompi_bench.c` does, timed the same way: each
 //! repetition runs ITERS iterations between barriers and divides (ITERS calibrated by rank 0 so
 //! a repetition takes about the target time). In a fault job the last rank SIGKILLs itself
 //! (stamping the wall clock to a file just before) while every survivor is blocked receiving
@@ -26,34 +27,6 @@ const WORKER_FLAG: &str = "--mp-worker";
 
 /// Rank counts of the multi-process rows (and of the Open MPI ones).
 pub(super) const RANKS: [u32; 3] = [2, 4, 8];
-
-/// How the ranks of a multi-process job are placed, the same for runthrough and Open MPI: bound
-/// one to a core while they fit the cores, else left to the kernel (and Open MPI told that it
-/// is oversubscribed, which makes it yield as runthrough's waiters then do).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Binding {
-    Core,
-    Oversubscribed,
-}
-
-impl Binding {
-    pub(super) fn ompi_args(self) -> &'static [&'static str] {
-        match self {
-            Binding::Core => &["--bind-to", "core"],
-            Binding::Oversubscribed => &["--oversubscribe", "--bind-to", "none"],
-        }
-    }
-}
-
-/// The binding of a job of `ranks` on this machine.
-pub(super) fn binding(ranks: u32) -> Binding {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if ranks as usize <= cores {
-        Binding::Core
-    } else {
-        Binding::Oversubscribed
-    }
-}
 
 /// The transports of the multi-process rows, side by side in one run: each row's label and
 /// the `RT_TRANSPORT` its job runs with (shared memory, the default; Unix sockets alone; TCP
@@ -368,7 +341,6 @@ fn job(
     job.forward_output = false;
     job.capture_output = true;
     job.timeout = Some(timeout);
-    job.bind_to_core = binding(ranks) == Binding::Core;
     job.env = vec![("RT_TRANSPORT".into(), transport.1.into())];
     let report = rtrun::run(&job).map_err(|e| format!("rtrun: {e}"))?;
     let rows: Vec<Row> = report

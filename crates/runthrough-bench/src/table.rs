@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use super::compare::counterpart;
+use super::compare::{counterpart, BUSY, QUIET};
 use super::Row;
 
 fn us(value: f64) -> String {
@@ -68,8 +68,13 @@ pub(super) fn print(rows: &[Row]) {
             let theirs = counterpart(&row.op);
             let reference = (row.implementation == "runthrough")
                 .then(|| {
-                    // TCP rows against Open MPI's TCP path, the others against its shared memory.
-                    let path = if row.transport == "tcp" { "tcp" } else { "sm" };
+                    // TCP rows against Open MPI's TCP path, rows beside the busy neighbour
+                    // against its own, the others against its launcher's defaults.
+                    let path = match row.transport {
+                        "tcp" => "tcp",
+                        BUSY => BUSY,
+                        _ => QUIET,
+                    };
                     rows.iter().find(|r| {
                         r.implementation == "openmpi-ulfm"
                             && r.transport == path

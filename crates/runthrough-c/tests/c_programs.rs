@@ -293,6 +293,13 @@ fn attributes_test_inter_call_errhandler() {
     scenario("attributes", 2, &[]);
 }
 
+/// `tests/c/errhandler_mpi1.c`: MPI-1's MPI_Errhandler_get / _set act as the
+/// MPI_Comm_get_errhandler / _set_errhandler they were renamed to, wrong use refused alike.
+#[test]
+fn errhandler_mpi1_names() {
+    scenario("errhandler_mpi1", 2, &[]);
+}
+
 /// `tests/c/mpi5_ft.c`: the MPI-5 names of the fault-tolerance calls and error classes
 /// (MPI_Comm_revoke / _is_revoked / _shrink / _ishrink / _agree / _iagree / _get_failed /
 /// _ack_failed, MPI_ERR_PROC_FAILED / _PENDING / MPI_ERR_REVOKED) behave as the MPIX ones, with

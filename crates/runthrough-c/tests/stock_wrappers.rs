@@ -43,6 +43,11 @@ const LACKING: &[(&str, &str, &str)] = &[
         "the MPI-5 fault-tolerance names are in neither MPICH 4 nor Open MPI 5",
     ),
     (
+        "openmpi",
+        "errhandler_mpi1",
+        "MPI_Errhandler_get / _set were removed in MPI-3; Open MPI 5 lacks them",
+    ),
+    (
         "mpich",
         "type_info",
         "MPI_Type_get_value_index is MPI 4.1's, which MPICH 4.0 lacks",

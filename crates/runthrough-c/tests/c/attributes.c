@@ -122,15 +122,6 @@ int main(int argc, char **argv) {
     int *appnum; /* the launcher started one program: number 0 */
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
     CHECK(flag == 1 && *appnum == 0, "MPI_APPNUM %d", *appnum);
-    /* MPI-1's names of the error handler calls. */
-    MPI_Errhandler old_handler;
-    OK(MPI_Errhandler_get(MPI_COMM_WORLD, &old_handler));
-    CHECK(old_handler == MPI_ERRORS_RETURN, "MPI_Errhandler_get %d", old_handler);
-    OK(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
-    OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &old_handler));
-    CHECK(old_handler == MPI_ERRORS_ARE_FATAL, "MPI_Errhandler_set %d", old_handler);
-    OK(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-
     /* Dup: my_copy gives value + 1, MPI_COMM_DUP_FN the same value, NULL_COPY nothing. */
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     CHECK(copies == 1, "copy callback ran %d times", copies);
