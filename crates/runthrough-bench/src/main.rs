@@ -37,6 +37,9 @@ struct Args {
     /// With --compare: run the rounds again beside a busy neighbour (one `yes > /dev/null`).
     #[arg(long)]
     busy: bool,
+    /// Only the side-by-side rounds of --compare (not runthrough's own rows).
+    #[arg(long, requires = "compare")]
+    compare_only: bool,
 }
 
 /// One row of the table.
@@ -349,16 +352,8 @@ fn recovery(universe_ranks: u32, repetitions: usize) -> Vec<f64> {
     samples
 }
 
-fn main() {
-    mp::serve_worker_if_asked();
-    let args = Args::parse();
-    let mut bench = Bench {
-        repetitions: if args.quick { 5 } else { 21 },
-        rows: Vec::new(),
-        only: args.only.clone(),
-    };
-    let started = Instant::now();
-
+/// runthrough's own rows: in-process, then multi-process over each transport.
+fn own_rows(bench: &mut Bench, quick: bool, target_us: f64) {
     bench.in_process("p2p_latency", 2, 8, |w, r| ping_pong(w, r, 8, 20_000));
     bench.in_process("p2p_bandwidth", 2, 1 << 20, |w, r| {
         stream(w, r, 1 << 20, 64)
@@ -394,8 +389,8 @@ fn main() {
             })?;
             Ok(if w.rank() == 0 { s } else { Vec::new() })
         });
-        ulfm::agree_and_shrink(&mut bench, ranks, iterations);
-        other_collectives(&mut bench, ranks, iterations);
+        ulfm::agree_and_shrink(bench, ranks, iterations);
+        other_collectives(bench, ranks, iterations);
     }
     for ranks in [2u32, 4, 8, 64] {
         let iterations = if ranks > 8 { 4 } else { 20 };
@@ -406,7 +401,7 @@ fn main() {
             Ok(if w.rank() == 0 { s } else { Vec::new() })
         });
     }
-    let fault_repetitions = if args.quick { 5 } else { 21 };
+    let fault_repetitions = if quick { 5 } else { 21 };
     for ranks in [2u32, 4, 8, 64] {
         if bench.wanted("detection") {
             bench.push("detection", ranks, detection(ranks, fault_repetitions));
@@ -426,10 +421,25 @@ fn main() {
             bench.push("shrink_after_failure", ranks, samples);
         }
     }
+    let mp_fault_repetitions = if quick { 3 } else { 11 };
+    mp::rows(bench, target_us, mp_fault_repetitions);
+}
+
+fn main() {
+    mp::serve_worker_if_asked();
+    let args = Args::parse();
+    let mut bench = Bench {
+        repetitions: if args.quick { 5 } else { 21 },
+        rows: Vec::new(),
+        only: args.only.clone(),
+    };
+    let started = Instant::now();
+
     // Multi-process and Open MPI: repetitions calibrated to about this long each.
     let target_us = if args.quick { 5_000.0 } else { 20_000.0 };
-    let mp_fault_repetitions = if args.quick { 3 } else { 11 };
-    mp::rows(&mut bench, target_us, mp_fault_repetitions);
+    if !args.compare_only {
+        own_rows(&mut bench, args.quick, target_us);
+    }
     let mut side_by_side = String::new();
     if args.compare {
         let wanted = |op: &str| bench.wanted(op);
