@@ -564,6 +564,15 @@ impl Out<MPI_Status> {
     }
 }
 
+/// An output pointer that may be NULL (an argument the program may ignore): `None` for NULL,
+/// with no error made (this runs on every receive given `MPI_STATUS_IGNORE`).
+///
+/// # Safety
+/// As [`out`].
+pub(crate) unsafe fn optional_out<T>(pointer: *mut T) -> Option<Out<T>> {
+    (!pointer.is_null()).then_some(Out(pointer))
+}
+
 /// Checks an output pointer for NULL (`MPI_ERR_ARG`).
 ///
 /// # Safety

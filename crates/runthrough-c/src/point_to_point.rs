@@ -10,7 +10,7 @@ use runthrough::{AgreementRequest, Comm, Error, Rank, Request, Source, Status, T
 use crate::constants::*;
 use crate::datatypes::output;
 use crate::derived::{type_size, Data, Target, Unpack};
-use crate::errors::{boundary, boundary_on, out, Failure, Out};
+use crate::errors::{boundary, boundary_on, optional_out, out, Failure, Out};
 use crate::intercomm::{receive_side, send_side};
 use crate::runtime::{with_runtime, Operation, PendingReceive, RequestEntry};
 
@@ -78,7 +78,7 @@ impl StatusOut {
     /// `status` is NULL or points at a writable `MPI_Status`.
     pub(crate) unsafe fn new(status: *mut MPI_Status) -> Self {
         // SAFETY: forwarded contract; NULL is MPI_STATUS_IGNORE.
-        StatusOut(unsafe { out(status, "status") }.ok())
+        StatusOut(unsafe { optional_out(status) })
     }
 
     /// Writes the status of a completed operation, but its `MPI_ERROR`: a call that completes
