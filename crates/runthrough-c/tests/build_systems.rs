@@ -22,25 +22,9 @@ const RTCXX: &str = env!("CARGO_BIN_EXE_rtcxx");
 
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The program every project builds: an all-reduce of the ranks' numbers, checked.
-const PROGRAM: &str = r#"#include <mpi.h>
-#include <stdio.h>
-
-int main(int argc, char **argv) {
-    int rank, size, sum = 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (sum != size * (size - 1) / 2) {
-        printf("rank %d: sum %d\n", rank, sum);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    if (rank == 0) printf("No Errors\n");
-    MPI_Finalize();
-    return 0;
-}
-"#;
+/// The program every project builds: an all-reduce of the ranks' numbers, checked. It and the
+/// projects' files live in `examples/c/build-systems/`, which the guide's C chapter shows.
+const PROGRAM: &str = include_str!("../../../examples/c/build-systems/demo.c");
 
 /// A fresh scratch directory for one test, holding `demo.c` and `files`.
 fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
@@ -192,16 +176,11 @@ fn an_autotools_project_builds_with_cc_rtcc() {
         &[
             (
                 "configure.ac",
-                "AC_INIT([demo], [1.0])\n\
-                 AM_INIT_AUTOMAKE([foreign])\n\
-                 AC_PROG_CC\n\
-                 AC_CHECK_FUNC([MPI_Init], [], [AC_MSG_ERROR([MPI_Init does not link])])\n\
-                 AC_CONFIG_FILES([Makefile])\n\
-                 AC_OUTPUT\n",
+                include_str!("../../../examples/c/build-systems/configure.ac"),
             ),
             (
                 "Makefile.am",
-                "bin_PROGRAMS = demo\ndemo_SOURCES = demo.c\n",
+                include_str!("../../../examples/c/build-systems/Makefile.am"),
             ),
         ],
     );
@@ -231,11 +210,7 @@ fn cmake_finds_the_library() {
         "cmake",
         &[(
             "CMakeLists.txt",
-            "cmake_minimum_required(VERSION 3.10)\n\
-             project(demo C)\n\
-             find_package(MPI REQUIRED COMPONENTS C)\n\
-             add_executable(demo demo.c)\n\
-             target_link_libraries(demo MPI::MPI_C)\n",
+            include_str!("../../../examples/c/build-systems/CMakeLists.txt"),
         )],
     );
     let linker = format!("-DCMAKE_EXE_LINKER_FLAGS={RPATH_WINS}");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Deterministic simulation of a program's own rank code (`runthrough::simulate`,
-//! `runthrough::explore`; docs/semantics.md §7).
+//! `runthrough::explore`; docs/src/semantics.md §7).
 
 use std::collections::HashSet;
 
@@ -328,6 +328,7 @@ fn replay_tokens_that_do_not_parse_are_refused_with_the_text() {
 /// again when replayed.
 #[test]
 fn explore_finds_a_planted_bug_and_its_shrunk_token_replays_it() {
+    // ANCHOR: explore
     let careless = |world: &Comm| {
         let mut sum = [0u32];
         world
@@ -345,6 +346,7 @@ fn explore_finds_a_planted_bug_and_its_shrunk_token_replays_it() {
     assert!(found.failed > 0, "{found:?}");
     let failure = found.lowest.expect("a failure");
     eprintln!("{failure}");
+    // ANCHOR_END: explore
     assert!(failure.seed >= 100 && failure.seed < 160);
     assert!(failure.why.contains("panicked"), "{failure}");
     let shrunk_plan = failure.shrunk.split_once('/').unwrap().1;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Spawning ranks, intercommunicators and non-shrinking recovery, in-process
-//! (docs/semantics.md §8): what every parent gets, what the new ranks see, and what happens
+//! (docs/src/semantics.md §8): what every parent gets, what the new ranks see, and what happens
 //! when a rank dies before, during and after.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -262,6 +262,7 @@ fn recover(
     before_join: impl Fn(&runthrough::Comm) + Sync,
 ) -> Vec<RankOutcome<runthrough::Result<Recovered>>> {
     universe.run(|world| {
+        // ANCHOR: respawn
         let (comm, replacement) = match world.parent() {
             Some(parents) => {
                 before_join(world);
@@ -274,6 +275,7 @@ fn recover(
         };
         let mut sum = [0u32];
         comm.all_reduce(&[comm.rank()], &mut sum, Op::Sum)?;
+        // ANCHOR_END: respawn
         Ok((comm.rank(), comm.size(), sum[0], replacement))
     })
 }

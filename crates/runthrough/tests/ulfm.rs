@@ -223,6 +223,7 @@ fn an_all_reduce_loop_survives_a_death_by_revoke_and_shrink() {
         let universe = runthrough::local(n);
         let faults = universe.fault_handle();
         let results = universe.run(|world| {
+            // ANCHOR: shrink
             let mut current = Current::World(world);
             let mut sums = [0u32; 10];
             let mut iteration = 0u32;
@@ -249,6 +250,7 @@ fn an_all_reduce_loop_survives_a_death_by_revoke_and_shrink() {
                     Err(other) => return Err(other),
                 }
             }
+            // ANCHOR_END: shrink
             assert_eq!(recoveries, 1);
             let size = current.comm().size();
             assert_eq!(size, n - 1);

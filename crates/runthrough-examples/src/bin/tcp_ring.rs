@@ -69,6 +69,7 @@ fn run(world: &runthrough::Comm) -> Result<(), String> {
     Ok(())
 }
 
+// ANCHOR: main
 fn main() -> ExitCode {
     let universe = match runthrough::init() {
         Ok(universe) => universe,
@@ -85,3 +86,4 @@ fn main() -> ExitCode {
         }
     }
 }
+// ANCHOR_END: main
