@@ -12,7 +12,7 @@
  *   target/release/rtcc examples/c/allreduce_ft.c -o allreduce_ft
  *   target/release/rtrun -n 4 --strict-faults --kill 1@call:8 ./allreduce_ft
  *
- * Semantics: docs/semantics.md §2 (the views), §3.3 (collectives under failure).
+ * Semantics: docs/src/semantics.md §2 (the views), §3.3 (collectives under failure).
  */
 #include <mpi.h>
 #include <stdio.h>

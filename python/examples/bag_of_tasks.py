@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """A fault-tolerant bag of tasks in Python: mpi4py for the messages, runthrough's package for
-run-through stabilization (docs/semantics.md §2, §3.2).
+run-through stabilization (docs/src/semantics.md §2, §3.2).
 
     target/release/rtrun -n 6 --strict-faults --kill 2@call:9 --kill 4@call:11 \\
         target/py/venv/bin/python python/examples/bag_of_tasks.py --tasks 200

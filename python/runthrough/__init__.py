@@ -6,7 +6,7 @@ Each function calls the C function of the same name in runthrough's C library
 handle. mpi4py must be built against that library (``MPICC=target/release/rtcc``): this
 module uses the very library mpi4py loaded, so both see the same communicators.
 
-Semantics (docs/semantics.md §2, §5): every communicator keeps a local view L of the failures
+Semantics (docs/src/semantics.md §2, §5): every communicator keeps a local view L of the failures
 this rank knows (updated by :func:`validate_local`) and a global view G agreed by all survivors
 (updated by :func:`validate_global`, collective and fault-tolerant). Each rank has a state in a
 view (``OK``; ``FAILED``: in L, not in G; ``NULL``: in G) and each failed rank a modifier (``NEW``:
@@ -95,7 +95,7 @@ def _loaded_library() -> str:
     raise ImportError(
         "runthrough: mpi4py is not linked with runthrough's C library "
         f"({_LIBRARY_NAME} is not loaded in this process): build mpi4py with "
-        "MPICC=target/release/rtcc (see python/README.md and docs/semantics.md §5)"
+        "MPICC=target/release/rtcc (see python/README.md and docs/src/semantics.md §5)"
     )
 
 

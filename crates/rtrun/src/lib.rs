@@ -130,7 +130,7 @@ pub struct Job {
     /// connection. Off (the default), the variable is removed and the ranks report none.
     pub timeline: bool,
     /// Tell the live ranks when a rank's process ended (the default): a confirmed failure
-    /// (docs/semantics.md §1). Off, nobody confirms an exit, as across hosts under srun or
+    /// (docs/src/semantics.md §1). Off, nobody confirms an exit, as across hosts under srun or
     /// Hydra: a rank's end shows only as its closed connections (tests of finalize); then
     /// the ranks connect every pair at start (`RT_CONNECT=all`: with connections on first
     /// use, a rank learns of the death of a peer it never connected to from the notices).
@@ -291,7 +291,7 @@ impl RankReport {
     }
 }
 
-/// rtrun's exit status, as the table of `rtrun --help` and the README says (the first row
+/// rtrun's exit status, as the table of `rtrun --help` and the guide's rtrun chapter say (the first row
 /// that applies):
 ///
 /// | case | status |

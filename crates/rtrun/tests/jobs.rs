@@ -299,7 +299,7 @@ fn stopped_at_300_ms(size: u32, stopped: u32) -> Report {
     report
 }
 
-/// Connections on first use keep the transports' promises (docs/semantics.md §1, §4): rank 0
+/// Connections on first use keep the transports' promises (docs/src/semantics.md §1, §4): rank 0
 /// sends 300 numbered messages to each of 15 peers from the start, most of them over connections
 /// made by those sends; each arrives once and in order, over shared memory and over Unix
 /// sockets. Killed right after its last send returned (at the barrier's entry), rank 0's
@@ -419,7 +419,7 @@ fn unconfirmed(size: u32, args: &[&str], kills: &[&str]) -> Job {
     job
 }
 
-/// docs/semantics.md §1, §3.4 (a rank that finalizes is no failed rank): failure-free jobs
+/// docs/src/semantics.md §1, §3.4 (a rank that finalizes is no failed rank): failure-free jobs
 /// whose exits nobody confirms finish with every rank exiting 0 and nobody suspected, however
 /// the ranks leave finalize one after the other: a rank sends the commits it owes its tree
 /// before it exits, and says goodbye, so its closed connection is no suspicion and it leaves
@@ -457,7 +457,7 @@ fn unconfirmed_exits_after_finalize_halt_nobody() {
     }
 }
 
-/// docs/semantics.md §3.4 (finalize never blocks on, or reports, failed ranks) and §1 (a rank
+/// docs/src/semantics.md §3.4 (finalize never blocks on, or reports, failed ranks) and §1 (a rank
 /// that finalizes is no failed rank), deterministically: in the finalize agreement of 8
 /// ranks (the 2nd agreement of `ring`), rank 4 dies before its 5th or 6th message, its
 /// commits down to its subtree {5, 6, 7}, and nobody confirms either the kill or the exits.

@@ -242,7 +242,7 @@ fn killing_rank_2(launcher: &mut Command, supervised: bool) -> &mut Command {
 }
 
 /// Spawning under a PMI launcher: neither Hydra nor srun can start ranks for a running job
-/// here (docs/semantics.md §8), so `Comm::spawn` fails with the same clear error at every
+/// here (docs/src/semantics.md §8), so `Comm::spawn` fails with the same clear error at every
 /// parent (`Error::Spawn` naming rtrun) and the job goes on.
 fn check_spawn_refused(outcome: &Outcome, ranks: u32) {
     assert!(outcome.status.success(), "{}", outcome.text());

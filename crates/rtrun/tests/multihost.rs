@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Jobs across hosts under Slurm and Hydra (the launchers of docs/semantics.md §4, the failure
+//! Jobs across hosts under Slurm and Hydra (the launchers of docs/src/semantics.md §4, the failure
 //! rule of its §1): `srun -N 3 -n 9 --mpi=pmi2 -K0` over three emulated hosts, each a network,
 //! UTS and PID namespace with its own address and a slurmd of its own (`.ci/multihost/up.sh`;
 //! the controller and srun run in a fourth namespace holding the bridge that joins them); and

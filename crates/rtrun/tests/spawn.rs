@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Ranks started while a job runs, under rtrun (docs/semantics.md §8): `Comm::spawn` and
+//! Ranks started while a job runs, under rtrun (docs/src/semantics.md §8): `Comm::spawn` and
 //! `Comm::respawn` as multi-process jobs of `rtrun-check`, bounded by a job time-out. rtrun
 //! waits for every process it started before it reports, so a report means no process is left.
 

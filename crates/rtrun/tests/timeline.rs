@@ -185,13 +185,13 @@ fn a_timeline_that_cannot_be_written_is_refused_before_the_start() {
     assert!(out.stdout.is_empty(), "no rank ran");
 }
 
-/// The README's picture, `docs/timeline.svg`, is what the README says it is: the heat run with
-/// rtrun's two kills, 8 lanes, ranks 2 and 6 killed by their planned faults, and every
+/// The guide's picture, `docs/src/timeline.svg`, is what its page (`docs/src/timeline.md`) says
+/// it is: the heat run with rtrun's two kills, 8 lanes, ranks 2 and 6 killed by their planned faults, and every
 /// survivor's detector learning of both deaths and validate_global returning each as NEW.
 #[test]
 fn the_readme_picture_shows_a_heat_run_with_two_kills() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/timeline.svg");
-    let svg = std::fs::read_to_string(path).expect("docs/timeline.svg");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/src/timeline.svg");
+    let svg = std::fs::read_to_string(path).expect("docs/src/timeline.svg");
     let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
     let lanes: Vec<_> = of_class(doc.root_element(), "lane").collect();
     assert_eq!(lanes.len(), 8);

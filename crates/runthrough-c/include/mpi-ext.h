@@ -5,7 +5,7 @@
  * MPIX_FT is defined, so a program can test `#ifdef MPIX_FT`.
  *
  * Semantics (as Open MPI's ULFM, with run-through's rules once a program calls the
- * MPI_Comm_validate_* calls of <mpi.h>; the project's README describes both):
+ * MPI_Comm_validate_* calls of <mpi.h>; the guide, docs/src/c.md, describes both):
  * - A failed peer: MPIX_ERR_PROC_FAILED. A revoked communicator: MPIX_ERR_REVOKED for every
  *   non-local call on it except MPIX_Comm_agree, _iagree, _shrink and MPI_Comm_validate_global.
  * - MPIX_Comm_get_failed: the group of the failures this rank knows in the communicator, in the
@@ -29,7 +29,7 @@
  * - The MPI-5 names (MPI_Comm_revoke, _is_revoked, _shrink, _ishrink, _agree, _iagree,
  *   _get_failed, _ack_failed and the classes MPI_ERR_PROC_FAILED, _PROC_FAILED_PENDING,
  *   MPI_ERR_REVOKED) are declared in <mpi.h> and behave as these.
- * docs/semantics.md describes the failure rules.
+ * docs/src/semantics.md describes the failure rules.
  */
 #ifndef RUNTHROUGH_MPI_EXT_H
 #define RUNTHROUGH_MPI_EXT_H

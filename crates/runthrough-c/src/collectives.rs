@@ -440,7 +440,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
 }
 
 /// `MPI_Scan` (MPI-4.0 §6.11.1): the combination of `sendbuf` over the participants of rank up
-/// to this one; ranks recognized as failed contribute nothing (docs/semantics.md §3.3).
+/// to this one; ranks recognized as failed contribute nothing (docs/src/semantics.md §3.3).
 /// `sendbuf` may be `MPI_IN_PLACE`.
 ///
 /// # Safety

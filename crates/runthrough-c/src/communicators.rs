@@ -930,7 +930,7 @@ pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
 /// `MPI_Comm_compare` (MPI-4.0 §7.4.1): `MPI_IDENT` for the same handle, `MPI_CONGRUENT` for
 /// two communicators of the same ranks in the same order, `MPI_SIMILAR` for the same ranks in
 /// another order, `MPI_UNEQUAL` otherwise. Local; failed ranks count as members (ranks keep their
-/// numbers: docs/semantics.md §3.4).
+/// numbers: docs/src/semantics.md §3.4).
 ///
 /// # Safety
 /// `result` is NULL or points at a writable int.

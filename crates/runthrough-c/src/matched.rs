@@ -3,7 +3,7 @@
 //! out of matching (no other receive, of any thread, can take it), and `MPI_Mrecv` /
 //! `MPI_Imrecv` receive it. A probe of a source recognized as failed gives
 //! `MPI_MESSAGE_NO_PROC`, which receives as from `MPI_PROC_NULL`; the failure rules are the
-//! receive's (docs/semantics.md §3.1, §3.2; from `MPI_ANY_SOURCE`, the blocking probe returns
+//! receive's (docs/src/semantics.md §3.1, §3.2; from `MPI_ANY_SOURCE`, the blocking probe returns
 //! `MPIX_ERR_PROC_FAILED` and the non-blocking one `MPIX_ERR_PROC_FAILED_PENDING` for an
 //! unacknowledged failure).
 

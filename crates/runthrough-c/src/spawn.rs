@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Process creation (MPI-4.0 §11.8): `MPI_Comm_spawn`, `MPI_Comm_spawn_multiple`,
 //! `MPI_Comm_get_parent`, `MPI_Comm_disconnect`, over the runtime's `Comm::spawn_programs`
-//! (docs/semantics.md §8): under rtrun the new processes run the given programs; elsewhere
+//! (docs/src/semantics.md §8): under rtrun the new processes run the given programs; elsewhere
 //! (Hydra, srun, a singleton) every parent gets `MPI_ERR_SPAWN`.
 //!
 //! The intercommunicator to the new ranks is an [`Inter`] like `MPI_Intercomm_create`'s: two

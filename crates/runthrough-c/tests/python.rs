@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Python on runthrough (docs/semantics.md §5): the `runthrough` package (`python/`) and the
+//! Python on runthrough (docs/src/semantics.md §5): the `runthrough` package (`python/`) and the
 //! fault-tolerant example `python/examples/bag_of_tasks.py`, run with mpi4py under rtrun (as a
 //! library) with kills. They need the venv that `python/setup.sh` makes (`target/py/venv`, or
 //! `$RT_PY_VENV`: mpi4py built against this library, and the package); without it each test

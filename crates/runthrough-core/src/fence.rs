@@ -39,7 +39,7 @@
 //!   half of it. A rank that only goes silent, or whose connection breaks without a goodbye,
 //!   is still a suspect.
 //!
-//! - A job that can grow (spawned ranks, docs/semantics.md §8) has room for ranks not started
+//! - A job that can grow (spawned ranks, docs/src/semantics.md §8) has room for ranks not started
 //!   yet ([`Fence::with_room`]): such a rank is *absent*, in neither `alive` nor the reachable
 //!   ranks, and nothing it says counts. Once started and known to this rank it *joins*
 //!   ([`Fence::join`]): from then on it counts toward `alive` and votes like any rank, so the
@@ -594,7 +594,7 @@ mod tests {
     /// The multi-host finalize halt: where no launcher confirms exits, peers that finalized
     /// and exited looked like lost connections, so the last rank of a job of 4 counted 1 of 4
     /// and halted. Peers that say goodbye leave the denominator instead: the last rank keeps
-    /// its majority (1 of 1), and nobody enters the output (docs/semantics.md §3.4: a rank that
+    /// its majority (1 of 1), and nobody enters the output (docs/src/semantics.md §3.4: a rank that
     /// finalized is no failed rank).
     #[test]
     fn departed_ranks_leave_the_denominator_and_never_the_output() {
@@ -675,7 +675,7 @@ mod tests {
         assert!(f.has_majority(), "0 and 1 of 3");
     }
 
-    /// docs/semantics.md §1 under departures: a split never lets both sides decide. Rank 4 of 5
+    /// docs/src/semantics.md §1 under departures: a split never lets both sides decide. Rank 4 of 5
     /// says goodbye but only ranks 0 and 1 hear it before the link between {0, 1} and {2, 3}
     /// breaks: {0, 1} count 2 of 4 and {2, 3} 2 of 5; neither has a majority, neither fences
     /// the other side into its output.

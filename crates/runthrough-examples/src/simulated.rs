@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The examples under `runthrough::simulate` / `runthrough::explore` (docs/semantics.md §7):
+//! The examples under `runthrough::simulate` / `runthrough::explore` (docs/src/semantics.md §7):
 //! their rank functions with every kill the simulation's ([`Death::Runtime`]), and oracles
 //! that judge a run from its fault plan and the sequential reference, never from the program's
 //! own verdict. The `explore` binary and the tests use them.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The examples' own rank code (heat, bag_of_tasks) under `runthrough::explore`
-//! (docs/semantics.md §7): seeded schedules with random kills, each run judged against the
+//! (docs/src/semantics.md §7): seeded schedules with random kills, each run judged against the
 //! sequential reference by an oracle that reads the plan, never the program's own verdict
 //! (`runthrough_examples::simulated`). `RT_SIM_SCHEDULES` sets how many schedules each
 //! exploration runs (CI runs 5,000 in release).

@@ -20,7 +20,7 @@
 //!    timeline ([`crate::timeline`]).
 //!
 //!
-//! Spawning ranks (`Comm::spawn`, docs/semantics.md §8) adds:
+//! Spawning ranks (`Comm::spawn`, docs/src/semantics.md §8) adds:
 //!
 //! 5. a parent sends `spawn <context> <key rank> <parents> <what>\n` ([`SpawnLine`]): every
 //!    parent of one spawn sends the same key, and the launcher starts the ranks once, with

@@ -179,7 +179,7 @@ impl Checker {
         let unacknowledged = !decision.non_contributors.is_subset(&acknowledged);
         if unacknowledged != decision.unacknowledged_failure {
             return Err(format!(
-                "agree (docs/semantics.md §3.5): call {call}: unacknowledged_failure = {}, but non-contributors {:?} vs acknowledged by all {:?}",
+                "agree (docs/src/semantics.md §3.5): call {call}: unacknowledged_failure = {}, but non-contributors {:?} vs acknowledged by all {:?}",
                 decision.unacknowledged_failure,
                 decision.non_contributors.as_slice(),
                 acknowledged.as_slice()

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Deterministic simulation of a program's own rank code (docs/semantics.md §7).
+//! Deterministic simulation of a program's own rank code (docs/src/semantics.md §7).
 //!
 //! [`simulate`] runs the same rank function as [`crate::local`], with the same library, but on a
 //! seeded scheduler: exactly one rank's thread runs at a time, every library call (and every
@@ -417,7 +417,7 @@ pub struct SimRun<T> {
     pub plan: FaultPlan,
     /// The faults that fired, in the order they did.
     pub fired: Vec<Fault>,
-    /// Rules of docs/semantics.md the library saw broken: two ranks returning different
+    /// Rules of docs/src/semantics.md the library saw broken: two ranks returning different
     /// decisions from one agreement (`validate_global`, `agree`, `shrink`, a creation), or a
     /// live rank agreed failed on the world communicator that no false suspicion named. Empty
     /// unless the library is wrong.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Starting new ranks while a job runs (`MPI_Comm_spawn`), the intercommunicator between the
 //! parents and the ranks they started, and non-shrinking recovery: replacing dead ranks so that
-//! a communicator keeps its size and its numbering (docs/semantics.md §8).
+//! a communicator keeps its size and its numbering (docs/src/semantics.md §8).
 //!
 //! # Contract
 //! - [`Comm::spawn`] is collective over the OK ranks of G and fault-tolerant: every returning
@@ -12,7 +12,7 @@
 //!   be started), the ranks already started are killed before they run any of the program:
 //!   in-process, their threads end without calling the job's function, reported as killed.
 //! - A spawned rank is a new rank with a new world rank (the job's size and up, in spawn order),
-//!   never a dead rank come back (docs/semantics.md §1). Its world communicator holds the ranks
+//!   never a dead rank come back (docs/src/semantics.md §1). Its world communicator holds the ranks
 //!   of its spawn; [`Comm::parent`] leads to its parents. It sees its parents fail as any peer.
 //! - A spawn on a revoked communicator works (as `shrink` does), so a recovery can spawn before
 //!   it has a communicator that is not revoked.

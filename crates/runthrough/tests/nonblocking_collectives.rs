@@ -3,7 +3,7 @@
 //! scatters and all-to-all, with their varcount forms): the engine
 //! runs them as their messages arrive, so they progress while the caller does something
 //! else; several may be outstanding in call order; failures end them as they end blocking
-//! collectives (docs/semantics.md §3.3); bad arguments get a clear error before anything is
+//! collectives (docs/src/semantics.md §3.3); bad arguments get a clear error before anything is
 //! sent.
 
 mod support;
@@ -556,7 +556,7 @@ fn bad_arguments_are_errors_before_anything_is_sent() {
 }
 
 /// Ranks that pass different counts (an erroneous program) get `Error::Count` where a block
-/// of the wrong length arrives (the blocking calls' contract, docs/semantics.md §3.3), and
+/// of the wrong length arrives (the blocking calls' contract, docs/src/semantics.md §3.3), and
 /// nobody waits forever: the rank with the odd count, and the first participant, where the
 /// partial results meet.
 #[test]

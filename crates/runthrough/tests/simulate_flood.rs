@@ -2,7 +2,7 @@
 //! A flood under a small unexpected-message cap, explored with kills: every sender's messages
 //! reach rank 0 exactly once and in order (all of a survivor's, a prefix of a dead sender's),
 //! rank 0's wildcard receive reports deaths as pending until acknowledged, and everybody ends
-//! with one agreed G (docs/semantics.md §3.1, §3.2, §6, §7).
+//! with one agreed G (docs/src/semantics.md §3.1, §3.2, §6, §7).
 
 use runthrough::{Comm, Error, RankOutcome, RankState, Source};
 

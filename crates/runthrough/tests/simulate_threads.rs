@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Under `runthrough::simulate` no thread runs but the ranks' own (docs/semantics.md §7): no
+//! Under `runthrough::simulate` no thread runs but the ranks' own (docs/src/semantics.md §7): no
 //! transport, progress or timer thread. Alone in its test binary, so that the process's threads
 //! are the harness's main thread, this test's thread (which drives the simulation) and the
 //! ranks'.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The ULFM recovery loop under exploration (docs/semantics.md §3.4, §3.5, §7): each round an
+//! The ULFM recovery loop under exploration (docs/src/semantics.md §3.4, §3.5, §7): each round an
 //! all-reduce on a duplicate of the current communicator; a rank that sees a failure revokes it,
 //! and every survivor agrees on whether the round succeeded everywhere, then shrinks and
 //! retries. Kills anywhere (inside revocations, agreements, shrinks) and false suspicions: every

@@ -71,8 +71,8 @@ assert rt.get_state_global(world, rt.OK, incount=8) == [rt.RankInfo(r, rt.OK) fo
 
 # Collectives run over the survivors after validate_global (a NULL rank contributes nothing).
 # The buffer forms: mpi4py's pickled allreduce / reduce run over point-to-point messages, where
-# a NULL rank acts as MPI.PROC_NULL (docs/semantics.md §3.1), so they would combine a None, and
-# its pickled gathers read the NULL rank's untouched count (README, "Python").
+# a NULL rank acts as MPI.PROC_NULL (docs/src/semantics.md §3.1), so they would combine a None, and
+# its pickled gathers read the NULL rank's untouched count (docs/src/python.md).
 total = array("i", [0])
 world.Allreduce(array("i", [rank]), total, op=MPI.SUM)
 assert total[0] == 0 + 1 + 3, total[0]
@@ -82,7 +82,7 @@ assert slots.tolist() == [0, 10, -1, 30], slots  # rank 2's slot is left untouch
 
 # 3. Rank 3 dies as it enters a barrier nobody else calls; 0 and 1 wait for it.
 # Rank 3 enters it only once 0 and 1 have left the Allgather (a pending collective fails
-# once a death is known, docs/semantics.md §3.3): they tell it so.
+# once a death is known, docs/src/semantics.md §3.3): they tell it so.
 if rank == 3:
     for r in (0, 1):
         world.Recv([bytearray(1), MPI.BYTE], source=r, tag=98)

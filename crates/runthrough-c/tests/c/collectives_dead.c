@@ -2,7 +2,7 @@
 /* Rank 1 dies before MPI_Allgather, MPI_Gatherv, MPI_Scatterv, MPI_Alltoall, MPI_Scan and
  * MPI_Exscan. Once a survivor's detector knows of the death (and before
  * MPI_Comm_validate_global recognizes it), each of them returns MPIX_ERR_PROC_FAILED at every
- * survivor, whatever its role (docs/semantics.md §3.3). After MPI_Comm_validate_global they run
+ * survivor, whatever its role (docs/src/semantics.md §3.3). After MPI_Comm_validate_global they run
  * over the survivors: the dead rank's slots are left untouched, it contributes nothing to the
  * scans, and a v-collective rooted at it returns MPIX_ERR_PROC_FAILED everywhere. */
 #include "ft_common.h"

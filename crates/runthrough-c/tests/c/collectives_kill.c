@@ -4,7 +4,7 @@
  * rank 1's first message of that call; MPI_Alltoallw runs an all-reduce of the largest block,
  * then an all-to-all, and is killed in either). Every survivor loops over the collective: each call that
  * succeeds has the right values, and the call rank 1 died in (or an earlier one, if the death
- * is detected while it is pending) returns MPIX_ERR_PROC_FAILED, never hangs (docs/semantics.md
+ * is detected while it is pending) returns MPIX_ERR_PROC_FAILED, never hangs (docs/src/semantics.md
  * §3.3). After MPI_Comm_validate_global the collective runs over the survivors. */
 #include "ft_common.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* The MPI-5 names of the fault-tolerance calls (docs/semantics.md §3.5, §5), with a kill:
+/* The MPI-5 names of the fault-tolerance calls (docs/src/semantics.md §3.5, §5), with a kill:
  * rtrun kills rank 1 as it enters its second MPI_Barrier (c_programs.rs: --kill 1@barrier:2).
  * The survivors' second barrier returns MPI_ERR_PROC_FAILED; a wildcard receive posted before
  * the failure is acknowledged reports MPI_ERR_PROC_FAILED_PENDING and stays pending;

@@ -112,7 +112,7 @@
 //! all. Where messages cost about the same in both runtimes (TCP on every pair, ranks
 //! outnumbering cores) the target cannot be met without giving up §2.1, which we keep: the
 //! reading we hold to is two passes, each of the fewest messages, each measured against
-//! Open MPI's whole agreement (docs/semantics.md §6, the README's benchmark section).
+//! Open MPI's whole agreement (docs/src/semantics.md §6, docs/src/performance.md).
 //!
 //! # Invariants
 //!

@@ -971,7 +971,7 @@ impl Engine {
     }
 
     /// World rank `world` finalized and left (its transport said goodbye): it is no failure
-    /// (it never enters `known_failed`, L or G, docs/semantics.md §3.4), but it no longer
+    /// (it never enters `known_failed`, L or G, docs/src/semantics.md §3.4), but it no longer
     /// answers, so the agreements route around it as around a failed rank. That changes no
     /// decision: a rank departs only once it decided its finalize agreement, after every live
     /// participant accepted that value, so any later ballot proposes the same value, and a

@@ -30,7 +30,7 @@
 //! with `Error::ConcurrentCollective`): a schedule's late
 //! messages belong to the old epoch and would be dropped by the new one.
 //!
-//! # Failures (docs/semantics.md §3.3)
+//! # Failures (docs/src/semantics.md §3.3)
 //! A schedule fails with `Error::ProcFailed` as soon as this rank's detector knows of a failed
 //! participant that G does not recognize (even one whose messages were all buffered: the
 //! blocking calls' rule), with `Error::Revoked` once the communicator is revoked, and with
@@ -3201,7 +3201,7 @@ mod tests {
     #[test]
     fn a_call_complete_but_not_yet_returned_fails_with_a_failure_learned_meanwhile() {
         // As a blocking call that finds every message buffered still fails on a failure
-        // learned before it returns (docs/semantics.md §3.3), a schedule whose steps all ran
+        // learned before it returns (docs/src/semantics.md §3.3), a schedule whose steps all ran
         // fails on a failure learned before its poll takes the outcome.
         let mut net = Net::new(3, 8);
         let ids: Vec<u64> = (0..3)

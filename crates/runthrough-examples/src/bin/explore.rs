@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Runs an example's own rank code under `runthrough::explore` (docs/semantics.md §7): many
+//! Runs an example's own rank code under `runthrough::explore` (docs/src/semantics.md §7): many
 //! seeded schedules with random kills, each judged by the example's oracle
 //! (`runthrough_examples::simulated`), or one replay token.
 //!
@@ -30,7 +30,7 @@ enum Example {
 #[derive(Parser, Debug)]
 #[command(
     about = "Runs an example's rank code under runthrough::explore: seeded schedules, \
-random kills, an oracle from the plan and the sequential reference (docs/semantics.md §7)"
+random kills, an oracle from the plan and the sequential reference (docs/src/semantics.md §7)"
 )]
 struct Args {
     /// Which example.

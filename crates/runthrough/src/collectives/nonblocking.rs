@@ -9,7 +9,7 @@
 //! must start a communicator's collectives, blocking or not, in the same order (MPI's rule).
 //! A call that changes the communicator's collective epoch (`validate_global`, `shrink`, the
 //! creations) first waits until the outstanding ones have finished here. Failures end them
-//! as they end blocking calls (docs/semantics.md §3.3): `Error::ProcFailed` once a participant
+//! as they end blocking calls (docs/src/semantics.md §3.3): `Error::ProcFailed` once a participant
 //! failed that G does not recognize, up to the moment `wait` or `test` takes the outcome;
 //! `Error::Revoked` on revocation.
 

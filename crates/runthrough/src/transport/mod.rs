@@ -170,7 +170,7 @@ pub(crate) trait Transport: Send + Sync + Debug {
 
     /// World rank `rank` returns decision `decision` from the agreement `at` (its series, the
     /// communicator's context and the agreement's number): the simulated transport checks that
-    /// every rank returns the same decision (docs/semantics.md §2.1); nothing for the others.
+    /// every rank returns the same decision (docs/src/semantics.md §2.1); nothing for the others.
     #[inline]
     fn decided(&self, _rank: WorldRank, _at: (Series, ContextId, u64), _decision: &Decision) {}
 

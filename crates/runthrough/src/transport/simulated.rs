@@ -18,7 +18,7 @@
 //! pairs (per pair, packets keep the order they were sent in, as the real transports keep it),
 //! and when each survivor's detector learns of a death: a death puts a *failed* event at the end
 //! of each (dead rank, survivor) queue, behind what the rank had sent, so complete messages sent
-//! before a failure stay receivable (docs/semantics.md §1) and the detection reaches each
+//! before a failure stay receivable (docs/src/semantics.md §1) and the detection reaches each
 //! survivor at its own time. Kills come from the fault plan (the same grammar and injection
 //! points as `runthrough::local`); timed ones count virtual time.
 //!
@@ -278,7 +278,7 @@ impl Simulated {
             panic!(
                 "runthrough::simulate: a library call came from a thread the simulation does \
                  not schedule; under simulation only the rank's own thread may call the \
-                 library (docs/semantics.md §7)"
+                 library (docs/src/semantics.md §7)"
             )
         })
     }
@@ -605,7 +605,7 @@ impl Simulated {
 }
 
 impl Simulated {
-    /// Checks a decision that `rank` returns from agreement `at` (docs/semantics.md §2.1):
+    /// Checks a decision that `rank` returns from agreement `at` (docs/src/semantics.md §2.1):
     /// uniform (every rank returns the one decision) and, on the world communicator, valid
     /// (only dead ranks agreed failed, or the suspects of false suspicions).
     fn check_decision(
@@ -696,7 +696,7 @@ impl Transport for Simulated {
                 reason: format!(
                     "runthrough::simulate: a library call of rank {rank} came from a thread the \
                      simulation does not schedule; under simulation only the rank's own thread \
-                     may call the library (docs/semantics.md §7)"
+                     may call the library (docs/src/semantics.md §7)"
                 ),
             });
         }

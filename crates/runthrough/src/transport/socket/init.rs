@@ -64,7 +64,7 @@ impl Universe {
     /// reached finalize too, through a fault-tolerant agreement on the world communicator (so it
     /// never blocks on, or reports, a failed rank). Then it leaves: it sends the agreement
     /// messages it still owes its peers and says goodbye on every connection, so that no peer
-    /// takes its exit for a failure (docs/semantics.md §1, §3.4). The process may exit
+    /// takes its exit for a failure (docs/src/semantics.md §1, §3.4). The process may exit
     /// afterwards.
     ///
     /// Dropping the universe calls this, except while panicking: a rank that panics dies, and
@@ -194,14 +194,14 @@ impl std::fmt::Display for InitError {
                 f,
                 "the other ranks did not all start within {:.1} s (RT_INIT_TIMEOUT): a rank \
                  died or hung before it published its address, and the launcher did not end \
-                 the job (docs/semantics.md §4)",
+                 the job (docs/src/semantics.md §4)",
                 waited.as_secs_f64()
             ),
             InitError::LoopbackAcrossHosts { peer, address } => write!(
                 f,
                 "rank {peer} runs on another host, but the job's ranks listen on loopback \
                  ({address}): set RT_BIND to an address, an interface or route:HOST that every \
-                 host reaches (docs/semantics.md §4)"
+                 host reaches (docs/src/semantics.md §4)"
             ),
             InitError::Io { doing, error } => write!(f, "{doing}: {error}"),
         }

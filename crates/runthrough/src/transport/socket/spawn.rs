@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Spawning under rtrun (docs/semantics.md §8): a parent asks the launcher to start ranks on its
+//! Spawning under rtrun (docs/src/semantics.md §8): a parent asks the launcher to start ranks on its
 //! control connection and waits for the answer; the launcher tells every rank the address of
 //! each rank it started (`joined`), and the parents' verdict lets the new ranks run or has them
 //! killed (the protocol: [`runthrough_net::launch`]).

@@ -81,7 +81,7 @@
 //!   (plus a period) of the cut. Confirmed failures leave the ranks believed alive, so a rank
 //!   whose peers all died for certain keeps going, alone if need be. After
 //!   [`Tcp::finish`] (the rank finalized) nothing halts it any more.
-//! - **Departing**: a rank that finalized is no failed rank (docs/semantics.md §3.4). Once the
+//! - **Departing**: a rank that finalized is no failed rank (docs/src/semantics.md §3.4). Once the
 //!   progress threads have sent what its last events caused (the `Commit`s it owes its tree
 //!   neighbours), it writes `Goodbye` as the last frame of every connection and closes it
 //!   ([`Tcp::finish`]). A peer that reads the goodbye neither suspects nor fails it: the rank
@@ -902,7 +902,7 @@ impl Tcp {
         }
     }
 
-    /// Leaves the job so that no peer takes this rank for a failed one (docs/semantics.md
+    /// Leaves the job so that no peer takes this rank for a failed one (docs/src/semantics.md
     /// §3.4), within a heartbeat timeout in all:
     /// 1. waits for the progress threads to send what the engine's last events caused (the
     ///    `Commit`s this rank owes its tree neighbours once it decided);
@@ -1231,7 +1231,7 @@ impl Tcp {
     /// A blocking send whose frame waits in the backlog of a connection being made: returns
     /// once the connection is installed (the frame then in the ring, waiting for room if need
     /// be, or written to the socket) or the peer failed, so that a message is receivable once
-    /// its send returned, even if the sender dies right after (docs/semantics.md §4).
+    /// its send returned, even if the sender dies right after (docs/src/semantics.md §4).
     fn wait_routed(&self, to: u32) {
         let p = &self.peers[to as usize];
         if !self.await_route(to, None) {
@@ -2954,7 +2954,7 @@ mod tests {
         assert_eq!(one.halted(), None);
     }
 
-    /// docs/semantics.md §3.4: a rank that finalized says goodbye. Its peers do not suspect
+    /// docs/src/semantics.md §3.4: a rank that finalized says goodbye. Its peers do not suspect
     /// it (no vote, no fence, not in the engine's failures), and it leaves the ranks they
     /// believe alive: when a second rank leaves too, the last one keeps its majority (1 of 1)
     /// and never halts, though nobody confirmed an exit.
