@@ -116,7 +116,7 @@ struct Args {
 
 /// The fault grammar and the settings, after the options in `--help`.
 const FAULTS_HELP: &str = "\
-FAULTS (--kill RANK@WHEN; the README's \"Fault injection\" has the details):
+FAULTS (--kill RANK@WHEN; the guide's chapter docs/src/faults.md has the details):
   SECS, SECSs, MSms            SIGKILL from rtrun this long after the start: 2@0.5, 2@300ms
   call:K                       the rank dies as it starts its K-th communication call: 1@call:8
   validate_global:K[:M]        in its K-th agreement (validate_global, agree, shrink), before

@@ -208,20 +208,41 @@ fn np_is_taken_like_n_and_programs_are_found_on_path() {
     assert!(message.contains("3 ranks, 3 exited 0"), "{message}");
 }
 
-/// The README's examples of what is refused.
+/// The guide's examples of what is refused (docs/src/faults.md).
 const MALFORMED: [&str; 2] = ["1@frobnicate:3", "1@call:0"];
 
-/// Every fault example in the README and in `rtrun --help` is in the one grammar; the
+/// Every fault example in the README, in the guide's pages (`docs/src/*.md`) and in
+/// `rtrun --help` is in the one grammar; the
 /// examples' own (`heat`, `bag_of_tasks` lines) also read with a bare number as a step; every
 /// `RT_*=VALUE` example is a setting rtrun accepts.
 #[test]
 fn every_fault_and_setting_example_in_the_readme_and_help_parses() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut paths = vec![std::path::PathBuf::from(format!("{root}/README.md"))];
+    let mut pages: Vec<_> = std::fs::read_dir(format!("{root}/docs/src"))
+        .expect("docs/src")
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    assert!(pages.len() >= 10, "the guide's pages: {pages:?}");
+    paths.extend(pages);
+    let mut documents: Vec<(String, String)> = paths
+        .iter()
+        .map(|path| {
+            (
+                path.display().to_string(),
+                std::fs::read_to_string(path).unwrap(),
+            )
+        })
+        .collect();
     let help = Command::new(RTRUN).arg("--help").output().unwrap();
-    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    documents.push((
+        "rtrun --help".into(),
+        String::from_utf8_lossy(&help.stdout).into_owned(),
+    ));
     let mut faults = 0;
-    for (source, text) in [("README.md", &readme), ("rtrun --help", &help)] {
+    for (source, text) in &documents {
         for line in text.lines() {
             let examples_line = ["heat", "bag_of_tasks"].iter().any(|p| line.contains(p));
             for word in line.split_whitespace() {

@@ -259,7 +259,7 @@ pub extern "C" fn MPI_Abort(comm: c_int, errorcode: c_int) -> c_int {
 }
 
 /// `MPI_Get_version` (MPI-4.0 §9.1.1): the version of the standard the library follows
-/// (`MPI_VERSION`.`MPI_SUBVERSION`; it implements a subset, listed in the README). May be
+/// (`MPI_VERSION`.`MPI_SUBVERSION`; it implements a subset, listed in docs/src/mpi-calls.md). May be
 /// called before `MPI_Init` and after `MPI_Finalize`.
 ///
 /// # Safety

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The README's table of the MPI calls the C library supports, generated from the symbols
-//! `librunthrough_c.so` exports (`nm -D`), each placed in the area of the source file that
-//! defines it. The test fails when the README's table is not the one generated (run it with
-//! `RT_UPDATE_README=1` to rewrite the table), and when an exported `MPI_` / `MPIX_` call is
+//! The guide's table of the MPI calls the C library supports (`docs/src/mpi-calls.md`),
+//! generated from the symbols `librunthrough_c.so` exports (`nm -D`), each placed in the area
+//! of the source file that defines it. The test fails when the page's table is not the one
+//! generated (run it with `RT_UPDATE_README=1` to rewrite the table), and when an exported `MPI_` / `MPIX_` call is
 //! called by no C program in `tests/c/` (outside comments): no call is there without a
 //! program that exercises it.
 
@@ -97,7 +97,7 @@ fn defined_in() -> BTreeMap<String, String> {
     found
 }
 
-/// The README section's table.
+/// The guide page's table.
 fn table(exported: &BTreeSet<String>) -> String {
     let files = defined_in();
     let mut rows = String::from("| area | calls |\n|---|---|\n");
@@ -200,8 +200,8 @@ fn every_exported_call_is_exercised_by_a_c_program() {
 }
 
 #[test]
-fn the_readme_table_of_mpi_calls_is_up_to_date() {
-    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+fn the_guide_table_of_mpi_calls_is_up_to_date() {
+    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/mpi-calls.md");
     let readme = std::fs::read_to_string(&readme_path).unwrap();
     let exported = exported();
     assert!(
@@ -212,10 +212,10 @@ fn the_readme_table_of_mpi_calls_is_up_to_date() {
     let wanted = table(&exported);
     let (before, rest) = readme
         .split_once(BEGIN)
-        .expect("README.md has the generated table's start marker");
+        .expect("docs/src/mpi-calls.md has the generated table's start marker");
     let (current, after) = rest
         .split_once(END)
-        .expect("README.md has the generated table's end marker");
+        .expect("docs/src/mpi-calls.md has the generated table's end marker");
     let current = format!("{BEGIN}{current}{END}");
     if current == wanted {
         return;
@@ -225,7 +225,7 @@ fn the_readme_table_of_mpi_calls_is_up_to_date() {
         return;
     }
     panic!(
-        "README.md's table of MPI calls is out of date (rerun with RT_UPDATE_README=1 to \
+        "docs/src/mpi-calls.md's table of MPI calls is out of date (rerun with RT_UPDATE_README=1 to \
          rewrite it); it should be:\n{wanted}"
     );
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The README's example commands for `heat`, `bag_of_tasks` and `tcp_ring` (issue 14, item 6), read from
-//! README.md itself and run as it writes them, with this build's binaries in place of
+//! The example commands for `heat`, `bag_of_tasks` and `tcp_ring` (issue 14, item 6), read from
+//! README.md and the guide's pages (`docs/src/*.md`) themselves and run as they write them, with this build's binaries in place of
 //! `target/release/...`: in-process (`cargo run ... --bin heat -- ARGS`) and under rtrun
 //! (`target/release/rtrun OPTIONS PROGRAM ARGS`, given to `rtrun::run` as rtrun's `main` gives
 //! them). Every fault they inject is a call, agreement or iteration point, never a time, so each
@@ -24,10 +24,42 @@ const JOB_LIMIT: Duration = Duration::from_secs(120);
 
 static ONE_JOB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The commands of the README's `sh` blocks, continuation lines joined, comments dropped.
+/// README.md and every page of the guide, `docs/src/*.md`, in a fixed order.
+fn documents() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut paths = vec![root.join("README.md")];
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("docs/src"))
+        .expect("docs/src")
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    paths.extend(pages);
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a page");
+            (path.display().to_string(), text)
+        })
+        .collect()
+}
+
+/// The commands of the `sh` blocks of the README and the guide, continuation lines joined,
+/// comments dropped; a command written in several places is run once.
 fn readme_commands() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    let text = std::fs::read_to_string(path).expect("README.md");
+    let mut commands: Vec<String> = Vec::new();
+    for (_, text) in documents() {
+        for command in sh_commands(&text) {
+            if !commands.contains(&command) {
+                commands.push(command);
+            }
+        }
+    }
+    commands
+}
+
+/// The commands of one document's `sh` blocks.
+fn sh_commands(text: &str) -> Vec<String> {
     let mut commands = Vec::new();
     let mut in_sh = false;
     let mut current = String::new();
@@ -260,8 +292,9 @@ fn every_readme_example_of_heat_bag_of_tasks_and_tcp_ring_runs_as_written() {
         }
         ran.push(command.clone());
     }
-    // The README's examples: three in-process (heat with both recoveries, the bag); four of
-    // heat and bag (one a respawn), two of tcp_ring under rtrun; three explorations.
+    // The examples of the README and the guide: three in-process (heat with both recoveries,
+    // the bag); four of heat and bag (one a respawn), two of tcp_ring under rtrun; three
+    // explorations.
     let explore = ran.iter().filter(|c| c.contains("--bin explore")).count();
     let in_process = ran.iter().filter(|c| c.starts_with("cargo run")).count() - explore;
     assert_eq!(

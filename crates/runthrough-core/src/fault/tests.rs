@@ -13,7 +13,7 @@ fn fault(text: &str) -> Fault {
         .unwrap_or_else(|e| panic!("{text:?} should parse: {e}"))
 }
 
-/// Every spelling the README, `rtrun --help`, the examples' `--help`, `RT_FAULT`'s docs and
+/// Every spelling the README (now the guide), `rtrun --help`, the examples' `--help`, `RT_FAULT`'s docs and
 /// the builder's docs used before the grammar was one: each means what it meant.
 #[test]
 fn every_spelling_documented_before_means_what_it_meant() {

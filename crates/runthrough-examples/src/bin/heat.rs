@@ -54,9 +54,9 @@ struct Args {
     /// Copies of each block besides its owner's (2 survives a dead buddy pair).
     #[arg(long, default_value_t = 1)]
     buddies: usize,
-    /// Failures to inject, comma-separated, in rtrun's fault grammar (the README's "Fault
-    /// injection"), where a bare number is an iteration: RANK@ITERATION (`3@25`, also
-    /// `3@iteration:25`: when it starts that iteration), RANK@rN (`5@r1`, also
+    /// Failures to inject, comma-separated, in rtrun's fault grammar (the guide's "Fault
+    /// injection", docs/src/faults.md), where a bare number is an iteration: RANK@ITERATION
+    /// (`3@25`, also `3@iteration:25`: when it starts that iteration), RANK@rN (`5@r1`, also
     /// `5@recovery:1`: in the N-th recovery); in-process also the runtime's points:
     /// RANK@vCALL.MESSAGE (`2@v7.1`, also `2@validate_global:7:1`), `1@call:8`,
     /// `1@all_reduce:3`, a time `2@0.5s`.
