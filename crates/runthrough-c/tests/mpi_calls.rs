@@ -2,9 +2,9 @@
 //! The guide's table of the MPI calls the C library supports (`docs/src/mpi-calls.md`),
 //! generated from the symbols `librunthrough_c.so` exports (`nm -D`), each placed in the area
 //! of the source file that defines it. The test fails when the page's table is not the one
-//! generated (run it with `RT_UPDATE_README=1` to rewrite the table), and when an exported `MPI_` / `MPIX_` call is
-//! called by no C program in `tests/c/` (outside comments): no call is there without a
-//! program that exercises it.
+//! generated (run it with `RT_UPDATE_README=1` to rewrite the table), and when an exported
+//! `MPI_` / `MPIX_` call is called by no C program in `tests/c/` (outside comments): no call is
+//! there without a program that exercises it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
