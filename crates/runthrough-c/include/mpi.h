@@ -226,6 +226,8 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_ERR_REVOKED 77
 #define MPI_ERR_DIMS 11
 #define MPI_ERR_KEYVAL 48
+/* A value the external32 representation cannot hold (a C long beyond 32 bits). */
+#define MPI_ERR_CONVERSION 23
 #define MPI_ERR_TOPOLOGY 13
 #define MPI_ERR_INFO 28
 #define MPI_ERR_INFO_KEY 29
@@ -778,6 +780,15 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+/* The portable "external32" representation (datarep must be "external32"): each basic element
+ * big-endian at its external32 size (a C long in 4 bytes: MPI_ERR_CONVERSION beyond 32 bits;
+ * long double as IEEE binary128, rounded toward zero when read back). */
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint *size);
 
 /* Groups. */
 int MPI_Group_size(MPI_Group group, int *size);

@@ -43,6 +43,8 @@ pub const ERR_LASTCODE: c_int = 100;
 pub const ERR_DIMS: c_int = 11;
 /// An invalid attribute key (`MPI_Comm_get_attr`).
 pub const ERR_KEYVAL: c_int = 48;
+/// `MPI_ERR_CONVERSION`: a value that the external32 representation cannot hold.
+pub const ERR_CONVERSION: c_int = 23;
 /// A communicator without the topology a call needs (`MPI_Cart_*` on a plain communicator).
 pub const ERR_TOPOLOGY: c_int = 13;
 /// An invalid or freed info handle, or a change to `MPI_INFO_ENV`.
@@ -83,6 +85,7 @@ pub const MPI_ERR_REVOKED: c_int = ErrorClass::Revoked as c_int;
 pub const MPI_ERR_LASTCODE: c_int = ERR_LASTCODE;
 pub const MPI_ERR_DIMS: c_int = ERR_DIMS;
 pub const MPI_ERR_KEYVAL: c_int = ERR_KEYVAL;
+pub const MPI_ERR_CONVERSION: c_int = ERR_CONVERSION;
 pub const MPI_ERR_TOPOLOGY: c_int = ERR_TOPOLOGY;
 pub const MPI_ERR_INFO: c_int = ERR_INFO;
 pub const MPI_ERR_INFO_KEY: c_int = ERR_INFO_KEY;
@@ -270,6 +273,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_ERR_LASTCODE", MPI_ERR_LASTCODE),
     ("MPI_ERR_DIMS", MPI_ERR_DIMS),
     ("MPI_ERR_KEYVAL", MPI_ERR_KEYVAL),
+    ("MPI_ERR_CONVERSION", MPI_ERR_CONVERSION),
     ("MPI_ERR_TOPOLOGY", MPI_ERR_TOPOLOGY),
     ("MPI_ERR_INFO", MPI_ERR_INFO),
     ("MPI_ERR_INFO_KEY", MPI_ERR_INFO_KEY),

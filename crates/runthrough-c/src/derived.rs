@@ -27,12 +27,13 @@
 //! `MPI_ERR_COUNT`.
 
 use std::ffi::c_void;
-use std::os::raw::{c_int, c_long, c_short};
+use std::os::raw::c_int;
 use std::sync::Arc;
 
 use crate::constants::*;
 use crate::datatypes::{input, offset_by, output, zeroed, Element, IN_PLACE};
 use crate::errors::{boundary, out, Failure};
+use crate::external32::External;
 use crate::point_to_point::array;
 use crate::runtime::with_runtime;
 use crate::typeinfo::Envelope;
@@ -49,10 +50,16 @@ pub(crate) const DERIVED_BASE: c_int = 1 << 20;
 #[derive(Debug)]
 enum Shape {
     /// One basic element, aligned on `align` bytes (a complex number on its part's alignment,
-    /// anything else on the largest power of two that divides its size, at most 16).
-    Basic { align: usize },
-    /// A pair type: a value of `value` bytes at offset 0 and a C `int` at `index_at`.
-    Pair { value: usize, index_at: usize },
+    /// anything else on the largest power of two that divides its size, at most 16), written
+    /// in the external32 representation as `external` says.
+    Basic { align: usize, external: External },
+    /// A pair type: a value of `value` bytes at offset 0 (`external`: its external32 form) and
+    /// a C `int` at `index_at`.
+    Pair {
+        value: usize,
+        index_at: usize,
+        external: External,
+    },
     /// `count` elements of `child`, one extent apart.
     Contiguous { count: usize, child: Arc<Layout> },
     /// `count` blocks of `blocklen` elements of `child`, `stride` bytes apart.
@@ -163,6 +170,7 @@ impl Layout {
         Layout {
             shape: Shape::Basic {
                 align: 1 << size.trailing_zeros().min(4),
+                external: External::bytes(size),
             },
             size,
             lb: 0,
@@ -176,10 +184,14 @@ impl Layout {
 
     /// The layout of basic type `element`.
     fn of_element(element: Element) -> Layout {
-        Layout {
+        let mut layout = Layout {
             element: Some(element),
             ..Layout::basic(element.size())
+        };
+        if let Shape::Basic { external, .. } = &mut layout.shape {
+            *external = External::of_element(element);
         }
+        layout
     }
 
     /// A pair type of a `value`-byte value and an int, laid out as C lays out
@@ -192,7 +204,11 @@ impl Layout {
         let extent = reach.next_multiple_of(align);
         let size = value + int;
         Layout {
-            shape: Shape::Pair { value, index_at },
+            shape: Shape::Pair {
+                value,
+                index_at,
+                external: External::bytes(value),
+            },
             size,
             lb: 0,
             extent: extent as isize,
@@ -380,7 +396,7 @@ impl Layout {
     /// aligns the struct that holds it.
     fn align(&self) -> usize {
         match &self.shape {
-            Shape::Basic { align } => *align,
+            Shape::Basic { align, .. } => *align,
             Shape::Pair { value, .. } => (*value).max(std::mem::size_of::<c_int>()),
             Shape::Contiguous { child, .. }
             | Shape::Vector { child, .. }
@@ -478,7 +494,8 @@ impl Layout {
         let whole = (bytes / self.size).checked_mul(self.basic_count())?;
         let mut left = bytes % self.size;
         let mut partial = 0usize;
-        self.each_basic(&mut |len| {
+        self.each_basic(&mut |basic| {
+            let len = basic.native();
             if left == 0 || len > left {
                 return false;
             }
@@ -515,15 +532,18 @@ impl Layout {
         }
     }
 
-    /// Calls `f(size)` for every basic element of one element, in typemap order, while it
-    /// returns true; returns false once it has returned false.
-    fn each_basic(&self, f: &mut dyn FnMut(usize) -> bool) -> bool {
-        let repeat = |n: usize, child: &Layout, f: &mut dyn FnMut(usize) -> bool| {
+    /// Calls `f(kind)` for every basic element of one element (its size here is
+    /// `kind.native()`), in typemap order, while it returns true; returns false once it has
+    /// returned false.
+    pub(crate) fn each_basic(&self, f: &mut dyn FnMut(External) -> bool) -> bool {
+        let repeat = |n: usize, child: &Layout, f: &mut dyn FnMut(External) -> bool| {
             (0..n).all(|_| child.each_basic(f))
         };
         match &self.shape {
-            Shape::Basic { .. } => f(self.size),
-            Shape::Pair { value, .. } => f(*value) && f(std::mem::size_of::<c_int>()),
+            Shape::Basic { external, .. } => f(*external),
+            Shape::Pair { external, .. } => {
+                f(*external) && f(External::bytes(std::mem::size_of::<c_int>()))
+            }
             Shape::Contiguous { count, child } => repeat(*count, child, f),
             Shape::Vector {
                 count,
@@ -562,7 +582,9 @@ impl Layout {
         }
         match &self.shape {
             Shape::Basic { .. } => f(base, self.size),
-            Shape::Pair { value, index_at } => {
+            Shape::Pair {
+                value, index_at, ..
+            } => {
                 f(base, *value);
                 f(
                     base.wrapping_add(*index_at as isize),
@@ -829,15 +851,20 @@ impl Window {
 
 /// The layout of pair type `datatype`, if it is one.
 pub(crate) fn pair_layout(datatype: c_int) -> Option<Layout> {
-    Some(Layout::pair(match datatype {
-        MPI_FLOAT_INT => std::mem::size_of::<f32>(),
-        MPI_DOUBLE_INT => std::mem::size_of::<f64>(),
-        MPI_LONG_INT => std::mem::size_of::<c_long>(),
-        MPI_2INT => std::mem::size_of::<c_int>(),
-        MPI_SHORT_INT => std::mem::size_of::<c_short>(),
-        MPI_LONG_DOUBLE_INT => crate::wide::LONG_DOUBLE,
+    let value = match datatype {
+        MPI_FLOAT_INT => External::of_element(Element::F32),
+        MPI_DOUBLE_INT => External::of_element(Element::F64),
+        MPI_LONG_INT => External::of_element(Element::Long),
+        MPI_2INT => External::of_element(Element::I32),
+        MPI_SHORT_INT => External::of_element(Element::I16),
+        MPI_LONG_DOUBLE_INT => External::of_wide(crate::wide::Wide::LongDouble),
         _ => return None,
-    }))
+    };
+    let mut layout = Layout::pair(value.native());
+    if let Shape::Pair { external, .. } = &mut layout.shape {
+        *external = value;
+    }
+    Some(layout)
 }
 
 /// Whether `datatype` is predefined (a basic, pair, `long double` or complex type).
@@ -871,6 +898,7 @@ pub(crate) fn layout_of(datatype: c_int, committed: bool) -> Result<Arc<Layout>,
         let mut layout = Layout::basic(wide.size());
         layout.shape = Shape::Basic {
             align: wide.align(),
+            external: External::of_wide(wide),
         };
         return Ok(Arc::new(layout));
     }
@@ -1831,6 +1859,7 @@ unsafe fn write_bounds<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::raw::c_short;
 
     fn ints(n: usize) -> Arc<Layout> {
         Arc::new(Layout::contiguous(n, Arc::new(Layout::basic(4))).unwrap())

@@ -187,6 +187,7 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in the status",
         MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
         MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
+        MPI_ERR_CONVERSION => "MPI_ERR_CONVERSION: a value the data representation cannot hold",
         MPI_ERR_TOPOLOGY => "MPI_ERR_TOPOLOGY: the communicator has no such topology",
         MPI_ERR_INFO => "MPI_ERR_INFO: invalid or freed info object, or MPI_INFO_ENV changed",
         MPI_ERR_INFO_KEY => "MPI_ERR_INFO_KEY: info key empty or longer than MPI_MAX_INFO_KEY - 1",

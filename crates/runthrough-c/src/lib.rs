@@ -36,6 +36,7 @@ mod datatypes;
 mod derived;
 mod environment;
 mod errors;
+mod external32;
 mod failures;
 mod graph;
 mod info;

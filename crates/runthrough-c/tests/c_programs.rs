@@ -293,6 +293,14 @@ fn attributes_test_inter_call_errhandler() {
     scenario("attributes", 2, &[]);
 }
 
+/// `tests/c/pack_external.c`: the external32 representation's bytes (big-endian, a long in
+/// 4 bytes, long double as binary128, pairs and complex numbers), a strided type packed and
+/// unpacked around its gaps, and the refusals (representation, truncation, conversion).
+#[test]
+fn pack_external_writes_external32() {
+    scenario("pack_external", 2, &[]);
+}
+
 /// `tests/c/errhandler_mpi1.c`: MPI-1's MPI_Errhandler_get / _set act as the
 /// MPI_Comm_get_errhandler / _set_errhandler they were renamed to, wrong use refused alike.
 #[test]

@@ -36,7 +36,7 @@ const AREAS: &[(&str, &[&str])] = &[
     ),
     (
         "Derived datatypes and packing",
-        &["derived.rs", "typeinfo.rs", "pack.rs"],
+        &["derived.rs", "typeinfo.rs", "pack.rs", "external32.rs"],
     ),
     (
         "Fault tolerance (run-through stabilization, ULFM)",

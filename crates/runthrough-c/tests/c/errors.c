@@ -38,6 +38,7 @@ static const struct {
     CLASS(MPI_ERR_INFO_VALUE),
     CLASS(MPI_ERR_INFO_NOKEY),
     CLASS(MPI_ERR_KEYVAL),
+    CLASS(MPI_ERR_CONVERSION),
     CLASS(MPI_ERR_SIZE),
     CLASS(MPI_ERR_SPAWN),
 #ifdef MPI_ERR_PROC_FAILED /* the MPI-5 names of the ULFM classes */
