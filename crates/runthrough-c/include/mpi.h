@@ -147,6 +147,13 @@ typedef int MPI_Errhandler;
 typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Info;
+/* File and window handles: declared for the handle conversions below (and for bindings such as
+ * Rust's `mpi` crate that name them); no MPI-IO or one-sided call is provided, so the only
+ * handles of these types are MPI_FILE_NULL and MPI_WIN_NULL. */
+typedef int MPI_File;
+typedef int MPI_Win;
+/* A Fortran INTEGER, the type of the handles of MPI's Fortran interface (MPI_Comm_c2f, ...). */
+typedef int MPI_Fint;
 /* An address-sized integer (byte displacements and extents). */
 typedef ptrdiff_t MPI_Aint;
 /* File offsets and large counts (MPI-4's _c calls are not provided: counts are ints). */
@@ -254,6 +261,8 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_GROUP_EMPTY 1
 #define MPI_REQUEST_NULL 0
 #define MPI_MESSAGE_NULL 0
+#define MPI_FILE_NULL 0
+#define MPI_WIN_NULL 0
 /* The message of a matched probe of MPI_PROC_NULL or of a rank recognized as failed. */
 #define MPI_MESSAGE_NO_PROC 1
 #define MPI_ERRHANDLER_NULL 0
@@ -1075,6 +1084,31 @@ int MPI_Comm_agree(MPI_Comm comm, int *flag);
 int MPI_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
 int MPI_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int MPI_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
+/* Handle conversions between C and Fortran (MPI 4.1 §19.3.4): the C handles are ints already,
+ * so each conversion returns its argument unchanged; they are local, and work before MPI_Init
+ * and after MPI_Finalize. A handle converted back is the same handle (a freed or unknown one
+ * stays invalid and is reported by the calls that use it). */
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_File_c2f(MPI_File file);
+MPI_File MPI_File_f2c(MPI_Fint file);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
 
 #ifdef __cplusplus
 }

@@ -107,6 +107,12 @@ pub const MPI_GROUP_NULL: c_int = 0;
 pub const MPI_GROUP_EMPTY: c_int = 1;
 pub const MPI_REQUEST_NULL: c_int = 0;
 pub const MPI_MESSAGE_NULL: c_int = 0;
+/// The null file handle (`MPI_File` is declared for the handle conversions; MPI-IO is not
+/// provided).
+pub const MPI_FILE_NULL: c_int = 0;
+/// The null window handle (`MPI_Win` is declared for the handle conversions; one-sided
+/// communication is not provided).
+pub const MPI_WIN_NULL: c_int = 0;
 pub const MPI_MESSAGE_NO_PROC: c_int = 1;
 pub const MPI_ERRHANDLER_NULL: c_int = 0;
 pub const MPI_ERRORS_ARE_FATAL: c_int = 1;
@@ -295,6 +301,8 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_GROUP_EMPTY", MPI_GROUP_EMPTY),
     ("MPI_REQUEST_NULL", MPI_REQUEST_NULL),
     ("MPI_MESSAGE_NULL", MPI_MESSAGE_NULL),
+    ("MPI_FILE_NULL", MPI_FILE_NULL),
+    ("MPI_WIN_NULL", MPI_WIN_NULL),
     ("MPI_MESSAGE_NO_PROC", MPI_MESSAGE_NO_PROC),
     ("MPI_ERRHANDLER_NULL", MPI_ERRHANDLER_NULL),
     ("MPI_ERRORS_ARE_FATAL", MPI_ERRORS_ARE_FATAL),

@@ -38,6 +38,7 @@ mod environment;
 mod errors;
 mod external32;
 mod failures;
+mod fortran;
 mod graph;
 mod info;
 mod intercomm;

@@ -378,6 +378,14 @@ fn idup() {
     scenario("idup", 4, &[3]);
 }
 
+/// `tests/c/handle_conversions.c`: MPI_<Kind>_c2f / _f2c for every handle type (MPI_File and
+/// MPI_Win by their null handles), before MPI_Init too; handles that went through an MPI_Fint
+/// work in the calls (Rust's `mpi` crate builds its shim with these).
+#[test]
+fn handle_conversions() {
+    scenario("handle_conversions", 2, &[]);
+}
+
 /// SPEC §3.4, §5, `tests/c/communicators.c`: split, create, create_group, dup after a failure,
 /// group algebra, error handler inheritance, probe and waitany.
 #[test]

@@ -143,7 +143,17 @@ fn header_declares_every_exported_function() {
     exported.sort();
     let mut declared: Vec<String> = HEADER
         .lines()
-        .filter(|l| l.starts_with("int MP") || l.starts_with("double MP"))
+        .filter(|l| {
+            // `int MPI_...(`, `double MPI_...(`, and the handle conversions, which return a
+            // handle type (`MPI_Fint MPI_Comm_c2f(`, `MPI_Comm MPI_Comm_f2c(`).
+            let mut words = l.split_whitespace();
+            let (Some(returns), Some(name)) = (words.next(), words.next()) else {
+                return false;
+            };
+            (returns == "int" || returns == "double" || returns.starts_with("MPI_"))
+                && name.starts_with("MP")
+                && name.contains('(')
+        })
         .map(|l| {
             l.split_whitespace()
                 .nth(1)

@@ -38,6 +38,7 @@ const AREAS: &[(&str, &[&str])] = &[
         "Derived datatypes and packing",
         &["derived.rs", "typeinfo.rs", "pack.rs", "external32.rs"],
     ),
+    ("Handle conversions (C and Fortran)", &["fortran.rs"]),
     (
         "Fault tolerance (run-through stabilization, ULFM)",
         &["failures.rs"],
