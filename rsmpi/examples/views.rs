@@ -26,7 +26,17 @@ fn main() {
     let mut sum = 0;
     world.all_reduce_into(&me, &mut sum, SystemOperation::sum());
     assert_eq!((sum, take_error()), (6, None));
-    // Rank 3 dies here (rtrun --kill 3@all_reduce:2).
+    // Each rank tells rank 3 it is past the first all-reduce before rank 3 dies, in its
+    // second (rtrun --kill 3@all_reduce:2): a failure learned of during a collective makes it
+    // fail there, even where the dead rank had done its part.
+    if me == 3 {
+        for rank in 0..3 {
+            let (_, _): (i32, _) = world.process_at_rank(rank).receive();
+        }
+    } else {
+        world.process_at_rank(3).send(&me);
+    }
+    assert_eq!(take_error(), None);
     world.all_reduce_into(&me, &mut sum, SystemOperation::sum());
     let error = take_error().expect("the all-reduce with a dead rank fails");
     assert!(error.is_proc_failed(), "{error} (class {})", error.class());
