@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * mpi.h: the C interface of runthrough (see the project's README, "C quick start").
+ * mpi.h: the C interface of runthrough (see the guide's chapter docs/src/c.md).
  *
  * An MPI subset with the run-through stabilization calls of the MPI Forum's 2011
  * fault-tolerance proposal (MPI_Comm_validate_*, MPI_Comm_get_state_*, MPI_Comm_get_num_state_*)
@@ -41,8 +41,8 @@
  *   MPI_Test returns MPIX_ERR_PROC_FAILED_PENDING and the request stays pending (not freed),
  *   so it can still complete after MPIX_Comm_failure_ack (or MPI_Comm_validate_local).
  * - Collectives run over the OK ranks of G; an unrecognized failure disables them
- *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global (docs/semantics.md §3.3). A NULL rank
- *   contributes nothing (to reductions and scans) and its slots in gather(v) / scatter(v) /
+ *   (MPIX_ERR_PROC_FAILED) until MPI_Comm_validate_global (docs/src/semantics.md §3.3).
+ *   A NULL rank contributes nothing (to reductions and scans) and its slots in gather(v) / scatter(v) /
  *   allgather(v) / alltoall(v) buffers are left untouched. MPI_IN_PLACE is accepted by Reduce
  *   and Gather(v) at the root, Scatter(v) at the root (as recvbuf), Allreduce, Allgather(v),
  *   Alltoall(v), Reduce_scatter(_block), Scan and Exscan. The v-collectives take displacements
@@ -585,8 +585,8 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
 int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 
-/* Process creation (docs/semantics.md section 8). Under rtrun, MPI_Comm_spawn starts maxprocs
- * new processes of command (looked up on PATH unless it holds a '/') with argv (MPI_ARGV_NULL:
+/* Process creation (docs/src/semantics.md section 8). Under rtrun, MPI_Comm_spawn starts
+ * maxprocs new processes of command (looked up on PATH unless it holds a '/') with argv (MPI_ARGV_NULL:
  * none) and returns an intercommunicator to them (the parents are its first group); the new
  * processes get world ranks from the job's size up, at most rtrun --universe-size in all
  * (MPI_UNIVERSE_SIZE), and their own MPI_COMM_WORLD. It is collective over comm and
@@ -1073,7 +1073,7 @@ int MPI_Comm_validate_local_count(MPI_Comm comm, int type, int *count);
 int MPI_Comm_validate_global_count(MPI_Comm comm, int type, int *count);
 
 /* Fault tolerance under the MPI-5 names (the FT chapter of MPI 5.0): the same calls as the
- * MPIX_ ones of <mpi-ext.h>, with the same behaviour (docs/semantics.md §3.5, §5), and the
+ * MPIX_ ones of <mpi-ext.h>, with the same behaviour (docs/src/semantics.md §3.5, §5), and the
  * error classes MPI_ERR_PROC_FAILED, MPI_ERR_PROC_FAILED_PENDING and MPI_ERR_REVOKED above,
  * equal to MPIX_ERR_PROC_FAILED, _PENDING and MPIX_ERR_REVOKED. */
 int MPI_Comm_revoke(MPI_Comm comm);
