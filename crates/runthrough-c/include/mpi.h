@@ -391,6 +391,9 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 /* Special values. */
 #define MPI_PROC_NULL (-1)
 #define MPI_ANY_SOURCE (-2)
+/* The root's own root argument in a rooted collective on an intercommunicator (the other
+ * members of its group pass MPI_PROC_NULL, the other group the root's rank). */
+#define MPI_ROOT (-3)
 #define MPI_ANY_TAG (-1)
 #define MPI_UNDEFINED (-32766)
 #define MPI_TAG_UB_VALUE 2147483647
@@ -562,14 +565,20 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
  * color (a color the other group lacks gives MPI_COMM_NULL), MPI_Comm_split_type by host and MPI_Comm_create takes a subset
  * of the local group (an empty one on either side gives MPI_COMM_NULL): the colors are
  * exchanged, agreed on, then both communicators split, so every rank gets the same
- * intercommunicator or the same error. Collectives, the other
- * communicator constructors (Cart_create, ...), the validate calls and the ULFM
- * calls other than MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and
- * MPIX_Comm_agree (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked
- * included), and MPI_Pack on an intercommunicator return MPI_ERR_COMM (only
- * intracommunicators have them here), or MPIX_ERR_REVOKED once it is revoked; MPI_Barrier is
- * the exception: on an intercommunicator it is a barrier over both groups (and returns
- * MPIX_ERR_REVOKED when the intercommunicator is revoked while it waits). MPI_Intercomm_merge (collective over both groups:
+ * intercommunicator or the same error. The blocking collectives MPI defines on an
+ * intercommunicator work there: MPI_Barrier over both groups; MPI_Bcast, MPI_Reduce,
+ * MPI_Gather(v), MPI_Scatter(v) from or to a root of one group (MPI_ROOT at the root,
+ * MPI_PROC_NULL at its group's other members, the root's rank in the other group);
+ * MPI_Allreduce, MPI_Allgather(v), MPI_Alltoall(v/w), each group receiving what the other sent
+ * (a reduction combines the other group's contributions in its rank order where the result
+ * goes: its cost grows with that group's size); MPI_IN_PLACE is MPI_ERR_BUFFER there. The
+ * non-blocking and persistent collectives, scans and reduce-scatters, the other communicator
+ * constructors (Cart_create, ...), the validate calls and the ULFM calls other than
+ * MPIX_Comm_revoke, MPIX_Comm_is_revoked, MPIX_Comm_failure_ack and MPIX_Comm_agree
+ * (MPIX_Comm_iagree, _shrink, _get_failed, _ack_failed, _failure_get_acked included), and
+ * MPI_Pack on an intercommunicator return MPI_ERR_COMM (only intracommunicators have them
+ * here), or MPIX_ERR_REVOKED once it is revoked (a collective waiting when it is revoked
+ * returns MPIX_ERR_REVOKED too). MPI_Intercomm_merge (collective over both groups:
  * an agreement then a split, so every rank gets the same result) puts the group that passes
  * high = 0 first (when both pass the same value, the group whose first member has the lower
  * MPI_COMM_WORLD rank);

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use crate::constants::*;
 use crate::errors::{boundary, out, Failure};
-use crate::runtime::{comm_of, lock};
+use crate::runtime::lock;
 
 /// `MPI_Comm_copy_attr_function`.
 pub(crate) type CopyFn =
@@ -408,7 +408,7 @@ pub extern "C" fn MPI_Comm_set_attr(
     attribute_val: *mut c_void,
 ) -> c_int {
     boundary(comm, || {
-        comm_of(comm)?;
+        crate::intercomm::inter_of(comm)?; // any valid communicator, intercommunicators too
         set_attr((Kind::Comm, comm), comm_keyval, attribute_val as usize)
     })
 }
@@ -419,7 +419,7 @@ pub extern "C" fn MPI_Comm_set_attr(
 #[no_mangle]
 pub extern "C" fn MPI_Comm_delete_attr(comm: c_int, comm_keyval: c_int) -> c_int {
     boundary(comm, || {
-        comm_of(comm)?;
+        crate::intercomm::inter_of(comm)?; // any valid communicator, intercommunicators too
         delete_attr((Kind::Comm, comm), comm_keyval)
     })
 }

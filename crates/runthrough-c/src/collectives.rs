@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};
 
+use crate::inter_collectives::{self, Sides};
 use runthrough::{CollectiveRequest, Comm, Op, PackedOp, Partition, PartitionMut, Rank, Reducible};
 
 use crate::constants::*;
@@ -75,6 +76,10 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            // SAFETY: forwarded contract.
+            return unsafe { inter_collectives::bcast(&sides, buffer, count, datatype, root) };
+        }
         let root = root_of(root)?;
         match Data::of(count, datatype)? {
             Data::Contiguous(len) => {
@@ -282,75 +287,90 @@ pub unsafe extern "C" fn MPI_Reduce_local(
     datatype: c_int,
     op: c_int,
 ) -> c_int {
-    boundary(MPI_COMM_WORLD, || {
-        if count < 0 {
-            return Err(Failure::new(
-                MPI_ERR_COUNT,
-                format!("negative count {count}"),
-            ));
+    // SAFETY: forwarded contract.
+    boundary(MPI_COMM_WORLD, || unsafe {
+        reduce_local(inbuf, inoutbuf, count, datatype, op)
+    })
+}
+
+/// [`MPI_Reduce_local`]'s body (also what an intercommunicator's reductions combine with).
+///
+/// # Safety
+/// As `MPI_Reduce_local`.
+pub(crate) unsafe fn reduce_local(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+) -> Result<(), Failure> {
+    if count < 0 {
+        return Err(Failure::new(
+            MPI_ERR_COUNT,
+            format!("negative count {count}"),
+        ));
+    }
+    if let Some(user) = user_op(op)? {
+        let len = crate::derived::type_size(datatype)?
+            .checked_mul(count as usize)
+            .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the buffers are too large"))?;
+        if len > 0 && (inbuf.is_null() || inoutbuf.is_null()) {
+            return Err(Failure::new(MPI_ERR_BUFFER, "a NULL buffer with data"));
         }
-        if let Some(user) = user_op(op)? {
-            let len = crate::derived::type_size(datatype)?
-                .checked_mul(count as usize)
-                .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "the buffers are too large"))?;
-            if len > 0 && (inbuf.is_null() || inoutbuf.is_null()) {
-                return Err(Failure::new(MPI_ERR_BUFFER, "a NULL buffer with data"));
-            }
-            let (mut len, mut datatype) = (count, datatype);
-            if len > 0 {
-                // SAFETY: `function` is an `MPI_User_function` (MPI_Op_create's contract); the
-                // buffers are the caller's, of `count` elements of `datatype` each (this call's
-                // contract), valid for the call; no lock of the library is held.
-                unsafe { (user.function)(inbuf.cast_mut(), inoutbuf, &mut len, &mut datatype) };
-            }
-            return Ok(());
+        let (mut len, mut datatype) = (count, datatype);
+        if len > 0 {
+            // SAFETY: `function` is an `MPI_User_function` (MPI_Op_create's contract); the
+            // buffers are the caller's, of `count` elements of `datatype` each (this call's
+            // contract), valid for the call; no lock of the library is held.
+            unsafe { (user.function)(inbuf.cast_mut(), inoutbuf, &mut len, &mut datatype) };
         }
-        if let Some(wide) = crate::wide::Wide::of(datatype) {
-            let len = count as usize * wide.size();
-            // SAFETY: forwarded contract; used only during this call.
-            let input = unsafe { input(inbuf, len)? }.to_vec();
-            // SAFETY: forwarded contract; used only during this call.
-            let inout = unsafe { output(inoutbuf, len)? };
-            return wide.combine(op, &input, inout);
-        }
-        let op = op_of(op)?;
-        if !basic(datatype) || is_pair(datatype) {
-            return Err(Failure::new(
-                MPI_ERR_TYPE,
-                "MPI_Reduce_local: a predefined operation takes a basic datatype here",
-            ));
-        }
-        let element = Element::of(datatype)?;
-        if matches!(op, Op::BitAnd | Op::BitOr | Op::BitXor)
-            && matches!(element, Element::F32 | Element::F64)
-        {
-            return Err(Failure::new(
-                MPI_ERR_OP,
-                "a bitwise operation (MPI_BAND, MPI_BOR, MPI_BXOR) does not apply to a \
-                 floating-point type",
-            ));
-        }
-        let len = byte_len(count, datatype)?;
+        return Ok(());
+    }
+    if let Some(wide) = crate::wide::Wide::of(datatype) {
+        let len = count as usize * wide.size();
         // SAFETY: forwarded contract; used only during this call.
         let input = unsafe { input(inbuf, len)? }.to_vec();
         // SAFETY: forwarded contract; used only during this call.
         let inout = unsafe { output(inoutbuf, len)? };
-        match element {
-            Element::I8 => combine_local::<i8>(op, &input, inout),
-            Element::U8 => combine_local::<u8>(op, &input, inout),
-            Element::I16 => combine_local::<i16>(op, &input, inout),
-            Element::U16 => combine_local::<u16>(op, &input, inout),
-            Element::I32 => combine_local::<i32>(op, &input, inout),
-            Element::U32 => combine_local::<u32>(op, &input, inout),
-            Element::Long => combine_local::<c_long>(op, &input, inout),
-            Element::UnsignedLong => combine_local::<c_ulong>(op, &input, inout),
-            Element::I64 => combine_local::<i64>(op, &input, inout),
-            Element::U64 => combine_local::<u64>(op, &input, inout),
-            Element::F32 => combine_local::<f32>(op, &input, inout),
-            Element::F64 => combine_local::<f64>(op, &input, inout),
-        }
-        Ok(())
-    })
+        return wide.combine(op, &input, inout);
+    }
+    let op = op_of(op)?;
+    if !basic(datatype) || is_pair(datatype) {
+        return Err(Failure::new(
+            MPI_ERR_TYPE,
+            "MPI_Reduce_local: a predefined operation takes a basic datatype here",
+        ));
+    }
+    let element = Element::of(datatype)?;
+    if matches!(op, Op::BitAnd | Op::BitOr | Op::BitXor)
+        && matches!(element, Element::F32 | Element::F64)
+    {
+        return Err(Failure::new(
+            MPI_ERR_OP,
+            "a bitwise operation (MPI_BAND, MPI_BOR, MPI_BXOR) does not apply to a \
+             floating-point type",
+        ));
+    }
+    let len = byte_len(count, datatype)?;
+    // SAFETY: forwarded contract; used only during this call.
+    let input = unsafe { input(inbuf, len)? }.to_vec();
+    // SAFETY: forwarded contract; used only during this call.
+    let inout = unsafe { output(inoutbuf, len)? };
+    match element {
+        Element::I8 => combine_local::<i8>(op, &input, inout),
+        Element::U8 => combine_local::<u8>(op, &input, inout),
+        Element::I16 => combine_local::<i16>(op, &input, inout),
+        Element::U16 => combine_local::<u16>(op, &input, inout),
+        Element::I32 => combine_local::<i32>(op, &input, inout),
+        Element::U32 => combine_local::<u32>(op, &input, inout),
+        Element::Long => combine_local::<c_long>(op, &input, inout),
+        Element::UnsignedLong => combine_local::<c_ulong>(op, &input, inout),
+        Element::I64 => combine_local::<i64>(op, &input, inout),
+        Element::U64 => combine_local::<u64>(op, &input, inout),
+        Element::F32 => combine_local::<f32>(op, &input, inout),
+        Element::F64 => combine_local::<f64>(op, &input, inout),
+    }
+    Ok(())
 }
 
 /// `MPI_Reduce`; `sendbuf` may be `MPI_IN_PLACE` at the root.
@@ -370,6 +390,12 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::reduce(&sides, sendbuf, recvbuf, count, datatype, op, root)
+            };
+        }
         let root = root_of(root)?;
         if by_packed_op(datatype) && user_op(op)?.is_none() {
             // SAFETY: forwarded contract.
@@ -435,8 +461,14 @@ pub unsafe extern "C" fn MPI_Allreduce(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { everywhere(sendbuf, recvbuf, count, datatype, op, comm, Reduction::All) }
+    match Sides::of(comm) {
+        Ok(Some(sides)) => boundary(comm, || {
+            // SAFETY: forwarded contract.
+            unsafe { inter_collectives::all_reduce(&sides, sendbuf, recvbuf, count, datatype, op) }
+        }),
+        // SAFETY: forwarded contract.
+        _ => unsafe { everywhere(sendbuf, recvbuf, count, datatype, op, comm, Reduction::All) },
+    }
 }
 
 /// `MPI_Scan` (MPI-4.0 §6.11.1): the combination of `sendbuf` over the participants of rank up
@@ -677,6 +709,16 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let blocks = inter_collectives::uniform(recvcount, sides.remote_size());
+            let blocks = (root == MPI_ROOT).then_some((&blocks.0[..], &blocks.1[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::gather(
+                    &sides, sendbuf, sendcount, sendtype, recvbuf, blocks, recvtype, root,
+                )
+            };
+        }
         let root = root_of(root)?;
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
@@ -747,6 +789,16 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let blocks = inter_collectives::uniform(sendcount, sides.remote_size());
+            let blocks = (root == MPI_ROOT).then_some((&blocks.0[..], &blocks.1[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::scatter(
+                    &sides, sendbuf, blocks, sendtype, recvbuf, recvcount, recvtype, root,
+                )
+            };
+        }
         let root = root_of(root)?;
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
@@ -905,6 +957,28 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let blocks = if root == MPI_ROOT {
+                // SAFETY: forwarded contract.
+                Some(unsafe {
+                    inter_collectives::arrays(
+                        recvcounts,
+                        displs,
+                        sides.remote_size(),
+                        ("recvcounts", "displs"),
+                    )?
+                })
+            } else {
+                None
+            };
+            let blocks = blocks.as_ref().map(|(c, d)| (&c[..], &d[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::gather(
+                    &sides, sendbuf, sendcount, sendtype, recvbuf, blocks, recvtype, root,
+                )
+            };
+        }
         let root = root_of(root)?;
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
@@ -976,6 +1050,28 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let blocks = if root == MPI_ROOT {
+                // SAFETY: forwarded contract.
+                Some(unsafe {
+                    inter_collectives::arrays(
+                        sendcounts,
+                        displs,
+                        sides.remote_size(),
+                        ("sendcounts", "displs"),
+                    )?
+                })
+            } else {
+                None
+            };
+            let blocks = blocks.as_ref().map(|(c, d)| (&c[..], &d[..]));
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::scatter(
+                    &sides, sendbuf, blocks, sendtype, recvbuf, recvcount, recvtype, root,
+                )
+            };
+        }
         let root = root_of(root)?;
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
@@ -1043,6 +1139,21 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let (counts, displs) = inter_collectives::uniform(recvcount, sides.remote_size());
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::all_gather(
+                    &sides,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    (&counts, &displs),
+                    recvtype,
+                )
+            };
+        }
         let in_place = sendbuf == IN_PLACE;
         if !basic(recvtype) || (!in_place && !basic(sendtype)) {
             let comm_box = collective_comm_of(comm)?;
@@ -1101,6 +1212,19 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let n = sides.remote_size();
+            let (send, recv) = (
+                inter_collectives::uniform(sendcount, n),
+                inter_collectives::uniform(recvcount, n),
+            );
+            let send = inter_collectives::typed_blocks(&send.0, &send.1, sendtype)?;
+            let recv = inter_collectives::typed_blocks(&recv.0, &recv.1, recvtype)?;
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::all_to_all(&sides, sendbuf, &send, recvbuf, &recv)
+            };
+        }
         let in_place = sendbuf == IN_PLACE;
         if !basic(recvtype) || (!in_place && !basic(sendtype)) {
             let comm_box = collective_comm_of(comm)?;
@@ -1155,6 +1279,29 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            // SAFETY: forwarded contract.
+            let (counts, displs) = unsafe {
+                inter_collectives::arrays(
+                    recvcounts,
+                    displs,
+                    sides.remote_size(),
+                    ("recvcounts", "displs"),
+                )?
+            };
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::all_gather(
+                    &sides,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    (&counts, &displs),
+                    recvtype,
+                )
+            };
+        }
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
         // SAFETY: forwarded contract.
@@ -1234,6 +1381,22 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let n = sides.remote_size();
+            // SAFETY: forwarded contract.
+            let (send, recv) = unsafe {
+                (
+                    inter_collectives::arrays(sendcounts, sdispls, n, ("sendcounts", "sdispls"))?,
+                    inter_collectives::arrays(recvcounts, rdispls, n, ("recvcounts", "rdispls"))?,
+                )
+            };
+            let send = inter_collectives::typed_blocks(&send.0, &send.1, sendtype)?;
+            let recv = inter_collectives::typed_blocks(&recv.0, &recv.1, recvtype)?;
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::all_to_all(&sides, sendbuf, &send, recvbuf, &recv)
+            };
+        }
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
         // Any datatype: the blocks are packed (a plain copy for the basic types) and unpacked.
@@ -1279,6 +1442,20 @@ pub unsafe extern "C" fn MPI_Alltoallw(
     comm: c_int,
 ) -> c_int {
     boundary(comm, || {
+        if let Some(sides) = Sides::of(comm)? {
+            let n = sides.remote_size();
+            // SAFETY: forwarded contract.
+            let (send, recv) = unsafe {
+                (
+                    inter_collectives::byte_blocks(sendcounts, sdispls, sendtypes, n)?,
+                    inter_collectives::byte_blocks(recvcounts, rdispls, recvtypes, n)?,
+                )
+            };
+            // SAFETY: forwarded contract.
+            return unsafe {
+                inter_collectives::all_to_all(&sides, sendbuf, &send, recvbuf, &recv)
+            };
+        }
         let comm_box = collective_comm_of(comm)?;
         let comm = comm_box.get();
         let n = c_int::try_from(comm.size())

@@ -200,6 +200,8 @@ pub const MPI_GRAPH: c_int = 2;
 pub const MPI_DIST_GRAPH: c_int = 3;
 pub const MPI_PROC_NULL: c_int = -1;
 pub const MPI_ANY_SOURCE: c_int = -2;
+/// The root of a rooted collective on an intercommunicator, at the root itself.
+pub const MPI_ROOT: c_int = -3;
 pub const MPI_ANY_TAG: c_int = -1;
 pub const MPI_UNDEFINED: c_int = -32766;
 pub const MPI_TAG_UB_VALUE: c_int = 2147483647;
@@ -388,6 +390,7 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_GRAPH", MPI_GRAPH),
     ("MPI_DIST_GRAPH", MPI_DIST_GRAPH),
     ("MPI_PROC_NULL", MPI_PROC_NULL),
+    ("MPI_ROOT", MPI_ROOT),
     ("MPI_ANY_SOURCE", MPI_ANY_SOURCE),
     ("MPI_ANY_TAG", MPI_ANY_TAG),
     ("MPI_UNDEFINED", MPI_UNDEFINED),

@@ -41,6 +41,7 @@ mod failures;
 mod fortran;
 mod graph;
 mod info;
+mod inter_collectives;
 mod intercomm;
 mod matched;
 mod ops;

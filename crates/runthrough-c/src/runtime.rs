@@ -466,9 +466,10 @@ pub(crate) fn intra(entry: &CommEntry, handle: c_int) -> Result<&CommEntry, Fail
             MPI_ERR_COMM,
             format!(
                 "communicator {handle} is an intercommunicator: this call takes an \
-                 intracommunicator (on intercommunicators only point-to-point, the local \
-                 queries, MPI_Barrier, MPI_Intercomm_merge, MPI_Comm_dup / _idup / _split / \
-                 _create and MPI_Comm_free are supported)"
+                 intracommunicator (on intercommunicators: point-to-point, the local \
+                 queries, MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather(v), \
+                 MPI_Scatter(v), MPI_Allgather(v), MPI_Alltoall(v/w), MPI_Intercomm_merge, \
+                 MPI_Comm_dup / _idup / _split / _create and MPI_Comm_free)"
             ),
         ));
     }

@@ -293,6 +293,31 @@ fn attributes_test_inter_call_errhandler() {
     scenario("attributes", 2, &[]);
 }
 
+/// `tests/c/intercomm_collectives.c`: the rooted and all-to-all collectives on an
+/// intercommunicator of groups of 2 and 4 (and 2 and 2): data goes from one group to the
+/// other, reductions combine in rank order, wrong use is refused at every rank.
+#[test]
+fn intercomm_collectives() {
+    scenario("intercomm_collectives", 6, &[]);
+    let _one = one_job_at_a_time();
+    run_checked(
+        "intercomm_collectives",
+        compile("intercomm_collectives"),
+        4,
+        &[],
+        &[],
+        &[],
+    );
+}
+
+/// `tests/c/intercomm_collectives.c kill`: the last rank dies before an all-reduce on the
+/// intercommunicator, which fails at every member of the other group (their result needs
+/// it) and returns at every survivor.
+#[test]
+fn intercomm_collectives_with_a_death() {
+    scenario_with("intercomm_collectives", 6, &["kill"], &[], &[5]);
+}
+
 /// `tests/c/pack_external.c`: the external32 representation's bytes (big-endian, a long in
 /// 4 bytes, long double as binary128, pairs and complex numbers), a strided type packed and
 /// unpacked around its gaps, and the refusals (representation, truncation, conversion).
