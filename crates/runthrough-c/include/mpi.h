@@ -910,6 +910,19 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[]);
 int MPI_Request_free(MPI_Request *request);
+/* Generalized requests: an operation the program runs itself, complete once it calls
+ * MPI_Grequest_complete. The completion calls then call query_fn (to fill the status, which
+ * starts empty; its return value is the request's error) and free_fn; MPI_Cancel calls
+ * cancel_fn with whether it completed; MPI_Request_free before the completion leaves free_fn
+ * to MPI_Grequest_complete. The functions may be NULL, and may call the library. */
+typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                       MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                       MPI_Request *request);
+int MPI_Grequest_complete(MPI_Request request);
 
 /* Collectives. */
 int MPI_Barrier(MPI_Comm comm);

@@ -292,6 +292,9 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
             Operation::Pair(pair) => pair.receive,
             operation => Some(operation),
         };
+        if let Some(Operation::Generalized(state)) = &operation {
+            return state.release();
+        }
         if let Some(Operation::Receive(mut pending)) = operation {
             std::thread::Builder::new()
                 .name("rt-freed-request".into())
@@ -329,7 +332,7 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
     boundary_on(|comm| {
         // SAFETY: checked for NULL by `out`.
         let handle = unsafe { out(request, "request")? }.read();
-        with_runtime(|runtime| {
+        let generalized = with_runtime(|runtime| {
             let entry = runtime.requests.get_mut(&handle).ok_or_else(|| {
                 Failure::new(
                     MPI_ERR_REQUEST,
@@ -337,8 +340,13 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
                 )
             })?;
             *comm = entry.comm;
-            cancel(&mut entry.operation)
-        })
+            if let Operation::Generalized(state) = &entry.operation {
+                return Ok(Some(std::sync::Arc::clone(state)));
+            }
+            cancel(&mut entry.operation).map(|()| None)
+        })?;
+        // The program's cancel function runs with no lock held (it may complete the request).
+        generalized.map_or(Ok(()), |state| state.cancel())
     })
 }
 
@@ -361,8 +369,9 @@ fn cancel(operation: &mut Operation) -> Result<(), Failure> {
             }
             Ok(())
         }
-        // Like a send, an MPI_Isendrecv is not cancelled: it completes as it would have.
-        Operation::Complete(_) | Operation::Pair(_) => Ok(()),
+        // Like a send, an MPI_Isendrecv is not cancelled: it completes as it would have. (A
+        // generalized request's cancel function is called by `MPI_Cancel` itself.)
+        Operation::Complete(_) | Operation::Pair(_) | Operation::Generalized(_) => Ok(()),
         Operation::Persistent(persistent) => match persistent.active.as_deref_mut() {
             Some(active) => cancel(active),
             None => Ok(()),
@@ -408,6 +417,35 @@ pub unsafe extern "C" fn MPI_Request_get_status(
         let flag = unsafe { out(flag, "flag")? };
         // SAFETY: forwarded contract.
         let status = unsafe { StatusOut::new(status) };
+        // A generalized request: its query function, if it completed; it stays as it is.
+        let generalized = with_runtime(|runtime| {
+            Ok(match runtime.requests.get(&request) {
+                Some(RequestEntry {
+                    operation: Operation::Generalized(state),
+                    comm: request_comm,
+                }) => {
+                    *comm = *request_comm;
+                    Some(std::sync::Arc::clone(state))
+                }
+                _ => None,
+            })
+        })?;
+        if let Some(state) = generalized {
+            if !state.complete(false) {
+                flag.write(0);
+                return Ok(());
+            }
+            flag.write(1);
+            let queried = state.query();
+            status.write(queried.as_ref().map_or_else(
+                |failure| MPI_Status {
+                    MPI_ERROR: failure.class,
+                    ..empty_status()
+                },
+                |found| *found,
+            ));
+            return queried.map(drop);
+        }
         match progress(request, false, comm)? {
             Progress::Pending => {
                 flag.write(0);

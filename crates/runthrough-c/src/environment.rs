@@ -87,7 +87,7 @@ fn initialize() -> Result<(), Failure> {
             }
         }
     }
-    *phase = Phase::Running(runtime);
+    *phase = Phase::Running(Box::new(runtime));
     // The library is initialized once per process, so this is set at most once.
     let _ = MAIN_THREAD.set(std::thread::current().id());
     Ok(())

@@ -40,6 +40,7 @@ mod external32;
 mod failures;
 mod fortran;
 mod graph;
+mod grequest;
 mod info;
 mod inter_collectives;
 mod intercomm;

@@ -839,6 +839,13 @@ fn advance(operation: Operation, block: bool) -> (Progress, Option<Operation>) {
             Err(error) => (finished(Err(error.into())), None),
         },
         Operation::Pair(pair) => advance_pair(pair, block, finished),
+        Operation::Generalized(state) => {
+            if state.complete(block) {
+                (finished(state.finish()), None)
+            } else {
+                (Progress::Pending, Some(Operation::Generalized(state)))
+            }
+        }
         // A persistent request is never nested in another (`progress` unwraps it).
         Operation::Persistent(persistent) => {
             let failure = Failure::new(MPI_ERR_INTERN, "a persistent request inside a request");

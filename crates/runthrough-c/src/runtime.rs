@@ -240,6 +240,8 @@ pub(crate) enum Operation {
     /// the operation its last `MPI_Start` started. Completing that operation leaves it inactive
     /// and in the table (`crate::point_to_point::progress`).
     Persistent(Box<Persistent>),
+    /// A generalized request (`MPI_Grequest_start`), completed by the program.
+    Generalized(Arc<crate::grequest::State>),
 }
 
 /// The two halves of an `MPI_Isendrecv` request: each is `None` once it finished, its outcome
@@ -291,6 +293,9 @@ pub(crate) struct Runtime {
     pub(crate) attached: Option<Box<(crate::buffered::Address, c_int)>>,
     /// The intercommunicator to the ranks that spawned this process (`MPI_Comm_get_parent`).
     pub(crate) parent: Option<c_int>,
+    /// The generalized requests not yet completed and freed, by request handle (where
+    /// `MPI_Grequest_complete` finds them while a completion call waits on them).
+    pub(crate) generalized: BTreeMap<c_int, Arc<crate::grequest::State>>,
     next_handle: c_int,
 }
 
@@ -298,7 +303,7 @@ pub(crate) struct Runtime {
 #[derive(Debug)]
 pub(crate) enum Phase {
     Before,
-    Running(Runtime),
+    Running(Box<Runtime>),
     Finalized,
 }
 
@@ -354,6 +359,7 @@ impl Runtime {
             ops: BTreeMap::new(),
             attached: None,
             parent: None,
+            generalized: BTreeMap::new(),
             next_handle: 16,
         };
         runtime

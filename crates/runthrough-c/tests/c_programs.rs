@@ -318,6 +318,15 @@ fn intercomm_collectives_with_a_death() {
     scenario_with("intercomm_collectives", 6, &["kill"], &[], &[5]);
 }
 
+/// `tests/c/grequest.c`: generalized requests: query and free functions called once at the
+/// completion (query alone by MPI_Request_get_status), cancel with the completion flag,
+/// MPI_Wait woken by a thread's MPI_Grequest_complete, MPI_Waitall with a receive, a request
+/// freed before its completion, query's error, NULL functions, wrong use.
+#[test]
+fn generalized_requests() {
+    scenario("grequest", 2, &[]);
+}
+
 /// `tests/c/pack_external.c`: the external32 representation's bytes (big-endian, a long in
 /// 4 bytes, long double as binary128, pairs and complex numbers), a strided type packed and
 /// unpacked around its gaps, and the refusals (representation, truncation, conversion).

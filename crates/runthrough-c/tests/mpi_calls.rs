@@ -25,7 +25,7 @@ const AREAS: &[(&str, &[&str])] = &[
     ("Process creation", &["spawn.rs"]),
     ("Process topologies", &["topology.rs", "graph.rs"]),
     ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
-    ("Completion", &["completion.rs"]),
+    ("Completion", &["completion.rs", "grequest.rs"]),
     (
         "Persistent requests, buffered and ready sends",
         &["persistent.rs", "buffered.rs"],
