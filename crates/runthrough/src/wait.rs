@@ -12,7 +12,15 @@
 //!    of its own pays no syscall and no wake-up per message.
 //! 2. **Yield** the core (`sched_yield`) up to [`WaitPolicy::yields`] times (32), for at most
 //!    [`WaitPolicy::yield_for`] (200 µs) of yielding: lets the rank that will answer run on
-//!    this core if it is waiting for one, and costs a syscall per round but no wake-up.
+//!    this core if it is waiting for one, and costs a syscall per round but no wake-up. A
+//!    yield that takes longer than [`WaitPolicy::contended_yield`] (50 µs; 1 ms when the
+//!    ranks outnumber the cores, where a yield runs a sibling rank for a while, as it should)
+//!    gave the core to a task that computes (a busy neighbour on a rank's core: under the
+//!    kernel's fair scheduler each such yield can cost a whole time slice, milliseconds): the
+//!    waiter goes to sleep at once, and its thread skips the yield phase for
+//!    [`WaitPolicy::contended_for`] (20 ms).
+//!    Asleep, it is woken by the sender's ring, and the kernel lets a thread that slept
+//!    preempt one that computes: tens of microseconds instead of a time slice.
 //! 3. **Sleep** on the rank's doorbell (a futex, [`crate::signal`]): the waiter sets its rank's
 //!    sleeping flag, and the next sender that rings the doorbell sees the flag and wakes it.
 //!    The sleep has a safety timeout ([`WaitPolicy::sleep_timeout`], one second) that no
@@ -53,6 +61,12 @@ pub(crate) struct WaitPolicy {
     pub(crate) yield_for: Duration,
     /// A sleep re-checks at least this often: a safety net, not a synchronisation.
     pub(crate) sleep_timeout: Duration,
+    /// A yield that took longer than this ran another task on the core: sleep instead.
+    pub(crate) contended_yield: Duration,
+    /// The same when the ranks outnumber the cores (a yield then runs a sibling rank).
+    pub(crate) contended_yield_oversubscribed: Duration,
+    /// How long a thread whose yield was contended skips the yield phase.
+    pub(crate) contended_for: Duration,
 }
 
 /// The runtime's policy.
@@ -61,7 +75,15 @@ pub(crate) const POLICY: WaitPolicy = WaitPolicy {
     yields: 32,
     yield_for: Duration::from_micros(200),
     sleep_timeout: Duration::from_secs(1),
+    contended_yield: Duration::from_micros(50),
+    contended_yield_oversubscribed: Duration::from_millis(1),
+    contended_for: Duration::from_millis(20),
 };
+
+thread_local! {
+    /// Until when this thread skips the yield phase (a yield of its was contended).
+    static CONTENDED_UNTIL: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
 
 /// Reads of the count between two reads of the clock while spinning: a clock read costs about
 /// as much as a few dozen `spin_loop` rounds, and the spin budget is a few microseconds.
@@ -250,16 +272,35 @@ pub(crate) fn wait_past_hooked<W: Word>(
     }
     let mut round = 0;
     let mut read = false;
-    while round < policy.yields {
+    let contended_before = CONTENDED_UNTIL
+        .get()
+        .is_some_and(|until| Instant::now() < until);
+    let yields = if contended_before { 0 } else { policy.yields };
+    while round < yields {
         if round == IDLE_AFTER_YIELDS && std::mem::take(&mut idle) {
             hooks.idle();
         }
+        let mut contended = false;
         if !read {
+            let before = Instant::now();
             std::thread::yield_now();
+            let took = before.elapsed();
+            let threshold = if oversubscribed {
+                policy.contended_yield_oversubscribed
+            } else {
+                policy.contended_yield
+            };
+            if took >= threshold {
+                contended = true;
+                CONTENDED_UNTIL.set(Some(before + took + policy.contended_for));
+            }
         }
         read = hooks.poll();
         if bell.current() != seen {
             return Phase::Yield;
+        }
+        if contended {
+            break;
         }
         if read {
             round = 0;
@@ -333,6 +374,63 @@ mod tests {
         }
         bell.ring();
         assert_eq!(waiter.join().unwrap(), Phase::Sleep);
+    }
+
+    /// A yield that gives the core to a computing thread (one spinning on the waiter's only
+    /// CPU) ends the yield phase: the waiter sleeps at once, although the policy here would
+    /// let it yield for an hour, and the ring wakes it; its next wait skips the yield phase.
+    #[test]
+    fn a_contended_yield_sends_the_waiter_to_sleep() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let allowed = rustix::thread::sched_getaffinity(None).unwrap();
+        let cpu = (0..rustix::thread::CpuSet::MAX_CPU)
+            .find(|&c| allowed.is_set(c))
+            .unwrap();
+        let pin = move || {
+            let mut one = rustix::thread::CpuSet::new();
+            one.set(cpu);
+            rustix::thread::sched_setaffinity(None, &one).unwrap();
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let spinner = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                pin();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let policy = WaitPolicy {
+            yields: u32::MAX,
+            yield_for: Duration::from_secs(3600),
+            ..POLICY
+        };
+        let bell: Arc<Doorbell> = Arc::default();
+        let waiter = {
+            let bell = Arc::clone(&bell);
+            std::thread::spawn(move || {
+                pin();
+                let mut phases = Vec::new();
+                for _ in 0..2 {
+                    let seen = bell.current();
+                    phases.push(wait_past(&bell, seen, false, &policy));
+                }
+                phases
+            })
+        };
+        for _ in 0..2 {
+            // Asleep within a minute (an hour of yields otherwise), then rung.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !bell.has_sleeper() {
+                assert!(Instant::now() < deadline, "the waiter is still yielding");
+                std::thread::yield_now();
+            }
+            bell.ring();
+        }
+        stop.store(true, Ordering::Relaxed);
+        spinner.join().unwrap();
+        assert_eq!(waiter.join().unwrap(), vec![Phase::Sleep, Phase::Sleep]);
     }
 
     /// The idle hook runs once, only when the wait goes past its cheap start: never when the
