@@ -710,8 +710,8 @@ pub unsafe extern "C" fn MPI_Gather(
 ) -> c_int {
     boundary(comm, || {
         if let Some(sides) = Sides::of(comm)? {
-            let blocks = inter_collectives::uniform(recvcount, sides.remote_size());
-            let blocks = (root == MPI_ROOT).then_some((&blocks.0[..], &blocks.1[..]));
+            let blocks = (root == MPI_ROOT)
+                .then(|| inter_collectives::uniform(recvcount, sides.remote_size()));
             // SAFETY: forwarded contract.
             return unsafe {
                 inter_collectives::gather(
@@ -790,8 +790,8 @@ pub unsafe extern "C" fn MPI_Scatter(
 ) -> c_int {
     boundary(comm, || {
         if let Some(sides) = Sides::of(comm)? {
-            let blocks = inter_collectives::uniform(sendcount, sides.remote_size());
-            let blocks = (root == MPI_ROOT).then_some((&blocks.0[..], &blocks.1[..]));
+            let blocks = (root == MPI_ROOT)
+                .then(|| inter_collectives::uniform(sendcount, sides.remote_size()));
             // SAFETY: forwarded contract.
             return unsafe {
                 inter_collectives::scatter(
@@ -958,20 +958,16 @@ pub unsafe extern "C" fn MPI_Gatherv(
 ) -> c_int {
     boundary(comm, || {
         if let Some(sides) = Sides::of(comm)? {
-            let blocks = if root == MPI_ROOT {
-                // SAFETY: forwarded contract.
-                Some(unsafe {
-                    inter_collectives::arrays(
-                        recvcounts,
-                        displs,
-                        sides.remote_size(),
-                        ("recvcounts", "displs"),
-                    )?
-                })
-            } else {
-                None
+            // SAFETY: forwarded contract.
+            let blocks = unsafe {
+                inter_collectives::root_arrays(
+                    root,
+                    recvcounts,
+                    displs,
+                    sides.remote_size(),
+                    ("recvcounts", "displs"),
+                )?
             };
-            let blocks = blocks.as_ref().map(|(c, d)| (&c[..], &d[..]));
             // SAFETY: forwarded contract.
             return unsafe {
                 inter_collectives::gather(
@@ -1051,20 +1047,16 @@ pub unsafe extern "C" fn MPI_Scatterv(
 ) -> c_int {
     boundary(comm, || {
         if let Some(sides) = Sides::of(comm)? {
-            let blocks = if root == MPI_ROOT {
-                // SAFETY: forwarded contract.
-                Some(unsafe {
-                    inter_collectives::arrays(
-                        sendcounts,
-                        displs,
-                        sides.remote_size(),
-                        ("sendcounts", "displs"),
-                    )?
-                })
-            } else {
-                None
+            // SAFETY: forwarded contract.
+            let blocks = unsafe {
+                inter_collectives::root_arrays(
+                    root,
+                    sendcounts,
+                    displs,
+                    sides.remote_size(),
+                    ("sendcounts", "displs"),
+                )?
             };
-            let blocks = blocks.as_ref().map(|(c, d)| (&c[..], &d[..]));
             // SAFETY: forwarded contract.
             return unsafe {
                 inter_collectives::scatter(

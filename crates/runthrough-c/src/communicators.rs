@@ -266,7 +266,7 @@ impl PendingComm {
                     inter.rank,
                     inter.local_first(),
                 );
-                runtime.comm_mut(handle)?.inter = Some(Arc::new(inter));
+                crate::intercomm::install(runtime.comm_mut(handle)?, inter);
             }
             Ok(handle)
         })?;

@@ -20,6 +20,7 @@ use crate::constants::*;
 use crate::datatypes::{input, output, Element};
 use crate::derived::{layout_of, Layout, MPI_Aint};
 use crate::errors::{boundary, out, Failure};
+use crate::pack::range;
 use crate::wide::Wide;
 
 /// Whether `long double` is the x87 80-bit format (in 16 bytes) here.
@@ -225,25 +226,6 @@ fn count_of(count: c_int) -> Result<usize, Failure> {
         .map_err(|_| Failure::new(MPI_ERR_COUNT, format!("negative count {count}")))
 }
 
-/// The byte range `[position, position + len)` of a buffer of `size` bytes.
-///
-/// # Errors
-/// `MPI_ERR_ARG` for a negative size or position, `MPI_ERR_TRUNCATE` when the range does not
-/// fit.
-fn range(size: MPI_Aint, position: MPI_Aint, len: usize) -> Result<(usize, usize), Failure> {
-    let size = usize::try_from(size)
-        .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative buffer size {size}")))?;
-    let at = usize::try_from(position)
-        .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative position {position}")))?;
-    match at.checked_add(len) {
-        Some(end) if end <= size => Ok((at, end)),
-        _ => Err(Failure::new(
-            MPI_ERR_TRUNCATE,
-            format!("{len} bytes at position {at} do not fit a buffer of {size} bytes"),
-        )),
-    }
-}
-
 /// `MPI_Pack_external`: appends `incount` elements of `datatype` at `inbuf`, in external32, to
 /// `outbuf` at `*position`, and advances `*position`.
 ///
@@ -278,15 +260,16 @@ pub unsafe extern "C" fn MPI_Pack_external(
         // SAFETY: forwarded contract; used only during this call.
         let native = layout.pack_at(count, unsafe { window.read(inbuf)? }, window.low)?;
         let mut external = vec![0u8; external_size(&layout, count)?];
+        let kinds = kinds(&layout);
         let (mut from, mut to) = (0, 0);
         for _ in 0..count {
-            for kind in kinds(&layout) {
+            for &kind in &kinds {
                 let (n, e) = (kind.native(), kind.external());
                 kind.encode(&native[from..from + n], &mut external[to..to + e])?;
                 (from, to) = (from + n, to + e);
             }
         }
-        let (at, end) = range(outsize, position.read(), external.len())?;
+        let (at, end) = range(outsize as i64, position.read() as i64, external.len())?;
         // SAFETY: forwarded contract; used only during this call.
         let packed = unsafe { output(outbuf, end)? };
         packed[at..end].copy_from_slice(&external);
@@ -322,13 +305,18 @@ pub unsafe extern "C" fn MPI_Unpack_external(
         let position = unsafe { out(position, "position")? };
         let count = count_of(outcount)?;
         let layout = layout_of(datatype, true)?;
-        let (at, end) = range(insize, position.read(), external_size(&layout, count)?)?;
+        let (at, end) = range(
+            insize as i64,
+            position.read() as i64,
+            external_size(&layout, count)?,
+        )?;
         // SAFETY: forwarded contract; only read, during this call.
         let external = unsafe { input(inbuf, end)? };
         let mut native = vec![0u8; layout.size * count];
+        let kinds = kinds(&layout);
         let (mut from, mut to) = (at, 0);
         for _ in 0..count {
-            for kind in kinds(&layout) {
+            for &kind in &kinds {
                 let (n, e) = (kind.native(), kind.external());
                 kind.decode(&external[from..from + e], &mut native[to..to + n]);
                 (from, to) = (from + e, to + n);

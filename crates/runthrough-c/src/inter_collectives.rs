@@ -56,6 +56,11 @@ impl Sides {
     /// # Errors
     /// `MPI_ERR_COMM` for an invalid handle.
     pub(crate) fn of(handle: c_int) -> Result<Option<Sides>, Failure> {
+        // No lookup (a lock of the library's table) per collective in a process that never
+        // made an intercommunicator: the call's own lookup then checks the handle.
+        if !crate::intercomm::any_intercommunicator() {
+            return Ok(None);
+        }
         let Some(inter) = crate::intercomm::inter_of(handle)? else {
             return Ok(None);
         };
@@ -119,6 +124,40 @@ impl Sides {
         Ok(((found[0] - 1) as Rank, found[1]))
     }
 }
+
+impl Sides {
+    /// At the root (spanning rank `from`, this rank): block r, of `bytes[r]` bytes, from rank
+    /// r of the other group, over the spanning communicator (this rank's group sends nothing);
+    /// the gathered bytes and each block's range in them, in the other group's rank order.
+    fn gather_remote(
+        &self,
+        bytes: &[usize],
+        from: Rank,
+    ) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>), Failure> {
+        let comm = self.spanning.get();
+        let mut all = vec![0; comm.size() as usize];
+        for (r, &n) in bytes.iter().enumerate() {
+            all[self.remote_at(r)] = n;
+        }
+        let (offsets, total) = displacements(&all);
+        let mut gathered = vec![0u8; total];
+        comm.gather_varcount(
+            &[] as &[u8],
+            Some(PartitionMut::new(&mut gathered, &all, &offsets)),
+            from,
+        )?;
+        let ranges = (0..bytes.len())
+            .map(|r| {
+                let s = self.remote_at(r);
+                offsets[s]..offsets[s] + all[s]
+            })
+            .collect();
+        Ok((gathered, ranges))
+    }
+}
+
+/// The counts and displacements of a `v` call, one of each per rank of the other group.
+pub(crate) type Arrays = (Vec<c_int>, Vec<c_int>);
 
 /// Offsets of consecutive blocks of `counts`.
 fn displacements(counts: &[usize]) -> (Vec<usize>, usize) {
@@ -252,7 +291,7 @@ pub(crate) unsafe fn gather(
     sendcount: c_int,
     sendtype: c_int,
     recvbuf: *mut c_void,
-    blocks: Option<(&[c_int], &[c_int])>,
+    blocks: Option<Arrays>,
     recvtype: c_int,
     root: c_int,
 ) -> Result<(), Failure> {
@@ -262,21 +301,13 @@ pub(crate) unsafe fn gather(
     match role {
         Role::Root => {
             let (counts, displs) = blocks.expect("the root has its blocks");
-            non_negative(counts, "recvcounts")?;
+            non_negative(&counts, "recvcounts")?;
             let one = element_bytes(recvtype)?;
-            let mut bytes = vec![0; comm.size() as usize];
-            for (r, &n) in counts.iter().enumerate() {
-                bytes[sides.remote_at(r)] = n as usize * one;
-            }
-            let (offsets, total) = displacements(&bytes);
-            let mut gathered = vec![0u8; total];
-            let recv = PartitionMut::new(&mut gathered, &bytes, &offsets);
-            comm.gather_varcount(&[] as &[u8], Some(recv), from)?;
-            for (r, (&n, &d)) in counts.iter().zip(displs).enumerate() {
-                let s = sides.remote_at(r);
-                let block = &gathered[offsets[s]..offsets[s] + bytes[s]];
+            let bytes: Vec<usize> = counts.iter().map(|&n| n as usize * one).collect();
+            let (gathered, ranges) = sides.gather_remote(&bytes, from)?;
+            for ((&n, &d), range) in counts.iter().zip(&displs).zip(ranges) {
                 // SAFETY: forwarded contract: the root's blocks are writable.
-                unsafe { unpack(block, at(recvbuf, d, recvtype)?, n, recvtype)? };
+                unsafe { unpack(&gathered[range], at(recvbuf, d, recvtype)?, n, recvtype)? };
             }
         }
         Role::Idle => comm.gather_varcount(&[] as &[u8], None, from)?,
@@ -298,7 +329,7 @@ pub(crate) unsafe fn gather(
 pub(crate) unsafe fn scatter(
     sides: &Sides,
     sendbuf: *const c_void,
-    blocks: Option<(&[c_int], &[c_int])>,
+    blocks: Option<Arrays>,
     sendtype: c_int,
     recvbuf: *mut c_void,
     recvcount: c_int,
@@ -311,10 +342,10 @@ pub(crate) unsafe fn scatter(
     match role {
         Role::Root => {
             let (counts, displs) = blocks.expect("the root has its blocks");
-            non_negative(counts, "sendcounts")?;
+            non_negative(&counts, "sendcounts")?;
             let mut bytes = vec![0; comm.size() as usize];
             let mut data = Vec::new();
-            for (r, (&n, &d)) in counts.iter().zip(displs).enumerate() {
+            for (r, (&n, &d)) in counts.iter().zip(&displs).enumerate() {
                 // SAFETY: forwarded contract: the root's blocks are readable.
                 let block = unsafe { packed(at(sendbuf, d, sendtype)?, n, sendtype)? };
                 bytes[sides.remote_at(r)] = block.len();
@@ -336,7 +367,9 @@ pub(crate) unsafe fn scatter(
 }
 
 /// `MPI_Allgather` / `MPI_Allgatherv` on an intercommunicator: every member's block to every
-/// member of the other group, rank r's at `displs[r]` with `counts[r]` elements of `recvtype`.
+/// member of the other group, rank r's at `displs[r]` with `counts[r]` elements of `recvtype`:
+/// an all-to-all whose send blocks are all this rank's block (the receive counts say every
+/// length, so no lengths are exchanged first).
 ///
 /// # Safety
 /// As `MPI_Allgatherv`.
@@ -349,33 +382,20 @@ pub(crate) unsafe fn all_gather(
     (counts, displs): (&[c_int], &[c_int]),
     recvtype: c_int,
 ) -> Result<(), Failure> {
-    non_negative(counts, "recvcounts")?;
-    let comm = sides.spanning.get();
+    let mine = Block {
+        count: sendcount,
+        offset: 0,
+        datatype: sendtype,
+    };
+    let send = vec![mine; sides.remote];
+    let recv = typed_blocks(counts, displs, recvtype)?;
     // SAFETY: forwarded contract.
-    let mine = unsafe { packed(sendbuf, sendcount, sendtype)? };
-    // Every member's byte count: the other group's are what this rank receives, its own
-    // group's come from the first all-gather.
-    let mut lengths = vec![0u8; 8 * comm.size() as usize];
-    comm.all_gather(&(mine.len() as u64).to_ne_bytes(), &mut lengths)?;
-    let bytes: Vec<usize> = lengths
-        .chunks_exact(8)
-        .map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")) as usize)
-        .collect();
-    let (offsets, total) = displacements(&bytes);
-    let mut gathered = vec![0u8; total];
-    comm.iall_gather_varcount(&mine, PartitionMut::new(&mut gathered, &bytes, &offsets))?
-        .wait()?;
-    for (r, (&n, &d)) in counts.iter().zip(displs).enumerate() {
-        let s = sides.remote_at(r);
-        let block = &gathered[offsets[s]..offsets[s] + bytes[s]];
-        // SAFETY: forwarded contract.
-        unsafe { unpack(block, at(recvbuf, d, recvtype)?, n, recvtype)? };
-    }
-    Ok(())
+    unsafe { all_to_all(sides, sendbuf, &send, recvbuf, &recv) }
 }
 
 /// One block of an all-to-all: `count` elements of `datatype`, `offset` bytes from the
 /// buffer pointer.
+#[derive(Clone, Copy)]
 pub(crate) struct Block {
     count: c_int,
     offset: isize,
@@ -526,18 +546,8 @@ pub(crate) unsafe fn reduce(
     match role {
         Role::Root => {
             let one = element_bytes(datatype)? * count.max(0) as usize;
-            let mut bytes = vec![0; comm.size() as usize];
-            for r in 0..sides.remote {
-                bytes[sides.remote_at(r)] = one;
-            }
-            let (offsets, total) = displacements(&bytes);
-            let mut gathered = vec![0u8; total];
-            let recv = PartitionMut::new(&mut gathered, &bytes, &offsets);
-            comm.gather_varcount(&[] as &[u8], Some(recv), from)?;
-            let start = offsets[sides.remote_start()];
-            let blocks: Vec<&[u8]> = gathered[start..start + one * sides.remote]
-                .chunks(one.max(1))
-                .collect();
+            let (gathered, ranges) = sides.gather_remote(&vec![one; sides.remote], from)?;
+            let blocks: Vec<&[u8]> = ranges.into_iter().map(|r| &gathered[r]).collect();
             // SAFETY: forwarded contract.
             unsafe { fold(&blocks, recvbuf, count, datatype, op) }
         }
@@ -587,12 +597,31 @@ pub(crate) unsafe fn arrays(
     displs: *const c_int,
     n: usize,
     (counts_name, displs_name): (&str, &str),
-) -> Result<(Vec<c_int>, Vec<c_int>), Failure> {
+) -> Result<Arrays, Failure> {
     // SAFETY: forwarded contract.
     unsafe { Ok((ints(counts, n, counts_name)?, ints(displs, n, displs_name)?)) }
 }
 
+/// The blocks of a rooted `v` call at the root (`MPI_ROOT`): [`arrays`]; `None` elsewhere,
+/// where MPI reads no arrays.
+///
+/// # Safety
+/// At the root, the pointers are NULL or point at `n` readable ints.
+pub(crate) unsafe fn root_arrays(
+    root: c_int,
+    counts: *const c_int,
+    displs: *const c_int,
+    n: usize,
+    names: (&str, &str),
+) -> Result<Option<Arrays>, Failure> {
+    if root != MPI_ROOT {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { arrays(counts, displs, n, names) }.map(Some)
+}
+
 /// `n` blocks of `count` elements one after the other: counts and displacements.
-pub(crate) fn uniform(count: c_int, n: usize) -> (Vec<c_int>, Vec<c_int>) {
+pub(crate) fn uniform(count: c_int, n: usize) -> Arrays {
     (vec![count; n], (0..n as c_int).map(|r| r * count).collect())
 }

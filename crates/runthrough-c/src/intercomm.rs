@@ -94,6 +94,22 @@ pub(crate) fn backing(handle: c_int) -> Result<Vec<Arc<CommBox>>, Failure> {
     })
 }
 
+/// Whether this process ever made an intercommunicator: until it does, the calls that take
+/// either kind ([`crate::inter_collectives::Sides::of`]) skip the table lookup.
+static ANY_INTERCOMM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes `entry` an intercommunicator with `inter`.
+pub(crate) fn install(entry: &mut CommEntry, inter: Inter) {
+    ANY_INTERCOMM.store(true, std::sync::atomic::Ordering::Release);
+    entry.inter = Some(Arc::new(inter));
+}
+
+/// Whether this process ever made an intercommunicator (a handle it was given before then is
+/// an intracommunicator or invalid).
+pub(crate) fn any_intercommunicator() -> bool {
+    ANY_INTERCOMM.load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// The intercommunicator part of `handle`'s entry: `None` for an intracommunicator.
 ///
 /// # Errors
@@ -389,7 +405,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         };
         let handle = with_runtime(|runtime| {
             let handle = runtime.add_comm(send, local_comm);
-            runtime.comm_mut(handle)?.inter = Some(Arc::new(inter));
+            install(runtime.comm_mut(handle)?, inter);
             Ok(handle)
         })?;
         newintercomm.write(handle);
@@ -728,7 +744,7 @@ pub(crate) fn split(
     );
     with_runtime(|runtime| {
         let made = runtime.add_comm(send, handle);
-        runtime.comm_mut(made)?.inter = Some(Arc::new(inter));
+        install(runtime.comm_mut(made)?, inter);
         Ok(made)
     })
 }

@@ -12,12 +12,13 @@ use crate::derived::layout_of;
 use crate::errors::{boundary, out, Failure};
 use crate::runtime::comm_of;
 
-/// The byte range `[position, position + len)` of a buffer of `size` bytes.
+/// The byte range `[position, position + len)` of a buffer of `size` bytes (the `int` sizes and
+/// positions of `MPI_Pack`, the `MPI_Aint` ones of `MPI_Pack_external`, widened).
 ///
 /// # Errors
 /// `MPI_ERR_ARG` for a negative size or position, `MPI_ERR_TRUNCATE` when the range does not
 /// fit.
-fn range(size: c_int, position: c_int, len: usize) -> Result<(usize, usize), Failure> {
+pub(crate) fn range(size: i64, position: i64, len: usize) -> Result<(usize, usize), Failure> {
     let size = usize::try_from(size)
         .map_err(|_| Failure::new(MPI_ERR_ARG, format!("negative buffer size {size}")))?;
     let at = usize::try_from(position)
@@ -62,7 +63,7 @@ pub unsafe extern "C" fn MPI_Pack(
         let window = layout.window(count)?;
         // SAFETY: forwarded contract; used only during this call.
         let data = layout.pack_at(count, unsafe { window.read(inbuf)? }, window.low)?;
-        let (at, end) = range(outsize, position.read(), data.len())?;
+        let (at, end) = range(outsize.into(), position.read().into(), data.len())?;
         // SAFETY: forwarded contract; used only during this call.
         let packed = unsafe { output(outbuf, end)? };
         packed[at..end].copy_from_slice(&data);
@@ -100,7 +101,7 @@ pub unsafe extern "C" fn MPI_Unpack(
         let len = count
             .checked_mul(layout.size)
             .ok_or_else(|| Failure::new(MPI_ERR_COUNT, "count too large"))?;
-        let (at, end) = range(insize, position.read(), len)?;
+        let (at, end) = range(insize.into(), position.read().into(), len)?;
         // SAFETY: forwarded contract; only read, during this call.
         let packed = unsafe { input(inbuf, end)? };
         let window = layout.window(count)?;

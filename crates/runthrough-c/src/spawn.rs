@@ -50,7 +50,7 @@ pub(crate) fn install(
     );
     with_runtime(|runtime| {
         let handle = runtime.add_comm(send, errhandler_from);
-        runtime.comm_mut(handle)?.inter = Some(Arc::new(entry));
+        crate::intercomm::install(runtime.comm_mut(handle)?, entry);
         Ok(handle)
     })
 }

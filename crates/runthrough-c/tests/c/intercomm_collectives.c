@@ -11,7 +11,9 @@
  * (MPI_ERR_BUFFER), MPI_Scan (MPI_ERR_COMM).
  * With the argument "kill": the last rank dies before an MPI_Allreduce, which returns
  * MPIX_ERR_PROC_FAILED at every member of A (their result needs its contribution) and
- * MPI_SUCCESS or MPIX_ERR_PROC_FAILED at the members of B; none hangs. */
+ * MPI_SUCCESS or MPIX_ERR_PROC_FAILED at the members of B; then an MPI_Bcast from A's rank 0
+ * (a leaf that succeeds has the data) and an MPI_Reduce at it (MPIX_ERR_PROC_FAILED at the
+ * root); none hangs. */
 #include "ft_common.h"
 
 #include <string.h>
@@ -55,6 +57,20 @@ int main(int argc, char **argv) {
             CHECK(class == MPIX_ERR_PROC_FAILED, "A: allreduce class %d", class);
         else
             CHECK(class == MPI_SUCCESS || class == MPIX_ERR_PROC_FAILED, "B: class %d", class);
+        /* Rooted at A's rank 0: a broadcast reaches a live leaf whole or fails there, and a
+         * reduction cannot complete at the root without the dead rank's contribution. */
+        int word = in_a ? 77 : -1, root = in_a ? (l == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        rc = MPI_Bcast(&word, 1, MPI_INT, root, inter);
+        MPI_Error_class(rc, &class);
+        CHECK(class == MPI_SUCCESS || class == MPIX_ERR_PROC_FAILED, "bcast class %d", class);
+        if (!in_a && class == MPI_SUCCESS)
+            CHECK(word == 77, "bcast delivered %d", word);
+        rc = MPI_Reduce(&one, &sum, 1, MPI_INT, MPI_SUM, root, inter);
+        MPI_Error_class(rc, &class);
+        if (root == MPI_ROOT)
+            CHECK(class == MPIX_ERR_PROC_FAILED, "reduce at the root: class %d", class);
+        else
+            CHECK(class == MPI_SUCCESS || class == MPIX_ERR_PROC_FAILED, "reduce class %d", class);
         return ft_finish();
     }
 
