@@ -478,3 +478,6 @@ pub unsafe extern "C" fn MPI_Attr_get(
 pub extern "C" fn MPI_Attr_delete(comm: c_int, keyval: c_int) -> c_int {
     MPI_Comm_delete_attr(comm, keyval)
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("attributes.rs");

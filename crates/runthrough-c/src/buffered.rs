@@ -154,3 +154,6 @@ pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut 
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("buffered.rs");

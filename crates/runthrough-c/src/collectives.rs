@@ -2408,3 +2408,6 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
     // SAFETY: forwarded contract.
     unsafe { start_or_schedule(comm, request, scheduled) }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("collectives.rs");

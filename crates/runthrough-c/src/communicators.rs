@@ -1127,3 +1127,6 @@ pub unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("communicators.rs");

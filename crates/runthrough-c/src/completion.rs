@@ -501,3 +501,6 @@ pub unsafe extern "C" fn MPI_Request_get_status(
         }
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("completion.rs");

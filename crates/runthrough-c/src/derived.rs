@@ -1856,6 +1856,9 @@ unsafe fn write_bounds<T>(
     })
 }
 
+// The `PMPI_` names of this module's functions.
+profiling_names!("derived.rs");
+
 #[cfg(test)]
 mod tests {
     use super::*;

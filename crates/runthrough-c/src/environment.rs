@@ -361,3 +361,6 @@ pub(crate) fn host_name() -> Option<String> {
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("environment.rs");

@@ -606,3 +606,6 @@ pub extern "C" fn MPI_Comm_call_errhandler(comm: c_int, errorcode: c_int) -> c_i
         Err(failure) => raise(comm, failure),
     }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("errors.rs");

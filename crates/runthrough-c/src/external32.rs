@@ -358,6 +358,9 @@ pub unsafe extern "C" fn MPI_Pack_external_size(
     })
 }
 
+// The `PMPI_` names of this module's functions.
+profiling_names!("external32.rs");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -598,3 +598,6 @@ pub unsafe extern "C" fn MPI_Comm_ack_failed(
     // SAFETY: forwarded contract.
     unsafe { MPIX_Comm_ack_failed(comm, num_to_ack, num_acked) }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("failures.rs");

@@ -130,3 +130,6 @@ pub extern "C" fn MPI_Win_c2f(win: c_int) -> c_int {
 pub extern "C" fn MPI_Win_f2c(win: c_int) -> c_int {
     win
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("fortran.rs");

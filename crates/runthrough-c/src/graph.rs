@@ -597,3 +597,6 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("graph.rs");

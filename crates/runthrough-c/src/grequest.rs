@@ -236,3 +236,6 @@ pub extern "C" fn MPI_Grequest_complete(request: c_int) -> c_int {
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("grequest.rs");

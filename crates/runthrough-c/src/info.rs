@@ -478,3 +478,6 @@ pub unsafe extern "C" fn MPI_Info_free(info: *mut c_int) -> c_int {
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("info.rs");

@@ -748,3 +748,6 @@ pub(crate) fn split(
         Ok(made)
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("intercomm.rs");

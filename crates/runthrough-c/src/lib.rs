@@ -26,6 +26,16 @@
 //! The header's opening comment lists where the runtime has no exact counterpart and what the
 //! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
 
+/// Defines a module's profiling-interface names: the `PMPI_*` / `PMPIX_*` twin of each `MPI_*` /
+/// `MPIX_*` function the module exports, written by `build.rs` from the module's source. Every
+/// module that exports functions ends with `profiling_names!("<its file name>");`
+/// (`tests/profiling.rs` fails on an exported function without its twin).
+macro_rules! profiling_names {
+    ($file:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/profiling/", $file));
+    };
+}
+
 mod attributes;
 mod buffered;
 mod collectives;

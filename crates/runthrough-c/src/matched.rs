@@ -229,3 +229,6 @@ pub unsafe extern "C" fn MPI_Imrecv(
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("matched.rs");

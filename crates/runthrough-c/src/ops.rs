@@ -309,6 +309,9 @@ pub(crate) fn packed_user(
     ))
 }
 
+// The `PMPI_` names of this module's functions.
+profiling_names!("ops.rs");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -144,3 +144,6 @@ pub unsafe extern "C" fn MPI_Pack_size(
         Ok(())
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("pack.rs");

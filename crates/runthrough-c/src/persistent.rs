@@ -461,3 +461,6 @@ impl Template {
         });
     }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("persistent.rs");

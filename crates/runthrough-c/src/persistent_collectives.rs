@@ -828,3 +828,6 @@ pub unsafe extern "C" fn MPI_Alltoallw_init(
     // SAFETY: forwarded contract.
     unsafe { all_to_all_init(sendbuf, send, recvbuf, recv, comm, info, request) }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("persistent_collectives.rs");

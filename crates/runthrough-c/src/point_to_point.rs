@@ -1517,3 +1517,6 @@ impl Exchange {
         Ok(status)
     }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("point_to_point.rs");

@@ -328,3 +328,6 @@ pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut c_int) -> c_int {
         waited
     }
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("spawn.rs");

@@ -672,6 +672,9 @@ fn search(
     }
 }
 
+// The `PMPI_` names of this module's functions.
+profiling_names!("topology.rs");
+
 #[cfg(test)]
 mod tests {
     use super::balanced;

@@ -508,3 +508,6 @@ pub extern "C" fn MPI_Type_delete_attr(datatype: c_int, type_keyval: c_int) -> c
         crate::attributes::delete_attr((Kind::Type, datatype), type_keyval)
     })
 }
+
+// The `PMPI_` names of this module's functions.
+profiling_names!("typeinfo.rs");

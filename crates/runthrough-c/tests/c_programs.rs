@@ -40,6 +40,12 @@ fn compile_with(name: &str, extension: &str, compiler: Option<&str>) -> PathBuf 
 
 /// Compiles `source` with rtcc into the test's scratch directory as `name`.
 fn compile_source(name: &str, source: &Path, compiler: Option<&str>) -> PathBuf {
+    rtcc(name, &[source.as_os_str()], compiler)
+}
+
+/// Runs rtcc on `args` (sources and options) with the tests' warnings, writing `name` in the
+/// test's scratch directory.
+fn rtcc(name: &str, args: &[&std::ffi::OsStr], compiler: Option<&str>) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
     std::fs::create_dir_all(&dir).unwrap();
     let program = dir.join(name);
@@ -54,15 +60,15 @@ fn compile_source(name: &str, source: &Path, compiler: Option<&str>) -> PathBuf 
         .arg("-Wall")
         .arg("-Werror")
         .arg("-g")
-        .arg(source)
+        .args(args)
         .arg("-o")
         .arg(&program)
         .output()
         .expect("rtcc runs");
     assert!(
         output.status.success(),
-        "rtcc {} failed:\n{}{}",
-        source.display(),
+        "rtcc {:?} failed:\n{}{}",
+        args,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
@@ -410,6 +416,61 @@ fn intercomm_split() {
 #[test]
 fn idup() {
     scenario("idup", 4, &[3]);
+}
+
+/// The profiling interface (`tests/c/profiling.c` under the tool of `tests/c/profiling_tool.c`,
+/// which defines four MPI calls and reaches the library through their `PMPI_` names): built
+/// into the program and preloaded as a shared library under the unchanged program, with no
+/// failure and with rank 2 dead before the all-reductions. The tool sees exactly the program's
+/// calls (not the library's own work inside `MPI_Sendrecv`, `MPI_Comm_free` or the shrink),
+/// its `PMPI_` calls reach the library (without `-Bsymbolic-functions` they would come back
+/// to the tool and recurse until the stack ran out), and an error passes through it.
+#[test]
+fn profiling_tool_built_in_and_preloaded() {
+    let _one = one_job_at_a_time();
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let (program, tool) = (c.join("profiling.c"), c.join("profiling_tool.c"));
+    let built_in = rtcc(
+        "profiling_built_in",
+        &[program.as_os_str(), tool.as_os_str()],
+        None,
+    );
+    let plain = rtcc("profiling", &[program.as_os_str()], None);
+    let shared = ["-shared".as_ref(), "-fPIC".as_ref(), tool.as_os_str()];
+    let preload = rtcc("libprofiling_tool.so", &shared, None);
+    // rank: (send, recv, allreduce, agree, errors) with no failure, then with rank 2 dead.
+    let counts = |kill: bool, rank: u32| match (kill, rank) {
+        (_, 0) => (3, 0, 2, 1, u32::from(kill)),
+        (_, 1) => (0, 3, 2, 1, u32::from(kill)),
+        _ => (0, 0, 2, 1, 0),
+    };
+    for kill in [false, true] {
+        let (args, dead): (&[&str], &[u32]) = if kill { (&["kill"], &[2]) } else { (&[], &[]) };
+        for (how, executable, preloaded) in [
+            ("built in", &built_in, None),
+            ("preloaded", &plain, Some(&preload)),
+        ] {
+            let mut job = Job::new(3, executable.clone());
+            job.args = args.iter().map(Into::into).collect();
+            if let Some(library) = preloaded {
+                job.env
+                    .push(("LD_PRELOAD".into(), library.display().to_string()));
+            }
+            let name = format!("profiling ({how}, kill: {kill})");
+            let report = run_job(&name, job, dead);
+            for rank in (0..3).filter(|r| !dead.contains(r)) {
+                let (s, r, a, g, e) = counts(kill, rank);
+                let want = format!(
+                    "tool: rank {rank} send {s} recv {r} allreduce {a} agree {g} errors {e}"
+                );
+                assert!(
+                    report.stdout_of(rank).contains(&want.as_str()),
+                    "{name}: rank {rank} should print `{want}`\n{}",
+                    output(&report)
+                );
+            }
+        }
+    }
 }
 
 /// `tests/c/handle_conversions.c`: MPI_<Kind>_c2f / _f2c for every handle type (MPI_File and

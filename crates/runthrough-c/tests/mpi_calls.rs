@@ -60,6 +60,11 @@ fn library() -> PathBuf {
 
 /// The `MPI_*` / `MPIX_*` functions the library exports.
 fn exported() -> BTreeSet<String> {
+    exported_with(&["MPI_", "MPIX_"])
+}
+
+/// The functions the library exports whose names start with one of `prefixes`.
+fn exported_with(prefixes: &[&str]) -> BTreeSet<String> {
     let output = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(library())
@@ -72,8 +77,7 @@ fn exported() -> BTreeSet<String> {
         .filter_map(|line| {
             let mut words = line.split_whitespace();
             let (_, kind, name) = (words.next()?, words.next()?, words.next()?);
-            (kind == "T" && (name.starts_with("MPI_") || name.starts_with("MPIX_")))
-                .then(|| name.to_string())
+            (kind == "T" && prefixes.iter().any(|p| name.starts_with(p))).then(|| name.to_string())
         })
         .collect()
 }
@@ -185,6 +189,15 @@ fn calls(text: &str, name: &str) -> bool {
         let after = text[at + name.len()..].trim_start();
         !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') && after.starts_with('(')
     })
+}
+
+/// The profiling interface: the library exports every `MPI_*` / `MPIX_*` function under its
+/// `PMPI_*` / `PMPIX_*` name too, and no other `PMPI` name (`build.rs` writes the twins).
+#[test]
+fn every_exported_call_has_its_profiling_name() {
+    let twins: BTreeSet<String> = exported().iter().map(|name| format!("P{name}")).collect();
+    assert_eq!(twins, exported_with(&["PMPI"]));
+    assert!(twins.len() > 250, "only {} calls", twins.len());
 }
 
 #[test]

@@ -59,12 +59,19 @@ const LACKING: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Programs built from two files: the program and a part that is not a program (no `main`).
+const PARTS: &[(&str, &str)] = &[("profiling", "profiling_tool")];
+
 fn programs() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
     let mut programs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/c")
         .map(|entry| entry.expect("an entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "c"))
+        .filter(|path| {
+            let stem = path.file_stem().unwrap().to_string_lossy();
+            !PARTS.iter().any(|&(_, part)| part == stem)
+        })
         .collect();
     programs.sort();
     programs
@@ -87,10 +94,12 @@ fn build_all(mpi: &str, wrapper: &Path) -> (usize, Vec<String>) {
         if runthrough_only(&source) || LACKING.iter().any(|&(m, n, _)| m == mpi && n == name) {
             continue;
         }
+        let parts = PARTS.iter().filter(|&&(program, _)| program == name);
         let output = Command::new(wrapper)
             .args(["-std=gnu11", "-Werror=implicit-function-declaration", "-I"])
             .arg(source.parent().unwrap())
             .arg(&source)
+            .args(parts.map(|(_, part)| source.with_file_name(format!("{part}.c"))))
             .arg("-o")
             .arg(out.join(&name))
             .arg("-lm")
