@@ -143,11 +143,12 @@ fn check_bind(spec: &str, job: &Job) -> Result<(), String> {
     }
 }
 
-/// Finds `program` as `mpirun` does: a name with a `/` as it is, any other on `PATH`.
+/// Finds `program` as Open MPI's `mpirun` does: a name with a `/` as it is, any other on
+/// `PATH`, else in the current directory.
 ///
 /// # Errors
-/// A message naming the program: not found (on `PATH`, with a hint when the current
-/// directory has it), not a file, or not executable.
+/// A message naming the program: not found (on `PATH` or in the current directory), not a
+/// file, or not executable.
 pub fn find_program(program: &OsStr) -> Result<PathBuf, String> {
     let shown = program.to_string_lossy();
     if program.is_empty() {
@@ -186,10 +187,26 @@ pub fn find_program(program: &OsStr) -> Result<PathBuf, String> {
             candidate.display()
         ));
     }
-    let hint = if Path::new(program).is_file() {
-        format!(" (to run the one in this directory: ./{shown})")
-    } else {
-        String::new()
-    };
-    Err(format!("{shown}: not found on PATH{hint}"))
+    if let Some(here) = in_this_directory(program) {
+        return Ok(here);
+    }
+    Err(format!(
+        "{shown}: not found on PATH or in the current directory"
+    ))
+}
+
+/// A program named without `/` that is not on PATH: the executable file of that name in the
+/// current directory, as Open MPI's mpirun finds it (build systems' test commands, CMake's
+/// among them, name a program built there that way).
+pub(crate) fn in_this_directory(program: &OsStr) -> Option<PathBuf> {
+    let path = Path::new(program);
+    if program.to_string_lossy().contains('/') {
+        return None;
+    }
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| dir.join(program).is_file());
+    let m = std::fs::metadata(path).ok()?;
+    (!on_path && m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .then(|| std::env::current_dir().ok().map(|dir| dir.join(path)))
+        .flatten()
 }

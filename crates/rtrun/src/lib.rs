@@ -1342,7 +1342,9 @@ pub fn run(job: &Job) -> io::Result<Report> {
         Some(_) if job.program.is_relative() && job.program.components().count() > 1 => {
             std::env::current_dir()?.join(&job.program)
         }
-        _ => job.program.clone(),
+        _ => {
+            check::in_this_directory(job.program.as_os_str()).unwrap_or_else(|| job.program.clone())
+        }
     };
     let cpus = if job.bind_to == BindTo::None {
         None

@@ -109,7 +109,12 @@ struct Args {
     /// runs any of the program (not counted against the exit status).
     #[arg(long, value_name = "N")]
     universe_size: Option<u32>,
-    /// The program (a name without `/` is looked up on PATH) and its arguments.
+    /// Open MPI's option that turns fault tolerance on (`ulfm`, `mpi`), taken so that scripts
+    /// and build systems written for its mpirun run unchanged: here it is always on.
+    #[arg(long, value_name = "ulfm|mpi", value_parser = ["ulfm", "mpi"])]
+    with_ft: Option<String>,
+    /// The program (a name without `/` is looked up on PATH, then in the current directory)
+    /// and its arguments.
     #[arg(required = true, num_args = 1..)]
     command: Vec<OsString>,
 }
@@ -159,8 +164,11 @@ fn parse_ranks(text: &str) -> Result<u32, String> {
 }
 
 /// The options that take a value (so that the program is the first word after them).
-const VALUE_OPTIONS: [&str; 13] = [
+const VALUE_OPTIONS: [&str; 16] = [
     "-n",
+    "--with-ft",
+    "--initial-errhandler",
+    "--universe-size",
     "--bind-to",
     "--np",
     "-x",

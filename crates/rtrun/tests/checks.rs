@@ -165,7 +165,7 @@ fn bad_input_is_refused_before_anything_starts_naming_it() {
         ("./no-such-program", "./no-such-program: no such file"),
         (
             "no-such-program-on-path",
-            "no-such-program-on-path: not found on PATH",
+            "no-such-program-on-path: not found on PATH or in the current directory",
         ),
         (not_executable.as_str(), "not executable"),
     ] {
@@ -197,15 +197,46 @@ fn an_unknown_setting_is_a_warning() {
 }
 
 /// mpirun's `-np N` works as `-n N`, and only among rtrun's options: the program's own `-np`
-/// reaches it unchanged. A program without `/` is found on PATH, as mpirun finds it.
+/// reaches it unchanged, also after Open MPI's `--with-ft mpi` (taken, fault tolerance being
+/// always on; a kind Open MPI lacks is refused). A program without `/` is found on PATH, as
+/// mpirun finds it.
 #[test]
 fn np_is_taken_like_n_and_programs_are_found_on_path() {
-    let output = rtrun(&["-np", "3", "--tag-output", "echo", "-np", "5"], &[]);
+    let refused = rtrun(&["-n", "2", "--with-ft", "maybe", "true"], &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let args = [
+        "--with-ft",
+        "mpi",
+        "-np",
+        "3",
+        "--tag-output",
+        "echo",
+        "-np",
+        "5",
+    ];
+    let output = rtrun(&args, &[]);
     let message = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{message}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(stdout.matches("-np 5").count(), 3, "{stdout}");
     assert!(message.contains("3 ranks, 3 exited 0"), "{message}");
+
+    // A program in the current directory and not on PATH, named without `./`, as CMake's test
+    // commands name it: found there, as Open MPI's mpirun finds it.
+    let dir = std::env::temp_dir().join(format!("rt-cwd-program-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("rt_here_program");
+    std::fs::write(&script, "#!/bin/sh\necho here \"$@\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = Command::new(RTRUN)
+        .args(["-n", "2", "rt_here_program", "x"])
+        .current_dir(&dir)
+        .output()
+        .expect("rtrun runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout.matches("here x").count(), 2, "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The guide's examples of what is refused (docs/src/faults.md).
