@@ -524,8 +524,9 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
 }
 
 /// `MPI_Comm_free`: local; runs the delete callbacks of its attributes, then sets the handle
-/// to `MPI_COMM_NULL`. Pending requests on it complete
-/// normally. `MPI_COMM_WORLD` and `MPI_COMM_SELF` cannot be freed (`MPI_ERR_COMM`).
+/// to `MPI_COMM_NULL`. Pending requests on it complete normally, and report their errors
+/// through its error handler. `MPI_COMM_WORLD` and `MPI_COMM_SELF` cannot be freed
+/// (`MPI_ERR_COMM`).
 ///
 /// # Safety
 /// `comm` is NULL or points at a readable and writable `MPI_Comm`.
@@ -549,7 +550,13 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
         crate::attributes::delete_all((Kind::Comm, handle))?;
         let entry = with_runtime(|runtime| {
             runtime.comm(handle)?;
-            Ok(runtime.comms.remove(&handle))
+            let entry = runtime.comms.remove(&handle);
+            if let Some(entry) = &entry {
+                if runtime.requests.values().any(|r| r.comm == handle) {
+                    runtime.freed_handlers.insert(handle, entry.errhandler.1);
+                }
+            }
+            Ok(entry)
         })?;
         // Released when its last request lets go of it (now, mostly): outside the lock.
         drop(entry);

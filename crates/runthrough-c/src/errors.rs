@@ -92,15 +92,26 @@ pub(crate) enum Handler {
 /// Runs the body of an exported function: catches a panic (reported as `MPI_ERR_INTERN`) and
 /// reports a failure through the error handler of communicator `comm`.
 pub(crate) fn boundary(comm: c_int, body: impl FnOnce() -> Result<(), Failure>) -> c_int {
-    boundary_on(|handler_comm| {
-        *handler_comm = comm;
-        body()
-    })
+    guarded(
+        |handler_comm| {
+            *handler_comm = comm;
+            body()
+        },
+        false,
+    )
 }
 
 /// [`boundary`] for calls that learn on the way whose error handler reports them (a request's
-/// communicator): `body` sets it, `MPI_COMM_WORLD` until it does.
+/// communicator): `body` sets it, `MPI_COMM_WORLD` until it does. A request's communicator
+/// may have been freed since the request started: its handler still reports the request's
+/// errors (`Runtime::freed_handlers`).
 pub(crate) fn boundary_on(body: impl FnOnce(&mut c_int) -> Result<(), Failure>) -> c_int {
+    guarded(body, true)
+}
+
+/// [`boundary`] and [`boundary_on`]: `learned` says that `body` names the communicator of a
+/// request rather than an argument.
+fn guarded(body: impl FnOnce(&mut c_int) -> Result<(), Failure>, learned: bool) -> c_int {
     let mut comm = MPI_COMM_WORLD;
     let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut comm))).unwrap_or_else(|panic| {
         let what = panic
@@ -115,21 +126,34 @@ pub(crate) fn boundary_on(body: impl FnOnce(&mut c_int) -> Result<(), Failure>) 
     });
     match outcome {
         Ok(()) => MPI_SUCCESS,
-        Err(failure) => raise(comm, failure),
+        Err(failure) => report(comm, failure, learned),
     }
 }
 
 /// Reports `failure` through the error handler of `comm` (of `MPI_COMM_WORLD` when `comm` is not
 /// a valid handle, or before initialization: `MPI_ERRORS_RETURN`) and returns its class.
 pub(crate) fn raise(comm: c_int, failure: Failure) -> c_int {
+    report(comm, failure, false)
+}
+
+/// [`raise`]; with `of_request`, a communicator freed while the request was pending reports
+/// through the handler it had then.
+fn report(comm: c_int, failure: Failure, of_request: bool) -> c_int {
     let (handler, handle, rank) = match &*lock_state() {
         Phase::Running(runtime) => {
-            let (handle, entry) = match runtime.comms.get(&comm) {
-                Some(entry) => (comm, Some(entry)),
-                None => (MPI_COMM_WORLD, runtime.comms.get(&MPI_COMM_WORLD)),
+            let freed = of_request
+                .then(|| runtime.freed_handlers.get(&comm))
+                .flatten();
+            let (handle, handler) = match (runtime.comms.get(&comm), freed) {
+                (Some(entry), _) => (comm, Some(entry.errhandler.1)),
+                (None, Some(&handler)) => (comm, Some(handler)),
+                (None, None) => (
+                    MPI_COMM_WORLD,
+                    runtime.comms.get(&MPI_COMM_WORLD).map(|e| e.errhandler.1),
+                ),
             };
             (
-                entry.map_or(Handler::Fatal, |e| e.errhandler.1),
+                handler.unwrap_or(Handler::Fatal),
                 handle,
                 Some(runtime.world_rank),
             )

@@ -296,6 +296,11 @@ pub(crate) struct Runtime {
     /// The generalized requests not yet completed and freed, by request handle (where
     /// `MPI_Grequest_complete` finds them while a completion call waits on them).
     pub(crate) generalized: BTreeMap<c_int, Arc<crate::grequest::State>>,
+    /// The error handlers of communicators freed while requests on them were pending: a freed
+    /// communicator's pending operations complete normally, and their errors still go to its
+    /// handler (not to `MPI_COMM_WORLD`'s, as a call given a freed handle does). A few bytes per
+    /// such communicator, kept for the life of the library (handles are never reused).
+    pub(crate) freed_handlers: BTreeMap<c_int, crate::errors::Handler>,
     next_handle: c_int,
 }
 
@@ -360,6 +365,7 @@ impl Runtime {
             attached: None,
             parent: None,
             generalized: BTreeMap::new(),
+            freed_handlers: BTreeMap::new(),
             next_handle: 16,
         };
         runtime

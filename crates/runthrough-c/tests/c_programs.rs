@@ -473,6 +473,14 @@ fn profiling_tool_built_in_and_preloaded() {
     }
 }
 
+/// `tests/c/freed_comm_request.c`: a receive pending on a communicator the program freed
+/// reports its peer's death through that communicator's error handler, not MPI_COMM_WORLD's;
+/// a call given the freed handle goes to MPI_COMM_WORLD's.
+#[test]
+fn a_request_of_a_freed_communicator_reports_through_its_handler() {
+    scenario("freed_comm_request", 3, &[2]);
+}
+
 /// `tests/c/handle_conversions.c`: MPI_<Kind>_c2f / _f2c for every handle type (MPI_File and
 /// MPI_Win by their null handles), before MPI_Init too; handles that went through an MPI_Fint
 /// work in the calls (Rust's `mpi` crate builds its shim with these).
