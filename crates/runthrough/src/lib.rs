@@ -40,6 +40,7 @@ mod group;
 mod matched;
 mod rank;
 mod request;
+pub mod resilience;
 mod revoke;
 mod signal;
 pub mod simulate;

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The resilience library (`runthrough::resilience`): in-memory checkpoints of the
+//! application's slots with copies on buddy ranks, committed by one agreement, restored after a
+//! shrink, onto replacements (respawn) and onto spare ranks; a death before, during and after a
+//! checkpoint and during a recovery; two deaths at once; wrong use.
+
+use runthrough::resilience::{Error, Store};
+use runthrough::{Comm, RankOutcome};
+
+/// The bytes of `slot` at application step `step`: every slot's data differs from every other
+/// slot's and step's, so a restore from the wrong slot or version shows.
+fn data(slot: u32, step: u32) -> Vec<u8> {
+    (0..64u32)
+        .map(|i| (slot.wrapping_mul(31) ^ step.wrapping_mul(7) ^ i) as u8)
+        .collect()
+}
+
+/// Checkpoints the slots this rank owns at `step`.
+fn checkpoint(store: &mut Store, step: u32) -> Result<u64, Error> {
+    let owned: Vec<(u32, Vec<u8>)> = store.owned().iter().map(|&s| (s, data(s, step))).collect();
+    let parts: Vec<(u32, &[u8])> = owned.iter().map(|(s, d)| (*s, d.as_slice())).collect();
+    store.checkpoint(&parts)
+}
+
+fn returned<T>(outcomes: Vec<RankOutcome<T>>) -> Vec<Option<T>> {
+    outcomes.into_iter().map(RankOutcome::returned).collect()
+}
+
+#[test]
+fn checkpoints_commit_at_every_rank_and_count_versions() {
+    let outcomes = runthrough::local(4).run(|world| {
+        let mut store = Store::new(world, 2)?;
+        assert_eq!(store.owned(), vec![world.rank()]);
+        let versions: Vec<u64> = (1..=3)
+            .map(|step| checkpoint(&mut store, step))
+            .collect::<Result<_, _>>()?;
+        Ok::<_, Error>((versions, store.version()))
+    });
+    for outcome in returned(outcomes) {
+        assert_eq!(outcome.unwrap().unwrap(), (vec![1, 2, 3], 3));
+    }
+}
+
+/// Rank 2 dies after the second checkpoint, while every rank has moved on (its live data is
+/// step 3's, never committed). After a shrink, every survivor gets its slots back as they were
+/// at step 2, rank 3 (rank 2's buddy) takes slot 2, and the store goes on checkpointing on the
+/// shrunk communicator with rank 3 (now number 2) owning two slots.
+#[test]
+fn a_rank_dead_after_a_checkpoint_is_restored_by_its_buddy_after_a_shrink() {
+    let universe = runthrough::local(6);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let mut store = Store::new(world, 1)?;
+        checkpoint(&mut store, 1)?;
+        checkpoint(&mut store, 2)?;
+        if world.rank() == 2 {
+            faults.kill(2);
+        }
+        assert!(world.barrier().is_err(), "rank 2 never enters the barrier");
+        let shrunk = world.shrink()?;
+        let restored = store.recover(&shrunk)?;
+        let version = store.version();
+        let owned = store.owned();
+        checkpoint(&mut store, 4)?;
+        Ok::<_, Error>((restored, version, owned, store.version()))
+    });
+    let outcomes = returned(outcomes);
+    assert!(outcomes[2].is_none(), "rank 2 was killed");
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let Some(outcome) = outcome else { continue };
+        let (restored, version, owned, after) = outcome.unwrap();
+        let slots: Vec<u32> = if rank == 3 {
+            vec![2, 3]
+        } else {
+            vec![rank as u32]
+        };
+        let want: Vec<(u32, Vec<u8>)> = slots.iter().map(|&s| (s, data(s, 2))).collect();
+        assert_eq!(restored, want, "rank {rank}");
+        assert_eq!((version, owned, after), (3, slots, 4), "rank {rank}");
+    }
+}
+
+/// What a rank saw in [`kill_anywhere`]: the two checkpoints' results and the recovery's.
+type Seen = (
+    Result<u64, Error>,
+    Result<u64, Error>,
+    Result<Vec<(u32, Vec<u8>)>, Error>,
+);
+
+/// Rank 1 is killed at its `k`-th communication call, for every `k` from the store's creation
+/// to past the second checkpoint: before, during and after each. Whatever the point, the
+/// survivors see the same result of each checkpoint, and the recovery gives every slot the
+/// data of the last checkpoint committed (rank 2 takes slot 1), or fails at every survivor
+/// alike when none was.
+#[test]
+fn a_death_at_any_point_of_two_checkpoints_leaves_the_last_committed_one() {
+    let mut seen_failed_checkpoint = false;
+    for k in 1..=40 {
+        let outcomes =
+            runthrough::local(4)
+                .kill_at_operation(1, k)
+                .run(|world: &Comm| -> Option<Seen> {
+                    let mut store = Store::new(world, 1).ok()?;
+                    let first = checkpoint(&mut store, 1);
+                    let second = match &first {
+                        Ok(_) => checkpoint(&mut store, 2),
+                        Err(e) => Err(e.clone()),
+                    };
+                    let _ = world.barrier();
+                    let recovered = store.recover_by_shrinking(world).map(|(_, r)| r);
+                    Some((first, second, recovered))
+                });
+        if !outcomes[1].is_killed() {
+            assert!(k > 10, "rank 1 makes more than 10 calls");
+            break; // past rank 1's last call: no death
+        }
+        if !outcomes[1].is_killed() {
+            assert!(k > 10, "rank 1 makes more than 10 calls");
+            break; // past rank 1's last call: no death
+        }
+        let outcomes = returned(outcomes);
+        let survivors: Vec<Seen> = outcomes
+            .into_iter()
+            .enumerate()
+            .filter(|&(rank, _)| rank != 1)
+            .filter_map(|(_, o)| o.flatten())
+            .collect();
+        if survivors.is_empty() {
+            continue; // rank 1 died in the store's creation: nobody has a store
+        }
+        assert_eq!(survivors.len(), 3, "k = {k}");
+        let (first, second) = (survivors[0].0.is_ok(), survivors[0].1.is_ok());
+        for (rank, seen) in survivors.iter().enumerate() {
+            assert_eq!(
+                (seen.0.is_ok(), seen.1.is_ok()),
+                (first, second),
+                "k = {k}: survivor {rank} saw other checkpoint results"
+            );
+        }
+        seen_failed_checkpoint |= first && !second;
+        let step = match (first, second) {
+            (true, true) => 2,
+            (true, false) => 1,
+            _ => {
+                for seen in &survivors {
+                    assert!(
+                        matches!(seen.2, Err(Error::Usage(_))),
+                        "k = {k}: {:?}",
+                        seen.2
+                    );
+                }
+                continue;
+            }
+        };
+        for (index, seen) in survivors.iter().enumerate() {
+            let old_rank = [0u32, 2, 3][index];
+            let slots: Vec<u32> = if old_rank == 2 {
+                vec![1, 2]
+            } else {
+                vec![old_rank]
+            };
+            let want: Vec<(u32, Vec<u8>)> = slots.iter().map(|&s| (s, data(s, step))).collect();
+            assert_eq!(seen.2.as_ref().unwrap(), &want, "k = {k}, rank {old_rank}");
+        }
+    }
+    assert!(
+        seen_failed_checkpoint,
+        "some kill point fell inside the second checkpoint"
+    );
+}
+
+/// Ranks 2 and 3 die together, as they enter the barrier after the checkpoint. With one
+/// copy, slot 2's only copy was on rank 3: every survivor gets `Lost { slots: [2] }`. With two
+/// copies nothing is lost: rank 4 holds both.
+#[test]
+fn two_neighbours_dying_lose_a_slot_with_one_copy_and_nothing_with_two() {
+    for copies in [1, 2] {
+        let universe = runthrough::local(6)
+            .kill_in_collective(2, "barrier", 1, 0)
+            .kill_in_collective(3, "barrier", 1, 0);
+        let outcomes = universe.run(move |world| {
+            let mut store = Store::new(world, copies)?;
+            checkpoint(&mut store, 1)?;
+            assert!(world.barrier().is_err(), "ranks 2 and 3 die in it");
+            // Rank 3's death may be known only after the first shrink: recover_by_shrinking
+            // shrinks again then.
+            store
+                .recover_by_shrinking(world)
+                .map(|(_, restored)| restored)
+        });
+        for (rank, outcome) in returned(outcomes).into_iter().enumerate() {
+            let Some(result) = outcome else {
+                assert!(rank == 2 || rank == 3);
+                continue;
+            };
+            if copies == 1 {
+                assert_eq!(result, Err(Error::Lost { slots: vec![2] }), "rank {rank}");
+            } else {
+                let slots: Vec<u32> = if rank == 4 {
+                    vec![2, 3, 4]
+                } else {
+                    vec![rank as u32]
+                };
+                let want: Vec<(u32, Vec<u8>)> = slots.iter().map(|&s| (s, data(s, 1))).collect();
+                assert_eq!(result.unwrap(), want, "rank {rank}");
+            }
+        }
+    }
+}
+
+/// Non-shrinking recovery: rank 1 dies, the survivors respawn it, and the new rank joins the
+/// store and gets slot 1 (the survivors keep theirs); the next checkpoint runs on four ranks.
+#[test]
+fn a_replacement_rank_gets_the_dead_rank_s_slot() {
+    let universe = runthrough::local(4);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let (comm, mut store, restored) = match world.parent() {
+            Some(parents) => {
+                let comm = parents.join_respawn()?;
+                let (store, restored) = Store::join(&comm, 1)?;
+                (comm, store, restored)
+            }
+            None => {
+                let mut store = Store::new(world, 1)?;
+                checkpoint(&mut store, 1)?;
+                if world.rank() == 1 {
+                    faults.kill(1);
+                }
+                let _ = world.barrier();
+                let comm = world.respawn()?;
+                let restored = store.recover(&comm)?;
+                (comm, store, restored)
+            }
+        };
+        checkpoint(&mut store, 2)?;
+        Ok::<_, Error>((comm.rank(), restored, store.owned(), store.version()))
+    });
+    let outcomes = returned(outcomes);
+    assert_eq!(outcomes.len(), 5, "4 ranks and the replacement");
+    for outcome in outcomes.into_iter().flatten() {
+        let (rank, restored, owned, version) = outcome.unwrap();
+        assert_eq!(restored, vec![(rank, data(rank, 1))], "rank {rank}");
+        assert_eq!((owned, version), (vec![rank], 3), "rank {rank}");
+    }
+}
+
+/// Spare ranks: ranks 0-3 work, rank 4 waits. When rank 1 dies, every rank shrinks the world,
+/// the spare takes rank 1's number in the new work communicator and its slot from the store.
+#[test]
+fn a_spare_rank_takes_the_dead_rank_s_number_and_slot() {
+    let universe = runthrough::local(5);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let spare = world.rank() == 4;
+        let work = world.split((!spare).then_some(0), world.rank() as i32)?;
+        let store = match &work {
+            Some(work) => {
+                let mut store = Store::new(work, 1)?;
+                checkpoint(&mut store, 1)?;
+                Some(store)
+            }
+            None => None,
+        };
+        if world.rank() == 1 {
+            faults.kill(1);
+        }
+        let _ = world.barrier();
+        let shrunk = world.shrink()?;
+        // The dead worker's number goes to the spare.
+        let dead: Vec<u32> = (0..4)
+            .filter(|&r| shrunk.group().rank_of_world(r).is_none())
+            .collect();
+        let key = if spare { dead[0] } else { world.rank() };
+        let work = shrunk.split(Some(0), key as i32)?.expect("a member");
+        let restored = match store {
+            Some(mut store) => store.recover(&work)?,
+            None => Store::join(&work, 1)?.1,
+        };
+        Ok::<_, Error>((world.rank(), work.rank(), restored))
+    });
+    for outcome in returned(outcomes).into_iter().flatten() {
+        let (world_rank, rank, restored) = outcome.unwrap();
+        let want = if world_rank == 4 { 1 } else { world_rank };
+        assert_eq!(rank, want, "world rank {world_rank}");
+        assert_eq!(
+            restored,
+            vec![(rank, data(rank, 1))],
+            "world rank {world_rank}"
+        );
+    }
+}
+
+/// A second death while the survivors recover from the first: the recovery fails at every
+/// survivor, the last committed checkpoint is still whole, and the next recovery (after
+/// another shrink) restores both dead ranks' slots from it.
+#[test]
+fn a_death_during_a_recovery_fails_it_everywhere_and_the_next_one_succeeds() {
+    let universe = runthrough::local(6);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let mut store = Store::new(world, 2)?;
+        checkpoint(&mut store, 1)?;
+        if world.rank() == 1 {
+            faults.kill(1);
+        }
+        let _ = world.barrier();
+        let shrunk = world.shrink()?;
+        if world.rank() == 3 {
+            faults.kill(3); // dies as the others start recovering
+        }
+        let first = store.recover(&shrunk);
+        assert!(
+            first.is_err(),
+            "rank 3 took no part in the recovery: {first:?}"
+        );
+        let shrunk = shrunk.shrink()?;
+        Ok::<_, Error>((world.rank(), store.recover(&shrunk)?))
+    });
+    for outcome in returned(outcomes).into_iter().flatten() {
+        let (rank, restored) = outcome.unwrap();
+        // Slot 1's first surviving buddy is rank 2; slot 3's is rank 4.
+        let slots: Vec<u32> = match rank {
+            2 => vec![1, 2],
+            4 => vec![3, 4],
+            r => vec![r],
+        };
+        let want: Vec<(u32, Vec<u8>)> = slots.iter().map(|&s| (s, data(s, 1))).collect();
+        assert_eq!(restored, want, "rank {rank}");
+    }
+}
+
+/// Wrong use: a checkpoint with another rank's slot is `Usage` at that rank and
+/// `NotCommitted` at the others, and the previous checkpoint stands (the next right one is
+/// version 2); no copies is refused; recovering before any checkpoint is `Usage` everywhere.
+#[test]
+fn wrong_use_is_reported_and_hangs_nobody() {
+    let outcomes = runthrough::local(3).run(|world| {
+        assert!(matches!(Store::new(world, 0), Err(Error::Usage(_))));
+        let mut store = Store::new(world, 1)?;
+        let early = store.recover(world);
+        assert!(matches!(early, Err(Error::Usage(_))), "{early:?}");
+        checkpoint(&mut store, 1)?;
+        let me = world.rank();
+        let wrong = if me == 1 { 0 } else { me };
+        let result = store.checkpoint(&[(wrong, &data(wrong, 2))]);
+        let again = checkpoint(&mut store, 3)?;
+        Ok::<_, Error>((result, again))
+    });
+    for (rank, outcome) in returned(outcomes).into_iter().enumerate() {
+        let (result, again) = outcome.unwrap().unwrap();
+        if rank == 1 {
+            assert!(matches!(result, Err(Error::Usage(_))), "{result:?}");
+        } else {
+            assert_eq!(result, Err(Error::NotCommitted), "rank {rank}");
+        }
+        assert_eq!(again, 2, "rank {rank}");
+    }
+}
