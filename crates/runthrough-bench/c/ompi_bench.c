@@ -5,7 +5,7 @@
 // JSON row per line on rank 0's standard output (the driver labels each with its runtime).
 //
 //   LAUNCHER -n N ompi_bench collectives REPS TARGET_US
-//       p2p_latency 8 B and p2p_bandwidth 1 MiB (N = 2 only), barrier, ibarrier_wait
+//       p2p_latency and p2p_bandwidth at 8 B, 64 B, ... 1 MiB (N = 2 only), barrier, ibarrier_wait
 //       (MPI_Ibarrier then MPI_Wait), all_reduce 8 B and 1 MiB, iall_reduce_wait 8 B,
 //       broadcast 8 B, all_gather 8 B per rank,
 //       agree (MPIX_Comm_agree), shrink (MPIX_Comm_shrink + MPI_Comm_free).
@@ -67,14 +67,17 @@ static void check(int rc, const char *what) {
 static char *buf;
 static double *vec_in, *vec_out;
 enum { WINDOW = 64, MIB = 1 << 20 };
+// The message sizes of the point-to-point rows (runthrough-bench's SIZES), and the current one.
+static const int SIZES[] = {8, 64, 512, 4096, 32768, 262144, MIB};
+static int msg_bytes = 8;
 
 static void step_ping_pong(void) {
   if (rank == 0) {
-    check(MPI_Send(buf, 8, MPI_BYTE, 1, 0, MPI_COMM_WORLD), "send");
-    check(MPI_Recv(buf, 8, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
+    check(MPI_Send(buf, msg_bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD), "send");
+    check(MPI_Recv(buf, msg_bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
   } else if (rank == 1) {
-    check(MPI_Recv(buf, 8, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
-    check(MPI_Send(buf, 8, MPI_BYTE, 0, 0, MPI_COMM_WORLD), "send");
+    check(MPI_Recv(buf, msg_bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
+    check(MPI_Send(buf, msg_bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD), "send");
   }
 }
 
@@ -82,9 +85,9 @@ static void step_stream(void) {
   char ack = 0;
   for (int i = 0; i < WINDOW; i++) {
     if (rank == 0)
-      check(MPI_Send(buf, MIB, MPI_BYTE, 1, 0, MPI_COMM_WORLD), "send");
+      check(MPI_Send(buf, msg_bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD), "send");
     else if (rank == 1)
-      check(MPI_Recv(buf, MIB, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
+      check(MPI_Recv(buf, msg_bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
   }
   if (rank == 0)
     check(MPI_Recv(&ack, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv ack");
@@ -167,8 +170,14 @@ static int collectives(int reps, double target_us) {
   vec_in = calloc(MIB / 8, sizeof(double));
   vec_out = calloc(MIB / 8, sizeof(double));
   if (size == 2) {
-    bench("p2p_latency", 8, step_ping_pong, 2.0, reps, target_us);
-    bench("p2p_bandwidth", MIB, step_stream, WINDOW, reps, target_us);
+    for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++) {
+      msg_bytes = SIZES[i];
+      bench("p2p_latency", msg_bytes, step_ping_pong, 2.0, reps, target_us);
+    }
+    for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++) {
+      msg_bytes = SIZES[i];
+      bench("p2p_bandwidth", msg_bytes, step_stream, WINDOW, reps, target_us);
+    }
   }
   bench("barrier", 0, step_barrier, 1.0, reps, target_us);
   bench("ibarrier_wait", 0, step_ibarrier_wait, 1.0, reps, target_us);

@@ -42,6 +42,10 @@ struct Args {
     compare_only: bool,
 }
 
+/// The message sizes of the point-to-point rows (latency and bandwidth), 8 B to 1 MiB by
+/// factors of 8 (`c/ompi_bench.c` has the same list).
+pub(crate) const SIZES: [usize; 7] = [8, 64, 512, 4096, 32768, 262_144, 1 << 20];
+
 /// One row of the table.
 #[derive(Debug, Clone)]
 struct Row {
@@ -177,17 +181,18 @@ fn ping_pong(
 }
 
 /// Bandwidth as time per message of a stream of `bytes`-sized messages from 0 to 1, acknowledged
-/// every `window` messages.
+/// every `window` messages; `windows` windows per repetition.
 fn stream(
     world: &Comm,
     repetitions: usize,
     bytes: usize,
     window: usize,
+    windows: usize,
 ) -> Result<Vec<f64>, Error> {
     let mut buf = vec![0u8; bytes];
     let mut ack = [0u8; 1];
     let rank = world.rank();
-    timed(repetitions, 1, || {
+    timed(repetitions, windows, || {
         for _ in 0..window {
             if rank == 0 {
                 world.send(&buf, 1, 0)?;
@@ -354,10 +359,19 @@ fn recovery(universe_ranks: u32, repetitions: usize) -> Vec<f64> {
 
 /// runthrough's own rows: in-process, then multi-process over each transport.
 fn own_rows(bench: &mut Bench, quick: bool, target_us: f64) {
-    bench.in_process("p2p_latency", 2, 8, |w, r| ping_pong(w, r, 8, 20_000));
-    bench.in_process("p2p_bandwidth", 2, 1 << 20, |w, r| {
-        stream(w, r, 1 << 20, 64)
-    });
+    for bytes in SIZES {
+        // About the same time per repetition at every size (a 1 MiB round trip is ~100 µs).
+        let iterations = (2_000_000 / (bytes + 100)).clamp(20, 20_000);
+        bench.in_process("p2p_latency", 2, bytes, |w, r| {
+            ping_pong(w, r, bytes, iterations)
+        });
+    }
+    for bytes in SIZES {
+        let windows = ((1 << 20) / bytes).clamp(1, 1000);
+        bench.in_process("p2p_bandwidth", 2, bytes, |w, r| {
+            stream(w, r, bytes, 64, windows)
+        });
+    }
 
     for ranks in [2u32, 4, 8, 16, 64] {
         let iterations = collective_iterations(ranks);

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use runthrough::{Comm, Error, Op};
 
-use super::{summarize, Bench, Row};
+use super::{summarize, Bench, Row, SIZES};
 
 /// The first argument that makes this binary a rank of a multi-process job.
 const WORKER_FLAG: &str = "--mp-worker";
@@ -209,32 +209,36 @@ fn worker_collectives(world: &Comm, reps: usize, target_us: f64, only: &str) -> 
     };
     let mut buf = vec![0u8; MIB];
     if world.size() == 2 {
-        bench("p2p_latency", 8, 2.0, &mut || {
-            if me == 0 {
-                world.send(&buf[..8], 1, 0)?;
-                world.recv(&mut buf[..8], 1u32, 0)?;
-            } else {
-                world.recv(&mut buf[..8], 0u32, 0)?;
-                world.send(&buf[..8], 0, 0)?;
-            }
-            Ok(())
-        })?;
-        bench("p2p_bandwidth", MIB, WINDOW as f64, &mut || {
-            let mut ack = [0u8];
-            for _ in 0..WINDOW {
+        for bytes in SIZES {
+            bench("p2p_latency", bytes, 2.0, &mut || {
                 if me == 0 {
-                    world.send(&buf, 1, 0)?;
+                    world.send(&buf[..bytes], 1, 0)?;
+                    world.recv(&mut buf[..bytes], 1u32, 0)?;
                 } else {
-                    world.recv(&mut buf, 0u32, 0)?;
+                    world.recv(&mut buf[..bytes], 0u32, 0)?;
+                    world.send(&buf[..bytes], 0, 0)?;
                 }
-            }
-            if me == 0 {
-                world.recv(&mut ack, 1u32, 1)?;
-            } else {
-                world.send(&ack, 0, 1)?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
+        }
+        for bytes in SIZES {
+            bench("p2p_bandwidth", bytes, WINDOW as f64, &mut || {
+                let mut ack = [0u8];
+                for _ in 0..WINDOW {
+                    if me == 0 {
+                        world.send(&buf[..bytes], 1, 0)?;
+                    } else {
+                        world.recv(&mut buf[..bytes], 0u32, 0)?;
+                    }
+                }
+                if me == 0 {
+                    world.recv(&mut ack, 1u32, 1)?;
+                } else {
+                    world.send(&ack, 0, 1)?;
+                }
+                Ok(())
+            })?;
+        }
     }
     bench("barrier", 0, 1.0, &mut || world.barrier())?;
     bench("ibarrier_wait", 0, 1.0, &mut || world.ibarrier()?.wait())?;
@@ -384,7 +388,8 @@ fn job(
 fn expected(ranks: u32) -> Vec<(&'static str, usize)> {
     let mut ops = Vec::new();
     if ranks == 2 {
-        ops.extend([("p2p_latency", 8), ("p2p_bandwidth", MIB)]);
+        ops.extend(SIZES.map(|bytes| ("p2p_latency", bytes)));
+        ops.extend(SIZES.map(|bytes| ("p2p_bandwidth", bytes)));
     }
     ops.extend([
         ("barrier", 0),
