@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The benchmark suite: `cargo run --release -p runthrough-bench -- [--json FILE] [--quick]`.
+//! The benchmark suite: `cargo run --release -p runthrough-bench -- [--json FILE] [--quick]
+//! [--plot DIR [--from FILE]]`.
 //!
 //! Every figure is measured inside one run, side by side, and reported as a median with the
 //! minimum and maximum over repetitions. Each repetition times many iterations of an operation
@@ -12,11 +13,17 @@ use runthrough::{Comm, Error, Op};
 
 mod compare;
 mod mp;
+mod plot;
 mod table;
 mod ulfm;
 
 #[derive(Parser, Debug)]
-#[command(about = "runthrough benchmarks: a markdown table, and JSON rows with --json")]
+#[command(
+    about = "runthrough benchmarks: a markdown table, JSON rows with --json, SVG charts with --plot",
+    after_help = "Examples:\n  \
+        runthrough-bench --quick --json rows.json --plot plots     run, then chart this run\n  \
+        runthrough-bench --plot plots --from rows.json             chart an earlier run's rows"
+)]
 struct Args {
     /// Write one JSON record per row to this file.
     #[arg(long)]
@@ -40,6 +47,16 @@ struct Args {
     /// Only the side-by-side rounds of --compare (not runthrough's own rows).
     #[arg(long, requires = "compare")]
     compare_only: bool,
+    /// Write SVG charts of the rows into this directory (made if missing): latency.svg and
+    /// bandwidth.svg (against message size), collectives.svg and agreement.svg (against rank
+    /// count), compare.svg (runthrough beside Open MPI, from --compare rows) and recovery.svg
+    /// (a kill detected, agreed on and recovered from, against rank count). A chart whose rows
+    /// are missing is not written. Without --from, the rows are this run's.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
+    /// With --plot: run no benchmark, plot the rows of this file (written earlier by --json).
+    #[arg(long, value_name = "FILE", requires = "plot")]
+    from: Option<std::path::PathBuf>,
 }
 
 /// The message sizes of the point-to-point rows (latency and bandwidth), 8 B to 1 MiB by
@@ -439,9 +456,35 @@ fn own_rows(bench: &mut Bench, quick: bool, target_us: f64) {
     mp::rows(bench, target_us, mp_fault_repetitions);
 }
 
+/// Prints `why` and exits with status 2.
+fn fail(why: &str) -> ! {
+    eprintln!("runthrough-bench: {why}");
+    std::process::exit(2);
+}
+
+/// Writes the charts of `rows` into `dir`, saying which.
+fn plot_rows(dir: &std::path::Path, rows: &[Row]) {
+    let written = plot::write(dir, rows).unwrap_or_else(|why| fail(&why));
+    if written.is_empty() {
+        eprintln!("--plot: no rows that a chart shows");
+    }
+    for chart in written {
+        eprintln!(
+            "--plot: {} ({})",
+            chart.file.display(),
+            chart.series.join(", ")
+        );
+    }
+}
+
 fn main() {
     mp::serve_worker_if_asked();
     let args = Args::parse();
+    if let (Some(dir), Some(from)) = (&args.plot, &args.from) {
+        let rows = plot::read_rows(from).unwrap_or_else(|why| fail(&why));
+        plot_rows(dir, &rows);
+        return;
+    }
     let mut bench = Bench {
         repetitions: if args.quick { 5 } else { 21 },
         rows: Vec::new(),
@@ -471,6 +514,9 @@ fn main() {
     print!("{side_by_side}");
     if let Some(path) = &args.json {
         table::write_json(path, &bench.rows);
+    }
+    if let Some(dir) = &args.plot {
+        plot_rows(dir, &bench.rows);
     }
     eprintln!(
         "done in {:.1?}",
