@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! rtrun: the launcher of multi-process runthrough jobs on one host (SPEC §4).
+//! rtrun: the launcher of multi-process runthrough jobs on one host (semantics §4).
 //!
 //! [`run`] starts `size` processes of one program, each with the environment of
 //! [`runthrough_net::launch`] (its rank, the job size, the control address, a fresh random job
@@ -7,7 +7,7 @@
 //! loopback control connection and gets the table of all addresses back), forwards the ranks'
 //! output line by line, and watches them: a rank's exit is a *confirmed* failure that rtrun
 //! tells every surviving rank at once. It injects faults on request ([`Kill`]), kills a rank
-//! that its peers suspect (fenced: SPEC §1; the kill makes the failure a confirmed one, and a
+//! that its peers suspect (fenced: semantics §1; the kill makes the failure a confirmed one, and a
 //! report from a rank that is itself fenced or gone is not acted on), stops the whole job at a
 //! time-out or on [`Job::stop`], and returns a [`Report`] of who failed, how and when.
 //!
@@ -15,7 +15,7 @@
 //! one in another network namespace, or a debugger), and bind their listeners, and rtrun its
 //! control listener, to the address [`Job::bind`] names instead of loopback.
 //!
-//! The ranks' Unix-domain sockets (SPEC §4: ranks of one host connect through them unless
+//! The ranks' Unix-domain sockets (semantics §4: ranks of one host connect through them unless
 //! `RT_TRANSPORT=tcp`) live in a private directory rtrun creates for the job
 //! ([`launch::ENV_SOCKET_DIR`]) and removes when the job ends ([`Report::socket_dir`]).
 //!
@@ -31,6 +31,10 @@
 //! let report = rtrun::run(&job).unwrap();
 //! assert!(report.success(), "{}", report.summary());
 //! ```
+//!
+//! Section numbers such as *semantics §2.1* in these docs are those of the guide's semantics
+//! chapter, `docs/src/semantics.md` in the repository (the guide, `docs/`, is built with
+//! `mdbook build docs`; the repository's `README.md` is the short tour).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -123,7 +127,7 @@ pub struct Job {
     /// Kill a rank its peers suspect (the default): that is how a suspicion becomes a
     /// confirmed failure under rtrun. Off, rtrun acts as a launcher without a kill channel
     /// (Hydra, srun): a suspect is only fenced by its peers and must halt by itself, and it
-    /// fails in the survivors' detectors once a majority fenced it (tests of SPEC §1's rule).
+    /// fails in the survivors' detectors once a majority fenced it (tests of semantics §1's rule).
     pub kill_suspects: bool,
     /// Record the job's timeline ([`Report::timeline`], `rtrun --timeline FILE`): rtrun sets
     /// [`launch::ENV_TIMELINE`] for every rank, which then reports its events on its control
@@ -228,7 +232,7 @@ impl std::fmt::Display for Ending {
     }
 }
 
-/// Whether `code` is the exit status of a rank that halted by the fencing rule (SPEC §1).
+/// Whether `code` is the exit status of a rank that halted by the fencing rule (semantics §1).
 fn halted(code: i32) -> bool {
     code == launch::EXIT_FENCED || code == launch::EXIT_NO_MAJORITY
 }

@@ -2,7 +2,7 @@
 //! Buffered and ready sends (MPI-4.0 §3.4, §3.6): `MPI_Bsend`, `MPI_Ibsend`, `MPI_Rsend`,
 //! `MPI_Irsend`, `MPI_Buffer_attach` and `MPI_Buffer_detach`.
 //!
-//! The runtime buffers every send already (eager, with flow control: SPEC §3.1, the header's
+//! The runtime buffers every send already (eager, with flow control: semantics §3.1, the header's
 //! "Flow control"), so a buffered send is a standard send here, and so is a ready send (a
 //! standard send is a valid implementation of it). The buffer the program attaches is recorded
 //! and given back by `MPI_Buffer_detach`, never used: messages are buffered by the library, so

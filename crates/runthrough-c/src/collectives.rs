@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Collectives (SPEC §3.3; MPI-4.0 chapter 6) over the OK ranks of G.
+//! Collectives (semantics §3.3; MPI-4.0 chapter 6) over the OK ranks of G.
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long, c_ulong};

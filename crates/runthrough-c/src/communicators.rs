@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Communicators and groups (SPEC §3.4; MPI-4.0 chapter 7).
+//! Communicators and groups (semantics §3.4; MPI-4.0 chapter 7).
 
 use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
@@ -69,7 +69,7 @@ fn register(
     Ok(())
 }
 
-/// `MPI_Comm_dup`: same ranks and numbering, the parent's G (SPEC §3.4); of an
+/// `MPI_Comm_dup`: same ranks and numbering, the parent's G (semantics §3.4); of an
 /// intercommunicator, the same groups. `MPI_Comm_idup` waited for at once.
 ///
 /// # Safety

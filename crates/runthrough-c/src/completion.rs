@@ -7,7 +7,7 @@
 //! A request that completes with an error (a failed peer, a revocation) is *done*, like one
 //! that succeeds; a wildcard receive that reports `MPIX_ERR_PROC_FAILED_PENDING` (a failure not
 //! yet acknowledged) is done for these calls too, but stays pending: its handle is kept and it
-//! can still complete after the acknowledgement (SPEC §3.2, §5). The calls with an array of
+//! can still complete after the acknowledgement (semantics §3.2, §5). The calls with an array of
 //! statuses report errors as `MPI_ERR_IN_STATUS` with each status's `MPI_ERROR` (the error
 //! itself with `MPI_STATUSES_IGNORE`), as `MPI_Waitall` does.
 //!

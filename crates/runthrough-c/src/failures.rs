@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The seed's calls (SPEC §2, §5): `MPI_Comm_validate_{local,global}`, the accessors, the
-//! thread's two variants, and the ULFM calls (SPEC §3.5).
+//! The seed's calls (semantics §2, §5): `MPI_Comm_validate_{local,global}`, the accessors, the
+//! thread's two variants, and the ULFM calls (semantics §3.5).
 
 use std::os::raw::c_int;
 
@@ -54,7 +54,7 @@ fn count_of(view: &FailureView, kind: c_int) -> Result<c_int, Failure> {
     Ok(view.count(query(kind)?) as c_int)
 }
 
-/// `MPI_Comm_validate_local` (SPEC §2.1): L := G ∪ {failures this rank's detector knows now};
+/// `MPI_Comm_validate_local` (semantics §2.1): L := G ∪ {failures this rank's detector knows now};
 /// `num_failed = |L|`. Local. Acknowledges those failures for `MPI_ANY_SOURCE` receives.
 ///
 /// # Safety
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn MPI_Comm_validate_local(comm: c_int, num_failed: *mut c
     })
 }
 
-/// `MPI_Comm_validate_global` (SPEC §2.1): all live ranks agree on G; L := G;
+/// `MPI_Comm_validate_global` (semantics §2.1): all live ranks agree on G; L := G;
 /// `num_failed = |G|`. Collective over the OK ranks of G, fault-tolerant.
 ///
 /// # Safety
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn MPI_Comm_validate_global_count(
     })
 }
 
-/// The accessors `MPI_Comm_get_state_{local,global}` (SPEC §2.1).
+/// The accessors `MPI_Comm_get_state_{local,global}` (semantics §2.1).
 ///
 /// # Safety
 /// `outcount` is NULL or points at a writable int; `rank_infos` is NULL or points at `incount`
@@ -199,7 +199,7 @@ unsafe fn get_state(
     Ok(())
 }
 
-/// `MPI_Comm_get_state_local`: the ranks of L that match `type`, in rank order (SPEC §2.1):
+/// `MPI_Comm_get_state_local`: the ranks of L that match `type`, in rank order (semantics §2.1):
 /// `incount = 0` sets `outcount` to the number of matches m (`rank_infos` may be NULL);
 /// `incount >= m` writes m entries; `0 < incount < m` writes the first `incount`, sets
 /// `outcount = incount` and returns `MPI_ERR_SIZE`.
@@ -275,7 +275,7 @@ pub unsafe extern "C" fn MPI_Comm_get_num_state_global(
     })
 }
 
-/// `MPIX_Comm_revoke` (SPEC §3.5): not collective. On an intercommunicator it revokes both
+/// `MPIX_Comm_revoke` (semantics §3.5): not collective. On an intercommunicator it revokes both
 /// communicators that carry its traffic, so every member of both groups sees it revoked.
 #[no_mangle]
 pub extern "C" fn MPIX_Comm_revoke(comm: c_int) -> c_int {
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn MPIX_Comm_is_revoked(comm: c_int, flag: *mut c_int) -> 
     })
 }
 
-/// `MPIX_Comm_shrink` (SPEC §3.5): a new communicator of the survivors, in their order, with
+/// `MPIX_Comm_shrink` (semantics §3.5): a new communicator of the survivors, in their order, with
 /// empty views; it inherits the error handler.
 ///
 /// # Safety
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn MPIX_Comm_shrink(comm: c_int, newcomm: *mut c_int) -> c
     })
 }
 
-/// `MPIX_Comm_agree` (SPEC §3.5): `*flag` becomes the bitwise AND over the contributors. With
+/// `MPIX_Comm_agree` (semantics §3.5): `*flag` becomes the bitwise AND over the contributors. With
 /// `MPIX_ERR_PROC_FAILED` (a participant failed before contributing and not every contributor
 /// had acknowledged it) `*flag` is still the agreed value.
 ///

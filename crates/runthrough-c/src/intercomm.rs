@@ -17,7 +17,7 @@
 //! so a receive's source, as the runtime reports it, is already the sender's rank in the
 //! remote group, and a wildcard receive can only match the remote group's messages (only
 //! they send on it). A failed remote rank is a failed peer of these communicators: the
-//! point-to-point failure rules (SPEC §3.1) apply unchanged.
+//! point-to-point failure rules (semantics §3.1) apply unchanged.
 //!
 //! Creation is collective over both groups: the leaders exchange their groups' world ranks
 //! over the peer communicator (with the call's tag), each broadcasts the other group to its

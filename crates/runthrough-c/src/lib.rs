@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The C interface of runthrough (SPEC §5): `include/mpi.h` and the library that implements it.
+//! The C interface of runthrough (semantics §5): `include/mpi.h` and the library that implements
+//! it.
 //!
 //! The library exports the seed's calls with their exact signatures
 //! (`MPI_Comm_validate_local(comm, &num_failed)`, `MPI_Comm_validate_global`,
@@ -25,6 +26,11 @@
 //!
 //! The header's opening comment lists where the runtime has no exact counterpart and what the
 //! library does instead (`MPI_Ibarrier`, `MPI_Comm_create_group`, `MPI_Abort`).
+//!
+//! Section numbers such as *semantics §2.1* in these docs are those of the guide's semantics
+//! chapter, `docs/src/semantics.md` in the repository (the guide, `docs/`, is built with
+//! `mdbook build docs`; the repository's `README.md` is the short tour).
+#![deny(missing_docs)]
 
 /// Defines a module's profiling-interface names: the `PMPI_*` / `PMPIX_*` twin of each `MPI_*` /
 /// `MPIX_*` function the module exports, written by `build.rs` from the module's source. Every

@@ -5,7 +5,7 @@
 //! A persistent request is an [`Operation::Persistent`] in the request table: the arguments of
 //! its init call (a [`Template`], checked by that call) and, while it is active, the operation
 //! its last `MPI_Start` started, exactly as `MPI_Isend` / `MPI_Issend` / `MPI_Irecv` would have
-//! started it (so the failure rules are theirs, SPEC §3.1-3.2). The completion calls complete
+//! started it (so the failure rules are theirs, semantics §3.1-3.2). The completion calls complete
 //! that operation in one place, `crate::point_to_point::progress`, which leaves the request
 //! inactive and allocated; `MPI_Request_free` frees it (`crate::completion`).
 

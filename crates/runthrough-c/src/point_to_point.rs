@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Point-to-point communication and requests (SPEC §3.1-3.2; MPI-4.0 chapter 3).
+//! Point-to-point communication and requests (semantics §3.1-3.2; MPI-4.0 chapter 3).
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -225,7 +225,7 @@ pub(crate) unsafe fn start_send(
 
 /// Starts a send as `MPI_Isend` (`MPI_Issend` when `synchronous`) does, and returns the
 /// operation its request holds (`MPI_Start` of a persistent send calls it too). Argument errors
-/// are returned at once; failures are the operation's outcome (SPEC §3.1).
+/// are returned at once; failures are the operation's outcome (semantics §3.1).
 ///
 /// # Safety
 /// `buf` is NULL or points at `count` readable elements of `datatype` (copied by the call).
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn MPI_Issend(
     unsafe { start_send(buf, count, datatype, dest, tag, comm, request, true) }
 }
 
-/// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of SPEC §3.1-3.2; from
+/// `MPI_Recv` (MPI-4.0 §3.2.4), with the failure rules of semantics §3.1-3.2; from
 /// `MPI_ANY_SOURCE`, an unacknowledged failure is `MPIX_ERR_PROC_FAILED` ([`Failure::blocking`]).
 ///
 /// # Safety
@@ -340,7 +340,7 @@ pub unsafe extern "C" fn MPI_Recv(
 
 /// `MPI_Irecv`: the request holds the buffer until it completes (MPI's rule: the buffer must
 /// stay valid and untouched until then). A wildcard receive that reports
-/// `MPIX_ERR_PROC_FAILED_PENDING` stays pending (SPEC §3.2).
+/// `MPIX_ERR_PROC_FAILED_PENDING` stays pending (semantics §3.2).
 ///
 /// # Safety
 /// `buf` is NULL or points at `count` writable elements of `datatype` that stay valid, and that
@@ -645,7 +645,7 @@ pub(crate) enum Progress {
 pub(crate) enum Next {
     /// It is freed: the program's handle becomes `MPI_REQUEST_NULL`.
     Freed,
-    /// It stays active (a wildcard receive's `MPIX_ERR_PROC_FAILED_PENDING`, SPEC §3.2): not
+    /// It stays active (a wildcard receive's `MPIX_ERR_PROC_FAILED_PENDING`, semantics §3.2): not
     /// complete, the handle kept.
     Active,
     /// A persistent request, now inactive: complete, and the handle stays valid (for the next
@@ -1159,7 +1159,7 @@ pub(crate) fn first_error_outcome(
 }
 
 /// `MPI_Wait`. A wildcard receive that reports `MPIX_ERR_PROC_FAILED_PENDING` keeps its handle
-/// (the request stays pending, SPEC §3.2), and so does a persistent request (it becomes
+/// (the request stays pending, semantics §3.2), and so does a persistent request (it becomes
 /// inactive); any other completion sets it to `MPI_REQUEST_NULL`. An inactive request returns
 /// at once with an empty status.
 ///
@@ -1363,7 +1363,7 @@ pub unsafe extern "C" fn MPI_Waitany(
 }
 
 /// `MPI_Sendrecv` (MPI-4.0 §3.10): a send and a receive in one call, with the failure rules of
-/// each (SPEC §3.1-3.2); `MPI_PROC_NULL` on either side skips that side.
+/// each (semantics §3.1-3.2); `MPI_PROC_NULL` on either side skips that side.
 ///
 /// # Safety
 /// `sendbuf` is NULL or points at `sendcount` readable elements of `sendtype`; `recvbuf` is
@@ -1478,7 +1478,7 @@ impl Exchange {
     /// first and its failure is reported before the receive is posted, so a send to a failed
     /// rank consumes no message; the receive is posted before this waits for the send's
     /// flow-control credit, so two ranks exchanging messages larger than their credit do not
-    /// wait for each other. A peer recognized as failed acts as `MPI_PROC_NULL` (SPEC §3.1),
+    /// wait for each other. A peer recognized as failed acts as `MPI_PROC_NULL` (semantics §3.1),
     /// through the runtime.
     ///
     /// # Errors

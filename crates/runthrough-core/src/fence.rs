@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The fencing rule of SPEC §1 as one rank's state, with no sockets: who this rank has fenced,
+//! The fencing rule of semantics §1 as one rank's state, with no sockets: who this rank has fenced,
 //! who has told it of a suspicion, and which ranks are in its detector output.
 //!
 //! # The rule

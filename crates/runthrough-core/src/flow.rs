@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Flow control of eager messages: a rank that floods another is slowed down; the receiver
-//! never buffers its unexpected messages without limit (SPEC §6 "Memory").
+//! never buffers its unexpected messages without limit (semantics §6 "Memory").
 //!
 //! # The scheme: a credit window per (sender, receiver) pair and lane
 //! Every rank has a cap `C` on the bytes it holds for messages that arrived before a receive
@@ -82,7 +82,7 @@
 //!   sends must not let it stream without bound): a rank holds at most `W + C` from one sender,
 //!   and a program that needs more than that of one sender's messages buffered to receive them
 //!   out of order waits as before loans existed (the limit a rendezvous protocol would lift).
-//! - *Failures* (SPEC §1, §3.1): a queued send to a rank that this rank's detector learns
+//! - *Failures* (semantics §1, §3.1): a queued send to a rank that this rank's detector learns
 //!   failed completes with `Error::ProcFailed` (or as `MPI_PROC_NULL` if the rank is already
 //!   recognized in G); a revocation completes the queued sends on that communicator with
 //!   `Error::Revoked`; a collective send waiting for credit returns `ProcFailed` on any

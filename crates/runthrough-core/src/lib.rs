@@ -9,17 +9,18 @@
 //!
 //! What is here:
 //! - [`RankState`], [`RankInfo`] and [`FailureView`]: the run-through stabilization model of the
-//!   MPI Forum's 2011 proposal (SPEC §2): per-rank states OK / FAILED / NULL with NEW / OLD
+//!   MPI Forum's 2011 proposal (semantics §2): per-rank states OK / FAILED / NULL with NEW / OLD
 //!   modifiers, and the local and global views L and G as immutable snapshots.
 //! - [`RankSet`]: a sparse sorted set of ranks, the representation of failed sets everywhere
 //!   (never a dense bitset of n bits: a million-rank job knows few failures).
 //! - [`engine`]: a rank's protocol state (communicators, detector knowledge, posted receives,
 //!   flow control) and the rules that change it on a packet or a detected failure.
-//! - [`matching`]: MPI receive matching with the failure rules of SPEC §3.1–3.2.
+//! - [`matching`]: MPI receive matching with the failure rules of semantics §3.1–3.2.
 //! - [`packet`]: what ranks send each other, whatever the transport, and [`wire`]: the frames
 //!   of the socket transports, their encoding and a streaming decoder that never panics.
 //! - [`flow`]: flow control of eager messages (credit windows per sender, receiver and lane).
-//! - [`fence`]: the fencing rule of SPEC §1 (when a suspected rank enters the detector output).
+//! - [`fence`]: the fencing rule of semantics §1 (when a suspected rank enters the detector
+//!   output).
 //! - [`Error`]: the error classes of MPI and ULFM as one enum.
 //! - [`fault`]: fault plans in their one grammar (`2@0.5`, `1@call:8`, `3@validate_global:2:1`)
 //!   and the [`fault::Injector`] that says whether a rank dies at a point of its calls.
@@ -36,6 +37,10 @@
 //! assert_eq!(g.state_of(3), Some(RankState::NULL | RankState::NEW));
 //! assert_eq!(g.count(RankState::OK), 7);
 //! ```
+//!
+//! Section numbers such as *semantics §2.1* in these docs are those of the guide's semantics
+//! chapter, `docs/src/semantics.md` in the repository (the guide, `docs/`, is built with
+//! `mdbook build docs`; the repository's `README.md` is the short tour).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

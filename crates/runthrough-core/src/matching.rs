@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! MPI receive matching, with the failure rules of SPEC §3.1–3.2.
+//! MPI receive matching, with the failure rules of semantics §3.1–3.2.
 //!
 //! A [`Matcher`] holds, for one communicator at one rank, the messages that arrived before any
 //! receive wanted them (the *unexpected* queue) and the receives posted before their message
@@ -261,8 +261,8 @@ pub enum PeerOutcome {
     ProcNull,
 }
 
-/// The rule of SPEC §3.1 for a send to, or an unmatched receive from, one peer: NULL in G gives
-/// `MPI_PROC_NULL` behaviour, FAILED or not yet validated (known to the detector) gives
+/// The rule of semantics §3.1 for a send to, or an unmatched receive from, one peer: NULL in G
+/// gives `MPI_PROC_NULL` behaviour, FAILED or not yet validated (known to the detector) gives
 /// `ProcFailed`, anything else proceeds.
 pub fn unmatched_outcome(recognized_in_global: bool, known_failed: bool) -> PeerOutcome {
     if recognized_in_global {
@@ -313,8 +313,8 @@ mod tests {
     }
 
     proptest! {
-        /// SPEC §1 non-overtaking and §3.1 matching, against a reference that keeps every event in
-        /// one list and matches by scanning it from the start.
+        /// Semantics §1 non-overtaking and §3.1 matching, against a reference that keeps every
+        /// event in one list and matches by scanning it from the start.
         #[test]
         fn matcher_agrees_with_reference(ops in proptest::collection::vec(arb_op(), 0..60)) {
             let mut m: Matcher<usize> = Matcher::default();

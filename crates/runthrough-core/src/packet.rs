@@ -28,7 +28,8 @@ pub enum Packet {
         payload: Payload,
     },
     /// A message of a collective operation: matched apart from application traffic, by the
-    /// collective's number within its epoch; a message of an older epoch is discarded (SPEC §2.1).
+    /// collective's number within its epoch; a message of an older epoch is discarded (semantics
+    /// §2.1).
     Collective {
         /// The communicator.
         context: ContextId,
@@ -62,7 +63,7 @@ pub enum Packet {
         /// The sender's number for the message.
         id: u64,
     },
-    /// The communicator has been revoked (SPEC §3.5): sent by the revoking rank to every other
+    /// The communicator has been revoked (semantics §3.5): sent by the revoking rank to every other
     /// member, and forwarded once by every member at its first receipt.
     Revoke {
         /// The communicator.

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Rank states, modifiers and the query-matching rule (SPEC §2).
+//! Rank states, modifiers and the query-matching rule (semantics §2).
 
 use crate::Rank;
 
 bitflags::bitflags! {
-    /// A rank's state in a failure view, or a query over states (SPEC §2).
+    /// A rank's state in a failure view, or a query over states (semantics §2).
     ///
     /// A rank carries exactly one state bit (`OK`, `FAILED` or `NULL`) and, when it has failed,
     /// exactly one modifier bit (`NEW` or `OLD`). A *query* ORs any of them together; see
@@ -37,9 +37,9 @@ impl RankState {
     /// Whether a rank whose state is `self` (one state bit, plus one modifier bit when failed)
     /// matches `query`.
     ///
-    /// The rule (SPEC §2): the rank's state bit must be in the query, where a query with no state
-    /// bit means `FAILED | NULL`; and, for a failed rank, the query must have no modifier bit or
-    /// contain the rank's modifier bit. OK ranks carry no modifier and match only queries that
+    /// The rule (semantics §2): the rank's state bit must be in the query, where a query with no
+    /// state bit means `FAILED | NULL`; and, for a failed rank, the query must have no modifier bit
+    /// or contain the rank's modifier bit. OK ranks carry no modifier and match only queries that
     /// contain `OK`, whatever modifiers the query holds.
     pub fn matches(self, query: RankState) -> bool {
         let mut states = query & Self::STATES;
@@ -88,7 +88,7 @@ mod tests {
         RankState::NULL.union(RankState::OLD),
     ];
 
-    /// SPEC §2: a straightforward restatement of the rule, checked over all 32 queries.
+    /// Semantics §2: a straightforward restatement of the rule, checked over all 32 queries.
     fn reference(state: RankState, query: RankState) -> bool {
         let q = query.bits();
         let (st, modifier) = (state.bits() & 7, state.bits() & 24);

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Failure views: immutable snapshots of L and G (SPEC §2).
+//! Failure views: immutable snapshots of L and G (semantics §2).
 
 use std::sync::Arc;
 
 use crate::{Error, Rank, RankInfo, RankSet, RankState, Result};
 
 /// One view of which ranks of a communicator have failed: the local view L or the global view G
-/// as left by its most recent update call (SPEC §2).
+/// as left by its most recent update call (semantics §2).
 ///
 /// A view is a value. An update call (`validate_local`, `validate_global`) makes a new view and
 /// never changes one that was handed out, so a thread holding a view keeps seeing the state it was
@@ -33,7 +33,7 @@ impl FailureView {
 
     /// The view of a communicator of `size` ranks in which exactly the ranks of `failed` are
     /// recognized and were so before: every one `NULL | OLD` (ranks `>= size` are ignored). It is
-    /// the G (and L) of a communicator made by `dup`, which keeps its parent's G (SPEC §3.4).
+    /// the G (and L) of a communicator made by `dup`, which keeps its parent's G (semantics §3.4).
     pub fn recognized(size: u32, failed: &RankSet) -> Self {
         let entries: Vec<RankInfo> = failed
             .iter()
@@ -88,7 +88,7 @@ impl FailureView {
 
     /// The local view that `validate_local` makes from the old local view `self`, the global view
     /// `global` and the failures the detector knows now: L := G ∪ known, the ranks of G `NULL`,
-    /// the others `FAILED` (SPEC §2.1).
+    /// the others `FAILED` (semantics §2.1).
     pub fn validated_local(&self, global: &FailureView, known: &RankSet) -> FailureView {
         let recognized = global.failed_set();
         let unrecognized = known.difference(&recognized);
@@ -201,7 +201,8 @@ impl FailureView {
     ///
     /// # Errors
     /// [`Error::Size`]` { needed: m }` when `0 < out.len() < m`, after writing the first
-    /// `out.len()` matches. (The seed compares with |L| or |G|; we compare with `m`, see SPEC §2.1.)
+    /// `out.len()` matches. (The seed compares with |L| or |G|; we compare with `m`, see semantics
+    /// §2.1.)
     pub fn get_state(&self, query: RankState, out: &mut [RankInfo]) -> Result<usize> {
         let matches = self.count(query);
         if out.is_empty() {
@@ -356,7 +357,7 @@ mod tests {
     }
 
     proptest! {
-        /// SPEC §2: count, ranks and get_state against a per-rank reference model.
+        /// Semantics §2: count, ranks and get_state against a per-rank reference model.
         #[test]
         fn accessors_agree_with_reference((view, all) in arb_view(), q in 0u32..32, incount in 0usize..45) {
             let query = RankState::from_bits(q).unwrap();

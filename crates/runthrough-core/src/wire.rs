@@ -33,7 +33,7 @@
 //! checks this bound). A body length of 0 or above the decoder's limit, an unknown kind, a body
 //! shorter or longer than its kind allows, and an agreement message that does not decode are
 //! all a [`WireError`], after which the connection is unusable (the transport closes it and
-//! fences the peer, SPEC §4).
+//! fences the peer, semantics §4).
 
 use std::io::{self, Read};
 
@@ -104,12 +104,12 @@ pub enum Frame {
     /// Liveness, sent every heartbeat period whatever the traffic.
     Heartbeat,
     /// World rank `rank` is in the sender's detector output: its failure was confirmed, or it
-    /// was fenced by a majority (knowledge spreads, SPEC §1).
+    /// was fenced by a majority (knowledge spreads, semantics §1).
     FailureNotice {
         /// The failed world rank.
         rank: u32,
     },
-    /// The sender fenced world rank `rank`: its vote that `rank` failed (SPEC §1).
+    /// The sender fenced world rank `rank`: its vote that `rank` failed (semantics §1).
     Suspect {
         /// The suspected world rank.
         rank: u32,

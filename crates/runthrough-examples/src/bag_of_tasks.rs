@@ -5,7 +5,7 @@
 //! Rank 0 is the master; ranks `1..n` are workers. The master keeps up to `window` tasks in
 //! flight per worker and receives results on `Source::Any`. When a worker dies:
 //!
-//! 1. the master's wildcard receive returns `Error::ProcFailedPending` (SPEC §3.2), once no
+//! 1. the master's wildcard receive returns `Error::ProcFailedPending` (semantics §3.2), once no
 //!    buffered result matches (a send of a task to the dead worker that returns
 //!    `Error::ProcFailed` only stops the master from sending it more; the acknowledgement waits
 //!    for the wildcard receive, the one place where failures are handled);
@@ -21,8 +21,8 @@
 //! others, so the bag keeps its number of workers.
 //!
 //! A result that a worker sent before it died is still received (complete messages from a dead
-//! rank stay receivable, SPEC §1); a task whose result arrives twice is counted once (results are
-//! deterministic, and the two must be equal). When no worker is left, the master computes the
+//! rank stay receivable, semantics §1); a task whose result arrives twice is counted once (results
+//! are deterministic, and the two must be equal). When no worker is left, the master computes the
 //! remaining tasks itself. The master is the single point of failure: it is never killed.
 //!
 //! ```

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Where a rank's listener binds (SPEC §4: loopback unless an option names an address or an
+//! Where a rank's listener binds (semantics §4: loopback unless an option names an address or an
 //! interface): the value of [`crate::launch::ENV_BIND`] and of `rtrun --bind`.
 
 use std::io;

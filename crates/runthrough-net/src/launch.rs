@@ -11,8 +11,8 @@
 //! 3. once every rank has registered or died, sends every rank `table <addr0> <addr1> ...\n`
 //!    ([`table_line`]; `-` for a rank that died before registering);
 //! 4. afterwards sends `failed <rank>\n` ([`failed_line`]) whenever a rank's process ends (a
-//!    *confirmed* failure, SPEC §1), and reads `suspect <rank>\n` lines ([`parse_report`]) from
-//!    ranks that fenced a peer: the launcher then kills that peer; and `abort <code>\n` from a
+//!    *confirmed* failure, semantics §1), and reads `suspect <rank>\n` lines ([`parse_report`])
+//!    from ranks that fenced a peer: the launcher then kills that peer; and `abort <code>\n` from a
 //!    rank that aborts the job (`MPI_Abort`): the launcher kills every rank and exits with
 //!    that code; and `fired <trigger> <call>\n` ([`fired_line`]) from a rank whose planned
 //!    fault ([`ENV_FAULT`]) fired, just before it kills itself, for the launcher's report;
@@ -92,7 +92,7 @@ pub const ENV_TIMELINE: &str = "RT_TIMELINE";
 /// Exit status of a rank that learned it was fenced by its peers.
 pub const EXIT_FENCED: i32 = 86;
 /// Exit status of a rank that could not reach a majority of the ranks it believes alive for
-/// longer than the heartbeat timeout (SPEC §1: it is on the small side of a partition).
+/// longer than the heartbeat timeout (semantics §1: it is on the small side of a partition).
 pub const EXIT_NO_MAJORITY: i32 = 88;
 /// Exit status of a rank whose launcher went away.
 pub const EXIT_LAUNCHER_LOST: i32 = 87;

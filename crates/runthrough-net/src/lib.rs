@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The operating-system plumbing of runthrough's multi-process runs: how ranks and their
-//! launcher find, reach and authenticate each other (SPEC §4).
+//! launcher find, reach and authenticate each other (semantics §4).
 //!
 //! This crate knows nothing of runthrough's protocols (packets, matching, agreements): it moves
 //! bytes between processes and names them. The `runthrough` crate's socket transport and its
@@ -41,6 +41,10 @@
 //! // Where a listener binds: an address names itself.
 //! assert_eq!(runthrough_net::bind_address("127.0.0.1").unwrap().to_string(), "127.0.0.1");
 //! ```
+//!
+//! Section numbers such as *semantics §2.1* in these docs are those of the guide's semantics
+//! chapter, `docs/src/semantics.md` in the repository (the guide, `docs/`, is built with
+//! `mdbook build docs`; the repository's `README.md` is the short tour).
 #![deny(missing_docs)]
 // Denied, not forbidden: the one exception is taking the launcher's inherited PMI socket
 // (`pmi`), with its `// SAFETY:` argument and a test, and raw shared memory in `shm` (the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Confirming a peer's death on the same host (SPEC §1: a failure is *confirmed* once the rank's
-//! process is seen to end).
+//! Confirming a peer's death on the same host (semantics §1: a failure is *confirmed* once the
+//! rank's process is seen to end).
 //!
 //! Under rtrun the launcher sees every rank's exit and says so. Under a PMI launcher (Hydra,
 //! srun) nobody does, and a closed connection alone is only a suspicion (a peer that fenced

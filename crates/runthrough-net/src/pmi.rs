@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! A PMI client over the wire protocols, no `libpmi`: how a rank started by an existing launcher
 //! (MPICH's Hydra `mpiexec`, Slurm's `srun --mpi=pmi2`) learns its rank and size and exchanges
-//! addresses with its peers (SPEC §4).
+//! addresses with its peers (semantics §4).
 //!
 //! The launcher hands each process a connected socket as the file descriptor `PMI_FD`, plus
 //! `PMI_RANK` and `PMI_SIZE`. Two protocols run over it:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The safety properties of SPEC §2.1 and §3.5, checked as the run goes.
+//! The safety properties of semantics §2.1 and §3.5, checked as the run goes.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ struct Call {
     deciders: RankSet,
 }
 
-/// Checks every start and decision against SPEC §2.1 (uniform agreement, validity, monotone
+/// Checks every start and decision against semantics §2.1 (uniform agreement, validity, monotone
 /// G) and §3.5 (flag and `ProcFailed` rule of `agree`).
 #[derive(Debug, Default)]
 pub struct Checker {
@@ -41,7 +41,7 @@ impl Checker {
     ///
     /// # Errors
     /// A description of the violation when ranks enter one call over different participants
-    /// (which would mean the previous call's G differed: SPEC §2.1 uniform agreement).
+    /// (which would mean the previous call's G differed: semantics §2.1 uniform agreement).
     pub fn on_start(
         &mut self,
         rank: Rank,

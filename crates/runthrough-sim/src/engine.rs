@@ -14,7 +14,7 @@ use runthrough_core::{AgreementSeries, Contribution, Participants, Rank, RankSet
 use crate::checker::Checker;
 use crate::schedule::{InFlight, Schedule, Trigger};
 
-/// A property of SPEC §2.1 that a run broke.
+/// A property of semantics §2.1 that a run broke.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// The schedule's seed.

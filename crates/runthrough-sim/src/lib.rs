@@ -12,10 +12,10 @@
 //!   once, during repair, up to all but one rank), messages in flight from a crashed rank
 //!   delivered or lost ([`InFlight`]), and each survivor's detector reporting each crash at its
 //!   own random later time (only real crashes: the detector is accurate).
-//! - [`Sim`] runs a schedule; after every step the [`Checker`] checks SPEC §2.1 (uniform
+//! - [`Sim`] runs a schedule; after every step the [`Checker`] checks semantics §2.1 (uniform
 //!   agreement, also with ranks that decided then crashed; validity: G' holds only crashed
 //!   participants, every failure known at entry to a deciding rank, and every participant not
-//!   in G' contributed; monotone G) and SPEC §3.5 (flag = AND of the contributors, the
+//!   in G' contributed; monotone G) and semantics §3.5 (flag = AND of the contributors, the
 //!   `unacknowledged_failure` rule). Liveness: once no crash or detection is pending, every
 //!   survivor must decide every call within [`liveness_budget`] steps, and a run that goes
 //!   quiet with an undecided survivor is a violation.
@@ -31,6 +31,10 @@
 //! let outcome = run(Schedule::random(7, (1, 16)), false).expect("no violation");
 //! assert!(outcome.steps > 0 || outcome.messages == 0);
 //! ```
+//!
+//! Section numbers such as *semantics §2.1* in these docs are those of the guide's semantics
+//! chapter, `docs/src/semantics.md` in the repository (the guide, `docs/`, is built with
+//! `mdbook build docs`; the repository's `README.md` is the short tour).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `validate_global`, `agree` and the agreement every fault-tolerant collective is built on
-//! (SPEC §2.1, §3.5), blocking and non-blocking.
+//! (semantics §2.1, §3.5), blocking and non-blocking.
 
 use runthrough_core::engine::{Agreed, AgreementCall, AgreementCallId, Decided};
 use runthrough_core::{Error, FailureView, Result};
@@ -11,7 +11,8 @@ use runthrough_core::packet::Outgoing;
 
 impl Comm {
     /// Agrees with every live rank on the set of failed ranks and records it as the new G
-    /// (`MPI_Comm_validate_global`, SPEC §2.1). Collective over the OK ranks of G, fault-tolerant.
+    /// (`MPI_Comm_validate_global`, semantics §2.1). Collective over the OK ranks of G,
+    /// fault-tolerant.
     ///
     /// All live participants return the same G (even a rank that returns and then dies); every
     /// rank in it has failed; every failure this rank's detector knew at entry is in it; every
@@ -68,7 +69,7 @@ impl Comm {
     }
 
     /// Agrees on the bitwise AND of `flag` over the participants that contribute
-    /// (`MPIX_Comm_agree`, SPEC §3.5): the same fault-tolerant uniform agreement as
+    /// (`MPIX_Comm_agree`, semantics §3.5): the same fault-tolerant uniform agreement as
     /// `validate_global`, over the OK ranks of G, and it works on a revoked communicator.
     /// Every returning rank gets the same outcome. It does not change L or G; afterwards every
     /// participant that did not contribute is known failed to this rank's detector.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Communicators and point-to-point communication (SPEC §3.1–3.2).
+//! Communicators and point-to-point communication (semantics §3.1–3.2).
 
 use std::sync::Arc;
 
@@ -58,7 +58,7 @@ impl From<i32> for Tag {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Status {
     /// The sender; `None` when the receive completed as `MPI_PROC_NULL` (a peer recognized as
-    /// failed, SPEC §3.1).
+    /// failed, semantics §3.1).
     pub source: Option<Rank>,
     /// The message's tag; `None` for `MPI_PROC_NULL` completions.
     pub tag: Option<i32>,
@@ -188,15 +188,16 @@ impl Comm {
     ///
     /// The message is sent at once (eager) while this rank's earlier messages to `dest` that
     /// are still unreceived fit in its share of `dest`'s buffer; otherwise this waits until
-    /// enough of them are received (flow control, SPEC §6: see the crate's `flow` module). It
+    /// enough of them are received (flow control, semantics §6: see the crate's `flow` module). It
     /// never waits for this message itself to be received.
     ///
     /// # Errors
     /// `Error::ProcFailed` when `dest` is known to have failed and is not recognized in G (at
     /// the call, or while the send waits for credit); a send to a rank recognized (NULL in G)
     /// completes at once and sends nothing (`MPI_PROC_NULL`). `Error::Revoked` on a revoked
-    /// communicator, before the call or while it waits (SPEC §3.5). `Error::Rank`, `Error::Tag`,
-    /// `Error::Comm`, `Error::Argument` (a zero-sized element type) for bad arguments.
+    /// communicator, before the call or while it waits (semantics §3.5). `Error::Rank`,
+    /// `Error::Tag`, `Error::Comm`, `Error::Argument` (a zero-sized element type) for bad
+    /// arguments.
     pub fn send<T: Pod>(&self, buf: &[T], dest: Rank, tag: i32) -> Result<()> {
         self.process.enter()?;
         element_size::<T>()?;
@@ -258,7 +259,7 @@ impl Comm {
         Ok(Started::Done)
     }
 
-    /// The world rank to send to, `None` for `MPI_PROC_NULL`, or the send's error (SPEC §3.1).
+    /// The world rank to send to, `None` for `MPI_PROC_NULL`, or the send's error (semantics §3.1).
     #[inline]
     fn send_check(&self, engine: &mut Engine, dest: Rank) -> Result<Option<WorldRank>> {
         engine.send_target(self.context, dest)
@@ -424,18 +425,18 @@ impl Comm {
 
     /// Receives a message into `buf` (`MPI_Recv`, MPI-4.0 §3.2.4).
     ///
-    /// Buffered messages match first, whatever their sender's state (SPEC §3.1).
+    /// Buffered messages match first, whatever their sender's state (semantics §3.1).
     ///
     /// # Errors
     /// - `Error::ProcFailed` when `source` is known to have failed (now, or while waiting) and is
     ///   not recognized in G, and no buffered message matches. A source recognized in G (NULL)
     ///   completes at once with `Status { source: None, count: 0 }`, `buf` untouched.
     /// - `Error::ProcFailedPending` for `Source::Any` while this rank's detector knows of a failure
-    ///   that `validate_local` has not acknowledged (SPEC §3.2); nothing is consumed.
+    ///   that `validate_local` has not acknowledged (semantics §3.2); nothing is consumed.
     /// - `Error::Truncated` when the message is longer than `buf` (the message is consumed and
     ///   its first `buf.len()` elements written).
     /// - `Error::Revoked` when the communicator is revoked, before the call or while it waits
-    ///   (SPEC §3.5).
+    ///   (semantics §3.5).
     /// - `Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument` for bad arguments.
     pub fn recv<T: Pod>(
         &self,
@@ -538,8 +539,8 @@ impl Comm {
     }
 
     /// Starts a receive into `buf` (`MPI_Irecv`). The request borrows `buf` until it completes.
-    /// The peer's state is evaluated when the request completes (SPEC §3.1); a wildcard request
-    /// reports `ProcFailedPending` from `wait`/`test` and stays pending (SPEC §3.2).
+    /// The peer's state is evaluated when the request completes (semantics §3.1); a wildcard
+    /// request reports `ProcFailedPending` from `wait`/`test` and stays pending (semantics §3.2).
     ///
     /// # Errors
     /// Bad arguments (`Error::Rank`, `Error::Tag`, `Error::Comm`, `Error::Argument`) and a
@@ -614,9 +615,9 @@ impl Comm {
         })
     }
 
-    /// Updates the local view L from this rank's detector (`MPI_Comm_validate_local`, SPEC §2.1):
-    /// L := G ∪ {failures known now}; ranks entering L are `NEW`, the rest `OLD`. Local: never
-    /// waits for a peer. Acknowledges those failures for wildcard receives (SPEC §3.2).
+    /// Updates the local view L from this rank's detector (`MPI_Comm_validate_local`, semantics
+    /// §2.1): L := G ∪ {failures known now}; ranks entering L are `NEW`, the rest `OLD`. Local:
+    /// never waits for a peer. Acknowledges those failures for wildcard receives (semantics §3.2).
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Communicator creation and release (SPEC §3.4, §3.5; MPI-4.0 §7.4): `dup`, `split`,
+//! Communicator creation and release (semantics §3.4, §3.5; MPI-4.0 §7.4): `dup`, `split`,
 //! `create`, `create_group`, `shrink`, a communicator of one rank, `free`, and the process
 //! group of a communicator. (`shrink` runs the main agreement series, as `validate_global`
 //! does, rather than the creation series; see its docs.)
@@ -76,7 +76,7 @@ pub(crate) use runthrough_core::engine::Plan;
 
 impl Comm {
     /// A new communicator of the surviving participants, in their order here
-    /// (`MPIX_Comm_shrink`, SPEC §3.5). Collective over the OK ranks of G and fault-tolerant:
+    /// (`MPIX_Comm_shrink`, semantics §3.5). Collective over the OK ranks of G and fault-tolerant:
     /// the participants agree (with the agreement of `validate_global`) on the failed ones,
     /// and every returning rank gets the same communicator of the others, with empty L and G
     /// (a rank that died after contributing may be in it: its failure shows up in the new
@@ -154,7 +154,7 @@ impl Comm {
     }
 
     /// A new communicator with the same ranks, numbering and G (`MPI_Comm_dup`, MPI-4.0
-    /// §7.4.2; SPEC §3.4): the failures recognized in the parent are `NULL | OLD` in both of
+    /// §7.4.2; semantics §3.4): the failures recognized in the parent are `NULL | OLD` in both of
     /// its views. Collective over the parent's participants, with an embedded agreement.
     ///
     /// # Errors
@@ -208,9 +208,9 @@ impl Comm {
     }
 
     /// Splits the participants by `color` into new communicators, each numbered by `key`, then
-    /// by rank in the parent (`MPI_Comm_split`, MPI-4.0 §7.4.2; SPEC §3.4). `None` as the color
-    /// (`MPI_UNDEFINED`) takes part in the call and gets `Ok(None)`. The new communicators hold
-    /// only participants (OK ranks of the parent's G) and start with empty views.
+    /// by rank in the parent (`MPI_Comm_split`, MPI-4.0 §7.4.2; semantics §3.4). `None` as the
+    /// color (`MPI_UNDEFINED`) takes part in the call and gets `Ok(None)`. The new communicators
+    /// hold only participants (OK ranks of the parent's G) and start with empty views.
     ///
     /// # Errors
     /// Those of [`Comm::dup`]; a failure during the exchange of colors and keys counts as a
@@ -220,7 +220,7 @@ impl Comm {
     }
 
     /// A new communicator of the processes of `group` that are participants of this one (OK
-    /// ranks of its G), in the group's order (`MPI_Comm_create`, MPI-4.0 §7.4.2; SPEC §3.4).
+    /// ranks of its G), in the group's order (`MPI_Comm_create`, MPI-4.0 §7.4.2; semantics §3.4).
     /// Collective over the participants, which must all pass the same group; those that are
     /// not in the group get `Ok(None)`. The new communicator starts with empty views.
     ///
@@ -353,8 +353,8 @@ impl Comm {
         Ok(comm)
     }
 
-    /// Releases the communicator (`MPI_Comm_free`, SPEC §3.4); dropping the handle does the same.
-    /// Local: it never waits for a peer and never reports a failure. Traffic that arrives for
+    /// Releases the communicator (`MPI_Comm_free`, semantics §3.4); dropping the handle does the
+    /// same. Local: it never waits for a peer and never reports a failure. Traffic that arrives for
     /// it later is dropped, but its agreements keep answering peers still inside them.
     ///
     /// # Errors

@@ -5,10 +5,10 @@
 //! keep running (*run-through stabilization*, from the MPI Forum's 2011 fault-tolerance
 //! proposal): they learn who failed, agree on it, and carry on with the ranks that are left.
 //!
-//! The contract is the project's SPEC: every call that communicates returns a [`Result`] whose
-//! errors are the MPI / ULFM error classes ([`Error`]); each communicator keeps a local failure
-//! view L ([`Comm::validate_local`]) and an agreed global view G, both immutable
-//! [`FailureView`] snapshots with the seed's accessors.
+//! The contract is the guide's semantics chapter: every call that communicates returns a
+//! [`Result`] whose errors are the MPI / ULFM error classes ([`Error`]); each communicator keeps
+//! a local failure view L ([`Comm::validate_local`]) and an agreed global view G, both
+//! immutable [`FailureView`] snapshots with the seed's accessors.
 //!
 //! ```
 //! use runthrough::{RankState, Source};
@@ -26,6 +26,10 @@
 //! });
 //! assert!(outcomes[3].is_killed());
 //! ```
+//!
+//! Section numbers such as *semantics §2.1* in these docs are those of the guide's semantics
+//! chapter, `docs/src/semantics.md` in the repository (the guide, `docs/`, is built with
+//! `mdbook build docs`; the repository's `README.md` is the short tour).
 #![deny(missing_docs)]
 // The one exception, taking the launcher's inherited PMI socket, lives in runthrough-net.
 #![forbid(unsafe_code)]

@@ -13,7 +13,7 @@ use crate::comm::{deliver_into, Comm, SlotPoll, Status};
 /// request inactive (like `MPI_REQUEST_NULL`: waiting again returns an empty status at once).
 /// The exception is a receive from any source that reports `Error::ProcFailedPending`: it stays
 /// pending, and after `validate_local` acknowledges the failure it can still complete
-/// (SPEC §3.2). Dropping a pending receive request withdraws its receive; dropping a pending
+/// (semantics §3.2). Dropping a pending receive request withdraws its receive; dropping a pending
 /// send request (one whose message waits for flow-control credit) waits, as a blocking send
 /// would, until the message is transmitted or the send fails, so that no message is lost.
 #[derive(Debug)]

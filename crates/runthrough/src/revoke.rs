@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Revocation (SPEC §3.5): `revoke` and `is_revoked`. The other ULFM operations are with their
+//! Revocation (semantics §3.5): `revoke` and `is_revoked`. The other ULFM operations are with their
 //! kin: `agree` and `iagree` with the agreement (`agreement.rs`), `shrink` with the other
 //! communicator creations (`creation.rs`).
 //!
@@ -39,7 +39,7 @@ use crate::comm::Comm;
 use runthrough_core::packet::Outgoing;
 
 impl Comm {
-    /// Revokes the communicator at every member (`MPIX_Comm_revoke`, SPEC §3.5): every pending
+    /// Revokes the communicator at every member (`MPIX_Comm_revoke`, semantics §3.5): every pending
     /// and later non-local operation on it, at every rank, other than `agree`, `shrink` and
     /// `validate_global`, returns `Error::Revoked`; local calls (`validate_local`, the
     /// accessors, `is_revoked`, `free`) keep working. Not collective: it returns at once. The

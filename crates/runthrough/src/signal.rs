@@ -436,7 +436,7 @@ mod tests {
         builder.check(body);
     }
 
-    /// No lost wake-up, in every interleaving loom finds (SPEC §6, issue 12's "lost wake-ups
+    /// No lost wake-up, in every interleaving loom finds (semantics §6, issue 12's "lost wake-ups
     /// must be impossible"): two sleepers wait for the count to pass the value they read while
     /// a sender rings once. A lost wake-up is a sleeper blocked forever, which loom reports as
     /// a deadlock.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The in-process universe: n ranks as threads of this process (SPEC §4, the embedded default).
+//! The in-process universe: n ranks as threads of this process (semantics §4, the embedded
+//! default).
 
 use runthrough_core::WorldRank;
 use std::panic::AssertUnwindSafe;
@@ -173,7 +174,7 @@ impl LocalUniverse {
 
     /// Kills `rank` just before it sends its `message`-th revocation packet (1 = the first),
     /// whether it revoked a communicator itself or forwards another rank's revocation: a death
-    /// in the middle of a revocation's propagation (SPEC §3.5; `RANK@revoke:MESSAGE`).
+    /// in the middle of a revocation's propagation (semantics §3.5; `RANK@revoke:MESSAGE`).
     pub fn kill_in_revoke(self, rank: Rank, message: u64) -> Self {
         self.fault(
             rank,
@@ -211,7 +212,7 @@ impl LocalUniverse {
     /// rank buffers, all senders together (default [`crate::DEFAULT_UNEXPECTED_CAP`], 64 MiB).
     /// Each sender's share at a receiver is `cap / n`; a sender that has that much unreceived
     /// at a receiver waits (a blocking send) or leaves its request pending (`isend`) until the
-    /// receiver takes some (flow control, SPEC §6). A message larger than the share travels
+    /// receiver takes some (flow control, semantics §6). A message larger than the share travels
     /// alone. At least one byte.
     ///
     /// ```

@@ -17,7 +17,7 @@
 //! - `bench`: 8-byte ping-pong latency and 1 MiB bandwidth between ranks 0 and 1, validate_global
 //!   and all-reduce times over all ranks, and (with 3 ranks or more) the time from rank 2's death
 //!   to rank 1's `ProcFailed`.
-//! - `flood` (flow control, SPEC §6; run with a small `RT_UNEXPECTED_CAP`): a thread of rank 0
+//! - `flood` (flow control, semantics §6; run with a small `RT_UNEXPECTED_CAP`): a thread of rank 0
 //!   sends C messages of 1 MiB to rank 1; once it waits for credit, every rank runs a barrier,
 //!   an all-reduce and `validate_global`; then rank 1 receives, checks the messages arrive once
 //!   and in order and that it never held more than rank 0's window; then ranks 0 and 1 flood

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The fault-tolerant agreement behind `validate_global`, `agree` and `shrink` (SPEC §2.1, §3.5).
+//! The fault-tolerant agreement behind `validate_global`, `agree` and `shrink` (semantics §2.1,
+//! §3.5).
 //!
 //! All participants of one call agree on one [`Decision`]: a set of failed participants and a
-//! flag word, with the guarantees of SPEC §2.1 (uniform agreement, validity, termination) under
-//! the failure model of SPEC §1 (fail-stop; the detector is *accurate*: it reports only ranks
-//! that really failed or were fenced, and *eventually complete*: every failure is eventually
+//! flag word, with the guarantees of semantics §2.1 (uniform agreement, validity, termination)
+//! under the failure model of semantics §1 (fail-stop; the detector is *accurate*: it reports only
+//! ranks that really failed or were fenced, and *eventually complete*: every failure is eventually
 //! reported to every survivor). [`Agreement`] is one call at one rank, a pure state machine:
 //! inputs are [`start`](Agreement::start), [`handle_message`](Agreement::handle_message) and
 //! [`handle_failure`](Agreement::handle_failure); outputs are
@@ -103,10 +104,10 @@
 //! participants the message count wins over the delays (it is what costs when ranks outnumber
 //! cores) and the coordinated ballots run from the start.
 //!
-//! **Against a non-uniform agreement.** SPEC §6 asks for at least the speed of Open MPI's
+//! **Against a non-uniform agreement.** Semantics §6 asks for at least the speed of Open MPI's
 //! `MPIX_Comm_agree`, whose early-returning algorithm decides at the root of its tree after one
 //! fan-in and sends the decision down: one pass, `2 (n - 1)` messages. Uniform agreement
-//! (SPEC §2.1) forbids deciding before every live participant holds the value, so failure-free
+//! (semantics §2.1) forbids deciding before every live participant holds the value, so failure-free
 //! it needs a second pass in which every rank learns that every rank holds it: over hosts
 //! ([`Participants::with_hosts`], two hosts) `2 (n - 1)` messages per pass, `4 (n - 1)` in
 //! all. Where messages cost about the same in both runtimes (TCP on every pair, ranks
@@ -177,7 +178,7 @@
 //! the receiver adopt it rather than drop it, and messages between live ranks are delivered:
 //! the gather completes bottom-up, the accept goes down and its acknowledgements up, and the
 //! coordinator decides and commits. Each repair costs O(log n) messages, each new coordinator
-//! one more pass of the four traversals: the delay is Δ + O(depth · δ) per failure (SPEC §1).
+//! one more pass of the four traversals: the delay is Δ + O(depth · δ) per failure (semantics §1).
 //!
 //! # Bounded memory
 //!

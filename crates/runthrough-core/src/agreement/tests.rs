@@ -188,7 +188,7 @@ fn set(ranks: &[Rank]) -> RankSet {
     ranks.iter().copied().collect()
 }
 
-/// SPEC §2.1 termination, trivial case: one participant decides as soon as it starts.
+/// Semantics §2.1 termination, trivial case: one participant decides as soon as it starts.
 #[test]
 fn single_rank_decides_at_start() {
     let mut net = Net::new(1);
@@ -205,7 +205,7 @@ fn single_rank_decides_at_start() {
     assert!(d.failed.is_empty() && !d.unacknowledged_failure);
 }
 
-/// SPEC §6 agreement cost: failure-free, 4(n-1) messages and depth 4 × the tree's depth (the
+/// Semantics §6 agreement cost: failure-free, 4(n-1) messages and depth 4 × the tree's depth (the
 /// most set bits of an index below n: floor(log2 n) for a power of two).
 #[test]
 fn failure_free_costs_four_traversals_three_at_two_ranks() {
@@ -256,7 +256,7 @@ fn failure_free_story_at_three() {
     );
 }
 
-/// SPEC §2.1 validity: the flag is the AND of the contributors, failures known at entry are in
+/// Semantics §2.1 validity: the flag is the AND of the contributors, failures known at entry are in
 /// G', and acknowledged failures do not raise `unacknowledged_failure`.
 #[test]
 fn contributions_are_aggregated() {
@@ -285,7 +285,8 @@ fn contributions_are_aggregated() {
     assert!(!d.unacknowledged_failure);
 }
 
-/// SPEC §3.5: a non-contributor missing from some contributor's L makes agree return ProcFailed.
+/// Semantics §3.5: a non-contributor missing from some contributor's L makes agree return
+/// ProcFailed.
 #[test]
 fn unacknowledged_non_contributor_is_flagged() {
     let mut net = Net::new(4);
@@ -307,7 +308,7 @@ fn unacknowledged_non_contributor_is_flagged() {
     assert!(d.unacknowledged_failure);
 }
 
-/// SPEC §2.1 termination when the coordinator (index 0) is dead before anyone starts: rank 1
+/// Semantics §2.1 termination when the coordinator (index 0) is dead before anyone starts: rank 1
 /// coordinates ballot 1 and rank 0 is a non-contributor.
 #[test]
 fn coordinator_dead_before_start() {
@@ -327,7 +328,7 @@ fn coordinator_dead_before_start() {
     }
 }
 
-/// SPEC §2.1 uniform agreement and termination: the coordinator dies after sending some of its
+/// Semantics §2.1 uniform agreement and termination: the coordinator dies after sending some of its
 /// Accepts; the new coordinator must re-propose the accepted value (Paxos), not a fresh one.
 #[test]
 fn coordinator_dies_mid_accept() {
@@ -365,7 +366,7 @@ fn coordinator_dies_mid_accept() {
     );
 }
 
-/// SPEC §2.1 termination: the coordinator decides, commits to one child only, and dies; the
+/// Semantics §2.1 termination: the coordinator decides, commits to one child only, and dies; the
 /// decided child spreads the commit to the others in the new tree.
 #[test]
 fn coordinator_dies_mid_commit() {
@@ -398,7 +399,7 @@ fn coordinator_dies_mid_commit() {
     );
 }
 
-/// SPEC §2.1 termination: a parent dies while its children wait for it; they re-attach to
+/// Semantics §2.1 termination: a parent dies while its children wait for it; they re-attach to
 /// their grandparent, which marks the parent a non-contributor.
 #[test]
 fn parent_dies_with_children_waiting() {
@@ -423,7 +424,7 @@ fn parent_dies_with_children_waiting() {
     assert_eq!(d.non_contributors, set(&[4]));
 }
 
-/// SPEC §2.1 termination with a cascade: the coordinators 0, 1, 2 die one after another.
+/// Semantics §2.1 termination with a cascade: the coordinators 0, 1, 2 die one after another.
 #[test]
 fn cascade_of_coordinators() {
     let mut net = Net::new(8);
@@ -451,7 +452,7 @@ fn cascade_of_coordinators() {
     }
 }
 
-/// SPEC §2.1 "a rank that returned keeps answering peers still inside the same call": a
+/// Semantics §2.1 "a rank that returned keeps answering peers still inside the same call": a
 /// decided rank answers a late Promise with a Commit.
 #[test]
 fn decided_rank_answers_a_late_peer() {
@@ -708,7 +709,7 @@ fn rounds(n: u32) -> usize {
     (u32::BITS - (n - 1).leading_zeros()) as usize
 }
 
-/// SPEC §6 agreement cost, first round: failure-free, every rank sends one gather and one hold
+/// Semantics §6 agreement cost, first round: failure-free, every rank sends one gather and one hold
 /// per round, 2 n ceil(log2 n) messages, and the longest causal chain is 2 ceil(log2 n) (two
 /// one-way delays at two ranks, against three for the coordinated ballots); no commit. The
 /// decision carries the AND of every contribution's flag at every rank. Above
@@ -811,7 +812,7 @@ fn first_round_story_at_three() {
     );
 }
 
-/// SPEC §2.1 uniform agreement across the two protocols: a rank decides in the first round and
+/// Semantics §2.1 uniform agreement across the two protocols: a rank decides in the first round and
 /// dies at once, its last holds lost; the survivors, which had not all decided, finish in the
 /// coordinated ballots and must decide what it decided (everyone held that value: the new
 /// coordinator's gather reports it), not a fresh value naming the dead rank.
@@ -956,8 +957,8 @@ fn first_round_messages_off_the_plan_over_hosts_are_ignored() {
     assert_eq!(net.sent, messages);
 }
 
-/// SPEC §2.1 validity and termination: a rank dies in the middle of the gather pass (before any
-/// rank holds a value); the others cannot finish the first round, leave it when they learn of
+/// Semantics §2.1 validity and termination: a rank dies in the middle of the gather pass (before
+/// any rank holds a value); the others cannot finish the first round, leave it when they learn of
 /// the failure, and decide in the coordinated ballots with the dead rank failed.
 #[test]
 fn a_death_in_the_gather_pass_ends_in_the_coordinated_ballots() {

@@ -7,10 +7,10 @@ use crate::RankSet;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Contribution {
     /// Failures known to this rank's detector when it entered (communicator ranks). They end up
-    /// in the decision (SPEC §2.1 validity). Ranks that are not participants are ignored.
+    /// in the decision (semantics §2.1 validity). Ranks that are not participants are ignored.
     pub known_failed: RankSet,
     /// This rank's L at entry (communicator ranks): the failures it has acknowledged, for
-    /// `agree`'s `ProcFailed` rule (SPEC §3.5).
+    /// `agree`'s `ProcFailed` rule (semantics §3.5).
     pub acknowledged: RankSet,
     /// The flag word; the decision carries the bitwise AND over the contributors.
     pub flag: u32,
@@ -72,7 +72,7 @@ pub struct Decision {
     /// Bitwise AND of the flags of the contributors (the participants not in `non_contributors`).
     pub flag: u32,
     /// Whether some non-contributor is missing from some contributor's acknowledged set: `agree`
-    /// then returns `ProcFailed` (SPEC §3.5).
+    /// then returns `ProcFailed` (semantics §3.5).
     pub unacknowledged_failure: bool,
 }
 

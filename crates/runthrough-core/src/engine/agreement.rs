@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The calls an agreement decides (SPEC §2.1, §3.5), each one operation of the engine from
+//! The calls an agreement decides (semantics §2.1, §3.5), each one operation of the engine from
 //! its slots to its outcome ([`Engine::start_agreement_call`], [`Engine::poll_agreement_call`]):
 //! `validate_global`, `agree`, `shrink`, the creations (`super::creation`) and `spawn`'s
 //! agreement (whose one step outside the engine, starting the new ranks, the driver takes
@@ -345,7 +345,7 @@ impl Engine {
 
     /// The outcome of agreement call `call` once this rank may return from it (`None`
     /// before); the call is forgotten then and its slots are free. The agreed failures become
-    /// known to this rank's detector (knowledge spreads, SPEC §1); what that and the outcome
+    /// known to this rank's detector (knowledge spreads, semantics §1); what that and the outcome
     /// make the engine send (the new communicator's early traffic, credit for an old epoch's
     /// dropped messages) is pushed on `out`, and what the call taught on `decided`.
     ///

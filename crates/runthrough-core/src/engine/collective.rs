@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The engine's commands for one collective call at one rank (SPEC §3.3): starting it (the
+//! The engine's commands for one collective call at one rank (semantics §3.3): starting it (the
 //! checks that collectives are enabled, and its number within the communicator's epoch) and
 //! ending it. Its messages are its schedule's (`super::schedule`).
 //!

@@ -177,7 +177,7 @@ pub enum Creation {
     Dup,
     /// `split`: this rank's color (`None` for `MPI_UNDEFINED`: it takes part and gets no
     /// communicator) and key; the participants of one color, ordered by key, then by rank
-    /// ([`split_plan`]), exchanged by an all-gather first.
+    /// (`split_plan`), exchanged by an all-gather first.
     Split {
         /// This rank's color.
         color: Option<u32>,

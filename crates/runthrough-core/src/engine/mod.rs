@@ -155,12 +155,12 @@ pub(crate) enum Slot {
 
 /// Where a communicator stands at one rank. A freed communicator keeps whether it had been
 /// revoked: its agreement series still answer peers, and a revocation that reaches it is still
-/// forwarded once (so every live member gets it, SPEC §3.5).
+/// forwarded once (so every live member gets it, semantics §3.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Life {
     /// In use.
     Open,
-    /// Revoked (SPEC §3.5): non-local calls other than agreements fail with `Error::Revoked`.
+    /// Revoked (semantics §3.5): non-local calls other than agreements fail with `Error::Revoked`.
     Revoked,
     /// Freed here (`MPI_Comm_free`); `revoked` says whether it had been revoked or was since.
     Freed {
@@ -218,9 +218,9 @@ pub(crate) struct CommState {
     /// The same ranks in the order this rank learned of them (those of the initial G first, in
     /// rank order); only appended to.
     pub(crate) detected: Vec<Rank>,
-    /// The local view L (SPEC §2).
+    /// The local view L (semantics §2).
     pub(crate) local: FailureView,
-    /// The agreed global view G (SPEC §2).
+    /// The agreed global view G (semantics §2).
     pub(crate) global: FailureView,
     /// Point-to-point receive matching.
     pub(crate) matcher: Matcher<Payload>,
@@ -398,7 +398,7 @@ impl CommState {
     }
 
     /// A participant of collectives that this rank knows failed but G does not recognize: while
-    /// there is one, collectives are disabled here (SPEC §3.3).
+    /// there is one, collectives are disabled here (semantics §3.3).
     pub(crate) fn unrecognized_failure(&self) -> Option<Rank> {
         if self.known_failed.len() == self.global.num_failed() {
             return None; // G ⊆ known_failed, so equal sizes mean equal sets
@@ -494,7 +494,7 @@ impl CommState {
         }
     }
 
-    /// Non-local operations other than agreements: `Error::Revoked` once revoked (SPEC §3.5).
+    /// Non-local operations other than agreements: `Error::Revoked` once revoked (semantics §3.5).
     pub(crate) fn check_not_revoked(&self) -> Result<()> {
         if self.life.is_revoked() {
             Err(Error::Revoked)
@@ -531,7 +531,7 @@ impl CommState {
     }
 
     /// Installs a new G (after an agreement): L := G, a new collective epoch whose participants
-    /// are the OK ranks of G; collective messages of older epochs are dropped (SPEC §2.1).
+    /// are the OK ranks of G; collective messages of older epochs are dropped (semantics §2.1).
     pub(crate) fn install_global(&mut self, global: FailureView) {
         let same_failed = global.num_failed() == self.global.num_failed(); // G only grows
         self.local = global.clone();
@@ -564,7 +564,7 @@ impl CommState {
     }
 
     /// Whether the detector knows of a failure in this communicator that L does not hold:
-    /// the condition that makes wildcard receives report `ProcFailedPending` (SPEC §3.2).
+    /// the condition that makes wildcard receives report `ProcFailedPending` (semantics §3.2).
     pub(crate) fn has_unacknowledged_failure(&self) -> bool {
         // L ⊆ known_failed always (validate_local copies from it, validate_global adds its
         // decision to it), so a larger known set means an unacknowledged failure.
@@ -605,7 +605,7 @@ pub struct Engine {
     pub(crate) hosts: Option<Arc<[Option<u32>]>>,
     /// Another rank's detector (through an agreement's decision, or a report handed to
     /// [`Engine::handle_peer_failed`]) declared this rank failed: it was fenced and must halt
-    /// (SPEC §1: a rank declared failed never takes part again).
+    /// (semantics §1: a rank declared failed never takes part again).
     pub(crate) declared_failed: bool,
 }
 

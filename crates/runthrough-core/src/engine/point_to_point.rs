@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The engine's point-to-point commands: where a send goes, matching or posting a receive,
-//! looking at a posted receive, probing, and the local view updates (SPEC §2.1, §3.1–3.2).
+//! looking at a posted receive, probing, and the local view updates (semantics §2.1, §3.1–3.2).
 //!
 //! Each command is called by a driver on behalf of one of the rank's threads, with the
 //! engine's lock held; none waits. A waiting thread calls the `poll_*` commands again whenever
@@ -28,7 +28,7 @@ pub enum ReceivePoll {
     Pending,
     /// Finished (the id is free again).
     Complete(Result<Received>),
-    /// A wildcard receive that must report `ProcFailedPending` now (SPEC §3.2); it stays
+    /// A wildcard receive that must report `ProcFailedPending` now (semantics §3.2); it stays
     /// posted until the caller cancels it or the failure is acknowledged.
     FailurePending,
 }
@@ -45,7 +45,7 @@ pub enum Probed {
 impl Engine {
     /// Where a send to comm rank `dest` of `context` goes: its world rank, `None` for the
     /// `MPI_PROC_NULL` outcome (a destination recognized as failed in G), or the send's error
-    /// (freed or revoked communicator, a failed destination not recognized: SPEC §3.1).
+    /// (freed or revoked communicator, a failed destination not recognized: semantics §3.1).
     #[inline]
     pub fn send_target(&mut self, context: ContextId, dest: Rank) -> Result<Option<WorldRank>> {
         let comm = self.comm(context)?;
@@ -121,7 +121,7 @@ impl Engine {
     /// matches (taken), or the outcome the source's state decides (`MPI_PROC_NULL`, a
     /// [`Received`] without envelope, for one recognized in G; `ProcFailed` for one known
     /// failed; `ProcFailedPending` for a wildcard while a failure is unacknowledged,
-    /// SPEC §3.1-3.2), or `None`: the receive would wait.
+    /// semantics §3.1-3.2), or `None`: the receive would wait.
     ///
     /// # Errors
     /// Those outcomes, and `Error::Comm` for a freed communicator, `Error::Revoked` for a
@@ -351,9 +351,9 @@ impl Engine {
         }
     }
 
-    /// `validate_local` on `context` (SPEC §2.1): L := G ∪ {failures known now}, ranks
+    /// `validate_local` on `context` (semantics §2.1): L := G ∪ {failures known now}, ranks
     /// entering L `NEW`, the rest `OLD`; returns the new L. It acknowledges those failures for
-    /// wildcard receives (SPEC §3.2).
+    /// wildcard receives (semantics §3.2).
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.

@@ -63,7 +63,7 @@ impl Engine {
     /// Whether `context` may carry non-local operations other than agreements.
     ///
     /// # Errors
-    /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one (SPEC §3.5).
+    /// `Error::Comm` for a freed communicator, `Error::Revoked` for a revoked one (semantics §3.5).
     #[inline]
     pub fn check_open(&mut self, context: ContextId) -> Result<()> {
         self.comm(context)?.check_not_revoked()
@@ -79,7 +79,7 @@ impl Engine {
     }
 
     /// A participant of `context`'s collectives that this rank knows failed but G does not
-    /// recognize: while there is one, collectives are disabled here (SPEC §3.3).
+    /// recognize: while there is one, collectives are disabled here (semantics §3.3).
     ///
     /// # Errors
     /// `Error::Comm` on a freed communicator.

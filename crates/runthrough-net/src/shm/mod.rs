@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Shared memory between the ranks of one host (SPEC §4 "Transports on one host"; issue 12
+//! Shared memory between the ranks of one host (semantics §4 "Transports on one host"; issue 12
 //! step (b)): a single-producer/single-consumer ring of variable-size entries laid out in a
 //! region that two processes map, and the memfd mapping that holds it.
 //!

@@ -203,7 +203,7 @@ pub enum RingError {
         max: usize,
     },
     /// The memory the peer writes breaks the ring's rules: stop using the ring and fence the
-    /// peer (SPEC §4, bad input).
+    /// peer (semantics §4, bad input).
     Corrupt {
         /// The position (this side's counter) at which it was found.
         position: u64,

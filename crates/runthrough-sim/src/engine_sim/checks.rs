@@ -2,7 +2,7 @@
 //! What the engine simulator checks, from the outside: a ledger of every application message
 //! (sent, delivered, buffered or matched at arrival, received), of what each rank's detector
 //! told it and what `validate_local` acknowledged, and of revocations. Each rank's outcome is
-//! checked against it as it happens (SPEC §1, §2.1, §3.1–3.3, §3.5), and flow control's
+//! checked against it as it happens (semantics §1, §2.1, §3.1–3.3, §3.5), and flow control's
 //! figures against what the ledger says is buffered.
 
 use runthrough_core::agreement::Decision;
@@ -309,7 +309,8 @@ impl Checker {
         self.posted[o].retain(|&(_, source, _)| source != SourceSelector::Rank(dead));
     }
 
-    /// `rank` called `validate_local` and got `view`: L = G ∪ the failures it knows (SPEC §2.1).
+    /// `rank` called `validate_local` and got `view`: L = G ∪ the failures it knows (semantics
+    /// §2.1).
     pub fn on_validate(&mut self, rank: u32, view: &FailureView) -> Verdict {
         let r = rank as usize;
         if view.failed_set() != self.detected[r] {
@@ -474,7 +475,7 @@ impl Checker {
     }
 
     /// A probe of `rank` with selectors (`source`, `tag`) found `outcome`: the first buffered
-    /// match (left buffered), or the outcome a receive would have without one (SPEC §3.1–3.2).
+    /// match (left buffered), or the outcome a receive would have without one (semantics §3.1–3.2).
     pub fn on_probe(
         &self,
         plan: &Plan,
@@ -615,7 +616,7 @@ impl Checker {
     /// with `outcome`: every rank that returns gets a communicator (or `None` for an undefined
     /// color) or the same error; the ranks of one color get the same context and members,
     /// other colors other contexts; the members all have that color, come by key then rank,
-    /// and only crashed ranks of the color are left out (SPEC §3.4).
+    /// and only crashed ranks of the color are left out (semantics §3.4).
     pub fn on_split(
         &mut self,
         rank: u32,
@@ -687,7 +688,7 @@ impl Checker {
 
     /// Rank `rank` returned from round `round`'s `shrink` with communicator `context` of
     /// `members` (world ranks), decided by `decision`: every rank that returns gets the same
-    /// context and members, and only crashed ranks are left out (SPEC §3.6).
+    /// context and members, and only crashed ranks are left out (semantics §3.5).
     pub fn on_shrink(
         &mut self,
         rank: u32,
@@ -722,7 +723,7 @@ impl Checker {
     }
 
     /// `rank`'s barrier (call `call` of round `round`) over `participants` returned `Ok`: every
-    /// participant must have started it by now, crashed since or not (SPEC §3.3: a barrier
+    /// participant must have started it by now, crashed since or not (semantics §3.3: a barrier
     /// completes at a rank only once every participant has entered it; the simulator runs one
     /// rank at a time, so "by now" is well defined).
     pub fn on_barrier_left(
@@ -809,7 +810,7 @@ impl Checker {
         Some(decision.clone())
     }
 
-    /// Rank `rank` took `decision` as agreement `seq`'s (SPEC §2.1, §3.5): the same as every
+    /// Rank `rank` took `decision` as agreement `seq`'s (semantics §2.1, §3.5): the same as every
     /// other rank's; its failures crashed, are new to G and include every failure the rank's
     /// detector knew when it entered; its non-contributors failed, and every other participant
     /// entered; its flag is the AND over the contributors; it reports an unacknowledged failure

@@ -17,17 +17,17 @@
 //!   rank's program as a resumable state machine over the engine's commands.
 //! - [`checks`]: a ledger of every message and detector report, against which each outcome is
 //!   checked: exactly-once and non-overtaking delivery, nothing lost from a live sender, the
-//!   failure outcomes of SPEC §3.1–3.2 (`ProcFailed` only for a failed sender whose matching
+//!   failure outcomes of semantics §3.1–3.2 (`ProcFailed` only for a failed sender whose matching
 //!   messages are not buffered, `ProcFailedPending` only for wildcards while a failure is
 //!   unacknowledged), all-reduce results, flow control's held bytes against what is buffered
 //!   and each sender's window, the revocation reaching every survivor, and uniform agreement
-//!   (SPEC §2.1, §3.5): the same decision at every rank per agreement number, its failures
+//!   (semantics §2.1, §3.5): the same decision at every rank per agreement number, its failures
 //!   crashed and including every failure a contributor knew when it entered, its flag the AND
 //!   over the contributors, the same G after `validate_global`, and the all-reduces after it
 //!   over the OK ranks of G; every rank that returns from each `dup` gets the same communicator
 //!   (numbered as the world) or the same error, and from a `shrink` the same context and
 //!   members, only crashed ranks left out; a non-blocking barrier returns `Ok` at a rank only
-//!   once every participant has started it (SPEC §3.3), with or without hosts.
+//!   once every participant has started it (semantics §3.3), with or without hosts.
 //! - [`run`]: one schedule (the seed picks the rank count, the plan, the interleaving of
 //!   deliveries and rank steps, the crashes and each survivor's detection delay); liveness:
 //!   once the network is drained and every crash was reported everywhere, every survivor's

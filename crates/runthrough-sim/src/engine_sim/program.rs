@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The simulated application: a plan of rounds drawn from the seed, deadlock-free by
 //! construction, and each rank's program as a resumable state machine over the engine's
-//! commands (post, then poll, one command a step), handling failures as SPEC §3 says.
+//! commands (post, then poll, one command a step), handling failures as semantics §3 says.
 //!
 //! Rounds: (a) point-to-point messages, each rank sending all its messages of the round (waiting
 //! for credit in the engine's queues), then receiving its own in an order that keeps each
@@ -27,7 +27,7 @@
 //! messages in the sender's order, or names `Any` source only with a tag that no other message
 //! of the round to that receiver has (tags are distinct between rounds).
 //!
-//! Failures, as SPEC §3.1–3.2 say: `ProcFailed` from a named sender means that message is lost
+//! Failures, as semantics §3.1–3.2 say: `ProcFailed` from a named sender means that message is lost
 //! (skipped); `ProcFailedPending` on a wildcard (returned, or reported while it waits) is
 //! acknowledged with `validate_local`, then the receive is retried (or kept posted); a wildcard
 //! receive whose own sender is acknowledged failed names its sender instead, since no pending
@@ -1652,7 +1652,7 @@ impl Program {
 
     /// Checks call `k` (`op`) of this round's outcome: a result equal to the sequential
     /// reference over the OK ranks of G, or an error only when a participant crashed
-    /// (SPEC §3.3). Returns how the program ends if it must end now (revoked).
+    /// (semantics §3.3). Returns how the program ends if it must end now (revoked).
     fn schedule_outcome(
         &mut self,
         k: usize,
@@ -1854,7 +1854,7 @@ impl Program {
     }
 
     /// Checks an all-reduce's outcome (the schedule's poll has turned a success into
-    /// ProcFailed when a failure not recognized in G was known by then, SPEC §3.3).
+    /// ProcFailed when a failure not recognized in G was known by then, semantics §3.3).
     fn end_reduce(&mut self, result: Result<u64>, cx: &mut Ctx) -> Step {
         let me = cx.me;
         let round = self.round;

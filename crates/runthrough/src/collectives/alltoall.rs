@@ -22,8 +22,8 @@ use crate::comm::Comm;
 impl Comm {
     /// Sends block r of `send` (`send[r·count ..]`, `count = send.len() / size()`) to each
     /// participant r and writes the block that rank r sent here at `recv[r·count ..]`
-    /// (`MPI_Alltoall`, MPI-4.0 §6.8; SPEC §3.3). The blocks of ranks recognized as failed (NULL
-    /// in G) are neither sent nor written: those slots of `recv` are left untouched.
+    /// (`MPI_Alltoall`, MPI-4.0 §6.8; semantics §3.3). The blocks of ranks recognized as failed
+    /// (NULL in G) are neither sent nor written: those slots of `recv` are left untouched.
     ///
     /// # Errors
     /// - `Error::ProcFailed` when a participant failed and G does not recognize it (known to this

@@ -26,7 +26,7 @@ use crate::comm::Comm;
 
 impl Comm {
     /// Blocks until every participant (OK rank of G) has entered the barrier (`MPI_Barrier`,
-    /// MPI-4.0 §6.3; SPEC §3.3). ⌈log₂ n⌉ rounds (pairwise exchange when the
+    /// MPI-4.0 §6.3; semantics §3.3). ⌈log₂ n⌉ rounds (pairwise exchange when the
     /// participants are a power of two, dissemination otherwise), among the hosts' leaders
     /// only when the participants run on several hosts (see the module docs).
     ///

@@ -16,7 +16,7 @@ use crate::comm::Comm;
 
 impl Comm {
     /// Sends `buf` from `root` to every participant, into their `buf` (`MPI_Bcast`, MPI-4.0
-    /// §6.4; SPEC §3.3). Binomial tree over the participants (the OK ranks of G).
+    /// §6.4; semantics §3.3). Binomial tree over the participants (the OK ranks of G).
     ///
     /// # Errors
     /// - `Error::ProcFailed` when a participant failed and G does not recognize it (known to this

@@ -86,7 +86,7 @@ pub(super) fn check_partition(
 
 impl Comm {
     /// Collects every participant's `send` into `recv` at `root`, rank r's block at
-    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Gather`, MPI-4.0 §6.5; SPEC §3.3).
+    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Gather`, MPI-4.0 §6.5; semantics §3.3).
     /// `recv` is required at the root (`size()·count` elements) and ignored elsewhere; the slots
     /// of ranks recognized as failed (NULL in G) are left untouched. Binomial tree.
     ///
@@ -103,9 +103,9 @@ impl Comm {
     }
 
     /// Collects every participant's `send`, of any length, into the blocks of `recv` at `root`
-    /// (`MPI_Gatherv`, MPI-4.0 §6.5; SPEC §3.3): rank r's `send` must have `counts[r]` elements.
-    /// `recv` is required at the root and ignored elsewhere; the blocks of ranks recognized as
-    /// failed (NULL in G) are left untouched. Binomial tree.
+    /// (`MPI_Gatherv`, MPI-4.0 §6.5; semantics §3.3): rank r's `send` must have `counts[r]`
+    /// elements. `recv` is required at the root and ignored elsewhere; the blocks of ranks
+    /// recognized as failed (NULL in G) are left untouched. Binomial tree.
     ///
     /// # Errors
     /// Those of [`Comm::gather`]; `Error::Count` also when the partition does not have
@@ -120,8 +120,8 @@ impl Comm {
     }
 
     /// Collects every participant's `send` into every participant's `recv`, rank r's block at
-    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Allgather`, MPI-4.0 §6.7; SPEC §3.3).
-    /// The slots of ranks recognized as failed (NULL in G) are left untouched. Bruck's
+    /// `recv[r·count ..]` with `count = send.len()` (`MPI_Allgather`, MPI-4.0 §6.7; semantics
+    /// §3.3). The slots of ranks recognized as failed (NULL in G) are left untouched. Bruck's
     /// algorithm, ⌈log₂ n⌉ rounds.
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Collective operations (SPEC §3.3; MPI-4.0 chapter 6): barrier, broadcast, reduce, all-reduce,
-//! gather(v), all-gather, scatter(v), all-to-all, scan and exscan, as methods of [`Comm`].
+//! Collective operations (semantics §3.3; MPI-4.0 chapter 6): barrier, broadcast, reduce,
+//! all-reduce, gather(v), all-gather, scatter(v), all-to-all, scan and exscan, as methods of
+//! [`Comm`].
 //!
 //! # Contract
 //! - The participants of a collective are the OK ranks of the communicator's G, in rank order.

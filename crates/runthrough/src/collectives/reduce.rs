@@ -24,7 +24,7 @@ use crate::comm::Comm;
 
 impl Comm {
     /// Combines every participant's `send` with `op`, elementwise, into `recv` at `root`
-    /// (`MPI_Reduce`, MPI-4.0 §6.9.1; SPEC §3.3). `recv` is required at the root and ignored
+    /// (`MPI_Reduce`, MPI-4.0 §6.9.1; semantics §3.3). `recv` is required at the root and ignored
     /// elsewhere. A rank recognized as failed (NULL in G) contributes nothing.
     ///
     /// # Errors
@@ -71,7 +71,7 @@ impl Comm {
     }
 
     /// Combines every participant's `send` with `op`, elementwise, into every participant's
-    /// `recv` (`MPI_Allreduce`, MPI-4.0 §6.9.6; SPEC §3.3). A rank recognized as failed (NULL
+    /// `recv` (`MPI_Allreduce`, MPI-4.0 §6.9.6; semantics §3.3). A rank recognized as failed (NULL
     /// in G) contributes nothing. Every rank gets the same value, floats included.
     ///
     /// # Errors

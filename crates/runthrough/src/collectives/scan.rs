@@ -16,7 +16,7 @@ use crate::comm::Comm;
 
 impl Comm {
     /// Writes into `recv` the combination with `op` of `send` over the participants of rank up
-    /// to this one, this one included (`MPI_Scan`, MPI-4.0 §6.11.1; SPEC §3.3).
+    /// to this one, this one included (`MPI_Scan`, MPI-4.0 §6.11.1; semantics §3.3).
     ///
     /// # Errors
     /// - `Error::ProcFailed` when a participant failed and G does not recognize it (known to this
@@ -38,7 +38,7 @@ impl Comm {
     }
 
     /// Writes into `recv` the combination with `op` of `send` over the participants of rank
-    /// below this one (`MPI_Exscan`, MPI-4.0 §6.11.2; SPEC §3.3). At the first participant
+    /// below this one (`MPI_Exscan`, MPI-4.0 §6.11.2; semantics §3.3). At the first participant
     /// (no rank below) `recv` is left untouched.
     ///
     /// # Errors

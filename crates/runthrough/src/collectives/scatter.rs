@@ -48,7 +48,7 @@ impl<'a, T> Partition<'a, T> {
 
 impl Comm {
     /// Sends block r of `send` at `root` (`send[r·count ..]`, `count = recv.len()`) to each
-    /// participant r, into its `recv` (`MPI_Scatter`, MPI-4.0 §6.6; SPEC §3.3). `send` is
+    /// participant r, into its `recv` (`MPI_Scatter`, MPI-4.0 §6.6; semantics §3.3). `send` is
     /// required at the root (`size()·count` elements) and ignored elsewhere; the blocks of ranks
     /// recognized as failed (NULL in G) are not sent. Binomial tree.
     ///
@@ -65,7 +65,7 @@ impl Comm {
     }
 
     /// Sends block r of the partition `send` at `root` to each participant r, into its `recv`
-    /// (`MPI_Scatterv`, MPI-4.0 §6.6; SPEC §3.3): rank r's `recv` must be `counts[r]` long.
+    /// (`MPI_Scatterv`, MPI-4.0 §6.6; semantics §3.3): rank r's `recv` must be `counts[r]` long.
     /// `send` is required at the root and ignored elsewhere; the blocks of ranks recognized as
     /// failed (NULL in G) are not sent. Binomial tree.
     ///

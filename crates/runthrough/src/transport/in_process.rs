@@ -20,7 +20,8 @@ use crate::spawn::ParentLink;
 /// costs one copy into a buffer and one lock. A rank's liveness is a read-write lock held for
 /// reading across each of its sends: [`Transport::kill`] takes it for writing, so a kill happens
 /// between two sends, never during one, and every peer's detector learns of the death after the
-/// last message the rank sent (SPEC §1: complete messages sent before a failure stay receivable).
+/// last message the rank sent (semantics §1: complete messages sent before a failure stay
+/// receivable).
 ///
 /// It also counts the ranks still running (neither killed nor ended), for the wait policy's
 /// oversubscription rule: more running ranks than cores, and waiters yield instead of spinning.

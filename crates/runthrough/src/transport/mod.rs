@@ -103,7 +103,7 @@ pub(crate) trait Transport: Send + Sync + Debug {
     fn kill(&self, rank: WorldRank);
 
     /// This process's rank `rank` learned from its engine that its peers declared it failed
-    /// (an agreement decided so: it was fenced): it halts (SPEC §1), as a rank named by a
+    /// (an agreement decided so: it was fenced): it halts (semantics §1), as a rank named by a
     /// fence vote does. In-process, as a kill.
     fn halt_declared_failed(&self, rank: WorldRank) {
         self.kill(rank);

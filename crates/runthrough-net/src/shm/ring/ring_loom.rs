@@ -82,7 +82,7 @@ fn entries() -> Vec<Vec<u8>> {
     ]
 }
 
-/// SPEC §4 / issue 12: an entry becomes visible only once published, and then whole: in every
+/// Semantics §4 / issue 12: an entry becomes visible only once published, and then whole: in every
 /// interleaving the reader gets exactly the written entries, in order, with their payloads,
 /// and never a `Corrupt` from a half-seen entry or counter.
 #[test]

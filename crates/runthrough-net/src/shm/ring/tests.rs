@@ -226,7 +226,7 @@ fn corruption(result: Result<Option<u8>, RingError>) -> Corruption {
     }
 }
 
-/// A corrupt writer, one header field at a time (SPEC §4 bad input): each is `Corrupt` with
+/// A corrupt writer, one header field at a time (semantics §4 bad input): each is `Corrupt` with
 /// the field named, nothing is consumed, and a valid forged header is accepted (the control).
 #[test]
 fn corrupt_header_fields_are_refused() {

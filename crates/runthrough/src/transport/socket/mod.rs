@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Multi-process runs: ranks as processes joined by TCP, or Unix-domain sockets on one host
-//! (SPEC §4).
+//! (semantics §4).
 //!
 //! [`init`] bootstraps a rank from the environment its launcher set (see
 //! `runthrough_net::launch`): it registers its listener with the launcher, gets the table of

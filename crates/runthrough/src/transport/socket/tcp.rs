@@ -48,7 +48,7 @@
 //! order per thread. Small frames are encoded into a reused buffer (no allocation per message);
 //! a large payload is written straight from the packet.
 //!
-//! # Failures (SPEC §1, §4)
+//! # Failures (semantics §1, §4)
 //! Suspicion and failure are apart ([`runthrough_core::fence`] holds the rule and its state):
 //! - **Suspected**: a connection that ends, fails, times out (no heartbeat for the timeout, or a
 //!   write stuck that long) or carries a malformed frame, and a peer that does not connect in
@@ -492,7 +492,7 @@ pub(crate) struct Tcp {
     settled_changed: Condvar,
     /// The launcher's control connection (for `suspect` reports).
     pub(super) control: Mutex<Option<TcpStream>>,
-    /// Who is fenced and who failed (SPEC §1's rule).
+    /// Who is fenced and who failed (semantics §1's rule).
     pub(super) fence: Mutex<Fence>,
     /// Signalled when `fence` changes (for the majority watch).
     fence_changed: Condvar,
@@ -701,7 +701,7 @@ impl Tcp {
     }
 
     /// After `peer`'s connection ended: if it runs on this host, waits (up to a heartbeat
-    /// period) for its process to end, and confirms its failure when it has (SPEC §1).
+    /// period) for its process to end, and confirms its failure when it has (semantics §1).
     pub(super) fn confirm_if_ended(&self, peer: u32) {
         // A rank that finalized suspects and fails nobody (a peer that read its goodbye
         // closes without one of its own): see `declare_failed`.
@@ -815,7 +815,7 @@ impl Tcp {
         std::process::abort()
     }
 
-    /// Halts this rank with `code` (SPEC §1), unless it finalized already.
+    /// Halts this rank with `code` (semantics §1), unless it finalized already.
     fn halt(&self, code: i32, why: std::fmt::Arguments<'_>) {
         if self.finished.load(Ordering::SeqCst) {
             self.log(format_args!("after finalize, not halting: {why}"));
@@ -987,7 +987,7 @@ impl Tcp {
     }
 
     /// Watches that this rank reaches a majority of the ranks it believes alive, and halts it
-    /// after the heartbeat timeout without one (SPEC §1). Wakes once per heartbeat period.
+    /// after the heartbeat timeout without one (semantics §1). Wakes once per heartbeat period.
     pub(crate) fn watch_majority(self: &Arc<Self>) -> io::Result<()> {
         let tcp = Arc::clone(self);
         std::thread::Builder::new()
@@ -2177,7 +2177,7 @@ mod tests {
         false
     }
 
-    /// SPEC §4: two ranks of one job connect and authenticate each other.
+    /// Semantics §4: two ranks of one job connect and authenticate each other.
     #[test]
     fn ranks_with_the_secret_connect() {
         let secret = auth::random_token();
@@ -2189,8 +2189,8 @@ mod tests {
         assert!(one.is_alive(WorldRank(0)));
     }
 
-    /// SPEC §4: a process without the job secret is refused, and the rank it pretended to be is
-    /// not disturbed (neither connected nor failed).
+    /// Semantics §4: a process without the job secret is refused, and the rank it pretended to be
+    /// is not disturbed (neither connected nor failed).
     #[test]
     fn a_connection_without_the_secret_is_refused() {
         let (one, address) = rank(1, 2, auth::random_token());
@@ -2211,7 +2211,8 @@ mod tests {
         assert!(one.is_alive(WorldRank(0)));
     }
 
-    /// SPEC §4 bad input: a peer that completes the handshake and then sends garbage is fenced.
+    /// Semantics §4 bad input: a peer that completes the handshake and then sends garbage is
+    /// fenced.
     #[test]
     fn garbage_after_the_handshake_fences_the_peer() {
         let secret = auth::random_token();
@@ -2631,7 +2632,7 @@ mod tests {
         assert!(eventually(|| two.peers[0].settled.load(Ordering::SeqCst)));
     }
 
-    /// SPEC §4: over a Unix socket too, a process without the job secret is refused and the
+    /// Semantics §4: over a Unix socket too, a process without the job secret is refused and the
     /// rank it pretended to be is neither connected nor failed.
     #[test]
     fn a_unix_connection_without_the_secret_is_refused() {
@@ -2744,7 +2745,7 @@ mod tests {
         );
     }
 
-    /// SPEC §1's majority with connections on first use: a rank that suspects a live peer
+    /// Semantics §1's majority with connections on first use: a rank that suspects a live peer
     /// (here: silent) votes to the peers it has no connection with a heartbeat period later,
     /// connecting to them, since the suspect is still not known dead; they fence it in turn and
     /// every one of them fails it by a majority, nobody else.
@@ -2831,7 +2832,7 @@ mod tests {
         ranks
     }
 
-    /// SPEC §1: a closed connection fences the peer at once, but is no confirmation: the
+    /// Semantics §1: a closed connection fences the peer at once, but is no confirmation: the
     /// engine hears of the failure when the launcher confirms it (or a majority fences it).
     #[test]
     fn a_closed_connection_fences_and_a_confirmation_fails() {
@@ -2865,7 +2866,7 @@ mod tests {
         )
     }
 
-    /// SPEC §1: a rank whose engine learned that its peers declared it failed (an agreement's
+    /// Semantics §1: a rank whose engine learned that its peers declared it failed (an agreement's
     /// decision named it) halts as a fenced rank does: exit status 86 (here, without exiting,
     /// its connections closed), and its peers see it gone.
     #[test]
@@ -2880,7 +2881,7 @@ mod tests {
         assert_eq!(ranks[1].halted(), None);
     }
 
-    /// SPEC §1: one rank's suspicion fences the suspect everywhere (the vote spreads), the
+    /// Semantics §1: one rank's suspicion fences the suspect everywhere (the vote spreads), the
     /// suspect halts, and a majority (2 of 3) puts it in the output.
     #[test]
     fn a_suspicion_spreads_and_a_majority_fails_the_suspect() {
@@ -2903,7 +2904,7 @@ mod tests {
         assert!(ranks[0].is_alive(WorldRank(1)) && ranks[1].is_alive(WorldRank(0)));
     }
 
-    /// SPEC §1 halting: a rank that reaches no majority of the ranks it believes alive (a
+    /// Semantics §1 halting: a rank that reaches no majority of the ranks it believes alive (a
     /// confirmed death shrinks them, a suspicion does not) halts after the heartbeat timeout.
     /// No sockets: the peers are silent from the start, so nothing else happens meanwhile.
     #[test]
@@ -2925,7 +2926,7 @@ mod tests {
         assert!(!knows_failed(&tcp, 1) && !knows_failed(&tcp, 2));
     }
 
-    /// SPEC §1: a rank alone after confirmed failures of all the others keeps its majority.
+    /// Semantics §1: a rank alone after confirmed failures of all the others keeps its majority.
     #[test]
     fn a_rank_alone_after_confirmed_failures_keeps_its_majority() {
         let endpoint = Arc::new(Endpoint::new(WorldRank(1), 3));
