@@ -497,7 +497,9 @@ fn value_label(value: f64) -> String {
             .trim_end_matches('.')
             .to_string()
     } else {
-        let text = format!("{value:.3}");
+        // Enough decimals for the first significant digit (ticks are 1, 2 or 5 of a power of 10).
+        let decimals = (-value.log10()).ceil().max(1.0) as usize;
+        let text = format!("{value:.decimals$}");
         text.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
@@ -852,6 +854,20 @@ mod tests {
         let (range, ticks) = log_ticks(45_000.0, 52_000.0);
         assert_eq!(ticks, vec![20_000.0, 50_000.0, 100_000.0]);
         assert_eq!(range, 20_000.0..100_000.0);
+    }
+
+    #[test]
+    fn tick_labels_keep_their_first_significant_digit() {
+        let labels: Vec<String> = [0.0001, 0.002, 0.05, 0.5, 1.0, 2.0, 20.0, 500.0, 50_000.0]
+            .map(value_label)
+            .into();
+        let expected = [
+            "0.0001", "0.002", "0.05", "0.5", "1", "2", "20", "500", "50000",
+        ];
+        assert_eq!(labels, expected);
+        assert_eq!(bytes_label(8.0), "8 B");
+        assert_eq!(bytes_label(32768.0), "32 KiB");
+        assert_eq!(bytes_label(1048576.0), "1 MiB");
     }
 
     #[test]

@@ -106,8 +106,11 @@ pub(super) fn print(rows: &[Row]) {
     }
 }
 
-/// One JSON record per measured row (missing rows are left out).
+/// One JSON record per measured row (missing rows are left out), in a directory made if missing.
 pub(super) fn write_json(path: &std::path::Path, rows: &[Row]) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).expect("making the JSON file's directory");
+    }
     let mut file = std::fs::File::create(path).expect("creating the JSON file");
     for row in rows.iter().filter(|r| r.median_us.is_finite()) {
         writeln!(file, "{}", row.json()).expect("writing the JSON file");
