@@ -222,6 +222,17 @@ impl Store {
         }
     }
 
+    /// Takes part in a checkpoint without data, at a rank that cannot give its slots (its
+    /// part of the computation failed): every rank's checkpoint then fails alike
+    /// ([`Error::NotCommitted`] or [`Error::Comm`]), and the previous one stands.
+    ///
+    /// # Errors
+    /// Always: the checkpoint is not committed.
+    pub fn skip_checkpoint(&mut self) -> Result<u64, Error> {
+        self.exchange(None)?;
+        Err(Error::NotCommitted)
+    }
+
     /// Sends this rank's slots (`mine`; `None`: it gives up) to their buddies, takes the copies
     /// it holds for others, and agrees on whether every rank got all of its part. The copies
     /// received if the agreement says yes.
@@ -588,4 +599,154 @@ fn share_plan(comm: &Comm, root: Option<Rank>, words: &mut Vec<u64>) -> Result<(
     comm.broadcast(&mut len, found[0])?;
     words.resize(len[0] as usize, 0);
     comm.broadcast(words, found[0])
+}
+
+/// How [`run_loop`] runs: `iterations` steps, a checkpoint every `checkpoint_every` of them
+/// and after the last, `copies` copies of each slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopConfig {
+    /// Steps of the loop.
+    pub iterations: u64,
+    /// A checkpoint after every this many steps (and after the last).
+    pub checkpoint_every: u64,
+    /// Copies of each slot ([`Store::new`]).
+    pub copies: u32,
+}
+
+/// What [`run_loop`] ends with.
+#[derive(Debug)]
+pub struct Finished {
+    /// The communicator of the ranks that finished (the survivors of every recovery).
+    pub comm: Comm,
+    /// This rank's slots after the last step.
+    pub slots: Slots,
+    /// Recoveries the loop went through.
+    pub recoveries: u32,
+}
+
+/// The global-restart pattern as a loop: every rank of `comm` starts with its slot's data
+/// (`init(slot)`) and runs `step(comm, slots, iteration)` for iterations `0..iterations`,
+/// checkpointing the slots every `checkpoint_every` steps. When a step fails at some rank (an
+/// error from any call in it), that rank revokes the communicator, so that the others' calls
+/// fail too, and skips to the next checkpoint, which then fails at every rank; every survivor
+/// then shrinks, gets its slots back as they were at the last committed checkpoint (those of
+/// the dead ranks included, taken over as [`Store::recover`] says) and runs the steps again from
+/// that checkpoint's iteration, with the shrunk communicator. `step` must be deterministic in
+/// its slots for the result to be the failure-free one. Collective over `comm`.
+///
+/// ```
+/// use runthrough::resilience::{run_loop, LoopConfig};
+/// let config = LoopConfig { iterations: 10, checkpoint_every: 3, copies: 1 };
+/// let universe = runthrough::local(4).kill_at_operation(1, 20);
+/// let outcomes = universe.run(|world| {
+///     // Each slot is a counter; each step adds the sum of all counters over the ranks.
+///     let finished = run_loop(world, &config, |_slot| 1u64.to_le_bytes().to_vec(), |comm, slots, _| {
+///         let mine: u64 = slots.iter().map(|(_, d)| u64::from_le_bytes(d[..8].try_into().unwrap())).sum();
+///         let mut total = [0u64];
+///         comm.all_reduce(&[mine], &mut total, runthrough::Op::Sum)?;
+///         for (_, data) in slots.iter_mut() {
+///             let value = u64::from_le_bytes(data[..8].try_into().unwrap()) + total[0];
+///             data.copy_from_slice(&value.to_le_bytes());
+///         }
+///         Ok(())
+///     })?;
+///     Ok::<_, runthrough::resilience::Error>((finished.slots, finished.recoveries))
+/// });
+/// assert!(outcomes[1].is_killed());
+/// let (slots, recoveries) = outcomes.into_iter().nth(2).unwrap().returned().unwrap().unwrap();
+/// assert_eq!(recoveries, 1);
+/// assert_eq!(slots.len(), 2); // rank 2 took over rank 1's slot
+/// ```
+///
+/// # Errors
+/// [`Error::Lost`] when a recovery finds a slot lost, [`Error::Usage`] for a `checkpoint_every`
+/// of 0 or a failure before the first checkpoint committed; the errors of the recoveries.
+pub fn run_loop<I, F>(
+    comm: &Comm,
+    config: &LoopConfig,
+    init: I,
+    mut step: F,
+) -> Result<Finished, Error>
+where
+    I: Fn(u32) -> Vec<u8>,
+    F: FnMut(&Comm, &mut Slots, u64) -> Result<(), CommError>,
+{
+    if config.checkpoint_every == 0 {
+        return Err(Error::Usage("run_loop: checkpoint_every is 0".into()));
+    }
+    let mut comm = comm.dup()?;
+    let mut store = Store::new(&comm, config.copies)?;
+    let mut slots: Slots = store.owned().into_iter().map(|s| (s, init(s))).collect();
+    let mut iteration = 0;
+    let mut recoveries = 0;
+    let mut failed = stamped_checkpoint(&mut store, &slots, 0).err();
+    loop {
+        while failed.is_none() && iteration < config.iterations {
+            if let Err(e) = step(&comm, &mut slots, iteration) {
+                failed = Some(e.into());
+                let _ = comm.revoke();
+            }
+            // A failed rank counts on to the checkpoint, where every rank learns of it.
+            let mut ended = iteration + 1;
+            while failed.is_some() && !boundary(ended, config) {
+                ended += 1;
+            }
+            iteration = ended;
+            if boundary(iteration, config) {
+                let result = match failed {
+                    None => stamped_checkpoint(&mut store, &slots, iteration),
+                    Some(_) => store.skip_checkpoint(),
+                };
+                if let Err(e) = result {
+                    failed = Some(e);
+                }
+            }
+        }
+        match failed.take() {
+            None => {
+                return Ok(Finished {
+                    comm,
+                    slots,
+                    recoveries,
+                })
+            }
+            Some(e @ (Error::Lost { .. } | Error::Usage(_))) => return Err(e),
+            Some(_) => {
+                recoveries += 1;
+                let (repaired, restored) = store.recover_by_shrinking(&comm)?;
+                comm = repaired;
+                let mut at = None;
+                slots = restored
+                    .into_iter()
+                    .map(|(slot, data)| {
+                        let (stamp, rest) = data.split_at(8.min(data.len()));
+                        at = stamp.try_into().ok().map(u64::from_le_bytes);
+                        (slot, rest.to_vec())
+                    })
+                    .collect();
+                // Every survivor owns its own slot at least, and every slot holds the
+                // iteration of the one committed checkpoint.
+                iteration = at.unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// Whether a checkpoint follows step `iteration` (counted from 1).
+fn boundary(iteration: u64, config: &LoopConfig) -> bool {
+    iteration.is_multiple_of(config.checkpoint_every) || iteration >= config.iterations
+}
+
+/// A checkpoint of `slots`, each prefixed with the iteration it holds.
+fn stamped_checkpoint(store: &mut Store, slots: &Slots, iteration: u64) -> Result<u64, Error> {
+    let stamped: Vec<(u32, Vec<u8>)> = slots
+        .iter()
+        .map(|(slot, data)| {
+            let mut bytes = iteration.to_le_bytes().to_vec();
+            bytes.extend_from_slice(data);
+            (*slot, bytes)
+        })
+        .collect();
+    let parts: Vec<(u32, &[u8])> = stamped.iter().map(|(s, d)| (*s, d.as_slice())).collect();
+    store.checkpoint(&parts)
 }

@@ -4,8 +4,8 @@
 //! shrink, onto replacements (respawn) and onto spare ranks; a death before, during and after a
 //! checkpoint and during a recovery; two deaths at once; wrong use.
 
-use runthrough::resilience::{Error, Store};
-use runthrough::{Comm, RankOutcome};
+use runthrough::resilience::{run_loop, Error, LoopConfig, Slots, Store};
+use runthrough::{Comm, Op, RankOutcome};
 
 /// The bytes of `slot` at application step `step`: every slot's data differs from every other
 /// slot's and step's, so a restore from the wrong slot or version shows.
@@ -50,7 +50,8 @@ fn a_rank_dead_after_a_checkpoint_is_restored_by_its_buddy_after_a_shrink() {
     let universe = runthrough::local(6);
     let faults = universe.fault_handle();
     let outcomes = universe.run(move |world| {
-        let mut store = Store::new(world, 1)?;
+        // ANCHOR: shrink
+        let mut store = Store::new(world, 1)?; // one copy of each slot, on the next rank
         checkpoint(&mut store, 1)?;
         checkpoint(&mut store, 2)?;
         if world.rank() == 2 {
@@ -58,7 +59,8 @@ fn a_rank_dead_after_a_checkpoint_is_restored_by_its_buddy_after_a_shrink() {
         }
         assert!(world.barrier().is_err(), "rank 2 never enters the barrier");
         let shrunk = world.shrink()?;
-        let restored = store.recover(&shrunk)?;
+        let restored = store.recover(&shrunk)?; // this rank's slots as they were at step 2
+                                                // ANCHOR_END: shrink
         let version = store.version();
         let owned = store.owned();
         checkpoint(&mut store, 4)?;
@@ -215,6 +217,7 @@ fn a_replacement_rank_gets_the_dead_rank_s_slot() {
     let universe = runthrough::local(4);
     let faults = universe.fault_handle();
     let outcomes = universe.run(move |world| {
+        // ANCHOR: respawn
         let (comm, mut store, restored) = match world.parent() {
             Some(parents) => {
                 let comm = parents.join_respawn()?;
@@ -233,6 +236,7 @@ fn a_replacement_rank_gets_the_dead_rank_s_slot() {
                 (comm, store, restored)
             }
         };
+        // ANCHOR_END: respawn
         checkpoint(&mut store, 2)?;
         Ok::<_, Error>((comm.rank(), restored, store.owned(), store.version()))
     });
@@ -356,4 +360,85 @@ fn wrong_use_is_reported_and_hangs_nobody() {
         }
         assert_eq!(again, 2, "rank {rank}");
     }
+}
+
+/// The loop of [`run_loop`] in the tests: every slot holds a counter; each step adds the sum of
+/// all counters (an all-reduce over the ranks), so every step depends on every slot.
+fn counters(world: &Comm, config: &LoopConfig) -> Result<(Slots, u32), Error> {
+    let finished = run_loop(
+        world,
+        config,
+        |slot| u64::from(slot + 1).to_le_bytes().to_vec(),
+        |comm, slots, _iteration| {
+            let value = |d: &[u8]| u64::from_le_bytes(d[..8].try_into().unwrap());
+            let mine: u64 = slots
+                .iter()
+                .map(|(_, d)| value(d))
+                .fold(0, u64::wrapping_add);
+            let mut total = [0u64];
+            comm.all_reduce(&[mine], &mut total, Op::Sum)?;
+            for (_, data) in slots.iter_mut() {
+                let next = value(data).wrapping_add(total[0]);
+                data.copy_from_slice(&next.to_le_bytes());
+            }
+            Ok(())
+        },
+    )?;
+    Ok((finished.slots, finished.recoveries))
+}
+
+/// The resilient loop: rank 2 killed at each of its calls in turn (in the loop's steps, its
+/// checkpoints and its recovery), with one and with two copies. Killed before the first
+/// checkpoint committed, every survivor gets an error; from then on, whatever the point, every
+/// survivor finishes, the slots the survivors end with are all the slots, each with the
+/// failure-free value, and a recovery happened exactly when the kill did.
+#[test]
+fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point() {
+    let config = LoopConfig {
+        iterations: 12,
+        checkpoint_every: 4,
+        copies: 1,
+    };
+    let reference: Vec<Option<Result<(Slots, u32), Error>>> =
+        returned(runthrough::local(5).run(|world| counters(world, &config)));
+    let reference: Slots = reference
+        .into_iter()
+        .flat_map(|o| o.unwrap().unwrap().0)
+        .collect();
+    assert_eq!(reference.len(), 5);
+    let mut kills = 0;
+    for copies in [1, 2] {
+        let config = LoopConfig { copies, ..config };
+        let mut recovered_once = false;
+        for k in 1.. {
+            let outcomes = runthrough::local(5)
+                .kill_at_operation(2, k)
+                .run(|world| counters(world, &config));
+            let killed = outcomes[2].is_killed();
+            let results: Vec<_> = returned(outcomes).into_iter().flatten().collect();
+            if results.iter().any(Result::is_err) {
+                assert!(results.iter().all(Result::is_err), "k = {k}: {results:?}");
+                assert!(
+                    !recovered_once,
+                    "k = {k}: an error after a later kill point recovered"
+                );
+                continue;
+            }
+            recovered_once |= killed;
+            let mut slots: Slots = Vec::new();
+            for result in results {
+                let (mine, recoveries) = result.unwrap();
+                assert_eq!(recoveries, u32::from(killed), "k = {k}");
+                slots.extend(mine);
+            }
+            slots.sort();
+            assert_eq!(slots, reference, "copies {copies}, k = {k}");
+            if !killed {
+                assert!(k > 20, "rank 2 makes more than 20 calls");
+                break;
+            }
+            kills += 1;
+        }
+    }
+    assert!(kills > 40, "{kills} kill points");
 }
