@@ -432,6 +432,7 @@ fn own_rows(bench: &mut Bench, quick: bool, target_us: f64) {
             Ok(if w.rank() == 0 { s } else { Vec::new() })
         });
     }
+    checkpoint_rows(bench, quick);
     let fault_repetitions = if quick { 5 } else { 21 };
     for ranks in [2u32, 4, 8, 64] {
         if bench.wanted("detection") {
@@ -454,6 +455,50 @@ fn own_rows(bench: &mut Bench, quick: bool, target_us: f64) {
     }
     let mp_fault_repetitions = if quick { 3 } else { 11 };
     mp::rows(bench, target_us, mp_fault_repetitions);
+}
+
+/// The resilience library's checkpoint ([`runthrough::resilience::Store`]) of B bytes per
+/// rank at 4 in-process ranks, with 1 and 2 copies, beside its floor: copying k·B bytes in
+/// memory (one thread), the least a checkpoint of k copies moves. B is 64 MiB (8 MiB with
+/// `--quick`).
+fn checkpoint_rows(bench: &mut Bench, quick: bool) {
+    use runthrough::resilience::{Error as StoreError, Store};
+    let bytes: usize = if quick { 8 << 20 } else { 64 << 20 };
+    let to_comm = |e: StoreError| match e {
+        StoreError::Comm(e) => e,
+        other => Error::Internal {
+            reason: other.to_string(),
+        },
+    };
+    for copies in [1u32, 2] {
+        bench.in_process(&format!("checkpoint_{copies}_copies"), 4, bytes, |w, r| {
+            let mut store = Store::new(w, copies).map_err(to_comm)?;
+            let data = vec![w.rank() as u8; bytes];
+            let s = timed(r, 1, || {
+                store
+                    .checkpoint(&[(w.rank(), &data)])
+                    .map(drop)
+                    .map_err(to_comm)
+            })?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+        let op = format!("memcpy_{copies}_copies");
+        if bench.wanted(&op) {
+            let from = vec![1u8; bytes];
+            let mut to = vec![0u8; bytes];
+            let samples = (0..bench.repetitions)
+                .map(|_| {
+                    let start = Instant::now();
+                    for _ in 0..copies {
+                        to.copy_from_slice(std::hint::black_box(&from));
+                        std::hint::black_box(&mut to);
+                    }
+                    start.elapsed().as_secs_f64() * 1e6
+                })
+                .collect();
+            bench.push(&op, 1, samples);
+        }
+    }
 }
 
 /// Prints `why` and exits with status 2.

@@ -86,25 +86,55 @@ fn tag_of(attempt: u32) -> i32 {
     (attempt % (1 << 20)) as i32
 }
 
-/// One slot's bytes on the wire: the slot, the checkpoint version, whether the sender has
-/// the data (0: it gave up, and the receiver's part fails), then the bytes.
-fn encode(slot: u32, version: u64, data: Option<&[u8]>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(13 + data.map_or(0, <[u8]>::len));
-    out.extend_from_slice(&slot.to_le_bytes());
-    out.extend_from_slice(&version.to_le_bytes());
-    out.push(u8::from(data.is_some()));
-    out.extend_from_slice(data.unwrap_or_default());
-    out
+/// A slot on the wire is two messages on one tag (a pair stays in order: messages between two
+/// ranks on one tag are not overtaken): a header (the slot, the checkpoint version, whether
+/// the sender has the data: 0 if it gave up, and the receiver's part fails), then, if it has,
+/// the data itself, sent from the caller's buffer and received into the vector the store
+/// keeps (no copy of its own on either side).
+fn header_of(slot: u32, version: u64, has_data: bool) -> [u8; 13] {
+    let mut header = [0u8; 13];
+    header[0..4].copy_from_slice(&slot.to_le_bytes());
+    header[4..12].copy_from_slice(&version.to_le_bytes());
+    header[12] = u8::from(has_data);
+    header
 }
 
-/// The slot and data of a message of [`encode`], if it holds data for `version`.
-fn decode(message: &[u8], version: u64) -> Option<(u32, Vec<u8>)> {
-    if message.len() < 13 || message[12] != 1 {
-        return None;
+/// A slot to send: a number (the slot, or the rank it goes to), its header and its data.
+type Outgoing<'a> = (u32, [u8; 13], Option<&'a [u8]>);
+
+/// Starts sending `slot` ([`header_of`]) to `to`: the requests to wait for, which borrow
+/// `header` and `data`.
+fn send_slot<'a>(
+    comm: &'a Comm,
+    to: Rank,
+    tag: i32,
+    header: &'a [u8; 13],
+    data: Option<&'a [u8]>,
+) -> Result<Vec<Request<'a>>, CommError> {
+    let mut requests = vec![comm.isend(header, to, tag)?];
+    if let Some(data) = data {
+        requests.push(comm.isend(data, to, tag)?);
     }
-    let slot = u32::from_le_bytes(message[0..4].try_into().ok()?);
-    let got = u64::from_le_bytes(message[4..12].try_into().ok()?);
-    (got == version).then(|| (slot, message[13..].to_vec()))
+    Ok(requests)
+}
+
+/// Receives a slot from `from` ([`send_slot`]): the slot and its data if the sender had the
+/// data of `version`; `Ok(None)` if it gave up.
+fn recv_slot(
+    comm: &Comm,
+    from: Rank,
+    tag: i32,
+    version: u64,
+) -> Result<Option<(u32, Vec<u8>)>, CommError> {
+    let mut header = [0u8; 13];
+    comm.recv(&mut header, from, tag)?;
+    let slot = u32::from_le_bytes(header[0..4].try_into().expect("4 bytes"));
+    let got = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
+    if header[12] != 1 {
+        return Ok(None);
+    }
+    let (data, _) = comm.recv_vec::<u8>(from, tag)?;
+    Ok((got == version).then_some((slot, data)))
 }
 
 /// In-memory checkpoints of an application's slots, with `copies` copies of each on other
@@ -209,11 +239,24 @@ impl Store {
         let mine = usage.is_none().then_some(&data);
         match self.exchange(mine) {
             Ok(held) => {
+                // The previous checkpoint's buffers are reused where a slot kept its length
+                // (no new pages to fault in for a large slot).
+                let mut previous = std::mem::take(&mut self.committed.mine);
+                let mine = data
+                    .iter()
+                    .map(|(&slot, bytes)| match previous.remove(&slot) {
+                        Some(mut kept) if kept.len() == bytes.len() => {
+                            kept.copy_from_slice(bytes);
+                            (slot, kept)
+                        }
+                        _ => (slot, bytes.to_vec()),
+                    })
+                    .collect();
                 self.committed = Committed {
                     version: self.committed.version + 1,
                     layout: self.comm.group().world_ranks().to_vec(),
                     owners: self.owners.clone(),
-                    mine: data.iter().map(|(&s, d)| (s, d.to_vec())).collect(),
+                    mine,
                     held,
                 };
                 Ok(self.committed.version)
@@ -244,20 +287,22 @@ impl Store {
         let version = self.committed.version + 1;
         let tag = tag_of(self.attempt);
         self.attempt += 1;
-        let messages: Vec<(usize, Vec<u8>)> = self
+        let headers: Vec<Outgoing<'_>> = self
             .owned()
             .into_iter()
-            .flat_map(|slot| {
-                let bytes = encode(slot, version, mine.and_then(|m| m.get(&slot).copied()));
-                Self::buddies(me, size, self.copies).map(move |b| (b, bytes.clone()))
+            .map(|slot| {
+                let data = mine.and_then(|m| m.get(&slot).copied());
+                (slot, header_of(slot, version, data.is_some()), data)
             })
             .collect();
         let mut ok = mine.is_some();
-        let mut sends: Vec<Request<'_>> = Vec::with_capacity(messages.len());
-        for (to, bytes) in &messages {
-            match self.comm.isend(bytes, *to as Rank, tag) {
-                Ok(request) => sends.push(request),
-                Err(_) => ok = false,
+        let mut sends: Vec<Request<'_>> = Vec::new();
+        for (_, header, data) in &headers {
+            for buddy in Self::buddies(me, size, self.copies) {
+                match send_slot(&self.comm, buddy as Rank, tag, header, *data) {
+                    Ok(requests) => sends.extend(requests),
+                    Err(_) => ok = false,
+                }
             }
         }
         let mut held = BTreeMap::new();
@@ -267,13 +312,13 @@ impl Store {
             }
             let slots = self.owners.iter().filter(|&&o| o as usize == owner).count();
             for _ in 0..slots {
-                match self.comm.recv_vec::<u8>(owner as Rank, tag) {
-                    Ok((message, _)) => match decode(&message, version) {
-                        Some((slot, bytes)) if self.owners[slot as usize] as usize == owner => {
-                            held.insert(slot, bytes);
-                        }
-                        _ => ok = false,
-                    },
+                match recv_slot(&self.comm, owner as Rank, tag, version) {
+                    Ok(Some((slot, bytes)))
+                        if self.owners.get(slot as usize) == Some(&(owner as Rank)) =>
+                    {
+                        held.insert(slot, bytes);
+                    }
+                    Ok(_) => ok = false,
                     Err(_) => {
                         ok = false;
                         break; // nothing more comes from a failed owner
@@ -328,17 +373,23 @@ impl Store {
         let mut ok = shared.is_ok();
         // Each adopted slot's data goes to its newcomer from the first surviving holder.
         let me = comm.rank();
-        let mut sends: Vec<(Rank, Vec<u8>)> = Vec::new();
-        for (slot, &(owner, source)) in plan.moves.iter() {
-            if source == Some(me) {
-                let bytes = committed.held.get(slot).map(Vec::as_slice);
-                sends.push((owner, encode(*slot, committed.version, bytes)));
-            }
-        }
+        let sends: Vec<Outgoing<'_>> = plan
+            .moves
+            .iter()
+            .filter(|(_, &(_, source))| source == Some(me))
+            .map(|(slot, &(owner, _))| {
+                let data = committed.held.get(slot).map(Vec::as_slice);
+                (
+                    owner,
+                    header_of(*slot, committed.version, data.is_some()),
+                    data,
+                )
+            })
+            .collect();
         let mut requests = Vec::new();
-        for (to, bytes) in &sends {
-            match private.isend(bytes, *to, 0) {
-                Ok(r) => requests.push(r),
+        for (to, header, data) in &sends {
+            match send_slot(&private, *to, 0, header, *data) {
+                Ok(r) => requests.extend(r),
                 Err(_) => ok = false,
             }
         }
@@ -428,12 +479,9 @@ impl Store {
                 if owner != me {
                     continue;
                 }
-                match store.comm.recv_vec::<u8>(header.sources[slot], 0) {
-                    Ok((message, _)) => match decode(&message, header.version) {
-                        Some((got, bytes)) if got == slot as u32 => restored.push((got, bytes)),
-                        _ => ok = false,
-                    },
-                    Err(_) => ok = false,
+                match recv_slot(&store.comm, header.sources[slot], 0, header.version) {
+                    Ok(Some((got, bytes))) if got == slot as u32 => restored.push((got, bytes)),
+                    _ => ok = false,
                 }
             }
         }
