@@ -37,6 +37,14 @@ pub struct MPI_Rank_info {
 pub const ERR_UNKNOWN: c_int = 14;
 /// Some request of `MPI_Waitall` failed; see each status's `MPI_ERROR`.
 pub const ERR_IN_STATUS: c_int = 18;
+/// The resilience library's classes (`RTX_Store_*`, in `mpi-ext.h`): a checkpoint or a
+/// recovery that some rank could not take part in (not committed; the last checkpoint stands),
+/// and slots lost with their owner and every copy.
+pub const RTX_ERR_NOT_COMMITTED: c_int = 80;
+/// See [`RTX_ERR_NOT_COMMITTED`].
+pub const RTX_ERR_DATA_LOST: c_int = 81;
+/// The null store handle.
+pub const RTX_STORE_NULL: c_int = 0;
 /// The largest error code.
 pub const ERR_LASTCODE: c_int = 100;
 /// An invalid dimension argument (`MPI_Dims_create`).
@@ -275,6 +283,9 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPIX_ERR_PROC_FAILED_PENDING", MPIX_ERR_PROC_FAILED_PENDING),
     ("MPIX_ERR_REVOKED", MPIX_ERR_REVOKED),
     ("MPIX_FT", MPIX_FT),
+    ("RTX_ERR_NOT_COMMITTED", RTX_ERR_NOT_COMMITTED),
+    ("RTX_ERR_DATA_LOST", RTX_ERR_DATA_LOST),
+    ("RTX_STORE_NULL", RTX_STORE_NULL),
     ("MPI_ERR_PROC_FAILED", MPI_ERR_PROC_FAILED),
     ("MPI_ERR_PROC_FAILED_PENDING", MPI_ERR_PROC_FAILED_PENDING),
     ("MPI_ERR_REVOKED", MPI_ERR_REVOKED),

@@ -225,6 +225,13 @@ pub(crate) fn class_string(class: c_int) -> Option<&'static str> {
              unacknowledged failure"
         }
         MPIX_ERR_REVOKED => "MPIX_ERR_REVOKED: the communicator has been revoked",
+        RTX_ERR_NOT_COMMITTED => {
+            "RTX_ERR_NOT_COMMITTED: the checkpoint or recovery did not complete at every rank; \
+             the last committed checkpoint stands"
+        }
+        RTX_ERR_DATA_LOST => {
+            "RTX_ERR_DATA_LOST: a slot is lost: its owner and every rank holding a copy failed"
+        }
         _ => return None,
     })
 }

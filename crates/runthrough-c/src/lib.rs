@@ -67,6 +67,7 @@ mod pairs;
 mod persistent;
 mod persistent_collectives;
 mod point_to_point;
+mod resilience;
 mod rooted;
 mod runtime;
 mod spawn;

@@ -481,6 +481,14 @@ fn a_request_of_a_freed_communicator_reports_through_its_handler() {
     scenario("freed_comm_request", 3, &[2]);
 }
 
+/// `tests/c/resilience_store.c`: the resilience library from C: a checkpoint with one copy,
+/// rank 2 dead, the survivors shrink and recover (rank 3 takes slot 2, every slot back as it
+/// was checkpointed), a checkpoint on the new owners; wrong use returns its class.
+#[test]
+fn resilience_store_from_c() {
+    scenario("resilience_store", 4, &[2]);
+}
+
 /// `tests/c/handle_conversions.c`: MPI_<Kind>_c2f / _f2c for every handle type (MPI_File and
 /// MPI_Win by their null handles), before MPI_Init too; handles that went through an MPI_Fint
 /// work in the calls (Rust's `mpi` crate builds its shim with these).

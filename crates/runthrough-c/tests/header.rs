@@ -151,7 +151,7 @@ fn header_declares_every_exported_function() {
                 return false;
             };
             (returns == "int" || returns == "double" || returns.starts_with("MPI_"))
-                && name.starts_with("MP")
+                && (name.starts_with("MP") || name.starts_with("RTX_"))
                 && name.contains('(')
         })
         .map(|l| {

@@ -13,6 +13,7 @@ use std::process::Command;
 
 /// The calls only runthrough has: a program that uses one is runthrough's alone.
 const RUNTHROUGH_ONLY: &[&str] = &[
+    "RTX_Store",
     "MPI_Comm_validate",
     "MPI_Comm_get_state",
     "MPI_Comm_get_num_state",

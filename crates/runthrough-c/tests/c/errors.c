@@ -49,6 +49,10 @@ static const struct {
     CLASS(MPIX_ERR_PROC_FAILED),
     CLASS(MPIX_ERR_PROC_FAILED_PENDING),
     CLASS(MPIX_ERR_REVOKED),
+#ifdef RTX_ERR_DATA_LOST /* runthrough's resilience library */
+    CLASS(RTX_ERR_NOT_COMMITTED),
+    CLASS(RTX_ERR_DATA_LOST),
+#endif
 };
 #define NCLASSES ((int)(sizeof classes / sizeof classes[0]))
 
