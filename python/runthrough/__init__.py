@@ -52,6 +52,9 @@ __all__ = [
     "get_num_state_global",
     "get_state_local",
     "get_state_global",
+    "ERR_NOT_COMMITTED",
+    "ERR_DATA_LOST",
+    "Store",
 ]
 
 _CDEF = """
@@ -77,6 +80,19 @@ int MPI_Comm_validate_local_flag(MPI_Comm comm, int *new_failures);
 int MPI_Comm_validate_global_flag(MPI_Comm comm, int *new_failures);
 int MPI_Comm_validate_local_count(MPI_Comm comm, int type, int *count);
 int MPI_Comm_validate_global_count(MPI_Comm comm, int type, int *count);
+
+typedef int RTX_Store;
+typedef long MPI_Aint;
+#define RTX_ERR_NOT_COMMITTED 80
+#define RTX_ERR_DATA_LOST 81
+int RTX_Store_create(MPI_Comm comm, int copies, RTX_Store *store);
+int RTX_Store_free(RTX_Store *store);
+int RTX_Store_owned(RTX_Store store, int max, int *slots, int *count);
+int RTX_Store_checkpoint(RTX_Store store, int count, const int slots[], const void *const data[],
+                         const MPI_Aint sizes[]);
+int RTX_Store_recover(RTX_Store store, MPI_Comm comm);
+int RTX_Store_join(MPI_Comm comm, int copies, RTX_Store *store);
+int RTX_Store_restored(RTX_Store store, int slot, void *buf, MPI_Aint size, MPI_Aint *length);
 """
 
 _LIBRARY_NAME = "librunthrough_c.so"
@@ -117,6 +133,8 @@ OK, FAILED, NULL, NEW, OLD = (
     RANK_STATE_MOD_OLD,
 )
 ERR_SIZE: int = _lib.MPI_ERR_SIZE
+ERR_NOT_COMMITTED: int = _lib.RTX_ERR_NOT_COMMITTED
+ERR_DATA_LOST: int = _lib.RTX_ERR_DATA_LOST
 
 
 class RankInfo(NamedTuple):
@@ -230,3 +248,75 @@ def get_state_global(comm, query: int, incount: Optional[int] = None) -> List[Ra
     return _get_state(
         _lib.MPI_Comm_get_state_global, _lib.MPI_Comm_get_num_state_global, comm, query, incount
     )
+
+
+class Store:
+    """In-memory checkpoints of the application's data with copies on other ranks (the C
+    library's ``RTX_Store_*``; the guide's "Recovering the application's data").
+
+    The data is cut into slots, one per rank of ``comm`` (slot i first owned by rank i), each a
+    ``bytes``. :meth:`checkpoint` (collective) sends every slot this rank owns to the next
+    ``copies`` ranks, and all ranks agree whether every copy arrived: committed everywhere at
+    once, or ``MPI.Exception`` (class :data:`ERR_NOT_COMMITTED` or ``MPI.ERR_PROC_FAILED``) at
+    every rank, the previous checkpoint standing. After a failure, repair the communicator
+    (``comm.Shrink()``, or one with replacement or spare ranks) and call :meth:`recover` at the
+    survivors and :meth:`join` at the newcomers: every rank gets back the slots it owns now, as
+    they were at the last committed checkpoint; :data:`ERR_DATA_LOST` at every rank when a slot's
+    owner and every copy's holder died."""
+
+    def __init__(self, comm, copies: int = 1):
+        """A store of ``comm``'s slots with ``copies`` copies of each. Collective."""
+        handle = _ffi.new("RTX_Store *")
+        _check(_lib.RTX_Store_create(_handle(comm), copies, handle))
+        self._store = handle[0]
+
+    @classmethod
+    def join(cls, comm, copies: int = 1) -> "Store":
+        """A newcomer's part of :meth:`recover` on the repaired ``comm``: a store holding this
+        rank's slots of the restored checkpoint (read them with :meth:`restored`)."""
+        handle = _ffi.new("RTX_Store *")
+        _check(_lib.RTX_Store_join(_handle(comm), copies, handle))
+        store = cls.__new__(cls)
+        store._store = handle[0]
+        return store
+
+    def owned(self) -> List[int]:
+        """The slots this rank owns now, ascending."""
+        count = _ffi.new("int *")
+        _check(_lib.RTX_Store_owned(self._store, 0, _ffi.NULL, count))
+        slots = _ffi.new("int[]", max(count[0], 1))
+        _check(_lib.RTX_Store_owned(self._store, count[0], slots, count))
+        return list(slots[0 : count[0]])
+
+    def checkpoint(self, slots: dict) -> None:
+        """Checkpoints this rank's slots: ``slots`` maps each slot of :meth:`owned` to its
+        bytes. Collective."""
+        numbers = list(slots)
+        buffers = [_ffi.from_buffer(bytes(slots[n])) for n in numbers]
+        data = _ffi.new("void *[]", [_ffi.cast("void *", b) for b in buffers] or [_ffi.NULL])
+        sizes = _ffi.new("MPI_Aint[]", [len(b) for b in buffers] or [0])
+        ints = _ffi.new("int[]", numbers or [0])
+        _check(_lib.RTX_Store_checkpoint(self._store, len(numbers), ints, data, sizes))
+
+    def recover(self, comm) -> dict:
+        """At a survivor: restores the slots over the repaired ``comm`` (whose newcomers call
+        :meth:`join`); returns this rank's slots as they were at the last committed
+        checkpoint. Collective."""
+        _check(_lib.RTX_Store_recover(self._store, _handle(comm)))
+        return self.restored()
+
+    def restored(self) -> dict:
+        """The slots the last :meth:`recover` or :meth:`join` gave this rank, by number."""
+        out = {}
+        length = _ffi.new("MPI_Aint *")
+        for slot in self.owned():
+            _check(_lib.RTX_Store_restored(self._store, slot, _ffi.NULL, 0, length))
+            buf = _ffi.new("char[]", max(length[0], 1))
+            _check(_lib.RTX_Store_restored(self._store, slot, buf, length[0], length))
+            out[slot] = bytes(_ffi.buffer(buf, length[0]))
+        return out
+
+    def free(self) -> None:
+        """Frees the store (local)."""
+        handle = _ffi.new("RTX_Store *", self._store)
+        _check(_lib.RTX_Store_free(handle))

@@ -104,3 +104,10 @@ def test_refuses_an_mpi4py_not_linked_with_runthrough(tmp_path):
     assert done.returncode != 0
     assert "ImportError" in done.stderr and "librunthrough_c.so" in done.stderr, done.stderr
     assert "MPICC=target/release/rtcc" in done.stderr, done.stderr
+
+
+def test_store_restores_the_dead_rank_s_slot_at_its_buddy():
+    status, output = rtrun(4, PROGRAMS / "store.py", kills=["2@barrier:1"])
+    assert status == 0, output
+    assert "[0] No Errors" in output
+    assert died(output, 2), output
