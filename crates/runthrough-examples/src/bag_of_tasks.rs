@@ -672,7 +672,7 @@ impl<'a> Master<'a> {
                 // A dead worker's result that was still buffered: no need to redo the task.
                 self.queue.retain(|&t| t != task);
                 let every = self.shared.config.progress_every;
-                if every > 0 && self.done % every == 0 {
+                if every > 0 && self.done.is_multiple_of(every) {
                     self.shared.say(format_args!(
                         "results {:>5}/{}: {} workers alive",
                         self.done,

@@ -123,7 +123,7 @@ impl Decomposition {
         }
         let columns = (1..=blocks)
             .take_while(|c| c * c <= blocks)
-            .filter(|c| blocks % c == 0)
+            .filter(|c| blocks.is_multiple_of(*c))
             .last()
             .unwrap_or(1);
         let rows = blocks / columns;

@@ -724,7 +724,8 @@ impl<'a> Solver<'a> {
                     self.iteration += 1;
                     self.progress(&after);
                     let every = self.config().checkpoint_every;
-                    checkpoint_due = self.iteration % every == 0 && self.iteration < iterations;
+                    checkpoint_due =
+                        self.iteration.is_multiple_of(every) && self.iteration < iterations;
                 }
                 Pass::Output(field) => {
                     return Ok(RankResult {
@@ -1164,7 +1165,7 @@ impl<'a> Solver<'a> {
 
     fn progress(&self, after: &FailureView) {
         let every = self.config().progress_every;
-        if every == 0 || self.iteration % every != 0 || !self.is_leader(after) {
+        if every == 0 || !self.iteration.is_multiple_of(every) || !self.is_leader(after) {
             return;
         }
         let load = self.placement.load();
