@@ -86,6 +86,9 @@ fn tag_of(attempt: u32) -> i32 {
     (attempt % (1 << 20)) as i32
 }
 
+/// The tag of the slots a recovery sends to newcomers (above every checkpoint's tag).
+const RECOVERY_TAG: i32 = 1 << 20;
+
 /// A slot on the wire is two messages on one tag (a pair stays in order: messages between two
 /// ranks on one tag are not overtaken): a header (the slot, the checkpoint version, whether
 /// the sender has the data: 0 if it gave up, and the receiver's part fails), then, if it has,
@@ -388,7 +391,7 @@ impl Store {
             .collect();
         let mut requests = Vec::new();
         for (to, header, data) in &sends {
-            match send_slot(&private, *to, 0, header, *data) {
+            match send_slot(&private, *to, RECOVERY_TAG, header, *data) {
                 Ok(r) => requests.extend(r),
                 Err(_) => ok = false,
             }
@@ -479,7 +482,12 @@ impl Store {
                 if owner != me {
                     continue;
                 }
-                match recv_slot(&store.comm, header.sources[slot], 0, header.version) {
+                match recv_slot(
+                    &store.comm,
+                    header.sources[slot],
+                    RECOVERY_TAG,
+                    header.version,
+                ) {
                     Ok(Some((got, bytes))) if got == slot as u32 => restored.push((got, bytes)),
                     _ => ok = false,
                 }
