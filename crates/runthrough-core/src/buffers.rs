@@ -21,9 +21,12 @@ use std::sync::Mutex;
 pub const MIN_LEN: usize = 64 << 10;
 /// Larger buffers are not kept (a rare huge message must not pin its memory).
 pub const MAX_CAPACITY: usize = 64 << 20;
-/// How many buffers the stock keeps at most (a ring all-reduce holds a few per rank at once:
-/// its copy of the data, its chunks, the messages in flight, its result).
-pub const KEEP: usize = 16;
+/// How many buffers the stock keeps at most: enough for a window of messages in flight (a
+/// stream of 64 messages of 256 KiB leaves 64 payloads at the receiver at once; with a stock
+/// of 16 the other 48 were fresh allocations, their pages faulted in, at every window).
+pub const KEEP: usize = 256;
+/// How many bytes of buffers the stock keeps at most, whatever their number.
+pub const KEEP_BYTES: usize = 128 << 20;
 
 static STOCK: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
@@ -71,7 +74,8 @@ pub fn give_back(b: Vec<u8>) {
         return;
     }
     let mut stock = stock();
-    if stock.len() < KEEP {
+    let kept: usize = stock.iter().map(Vec::capacity).sum();
+    if stock.len() < KEEP && kept + capacity <= KEEP_BYTES {
         stock.push(b);
     }
 }
@@ -107,7 +111,7 @@ mod tests {
         give_back(vec![0u8; MIN_LEN - 1]);
         give_back(Vec::with_capacity(MAX_CAPACITY + 1));
         assert!(stock().is_empty());
-        // The stock is bounded.
+        // The stock is bounded, in number and in bytes.
         for _ in 0..KEEP + 3 {
             give_back(vec![0u8; MIN_LEN]);
         }
@@ -115,6 +119,14 @@ mod tests {
         // Small requests never take from it.
         assert_eq!(buffer(10), vec![0u8; 10]);
         assert_eq!(stock().len(), KEEP);
+        stock().clear();
+        for _ in 0..3 {
+            // Half the byte bound each (untouched pages: nothing is really allocated).
+            let mut big = Vec::with_capacity(KEEP_BYTES / 2);
+            big.resize(MIN_LEN, 0u8);
+            give_back(big);
+        }
+        assert_eq!(stock().len(), 2, "the third would pass the byte bound");
         stock().clear();
     }
 }
