@@ -251,13 +251,40 @@ const TRANSPORTS: [(&str, &str); 4] = [
 ];
 
 /// The charts of `rows`, each with its non-empty panels.
-fn charts(rows: &[Row]) -> Vec<Chart> {
-    let panel = |title: &str, x, y, series: Vec<Series>| Panel {
+fn panel(title: &str, x: XAxis, y: YAxis, series: Vec<Series>) -> Panel {
+    Panel {
         title: title.to_string(),
         x,
         y,
         series,
-    };
+    }
+}
+
+/// A chart of `ops` against rank count, one panel per transport.
+fn per_transport(
+    rows: &[Row],
+    file: &'static str,
+    title: &str,
+    ops: &[(&str, usize, &str)],
+) -> Chart {
+    Chart {
+        file,
+        title: title.to_string(),
+        panels: TRANSPORTS
+            .iter()
+            .map(|&(transport, name)| {
+                panel(
+                    name,
+                    XAxis::Ranks,
+                    YAxis::Micros,
+                    per_op(rows, transport, ops),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn charts(rows: &[Row]) -> Vec<Chart> {
     let mut charts = vec![
         Chart {
             file: "latency.svg",
@@ -298,43 +325,24 @@ fn charts(rows: &[Row]) -> Vec<Chart> {
         ("broadcast", 1 << 16, "broadcast 64 KiB"),
         ("all_reduce", 1 << 20, "all_reduce 1 MiB"),
     ];
-    charts.push(Chart {
-        file: "collectives.svg",
-        title: "runthrough's collectives against rank count (median, min-max)".to_string(),
-        panels: TRANSPORTS
-            .iter()
-            .map(|&(transport, title)| {
-                panel(
-                    title,
-                    XAxis::Ranks,
-                    YAxis::Micros,
-                    per_op(rows, transport, &collectives),
-                )
-            })
-            .collect(),
-    });
+    charts.push(per_transport(
+        rows,
+        "collectives.svg",
+        "runthrough's collectives against rank count (median, min-max)",
+        &collectives,
+    ));
     let agreement = [
         ("all_reduce", 8, "all_reduce 8 B"),
         ("validate_global", 0, "validate_global"),
         ("agree", 0, "agree"),
         ("shrink", 0, "shrink"),
     ];
-    charts.push(Chart {
-        file: "agreement.svg",
-        title: "Agreement and shrink, failure-free, against rank count (median, min-max)"
-            .to_string(),
-        panels: TRANSPORTS
-            .iter()
-            .map(|&(transport, title)| {
-                panel(
-                    title,
-                    XAxis::Ranks,
-                    YAxis::Micros,
-                    per_op(rows, transport, &agreement),
-                )
-            })
-            .collect(),
-    });
+    charts.push(per_transport(
+        rows,
+        "agreement.svg",
+        "Agreement and shrink, failure-free, against rank count (median, min-max)",
+        &agreement,
+    ));
     // runthrough beside Open MPI: the side-by-side rows only (one C source, each launcher).
     let side_by_side: Vec<Row> = rows
         .iter()

@@ -63,6 +63,12 @@ fn store_of(handle: c_int) -> Result<Arc<Mutex<Entry>>, Failure> {
         .ok_or_else(|| Failure::new(MPI_ERR_ARG, format!("{handle} is not a store")))
 }
 
+/// The `copies` argument (`MPI_ERR_ARG` when negative; 0 is the store's own error).
+fn copies_of(copies: c_int) -> Result<u32, Failure> {
+    u32::try_from(copies)
+        .map_err(|_| Failure::new(MPI_ERR_ARG, format!("copies {copies} is negative")))
+}
+
 fn add(entry: Entry) -> c_int {
     let mut stores = lock(&STORES);
     let handle = stores.next;
@@ -81,9 +87,7 @@ pub unsafe extern "C" fn RTX_Store_create(comm: c_int, copies: c_int, store: *mu
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(store, "store")? };
-        let copies = u32::try_from(copies)
-            .map_err(|_| Failure::new(MPI_ERR_ARG, format!("copies {copies} is negative")))?;
-        let made = Store::new(comm_of(comm)?.get(), copies)?;
+        let made = Store::new(comm_of(comm)?.get(), copies_of(copies)?)?;
         slot.write(add(Entry {
             store: made,
             restored: Vec::new(),
@@ -228,9 +232,7 @@ pub unsafe extern "C" fn RTX_Store_join(comm: c_int, copies: c_int, store: *mut 
     boundary(comm, || {
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(store, "store")? };
-        let copies = u32::try_from(copies)
-            .map_err(|_| Failure::new(MPI_ERR_ARG, format!("copies {copies} is negative")))?;
-        let (made, restored) = Store::join(comm_of(comm)?.get(), copies)?;
+        let (made, restored) = Store::join(comm_of(comm)?.get(), copies_of(copies)?)?;
         slot.write(add(Entry {
             store: made,
             restored,

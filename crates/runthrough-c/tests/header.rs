@@ -302,3 +302,43 @@ fn headers_declare_the_profiling_names() {
         }
     }
 }
+
+/// The Python package declares the C calls it uses again (cffi in ABI mode reads no header):
+/// each of its declarations is the header's, and each of its constants has the header's value.
+#[test]
+fn the_python_package_declares_what_the_headers_declare() {
+    let python = include_str!("../../../python/runthrough/__init__.py");
+    let start = python.find("_CDEF = \"\"\"").expect("the package's cdef") + 11;
+    let cdef = &python[start..start + python[start..].find("\"\"\"").unwrap()];
+    let squeeze = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let header = squeeze(HEADER).replace("( ", "(");
+    let constants = header_constants();
+    let mut declarations = 0;
+    let mut current = String::new();
+    for line in cdef.lines() {
+        if let Some(rest) = line.strip_prefix("#define ") {
+            let mut words = rest.split_whitespace();
+            let (name, value) = (words.next().unwrap(), words.next().unwrap());
+            assert_eq!(
+                constants.get(name).map(|v| v.to_string()),
+                Some(value.to_string()),
+                "{name}"
+            );
+            continue;
+        }
+        if line.starts_with("int ") || !current.is_empty() {
+            current.push(' ');
+            current.push_str(line);
+            if line.trim_end().ends_with(';') {
+                let declaration = squeeze(&current);
+                assert!(
+                    header.contains(&declaration),
+                    "not in the headers: {declaration}"
+                );
+                declarations += 1;
+                current.clear();
+            }
+        }
+    }
+    assert!(declarations >= 17, "{declarations} declarations read");
+}

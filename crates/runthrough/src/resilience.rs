@@ -177,6 +177,11 @@ impl Store {
     /// # Errors
     /// `copies` of 0 ([`Error::Usage`]); the errors of [`Comm::dup`].
     pub fn new(comm: &Comm, copies: u32) -> Result<Store, Error> {
+        Store::empty(comm, copies, (0..comm.size()).collect())
+    }
+
+    /// A store on a duplicate of `comm` with these owners and nothing committed.
+    fn empty(comm: &Comm, copies: u32, owners: Vec<Rank>) -> Result<Store, Error> {
         if copies == 0 {
             return Err(Error::Usage(
                 "a store keeps at least one copy of each slot".into(),
@@ -186,7 +191,7 @@ impl Store {
             comm: comm.dup()?,
             copies,
             attempt: 0,
-            owners: (0..comm.size()).collect(),
+            owners,
             committed: Committed::default(),
         })
     }
@@ -453,18 +458,7 @@ impl Store {
     /// # Errors
     /// Those of [`Store::recover`].
     pub fn join(comm: &Comm, copies: u32) -> Result<(Store, Slots), Error> {
-        if copies == 0 {
-            return Err(Error::Usage(
-                "a store keeps at least one copy of each slot".into(),
-            ));
-        }
-        let mut store = Store {
-            comm: comm.dup()?,
-            copies,
-            attempt: 0,
-            owners: Vec::new(),
-            committed: Committed::default(),
-        };
+        let mut store = Store::empty(comm, copies, Vec::new())?;
         let mut words = Vec::new();
         let header = share_plan(&store.comm, None, &mut words)
             .ok()
