@@ -47,6 +47,7 @@
 pub mod agreement;
 pub mod blocks;
 pub mod buffers;
+pub mod detector;
 pub mod engine;
 mod error;
 pub mod fault;

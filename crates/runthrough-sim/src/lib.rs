@@ -23,6 +23,9 @@
 //!   ([`replay_command`]); the same seed always gives the same trace.
 //! - [`scripted`] holds hand-written scenarios, apart from the random model.
 //! - [`scale`] runs one agreement over up to 2^20 ranks under a latency model.
+//! - [`detector_sim`] runs every rank's failure detector
+//!   ([`runthrough_core::detector::Detector`]) under virtual time with crashes, hung ranks,
+//!   partitions and slow links.
 //! - [`engine_sim`] drives whole rank engines ([`runthrough_core::engine::Engine`]) with random
 //!   point-to-point, collective and revocation programs under crashes.
 //!
@@ -39,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod checker;
+pub mod detector_sim;
 mod engine;
 pub mod engine_sim;
 mod explore;

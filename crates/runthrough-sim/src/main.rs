@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The simulator's command line: `explore`, `replay`, `scripted`, `scale`, `engine`,
-//! `engine-replay`.
+//! `engine-replay`, `detector`, `detector-replay`.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use runthrough_sim::detector_sim;
 use runthrough_sim::engine_sim::{self, Options};
 use runthrough_sim::scale::{peak_resident_bytes, run_scale, ScaleConfig};
 use runthrough_sim::{explore, replay, replay_command, run, scripted};
@@ -104,6 +105,29 @@ enum Command {
         #[arg(long)]
         suspicions: bool,
     },
+    /// Runs N random schedules of every rank's failure detector under virtual time (crashes,
+    /// hung ranks, a partition, slow links, with or without a launcher); exits non-zero at the
+    /// first violation, printing its seed and the command that replays it.
+    Detector {
+        /// Number of schedules.
+        #[arg(long, default_value_t = 10_000)]
+        schedules: u64,
+        /// Range of rank counts, inclusive: A..B.
+        #[arg(long, value_parser = parse_range, default_value = "2..16")]
+        ranks: (u32, u32),
+        /// Base seed (schedule i runs with a seed derived from it and i).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Prints the trace of one detector schedule (its seed as printed by `detector`).
+    DetectorReplay {
+        /// The schedule's seed.
+        #[arg(long)]
+        seed: u64,
+        /// Range of rank counts the seed was explored with.
+        #[arg(long, value_parser = parse_range, default_value = "2..16")]
+        ranks: (u32, u32),
+    },
     /// Prints the trace of one engine schedule (its seed as printed by `engine`).
     EngineReplay {
         /// The schedule's seed.
@@ -153,6 +177,60 @@ fn print_lines(lines: &[String]) {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Detector {
+            schedules,
+            ranks,
+            seed,
+        } => {
+            let started = wall_clock();
+            match detector_sim::explore(schedules, ranks, seed) {
+                Ok((count, t)) => {
+                    let elapsed = started.elapsed().max(Duration::from_micros(1));
+                    println!(
+                        "{count} detector schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} events, {} frames, {} crashes, {} hangs, {} partitions, {} fencings, {} failures decided by a majority, {} ranks halted)",
+                        count as f64 / elapsed.as_secs_f64(),
+                        ranks.0,
+                        ranks.1,
+                        t.events,
+                        t.frames,
+                        t.faults.0,
+                        t.faults.1,
+                        t.faults.2,
+                        t.fences,
+                        t.majority_decisions,
+                        t.halts
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(violation) => {
+                    println!("VIOLATION {violation}");
+                    println!("replay: {}", violation.replay);
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::DetectorReplay { seed, ranks } => {
+            match detector_sim::run_schedule(seed, ranks, true) {
+                Ok(outcome) => {
+                    print_lines(&outcome.trace);
+                    println!(
+                        "ok: {} ranks, {} events, {} frames, {} fencings, {} halted",
+                        outcome.ranks,
+                        outcome.events,
+                        outcome.frames,
+                        outcome.fences,
+                        outcome.halts
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(violation) => {
+                    print_lines(&violation.trace);
+                    println!("VIOLATION {violation}");
+                    println!("replay: {}", violation.replay);
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Engine {
             schedules,
             ranks,

@@ -7,7 +7,8 @@
 //! wake-up of that thread plus a hand-off to the waiting thread per message. So the sockets are
 //! read by one thread per rank (`rt-sockets`), waiting in `epoll` (level-triggered), with the
 //! rules of a reader thread (`Tcp::read_loop`, still used when the poller cannot start):
-//! frames delivered in order, a peer silent for the heartbeat timeout fenced, a connection that
+//! frames delivered in order, when each peer was last heard told to the failure detector (which
+//! fences a peer silent for the heartbeat timeout), a connection that
 //! ends or carries bad input suspected, and, once the peer is fenced from elsewhere, what had
 //! arrived drained (for at most a period) before the engine hears of the failure.
 //!
@@ -361,6 +362,8 @@ impl Tcp {
         if data {
             poller.data_connections.fetch_add(1, Ordering::SeqCst);
         }
+        drop(slot);
+        lock(&self.detector).watch(WorldRank(peer), self.time_of(now));
         Ok(())
     }
 
@@ -511,7 +514,7 @@ impl Tcp {
     }
 
     fn socket_loop(self: &Arc<Self>, poller: &Poller) {
-        let tick = self.config().heartbeat_period / 4;
+        let tick = self.config().heartbeat_period / super::tcp::TICKS_PER_PERIOD;
         let mut events = Vec::with_capacity(256);
         let mut next_tick = Instant::now();
         // While the data set is parked: the count of waits at the last look.
@@ -598,16 +601,20 @@ impl Tcp {
     }
 
     /// The heartbeat tick: advances this rank's pulse, sends heartbeat frames that are due on
-    /// data connections, and fences peers silent for the heartbeat timeout.
+    /// data connections, tells the detector when each peer was last heard, and lets it decide
+    /// (it fences the peers silent for the heartbeat timeout).
     fn beat(self: &Arc<Self>, poller: &Poller, now: Instant) {
         if let Some(inbox) = self.inbox() {
             inbox.beat();
         }
         let period = self.config().heartbeat_period;
+        let mut heard = Vec::new();
         for peer in 0..poller.connections.len() {
             let Some(mut slot) = super::tcp::try_lock(&poller.connections[peer]) else {
-                // Being read: heard, or found ended, by its reader; a heartbeat goes anyway
-                // (however long the reading lasts, the peer keeps hearing this rank).
+                // Being read (it was readable: bytes came, or its end, which its reader acts
+                // on): heard now. A heartbeat goes anyway (however long the reading lasts,
+                // the peer keeps hearing this rank).
+                heard.push((WorldRank(peer as u32), self.time_of(now)));
                 self.send_frame(peer as u32, &Frame::Heartbeat);
                 continue;
             };
@@ -636,19 +643,19 @@ impl Tcp {
                     c.last_heard = now;
                 }
             }
-            if now.duration_since(c.last_heard) >= self.config().heartbeat_timeout {
-                let c = slot.take().expect("checked above");
-                drop(slot);
-                self.forget(poller, &c);
-                self.connection_ended(c.peer, Cause::Silent);
-                self.end_reading(c.peer);
-                continue;
-            }
+            heard.push((WorldRank(c.peer), self.time_of(c.last_heard)));
             drop(slot);
             if due {
                 self.send_frame(peer as u32, &Frame::Heartbeat);
             }
         }
+        {
+            let mut detector = lock(&self.detector);
+            for (peer, at) in heard {
+                detector.heard(peer, at);
+            }
+        }
+        self.detector_tick();
     }
 
     /// A write that could not wait left bytes for `peer` in its writer (`Peer::flush`): the
@@ -831,6 +838,7 @@ impl Tcp {
 
     /// The reading of `peer`'s connection is over (`Tcp::read_loop`'s end).
     fn end_reading(&self, peer: u32) {
+        lock(&self.detector).unwatch(WorldRank(peer));
         self.drain_lane(peer, true);
         self.peer(peer).reading.store(false, Ordering::SeqCst);
         self.tell_engine(peer);

@@ -65,8 +65,9 @@ impl Tcp {
         }
         self.address_added.notify_all();
         if p.absent.swap(false, Ordering::SeqCst) {
-            let change = lock(&self.fence).join(WorldRank(peer));
-            self.act(change, &super::tcp::Cause::Notice);
+            self.detect(&super::tcp::Cause::Notice, |d, now| {
+                d.join(WorldRank(peer), now)
+            });
         }
     }
 

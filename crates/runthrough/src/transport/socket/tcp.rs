@@ -33,8 +33,8 @@
 //! One progress thread per rank reads every connection (`super::sockets`): it decodes frames,
 //! delivers packets to this rank's [`Endpoint`] and sends what the delivery causes, so
 //! messages move and agreements advance whether or not the application calls in. It also
-//! sends this side's heartbeats and fences a peer when nothing arrived for the heartbeat
-//! timeout. Idle, it sleeps in `epoll` (woken at least four times per period), never spins.
+//! sends this side's heartbeats and tells the failure detector when each peer was last heard.
+//! Idle, it sleeps in `epoll` (woken at least four times per period), never spins.
 //! A thread waiting in the library reads the connections that carry data itself (polling
 //! progress: no hand-off per message), and the progress thread stays out of its way until it
 //! sleeps or stops waiting. If the progress thread cannot start, each connection gets a reader
@@ -49,7 +49,13 @@
 //! a large payload is written straight from the packet.
 //!
 //! # Failures (semantics §1, §4)
-//! Suspicion and failure are apart ([`runthrough_core::fence`] holds the rule and its state):
+//! What a failure means is decided by the failure detector in core
+//! ([`runthrough_core::detector`], over [`runthrough_core::fence`]'s rule), with time an
+//! argument: this transport feeds it what it sees (a peer heard from, a connection lost, a
+//! vote, a notice, a goodbye) and carries out its actions ([`Tcp::act`]); a timer thread
+//! (`rt-detector`) calls it when its next deadline comes. The simulator
+//! (`runthrough-sim detector`) runs the same detector under virtual time. Suspicion and
+//! failure are apart:
 //! - **Suspected**: a connection that ends, fails, times out (no heartbeat for the timeout, or a
 //!   write stuck that long) or carries a malformed frame, and a peer that does not connect in
 //!   time. This rank *fences* the peer at once: it drops the connection and ignores the peer
@@ -78,7 +84,9 @@
 //!   believes alive (itself and the ones it has not fenced) for longer than the heartbeat
 //!   timeout halts ([`launch::EXIT_NO_MAJORITY`]); since silent peers are fenced after the
 //!   timeout, a rank cut off from the majority halts within about twice the heartbeat timeout
-//!   (plus a period) of the cut. Confirmed failures leave the ranks believed alive, so a rank
+//!   (plus a period) of the cut, or three times when it had no connection to some of the
+//!   majority (it connects to them to send its late votes, and fences them after a timeout of
+//!   silence on those connections: `runthrough-sim detector` checks both bounds). Confirmed failures leave the ranks believed alive, so a rank
 //!   whose peers all died for certain keeps going, alone if need be. After
 //!   [`Tcp::finish`] (the rank finalized) nothing halts it any more.
 //! - **Departing**: a rank that finalized is no failed rank (docs/src/semantics.md §3.4). Once the
@@ -99,7 +107,7 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::Endpoint;
 use crate::transport::Transport;
-use runthrough_core::fence::{Change, Fence, Reason};
+use runthrough_core::detector::{Action, Detector, Time};
 use runthrough_core::packet::{ContextId, Outgoing, Packet};
 use runthrough_core::wire::{self, Decoder, Frame, WireError, TOKEN};
 use runthrough_core::Rank;
@@ -166,6 +174,10 @@ impl Default for Config {
         }
     }
 }
+
+/// Heartbeat ticks a period: the poller's (and a reader thread's) ticks send the heartbeats
+/// that are due and report what was heard to the detector.
+pub(super) const TICKS_PER_PERIOD: u32 = 4;
 
 /// Why a peer was declared failed.
 #[derive(Debug)]
@@ -492,10 +504,14 @@ pub(crate) struct Tcp {
     settled_changed: Condvar,
     /// The launcher's control connection (for `suspect` reports).
     pub(super) control: Mutex<Option<TcpStream>>,
-    /// Who is fenced and who failed (semantics §1's rule).
-    pub(super) fence: Mutex<Fence>,
-    /// Signalled when `fence` changes (for the majority watch).
-    fence_changed: Condvar,
+    /// The failure detector: who is fenced and who failed (semantics §1's rule), silence,
+    /// late votes and the majority watch, decided in core; this transport feeds it and
+    /// carries out its actions ([`Tcp::detect`]).
+    pub(super) detector: Mutex<Detector>,
+    /// The detector's time 0.
+    epoch: Instant,
+    /// Signalled when the detector's state changes (for the detector's timer thread).
+    detector_changed: Condvar,
     /// The rank finalized: nothing halts it any more.
     finished: AtomicBool,
     /// This rank halts (`Tcp::halt`): it suspects, votes and confirms nothing any more (its
@@ -592,6 +608,15 @@ impl Tcp {
                 ..Peer::default()
             })
             .collect();
+        let detector = Detector::new(
+            WorldRank(me),
+            size,
+            universe,
+            config.heartbeat_period,
+            config.heartbeat_timeout,
+            // The poller and the reader threads report what they heard at every tick.
+            config.heartbeat_period / TICKS_PER_PERIOD,
+        );
         let tcp = Tcp {
             me,
             endpoint,
@@ -601,8 +626,9 @@ impl Tcp {
             settled: Mutex::new(0),
             settled_changed: Condvar::new(),
             control: Mutex::new(None),
-            fence: Mutex::new(Fence::with_room(WorldRank(me), size, universe)),
-            fence_changed: Condvar::new(),
+            detector: Mutex::new(detector),
+            epoch: Instant::now(),
+            detector_changed: Condvar::new(),
             finished: AtomicBool::new(false),
             halting: AtomicBool::new(false),
             finalizing: AtomicBool::new(false),
@@ -716,8 +742,7 @@ impl Tcp {
             self.log(format_args!(
                 "rank {peer}'s process {pid} ended (same host): confirmed"
             ));
-            let change = lock(&self.fence).confirm(WorldRank(peer));
-            self.act(change, &Cause::Notice);
+            self.detect(&Cause::Notice, |d, now| d.confirm(WorldRank(peer), now));
         }
     }
 
@@ -822,6 +847,7 @@ impl Tcp {
             return;
         }
         self.halting.store(true, Ordering::SeqCst);
+        lock(&self.detector).stand_aside();
         stderr_line(format_args!(
             "runthrough rank {}: {why}; halting (exit {code})",
             self.me
@@ -880,6 +906,7 @@ impl Tcp {
     /// agreement ([`Tcp::finalize_abandoned`]); it never decides alone.
     pub(crate) fn begin_finalize(&self) {
         self.finalizing.store(true, Ordering::SeqCst);
+        lock(&self.detector).set_finalizing();
     }
 
     /// Whether finalize's agreement was given up ([`Tcp::begin_finalize`]).
@@ -895,7 +922,8 @@ impl Tcp {
     /// without a goodbye, and its peers suspect it as any rank that ends.
     pub(crate) fn finish(&self, decided: bool) {
         self.finished.store(true, Ordering::SeqCst);
-        self.fence_changed.notify_all();
+        lock(&self.detector).finish();
+        self.detector_changed.notify_all();
         self.remove_socket();
         if decided {
             self.say_goodbye();
@@ -964,14 +992,13 @@ impl Tcp {
     }
 
     /// `peer` said goodbye: it finalized and closes its connection after this frame. Unless
-    /// this rank fenced it or has it in its output already, it departs ([`Fence::depart`]):
-    /// no suspicion, no failure in the engine, and the agreements route around it.
+    /// this rank fenced it or has it in its output already, it departs (the detector's
+    /// `depart`): no suspicion, no failure in the engine, and the agreements route around it.
     pub(super) fn peer_said_goodbye(&self, peer: u32) {
-        let (change, departed) = {
-            let mut fence = lock(&self.fence);
-            let change = fence.depart(WorldRank(peer));
-            (change, fence.has_departed(WorldRank(peer)))
-        };
+        let mut departed = false;
+        self.detect(&Cause::Notice, |d, now| {
+            departed = d.depart(WorldRank(peer), now);
+        });
         if !departed {
             return;
         }
@@ -982,80 +1009,93 @@ impl Tcp {
         lock(&p.backlog).clear();
         self.settle(peer);
         self.progress(|| self.endpoint.peer_departed(WorldRank(peer)));
-        self.act(change, &Cause::Notice);
-        self.fence_changed.notify_all();
+        self.detector_changed.notify_all();
     }
 
-    /// Watches that this rank reaches a majority of the ranks it believes alive, and halts it
-    /// after the heartbeat timeout without one (semantics §1). Wakes once per heartbeat period.
+    /// The detector's time now.
+    fn now(&self) -> Time {
+        self.epoch.elapsed()
+    }
+
+    /// The detector's time of `instant`.
+    pub(super) fn time_of(&self, instant: Instant) -> Time {
+        instant.saturating_duration_since(self.epoch)
+    }
+
+    /// Feeds the detector an event (`event`, given the detector and the time now) and carries
+    /// out what it decided, with no lock held (sending may fence more). `cause` is why a peer
+    /// this event fences is suspected.
+    pub(super) fn detect(&self, cause: &Cause, event: impl FnOnce(&mut Detector, Time)) {
+        let actions = {
+            let mut detector = lock(&self.detector);
+            event(&mut detector, self.now());
+            detector.take_actions()
+        };
+        self.act(actions, cause);
+    }
+
+    /// Starts the detector's timer thread: silence, late votes and the majority rule are
+    /// decided when the detector's next deadline comes (semantics §1), or at least once a
+    /// heartbeat period.
     pub(crate) fn watch_majority(self: &Arc<Self>) -> io::Result<()> {
         let tcp = Arc::clone(self);
         std::thread::Builder::new()
-            .name("rt-majority".into())
-            .spawn(move || tcp.majority_loop())
+            .name("rt-detector".into())
+            .spawn(move || tcp.detector_loop())
             .map(drop)
     }
 
-    fn majority_loop(&self) {
-        let (period, timeout) = (self.config.heartbeat_period, self.config.heartbeat_timeout);
-        let mut lost_since: Option<Instant> = None;
-        let mut fence = lock(&self.fence);
+    fn detector_loop(&self) {
+        let period = self.config.heartbeat_period;
+        let mut detector = lock(&self.detector);
         loop {
             if self.finished.load(Ordering::SeqCst) || lock(&self.halted).is_some() {
                 return;
             }
-            if fence.has_majority() {
-                lost_since = None;
-            } else {
-                let since = *lost_since.get_or_insert_with(Instant::now);
-                if since.elapsed() > timeout {
-                    let (reached, alive) = (fence.reachable(), fence.alive());
-                    drop(fence);
-                    if self.finalizing.load(Ordering::SeqCst) {
-                        stderr_line(format_args!(
-                            "runthrough rank {}: in finalize, reached {reached} of the {alive} \
-                             ranks it believes alive for longer than the heartbeat timeout; \
-                             finalizing without the last agreement",
-                            self.me
-                        ));
-                        self.abandoned.store(true, Ordering::SeqCst);
-                        self.endpoint.signal.notify(); // wakes finalize's wait
-                        return;
-                    }
-                    self.halt(
-                        launch::EXIT_NO_MAJORITY,
-                        format_args!(
-                            "reached {reached} of the {alive} ranks it believes alive, no \
-                             majority, for longer than the heartbeat timeout"
-                        ),
-                    );
-                    return;
-                }
+            let now = self.now();
+            detector.handle_timeout(now);
+            let actions = detector.take_actions();
+            if !actions.is_empty() {
+                drop(detector);
+                self.act(actions, &Cause::Silent);
+                detector = lock(&self.detector);
+                continue;
             }
-            fence = self
-                .fence_changed
-                .wait_timeout(fence, period)
+            let wait = detector
+                .poll_timeout()
+                .map_or(period, |at| at.saturating_sub(now).min(period))
+                .max(Duration::from_millis(1));
+            detector = self
+                .detector_changed
+                .wait_timeout(detector, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
     }
 
+    /// Time passed: the detector decides what is due (from a thread that reads connections,
+    /// after it reported what it heard).
+    pub(super) fn detector_tick(&self) {
+        self.detect(&Cause::Silent, |d, now| d.handle_timeout(now));
+    }
+
     /// This rank suspects `peer` (for `cause`), or, for [`Cause::Notice`], knows that it
-    /// failed for certain: fences it, votes, and moves whoever that decides into the output.
+    /// failed for certain: the detector fences it, votes, and moves whoever that decides into
+    /// the output.
     pub(crate) fn declare_failed(&self, peer: u32, cause: Cause) {
         if peer == self.me || peer >= self.size() || self.halting.load(Ordering::SeqCst) {
             return;
         }
+        let rank = WorldRank(peer);
+        match cause {
+            Cause::Notice => self.detect(&cause, |d, now| d.confirm(rank, now)),
+            _ => self.detect(&cause, |d, now| d.suspect(rank, now)),
+        }
         if self.finished.load(Ordering::SeqCst) {
             // A rank that finalized leaves: it suspects nobody any more (the peers that read
             // its goodbye close their connections, which is no failure).
-            return self.drop_peer(peer);
+            self.drop_peer(peer);
         }
-        let change = match cause {
-            Cause::Notice => lock(&self.fence).confirm(WorldRank(peer)),
-            _ => lock(&self.fence).suspect(WorldRank(peer)),
-        };
-        self.act(change, &cause);
     }
 
     /// The launcher (`from == None`: a confirmed failure) or the peer `from` (a
@@ -1064,11 +1104,11 @@ impl Tcp {
         if self.stands_aside() {
             return;
         }
-        let change = match from {
-            None => lock(&self.fence).confirm(WorldRank(rank)),
-            Some(by) => lock(&self.fence).decided_by_peer(WorldRank(by), WorldRank(rank)),
-        };
-        self.act(change, &Cause::Notice);
+        let rank = WorldRank(rank);
+        self.detect(&Cause::Notice, |d, now| match from {
+            None => d.confirm(rank, now),
+            Some(by) => d.decided_by_peer(WorldRank(by), rank, now),
+        });
     }
 
     /// The rank finalized or halts: what peers say of failures no longer concerns it.
@@ -1081,59 +1121,112 @@ impl Tcp {
         if self.stands_aside() {
             return;
         }
-        let change = lock(&self.fence).vote(WorldRank(voter), WorldRank(rank));
-        self.act(change, &Cause::Suspected { by: voter });
+        self.detect(&Cause::Suspected { by: voter }, |d, now| {
+            d.vote(WorldRank(voter), WorldRank(rank), now)
+        });
     }
 
-    /// Carries out what a fencing event decided (with no lock held: sending may fence more).
-    pub(super) fn act(&self, change: Change, cause: &Cause) {
-        if let Some(by) = change.fenced_here {
-            self.halt_fenced(by.map(|w| w.0));
-        }
-        if let Some(peer) = change.fenced {
-            if cause.is_suspicion() {
-                stderr_line(format_args!(
-                    "runthrough rank {}: fencing rank {peer}: {cause}",
-                    self.me
-                ));
-                self.tell_launcher(&launch::suspect_line(peer.0));
-            } else {
-                self.log(format_args!("fencing rank {peer}: {cause}"));
-            }
-            // The vote goes out before the suspect sees its connection close (and, if it lives,
-            // suspects this rank in turn); to peers without a connection, only if it is still
-            // needed a period later (`vote_later`).
-            let mut later = Vec::new();
-            for other in 0..self.size() {
-                if other != peer.0 && other != self.me && !self.is_absent(other) {
-                    if self.unconnected(other) {
-                        later.push(other);
-                    } else {
-                        self.send_frame(other, &Frame::Suspect { rank: peer.0 });
+    /// Carries out what the detector decided (with no lock held: sending may fence more).
+    /// `cause` is why a peer fenced by these actions is suspected.
+    pub(super) fn act(&self, actions: Vec<Action>, cause: &Cause) {
+        let mut changed = false;
+        for action in actions {
+            match action {
+                Action::HaltFenced { by } => self.halt_fenced(by.map(|w| w.0)),
+                Action::Fence { peer } => {
+                    changed = true;
+                    self.fence_peer(peer.0, cause);
+                }
+                Action::LateVote { suspect, to } => {
+                    for other in to {
+                        self.send_frame(other.0, &Frame::Suspect { rank: suspect.0 });
                     }
                 }
-            }
-            self.vote_later(peer.0, later);
-            self.tell_suspect(peer.0);
-            self.drop_peer(peer.0);
-        }
-        for &(rank, reason) in &change.entered {
-            self.log(format_args!("rank {rank} failed: {reason}"));
-            self.drop_peer(rank.0);
-            let p = &self.peers[rank.index()];
-            p.out_pending.store(true, Ordering::SeqCst);
-            self.tell_engine(rank.0);
-            if matches!(reason, Reason::Majority { .. }) {
-                for other in 0..self.size() {
-                    if other != rank.0 && other != self.me && !self.is_absent(other) {
-                        self.send_frame(other, &Frame::FailureNotice { rank: rank.0 });
+                Action::Failed {
+                    rank,
+                    reason,
+                    announce,
+                } => {
+                    changed = true;
+                    self.log(format_args!("rank {rank} failed: {reason}"));
+                    self.drop_peer(rank.0);
+                    let p = &self.peers[rank.index()];
+                    p.out_pending.store(true, Ordering::SeqCst);
+                    self.tell_engine(rank.0);
+                    if announce {
+                        for other in 0..self.size() {
+                            if other != rank.0 && other != self.me && !self.is_absent(other) {
+                                self.send_frame(other, &Frame::FailureNotice { rank: rank.0 });
+                            }
+                        }
                     }
+                }
+                Action::Close { peer } => self.drop_peer(peer.0),
+                Action::NoMajority {
+                    reached,
+                    alive,
+                    finalizing,
+                } => self.no_majority(reached, alive, finalizing),
+            }
+        }
+        if changed {
+            self.detector_changed.notify_all();
+        }
+    }
+
+    /// This rank fenced `peer` (for `cause`): cuts it off and sends the vote against it.
+    fn fence_peer(&self, peer: u32, cause: &Cause) {
+        if cause.is_suspicion() {
+            stderr_line(format_args!(
+                "runthrough rank {}: fencing rank {peer}: {cause}",
+                self.me
+            ));
+            self.tell_launcher(&launch::suspect_line(peer));
+        } else {
+            self.log(format_args!("fencing rank {peer}: {cause}"));
+        }
+        // The vote goes out before the suspect sees its connection close (and, if it lives,
+        // suspects this rank in turn); the peers without a connection get it a period later,
+        // if the detector still needs it then (`Action::LateVote`).
+        let mut later = Vec::new();
+        for other in 0..self.size() {
+            if other != peer && other != self.me && !self.is_absent(other) {
+                if self.unconnected(other) {
+                    later.push(WorldRank(other));
+                } else {
+                    self.send_frame(other, &Frame::Suspect { rank: peer });
                 }
             }
         }
-        if change.fenced.is_some() || !change.entered.is_empty() {
-            self.fence_changed.notify_all();
+        if !later.is_empty() {
+            self.detect(cause, |d, now| d.defer_vote(WorldRank(peer), later, now));
+            self.detector_changed.notify_all();
         }
+        self.tell_suspect(peer);
+        self.drop_peer(peer);
+    }
+
+    /// The detector found no majority for longer than the heartbeat timeout: halts, or, in
+    /// finalize, gives up the last agreement.
+    fn no_majority(&self, reached: u32, alive: u32, finalizing: bool) {
+        if finalizing {
+            stderr_line(format_args!(
+                "runthrough rank {}: in finalize, reached {reached} of the {alive} ranks it \
+                 believes alive for longer than the heartbeat timeout; finalizing without the \
+                 last agreement",
+                self.me
+            ));
+            self.abandoned.store(true, Ordering::SeqCst);
+            self.endpoint.signal.notify(); // wakes finalize's wait
+            return;
+        }
+        self.halt(
+            launch::EXIT_NO_MAJORITY,
+            format_args!(
+                "reached {reached} of the {alive} ranks it believes alive, no majority, for \
+                 longer than the heartbeat timeout"
+            ),
+        );
     }
 
     /// Tells `peer` it was fenced (after its backlog), if that cannot block: a suspect may be
@@ -1445,6 +1538,7 @@ impl Tcp {
     /// peer is fenced it drains the connection, and then the engine may hear of the failure.
     fn read_loop(self: Arc<Self>, peer: u32, mut stream: Stream, mut decoder: Decoder) {
         self.read_until_fenced(peer, &mut stream, &mut decoder);
+        lock(&self.detector).unwatch(WorldRank(peer));
         // What the peer wrote into shared memory before it was fenced (or left) arrived too.
         self.drain_lane(peer, true);
         self.peers[peer as usize]
@@ -1479,9 +1573,11 @@ impl Tcp {
     fn read_until_fenced(&self, peer: u32, stream: &mut Stream, decoder: &mut Decoder) {
         let p = &self.peers[peer as usize];
         let period = self.config.heartbeat_period;
-        let timeout = self.config.heartbeat_timeout;
+        let tick = period / TICKS_PER_PERIOD;
         let mut last_heard = Instant::now();
         let mut last_beat = Instant::now() - period;
+        let mut last_report = last_heard;
+        lock(&self.detector).watch(WorldRank(peer), self.time_of(last_heard));
         let cause = loop {
             if p.failed.load(Ordering::SeqCst) {
                 return self.drain(peer, stream, decoder);
@@ -1519,8 +1615,11 @@ impl Tcp {
                 last_beat = now;
                 self.send_frame(peer, &Frame::Heartbeat);
             }
-            if now.duration_since(last_heard) >= timeout {
-                break Cause::Silent;
+            if now.duration_since(last_report) >= tick {
+                // Silence is the detector's to find (it fences the peer: read above).
+                last_report = now;
+                lock(&self.detector).heard(WorldRank(peer), self.time_of(last_heard));
+                self.detector_tick();
             }
         };
         let ended = matches!(cause, Cause::Closed | Cause::Io(_));
@@ -1812,31 +1911,6 @@ impl Tcp {
         p.on_demand.load(Ordering::SeqCst) && !p.connecting.load(Ordering::SeqCst)
     }
 
-    /// Sends this rank's vote against `suspect` to the peers it has no connection with, a
-    /// heartbeat period from now, unless the suspect is in the output by then. A dead suspect
-    /// is confirmed within that period (the launcher's notice, or its process seen to end), so
-    /// only a live one (hung, cut off, or one that sent bad input) makes this rank connect to
-    /// them to build the majority that fails it.
-    fn vote_later(&self, suspect: u32, peers: Vec<u32>) {
-        if peers.is_empty() {
-            return;
-        }
-        let Some(tcp) = self.this.upgrade() else {
-            return;
-        };
-        let _ = std::thread::Builder::new()
-            .name("rt-vote".into())
-            .spawn(move || {
-                std::thread::sleep(tcp.config.heartbeat_period);
-                if tcp.stands_aside() || lock(&tcp.fence).in_output(WorldRank(suspect)) {
-                    return;
-                }
-                for other in peers {
-                    tcp.send_frame(other, &Frame::Suspect { rank: suspect });
-                }
-            });
-    }
-
     /// Watches the processes of the peers on this host (`this_host[peer]`, with a known PID)
     /// under PMI launchers, which confirm no failure: one ending is a confirmed failure, as the
     /// launcher's notice would be. Every such peer, connected or not, so that a death is
@@ -1892,8 +1966,7 @@ impl Tcp {
         self.log(format_args!(
             "rank {peer}'s process ended (watched by a pidfd): confirmed"
         ));
-        let change = lock(&self.fence).confirm(WorldRank(peer));
-        self.act(change, &Cause::Notice);
+        self.detect(&Cause::Notice, |d, now| d.confirm(WorldRank(peer), now));
     }
 
     /// Connects to `peer` (a higher rank) at `address` and authenticates; fences it on failure.
@@ -2479,7 +2552,7 @@ mod tests {
         );
         // Written before the goodbye on that connection, not after it on its own.
         assert!(
-            eventually(|| lock(&ranks[1].fence).has_departed(WorldRank(0))),
+            eventually(|| lock(&ranks[1].detector).fence().has_departed(WorldRank(0))),
             "no goodbye after the frame"
         );
         assert!(!knows_failed(&ranks[1], 0));
@@ -2781,7 +2854,7 @@ mod tests {
         zero.set_addresses(table, &[true, true, true]);
         zero.send(WorldRank(0), WorldRank(2), data(0, 1));
         assert!(!zero.is_alive(WorldRank(2)), "suspected");
-        assert!(lock(&zero.fence).is_fenced(WorldRank(2)));
+        assert!(lock(&zero.detector).fence().is_fenced(WorldRank(2)));
         assert!(zero.is_alive(WorldRank(1)), "the others are left alone");
     }
 
@@ -2794,13 +2867,14 @@ mod tests {
         ranks[0].unreachable(3, "connection refused".into());
         assert!(!ranks[0].is_alive(WorldRank(3)));
         assert!(
-            lock(&ranks[0].fence).is_fenced(WorldRank(3)),
+            lock(&ranks[0].detector).fence().is_fenced(WorldRank(3)),
             "suspected and fenced"
         );
         ranks[1].begin_finalize();
         ranks[1].unreachable(3, "connection refused".into());
         assert!(!ranks[1].is_alive(WorldRank(3)));
-        let fence = lock(&ranks[1].fence);
+        let detector = lock(&ranks[1].detector);
+        let fence = detector.fence();
         assert!(
             fence.has_departed(WorldRank(3)) && !fence.is_fenced(WorldRank(3)),
             "departed, not suspected"
@@ -2917,10 +2991,13 @@ mod tests {
         tcp.notice(3, None); // dead for certain: 3 ranks believed alive
         tcp.declare_failed(1, Cause::Silent);
         assert!(knows_failed(&tcp, 3) && !knows_failed(&tcp, 1));
-        assert!(lock(&tcp.fence).has_majority(), "ranks 0 and 2 of 3");
+        assert!(
+            lock(&tcp.detector).fence().has_majority(),
+            "ranks 0 and 2 of 3"
+        );
         let start = Instant::now();
         tcp.declare_failed(2, Cause::Silent);
-        assert!(!lock(&tcp.fence).has_majority(), "rank 0 of 3");
+        assert!(!lock(&tcp.detector).fence().has_majority(), "rank 0 of 3");
         assert!(eventually(|| tcp.halted() == Some(launch::EXIT_NO_MAJORITY)));
         assert!(start.elapsed() >= timeout);
         assert!(!knows_failed(&tcp, 1) && !knows_failed(&tcp, 2));
@@ -2933,11 +3010,14 @@ mod tests {
         let tcp = Tcp::new(1, 3, endpoint, auth::random_token(), quick());
         tcp.declare_failed(0, Cause::Silent);
         tcp.declare_failed(2, Cause::Silent);
-        assert!(!lock(&tcp.fence).has_majority(), "suspicions alone: 1 of 3");
+        assert!(
+            !lock(&tcp.detector).fence().has_majority(),
+            "suspicions alone: 1 of 3"
+        );
         tcp.notice(0, None);
         tcp.notice(2, None);
         assert!(knows_failed(&tcp, 0) && knows_failed(&tcp, 2));
-        assert!(lock(&tcp.fence).has_majority(), "1 of 1");
+        assert!(lock(&tcp.detector).fence().has_majority(), "1 of 1");
     }
 
     /// A vote naming a rank outside the job is bad input: the sender is fenced.
@@ -2967,15 +3047,17 @@ mod tests {
         }
         ranks[2].finish(true);
         for tcp in &ranks[..2] {
-            assert!(eventually(|| lock(&tcp.fence).has_departed(WorldRank(2))));
-            assert!(!lock(&tcp.fence).is_fenced(WorldRank(2)) && !knows_failed(tcp, 2));
-            assert_eq!(lock(&tcp.fence).alive(), 2);
+            assert!(eventually(|| lock(&tcp.detector)
+                .fence()
+                .has_departed(WorldRank(2))));
+            assert!(!lock(&tcp.detector).fence().is_fenced(WorldRank(2)) && !knows_failed(tcp, 2));
+            assert_eq!(lock(&tcp.detector).fence().alive(), 2);
         }
         ranks[1].finish(true);
-        assert!(eventually(
-            || lock(&ranks[0].fence).has_departed(WorldRank(1))
-        ));
-        assert!(lock(&ranks[0].fence).has_majority());
+        assert!(eventually(|| lock(&ranks[0].detector)
+            .fence()
+            .has_departed(WorldRank(1))));
+        assert!(lock(&ranks[0].detector).fence().has_majority());
         std::thread::sleep(quick().heartbeat_timeout * 2);
         assert_eq!(ranks[0].halted(), None);
         assert!(!knows_failed(&ranks[0], 1) && !knows_failed(&ranks[0], 2));
@@ -2992,7 +3074,7 @@ mod tests {
         raw.write_all(&bytes).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         assert!(!one.peers[0].settled.load(Ordering::SeqCst));
-        assert!(!lock(&one.fence).has_departed(WorldRank(0)));
+        assert!(!lock(&one.detector).fence().has_departed(WorldRank(0)));
         assert!(one.is_alive(WorldRank(0)));
     }
 }
