@@ -104,6 +104,10 @@ enum Command {
         /// survivor keeps running until it is fenced a few steps later
         #[arg(long)]
         suspicions: bool,
+        /// Every rank runs the runtime's failure detector under virtual time: engines hear of
+        /// a failure only when their detector decides it; half of the faults are hung ranks
+        #[arg(long)]
+        detector: bool,
     },
     /// Runs N random schedules of every rank's failure detector under virtual time (crashes,
     /// hung ranks, a partition, slow links, with or without a launcher); exits non-zero at the
@@ -142,6 +146,9 @@ enum Command {
         /// As `engine --suspicions`.
         #[arg(long)]
         suspicions: bool,
+        /// As `engine --detector`.
+        #[arg(long)]
+        detector: bool,
     },
 }
 
@@ -237,18 +244,20 @@ fn main() -> ExitCode {
             seed,
             any_order,
             suspicions,
+            detector,
         } => {
             let started = wall_clock();
             let options = Options {
                 any_order,
                 suspicions,
+                detector,
                 ..Options::default()
             };
             match engine_sim::explore_engine(schedules, ranks, seed, options) {
                 Ok(t) => {
                     let elapsed = started.elapsed().max(Duration::from_micros(1));
                     println!(
-                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions, {} dups returned a communicator and {} an error, {} splits returned their communicator and {} an error, {} shrinks, {} barriers left after every participant entered)",
+                        "{} engine schedules checked, 0 violations ({:.0} schedules/s; n = {}..{}, base seed {seed}; {} steps, {} packets, {} messages received, {} receives from failed senders, {} sends waited for credit, {} crashes, {} revocations, {} agreement decisions, {} dups returned a communicator and {} an error, {} splits returned their communicator and {} an error, {} shrinks, {} barriers left after every participant entered; detector: {} hangs, {} failures decided by a majority, {} ranks halted)",
                         t.schedules,
                         t.schedules as f64 / elapsed.as_secs_f64(),
                         ranks.0,
@@ -266,7 +275,10 @@ fn main() -> ExitCode {
                         t.splits.0,
                         t.splits.1,
                         t.shrinks,
-                        t.barriers
+                        t.barriers,
+                        t.detector.0,
+                        t.detector.1,
+                        t.detector.2
                     );
                     ExitCode::SUCCESS
                 }
@@ -282,10 +294,12 @@ fn main() -> ExitCode {
             ranks,
             any_order,
             suspicions,
+            detector,
         } => {
             let options = Options {
                 any_order,
                 suspicions,
+                detector,
                 ..Options::default()
             };
             match engine_sim::run_schedule(seed, ranks, true, options) {

@@ -36,6 +36,7 @@
 //! The drivers use the engine's commands only (as the runtime's threads do), never its fields.
 
 pub mod checks;
+pub mod detection;
 pub mod network;
 pub mod program;
 pub mod run;
@@ -101,6 +102,37 @@ mod tests {
         for seed in [12_807_144_164_152_458_454, 1_278_491_736_866_658_854] {
             check(seed, ENGINE_RANKS);
         }
+    }
+
+    /// With every failure decided by the ranks' own detectors (`--detector`): fixed seeds
+    /// pass, hung ranks are found by silence and decided by a majority, some ranks halt, and a
+    /// seed replays to the same trace.
+    #[test]
+    fn detector_decided_failures_pass() {
+        let options = Options {
+            detector: true,
+            ..Options::default()
+        };
+        let mut detector = (0, 0, 0);
+        for index in 0..400 {
+            let seed = schedule_seed(41, index);
+            match run_schedule(seed, ENGINE_RANKS, false, options) {
+                Ok(outcome) => {
+                    detector.0 += outcome.detector.0;
+                    detector.1 += outcome.detector.1;
+                    detector.2 += outcome.detector.2;
+                }
+                Err((violation, _)) => panic!("{violation}\nreplay: {}", violation.replay()),
+            }
+        }
+        assert!(
+            detector.0 > 50 && detector.1 > 100 && detector.2 > 0,
+            "{detector:?}"
+        );
+        let seed = schedule_seed(41, 3);
+        let a = run_schedule(seed, ENGINE_RANKS, true, options).unwrap();
+        let b = run_schedule(seed, ENGINE_RANKS, true, options).unwrap();
+        assert_eq!(a.trace, b.trace);
     }
 
     /// With false suspicions (a live rank reported failed keeps running until its fence),

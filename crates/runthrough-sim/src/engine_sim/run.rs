@@ -13,6 +13,7 @@ use runthrough_core::Error;
 use runthrough_core::WorldRank;
 
 use super::checks::Checker;
+use super::detection::{Detection, Effect};
 use super::network::Network;
 use super::program::{Ctx, End, Plan, Program};
 
@@ -88,6 +89,9 @@ impl EngineViolation {
         if self.options.suspicions {
             command.push_str(" --suspicions");
         }
+        if self.options.detector {
+            command.push_str(" --detector");
+        }
         command
     }
 }
@@ -132,6 +136,9 @@ pub struct EngineOutcome {
     /// False suspicions, and suspected ranks that halted on learning they were declared
     /// failed (before their fence).
     pub suspicions: (u64, u64),
+    /// With `--detector`: hung ranks, failures decided by a majority of votes (each at each
+    /// rank), ranks halted by their detector.
+    pub detector: (u64, u64, u64),
     /// The hash of the trace.
     pub trace_hash: u64,
     /// The trace's lines (replay only).
@@ -162,6 +169,11 @@ pub struct Options {
     /// crashes) a few steps later, as a rank SIGKILLed after its peers' fence vote does. The
     /// checks count it failed from the suspicion on.
     pub suspicions: bool,
+    /// Every rank runs the runtime's failure detector (`runthrough_core::detector`) under
+    /// virtual time, and an engine hears of a failure only when its detector decides it; half
+    /// of the faults are hung ranks (silent, nothing closed), found by the heartbeat timeout;
+    /// a launcher that confirms deaths and kills suspects is there in half of the schedules.
+    pub detector: bool,
 }
 
 /// Runs the schedule of `seed` (its rank count drawn from `ranks`); with `text`, keeps the
@@ -219,6 +231,9 @@ struct Sim {
     crash_mid_transmit: bool,
     packets: u64,
     crashes: u64,
+    /// With `--detector`: every rank's detector, and the draws of its frames' delays.
+    detection: Option<(Detection, ChaCha8Rng)>,
+    hangs: u64,
 }
 
 impl Sim {
@@ -279,6 +294,11 @@ impl Sim {
             crash_mid_transmit: false,
             packets: 0,
             crashes: 0,
+            detection: options.detector.then(|| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xDE7E_C70E);
+                (Detection::new(n, &mut rng), rng)
+            }),
+            hangs: 0,
             plan,
         }
     }
@@ -303,6 +323,10 @@ impl Sim {
             shrinks: self.checker.shrinks_returned,
             barriers: self.checker.barriers_left,
             suspicions: self.suspected,
+            detector: match &self.detection {
+                Some((d, _)) => (self.hangs, d.majority_decisions, d.halts),
+                None => (0, 0, 0),
+            },
             trace_hash: self.trace.hash(),
             trace: self.trace.lines.take().unwrap_or_default(),
         }
@@ -319,6 +343,7 @@ impl Sim {
                 ));
             }
             self.fire_detections()?;
+            self.fire_detector()?;
             while let Some(at) = self.fences.iter().position(|&(due, _)| due <= self.step) {
                 let (_, victim) = self.fences.remove(at);
                 self.trace.note(&[4, u64::from(victim)], || {
@@ -328,14 +353,19 @@ impl Sim {
             }
             if self.plan.crash_steps.get(self.next_crash) == Some(&self.step) {
                 self.next_crash += 1;
-                if self.suspicions && self.rng.gen_bool(0.5) {
+                if self.detection.is_some() && self.rng.gen_bool(0.5) {
+                    self.hang();
+                } else if self.suspicions && self.rng.gen_bool(0.5) {
                     self.suspect();
                 } else if self.rng.gen_bool(0.5) {
                     let live: Vec<u32> = (0..self.plan.ranks)
                         .filter(|&r| self.alive[r as usize])
                         .collect();
-                    let dead = live[self.rng.gen_range(0..live.len())];
-                    self.crash(dead);
+                    // (None left when every rank's detector halted it.)
+                    if !live.is_empty() {
+                        let dead = live[self.rng.gen_range(0..live.len())];
+                        self.crash(dead);
+                    }
                 } else {
                     self.crash_mid_transmit = true;
                 }
@@ -348,7 +378,15 @@ impl Sim {
                 .collect();
             if self.network.is_empty() && runnable.is_empty() {
                 let next = self.detections.iter().map(|d| d.0);
-                if let Some(due) = next.chain(self.fences.iter().map(|f| f.0)).min() {
+                let mut next = next.chain(self.fences.iter().map(|f| f.0)).min();
+                if let Some((d, _)) = &mut self.detection {
+                    // Until every failure is in every survivor's output and no frame is in
+                    // flight, the detectors' deadlines come.
+                    if !d.complete() || !d.quiet() {
+                        next = next.into_iter().chain(d.next_due(self.step)).min();
+                    }
+                }
+                if let Some(due) = next {
                     self.step = self.step.max(due - 1); // nothing happens until then
                     continue;
                 }
@@ -416,6 +454,12 @@ impl Sim {
         self.alive[dead as usize] = false;
         self.checker.crashed[dead as usize] = true;
         self.crashes += 1;
+        if let Some((d, rng)) = &mut self.detection {
+            d.ended(dead, self.step, rng);
+            self.trace
+                .note(&[1, u64::from(dead)], || format!("rank {dead} crashes"));
+            return;
+        }
         for &observer in &live {
             if observer != dead {
                 let due = self.step + self.rng.gen_range(1..=self.plan.max_detect_delay);
@@ -424,6 +468,65 @@ impl Sim {
         }
         self.trace
             .note(&[1, u64::from(dead)], || format!("rank {dead} crashes"));
+    }
+
+    /// A hang: a live rank stops (nothing more from it, nothing closed); the checks count it
+    /// failed from now on. Its peers' detectors find it silent.
+    fn hang(&mut self) {
+        let live: Vec<u32> = (0..self.plan.ranks)
+            .filter(|&r| self.alive[r as usize])
+            .collect();
+        if live.len() <= 1 {
+            return;
+        }
+        let victim = live[self.rng.gen_range(0..live.len())];
+        self.alive[victim as usize] = false;
+        self.checker.crashed[victim as usize] = true;
+        self.hangs += 1;
+        if let Some((d, _)) = &mut self.detection {
+            d.hang(victim, self.step);
+        }
+        self.trace
+            .note(&[8, u64::from(victim)], || format!("rank {victim} hangs"));
+    }
+
+    /// With `--detector`: the detector frames and deadlines due now, and what they decided.
+    fn fire_detector(&mut self) -> Result<(), String> {
+        let Some((d, rng)) = &mut self.detection else {
+            return Ok(());
+        };
+        for effect in d.advance(self.step, rng) {
+            match effect {
+                Effect::Failed { observer, dead } => {
+                    if !self.checker.crashed[dead as usize] {
+                        return Err(format!(
+                            "rank {observer}'s detector decided that rank {dead} failed, and \
+                             it runs"
+                        ));
+                    }
+                    self.detected(observer, dead)?;
+                }
+                Effect::End { rank } => self.end_process(rank),
+                Effect::Wrong(what) => return Err(what),
+            }
+        }
+        Ok(())
+    }
+
+    /// `rank`'s process ends (its detector halted it, or the launcher killed it), even the
+    /// last live one's.
+    fn end_process(&mut self, rank: u32) {
+        if self.alive[rank as usize] {
+            self.alive[rank as usize] = false;
+            self.checker.crashed[rank as usize] = true;
+            self.crashes += 1;
+        }
+        if let Some((d, rng)) = &mut self.detection {
+            d.ended(rank, self.step, rng);
+        }
+        self.trace.note(&[9, u64::from(rank)], || {
+            format!("rank {rank} ends (halted or killed)")
+        });
     }
 
     fn fire_detections(&mut self) -> Result<(), String> {
@@ -435,23 +538,28 @@ impl Sim {
                 continue;
             }
             self.detections.remove(i); // keeps the others' order: deterministic
-            if !self.alive[observer as usize] {
-                continue;
-            }
-            self.trace
-                .note(&[2, u64::from(observer), u64::from(dead)], || {
-                    format!("rank {observer} detects the failure of {dead}")
-                });
-            let mut out = Outgoing::new();
-            self.checker.on_detect(observer, dead);
-            self.engines[observer as usize].handle_peer_failed(WorldRank(dead), &mut out);
-            self.engines[observer as usize].flush_flow(&mut out);
-            self.blocked[observer as usize] = false;
-            self.transmit(observer, out)?;
-            self.check_flow(observer)?;
-            self.halt_if_declared_failed(observer)?;
+            self.detected(observer, dead)?;
         }
         Ok(())
+    }
+
+    /// `observer`'s engine hears that `dead` failed.
+    fn detected(&mut self, observer: u32, dead: u32) -> Result<(), String> {
+        if !self.alive[observer as usize] {
+            return Ok(());
+        }
+        self.trace
+            .note(&[2, u64::from(observer), u64::from(dead)], || {
+                format!("rank {observer} detects the failure of {dead}")
+            });
+        let mut out = Outgoing::new();
+        self.checker.on_detect(observer, dead);
+        self.engines[observer as usize].handle_peer_failed(WorldRank(dead), &mut out);
+        self.engines[observer as usize].flush_flow(&mut out);
+        self.blocked[observer as usize] = false;
+        self.transmit(observer, out)?;
+        self.check_flow(observer)?;
+        self.halt_if_declared_failed(observer)
     }
 
     fn deliver(&mut self) -> Result<(), String> {
@@ -669,6 +777,8 @@ pub struct EngineTotals {
     pub shrinks: u64,
     /// Barriers that returned `Ok`, each checked to have waited for every participant.
     pub barriers: u64,
+    /// With `--detector`: hung ranks, failures decided by a majority, ranks halted.
+    pub detector: (u64, u64, u64),
 }
 
 /// Runs `count` schedules derived from `base` (schedule `i` has seed
@@ -701,6 +811,9 @@ pub fn explore_engine(
         totals.splits.1 += outcome.splits.1;
         totals.shrinks += outcome.shrinks;
         totals.barriers += outcome.barriers;
+        totals.detector.0 += outcome.detector.0;
+        totals.detector.1 += outcome.detector.1;
+        totals.detector.2 += outcome.detector.2;
     }
     Ok(totals)
 }
