@@ -129,7 +129,8 @@ FAULTS (--kill RANK@WHEN; the guide's chapter docs/src/faults.md has the details
   COLLECTIVE:K[:M]             in its K-th call of that collective, at entry or before its M-th
                                message: 1@all_reduce:3, 1@bcast:2:1 (barrier, broadcast/bcast,
                                reduce, all_reduce/allreduce, gather, all_gather/allgather,
-                               scatter, all_to_all/alltoall, scan, exscan)
+                               scatter, all_to_all/alltoall, scan, exscan,
+                               neighbor_exchange)
   revoke:M                     before its M-th revocation message: 0@revoke:1
   packet:K                     before its K-th packet of any kind (data, protocol, credits): 1@packet:40
   (iteration:K and recovery:N are the application's: give them to its own --kill)

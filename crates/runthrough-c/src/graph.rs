@@ -44,6 +44,11 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
+    /// The neighbours of node `rank`, as a list.
+    pub(crate) fn neighbor_list(&self, rank: c_int) -> Vec<c_int> {
+        self.neighbors(rank as usize).to_vec()
+    }
+
     /// The neighbours of node `rank`.
     fn neighbors(&self, rank: usize) -> &[c_int] {
         let start = if rank == 0 {
@@ -64,6 +69,13 @@ pub(crate) struct DistGraph {
     destinations: Vec<c_int>,
     destination_weights: Vec<c_int>,
     weighted: bool,
+}
+
+impl DistGraph {
+    /// This rank's (in-neighbours, out-neighbours).
+    pub(crate) fn neighbor_lists(&self) -> (Vec<c_int>, Vec<c_int>) {
+        (self.sources.clone(), self.destinations.clone())
+    }
 }
 
 /// Whether a weights argument says the graph has none (`MPI_UNWEIGHTED`).

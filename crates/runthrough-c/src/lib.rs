@@ -61,6 +61,7 @@ mod info;
 mod inter_collectives;
 mod intercomm;
 mod matched;
+mod neighbor;
 mod ops;
 mod pack;
 mod pairs;

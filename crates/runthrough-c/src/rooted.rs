@@ -15,7 +15,7 @@ use runthrough::{Comm, Partition, PartitionMut, Rank};
 use crate::collectives::Scheduled;
 use crate::constants::*;
 use crate::datatypes::{output, zeroed, Element, IN_PLACE};
-use crate::derived::{layout_of, Data, Layout, Raw, Target, Unpack, Window};
+use crate::derived::{layout_of, Data, Layout, MPI_Aint, Raw, Target, Unpack, Window};
 use crate::errors::Failure;
 use crate::runtime::Scratch;
 
@@ -831,6 +831,111 @@ pub(crate) unsafe fn scheduled_all_to_all(
         let (partition, scratch, _) = unsafe { landing(receiving, recvbuf, None) }?;
         let outgoing = Partition::new(&outgoing, &sending.packed, &sending.packed_at);
         let request = comm.ialltoall_varcount(outgoing, partition)?;
+        Ok((request, scratch))
+    })
+}
+
+/// The blocks a neighbourhood call sends (one per destination) or receives (one per source).
+#[derive(Clone, Copy)]
+pub(crate) enum Edges {
+    /// The same `count` elements of `datatype` at the buffer's start for every edge (what the
+    /// neighbourhood all-gathers send).
+    Same(c_int, c_int),
+    /// Counts and displacements in extents of one type, or one after the other (`Regular`).
+    Typed(Counts, c_int),
+    /// Counts, byte displacements (`MPI_Aint`) and a type per edge (`MPI_Neighbor_alltoallw`).
+    PerEdge(*const c_int, *const MPI_Aint, *const c_int),
+}
+
+/// The blocks `edges` describes for `n` edges.
+///
+/// # Safety
+/// Each array of `edges` is NULL or points at `n` readable elements.
+unsafe fn edge_blocks(edges: Edges, n: usize) -> Result<Blocks, Failure> {
+    match edges {
+        Edges::Same(count, datatype) => Blocks::new(&vec![count; n], &vec![0; n], datatype),
+        // SAFETY: forwarded contract.
+        Edges::Typed(counts, datatype) => unsafe { blocks_of(counts, Types::One(datatype), n) },
+        Edges::PerEdge(counts, displs, types) => {
+            // SAFETY: forwarded contract.
+            let (counts, types) = unsafe { (ints(counts, n, "counts")?, ints(types, n, "types")?) };
+            if n > 0 && displs.is_null() {
+                return Err(Failure::new(MPI_ERR_ARG, "displs is NULL"));
+            }
+            // SAFETY: forwarded contract: `n` readable `MPI_Aint`s.
+            let displs = (0..n)
+                .map(|i| unsafe { *displs.add(i) })
+                .collect::<Vec<_>>();
+            let layouts = types
+                .iter()
+                .map(|&datatype| layout_of(datatype, true))
+                .collect::<Result<Vec<_>, Failure>>()?;
+            Blocks::of(&counts, &displs, &layouts)
+        }
+    }
+}
+
+impl Blocks {
+    /// The same blocks but only those at positions `keep` (in that order).
+    fn keep(&self, keep: &[usize]) -> Result<Blocks, Failure> {
+        let counts = keep
+            .iter()
+            .map(|&i| c_int::try_from(self.counts[i]).map_err(|_| too_large()))
+            .collect::<Result<Vec<_>, Failure>>()?;
+        let offsets: Vec<isize> = keep.iter().map(|&i| self.at[i].0).collect();
+        let layouts: Vec<Arc<Layout>> =
+            keep.iter().map(|&i| Arc::clone(&self.layouts[i])).collect();
+        Blocks::of(&counts, &offsets, &layouts)
+    }
+}
+
+/// A neighbourhood collective (`MPI_Ineighbor_*`) over this rank's `sources` and
+/// `destinations` (its topology's lists): the blocks for the destinations packed, exchanged
+/// with the runtime's neighbourhood exchange (one message per edge), and unpacked where they
+/// belong; edges to or from `MPI_PROC_NULL` move nothing (those receive blocks are left as
+/// they were).
+///
+/// # Safety
+/// As for `MPI_Ineighbor_alltoallw`: the buffers and arrays stay valid until the request
+/// completes (the arrays are read at the start).
+pub(crate) unsafe fn scheduled_neighbor_exchange(
+    (sources, destinations): (Vec<c_int>, Vec<c_int>),
+    sendbuf: *const c_void,
+    send: Edges,
+    recvbuf: *mut c_void,
+    recv: Edges,
+) -> Scheduled {
+    Box::new(move |comm: &'static Comm| {
+        if sendbuf == IN_PLACE {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                "MPI_IN_PLACE is not allowed in a neighbourhood collective",
+            ));
+        }
+        let real = |list: &[c_int]| -> Vec<usize> {
+            (0..list.len())
+                .filter(|&i| list[i] != MPI_PROC_NULL)
+                .collect()
+        };
+        let (to, from) = (real(&destinations), real(&sources));
+        // SAFETY: forwarded contract.
+        let sending = unsafe { edge_blocks(send, destinations.len()) }?.keep(&to)?;
+        // SAFETY: forwarded contract; read at the start only.
+        let outgoing = sending.pack(unsafe { sending.read(sendbuf) }?)?;
+        // SAFETY: forwarded contract.
+        let receiving = unsafe { edge_blocks(recv, sources.len()) }?.keep(&from)?;
+        // SAFETY: forwarded contract.
+        let (partition, scratch, _) = unsafe { landing(receiving, recvbuf, None) }?;
+        let outgoing = Partition::new(&outgoing, &sending.packed, &sending.packed_at);
+        let ranks = |list: &[c_int], keep: &[usize]| -> Vec<Rank> {
+            keep.iter().map(|&i| list[i] as Rank).collect()
+        };
+        let request = comm.ineighbor_alltoall_varcount(
+            &ranks(&destinations, &to),
+            outgoing,
+            &ranks(&sources, &from),
+            partition,
+        )?;
         Ok((request, scratch))
     })
 }

@@ -84,6 +84,42 @@ pub(crate) enum Topology {
     DistGraph(crate::graph::DistGraph),
 }
 
+impl Topology {
+    /// Rank `me`'s neighbours, (sources, destinations), in the order the neighbourhood
+    /// collectives number their blocks: in a grid, for each dimension the rank one step down
+    /// then the one one step up (`MPI_PROC_NULL` past a non-periodic edge), the same list both
+    /// ways; in a graph, its neighbours both ways; in a distributed graph, its in- and
+    /// out-neighbours.
+    pub(crate) fn neighbor_lists(&self, me: c_int) -> (Vec<c_int>, Vec<c_int>) {
+        match self {
+            Topology::Cart(cart) => {
+                let at = cart.coords(me);
+                let mut list = Vec::with_capacity(2 * at.len());
+                for d in 0..at.len() {
+                    for step in [-1i64, 1] {
+                        let coord = i64::from(at[d]) + step;
+                        let rank = match cart.wrap(coord, cart.dims[d], cart.periods[d]) {
+                            None => MPI_PROC_NULL,
+                            Some(c) => {
+                                let mut there = at.clone();
+                                there[d] = c as c_int;
+                                cart.rank(&there).unwrap_or(MPI_PROC_NULL)
+                            }
+                        };
+                        list.push(rank);
+                    }
+                }
+                (list.clone(), list)
+            }
+            Topology::Graph(graph) => {
+                let list = graph.neighbor_list(me);
+                (list.clone(), list)
+            }
+            Topology::DistGraph(graph) => graph.neighbor_lists(),
+        }
+    }
+}
+
 /// The grid of communicator `comm`.
 ///
 /// # Errors

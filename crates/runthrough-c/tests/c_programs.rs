@@ -386,6 +386,15 @@ fn graph() {
     scenario("graph", 4, &[3]);
 }
 
+/// SPEC §3.3, `tests/c/neighbor.c`: the neighbourhood collectives (all-gather(v),
+/// all-to-all(v, w), blocking and not) on a periodic ring, an open line (edges to
+/// MPI_PROC_NULL move nothing) and a distributed graph with a repeated edge; wrong use; after
+/// rank 3 dies the exchange fails at every survivor, then runs over them once validated.
+#[test]
+fn neighbor() {
+    scenario("neighbor", 4, &[3]);
+}
+
 /// `tests/c/wide_types.c`: long double, MPI_LONG_DOUBLE_INT and the complex types: sizes,
 /// point-to-point and the reductions MPI defines on them; MPI_WCHAR and MPI_CXX_BOOL.
 #[test]

@@ -23,7 +23,10 @@ const AREAS: &[(&str, &[&str])] = &[
         &["communicators.rs", "intercomm.rs", "attributes.rs"],
     ),
     ("Process creation", &["spawn.rs"]),
-    ("Process topologies", &["topology.rs", "graph.rs"]),
+    (
+        "Process topologies and neighbourhood collectives",
+        &["topology.rs", "graph.rs", "neighbor.rs"],
+    ),
     ("Point-to-point", &["point_to_point.rs", "matched.rs"]),
     ("Completion", &["completion.rs", "grequest.rs"]),
     (

@@ -1526,6 +1526,97 @@ impl Schedule {
         Schedule::built(steps.into(), blocks.into(), Vec::new(), None, result).with_block_len(len)
     }
 
+    /// A neighbourhood exchange (`MPI_Neighbor_alltoallv` and the other neighbourhood
+    /// collectives): `blocks[i]` goes to comm rank `destinations[i]`, and the message from comm
+    /// rank `sources[j]` must be `lens[j]` bytes long; the result is the received blocks in
+    /// `sources`' order. A rank may be named several times (a graph with repeated edges): the
+    /// k-th block sent to a rank is the k-th block that rank receives from this one, whatever
+    /// order the messages travel in. Blocks this rank sends itself are copied, in the same
+    /// order. Each block moves once, straight to its receiver.
+    ///
+    /// # Errors
+    /// `Error::Count` when `blocks` and `destinations` or `lens` and `sources` differ in length,
+    /// or the self-edges do not pair up; `Error::Argument` when a pair would carry more messages than
+    /// one call can number ([`MESSAGES_PER_PAIR`]).
+    pub fn neighbor_exchange(
+        me: Rank,
+        destinations: &[Rank],
+        blocks: Vec<Vec<u8>>,
+        sources: &[Rank],
+        lens: &[usize],
+    ) -> crate::Result<Self> {
+        use crate::Error;
+        if blocks.len() != destinations.len() || lens.len() != sources.len() {
+            return Err(Error::Count {
+                reason: "a block per destination and a length per source".into(),
+            });
+        }
+        let per_pair = |ranks: &[Rank]| {
+            let mut sorted = ranks.to_vec();
+            sorted.sort_unstable();
+            sorted
+                .chunk_by(|a, b| a == b)
+                .map(<[Rank]>::len)
+                .max()
+                .unwrap_or(0)
+        };
+        if per_pair(destinations) > MESSAGES_PER_PAIR || per_pair(sources) > MESSAGES_PER_PAIR {
+            return Err(Error::Argument {
+                reason: format!(
+                    "more than {MESSAGES_PER_PAIR} edges between two ranks in one neighbourhood call"
+                ),
+            });
+        }
+        let (n_out, n_in) = (destinations.len(), sources.len());
+        let mut buffers = blocks;
+        buffers.extend(std::iter::repeat_with(Vec::new).take(n_in));
+        // Self-edges: the k-th block to itself is the k-th block from itself.
+        let own_out: Vec<usize> = (0..n_out).filter(|&i| destinations[i] == me).collect();
+        let own_in: Vec<usize> = (0..n_in).filter(|&j| sources[j] == me).collect();
+        if own_out.len() != own_in.len() {
+            return Err(Error::Count {
+                reason: format!(
+                    "{} edges from this rank to itself as a destination, {} as a source",
+                    own_out.len(),
+                    own_in.len()
+                ),
+            });
+        }
+        let mut expected = vec![0; n_out];
+        expected.extend_from_slice(lens);
+        for (&i, &j) in own_out.iter().zip(&own_in) {
+            if buffers[i].len() != lens[j] {
+                return Err(Error::Count {
+                    reason: format!(
+                        "a block of {} bytes to itself, received as {} bytes",
+                        buffers[i].len(),
+                        lens[j]
+                    ),
+                });
+            }
+            buffers[n_out + j] = buffers[i].clone();
+        }
+        let mut steps = Vec::with_capacity(n_out + n_in);
+        for (i, &to) in destinations.iter().enumerate() {
+            if to != me {
+                steps.push(Step::Send { to, buffer: i });
+            }
+        }
+        for (j, &from) in sources.iter().enumerate() {
+            if from != me {
+                steps.push(Step::Receive {
+                    from,
+                    into: n_out + j,
+                });
+            }
+        }
+        let result: Parts = (n_out..n_out + n_in).collect();
+        Ok(
+            Schedule::built_numbered(steps.into(), buffers.into(), None, result)
+                .with_buffer_lens(expected),
+        )
+    }
+
     /// [`Schedule::gather`] of blocks of varying lengths (`MPI_Gatherv`): participant j's
     /// block must be `lens[j]` bytes long (read at the root only; this participant's `data`
     /// is taken as it is).

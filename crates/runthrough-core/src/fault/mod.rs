@@ -23,7 +23,8 @@
 //! | `recovery:N` (or `rN`) | in the application's N-th recovery (N ≥ 1): injected by the program | `5@recovery:1`, `5@r1` |
 //!
 //! `COLLECTIVE` is one of `barrier`, `broadcast`, `reduce`, `all_reduce`, `gather`,
-//! `all_gather`, `scatter`, `all_to_all`, `scan`, `exscan`, or the spellings MPI users type
+//! `all_gather`, `scatter`, `all_to_all`, `scan`, `exscan`, `neighbor_exchange` (the
+//! neighbourhood collectives), or the spellings MPI users type
 //! (`bcast`, `allreduce`, `allgather`, `alltoall`). A bare number is seconds; the example
 //! programs, whose `--kill` has always taken a bare number as a step of their own (heat's
 //! iteration, bag_of_tasks' count of results), read it with [`BareNumber::Iteration`].

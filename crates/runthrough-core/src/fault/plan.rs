@@ -30,11 +30,13 @@ pub enum Collective {
     Scan,
     /// `exscan`.
     Exscan,
+    /// `neighbor_exchange`: a neighbourhood collective (`MPI_Neighbor_*`).
+    NeighborExchange,
 }
 
 impl Collective {
     /// Every collective, in the order of the docs.
-    pub const ALL: [Collective; 10] = [
+    pub const ALL: [Collective; 11] = [
         Collective::Barrier,
         Collective::Broadcast,
         Collective::Reduce,
@@ -45,6 +47,7 @@ impl Collective {
         Collective::AllToAll,
         Collective::Scan,
         Collective::Exscan,
+        Collective::NeighborExchange,
     ];
 
     /// The name a plan writes.
@@ -60,6 +63,7 @@ impl Collective {
             Collective::AllToAll => "all_to_all",
             Collective::Scan => "scan",
             Collective::Exscan => "exscan",
+            Collective::NeighborExchange => "neighbor_exchange",
         }
     }
 

@@ -83,6 +83,18 @@ enum Placement {
     /// The buffer is the result's bytes from `from` on (a reduce-scatter: this rank's block
     /// of the whole reduced vector).
     Part { from: usize },
+    /// A neighbourhood call's result ([`Listed`]).
+    Listed(Box<Listed>),
+}
+
+/// A neighbourhood call's result: one block per source in `sources`' order, source j's going
+/// to bytes `at[j]`; only the sources at the positions `kept` (the participants: filled in at
+/// the start) send one, the others' bytes are left as they were.
+#[derive(Debug)]
+struct Listed {
+    at: Vec<Range<usize>>,
+    sources: Arc<[Rank]>,
+    kept: Vec<usize>,
 }
 
 /// Where each comm rank's block lies in a buffer.
@@ -266,8 +278,16 @@ impl<'a> CollectiveRequest<'a> {
                 comm.rank,
                 hold,
                 |call| {
-                    if let Placement::Blocks { slots, .. } = &mut placement {
-                        *slots = Arc::clone(&call.participants);
+                    match &mut placement {
+                        Placement::Blocks { slots, .. } => {
+                            *slots = Arc::clone(&call.participants);
+                        }
+                        Placement::Listed(listed) => {
+                            listed.kept = (0..listed.sources.len())
+                                .filter(|&j| call.participants.contains(&listed.sources[j]))
+                                .collect();
+                        }
+                        _ => {}
                     }
                     build(call)
                 },
@@ -480,6 +500,15 @@ fn place(placement: &Placement, result: &Output, output: &mut [u8]) -> Result<()
             }
             for &slot in slots.iter() {
                 reader.read(output.get_mut(at.of(slot)).ok_or_else(wrong)?);
+            }
+        }
+        Placement::Listed(listed) => {
+            let total: usize = listed.kept.iter().map(|&j| listed.at[j].len()).sum();
+            if len != total {
+                return Err(wrong());
+            }
+            for &j in &listed.kept {
+                reader.read(output.get_mut(listed.at[j].clone()).ok_or_else(wrong)?);
             }
         }
     }
@@ -1505,6 +1534,117 @@ impl Comm {
                     blocks,
                     &lens,
                 ))
+            },
+        )
+    }
+
+    /// Starts a neighbourhood exchange (`MPI_Ineighbor_alltoallv`, MPI-4.0 §8.6, with the
+    /// neighbours given here rather than by a topology): block i of `send` goes to comm rank
+    /// `destinations[i]`, and block j of `recv` receives what comm rank `sources[j]` sends
+    /// this rank, written when the request completes. Every rank of the communicator calls
+    /// it (a collective, in the communicator's one order of collectives), each with its own
+    /// lists; a rank named k times gets (or sends) k blocks, matched in list order: the k-th
+    /// block a rank sends to this one lands in the k-th block of `recv` whose source is that
+    /// rank. A rank may name itself (its block is copied). Blocks for and from ranks
+    /// recognized as failed (NULL in G) are neither sent nor written (semantics §3.3). Each
+    /// block moves once, straight to its receiver.
+    ///
+    /// # Errors
+    /// - `Error::Rank` for a neighbour outside the communicator.
+    /// - `Error::Count` when a partition does not hold one block per neighbour inside its
+    ///   buffer, a block arrived with another length than its receiving block, or the blocks
+    ///   to this rank itself do not pair with the blocks from it.
+    /// - `Error::ProcFailed` when a neighbour failed and G does not recognize it.
+    /// - `Error::Argument` for a zero-sized `T`, or more edges between two ranks than one
+    ///   call can number; `Error::Comm`.
+    pub fn ineighbor_alltoall_varcount<'a, T: Pod>(
+        &'a self,
+        destinations: &[Rank],
+        send: Partition<'_, T>,
+        sources: &[Rank],
+        recv: PartitionMut<'a, T>,
+    ) -> Result<CollectiveRequest<'a>> {
+        self.neighbor_call(destinations, send, sources, recv, false)
+    }
+
+    /// The blocking form of [`Comm::ineighbor_alltoall_varcount`] (`MPI_Neighbor_alltoallv`):
+    /// the same call, waited for at once.
+    ///
+    /// # Errors
+    /// As [`Comm::ineighbor_alltoall_varcount`], and `Error::ConcurrentCollective`.
+    pub fn neighbor_alltoall_varcount<T: Pod>(
+        &self,
+        destinations: &[Rank],
+        send: Partition<'_, T>,
+        sources: &[Rank],
+        recv: PartitionMut<'_, T>,
+    ) -> Result<()> {
+        self.neighbor_call(destinations, send, sources, recv, true)?
+            .finish()
+    }
+
+    /// [`Comm::ineighbor_alltoall_varcount`], or its blocking form with `blocking`.
+    fn neighbor_call<'a, T: Pod>(
+        &'a self,
+        destinations: &[Rank],
+        send: Partition<'_, T>,
+        sources: &[Rank],
+        recv: PartitionMut<'a, T>,
+        blocking: bool,
+    ) -> Result<CollectiveRequest<'a>> {
+        check_element::<T>()?;
+        for &rank in destinations.iter().chain(sources) {
+            if rank >= self.size {
+                return Err(Error::Rank {
+                    rank: rank.into(),
+                    size: self.size,
+                });
+            }
+        }
+        check_partition(
+            &send.counts,
+            &send.displacements,
+            send.buffer.len(),
+            destinations.len() as u32,
+        )?;
+        let PartitionMut {
+            buffer,
+            counts,
+            displacements,
+        } = recv;
+        check_partition(&counts, &displacements, buffer.len(), sources.len() as u32)?;
+        let from = byte_ranges::<T>(&send.counts, &send.displacements);
+        let bytes: &[u8] = bytemuck::cast_slice(send.buffer);
+        let at = byte_ranges::<T>(&counts, &displacements);
+        let lens: Vec<usize> = at.iter().map(Range::len).collect();
+        let (destinations, sources): (Vec<Rank>, Arc<[Rank]>) =
+            (destinations.to_vec(), Arc::from(sources));
+        let listed = Arc::clone(&sources);
+        let me = self.rank;
+        CollectiveRequest::start_with(
+            self,
+            Call::new(Collective::NeighborExchange, blocking),
+            Some(bytemuck::cast_slice_mut(buffer)),
+            Placement::Listed(Box::new(Listed {
+                at,
+                sources: listed,
+                kept: Vec::new(),
+            })),
+            move |participants, _| {
+                let live = |rank: &Rank| participants.contains(rank);
+                let (to, blocks): (Vec<Rank>, Vec<Vec<u8>>) = destinations
+                    .iter()
+                    .zip(&from)
+                    .filter(|(rank, _)| live(rank))
+                    .map(|(&rank, range)| (rank, bytes[range.clone()].to_vec()))
+                    .unzip();
+                let (from, lens): (Vec<Rank>, Vec<usize>) = sources
+                    .iter()
+                    .zip(&lens)
+                    .filter(|(rank, _)| live(rank))
+                    .map(|(&rank, &len)| (rank, len))
+                    .unzip();
+                Schedule::neighbor_exchange(me, &to, blocks, &from, &lens)
             },
         )
     }
