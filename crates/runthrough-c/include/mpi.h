@@ -707,7 +707,10 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
  * neighbours; a distributed graph: its sources and destinations). One message per edge; a
  * neighbour that failed ends the call with MPIX_ERR_PROC_FAILED, one recognized as failed
  * (MPI_Comm_validate_global) is skipped and its receive block left as it was. The
- * blocking forms are the non-blocking ones waited for; MPI_IN_PLACE is not allowed. */
+ * blocking forms are the non-blocking ones waited for; MPI_IN_PLACE is not allowed. In a grid,
+ * the block sent one step down arrives as the block from one step up, also in a periodic
+ * dimension of 1 or 2 ranks, where one rank is both neighbours; in a graph, the blocks of a
+ * repeated edge pair in list order. */
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -21,16 +21,17 @@ use crate::errors::Failure;
 use crate::point_to_point::MPI_Wait;
 use crate::rooted::{scheduled_neighbor_exchange, Counts, Edges};
 use crate::runtime::{comm_of, start_scheduled};
-use crate::topology::{missing, topology_of};
+use crate::topology::{missing, topology_of, Neighbors};
 
-/// This rank's (sources, destinations) in `comm`'s topology.
+/// This rank's sources and destinations in `comm`'s topology, and the order in which its
+/// receive blocks pair with a repeated neighbour's blocks (`Topology::neighbors`).
 ///
 /// # Errors
 /// `MPI_ERR_COMM` for an invalid handle, `MPI_ERR_TOPOLOGY` without a topology.
-fn neighbours(comm: c_int) -> Result<(Vec<c_int>, Vec<c_int>), Failure> {
+fn neighbours(comm: c_int) -> Result<Neighbors, Failure> {
     let topology = topology_of(comm).ok_or_else(|| missing(comm, "process"))?;
     let me = comm_of(comm)?.get().rank() as c_int;
-    Ok(topology.neighbor_lists(me))
+    Ok(topology.neighbors(me))
 }
 
 /// Starts the neighbourhood exchange of `send` and `recv` on `comm` and writes its request:

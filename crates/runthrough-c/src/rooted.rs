@@ -890,7 +890,8 @@ impl Blocks {
 }
 
 /// A neighbourhood collective (`MPI_Ineighbor_*`) over this rank's `sources` and
-/// `destinations` (its topology's lists): the blocks for the destinations packed, exchanged
+/// `destinations` (its topology's lists; `order`: the order in which the receive blocks pair
+/// with a repeated neighbour's blocks): the blocks for the destinations packed, exchanged
 /// with the runtime's neighbourhood exchange (one message per edge), and unpacked where they
 /// belong; edges to or from `MPI_PROC_NULL` move nothing (those receive blocks are left as
 /// they were).
@@ -899,7 +900,7 @@ impl Blocks {
 /// As for `MPI_Ineighbor_alltoallw`: the buffers and arrays stay valid until the request
 /// completes (the arrays are read at the start).
 pub(crate) unsafe fn scheduled_neighbor_exchange(
-    (sources, destinations): (Vec<c_int>, Vec<c_int>),
+    (sources, destinations, order): crate::topology::Neighbors,
     sendbuf: *const c_void,
     send: Edges,
     recvbuf: *mut c_void,
@@ -912,12 +913,15 @@ pub(crate) unsafe fn scheduled_neighbor_exchange(
                 "MPI_IN_PLACE is not allowed in a neighbourhood collective",
             ));
         }
-        let real = |list: &[c_int]| -> Vec<usize> {
-            (0..list.len())
-                .filter(|&i| list[i] != MPI_PROC_NULL)
-                .collect()
-        };
-        let (to, from) = (real(&destinations), real(&sources));
+        let to: Vec<usize> = (0..destinations.len())
+            .filter(|&i| destinations[i] != MPI_PROC_NULL)
+            .collect();
+        // The receive blocks in the order they pair with a repeated neighbour's blocks.
+        let from: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&j| sources[j] != MPI_PROC_NULL)
+            .collect();
         // SAFETY: forwarded contract.
         let sending = unsafe { edge_blocks(send, destinations.len()) }?.keep(&to)?;
         // SAFETY: forwarded contract; read at the start only.

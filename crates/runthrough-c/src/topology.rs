@@ -84,13 +84,33 @@ pub(crate) enum Topology {
     DistGraph(crate::graph::DistGraph),
 }
 
+/// A rank's neighbours: its sources, its destinations, and the order in which its receive
+/// blocks pair with a repeated neighbour's blocks ([`Topology::neighbors`]).
+pub(crate) type Neighbors = (Vec<c_int>, Vec<c_int>, Vec<usize>);
+
 impl Topology {
     /// Rank `me`'s neighbours, (sources, destinations), in the order the neighbourhood
     /// collectives number their blocks: in a grid, for each dimension the rank one step down
     /// then the one one step up (`MPI_PROC_NULL` past a non-periodic edge), the same list both
     /// ways; in a graph, its neighbours both ways; in a distributed graph, its in- and
-    /// out-neighbours.
-    pub(crate) fn neighbor_lists(&self, me: c_int) -> (Vec<c_int>, Vec<c_int>) {
+    /// out-neighbours. And the order in which the receive blocks pair with
+    /// the blocks a rank named several times sends (a permutation of the sources'
+    /// positions): the list order in a graph; in a grid, for each dimension the block from
+    /// one step up first, then the one from one step down. A block sent one step up arrives
+    /// as the block from one step down, as in a grid of at least three ranks; in a periodic
+    /// dimension of one or two ranks, where one rank is both neighbours, this keeps it so
+    /// (the sender sends its step-down block first, which is the receiver's block from one
+    /// step up).
+    pub(crate) fn neighbors(&self, me: c_int) -> Neighbors {
+        let (sources, destinations) = self.lists(me);
+        let order = match self {
+            Topology::Cart(_) => (0..sources.len()).map(|i| i ^ 1).collect(),
+            _ => (0..sources.len()).collect(),
+        };
+        (sources, destinations, order)
+    }
+
+    fn lists(&self, me: c_int) -> (Vec<c_int>, Vec<c_int>) {
         match self {
             Topology::Cart(cart) => {
                 let at = cart.coords(me);

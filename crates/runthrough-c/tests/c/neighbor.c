@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Neighbourhood collectives on 4 ranks. A periodic ring (a 1-D grid): MPI_Neighbor_allgather,
  * _alltoall and _alltoallv (a strided vector type on the send side) and their non-blocking
- * forms, checked against the ring's left / right neighbours. A non-periodic line: the edges
+ * forms, checked against the ring's left / right neighbours; rings of 2 and 1, where one rank
+ * is both neighbours. A non-periodic line: the edges
  * past its ends (MPI_PROC_NULL) move nothing, their receive blocks untouched. A distributed
  * graph with a repeated edge: _allgatherv and _alltoallw pair blocks in list order (blocking and
  * not). Wrong use:
@@ -105,6 +106,24 @@ int main(int argc, char **argv) {
     CHECK(three2[0] == 100 + prev && three2[1] == -1 && three2[2] == 100 + prev, "iallgatherv");
     CHECK(pair2[0] == right && pair2[1] == right + 1, "ialltoallv %d %d", pair2[0], pair2[1]);
     CHECK(recvw.i == prev && recvw.d == prev + 0.5, "ialltoallw %d %f", recvw.i, recvw.d);
+
+    /* Periodic rings of 2 (pairs of ranks) and of 1 (MPI_COMM_SELF), where one rank is both
+     * neighbours: the block sent one step down still arrives as the block from one step up,
+     * as on a longer ring. */
+    MPI_Comm halves, pair_ring, self_ring;
+    int two[1] = {2}, one[1] = {1};
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &halves));
+    OK(MPI_Cart_create(halves, 1, two, periodic, 0, &pair_ring));
+    OK(MPI_Cart_create(MPI_COMM_SELF, 1, one, periodic, 0, &self_ring));
+    int down_up[2] = {-1, 1}, landed[2] = {0, 0};
+    OK(MPI_Neighbor_alltoall(down_up, 1, MPI_INT, landed, 1, MPI_INT, pair_ring));
+    CHECK(landed[0] == 1 && landed[1] == -1, "ring of 2: %d %d", landed[0], landed[1]);
+    landed[0] = landed[1] = 0;
+    OK(MPI_Neighbor_alltoall(down_up, 1, MPI_INT, landed, 1, MPI_INT, self_ring));
+    CHECK(landed[0] == 1 && landed[1] == -1, "ring of 1: %d %d", landed[0], landed[1]);
+    OK(MPI_Comm_free(&pair_ring));
+    OK(MPI_Comm_free(&self_ring));
+    OK(MPI_Comm_free(&halves));
 
     /* Wrong use: no topology on MPI_COMM_WORLD (reported by the wait of the blocking form);
      * MPI_IN_PLACE. */
