@@ -3,7 +3,7 @@
 //! plus everything about it that depends on time, with time an argument. A transport feeds it
 //! what it sees (a peer heard from, a connection lost, a vote, a notice, a goodbye), calls
 //! [`Detector::handle_timeout`] when [`Detector::poll_timeout`] says, and carries out the
-//! [`Action`]s it asks for (close a connection, send a vote, tell the engine, halt). The
+//! [`Action`]s it asks for ([`Detector::take_actions`]) (close a connection, send a vote, tell the engine, halt). The
 //! simulator of `runthrough-sim detector` runs the same machine under virtual time with
 //! crashes, hung ranks, partitions and slow links.
 //!
@@ -72,8 +72,8 @@ pub enum Action {
         /// Tell every peer too (it entered by a majority of votes).
         announce: bool,
     },
-    /// A peer talked to after finalize went away, or is suspected then: close its connection,
-    /// nothing more.
+    /// After finalize, a peer is suspected or its end confirmed: close its connection, nothing
+    /// more (a rank that finished suspects and fails nobody).
     Close {
         /// The peer.
         peer: WorldRank,
@@ -155,12 +155,7 @@ impl Detector {
         self.mode != Mode::Running
     }
 
-    /// The next action to carry out, in the order decided.
-    pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
-    }
-
-    /// Every action to carry out now.
+    /// Every action to carry out now, in the order decided.
     pub fn take_actions(&mut self) -> Vec<Action> {
         self.actions.drain(..).collect()
     }
@@ -203,9 +198,15 @@ impl Detector {
 
     /// `rank`'s process ended for certain (a launcher said so, or it was seen to end).
     pub fn confirm(&mut self, rank: WorldRank, now: Time) {
-        if self.mode == Mode::Running {
-            let change = self.fence.confirm(rank);
-            self.apply(change, now);
+        match self.mode {
+            Mode::Running => {
+                let change = self.fence.confirm(rank);
+                self.apply(change, now);
+            }
+            Mode::Finished if rank != self.me => {
+                self.actions.push_back(Action::Close { peer: rank })
+            }
+            _ => {}
         }
     }
 
@@ -510,7 +511,9 @@ mod tests {
         d.finish();
         d.suspect(w(2), ms(0));
         assert_eq!(d.take_actions(), vec![Action::Close { peer: w(2) }]);
-        assert!(!d.fence().is_fenced(w(2)));
+        d.confirm(w(1), ms(1));
+        assert_eq!(d.take_actions(), vec![Action::Close { peer: w(1) }]);
+        assert!(!d.fence().is_fenced(w(2)) && !d.fence().in_output(w(1)));
     }
 
     /// A goodbye departs a peer (unwatched, out of `alive`); a fenced peer's goodbye does not.

@@ -183,8 +183,10 @@ impl Schedule {
     }
 }
 
+/// What one simulated rank's detector hears from another (both simulators' model of the
+/// socket transport's frames).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Frame {
+pub(crate) enum Frame {
     Heartbeat,
     /// The sender fenced this rank.
     Vote(u32),
@@ -193,6 +195,44 @@ enum Frame {
     /// The sender's end of the connection closed (its process ended, or it fenced the
     /// receiver).
     Closed,
+    /// From the launcher, not a peer: this rank's process ended.
+    Confirm(u32),
+}
+
+/// Feeds `frame` from `from` to the detector `d` at `now`, as the socket transport does: a
+/// rank it fenced is not listened to (a launcher's confirmation is not the sender's word),
+/// and every frame of a peer counts as hearing it.
+pub(crate) fn receive(d: &mut Detector, from: u32, frame: Frame, now: Time) {
+    let sender = WorldRank(from);
+    if !matches!(frame, Frame::Confirm(_)) && d.fence().is_fenced(sender) {
+        return;
+    }
+    match frame {
+        Frame::Heartbeat => d.heard(sender, now),
+        Frame::Vote(rank) => {
+            d.heard(sender, now);
+            d.vote(sender, WorldRank(rank), now);
+        }
+        Frame::Notice(rank) => {
+            d.heard(sender, now);
+            d.decided_by_peer(sender, WorldRank(rank), now);
+        }
+        Frame::Closed => d.suspect(sender, now),
+        Frame::Confirm(rank) => d.confirm(WorldRank(rank), now),
+    }
+}
+
+/// What rank `r` of `n` sends when its detector `d` fenced `peer` (`Action::Fence`), in
+/// order: its vote to every other rank it has not fenced, then to the suspect the news of
+/// its own fence and the close of the connection.
+pub(crate) fn fence_frames(d: &Detector, r: u32, peer: u32, n: u32) -> Vec<(u32, Frame)> {
+    let mut frames: Vec<(u32, Frame)> = (0..n)
+        .filter(|&o| o != r && o != peer && !d.fence().is_fenced(WorldRank(o)))
+        .map(|o| (o, Frame::Vote(peer)))
+        .collect();
+    frames.push((peer, Frame::Vote(peer)));
+    frames.push((peer, Frame::Closed));
+    frames
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -435,24 +475,19 @@ impl<'a> Sim<'a> {
                         )));
                     }
                     self.fenced_by[peer.index()][r as usize] = true;
+                    // The peers without a connection get the vote a period later; the
+                    // suspect hears only on a connection it has.
                     let mut later = Vec::new();
-                    for other in 0..self.s.n {
-                        if other == peer.0 || other == r {
-                            continue;
-                        }
-                        if self.connected[r as usize][other as usize] {
-                            self.send(r, other, Frame::Vote(peer.0));
-                        } else {
-                            later.push(WorldRank(other));
+                    let frames = fence_frames(&self.detectors[r as usize], r, peer.0, self.s.n);
+                    for (to, frame) in frames {
+                        match (self.connected[r as usize][to as usize], to == peer.0) {
+                            (true, _) => self.send(r, to, frame),
+                            (false, false) => later.push(WorldRank(to)),
+                            (false, true) => {}
                         }
                     }
                     let now = self.now;
                     self.detectors[r as usize].defer_vote(peer, later, now);
-                    // Told it was fenced, then the connection closes.
-                    if self.connected[r as usize][peer.index()] {
-                        self.send(r, peer.0, Frame::Vote(peer.0));
-                        self.send(r, peer.0, Frame::Closed);
-                    }
                     if silent && self.s.launcher {
                         let at = self.now + Duration::from_millis(self.rng.gen_range(1..20));
                         self.push(at, Event::Kill(peer.0));
@@ -559,29 +594,19 @@ impl<'a> Sim<'a> {
                     return Ok(());
                 }
                 self.outcome.frames += 1;
-                let d = &mut self.detectors[to as usize];
-                if d.fence().is_fenced(WorldRank(from)) {
-                    return Ok(()); // ignored, as the transport ignores a fenced peer
-                }
                 let now = self.now;
-                match frame {
-                    Frame::Heartbeat => d.heard(WorldRank(from), now),
-                    Frame::Vote(rank) => {
-                        d.heard(WorldRank(from), now);
-                        d.vote(WorldRank(from), WorldRank(rank), now);
-                    }
-                    Frame::Notice(rank) => {
-                        d.heard(WorldRank(from), now);
-                        d.decided_by_peer(WorldRank(from), WorldRank(rank), now);
-                    }
-                    Frame::Closed => d.suspect(WorldRank(from), now),
-                }
+                receive(&mut self.detectors[to as usize], from, frame, now);
                 return self.carry_out(to, false);
             }
             Event::Confirm { to, rank } => {
                 if self.life[to as usize] == Life::Running {
                     let now = self.now;
-                    self.detectors[to as usize].confirm(WorldRank(rank), now);
+                    receive(
+                        &mut self.detectors[to as usize],
+                        rank,
+                        Frame::Confirm(rank),
+                        now,
+                    );
                     return self.carry_out(to, false);
                 }
             }

@@ -15,6 +15,8 @@ use rand_chacha::ChaCha8Rng;
 use runthrough_core::detector::{Action, Detector, Time};
 use runthrough_core::WorldRank;
 
+use crate::detector_sim::{fence_frames, receive, Frame};
+
 /// Heartbeat period, in steps.
 const PERIOD: u64 = 20;
 /// Heartbeat timeout, in steps.
@@ -38,15 +40,6 @@ pub enum Effect {
     /// A rule was broken: a detector fenced a rank whose process runs (nothing here makes a
     /// running rank silent: no partition, no slow link).
     Wrong(String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Frame {
-    Vote(u32),
-    Notice(u32),
-    Closed,
-    /// From the launcher: this rank's process ended.
-    Confirm(u32),
 }
 
 /// Every rank's detector and the detector frames in flight.
@@ -100,11 +93,6 @@ impl Detection {
             majority_decisions: 0,
             halts: 0,
         }
-    }
-
-    /// Whether a launcher confirms deaths.
-    pub fn launcher(&self) -> bool {
-        self.launcher
     }
 
     fn n(&self) -> u32 {
@@ -185,16 +173,7 @@ impl Detection {
             if !self.running[to as usize] {
                 continue;
             }
-            let now = time(step);
-            let d = &mut self.detectors[to as usize];
-            let listened = !d.fence().is_fenced(WorldRank(from));
-            match frame {
-                Frame::Confirm(rank) => d.confirm(WorldRank(rank), now),
-                _ if !listened => continue,
-                Frame::Vote(rank) => d.vote(WorldRank(from), WorldRank(rank), now),
-                Frame::Notice(rank) => d.decided_by_peer(WorldRank(from), WorldRank(rank), now),
-                Frame::Closed => d.suspect(WorldRank(from), now),
-            }
+            receive(&mut self.detectors[to as usize], from, frame, time(step));
             self.carry_out(to, step, false, rng, &mut effects);
         }
         while let Some(i) = self.kills.iter().position(|k| k.0 <= step) {
@@ -246,16 +225,11 @@ impl Detection {
                         )));
                         return;
                     }
-                    for other in (0..self.n()).filter(|&o| o != r && o != peer.0) {
-                        if !self.detectors[r as usize]
-                            .fence()
-                            .is_fenced(WorldRank(other))
-                        {
-                            self.send(step, r, other, Frame::Vote(peer.0), rng);
-                        }
+                    for (to, frame) in
+                        fence_frames(&self.detectors[r as usize], r, peer.0, self.n())
+                    {
+                        self.send(step, r, to, frame, rng);
                     }
-                    self.send(step, r, peer.0, Frame::Vote(peer.0), rng);
-                    self.send(step, r, peer.0, Frame::Closed, rng);
                     if silence && self.launcher {
                         self.kills.push((step + rng.gen_range(1..=10), peer.0));
                     }

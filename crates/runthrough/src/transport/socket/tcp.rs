@@ -921,8 +921,9 @@ impl Tcp {
     /// live participant accepted the value). Without a decision (the call failed) it exits
     /// without a goodbye, and its peers suspect it as any rank that ends.
     pub(crate) fn finish(&self, decided: bool) {
-        self.finished.store(true, Ordering::SeqCst);
+        // The detector first: from the flag on, every suspicion finds it finished.
         lock(&self.detector).finish();
+        self.finished.store(true, Ordering::SeqCst);
         self.detector_changed.notify_all();
         self.remove_socket();
         if decided {
@@ -1086,15 +1087,12 @@ impl Tcp {
         if peer == self.me || peer >= self.size() || self.halting.load(Ordering::SeqCst) {
             return;
         }
+        // After finalize the detector only closes the connection (`Detector::finish`): the
+        // peers that read this rank's goodbye close theirs, which is no failure.
         let rank = WorldRank(peer);
         match cause {
             Cause::Notice => self.detect(&cause, |d, now| d.confirm(rank, now)),
             _ => self.detect(&cause, |d, now| d.suspect(rank, now)),
-        }
-        if self.finished.load(Ordering::SeqCst) {
-            // A rank that finalized leaves: it suspects nobody any more (the peers that read
-            // its goodbye close their connections, which is no failure).
-            self.drop_peer(peer);
         }
     }
 
