@@ -392,3 +392,33 @@ fn non_blocking_collectives_progress_while_a_rank_computes() {
         );
     }
 }
+
+/// One-sided communication between processes, over every transport: rank 0's window is served
+/// by its transport's progress while rank 0 computes without calling the library (exclusive
+/// lock read-modify-writes and shared-lock fetch-and-adds lose no increment), and puts between
+/// fences land at every rank.
+#[test]
+fn windows_are_served_while_the_target_computes() {
+    for transport in ["shm", "unix", "tcp"] {
+        let mut job = Job::new(4, CHECK);
+        job.args = vec!["window".into(), "--rounds".into(), "50".into()];
+        job.timeout = Some(JOB_LIMIT);
+        job.env = vec![
+            ("RT_TRANSPORT".into(), transport.into()),
+            // The heartbeat's periodic poll must not be what serves rank 0's window.
+            ("RT_HEARTBEAT".into(), "60000:120000".into()),
+        ];
+        let report = run(&job);
+        let text = output(&report);
+        assert!(report.success(), "{transport}: {}{text}", report.summary());
+        assert!(
+            text.contains("[0] window served while rank 0 computed"),
+            "{transport}: {text}"
+        );
+        assert_eq!(
+            text.matches("window counter=300").count(),
+            4,
+            "{transport}: {text}"
+        );
+    }
+}

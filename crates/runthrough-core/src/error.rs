@@ -114,6 +114,20 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A one-sided operation reaches outside the target's window, or its data does not fit
+    /// the operation (`MPI_ERR_RMA_RANGE`); the target's memory is unchanged.
+    #[error("outside the window: {reason} (MPI_ERR_RMA_RANGE)")]
+    RmaRange {
+        /// What was wrong.
+        reason: String,
+    },
+    /// A one-sided call out of its synchronization order: an operation outside an access
+    /// epoch, an epoch closed that was not opened, a lock taken twice (`MPI_ERR_RMA_SYNC`).
+    #[error("wrong window synchronization: {reason} (MPI_ERR_RMA_SYNC)")]
+    RmaSync {
+        /// What was wrong.
+        reason: String,
+    },
     /// A transport or internal failure that is none of the above (`MPI_ERR_OTHER`).
     #[error("internal error: {reason} (MPI_ERR_OTHER)")]
     Internal {
@@ -143,7 +157,9 @@ pub enum ErrorClass {
     Other = 16,
     Intern = 17,
     Spawn = 42,
+    RmaSync = 50,
     Size = 51,
+    RmaRange = 55,
     ProcFailed = 75,
     ProcFailedPending = 76,
     Revoked = 77,
@@ -168,6 +184,8 @@ impl Error {
             Error::Argument { .. } => ErrorClass::Arg,
             Error::Spawn { .. } => ErrorClass::Spawn,
             Error::Request => ErrorClass::Request,
+            Error::RmaRange { .. } => ErrorClass::RmaRange,
+            Error::RmaSync { .. } => ErrorClass::RmaSync,
             Error::ConcurrentCollective | Error::Fenced => ErrorClass::Other,
             Error::Internal { .. } => ErrorClass::Intern,
         }

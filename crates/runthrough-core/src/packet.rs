@@ -63,6 +63,17 @@ pub enum Packet {
         /// The sender's number for the message.
         id: u64,
     },
+    /// A one-sided message on the window of a communicator (`crate::engine::rma`).
+    Rma {
+        /// The window's communicator.
+        context: ContextId,
+        /// The sender, in the communicator's numbering.
+        source: Rank,
+        /// The message.
+        message: crate::engine::rma::Message,
+        /// Its data: what a put or an accumulate writes, what a reply read.
+        payload: Payload,
+    },
     /// The communicator has been revoked (semantics §3.5): sent by the revoking rank to every other
     /// member, and forwarded once by every member at its first receipt.
     Revoke {

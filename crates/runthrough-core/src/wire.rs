@@ -56,6 +56,7 @@ const KIND_CREDIT: u8 = 5;
 const KIND_CREDIT_WANTED: u8 = 6;
 const KIND_SYNC_ACK: u8 = 7;
 const KIND_LOAN: u8 = 8;
+const KIND_RMA: u8 = 9;
 const KIND_HELLO: u8 = 16;
 const KIND_CHALLENGE: u8 = 17;
 const KIND_PROOF: u8 = 18;
@@ -231,6 +232,18 @@ pub fn encode_packet_split<'a>(packet: &'a Packet, out: &mut Vec<u8>, split_at: 
             out.extend_from_slice(&seq.to_le_bytes());
             message.encode(out);
             &[]
+        }
+        Packet::Rma {
+            context,
+            source,
+            message,
+            payload,
+        } => {
+            out.push(KIND_RMA);
+            out.extend_from_slice(&context.to_le_bytes());
+            out.extend_from_slice(&source.to_le_bytes());
+            message.encode(out);
+            payload
         }
         Packet::Revoke { context } => {
             out.push(KIND_REVOKE);
@@ -436,6 +449,18 @@ pub fn decode_body(body: &[u8]) -> Result<Frame, WireError> {
                 source,
                 seq,
                 message,
+            }));
+        }
+        KIND_RMA => {
+            let context = f.u64()?;
+            let source = f.u32()?;
+            let (message, payload) =
+                crate::engine::rma::Message::decode(f.bytes).map_err(WireError::Malformed)?;
+            return Ok(Frame::Packet(Packet::Rma {
+                context,
+                source,
+                message,
+                payload: payload.to_vec(),
             }));
         }
         KIND_REVOKE => Frame::Packet(Packet::Revoke { context: f.u64()? }),
@@ -724,6 +749,37 @@ mod tests {
             }),
             any::<u64>().prop_map(|id| Frame::Packet(Packet::SyncAck { id })),
             any::<u64>().prop_map(|bytes| Frame::Packet(Packet::Loan { bytes })),
+            (
+                any::<u64>(),
+                any::<u32>(),
+                any::<u64>(),
+                proptest::collection::vec((any::<u64>(), any::<u64>()), 0..4),
+                0u8..5,
+                proptest::collection::vec(any::<u8>(), 0..64),
+            )
+                .prop_map(|(context, source, op, blocks, kind, payload)| {
+                    use crate::engine::rma::{Access, Block, Message};
+                    let blocks: Vec<Block> = blocks
+                        .into_iter()
+                        .map(|(at, len)| Block { at, len })
+                        .collect();
+                    let access = match kind {
+                        0 => Access::Put { blocks },
+                        1 => Access::Get { blocks },
+                        2 | 3 => Access::Accumulate {
+                            blocks,
+                            code: op ^ 0x55,
+                            fetch: kind == 3,
+                        },
+                        _ => Access::CompareAndSwap { at: op >> 1 },
+                    };
+                    Frame::Packet(Packet::Rma {
+                        context,
+                        source,
+                        message: Message::Request { op, access },
+                        payload,
+                    })
+                }),
             (any::<u32>(), token).prop_map(|(rank, nonce)| Frame::Hello { rank, nonce }),
             (any::<u32>(), token, token).prop_map(|(rank, nonce, mac)| Frame::Challenge {
                 rank,

@@ -53,6 +53,7 @@ pub mod timeline;
 mod transport;
 mod universe;
 mod wait;
+mod window;
 
 #[doc(hidden)]
 pub use collectives::PackedOp;
@@ -71,3 +72,4 @@ pub use simulate::{explore, simulate, SimRun, Simulation};
 pub use spawn::{InterComm, SpawnProgram, RESPAWN_ARG};
 pub use transport::socket::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use universe::{local, FaultHandle, LocalUniverse, RankOutcome};
+pub use window::{RmaOp, Window};

@@ -54,6 +54,12 @@
 //!   the world communicator: the dead ranks are replaced by new ones with their numbers; every
 //!   rank checks an all-reduce of the numbers on the new communicator and prints
 //!   `respawned size=S sum=X` (a replacement prints `replacement of R`).
+//! - `window` (one-sided communication between processes): rank 0 exposes a counter and
+//!   computes without calling the library while every other rank adds to it R times under
+//!   an exclusive lock (get, then put of one more) and R times by fetch-and-add under a
+//!   shared lock: the transport's progress must serve them. Rank 0 sees the counter reach
+//!   2·R·(N-1) in its own array (at most 20 s), then every rank puts its number into every
+//!   other rank's array between two fences and checks its own. Prints `window counter=C`.
 //! - `idle`: pause, then validate (for hang-detection and Ctrl-C tests).
 //! - `rogue`: rank 0 connects to the launcher's control port without the job secret (it must
 //!   be refused), then every rank runs `ring`.
@@ -397,6 +403,64 @@ fn collectives_during_flood(world: &Comm) -> Result<(), String> {
     if g.num_failed() != 0 {
         return Err("validate_global during the flood found failures".into());
     }
+    Ok(())
+}
+
+fn window(world: &Comm, o: &Options) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let (me, n) = (world.rank(), world.size());
+    let rounds = u64::from(o.rounds);
+    let window = world.window_allocate::<u64>(n as usize + 1).map_err(e)?;
+    world.barrier().map_err(e)?;
+    let expected = 2 * rounds * u64::from(n - 1);
+    if me == 0 {
+        let start = Instant::now();
+        while window.update_local(|data| data[n as usize]) != expected {
+            if start.elapsed() > Duration::from_secs(20) {
+                return Err(format!(
+                    "rank 0's counter stayed at {} of {expected} while it computed",
+                    window.local()[n as usize]
+                ));
+            }
+            std::hint::spin_loop();
+        }
+        println!("window served while rank 0 computed");
+    } else {
+        for _ in 0..rounds {
+            window.lock(0, true).map_err(e)?;
+            let value = window.get(0, n as usize, 1).map_err(e)?[0];
+            window.put(&[value + 1], 0, n as usize).map_err(e)?;
+            window.unlock(0).map_err(e)?;
+        }
+        window.lock(0, false).map_err(e)?;
+        for _ in 0..rounds {
+            window.fetch_and_op(1, 0, n as usize, Op::Sum).map_err(e)?;
+        }
+        window.unlock(0).map_err(e)?;
+    }
+    world.barrier().map_err(e)?;
+    window.fence().map_err(e)?;
+    for target in (0..n).filter(|&t| t != me) {
+        window
+            .put(&[u64::from(me) + 1], target, me as usize)
+            .map_err(e)?;
+    }
+    window.fence().map_err(e)?;
+    let mine = window.free().map_err(e)?;
+    for (rank, &value) in mine.iter().take(n as usize).enumerate() {
+        let want = if rank == me as usize {
+            0
+        } else {
+            rank as u64 + 1
+        };
+        if value != want {
+            return Err(format!("slot {rank} holds {value}, not {want}"));
+        }
+    }
+    println!(
+        "window counter={}",
+        if me == 0 { mine[n as usize] } else { expected }
+    );
     Ok(())
 }
 
@@ -1049,6 +1113,7 @@ fn main() -> ExitCode {
         "programs" => programs(world, false),
         "missing" => programs(world, true),
         "child" => child(world),
+        "window" => window(world, &options),
         "idle" => {
             std::thread::sleep(options.pause);
             Ok(())

@@ -46,6 +46,7 @@ mod agreement;
 mod collective;
 mod creation;
 mod point_to_point;
+pub mod rma;
 mod schedule;
 pub use agreement::{Agreed, AgreementCall, AgreementCallId, Decided, Installed};
 pub use collective::CollectiveCall;
@@ -296,6 +297,8 @@ pub(crate) struct CommState {
     /// `create_group` calls made on it so far, by (tag, hash of the group's members): the
     /// call's number among those with the same tag and group, which every member counts alike.
     pub(crate) group_creations: std::collections::BTreeMap<(i32, u64), u64>,
+    /// The one-sided window on this communicator, if it was made for one (`rma`).
+    pub(crate) window: Option<Box<rma::Window>>,
 }
 
 impl CommState {
@@ -336,6 +339,7 @@ impl CommState {
             revoke_contributed: false,
             members,
             group_creations: std::collections::BTreeMap::new(),
+            window: None,
         }
         .with_participants()
     }
@@ -823,6 +827,7 @@ impl Engine {
                 out.push((world, Packet::Revoke { context }));
             }
         }
+        comm.window_revoked();
         comm.settle_revoked_creations(context, out);
         schedule::advance(comm, &mut self.flow, context, out);
         for id in pending {
@@ -842,6 +847,7 @@ impl Engine {
             Packet::Data { context, .. }
             | Packet::Collective { context, .. }
             | Packet::Agreement { context, .. }
+            | Packet::Rma { context, .. }
             | Packet::Revoke { context } => *context,
             Packet::Credit { lane, bytes } => return self.flow.credit(from, *lane, *bytes),
             Packet::Loan { bytes } => return self.flow.credit(from, Lane::Point, *bytes),
@@ -877,6 +883,19 @@ impl Engine {
                 unreachable!("flow control and acknowledgements are handled above")
             }
             Packet::Revoke { context } => self.revoke(context, Some(from), out),
+            Packet::Rma {
+                context,
+                source,
+                message,
+                payload,
+            } => {
+                let Some(comm) = self.comms.get_mut(&context) else {
+                    return;
+                };
+                if comm.members.try_world_of(source) == Some(from) {
+                    comm.handle_rma(context, source, message, payload, out);
+                }
+            }
             Packet::Data {
                 context,
                 source,
@@ -1016,6 +1035,7 @@ impl Engine {
         let mut creating = Vec::new();
         for (&context, comm) in self.comms.iter_mut() {
             if let Some(rank) = comm.members.comm_of(world) {
+                comm.window_peer_failed(context, rank, out);
                 comm.agreements.handle_failure(rank);
                 comm.creations.handle_failure(rank);
                 comm.drain_agreements(context, out);

@@ -732,6 +732,7 @@ fn kind(packet: &Packet) -> u64 {
         Packet::Credit { bytes, .. } => 5 << 32 | bytes,
         Packet::CreditWanted { .. } => 6 << 32,
         Packet::Loan { bytes } => 8 << 32 | bytes,
+        Packet::Rma { .. } => 9 << 32,
     }
 }
 
