@@ -24,6 +24,34 @@
 //! - A slot whose owner and every buddy died is lost: every rank gets [`Error::Lost`] with the
 //!   same slots. With `copies = k`, any `k` failures between two checkpoints lose nothing.
 //!
+//! Instead of whole copies, a store can keep **XOR parity** ([`Redundancy::Xor`],
+//! [`Store::with_redundancy`]): the ranks of the communicator are cut into consecutive groups
+//! of `group` ranks, and each group keeps enough parity to rebuild any one of its ranks, for
+//! `1 / (group - 1)` of the memory and traffic of one copy. The checkpoint, its agreement and
+//! the recovery are the same calls with the same guarantees; only what travels differs.
+//!
+//! - **Groups.** Ranks `0..group`, `group..2·group`, ... of the communicator the checkpoint is
+//!   taken on; a last group of fewer than `group` ranks keeps its size, except a last group of
+//!   one rank, which joins the group before it (a rank alone could not be rebuilt). A group
+//!   larger than the communicator is the whole communicator; a communicator of one rank has
+//!   no parity (its death leaves nobody to recover). After a recovery the groups are cut again
+//!   on the new communicator.
+//! - **Blocks and parity, spread over the group (as the stripes of RAID-5).** A rank's block
+//!   is its slots end to end, in slot order. In a group of `m` ranks, each rank cuts its block
+//!   into `m - 1` chunks of equal size (the last ones shorter or empty) and sends its `i`-th
+//!   chunk to the `i + 1`-th rank after it in the group, cyclically; every rank keeps the XOR
+//!   of the `m - 1` chunks it receives, shorter chunks padded with zeros, and the slot lengths
+//!   of every other member (they travel with the chunks). A rank's chunks are all in the
+//!   parity of *different* ranks, none its own: when one rank of the group dies, each of its
+//!   chunks is the XOR of a surviving parity block with the survivors' other chunks in it, and
+//!   its own parity block, lost with it, protected only the others' chunks, which are alive.
+//! - **Recovery.** A dead rank's slots go to a newcomer as with copies, or else to the next
+//!   surviving rank of its group (cyclically). Every survivor of the group sends that rank its
+//!   share (its parity block or its chunk in each of the dead block's parity blocks, cut to
+//!   the chunk's length), whose XOR is the dead block, split into its slots by their recorded
+//!   lengths: bit for bit the data of the last committed checkpoint. If two ranks or more of
+//!   one group died, the slots of its dead ranks are lost: [`Error::Lost`] at every rank.
+//!
 //! Every call is collective over its communicator and fault-tolerant: a failure during it makes
 //! it return an error at every rank (the last step of each is an agreement), never a hang, and
 //! leaves the last committed checkpoint whole, so the application can repair and recover again.
@@ -68,8 +96,9 @@ pub enum Error {
     #[error("not committed: some rank could not take its part; the last checkpoint stands")]
     NotCommitted,
     /// These slots are lost: their owner and every rank holding a copy failed since the last
-    /// committed checkpoint. Every rank gets the same slots.
-    #[error("slots {slots:?} are lost: their owner and every rank holding a copy failed")]
+    /// committed checkpoint (with parity: their owner and another rank of its group). Every
+    /// rank gets the same slots.
+    #[error("slots {slots:?} are lost: their owner and every rank that could rebuild them failed")]
     Lost {
         /// The lost slots.
         slots: Vec<u32>,
@@ -140,13 +169,174 @@ fn recv_slot(
     Ok((got == version).then_some((slot, data)))
 }
 
+/// How a [`Store`] keeps each slot safe on other ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Redundancy {
+    /// Whole copies of each slot on the next `k` ranks after its owner, cyclically: any `k`
+    /// failures between two checkpoints lose nothing; `k` times the data in memory and on the
+    /// wire. At least 1.
+    Copies(u32),
+    /// XOR parity over consecutive groups of `group` ranks, spread over each group's members
+    /// (see the [module documentation](self)): one failure per group between two checkpoints
+    /// loses nothing; `1 / (group - 1)` of the data in memory and on the wire. At least 2
+    /// (a group of 2 is one copy on the other member).
+    Xor {
+        /// Ranks per group.
+        group: u32,
+    },
+}
+
+impl Redundancy {
+    /// Why this redundancy cannot be used, if it cannot.
+    fn problem(self) -> Option<String> {
+        match self {
+            Redundancy::Copies(0) => Some("a store keeps at least one copy of each slot".into()),
+            Redundancy::Xor { group } if group < 2 => Some(format!(
+                "XOR parity needs groups of at least 2 ranks, not {group}"
+            )),
+            _ => None,
+        }
+    }
+
+    /// Two words that name it (for telling newcomers).
+    fn words(self) -> [u64; 2] {
+        match self {
+            Redundancy::Copies(k) => [0, u64::from(k)],
+            Redundancy::Xor { group } => [1, u64::from(group)],
+        }
+    }
+
+    fn from_words(words: [u64; 2]) -> Option<Redundancy> {
+        let value = u32::try_from(words[1]).ok()?;
+        match words[0] {
+            0 => Some(Redundancy::Copies(value)),
+            1 => Some(Redundancy::Xor { group: value }),
+            _ => None,
+        }
+    }
+}
+
+/// The ranks of the parity group of `rank` in a communicator of `size` ranks cut into groups of
+/// `group`: consecutive groups, the last one smaller, a last one of one rank joined to the one
+/// before, a group larger than `size` the whole communicator.
+fn group_of(rank: usize, size: usize, group: u32) -> std::ops::Range<usize> {
+    let group = (group as usize).clamp(1, size.max(1));
+    let count = size / group + usize::from(size % group >= 2);
+    let index = (rank / group).min(count - 1);
+    let start = index * group;
+    let end = if index == count - 1 {
+        size
+    } else {
+        start + group
+    };
+    start..end
+}
+
+/// The byte range of chunk `index` of a block of `len` bytes cut into `parts` chunks.
+fn chunk(index: usize, len: usize, parts: usize) -> std::ops::Range<usize> {
+    let size = len.div_ceil(parts.max(1));
+    (index * size).min(len)..((index + 1) * size).min(len)
+}
+
+/// The bytes `range` of the blocks `parts` put end to end: borrowed when they lie in one
+/// part, else gathered; bytes past the end are left out.
+fn gather<'a>(parts: &[&'a [u8]], range: std::ops::Range<usize>) -> std::borrow::Cow<'a, [u8]> {
+    let mut start = 0;
+    for part in parts {
+        let end = start + part.len();
+        if range.start >= start && range.end <= end {
+            return std::borrow::Cow::Borrowed(&part[range.start - start..range.end - start]);
+        }
+        start = end;
+    }
+    let mut out = Vec::with_capacity(range.len());
+    let mut start = 0;
+    for part in parts {
+        let end = start + part.len();
+        let (from, to) = (range.start.max(start), range.end.min(end));
+        if from < to {
+            out.extend_from_slice(&part[from - start..to - start]);
+        }
+        start = end;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `into ^= from`, `into` first padded with zeros to `from`'s length if shorter.
+fn xor_into(into: &mut Vec<u8>, from: &[u8]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    // Eight bytes at a time (the compiler makes vector instructions of it).
+    let mut to = into[..from.len()].chunks_exact_mut(8);
+    let mut by = from.chunks_exact(8);
+    for (a, b) in (&mut to).zip(&mut by) {
+        let x = u64::from_ne_bytes((&*a).try_into().expect("8 bytes"))
+            ^ u64::from_ne_bytes(b.try_into().expect("8 bytes"));
+        a.copy_from_slice(&x.to_ne_bytes());
+    }
+    for (a, b) in to.into_remainder().iter_mut().zip(by.remainder()) {
+        *a ^= b;
+    }
+}
+
+/// The slots of a rank's block and their lengths, in slot (and block) order.
+type Table = Vec<(u32, usize)>;
+
+/// A parity message's header: the version, whether the sender has the data, and the slot
+/// table of the block the data belongs to.
+fn table_header(version: u64, table: Option<&Table>) -> Vec<u8> {
+    let mut header = version.to_le_bytes().to_vec();
+    header.push(u8::from(table.is_some()));
+    for &(slot, len) in table.into_iter().flatten() {
+        header.extend_from_slice(&slot.to_le_bytes());
+        header.extend_from_slice(&(len as u64).to_le_bytes());
+    }
+    header
+}
+
+/// Reads [`table_header`]: the table if the sender had the data of `version`.
+fn read_table_header(header: &[u8], version: u64) -> Option<Table> {
+    let (got, rest) = header.split_at_checked(8)?;
+    let (&has_data, rest) = rest.split_first()?;
+    if u64::from_le_bytes(got.try_into().ok()?) != version || has_data != 1 || rest.len() % 12 != 0
+    {
+        return None;
+    }
+    rest.chunks_exact(12)
+        .map(|entry| {
+            let slot = u32::from_le_bytes(entry[..4].try_into().ok()?);
+            let len = usize::try_from(u64::from_le_bytes(entry[4..].try_into().ok()?)).ok()?;
+            Some((slot, len))
+        })
+        .collect()
+}
+
+/// Receives a parity message from `from` (its header, then its data if the sender has it):
+/// the sender's table and data, `Ok(None)` if it gave up or sent another version.
+fn recv_parity(
+    comm: &Comm,
+    from: Rank,
+    tag: i32,
+    version: u64,
+) -> Result<Option<(Table, Vec<u8>)>, CommError> {
+    let (header, _) = comm.recv_vec::<u8>(from, tag)?;
+    if header.get(8) != Some(&1) {
+        return Ok(None);
+    }
+    let (data, _) = comm.recv_vec::<u8>(from, tag)?;
+    Ok(read_table_header(&header, version).map(|table| (table, data)))
+}
+
 /// In-memory checkpoints of an application's slots, with `copies` copies of each on other
-/// ranks. See the [module documentation](self).
+/// ranks or parity over groups of ranks ([`Redundancy`]). See the
+/// [module documentation](self).
 #[derive(Debug)]
 pub struct Store {
     /// A communicator of the store's own (a duplicate of the application's).
     comm: Comm,
-    copies: u32,
+    redundancy: Redundancy,
     /// Checkpoint attempts on `comm` (their tags).
     attempt: u32,
     /// The owner of each slot, in `comm`'s numbering.
@@ -165,8 +355,20 @@ struct Committed {
     owners: Vec<Rank>,
     /// The data of the slots this rank owned.
     mine: BTreeMap<u32, Vec<u8>>,
-    /// The copies it held for others.
-    held: BTreeMap<u32, Vec<u8>>,
+    /// The copies it held for others, or its parity.
+    held: Held,
+}
+
+/// What a rank holds for others at a committed checkpoint.
+#[derive(Debug, Clone, Default)]
+struct Held {
+    /// With copies: the copies of other ranks' slots, by slot.
+    copies: BTreeMap<u32, Vec<u8>>,
+    /// With parity: this rank's parity block (the XOR of the chunks it received)...
+    parity: Vec<u8>,
+    /// ...and the slot table of every member of its group, itself included, by rank in the
+    /// checkpoint's communicator.
+    tables: BTreeMap<Rank, Table>,
 }
 
 impl Store {
@@ -177,19 +379,56 @@ impl Store {
     /// # Errors
     /// `copies` of 0 ([`Error::Usage`]); the errors of [`Comm::dup`].
     pub fn new(comm: &Comm, copies: u32) -> Result<Store, Error> {
-        Store::empty(comm, copies, (0..comm.size()).collect())
+        let redundancy = Redundancy::Copies(copies);
+        if let Some(problem) = redundancy.problem() {
+            return Err(Error::Usage(problem));
+        }
+        Store::empty(comm, redundancy, (0..comm.size()).collect())
+    }
+
+    /// A store for the slots of `comm`'s ranks (slot `i` owned by rank `i`) kept safe by
+    /// `redundancy`: [`Redundancy::Copies`] is [`Store::new`]; [`Redundancy::Xor`] keeps
+    /// parity over groups of ranks (see the [module documentation](self)). Collective over
+    /// `comm`: it duplicates it and agrees on whether every rank gave the same redundancy, so
+    /// that it succeeds or fails alike at every rank. Nothing is committed until the first
+    /// [`Store::checkpoint`].
+    ///
+    /// # Errors
+    /// [`Error::Usage`] at every rank when the ranks gave different redundancies, or no
+    /// copies, or groups of fewer than 2 ranks (or a number of 2^31 or more); the errors of
+    /// [`Comm::dup`] and [`Comm::agree`].
+    pub fn with_redundancy(comm: &Comm, redundancy: Redundancy) -> Result<Store, Error> {
+        let store = Store::empty(comm, redundancy, (0..comm.size()).collect())?;
+        // Two uniform agreements (bitwise ANDs) on the redundancy's code and its complement:
+        // every rank gave the same code iff each AND is the complement of the other.
+        let code = match redundancy {
+            Redundancy::Copies(k) => k,
+            Redundancy::Xor { group } => group | 1 << 31,
+        };
+        let big = match redundancy {
+            Redundancy::Copies(k) | Redundancy::Xor { group: k } => k >= 1 << 31,
+        };
+        let all = store.comm.agree(code)?;
+        let complements = store.comm.agree(!code)?;
+        if all != !complements {
+            return Err(Error::Usage(format!(
+                "the ranks gave different redundancies (this one {redundancy:?})"
+            )));
+        }
+        if big {
+            return Err(Error::Usage(format!("{redundancy:?}: too large")));
+        }
+        match redundancy.problem() {
+            Some(problem) => Err(Error::Usage(problem)),
+            None => Ok(store),
+        }
     }
 
     /// A store on a duplicate of `comm` with these owners and nothing committed.
-    fn empty(comm: &Comm, copies: u32, owners: Vec<Rank>) -> Result<Store, Error> {
-        if copies == 0 {
-            return Err(Error::Usage(
-                "a store keeps at least one copy of each slot".into(),
-            ));
-        }
+    fn empty(comm: &Comm, redundancy: Redundancy, owners: Vec<Rank>) -> Result<Store, Error> {
         Ok(Store {
             comm: comm.dup()?,
-            copies,
+            redundancy,
             attempt: 0,
             owners,
             committed: Committed::default(),
@@ -214,9 +453,17 @@ impl Store {
         self.committed.version
     }
 
-    /// Copies of each slot kept on other ranks.
+    /// Copies of each slot kept on other ranks (0 with parity).
     pub fn copies(&self) -> u32 {
-        self.copies
+        match self.redundancy {
+            Redundancy::Copies(k) => k,
+            Redundancy::Xor { .. } => 0,
+        }
+    }
+
+    /// How the store keeps the slots safe.
+    pub fn redundancy(&self) -> Redundancy {
+        self.redundancy
     }
 
     /// The ranks that keep copies of `owner`'s slots: the next ones after it, cyclically.
@@ -284,17 +531,33 @@ impl Store {
         Err(Error::NotCommitted)
     }
 
-    /// Sends this rank's slots (`mine`; `None`: it gives up) to their buddies, takes the copies
-    /// it holds for others, and agrees on whether every rank got all of its part. The copies
-    /// received if the agreement says yes.
-    fn exchange(
-        &mut self,
-        mine: Option<&BTreeMap<u32, &[u8]>>,
-    ) -> Result<BTreeMap<u32, Vec<u8>>, Error> {
-        let (size, me) = (self.comm.size() as usize, self.comm.rank() as usize);
+    /// Sends what this rank's slots (`mine`; `None`: it gives up) need on other ranks (copies
+    /// or parity chunks), takes what it holds for others, and agrees on whether every rank got
+    /// all of its part. What this rank holds if the agreement says yes.
+    fn exchange(&mut self, mine: Option<&BTreeMap<u32, &[u8]>>) -> Result<Held, Error> {
         let version = self.committed.version + 1;
         let tag = tag_of(self.attempt);
         self.attempt += 1;
+        let (held, ok) = match self.redundancy {
+            Redundancy::Copies(copies) => self.exchange_copies(mine, copies, version, tag),
+            Redundancy::Xor { group } => self.exchange_parity(mine, group, version, tag),
+        };
+        match self.comm.agree(u32::from(ok))? {
+            1 => Ok(held),
+            _ => Err(Error::NotCommitted),
+        }
+    }
+
+    /// [`Store::exchange`] with copies: each slot to its owner's buddies, the copies of the
+    /// slots of the ranks this one is a buddy of back; whether all of it went and came.
+    fn exchange_copies(
+        &self,
+        mine: Option<&BTreeMap<u32, &[u8]>>,
+        copies: u32,
+        version: u64,
+        tag: i32,
+    ) -> (Held, bool) {
+        let (size, me) = (self.comm.size() as usize, self.comm.rank() as usize);
         let headers: Vec<Outgoing<'_>> = self
             .owned()
             .into_iter()
@@ -306,7 +569,7 @@ impl Store {
         let mut ok = mine.is_some();
         let mut sends: Vec<Request<'_>> = Vec::new();
         for (_, header, data) in &headers {
-            for buddy in Self::buddies(me, size, self.copies) {
+            for buddy in Self::buddies(me, size, copies) {
                 match send_slot(&self.comm, buddy as Rank, tag, header, *data) {
                     Ok(requests) => sends.extend(requests),
                     Err(_) => ok = false,
@@ -315,7 +578,7 @@ impl Store {
         }
         let mut held = BTreeMap::new();
         for owner in (0..size).filter(|&o| o != me) {
-            if !Self::buddies(owner, size, self.copies).any(|b| b == me) {
+            if !Self::buddies(owner, size, copies).any(|b| b == me) {
                 continue;
             }
             let slots = self.owners.iter().filter(|&&o| o as usize == owner).count();
@@ -339,11 +602,90 @@ impl Store {
                 ok = false;
             }
         }
-        drop(sends);
-        match self.comm.agree(u32::from(ok))? {
-            1 => Ok(held),
-            _ => Err(Error::NotCommitted),
+        let held = Held {
+            copies: held,
+            ..Held::default()
+        };
+        (held, ok)
+    }
+
+    /// [`Store::exchange`] with parity: this rank's block cut into one chunk for each other
+    /// member of its group (the `i`-th to the `i + 1`-th member after it, cyclically), each
+    /// with this rank's slot table; the XOR of the chunks the others send it, and their
+    /// tables, back; whether all of it went and came.
+    fn exchange_parity(
+        &self,
+        mine: Option<&BTreeMap<u32, &[u8]>>,
+        group: u32,
+        version: u64,
+        tag: i32,
+    ) -> (Held, bool) {
+        let (size, me) = (self.comm.size() as usize, self.comm.rank() as usize);
+        let members = group_of(me, size, group);
+        let (count, position) = (members.len(), me - members.start);
+        let member = |offset: usize| (members.start + (position + offset) % count) as Rank;
+        let owned = self.owned();
+        // `mine` holds exactly the owned slots (the checkpoint checked it).
+        let parts: Option<Vec<&[u8]>> =
+            mine.map(|data| owned.iter().map(|slot| data[slot]).collect());
+        let table: Option<Table> = parts.as_ref().map(|parts| {
+            owned
+                .iter()
+                .zip(parts)
+                .map(|(&slot, part)| (slot, part.len()))
+                .collect()
+        });
+        let len: usize = table.iter().flatten().map(|&(_, len)| len).sum();
+        let header = table_header(version, table.as_ref());
+        let mut ok = mine.is_some();
+        let mut sends: Vec<Request<'_>> = Vec::new();
+        for index in 0..count - 1 {
+            let to = member(index + 1);
+            match self.comm.isend(&header, to, tag) {
+                Ok(request) => sends.push(request),
+                Err(_) => ok = false,
+            }
+            if let Some(parts) = &parts {
+                let data = gather(parts, chunk(index, len, count - 1));
+                match self.comm.isend(&data, to, tag) {
+                    Ok(request) => sends.push(request),
+                    Err(_) => ok = false,
+                }
+            }
         }
+        let mut held = Held::default();
+        if let Some(table) = table {
+            held.tables.insert(me as Rank, table);
+        }
+        // From the member `back` ranks before this one comes its chunk `back - 1`.
+        for back in 1..count {
+            let from = member(count - back);
+            match recv_parity(&self.comm, from, tag, version) {
+                Ok(Some((table, data))) => {
+                    let slots = table.iter().map(|&(slot, _)| slot);
+                    let owns =
+                        (0..self.owners.len() as u32).filter(|&s| self.owners[s as usize] == from);
+                    let total = table.iter().map(|&(_, len)| len).sum();
+                    if slots.eq(owns) && data.len() == chunk(back - 1, total, count - 1).len() {
+                        if held.parity.is_empty() {
+                            held.parity = data;
+                        } else {
+                            xor_into(&mut held.parity, &data);
+                        }
+                        held.tables.insert(from, table);
+                    } else {
+                        ok = false;
+                    }
+                }
+                Ok(None) | Err(_) => ok = false,
+            }
+        }
+        for request in &mut sends {
+            if request.wait().is_err() {
+                ok = false;
+            }
+        }
+        (held, ok)
     }
 
     /// Restores the slots after a failure, at a rank that survived it, over `comm`: the
@@ -355,7 +697,8 @@ impl Store {
     /// [`Store::version`] afterwards) before the call returns.
     ///
     /// # Errors
-    /// [`Error::Lost`] at every rank when a slot's owner and all its copies' holders died;
+    /// [`Error::Lost`] at every rank when a slot's owner and all its copies' holders died
+    /// (with parity: when its owner and another rank of its group died);
     /// [`Error::Comm`] / [`Error::NotCommitted`] at every rank when a failure interrupts the
     /// recovery (repair again and call again: the last committed checkpoint is still whole);
     /// [`Error::Usage`] before any checkpoint was committed, or at a rank that was not in the
@@ -372,7 +715,7 @@ impl Store {
                 "recover: this rank was not in the last checkpoint (a newcomer calls join)".into(),
             ));
         }
-        let plan = Plan::new(committed, self.copies, comm);
+        let plan = Plan::new(committed, self.redundancy, comm);
         let private = comm.dup()?;
         // The plan goes to the newcomers from the lowest survivor (newcomers learn who that
         // is from the all-reduce that every rank joins).
@@ -386,7 +729,7 @@ impl Store {
             .iter()
             .filter(|(_, &(_, source))| source == Some(me))
             .map(|(slot, &(owner, _))| {
-                let data = committed.held.get(slot).map(Vec::as_slice);
+                let data = committed.held.copies.get(slot).map(Vec::as_slice);
                 (
                     owner,
                     header_of(*slot, committed.version, data.is_some()),
@@ -400,6 +743,20 @@ impl Store {
                 Ok(r) => requests.extend(r),
                 Err(_) => ok = false,
             }
+        }
+        // With parity, each dead block is rebuilt at its taker from the shares of its group's
+        // survivors (not when something is lost: the recovery fails anyway).
+        let mut rebuilt = BTreeMap::new();
+        if plan.lost.is_empty() {
+            let me_old = committed.layout.iter().position(|&w| w == me_world);
+            let group = match self.redundancy {
+                Redundancy::Xor { group } => group,
+                Redundancy::Copies(_) => 0,
+            };
+            let share = |dead: usize| me_old.and_then(|me| share(committed, me, dead, group));
+            let (slots, done) = rebuild(&private, &plan.rebuilds, me, committed.version, share);
+            rebuilt = slots;
+            ok &= done;
         }
         for r in &mut requests {
             ok &= r.wait().is_ok();
@@ -415,8 +772,11 @@ impl Store {
                 let data = committed
                     .mine
                     .get(&slot)
-                    .or_else(|| committed.held.get(&slot));
-                data.map(|d| (slot, d.clone()))
+                    .or_else(|| committed.held.copies.get(&slot));
+                match data {
+                    Some(data) => Some((slot, data.clone())),
+                    None => rebuilt.remove(&slot).map(|data| (slot, data)),
+                }
             })
             .collect();
         ok &= restored.len() == plan.new_owners.iter().filter(|&&o| o == me).count()
@@ -453,12 +813,25 @@ impl Store {
     /// A newcomer's part of [`Store::recover`] (a replacement rank or a spare that takes a dead
     /// rank's place), on the same communicator at the same time: a store for `copies` copies
     /// (the survivors' number) holding this rank's slots of the restored checkpoint, which it
-    /// returns.
+    /// returns. [`Store::join_with_redundancy`] with [`Redundancy::Copies`].
     ///
     /// # Errors
-    /// Those of [`Store::recover`].
+    /// Those of [`Store::join_with_redundancy`].
     pub fn join(comm: &Comm, copies: u32) -> Result<(Store, Slots), Error> {
-        let mut store = Store::empty(comm, copies, Vec::new())?;
+        Store::join_with_redundancy(comm, Redundancy::Copies(copies))
+    }
+
+    /// [`Store::join`] for a store of any redundancy: the survivors' (with parity, the
+    /// newcomer gets the dead rank's slots rebuilt from the parity of its group).
+    ///
+    /// # Errors
+    /// Those of [`Store::recover`]; [`Error::Usage`] here (and [`Error::NotCommitted`] at the
+    /// other ranks) when `redundancy` is not the survivors'.
+    pub fn join_with_redundancy(
+        comm: &Comm,
+        redundancy: Redundancy,
+    ) -> Result<(Store, Slots), Error> {
+        let mut store = Store::empty(comm, redundancy, Vec::new())?;
         let mut words = Vec::new();
         let header = share_plan(&store.comm, None, &mut words)
             .ok()
@@ -467,13 +840,26 @@ impl Store {
             let restored = store.finish(Vec::new(), Vec::new(), Vec::new(), false);
             return restored.map(|r| (store, r));
         };
+        // With another redundancy than the survivors', this rank still takes what they send
+        // (as they keep it), then fails the recovery.
+        let mismatch = header.redundancy != redundancy;
         store.committed.version = header.version;
         let me = comm.rank();
-        let mut ok = true;
+        let mut ok = !mismatch;
         let mut restored = Vec::new();
         if header.lost.is_empty() {
+            let (mut rebuilt, done) =
+                rebuild(&store.comm, &header.rebuilds, me, header.version, |_| None);
+            ok &= done;
             for (slot, &owner) in header.owners.iter().enumerate() {
                 if owner != me {
+                    continue;
+                }
+                if let Redundancy::Xor { .. } = header.redundancy {
+                    match rebuilt.remove(&(slot as u32)) {
+                        Some(data) => restored.push((slot as u32, data)),
+                        None => ok = false,
+                    }
                     continue;
                 }
                 match recv_slot(
@@ -486,6 +872,17 @@ impl Store {
                     _ => ok = false,
                 }
             }
+        }
+        if mismatch {
+            let failed = store.finish(Vec::new(), Vec::new(), Vec::new(), false);
+            return Err(match failed {
+                Err(Error::NotCommitted) => Error::Usage(format!(
+                    "join: the survivors keep {:?}, not {redundancy:?}",
+                    header.redundancy
+                )),
+                Err(e) => e,
+                Ok(_) => Error::NotCommitted,
+            });
         }
         let restored = store.finish(header.lost, header.owners, restored, ok);
         restored.map(|r| (store, r))
@@ -516,23 +913,154 @@ impl Store {
     }
 }
 
+/// A survivor's share in rebuilding the block of `dead` (ranks of the last checkpoint's
+/// communicator, as `me`) with parity over groups of `group`: for each chunk of the dead block,
+/// this rank's parity block if it holds that chunk's parity, else its own chunk in that parity
+/// block, cut (or padded with zeros) to the dead chunk's length. The XOR of every surviving
+/// member's share is the dead block. With the dead rank's slot table, which this rank
+/// received with its chunks; `None` if it has not that table.
+fn share(committed: &Committed, me: usize, dead: usize, group: u32) -> Option<(Table, Vec<u8>)> {
+    let members = group_of(dead, committed.layout.len(), group);
+    if !members.contains(&me) {
+        return None;
+    }
+    let count = members.len();
+    let (at_dead, at_me) = (dead - members.start, me - members.start);
+    let table = committed.held.tables.get(&(dead as Rank))?.clone();
+    let len: usize = table.iter().map(|&(_, len)| len).sum();
+    let parts: Vec<&[u8]> = committed.mine.values().map(Vec::as_slice).collect();
+    let my_len: usize = parts.iter().map(|part| part.len()).sum();
+    let mut out = vec![0u8; len];
+    for index in 0..count - 1 {
+        let range = chunk(index, len, count - 1);
+        // Chunk `index` of the dead block is in the parity of the member `index + 1` after it.
+        let holder = (at_dead + 1 + index) % count;
+        let source = if holder == at_me {
+            std::borrow::Cow::Borrowed(committed.held.parity.as_slice())
+        } else {
+            let mine = (holder + count - at_me - 1) % count;
+            gather(&parts, chunk(mine, my_len, count - 1))
+        };
+        let n = source.len().min(range.len());
+        out[range.start..range.start + n].copy_from_slice(&source[..n]);
+    }
+    Some((table, out))
+}
+
+/// The parity part of a recovery at one rank (a survivor or a newcomer), on the recovery's
+/// communicator: sends this rank's shares (`share(dead)`) to the takers of the rebuilds it
+/// contributes to, takes the others' shares of the blocks it rebuilds, and cuts each rebuilt
+/// block into its slots. The rebuilt slots, and whether all of it went well.
+fn rebuild(
+    comm: &Comm,
+    rebuilds: &[Rebuild],
+    me: Rank,
+    version: u64,
+    share: impl Fn(usize) -> Option<(Table, Vec<u8>)>,
+) -> (BTreeMap<u32, Vec<u8>>, bool) {
+    let mut ok = true;
+    let mut kept = BTreeMap::new();
+    let mut outgoing = Vec::new();
+    for r in rebuilds.iter().filter(|r| r.contributors.contains(&me)) {
+        let mine = share(r.dead);
+        ok &= mine.is_some();
+        if r.taker == me {
+            if let Some(mine) = mine {
+                kept.insert(r.dead, mine);
+            }
+        } else {
+            let header = table_header(version, mine.as_ref().map(|(table, _)| table));
+            outgoing.push((r.taker, header, mine.map(|(_, data)| data)));
+        }
+    }
+    let mut sends = Vec::new();
+    for (to, header, data) in &outgoing {
+        match send_slot_parts(comm, *to, header, data.as_deref()) {
+            Ok(requests) => sends.extend(requests),
+            Err(_) => ok = false,
+        }
+    }
+    let mut rebuilt = BTreeMap::new();
+    for r in rebuilds.iter().filter(|r| r.taker == me) {
+        let mut block: Option<(Table, Vec<u8>)> = kept.remove(&r.dead);
+        for &from in r.contributors.iter().filter(|&&c| c != me) {
+            match (recv_parity(comm, from, RECOVERY_TAG, version), &mut block) {
+                (Ok(Some((table, data))), Some((have, into)))
+                    if *have == table && into.len() == data.len() =>
+                {
+                    xor_into(into, &data);
+                }
+                (Ok(Some(got)), None) => block = Some(got),
+                _ => ok = false,
+            }
+        }
+        let Some((table, block)) = block else {
+            ok = false;
+            continue;
+        };
+        if r.contributors.is_empty()
+            || table.iter().map(|&(_, len)| len).sum::<usize>() != block.len()
+        {
+            ok = false;
+            continue;
+        }
+        let mut at = 0;
+        for (slot, len) in table {
+            rebuilt.insert(slot, block[at..at + len].to_vec());
+            at += len;
+        }
+    }
+    for request in &mut sends {
+        ok &= request.wait().is_ok();
+    }
+    (rebuilt, ok)
+}
+
+/// Sends a parity message (a header, then the data if there is any) to `to` on the recovery's
+/// tag.
+fn send_slot_parts<'a>(
+    comm: &'a Comm,
+    to: Rank,
+    header: &[u8],
+    data: Option<&[u8]>,
+) -> Result<Vec<Request<'a>>, CommError> {
+    let mut requests = vec![comm.isend(header, to, RECOVERY_TAG)?];
+    if let Some(data) = data {
+        requests.push(comm.isend(data, to, RECOVERY_TAG)?);
+    }
+    Ok(requests)
+}
+
+/// A dead rank's block to rebuild from parity: the dead rank (in the last checkpoint's
+/// communicator), the rank that takes its slots and rebuilds it, and the surviving members of
+/// its group, who send their shares (ranks in the recovery's communicator).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rebuild {
+    dead: usize,
+    taker: Rank,
+    contributors: Vec<Rank>,
+}
+
 /// Where every slot goes in a recovery, as every survivor computes it from the last committed
 /// checkpoint and the repaired communicator's members.
 #[derive(Debug)]
 struct Plan {
     version: u64,
+    redundancy: Redundancy,
     /// The lowest survivor (it tells the newcomers the plan).
     root: Rank,
     /// Each slot's owner in the repaired communicator.
     new_owners: Vec<Rank>,
-    /// The slots whose owner died: new owner and the surviving rank that sends it its data
-    /// (`None` when the new owner has it).
+    /// With copies, the slots whose owner died: new owner and the surviving rank that sends it
+    /// its data (`None` when the new owner has it).
     moves: BTreeMap<u32, (Rank, Option<Rank>)>,
+    /// With parity, the dead blocks to rebuild (of dead ranks that owned slots), by dead rank.
+    rebuilds: Vec<Rebuild>,
     lost: Vec<u32>,
 }
 
 impl Plan {
-    fn new(committed: &Committed, copies: u32, comm: &Comm) -> Plan {
+    fn new(committed: &Committed, redundancy: Redundancy, comm: &Comm) -> Plan {
         let group = comm.group();
         let alive = |world: u32| group.rank_of_world(world);
         let layout = &committed.layout;
@@ -549,8 +1077,28 @@ impl Plan {
             .collect();
         dead_owners.sort_unstable();
         dead_owners.dedup();
+        // The surviving rank that can give a dead owner's slots: with copies, its first
+        // surviving buddy; with parity, if no other rank of its group died, the next surviving
+        // member of its group.
+        let holder = |owner: usize| match redundancy {
+            Redundancy::Copies(copies) => {
+                Store::buddies(owner, old_size, copies).find_map(|b| alive(layout[b]))
+            }
+            Redundancy::Xor { group } => {
+                let members = group_of(owner, old_size, group);
+                let count = members.len();
+                let dead = members.clone().filter(|&m| alive(layout[m]).is_none());
+                if dead.count() != 1 {
+                    return None;
+                }
+                (1..count)
+                    .map(|i| members.start + (owner - members.start + i) % count)
+                    .find_map(|m| alive(layout[m]))
+            }
+        };
         let mut new_owners = Vec::with_capacity(committed.owners.len());
         let mut moves = BTreeMap::new();
+        let mut takers = BTreeMap::new();
         let mut lost = Vec::new();
         for (slot, &owner) in committed.owners.iter().enumerate() {
             let slot = slot as u32;
@@ -558,14 +1106,12 @@ impl Plan {
                 new_owners.push(rank);
                 continue;
             }
-            let holder =
-                Store::buddies(owner as usize, old_size, copies).find_map(|b| alive(layout[b]));
             let order = dead_owners
                 .iter()
                 .position(|&o| o == owner as usize)
                 .unwrap();
             let taker = newcomers.get(order).copied();
-            match (holder, taker) {
+            match (holder(owner as usize), taker) {
                 (None, taker) => {
                     lost.push(slot);
                     new_owners.push(taker.unwrap_or(0));
@@ -573,11 +1119,27 @@ impl Plan {
                 (Some(holder), Some(newcomer)) => {
                     new_owners.push(newcomer);
                     moves.insert(slot, (newcomer, Some(holder)));
+                    takers.insert(owner as usize, newcomer);
                 }
                 (Some(holder), None) => {
                     new_owners.push(holder);
                     moves.insert(slot, (holder, None));
+                    takers.insert(owner as usize, holder);
                 }
+            }
+        }
+        let mut rebuilds = Vec::new();
+        if let Redundancy::Xor { group } = redundancy {
+            moves.clear();
+            for (dead, taker) in takers {
+                let contributors = group_of(dead, old_size, group)
+                    .filter_map(|m| alive(layout[m]))
+                    .collect();
+                rebuilds.push(Rebuild {
+                    dead,
+                    taker,
+                    contributors,
+                });
             }
         }
         let root = (0..comm.size())
@@ -585,9 +1147,11 @@ impl Plan {
             .expect("the calling survivor is in the communicator");
         Plan {
             version: committed.version,
+            redundancy,
             root,
             new_owners,
             moves,
+            rebuilds,
             lost,
         }
     }
@@ -605,6 +1169,16 @@ impl Plan {
             words.push(u64::from(source));
         }
         words.extend(self.lost.iter().map(|&s| u64::from(s)));
+        words.extend(self.redundancy.words());
+        words.push(self.rebuilds.len() as u64);
+        for r in &self.rebuilds {
+            words.extend([
+                r.dead as u64,
+                u64::from(r.taker),
+                r.contributors.len() as u64,
+            ]);
+            words.extend(r.contributors.iter().map(|&c| u64::from(c)));
+        }
         words
     }
 }
@@ -615,26 +1189,45 @@ struct Header {
     owners: Vec<Rank>,
     sources: Vec<Rank>,
     lost: Vec<u32>,
+    redundancy: Redundancy,
+    rebuilds: Vec<Rebuild>,
 }
 
 impl Header {
     fn read(words: &[u64]) -> Option<Header> {
-        let (&version, rest) = words.split_first()?;
-        let (&slots, rest) = rest.split_first()?;
-        let (&lost, rest) = rest.split_first()?;
-        let (slots, lost) = (usize::try_from(slots).ok()?, usize::try_from(lost).ok()?);
-        if rest.len() != 2 * slots + lost {
-            return None;
+        let mut words = words.iter().copied();
+        let mut next = || words.next();
+        let version = next()?;
+        let slots = usize::try_from(next()?).ok()?;
+        let lost = usize::try_from(next()?).ok()?;
+        let mut ranks = |count: usize| -> Option<Vec<Rank>> {
+            (0..count).map(|_| Rank::try_from(next()?).ok()).collect()
+        };
+        let owners = ranks(slots)?;
+        let sources = ranks(slots)?;
+        let lost = ranks(lost)?;
+        let [kind, value] = <[Rank; 2]>::try_from(ranks(2)?).ok()?;
+        let redundancy = Redundancy::from_words([u64::from(kind), u64::from(value)])?;
+        let [count] = <[Rank; 1]>::try_from(ranks(1)?).ok()?;
+        let mut rebuilds = Vec::new();
+        for _ in 0..count {
+            let [dead, taker, contributors] = <[Rank; 3]>::try_from(ranks(3)?).ok()?;
+            rebuilds.push(Rebuild {
+                dead: dead as usize,
+                taker,
+                contributors: ranks(contributors as usize)?,
+            });
         }
-        let rank = |w: &u64| Rank::try_from(*w).ok();
+        if ranks(1).is_some() {
+            return None; // words left over
+        }
         Some(Header {
             version,
-            owners: rest[..slots].iter().map(rank).collect::<Option<_>>()?,
-            sources: rest[slots..2 * slots]
-                .iter()
-                .map(rank)
-                .collect::<Option<_>>()?,
-            lost: rest[2 * slots..].iter().map(|&w| w as u32).collect(),
+            owners,
+            sources,
+            lost,
+            redundancy,
+            rebuilds,
         })
     }
 }
@@ -652,15 +1245,15 @@ fn share_plan(comm: &Comm, root: Option<Rank>, words: &mut Vec<u64>) -> Result<(
 }
 
 /// How [`run_loop`] runs: `iterations` steps, a checkpoint every `checkpoint_every` of them
-/// and after the last, `copies` copies of each slot.
+/// and after the last, the slots kept safe by `redundancy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopConfig {
     /// Steps of the loop.
     pub iterations: u64,
     /// A checkpoint after every this many steps (and after the last).
     pub checkpoint_every: u64,
-    /// Copies of each slot ([`Store::new`]).
-    pub copies: u32,
+    /// How the store keeps the slots ([`Store::with_redundancy`]): copies or parity.
+    pub redundancy: Redundancy,
 }
 
 /// What [`run_loop`] ends with.
@@ -685,8 +1278,8 @@ pub struct Finished {
 /// its slots for the result to be the failure-free one. Collective over `comm`.
 ///
 /// ```
-/// use runthrough::resilience::{run_loop, LoopConfig};
-/// let config = LoopConfig { iterations: 10, checkpoint_every: 3, copies: 1 };
+/// use runthrough::resilience::{run_loop, LoopConfig, Redundancy};
+/// let config = LoopConfig { iterations: 10, checkpoint_every: 3, redundancy: Redundancy::Copies(1) };
 /// let universe = runthrough::local(4).kill_at_operation(1, 20);
 /// let outcomes = universe.run(|world| {
 ///     // Each slot is a counter; each step adds the sum of all counters over the ranks.
@@ -710,7 +1303,8 @@ pub struct Finished {
 ///
 /// # Errors
 /// [`Error::Lost`] when a recovery finds a slot lost, [`Error::Usage`] for a `checkpoint_every`
-/// of 0 or a failure before the first checkpoint committed; the errors of the recoveries.
+/// of 0, a redundancy [`Store::with_redundancy`] refuses or a failure before the first
+/// checkpoint committed; the errors of the recoveries.
 pub fn run_loop<I, F>(
     comm: &Comm,
     config: &LoopConfig,
@@ -725,7 +1319,7 @@ where
         return Err(Error::Usage("run_loop: checkpoint_every is 0".into()));
     }
     let mut comm = comm.dup()?;
-    let mut store = Store::new(&comm, config.copies)?;
+    let mut store = Store::with_redundancy(&comm, config.redundancy)?;
     let mut slots: Slots = store.owned().into_iter().map(|s| (s, init(s))).collect();
     let mut iteration = 0;
     let mut recoveries = 0;

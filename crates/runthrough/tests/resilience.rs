@@ -2,9 +2,10 @@
 //! The resilience library (`runthrough::resilience`): in-memory checkpoints of the
 //! application's slots with copies on buddy ranks, committed by one agreement, restored after a
 //! shrink, onto replacements (respawn) and onto spare ranks; a death before, during and after a
-//! checkpoint and during a recovery; two deaths at once; wrong use.
+//! checkpoint and during a recovery; two deaths at once; wrong use. The same with XOR parity
+//! over groups of ranks instead of copies.
 
-use runthrough::resilience::{run_loop, Error, LoopConfig, Slots, Store};
+use runthrough::resilience::{run_loop, Error, LoopConfig, Redundancy, Slots, Store};
 use runthrough::{Comm, Op, RankOutcome};
 
 /// The bytes of `slot` at application step `step`: every slot's data differs from every other
@@ -96,13 +97,28 @@ type Seen = (
 /// alike when none was.
 #[test]
 fn a_death_at_any_point_of_two_checkpoints_leaves_the_last_committed_one() {
+    death_at_any_point(|world| Store::new(world, 1));
+}
+
+/// As [`a_death_at_any_point_of_two_checkpoints_leaves_the_last_committed_one`], with XOR
+/// parity over one group of the 4 ranks: a death during a parity checkpoint leaves the
+/// previous checkpoint whole at every survivor, and the recovery rebuilds slot 1 from the
+/// parity at rank 2 (the next member of its group).
+#[test]
+fn a_death_at_any_point_of_two_xor_checkpoints_leaves_the_last_committed_one() {
+    death_at_any_point(|world| Store::with_redundancy(world, Redundancy::Xor { group: 4 }));
+}
+
+/// Rank 1 of 4 killed at each of its calls in turn around two checkpoints of a store `make`
+/// makes (the body of the two tests above).
+fn death_at_any_point(make: fn(&Comm) -> Result<Store, Error>) {
     let mut seen_failed_checkpoint = false;
     for k in 1..=40 {
         let outcomes =
             runthrough::local(4)
                 .kill_at_operation(1, k)
                 .run(|world: &Comm| -> Option<Seen> {
-                    let mut store = Store::new(world, 1).ok()?;
+                    let mut store = make(world).ok()?;
                     let first = checkpoint(&mut store, 1);
                     let second = match &first {
                         Ok(_) => checkpoint(&mut store, 2),
@@ -388,7 +404,8 @@ fn counters(world: &Comm, config: &LoopConfig) -> Result<(Slots, u32), Error> {
 }
 
 /// The resilient loop: rank 2 killed at each of its calls in turn (in the loop's steps, its
-/// checkpoints and its recovery), with one and with two copies. Killed before the first
+/// checkpoints and its recovery), with one and with two copies and with XOR parity over groups
+/// of 3 and of 5 (the whole communicator). Killed before the first
 /// checkpoint committed, every survivor gets an error; from then on, whatever the point, every
 /// survivor finishes, the slots the survivors end with are all the slots, each with the
 /// failure-free value, and a recovery happened exactly when the kill did.
@@ -397,7 +414,7 @@ fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point()
     let config = LoopConfig {
         iterations: 12,
         checkpoint_every: 4,
-        copies: 1,
+        redundancy: Redundancy::Copies(1),
     };
     let reference: Vec<Option<Result<(Slots, u32), Error>>> =
         returned(runthrough::local(5).run(|world| counters(world, &config)));
@@ -407,8 +424,17 @@ fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point()
         .collect();
     assert_eq!(reference.len(), 5);
     let mut kills = 0;
-    for copies in [1, 2] {
-        let config = LoopConfig { copies, ..config };
+    // Five ranks in XOR groups of 3: {0, 1, 2} and {3, 4}; in one group of 5.
+    for redundancy in [
+        Redundancy::Copies(1),
+        Redundancy::Copies(2),
+        Redundancy::Xor { group: 3 },
+        Redundancy::Xor { group: 5 },
+    ] {
+        let config = LoopConfig {
+            redundancy,
+            ..config
+        };
         let mut recovered_once = false;
         for k in 1.. {
             let outcomes = runthrough::local(5)
@@ -432,7 +458,7 @@ fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point()
                 slots.extend(mine);
             }
             slots.sort();
-            assert_eq!(slots, reference, "copies {copies}, k = {k}");
+            assert_eq!(slots, reference, "{redundancy:?}, k = {k}");
             if !killed {
                 assert!(k > 20, "rank 2 makes more than 20 calls");
                 break;
@@ -440,5 +466,293 @@ fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point()
             kills += 1;
         }
     }
-    assert!(kills > 40, "{kills} kill points");
+    assert!(kills > 80, "{kills} kill points");
+}
+
+/// The bytes of `slot` at step `step` for the parity tests: slots of different lengths (slot 2
+/// and slot 10 are empty, slot 5 is the longest), some growing with the step, so that blocks
+/// are padded and cut at every length.
+fn sized(slot: u32, step: u32) -> Vec<u8> {
+    let base = [13usize, 200, 0, 64, 1, 999, 7, 128][slot as usize % 8];
+    let len = if slot % 3 == 1 {
+        base + step as usize
+    } else {
+        base
+    };
+    (0..len as u32)
+        .map(|i| (slot.wrapping_mul(31) ^ step.wrapping_mul(7) ^ i.wrapping_mul(13)) as u8)
+        .collect()
+}
+
+/// Checkpoints the slots this rank owns at `step`, with [`sized`] data.
+fn checkpoint_sized(store: &mut Store, step: u32) -> Result<u64, Error> {
+    let owned: Vec<(u32, Vec<u8>)> = store.owned().iter().map(|&s| (s, sized(s, step))).collect();
+    let parts: Vec<(u32, &[u8])> = owned.iter().map(|(s, d)| (*s, d.as_slice())).collect();
+    store.checkpoint(&parts)
+}
+
+/// The slots and their [`sized`] data at `step`.
+fn sized_slots(slots: &[u32], step: u32) -> Slots {
+    slots.iter().map(|&s| (s, sized(s, step))).collect()
+}
+
+/// XOR parity over groups of 3 on 7 ranks: groups {0, 1, 2} and {3, 4, 5, 6} (rank 6 alone
+/// would be a group of one, so it joins the group before). Ranks 1 and 5, one in each group,
+/// die after the second checkpoint while every rank has moved on. After the repair every
+/// survivor gets its slots back as they were at step 2, bit for bit: slot 1 rebuilt at rank 2
+/// and slot 5 at rank 6 (the next member of each one's group), slots of every length,
+/// empty ones included; and the store checkpoints on over the 5 survivors.
+#[test]
+fn xor_parity_rebuilds_one_dead_rank_per_group_bit_for_bit() {
+    let universe = runthrough::local(7);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let mut store = Store::with_redundancy(world, Redundancy::Xor { group: 3 })?;
+        checkpoint_sized(&mut store, 1)?;
+        checkpoint_sized(&mut store, 2)?;
+        if world.rank() == 1 || world.rank() == 5 {
+            faults.kill(world.rank());
+        }
+        assert!(world.barrier().is_err(), "ranks 1 and 5 never enter it");
+        // Both deaths may not be known at the first shrink: recover_by_shrinking goes on.
+        let (shrunk, restored) = store.recover_by_shrinking(world)?;
+        let (version, owned) = (store.version(), store.owned());
+        checkpoint_sized(&mut store, 3)?;
+        Ok::<_, Error>((shrunk.size(), restored, version, owned, store.version()))
+    });
+    let outcomes = returned(outcomes);
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let Some(outcome) = outcome else {
+            assert!(rank == 1 || rank == 5, "rank {rank} was not killed");
+            continue;
+        };
+        let (size, restored, version, owned, after) = outcome.unwrap();
+        let slots: Vec<u32> = match rank {
+            2 => vec![1, 2],
+            6 => vec![5, 6],
+            r => vec![r as u32],
+        };
+        assert_eq!(restored, sized_slots(&slots, 2), "rank {rank}");
+        assert_eq!(
+            (size, version, owned, after),
+            (5, 3, slots, 4),
+            "rank {rank}"
+        );
+    }
+}
+
+/// Every rank of a group holds a parity block, which dies with it: the parity a dead rank held
+/// protected only the other members' chunks, so losing it with its own data loses nothing,
+/// and the recovery's checkpoint makes the parity again over the new communicator. Four
+/// ranks in one group of 4: rank 0 dies, rank 1 rebuilds slot 0; then rank 1 (now holding two
+/// slots in its block, and a parity block of the new checkpoint) dies, and rank 2 rebuilds
+/// slots 0 and 1 from the parity the recovery made.
+#[test]
+fn xor_parity_survives_its_holders_dying_one_after_the_other() {
+    let universe = runthrough::local(4);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let mut store = Store::with_redundancy(world, Redundancy::Xor { group: 4 })?;
+        checkpoint_sized(&mut store, 1)?;
+        if world.rank() == 0 {
+            faults.kill(0);
+        }
+        assert!(world.barrier().is_err(), "rank 0 never enters it");
+        let (shrunk, first) = store.recover_by_shrinking(world)?;
+        let first_owned = store.owned();
+        let owned: Vec<u32> = first.iter().map(|&(s, _)| s).collect();
+        let parts: Vec<(u32, Vec<u8>)> = owned.iter().map(|&s| (s, sized(s, 2))).collect();
+        let parts: Vec<(u32, &[u8])> = parts.iter().map(|(s, d)| (*s, d.as_slice())).collect();
+        store.checkpoint(&parts)?;
+        if world.rank() == 1 {
+            faults.kill(1);
+        }
+        assert!(shrunk.barrier().is_err(), "rank 1 never enters it");
+        let (_, second) = store.recover_by_shrinking(&shrunk)?;
+        Ok::<_, Error>((first, first_owned, second, store.owned()))
+    });
+    for (rank, outcome) in returned(outcomes).into_iter().enumerate() {
+        let Some(outcome) = outcome else {
+            assert!(rank < 2, "rank {rank} was not killed");
+            continue;
+        };
+        let (first, first_owned, second, owned) = outcome.unwrap();
+        let rank = rank as u32;
+        assert_eq!(first, sized_slots(&[rank], 1), "rank {rank}");
+        assert_eq!(first_owned, vec![rank], "rank {rank}");
+        let slots = if rank == 2 { vec![0, 1, 2] } else { vec![3] };
+        assert_eq!(second, sized_slots(&slots, 2), "rank {rank}");
+        assert_eq!(owned, if rank == 2 { vec![0, 1, 2] } else { vec![3] });
+    }
+}
+
+/// XOR parity over groups of 3 on 6 ranks: {0, 1, 2} and {3, 4, 5}. Two ranks of one group
+/// dying together (1 and 2, in the barrier after the checkpoint) lose both their slots: every
+/// survivor gets the same `Lost { slots: [1, 2] }`. Two ranks of different groups (2 and 3)
+/// lose nothing: rank 0 rebuilds slot 2, rank 4 slot 3.
+#[test]
+fn two_deaths_in_one_xor_group_are_lost_at_every_survivor_and_in_two_groups_are_not() {
+    for dead in [[1, 2], [2, 3]] {
+        let universe = runthrough::local(6)
+            .kill_in_collective(dead[0], "barrier", 1, 0)
+            .kill_in_collective(dead[1], "barrier", 1, 0);
+        let outcomes = universe.run(move |world| {
+            let mut store = Store::with_redundancy(world, Redundancy::Xor { group: 3 })?;
+            checkpoint_sized(&mut store, 1)?;
+            assert!(world.barrier().is_err(), "ranks {dead:?} die in it");
+            store
+                .recover_by_shrinking(world)
+                .map(|(_, restored)| restored)
+        });
+        for (rank, outcome) in returned(outcomes).into_iter().enumerate() {
+            let Some(result) = outcome else {
+                assert!(dead.contains(&(rank as u32)), "rank {rank} was not killed");
+                continue;
+            };
+            if dead == [1, 2] {
+                assert_eq!(
+                    result,
+                    Err(Error::Lost { slots: vec![1, 2] }),
+                    "rank {rank}"
+                );
+                continue;
+            }
+            let slots: Vec<u32> = match rank {
+                0 => vec![0, 2],
+                4 => vec![3, 4],
+                r => vec![r as u32],
+            };
+            assert_eq!(result.unwrap(), sized_slots(&slots, 1), "rank {rank}");
+        }
+    }
+}
+
+/// Non-shrinking recovery with parity: rank 1 of 5 dies (groups of 3: {0, 1, 2} and {3, 4}),
+/// the survivors respawn it, and the replacement joins with the same redundancy and gets slot
+/// 1 rebuilt from the shares of ranks 0 and 2; the next checkpoint runs on five ranks. A replacement that
+/// joins with another redundancy than the survivors' gets `Usage`, the survivors
+/// `NotCommitted`, and nobody hangs.
+#[test]
+fn a_replacement_rank_gets_the_dead_rank_s_slot_rebuilt_from_parity() {
+    for joins_with in [Redundancy::Xor { group: 3 }, Redundancy::Copies(1)] {
+        let universe = runthrough::local(5);
+        let faults = universe.fault_handle();
+        let outcomes = universe.run(move |world| {
+            let redundancy = Redundancy::Xor { group: 3 };
+            let (comm, mut store, restored) = match world.parent() {
+                Some(parents) => {
+                    let comm = parents.join_respawn()?;
+                    let (store, restored) = Store::join_with_redundancy(&comm, joins_with)?;
+                    (comm, store, restored)
+                }
+                None => {
+                    let mut store = Store::with_redundancy(world, redundancy)?;
+                    checkpoint_sized(&mut store, 1)?;
+                    if world.rank() == 1 {
+                        faults.kill(1);
+                    }
+                    let _ = world.barrier();
+                    let comm = world.respawn()?;
+                    let restored = store.recover(&comm)?;
+                    (comm, store, restored)
+                }
+            };
+            checkpoint_sized(&mut store, 2)?;
+            Ok::<_, Error>((comm.rank(), restored, store.owned(), store.version()))
+        });
+        let outcomes = returned(outcomes);
+        assert_eq!(outcomes.len(), 6, "5 ranks and the replacement");
+        let replacement = outcomes[5].clone().unwrap();
+        if joins_with != (Redundancy::Xor { group: 3 }) {
+            assert!(
+                matches!(replacement, Err(Error::Usage(_))),
+                "{replacement:?}"
+            );
+            for outcome in outcomes[..5].iter().flatten() {
+                assert_eq!(outcome, &Err(Error::NotCommitted));
+            }
+            continue;
+        }
+        for outcome in outcomes.into_iter().flatten() {
+            let (rank, restored, owned, version) = outcome.unwrap();
+            assert_eq!(restored, sized_slots(&[rank], 1), "rank {rank}");
+            assert_eq!((owned, version), (vec![rank], 3), "rank {rank}");
+        }
+    }
+}
+
+/// Spare ranks with parity: ranks 0-3 work in one group of 4, rank 4 waits. When rank 1 dies,
+/// the spare takes its number in the new work communicator and gets slot 1 rebuilt from the
+/// other three's parity and chunks.
+#[test]
+fn a_spare_rank_gets_the_dead_rank_s_slot_rebuilt_from_parity() {
+    let universe = runthrough::local(5);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let redundancy = Redundancy::Xor { group: 4 };
+        let spare = world.rank() == 4;
+        let work = world.split((!spare).then_some(0), world.rank() as i32)?;
+        let store = match &work {
+            Some(work) => {
+                let mut store = Store::with_redundancy(work, redundancy)?;
+                checkpoint_sized(&mut store, 1)?;
+                Some(store)
+            }
+            None => None,
+        };
+        if world.rank() == 1 {
+            faults.kill(1);
+        }
+        let _ = world.barrier();
+        let shrunk = world.shrink()?;
+        let key = if spare { 1 } else { world.rank() };
+        let work = shrunk.split(Some(0), key as i32)?.expect("a member");
+        let restored = match store {
+            Some(mut store) => store.recover(&work)?,
+            None => Store::join_with_redundancy(&work, redundancy)?.1,
+        };
+        Ok::<_, Error>((world.rank(), work.rank(), restored))
+    });
+    for outcome in returned(outcomes).into_iter().flatten() {
+        let (world_rank, rank, restored) = outcome.unwrap();
+        let want = if world_rank == 4 { 1 } else { world_rank };
+        assert_eq!(rank, want, "world rank {world_rank}");
+        assert_eq!(restored, sized_slots(&[rank], 1), "world rank {world_rank}");
+    }
+}
+
+/// Wrong use of parity, at every rank alike and without a hang or a panic: groups of 0 or 1
+/// rank, no copies through `with_redundancy`, and ranks giving different redundancies are all
+/// `Usage` at every rank; a right store made after them works. A communicator of one rank
+/// takes parity (a group of one, with nothing to keep) and checkpoints.
+#[test]
+fn wrong_parity_use_is_reported_at_every_rank_and_hangs_nobody() {
+    let outcomes = runthrough::local(3).run(|world| {
+        for wrong in [
+            Redundancy::Xor { group: 0 },
+            Redundancy::Xor { group: 1 },
+            Redundancy::Copies(0),
+        ] {
+            let made = Store::with_redundancy(world, wrong);
+            assert!(matches!(made, Err(Error::Usage(_))), "{wrong:?}: {made:?}");
+        }
+        let group = if world.rank() == 0 { 2 } else { 3 };
+        let made = Store::with_redundancy(world, Redundancy::Xor { group });
+        assert!(matches!(made, Err(Error::Usage(_))), "{made:?}");
+        let made = Store::with_redundancy(world, Redundancy::Copies(world.rank() + 1));
+        assert!(matches!(made, Err(Error::Usage(_))), "{made:?}");
+        let mut store = Store::with_redundancy(world, Redundancy::Xor { group: 3 })?;
+        assert_eq!(store.redundancy(), Redundancy::Xor { group: 3 });
+        assert_eq!(store.copies(), 0);
+        checkpoint_sized(&mut store, 1)
+    });
+    for outcome in returned(outcomes) {
+        assert_eq!(outcome.unwrap(), Ok(1));
+    }
+    let alone = runthrough::local(1).run(|world| {
+        let mut store = Store::with_redundancy(world, Redundancy::Xor { group: 4 })?;
+        checkpoint_sized(&mut store, 1)?;
+        checkpoint_sized(&mut store, 2)
+    });
+    assert_eq!(returned(alone)[0], Some(Ok(2)));
 }
