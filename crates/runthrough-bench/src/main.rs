@@ -461,8 +461,10 @@ fn own_rows(bench: &mut Bench, quick: bool, target_us: f64) {
 /// rank at 4 in-process ranks, with 1 and 2 copies, beside its floor: copying k·B bytes in
 /// memory (one thread), the least a checkpoint of k copies moves; and with XOR parity over one
 /// group of the 4 ranks (`checkpoint_xor_group_4`: each rank sends B/3 to each other one and
-/// XORs what it receives, B bytes in and out like one copy). B is 64 MiB (8 MiB with
-/// `--quick`).
+/// XORs what it receives, B bytes in and out like one copy) and with Reed-Solomon parity of 2
+/// over that group (`checkpoint_reed_solomon_group_4_parity_2`: each rank sends its two halves
+/// to two holders each, 2·B out like two copies, and keeps B of parity). B is 64 MiB (8 MiB
+/// with `--quick`).
 fn checkpoint_rows(bench: &mut Bench, quick: bool) {
     use runthrough::resilience::{Error as StoreError, Redundancy, Store};
     let bytes: usize = if quick { 8 << 20 } else { 64 << 20 };
@@ -501,18 +503,29 @@ fn checkpoint_rows(bench: &mut Bench, quick: bool) {
             bench.push(&op, 1, samples);
         }
     }
-    let redundancy = Redundancy::Xor { group: 4 };
-    bench.in_process("checkpoint_xor_group_4", 4, bytes, |w, r| {
-        let mut store = Store::with_redundancy(w, redundancy).map_err(to_comm)?;
-        let data = vec![w.rank() as u8; bytes];
-        let s = timed(r, 1, || {
-            store
-                .checkpoint(&[(w.rank(), &data)])
-                .map(drop)
-                .map_err(to_comm)
-        })?;
-        Ok(if w.rank() == 0 { s } else { Vec::new() })
-    });
+    let parity = [
+        ("checkpoint_xor_group_4", Redundancy::Xor { group: 4 }),
+        (
+            "checkpoint_reed_solomon_group_4_parity_2",
+            Redundancy::ReedSolomon {
+                group: 4,
+                parity: 2,
+            },
+        ),
+    ];
+    for (op, redundancy) in parity {
+        bench.in_process(op, 4, bytes, |w, r| {
+            let mut store = Store::with_redundancy(w, redundancy).map_err(to_comm)?;
+            let data = vec![w.rank() as u8; bytes];
+            let s = timed(r, 1, || {
+                store
+                    .checkpoint(&[(w.rank(), &data)])
+                    .map(drop)
+                    .map_err(to_comm)
+            })?;
+            Ok(if w.rank() == 0 { s } else { Vec::new() })
+        });
+    }
 }
 
 /// Prints `why` and exits with status 2.

@@ -52,6 +52,15 @@
 //!   lengths: bit for bit the data of the last committed checkpoint. If two ranks or more of
 //!   one group died, the slots of its dead ranks are lost: [`Error::Lost`] at every rank.
 //!
+//! [`Redundancy::ReedSolomon`] keeps `parity` code chunks per stripe instead of one XOR, with
+//! the same layout generalized: in a group of `m` ranks, stripe `s` has its
+//! code chunks at the members `s .. s + parity` and a data chunk from each other member; each
+//! rank cuts its block into `m - parity` chunks, sends each to its stripe's holders, and each
+//! holder encodes its stripes' chunks (padded to the longest, rounded up to an even length)
+//! and keeps its own code chunk. Any `parity` deaths in a group leave at least `m - parity`
+//! chunks of every stripe; the rank that rebuilds a dead block gets every survivor's chunk of
+//! the stripes the dead rank had data in and decodes them.
+//!
 //! Every call is collective over its communicator and fault-tolerant: a failure during it makes
 //! it return an error at every rank (the last step of each is an agreement), never a hang, and
 //! leaves the last committed checkpoint whole, so the application can repair and recover again.
@@ -185,6 +194,17 @@ pub enum Redundancy {
         /// Ranks per group.
         group: u32,
     },
+    /// Reed-Solomon parity over consecutive groups of `group` ranks, spread over each group's
+    /// members like [`Redundancy::Xor`]'s: any `parity` failures per group between two
+    /// checkpoints lose nothing; `parity / (group - parity)` of the data in memory. `parity` at
+    /// least 1 and less than `group` (a smaller last group keeps at most one parity fewer than
+    /// its ranks). With `parity` 1 it keeps what [`Redundancy::Xor`] keeps, computed otherwise.
+    ReedSolomon {
+        /// Ranks per group.
+        group: u32,
+        /// Failures per group it survives.
+        parity: u32,
+    },
 }
 
 impl Redundancy {
@@ -195,25 +215,117 @@ impl Redundancy {
             Redundancy::Xor { group } if group < 2 => Some(format!(
                 "XOR parity needs groups of at least 2 ranks, not {group}"
             )),
+            Redundancy::ReedSolomon { group, parity } if parity == 0 || parity >= group => {
+                Some(format!(
+                    "Reed-Solomon parity needs 1 to group - 1 parity blocks, not {parity} for groups of {group}"
+                ))
+            }
+            Redundancy::ReedSolomon { group, parity }
+                if !reed_solomon_simd::ReedSolomonEncoder::supports(
+                    (group - parity) as usize,
+                    parity as usize,
+                ) =>
+            {
+                Some(format!(
+                    "Reed-Solomon codes of {group} shards with {parity} of parity are not supported"
+                ))
+            }
             _ => None,
         }
     }
 
-    /// Two words that name it (for telling newcomers).
-    fn words(self) -> [u64; 2] {
+    /// With parity: the group size and the failures per group it survives.
+    fn parity(self) -> Option<(u32, u32)> {
         match self {
-            Redundancy::Copies(k) => [0, u64::from(k)],
-            Redundancy::Xor { group } => [1, u64::from(group)],
+            Redundancy::Copies(_) => None,
+            Redundancy::Xor { group } => Some((group, 1)),
+            Redundancy::ReedSolomon { group, parity } => Some((group, parity)),
         }
     }
 
-    fn from_words(words: [u64; 2]) -> Option<Redundancy> {
-        let value = u32::try_from(words[1]).ok()?;
+    /// Three words that name it (for comparing every rank's and telling newcomers).
+    fn words(self) -> [u64; 3] {
+        match self {
+            Redundancy::Copies(k) => [0, u64::from(k), 0],
+            Redundancy::Xor { group } => [1, u64::from(group), 0],
+            Redundancy::ReedSolomon { group, parity } => [2, u64::from(group), u64::from(parity)],
+        }
+    }
+
+    fn from_words(words: [u64; 3]) -> Option<Redundancy> {
+        let (a, b) = (u32::try_from(words[1]).ok()?, u32::try_from(words[2]).ok()?);
         match words[0] {
-            0 => Some(Redundancy::Copies(value)),
-            1 => Some(Redundancy::Xor { group: value }),
+            0 => Some(Redundancy::Copies(a)),
+            1 => Some(Redundancy::Xor { group: a }),
+            2 => Some(Redundancy::ReedSolomon {
+                group: a,
+                parity: b,
+            }),
             _ => None,
         }
+    }
+}
+
+/// The stripes of a parity group of `count` members keeping `parity` parity chunks per stripe
+/// (at most `count - 1`). There are `count` stripes; stripe `s` has its parity chunks at the
+/// members `s, s + 1, ..., s + parity - 1` (its holders, cyclically) and one data chunk from
+/// each of the `count - parity` others (its contributors, data index `j` for member
+/// `s + parity + j`); a member's chunk `i` is its data in stripe `member + 1 + i`. So a member
+/// holds the parity of `parity` stripes and has data in `count - parity` others, never both in
+/// one stripe: losing any `parity` members loses at most `parity` chunks of each stripe.
+#[derive(Debug, Clone, Copy)]
+struct Stripes {
+    count: usize,
+    parity: usize,
+}
+
+impl Stripes {
+    fn new(count: usize, parity: u32) -> Stripes {
+        Stripes {
+            count,
+            parity: (parity as usize).min(count.saturating_sub(1)),
+        }
+    }
+
+    /// Data chunks per stripe (and chunks per block).
+    fn data(self) -> usize {
+        self.count - self.parity
+    }
+
+    /// The stripe of chunk `index` of member `member`.
+    fn stripe_of(self, member: usize, index: usize) -> usize {
+        (member + 1 + index) % self.count
+    }
+
+    /// The chunk of `member` in stripe `stripe`, if it has data there.
+    fn chunk_in(self, member: usize, stripe: usize) -> Option<usize> {
+        let index = (stripe + 2 * self.count - member - 1) % self.count;
+        (index < self.data()).then_some(index)
+    }
+
+    /// Which parity chunk of `stripe` `member` holds, if any.
+    fn holder_in(self, member: usize, stripe: usize) -> Option<usize> {
+        let offset = (member + self.count - stripe) % self.count;
+        (offset < self.parity).then_some(offset)
+    }
+
+    /// The data index of `member` in `stripe`, if it has data there.
+    fn data_index(self, member: usize, stripe: usize) -> Option<usize> {
+        let index = (member + 2 * self.count - stripe - self.parity) % self.count;
+        (index < self.data()).then_some(index)
+    }
+
+    /// The length of stripe `stripe`'s chunks when the members' blocks are `lens` long: its
+    /// longest data chunk, rounded up to an even length (the codec's unit); 0 if all are empty.
+    fn shard_len(self, stripe: usize, lens: &[usize]) -> usize {
+        let longest = (0..self.count)
+            .filter_map(|m| {
+                let index = self.chunk_in(m, stripe)?;
+                Some(chunk(index, lens[m], self.data()).len())
+            })
+            .max()
+            .unwrap_or(0);
+        longest.next_multiple_of(2)
     }
 }
 
@@ -369,6 +481,8 @@ struct Held {
     /// ...and the slot table of every member of its group, itself included, by rank in the
     /// checkpoint's communicator.
     tables: BTreeMap<Rank, Table>,
+    /// With Reed-Solomon parity: this rank's parity chunk of each stripe it holds, by stripe.
+    stripes: BTreeMap<usize, Vec<u8>>,
 }
 
 impl Store {
@@ -395,33 +509,39 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Usage`] at every rank when the ranks gave different redundancies, or no
-    /// copies, or groups of fewer than 2 ranks (or a number of 2^31 or more); the errors of
-    /// [`Comm::dup`] and [`Comm::agree`].
+    /// copies, or groups of fewer than 2 ranks, or Reed-Solomon parity of 0 or of as many
+    /// blocks as the group has ranks; the errors of [`Comm::dup`], [`Comm::all_reduce`] and
+    /// [`Comm::agree`].
     pub fn with_redundancy(comm: &Comm, redundancy: Redundancy) -> Result<Store, Error> {
         let store = Store::empty(comm, redundancy, (0..comm.size()).collect())?;
-        // Two uniform agreements (bitwise ANDs) on the redundancy's code and its complement:
-        // every rank gave the same code iff each AND is the complement of the other.
-        let code = match redundancy {
-            Redundancy::Copies(k) => k,
-            Redundancy::Xor { group } => group | 1 << 31,
-        };
-        let big = match redundancy {
-            Redundancy::Copies(k) | Redundancy::Xor { group: k } => k >= 1 << 31,
-        };
-        let all = store.comm.agree(code)?;
-        let complements = store.comm.agree(!code)?;
-        if all != !complements {
-            return Err(Error::Usage(format!(
+        // The largest of each word and of its complement: every rank gave the same words iff
+        // each largest word is the complement of the largest complement. Then one agreement,
+        // so that every rank returns alike.
+        let words = redundancy.words();
+        let bad = u64::from(redundancy.problem().is_some());
+        let mut mine = [0u64; 7];
+        for (i, word) in words.iter().enumerate() {
+            mine[i] = *word;
+            mine[i + 3] = !word;
+        }
+        mine[6] = bad;
+        let mut all = [0u64; 7];
+        let reduced = store.comm.all_reduce(&mine, &mut all, Op::Max);
+        let same = (0..3).all(|i| all[i] == !all[i + 3]);
+        let fine = reduced.is_ok() && same && all[6] == 0;
+        if store.comm.agree(u32::from(fine))? == 1 {
+            return Ok(store);
+        }
+        Err(match reduced {
+            Err(e) => e.into(),
+            Ok(()) if !same => Error::Usage(format!(
                 "the ranks gave different redundancies (this one {redundancy:?})"
-            )));
-        }
-        if big {
-            return Err(Error::Usage(format!("{redundancy:?}: too large")));
-        }
-        match redundancy.problem() {
-            Some(problem) => Err(Error::Usage(problem)),
-            None => Ok(store),
-        }
+            )),
+            Ok(()) if all[6] != 0 => Error::Usage(redundancy.problem().unwrap_or_else(|| {
+                "another rank gave a redundancy that cannot be used".to_string()
+            })),
+            Ok(()) => Error::NotCommitted,
+        })
     }
 
     /// A store on a duplicate of `comm` with these owners and nothing committed.
@@ -457,7 +577,7 @@ impl Store {
     pub fn copies(&self) -> u32 {
         match self.redundancy {
             Redundancy::Copies(k) => k,
-            Redundancy::Xor { .. } => 0,
+            Redundancy::Xor { .. } | Redundancy::ReedSolomon { .. } => 0,
         }
     }
 
@@ -541,6 +661,9 @@ impl Store {
         let (held, ok) = match self.redundancy {
             Redundancy::Copies(copies) => self.exchange_copies(mine, copies, version, tag),
             Redundancy::Xor { group } => self.exchange_parity(mine, group, version, tag),
+            Redundancy::ReedSolomon { group, parity } => {
+                self.exchange_reed_solomon(mine, group, parity, version, tag)
+            }
         };
         match self.comm.agree(u32::from(ok))? {
             1 => Ok(held),
@@ -688,6 +811,132 @@ impl Store {
         (held, ok)
     }
 
+    /// [`Store::exchange`] with Reed-Solomon parity ([`Stripes`]): this rank's block cut into
+    /// one chunk per stripe it has data in, each sent to that stripe's holders with this
+    /// rank's slot table; for each stripe it holds, the data chunks of its contributors, padded
+    /// to the longest and encoded, of which it keeps its own parity chunk; whether all of it
+    /// went and came.
+    fn exchange_reed_solomon(
+        &self,
+        mine: Option<&BTreeMap<u32, &[u8]>>,
+        group: u32,
+        parity: u32,
+        version: u64,
+        tag: i32,
+    ) -> (Held, bool) {
+        let (size, me) = (self.comm.size() as usize, self.comm.rank() as usize);
+        let members = group_of(me, size, group);
+        let stripes = Stripes::new(members.len(), parity);
+        let position = me - members.start;
+        let rank = |position: usize| (members.start + position) as Rank;
+        let owned = self.owned();
+        let parts: Option<Vec<&[u8]>> =
+            mine.map(|data| owned.iter().map(|slot| data[slot]).collect());
+        let table: Option<Table> = parts.as_ref().map(|parts| {
+            owned
+                .iter()
+                .zip(parts)
+                .map(|(&slot, part)| (slot, part.len()))
+                .collect()
+        });
+        let len: usize = table.iter().flatten().map(|&(_, len)| len).sum();
+        let header = table_header(version, table.as_ref());
+        let mut ok = mine.is_some();
+        let mut sends: Vec<Request<'_>> = Vec::new();
+        if stripes.parity > 0 {
+            for index in 0..stripes.data() {
+                let stripe = stripes.stripe_of(position, index);
+                let data = parts
+                    .as_ref()
+                    .map(|parts| gather(parts, chunk(index, len, stripes.data())));
+                for offset in 0..stripes.parity {
+                    let to = rank((stripe + offset) % stripes.count);
+                    match self.comm.isend(&header, to, tag) {
+                        Ok(request) => sends.push(request),
+                        Err(_) => ok = false,
+                    }
+                    if let Some(data) = &data {
+                        match self.comm.isend(data, to, tag) {
+                            Ok(request) => sends.push(request),
+                            Err(_) => ok = false,
+                        }
+                    }
+                }
+            }
+        }
+        let mut held = Held::default();
+        if let Some(table) = table {
+            held.tables.insert(me as Rank, table);
+        }
+        // The stripes this rank holds parity of, and their data chunks as they come.
+        let mine_stripes: Vec<usize> = (0..stripes.parity)
+            .map(|offset| (position + stripes.count - offset) % stripes.count)
+            .collect();
+        let mut chunks: BTreeMap<usize, Vec<Option<Vec<u8>>>> = mine_stripes
+            .iter()
+            .map(|&stripe| (stripe, vec![None; stripes.data()]))
+            .collect();
+        for from in (0..stripes.count).filter(|&m| m != position) {
+            // The chunks `from` sends here, in the order of its chunks.
+            let mut theirs: Vec<(usize, usize)> = mine_stripes
+                .iter()
+                .filter_map(|&stripe| Some((stripes.chunk_in(from, stripe)?, stripe)))
+                .collect();
+            theirs.sort_unstable();
+            for (index, stripe) in theirs {
+                match recv_parity(&self.comm, rank(from), tag, version) {
+                    Ok(Some((table, data))) => {
+                        let slots = table.iter().map(|&(slot, _)| slot);
+                        let owns = (0..self.owners.len() as u32)
+                            .filter(|&s| self.owners[s as usize] == rank(from));
+                        let total = table.iter().map(|&(_, len)| len).sum();
+                        let j = stripes.data_index(from, stripe).expect("a contributor");
+                        if slots.eq(owns) && data.len() == chunk(index, total, stripes.data()).len()
+                        {
+                            chunks.get_mut(&stripe).expect("held")[j] = Some(data);
+                            held.tables.insert(rank(from), table);
+                        } else {
+                            ok = false;
+                        }
+                    }
+                    Ok(None) => ok = false,
+                    Err(_) => {
+                        ok = false;
+                        break; // nothing more comes from a failed member
+                    }
+                }
+            }
+        }
+        for (stripe, data) in chunks {
+            let Some(mut data) = data.into_iter().collect::<Option<Vec<Vec<u8>>>>() else {
+                ok = false;
+                continue;
+            };
+            let longest = data.iter().map(Vec::len).max().unwrap_or(0);
+            let shard = longest.next_multiple_of(2);
+            let offset = stripes.holder_in(position, stripe).expect("a holder");
+            if shard == 0 {
+                held.stripes.insert(stripe, Vec::new());
+                continue;
+            }
+            for d in &mut data {
+                d.resize(shard, 0);
+            }
+            match reed_solomon_simd::encode(stripes.data(), stripes.parity, &data) {
+                Ok(mut recovery) => {
+                    held.stripes.insert(stripe, recovery.swap_remove(offset));
+                }
+                Err(_) => ok = false,
+            }
+        }
+        for request in &mut sends {
+            if request.wait().is_err() {
+                ok = false;
+            }
+        }
+        (held, ok)
+    }
+
     /// Restores the slots after a failure, at a rank that survived it, over `comm`: the
     /// repaired communicator (of [`Comm::shrink`], [`Comm::respawn`], or the survivors and some
     /// spare ranks in any order), whose newcomers call [`Store::join`] at the same time.
@@ -749,12 +998,16 @@ impl Store {
         let mut rebuilt = BTreeMap::new();
         if plan.lost.is_empty() {
             let me_old = committed.layout.iter().position(|&w| w == me_world);
-            let group = match self.redundancy {
-                Redundancy::Xor { group } => group,
-                Redundancy::Copies(_) => 0,
-            };
-            let share = |dead: usize| me_old.and_then(|me| share(committed, me, dead, group));
-            let (slots, done) = rebuild(&private, &plan.rebuilds, me, committed.version, share);
+            let redundancy = self.redundancy;
+            let share = |dead: usize| me_old.and_then(|me| share(committed, me, dead, redundancy));
+            let (slots, done) = rebuild(
+                &private,
+                &plan.rebuilds,
+                me,
+                committed.version,
+                redundancy,
+                share,
+            );
             rebuilt = slots;
             ok &= done;
         }
@@ -848,14 +1101,20 @@ impl Store {
         let mut ok = !mismatch;
         let mut restored = Vec::new();
         if header.lost.is_empty() {
-            let (mut rebuilt, done) =
-                rebuild(&store.comm, &header.rebuilds, me, header.version, |_| None);
+            let (mut rebuilt, done) = rebuild(
+                &store.comm,
+                &header.rebuilds,
+                me,
+                header.version,
+                header.redundancy,
+                |_| None,
+            );
             ok &= done;
             for (slot, &owner) in header.owners.iter().enumerate() {
                 if owner != me {
                     continue;
                 }
-                if let Redundancy::Xor { .. } = header.redundancy {
+                if header.redundancy.parity().is_some() {
                     match rebuilt.remove(&(slot as u32)) {
                         Some(data) => restored.push((slot as u32, data)),
                         None => ok = false,
@@ -913,38 +1172,206 @@ impl Store {
     }
 }
 
+/// A survivor's share in rebuilding a dead member's block: what it sends the rank that
+/// rebuilds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Share {
+    /// The group's members.
+    count: u32,
+    /// The dead member's and the sender's positions in the group.
+    dead: u32,
+    sender: u32,
+    /// With Reed-Solomon parity: the length of the sender's chunk in each stripe the dead
+    /// member had data in, in the order of its chunks (the data is these chunks end to end).
+    sizes: Vec<usize>,
+    /// The dead member's slot table.
+    table: Table,
+    data: Vec<u8>,
+}
+
+impl Share {
+    /// The share's header (all but its data; without a share: a header that gives up).
+    fn header(version: u64, share: Option<&Share>) -> Vec<u8> {
+        let mut header = version.to_le_bytes().to_vec();
+        header.push(u8::from(share.is_some()));
+        if let Some(share) = share {
+            for word in [
+                share.count,
+                share.dead,
+                share.sender,
+                share.sizes.len() as u32,
+            ] {
+                header.extend_from_slice(&word.to_le_bytes());
+            }
+            for &size in &share.sizes {
+                header.extend_from_slice(&(size as u64).to_le_bytes());
+            }
+            header.extend_from_slice(&table_header(version, Some(&share.table))[9..]);
+        }
+        header
+    }
+
+    /// Receives a share from `from` ([`Share::header`], then the data): `Ok(None)` if the
+    /// sender gave up or sent something else than a share of `version`.
+    fn recv(comm: &Comm, from: Rank, version: u64) -> Result<Option<Share>, CommError> {
+        let (header, _) = comm.recv_vec::<u8>(from, RECOVERY_TAG)?;
+        if header.get(8) != Some(&1) {
+            return Ok(None);
+        }
+        let (data, _) = comm.recv_vec::<u8>(from, RECOVERY_TAG)?;
+        let read = || -> Option<Share> {
+            let words = header.get(9..25)?;
+            let word = |i: usize| u32::from_le_bytes(words[4 * i..4 * i + 4].try_into().unwrap());
+            let sizes = word(3) as usize;
+            let rest = header.get(25..)?;
+            let (sizes_bytes, table) = rest.split_at_checked(8 * sizes)?;
+            let mut table_bytes = header[..9].to_vec();
+            table_bytes.extend_from_slice(table);
+            Some(Share {
+                count: word(0),
+                dead: word(1),
+                sender: word(2),
+                sizes: sizes_bytes
+                    .chunks_exact(8)
+                    .map(|b| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok())
+                    .collect::<Option<_>>()?,
+                table: read_table_header(&table_bytes, version)?,
+                data,
+            })
+        };
+        Ok(read())
+    }
+}
+
 /// A survivor's share in rebuilding the block of `dead` (ranks of the last checkpoint's
-/// communicator, as `me`) with parity over groups of `group`: for each chunk of the dead block,
-/// this rank's parity block if it holds that chunk's parity, else its own chunk in that parity
-/// block, cut (or padded with zeros) to the dead chunk's length. The XOR of every surviving
-/// member's share is the dead block. With the dead rank's slot table, which this rank
-/// received with its chunks; `None` if it has not that table.
-fn share(committed: &Committed, me: usize, dead: usize, group: u32) -> Option<(Table, Vec<u8>)> {
+/// communicator, as `me`), the XOR of every surviving member's share being the dead block with
+/// XOR parity ([`Stripes`] with one parity chunk): for each chunk of the dead block, this
+/// rank's parity block if it holds that chunk's parity, else its own chunk in that parity
+/// block, cut (or padded with zeros) to the dead chunk's length. With Reed-Solomon parity:
+/// for each stripe the dead member had data in, this rank's chunk there (its parity chunk or
+/// its data chunk, padded to the stripe's length). `None` if it lacks a table it needs.
+fn share(committed: &Committed, me: usize, dead: usize, redundancy: Redundancy) -> Option<Share> {
+    let (group, parity) = redundancy.parity()?;
     let members = group_of(dead, committed.layout.len(), group);
     if !members.contains(&me) {
         return None;
     }
-    let count = members.len();
+    let stripes = Stripes::new(members.len(), parity);
     let (at_dead, at_me) = (dead - members.start, me - members.start);
     let table = committed.held.tables.get(&(dead as Rank))?.clone();
     let len: usize = table.iter().map(|&(_, len)| len).sum();
     let parts: Vec<&[u8]> = committed.mine.values().map(Vec::as_slice).collect();
     let my_len: usize = parts.iter().map(|part| part.len()).sum();
-    let mut out = vec![0u8; len];
-    for index in 0..count - 1 {
-        let range = chunk(index, len, count - 1);
-        // Chunk `index` of the dead block is in the parity of the member `index + 1` after it.
-        let holder = (at_dead + 1 + index) % count;
-        let source = if holder == at_me {
-            std::borrow::Cow::Borrowed(committed.held.parity.as_slice())
-        } else {
-            let mine = (holder + count - at_me - 1) % count;
-            gather(&parts, chunk(mine, my_len, count - 1))
-        };
-        let n = source.len().min(range.len());
-        out[range.start..range.start + n].copy_from_slice(&source[..n]);
+    let mut share = Share {
+        count: stripes.count as u32,
+        dead: at_dead as u32,
+        sender: at_me as u32,
+        sizes: Vec::new(),
+        table,
+        data: Vec::new(),
+    };
+    if let Redundancy::Xor { .. } = redundancy {
+        let mut out = vec![0u8; len];
+        for index in 0..stripes.data() {
+            let range = chunk(index, len, stripes.data());
+            let stripe = stripes.stripe_of(at_dead, index);
+            let source = match stripes.chunk_in(at_me, stripe) {
+                None => std::borrow::Cow::Borrowed(committed.held.parity.as_slice()),
+                Some(mine) => gather(&parts, chunk(mine, my_len, stripes.data())),
+            };
+            let n = source.len().min(range.len());
+            out[range.start..range.start + n].copy_from_slice(&source[..n]);
+        }
+        share.data = out;
+        return Some(share);
     }
-    Some((table, out))
+    // Every member's block length, for the stripes' chunk lengths.
+    let lens: Vec<usize> = members
+        .clone()
+        .map(|m| {
+            let table = committed.held.tables.get(&(m as Rank))?;
+            Some(table.iter().map(|&(_, len)| len).sum())
+        })
+        .collect::<Option<_>>()?;
+    for index in 0..stripes.data() {
+        let stripe = stripes.stripe_of(at_dead, index);
+        let size = stripes.shard_len(stripe, &lens);
+        share.sizes.push(size);
+        let at = share.data.len();
+        match stripes.chunk_in(at_me, stripe) {
+            None => {
+                let held = committed.held.stripes.get(&stripe)?;
+                if held.len() != size {
+                    return None;
+                }
+                share.data.extend_from_slice(held);
+            }
+            Some(mine) => {
+                share
+                    .data
+                    .extend_from_slice(&gather(&parts, chunk(mine, my_len, stripes.data())));
+            }
+        }
+        share.data.resize(at + size, 0);
+    }
+    Some(share)
+}
+
+/// The dead block from every surviving member's share (all of one rebuild), or `None` if they
+/// do not fit together or are too few.
+fn assemble(redundancy: Redundancy, shares: Vec<Share>) -> Option<(Table, Vec<u8>)> {
+    let first = shares.first()?;
+    let (count, dead, table) = (first.count, first.dead, first.table.clone());
+    let fits = |s: &Share| {
+        (s.count, s.dead, &s.table) == (count, dead, &table)
+            && s.sizes == first.sizes
+            && s.data.len() == first.data.len()
+    };
+    if !shares.iter().all(fits) {
+        return None;
+    }
+    let (_, parity) = redundancy.parity()?;
+    let stripes = Stripes::new(count as usize, parity);
+    let len: usize = table.iter().map(|&(_, len)| len).sum();
+    if let Redundancy::Xor { .. } = redundancy {
+        if shares.len() != stripes.count - 1 {
+            return None;
+        }
+        let mut shares = shares.into_iter();
+        let mut block = shares.next()?.data;
+        for share in shares {
+            xor_into(&mut block, &share.data);
+        }
+        return (block.len() == len).then_some((table, block));
+    }
+    let mut block = Vec::with_capacity(len);
+    let mut at = 0;
+    for (index, &size) in first.sizes.iter().enumerate() {
+        let stripe = stripes.stripe_of(dead as usize, index);
+        let want = chunk(index, len, stripes.data()).len();
+        if size == 0 {
+            if want != 0 {
+                return None;
+            }
+            continue;
+        }
+        let (mut original, mut recovery) = (Vec::new(), Vec::new());
+        for share in &shares {
+            let piece = &share.data[at..at + size];
+            let sender = share.sender as usize;
+            match stripes.holder_in(sender, stripe) {
+                Some(offset) => recovery.push((offset, piece)),
+                None => original.push((stripes.data_index(sender, stripe)?, piece)),
+            }
+        }
+        let index_of_dead = stripes.data_index(dead as usize, stripe)?;
+        let mut restored =
+            reed_solomon_simd::decode(stripes.data(), stripes.parity, original, recovery).ok()?;
+        let piece = restored.remove(&index_of_dead)?;
+        block.extend_from_slice(piece.get(..want)?);
+        at += size;
+    }
+    (block.len() == len).then_some((table, block))
 }
 
 /// The parity part of a recovery at one rank (a survivor or a newcomer), on the recovery's
@@ -956,7 +1383,8 @@ fn rebuild(
     rebuilds: &[Rebuild],
     me: Rank,
     version: u64,
-    share: impl Fn(usize) -> Option<(Table, Vec<u8>)>,
+    redundancy: Redundancy,
+    share: impl Fn(usize) -> Option<Share>,
 ) -> (BTreeMap<u32, Vec<u8>>, bool) {
     let mut ok = true;
     let mut kept = BTreeMap::new();
@@ -969,41 +1397,30 @@ fn rebuild(
                 kept.insert(r.dead, mine);
             }
         } else {
-            let header = table_header(version, mine.as_ref().map(|(table, _)| table));
-            outgoing.push((r.taker, header, mine.map(|(_, data)| data)));
+            outgoing.push((r.taker, Share::header(version, mine.as_ref()), mine));
         }
     }
     let mut sends = Vec::new();
-    for (to, header, data) in &outgoing {
-        match send_slot_parts(comm, *to, header, data.as_deref()) {
+    for (to, header, share) in &outgoing {
+        let data = share.as_ref().map(|s| s.data.as_slice());
+        match send_slot_parts(comm, *to, header, data) {
             Ok(requests) => sends.extend(requests),
             Err(_) => ok = false,
         }
     }
     let mut rebuilt = BTreeMap::new();
     for r in rebuilds.iter().filter(|r| r.taker == me) {
-        let mut block: Option<(Table, Vec<u8>)> = kept.remove(&r.dead);
+        let mut shares: Vec<Share> = kept.remove(&r.dead).into_iter().collect();
         for &from in r.contributors.iter().filter(|&&c| c != me) {
-            match (recv_parity(comm, from, RECOVERY_TAG, version), &mut block) {
-                (Ok(Some((table, data))), Some((have, into)))
-                    if *have == table && into.len() == data.len() =>
-                {
-                    xor_into(into, &data);
-                }
-                (Ok(Some(got)), None) => block = Some(got),
+            match Share::recv(comm, from, version) {
+                Ok(Some(share)) => shares.push(share),
                 _ => ok = false,
             }
         }
-        let Some((table, block)) = block else {
+        let Some((table, block)) = assemble(redundancy, shares) else {
             ok = false;
             continue;
         };
-        if r.contributors.is_empty()
-            || table.iter().map(|&(_, len)| len).sum::<usize>() != block.len()
-        {
-            ok = false;
-            continue;
-        }
         let mut at = 0;
         for (slot, len) in table {
             rebuilt.insert(slot, block[at..at + len].to_vec());
@@ -1078,17 +1495,18 @@ impl Plan {
         dead_owners.sort_unstable();
         dead_owners.dedup();
         // The surviving rank that can give a dead owner's slots: with copies, its first
-        // surviving buddy; with parity, if no other rank of its group died, the next surviving
-        // member of its group.
-        let holder = |owner: usize| match redundancy {
-            Redundancy::Copies(copies) => {
+        // surviving buddy; with parity, if no more ranks of its group died than its parity
+        // covers, the next surviving member of its group.
+        let holder = |owner: usize| match (redundancy, redundancy.parity()) {
+            (Redundancy::Copies(copies), _) => {
                 Store::buddies(owner, old_size, copies).find_map(|b| alive(layout[b]))
             }
-            Redundancy::Xor { group } => {
+            (_, None) => None,
+            (_, Some((group, parity))) => {
                 let members = group_of(owner, old_size, group);
                 let count = members.len();
                 let dead = members.clone().filter(|&m| alive(layout[m]).is_none());
-                if dead.count() != 1 {
+                if dead.count() > Stripes::new(count, parity).parity {
                     return None;
                 }
                 (1..count)
@@ -1129,7 +1547,7 @@ impl Plan {
             }
         }
         let mut rebuilds = Vec::new();
-        if let Redundancy::Xor { group } = redundancy {
+        if let Some((group, _)) = redundancy.parity() {
             moves.clear();
             for (dead, taker) in takers {
                 let contributors = group_of(dead, old_size, group)
@@ -1206,8 +1624,8 @@ impl Header {
         let owners = ranks(slots)?;
         let sources = ranks(slots)?;
         let lost = ranks(lost)?;
-        let [kind, value] = <[Rank; 2]>::try_from(ranks(2)?).ok()?;
-        let redundancy = Redundancy::from_words([u64::from(kind), u64::from(value)])?;
+        let [kind, a, b] = <[Rank; 3]>::try_from(ranks(3)?).ok()?;
+        let redundancy = Redundancy::from_words([kind, a, b].map(u64::from))?;
         let [count] = <[Rank; 1]>::try_from(ranks(1)?).ok()?;
         let mut rebuilds = Vec::new();
         for _ in 0..count {

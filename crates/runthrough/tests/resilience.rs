@@ -109,6 +109,19 @@ fn a_death_at_any_point_of_two_xor_checkpoints_leaves_the_last_committed_one() {
     death_at_any_point(|world| Store::with_redundancy(world, Redundancy::Xor { group: 4 }));
 }
 
+/// As [`a_death_at_any_point_of_two_checkpoints_leaves_the_last_committed_one`], with
+/// Reed-Solomon parity of 2 over one group of the 4 ranks (rank 2 rebuilds slot 1).
+#[test]
+fn a_death_at_any_point_of_two_reed_solomon_checkpoints_leaves_the_last_committed_one() {
+    death_at_any_point(|world| {
+        let redundancy = Redundancy::ReedSolomon {
+            group: 4,
+            parity: 2,
+        };
+        Store::with_redundancy(world, redundancy)
+    });
+}
+
 /// Rank 1 of 4 killed at each of its calls in turn around two checkpoints of a store `make`
 /// makes (the body of the two tests above).
 fn death_at_any_point(make: fn(&Comm) -> Result<Store, Error>) {
@@ -404,8 +417,9 @@ fn counters(world: &Comm, config: &LoopConfig) -> Result<(Slots, u32), Error> {
 }
 
 /// The resilient loop: rank 2 killed at each of its calls in turn (in the loop's steps, its
-/// checkpoints and its recovery), with one and with two copies and with XOR parity over groups
-/// of 3 and of 5 (the whole communicator). Killed before the first
+/// checkpoints and its recovery), with one and with two copies, with XOR parity over groups
+/// of 3 and of 5 (the whole communicator) and with Reed-Solomon parity of 2 over the 5 ranks.
+/// Killed before the first
 /// checkpoint committed, every survivor gets an error; from then on, whatever the point, every
 /// survivor finishes, the slots the survivors end with are all the slots, each with the
 /// failure-free value, and a recovery happened exactly when the kill did.
@@ -430,6 +444,10 @@ fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point()
         Redundancy::Copies(2),
         Redundancy::Xor { group: 3 },
         Redundancy::Xor { group: 5 },
+        Redundancy::ReedSolomon {
+            group: 5,
+            parity: 2,
+        },
     ] {
         let config = LoopConfig {
             redundancy,
@@ -466,7 +484,7 @@ fn the_resilient_loop_ends_with_the_failure_free_slots_whatever_the_kill_point()
             kills += 1;
         }
     }
-    assert!(kills > 80, "{kills} kill points");
+    assert!(kills > 100, "{kills} kill points");
 }
 
 /// The bytes of `slot` at step `step` for the parity tests: slots of different lengths (slot 2
@@ -722,7 +740,8 @@ fn a_spare_rank_gets_the_dead_rank_s_slot_rebuilt_from_parity() {
 }
 
 /// Wrong use of parity, at every rank alike and without a hang or a panic: groups of 0 or 1
-/// rank, no copies through `with_redundancy`, and ranks giving different redundancies are all
+/// rank, Reed-Solomon parity of 0 or of a whole group, no copies through `with_redundancy`,
+/// and ranks giving different redundancies are all
 /// `Usage` at every rank; a right store made after them works. A communicator of one rank
 /// takes parity (a group of one, with nothing to keep) and checkpoints.
 #[test]
@@ -732,6 +751,14 @@ fn wrong_parity_use_is_reported_at_every_rank_and_hangs_nobody() {
             Redundancy::Xor { group: 0 },
             Redundancy::Xor { group: 1 },
             Redundancy::Copies(0),
+            Redundancy::ReedSolomon {
+                group: 4,
+                parity: 0,
+            },
+            Redundancy::ReedSolomon {
+                group: 4,
+                parity: 4,
+            },
         ] {
             let made = Store::with_redundancy(world, wrong);
             assert!(matches!(made, Err(Error::Usage(_))), "{wrong:?}: {made:?}");
@@ -755,4 +782,106 @@ fn wrong_parity_use_is_reported_at_every_rank_and_hangs_nobody() {
         checkpoint_sized(&mut store, 2)
     });
     assert_eq!(returned(alone)[0], Some(Ok(2)));
+}
+
+/// Reed-Solomon parity of 2 over groups of 4 on 8 ranks: {0, 1, 2, 3} and {4, 5, 6, 7}. Ranks
+/// 1 and 2 (one group) and 7 (the other) die together: nothing is lost, rank 3 (the next
+/// surviving member after both) rebuilds slots 1 and 2 and rank 4 slot 7, bit for bit, slots of
+/// every length. Three deaths in one group (0, 1 and 2) lose their slots: `Lost { slots: [0,
+/// 1, 2] }` at every survivor.
+#[test]
+fn reed_solomon_parity_rebuilds_as_many_deaths_per_group_as_its_parity() {
+    let redundancy = Redundancy::ReedSolomon {
+        group: 4,
+        parity: 2,
+    };
+    for dead in [vec![1u32, 2, 7], vec![0, 1, 2]] {
+        let mut universe = runthrough::local(8);
+        for &rank in &dead {
+            universe = universe.kill_in_collective(rank, "barrier", 1, 0);
+        }
+        let killed = dead.clone();
+        let outcomes = universe.run(move |world| {
+            let mut store = Store::with_redundancy(world, redundancy)?;
+            checkpoint_sized(&mut store, 1)?;
+            checkpoint_sized(&mut store, 2)?;
+            assert!(world.barrier().is_err(), "ranks {killed:?} die in it");
+            let (_, restored) = store.recover_by_shrinking(world)?;
+            checkpoint_sized(&mut store, 3)?;
+            Ok::<_, Error>(restored)
+        });
+        for (rank, outcome) in returned(outcomes).into_iter().enumerate() {
+            let Some(result) = outcome else {
+                assert!(dead.contains(&(rank as u32)), "rank {rank} was not killed");
+                continue;
+            };
+            if dead == [0, 1, 2] {
+                assert_eq!(
+                    result,
+                    Err(Error::Lost {
+                        slots: vec![0, 1, 2]
+                    }),
+                    "rank {rank}"
+                );
+                continue;
+            }
+            let slots: Vec<u32> = match rank {
+                3 => vec![1, 2, 3],
+                4 => vec![4, 7],
+                r => vec![r as u32],
+            };
+            assert_eq!(result.unwrap(), sized_slots(&slots, 2), "rank {rank}");
+        }
+    }
+}
+
+/// Reed-Solomon parity with replacements: ranks 1 and 4 of 6 die (one group of 6, parity 2);
+/// the survivors respawn both, and the two replacements join and get slots 1 and 4 rebuilt
+/// (the lowest replacement the lowest dead rank's); the next checkpoint runs on six ranks.
+#[test]
+fn replacements_get_two_dead_ranks_slots_rebuilt_from_reed_solomon_parity() {
+    let universe = runthrough::local(6);
+    let faults = universe.fault_handle();
+    let outcomes = universe.run(move |world| {
+        let redundancy = Redundancy::ReedSolomon {
+            group: 6,
+            parity: 2,
+        };
+        let (comm, mut store, restored) = match world.parent() {
+            Some(parents) => {
+                let comm = parents.join_respawn()?;
+                let (store, restored) = Store::join_with_redundancy(&comm, redundancy)?;
+                (comm, store, restored)
+            }
+            None => {
+                let mut store = Store::with_redundancy(world, redundancy)?;
+                checkpoint_sized(&mut store, 1)?;
+                if world.rank() == 1 || world.rank() == 4 {
+                    faults.kill(world.rank());
+                }
+                let _ = world.barrier();
+                let mut comm = world.respawn()?;
+                // Both deaths may not be known at the first respawn: respawn again then.
+                let restored = loop {
+                    match store.recover(&comm) {
+                        Ok(restored) => break restored,
+                        Err(Error::Comm(_) | Error::NotCommitted) => comm = comm.respawn()?,
+                        Err(e) => return Err(e),
+                    }
+                };
+                (comm, store, restored)
+            }
+        };
+        checkpoint_sized(&mut store, 2)?;
+        Ok::<_, Error>((comm.rank(), restored, store.owned(), store.version()))
+    });
+    let mut ranks = Vec::new();
+    for outcome in returned(outcomes).into_iter().flatten() {
+        let (rank, restored, owned, version) = outcome.unwrap();
+        assert_eq!(restored, sized_slots(&[rank], 1), "rank {rank}");
+        assert_eq!((owned, version), (vec![rank], 3), "rank {rank}");
+        ranks.push(rank);
+    }
+    ranks.sort_unstable();
+    assert_eq!(ranks, vec![0, 1, 2, 3, 4, 5]);
 }
