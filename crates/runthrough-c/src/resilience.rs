@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::sync::{Arc, Mutex};
 
-use runthrough::resilience::{Error, Slots, Store};
+use runthrough::resilience::{Error, Redundancy, Slots, Store};
 
 use crate::constants::*;
 use crate::derived::MPI_Aint;
@@ -69,6 +69,21 @@ fn copies_of(copies: c_int) -> Result<u32, Failure> {
         .map_err(|_| Failure::new(MPI_ERR_ARG, format!("copies {copies} is negative")))
 }
 
+/// The `group` and `parity` arguments of the parity calls (`MPI_ERR_ARG` when negative; the
+/// store judges the rest): XOR parity for a parity of 1, Reed-Solomon above.
+fn parity_of(group: c_int, parity: c_int) -> Result<Redundancy, Failure> {
+    let (Ok(group), Ok(parity)) = (u32::try_from(group), u32::try_from(parity)) else {
+        return Err(Failure::new(
+            MPI_ERR_ARG,
+            format!("group {group} and parity {parity}: negative"),
+        ));
+    };
+    Ok(match parity {
+        1 => Redundancy::Xor { group },
+        _ => Redundancy::ReedSolomon { group, parity },
+    })
+}
+
 fn add(entry: Entry) -> c_int {
     let mut stores = lock(&STORES);
     let handle = stores.next;
@@ -88,6 +103,33 @@ pub unsafe extern "C" fn RTX_Store_create(comm: c_int, copies: c_int, store: *mu
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(store, "store")? };
         let made = Store::new(comm_of(comm)?.get(), copies_of(copies)?)?;
+        slot.write(add(Entry {
+            store: made,
+            restored: Vec::new(),
+            comm,
+        }));
+        Ok(())
+    })
+}
+
+/// `RTX_Store_create_parity`: a store of `comm`'s slots (slot i owned by rank i) kept safe by
+/// parity over consecutive groups of `group` ranks, surviving `parity` failures per group
+/// between two checkpoints: XOR parity when `parity` is 1, Reed-Solomon above. Collective over
+/// `comm`; `MPI_ERR_ARG` at every rank when a rank gave other numbers or unusable ones.
+///
+/// # Safety
+/// `store` is NULL or points at a writable `RTX_Store`.
+#[no_mangle]
+pub unsafe extern "C" fn RTX_Store_create_parity(
+    comm: c_int,
+    group: c_int,
+    parity: c_int,
+    store: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(store, "store")? };
+        let made = Store::with_redundancy(comm_of(comm)?.get(), parity_of(group, parity)?)?;
         slot.write(add(Entry {
             store: made,
             restored: Vec::new(),
@@ -233,6 +275,32 @@ pub unsafe extern "C" fn RTX_Store_join(comm: c_int, copies: c_int, store: *mut 
         // SAFETY: checked for NULL by `out`.
         let slot = unsafe { out(store, "store")? };
         let (made, restored) = Store::join(comm_of(comm)?.get(), copies_of(copies)?)?;
+        slot.write(add(Entry {
+            store: made,
+            restored,
+            comm,
+        }));
+        Ok(())
+    })
+}
+
+/// `RTX_Store_join_parity`: `RTX_Store_join` for a store of `RTX_Store_create_parity` (the
+/// survivors' `group` and `parity`); the dead rank's slots are rebuilt from its group's parity.
+///
+/// # Safety
+/// `store` is NULL or points at a writable `RTX_Store`.
+#[no_mangle]
+pub unsafe extern "C" fn RTX_Store_join_parity(
+    comm: c_int,
+    group: c_int,
+    parity: c_int,
+    store: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(store, "store")? };
+        let redundancy = parity_of(group, parity)?;
+        let (made, restored) = Store::join_with_redundancy(comm_of(comm)?.get(), redundancy)?;
         slot.write(add(Entry {
             store: made,
             restored,

@@ -498,6 +498,15 @@ fn resilience_store_from_c() {
     scenario("resilience_store", 4, &[2]);
 }
 
+/// `tests/c/resilience_parity.c`: the resilience library's parity from C: XOR parity over
+/// groups of 3 and Reed-Solomon parity of 2 over 6 ranks, slots of different lengths, ranks 1
+/// and 4 dead; after a shrink both stores rebuild slots 1 and 4 at ranks 2 and 5 bit for bit
+/// and checkpoint again; groups of 1 and a negative parity return `MPI_ERR_ARG`.
+#[test]
+fn resilience_parity_from_c() {
+    scenario("resilience_parity", 6, &[1, 4]);
+}
+
 /// `tests/c/handle_conversions.c`: MPI_<Kind>_c2f / _f2c for every handle type (MPI_File and
 /// MPI_Win by their null handles), before MPI_Init too; handles that went through an MPI_Fint
 /// work in the calls (Rust's `mpi` crate builds its shim with these).
