@@ -63,6 +63,7 @@ pub use flow::{FlowStats, DEFAULT_UNEXPECTED_CAP, ENV_UNEXPECTED_CAP};
 pub use group::{Group, GroupComparison};
 pub use matched::Message;
 pub use request::{wait_all, wait_any, AgreementRequest, Request};
+pub use runthrough_core::engine::rma::{Block as RmaBlock, Memory as WindowMemory};
 pub use runthrough_core::fault::{Fault, FaultPlan, Trigger};
 pub use runthrough_core::{fault, settings};
 pub use runthrough_core::{
@@ -72,4 +73,4 @@ pub use simulate::{explore, simulate, SimRun, Simulation};
 pub use spawn::{InterComm, SpawnProgram, RESPAWN_ARG};
 pub use transport::socket::{init, init_or_singleton, init_singleton, InitError, Universe};
 pub use universe::{local, FaultHandle, LocalUniverse, RankOutcome};
-pub use window::{RmaOp, Window};
+pub use window::{RawWindow, RmaOp, Window};

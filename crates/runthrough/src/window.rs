@@ -143,120 +143,112 @@ impl<T: Reducible + Send> Memory for Local<T> {
     }
 }
 
-/// An array of `T` at every rank of a communicator, open to the others' one-sided operations
-/// (`MPI_Win`; semantics §3.6). Made by [`Comm::window_allocate`] or [`Comm::window_create`],
-/// collectively; ended by [`Window::free`], collectively (dropping it releases it here only).
-///
-/// Operations ([`Window::put`], [`Window::get`], [`Window::accumulate`], ...) are allowed in
-/// an access epoch: between fences ([`Window::fence`]), while this rank holds the target's lock
-/// ([`Window::lock`], [`Window::lock_all`]), or between [`Window::start`] and
-/// [`Window::complete`] naming the target. Elsewhere they return `Error::RmaSync`. A put or an
-/// accumulate is complete at its target once the call that ends its epoch (or
-/// [`Window::flush`]) returns; a get, a get-accumulate, a fetch-and-op and a compare-and-swap
-/// return their data when they return.
-pub struct Window<T> {
+/// A window over bytes: what [`Window`] is made of, and what language bindings build on
+/// (the C library's `MPI_Win`). Each rank's part is a [`Memory`] of its own choosing;
+/// operations name byte [`Block`]s of the target's part and carry packed bytes.
+/// Synchronization, completion and failures are [`Window`]'s (semantics §3.6).
+pub struct RawWindow {
     comm: Comm,
-    memory: Arc<Mutex<Vec<T>>>,
-    /// Every rank's array length, in elements.
-    lens: Vec<usize>,
+    /// Every rank's part, in bytes.
+    sizes: Vec<u64>,
+    /// Every rank's displacement unit (what the binding gave at creation).
+    units: Vec<u64>,
 }
 
-impl<T> fmt::Debug for Window<T> {
+impl fmt::Debug for RawWindow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Window")
+        f.debug_struct("RawWindow")
             .field("rank", &self.comm.rank())
-            .field("lens", &self.lens)
+            .field("sizes", &self.sizes)
             .finish()
     }
 }
 
 impl Comm {
-    /// A window over an array of `len` zeroed elements at this rank (`MPI_Win_allocate`).
-    /// Collective: every rank calls it, each with its own length (zero allowed).
+    /// A window over `memory` at this rank, `unit` being its displacement unit (kept for the
+    /// binding: [`RawWindow::unit_of`]). Collective.
     ///
     /// # Errors
     /// Those of [`Comm::dup`] (the window gets a communicator of its own) and of
     /// [`Comm::all_gather`]: `ProcFailed` when a member failed, `Revoked`.
-    pub fn window_allocate<T: Reducible + Send>(&self, len: usize) -> Result<Window<T>> {
-        self.window_create(vec![T::zeroed(); len])
-    }
-
-    /// A window over `data` at this rank (`MPI_Win_create`, with the window owning the array:
-    /// [`Window::local`] reads it, [`Window::free`] gives it back). Collective.
-    ///
-    /// # Errors
-    /// As [`Comm::window_allocate`].
-    pub fn window_create<T: Reducible + Send>(&self, data: Vec<T>) -> Result<Window<T>> {
+    pub fn raw_window(&self, memory: Box<dyn Memory>, unit: u64) -> Result<RawWindow> {
         let comm = self.dup()?;
-        let len = data.len();
-        let memory = Arc::new(Mutex::new(data));
+        let size = memory.len() as u64;
         comm.process.enter()?;
         comm.process
             .endpoint
             .lock()
-            .window_create(comm.context, Box::new(Local(Arc::clone(&memory))))?;
-        // Every rank registered its memory before it sends its length: once a rank has every
-        // length, every rank's window is there to take its operations.
-        let mut lens = vec![0u64; comm.size() as usize];
-        comm.all_gather(&[len as u64], &mut lens)?;
-        Ok(Window {
+            .window_create(comm.context, memory)?;
+        // Every rank registered its memory before it sends its size: once a rank has every
+        // size, every rank's window is there to take its operations.
+        let mut both = vec![0u64; 2 * comm.size() as usize];
+        comm.all_gather(&[size, unit], &mut both)?;
+        Ok(RawWindow {
             comm,
-            memory,
-            lens: lens.into_iter().map(|n| n as usize).collect(),
+            sizes: both.iter().step_by(2).copied().collect(),
+            units: both.iter().skip(1).step_by(2).copied().collect(),
         })
     }
 }
 
-impl<T: Reducible + Send> Window<T> {
+impl RawWindow {
     /// The window's communicator (a dup of the one it was made on): its failure views are the
     /// window's.
     pub fn comm(&self) -> &Comm {
         &self.comm
     }
 
-    /// The length of `rank`'s array, in elements.
+    /// The size of `rank`'s part, in bytes.
     ///
     /// # Errors
     /// `Error::Rank` outside the window's group.
-    pub fn len_of(&self, rank: Rank) -> Result<usize> {
-        self.lens.get(rank as usize).copied().ok_or(Error::Rank {
+    pub fn size_of(&self, rank: Rank) -> Result<u64> {
+        self.sizes.get(rank as usize).copied().ok_or(Error::Rank {
             rank: i64::from(rank),
             size: self.comm.size(),
         })
     }
 
-    /// A copy of this rank's array.
-    pub fn local(&self) -> Vec<T> {
-        lock(&self.memory).clone()
+    /// The displacement unit `rank` gave.
+    ///
+    /// # Errors
+    /// `Error::Rank` outside the window's group.
+    pub fn unit_of(&self, rank: Rank) -> Result<u64> {
+        self.units.get(rank as usize).copied().ok_or(Error::Rank {
+            rank: i64::from(rank),
+            size: self.comm.size(),
+        })
     }
 
-    /// Runs `f` on this rank's array, with operations arriving from other ranks held back
-    /// meanwhile. `f` must not call the library (the operations wait for it, and it would wait
-    /// for them).
-    pub fn update_local<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R {
-        f(&mut lock(&self.memory))
-    }
-
-    /// The blocks of `count` elements at element `offset` of `target`'s array; checks them.
-    fn blocks(&self, target: Rank, offset: usize, count: usize) -> Result<Vec<Block>> {
-        let len = self.len_of(target)?;
-        if offset.checked_add(count).is_none_or(|end| end > len) {
-            return Err(Error::RmaRange {
-                reason: format!(
-                    "elements {offset}..{} of rank {target}'s window of {len}",
-                    offset.saturating_add(count)
-                ),
-            });
+    /// Checks `blocks` against `target`'s part.
+    fn check(&self, target: Rank, blocks: &[Block]) -> Result<()> {
+        let size = self.size_of(target)?;
+        for block in blocks {
+            if block.at.checked_add(block.len).is_none_or(|end| end > size) {
+                return Err(Error::RmaRange {
+                    reason: format!(
+                        "bytes {}..{} of rank {target}'s window of {size}",
+                        block.at,
+                        block.at.saturating_add(block.len)
+                    ),
+                });
+            }
         }
-        let size = std::mem::size_of::<T>() as u64;
-        Ok(vec![Block {
-            at: offset as u64 * size,
-            len: count as u64 * size,
-        }])
+        Ok(())
     }
 
     /// Starts an operation; returns its number.
     fn begin(&self, operation: Operation, wants_data: bool) -> Result<u64> {
+        let blocks = match &operation.access {
+            Access::Put { blocks } | Access::Get { blocks } | Access::Accumulate { blocks, .. } => {
+                blocks.clone()
+            }
+            Access::CompareAndSwap { at } => vec![Block {
+                at: *at,
+                len: operation.data.len() as u64 / 2,
+            }],
+        };
+        self.check(operation.target, &blocks)?;
         let process = &self.comm.process;
         process.enter()?;
         let mut out = outgoing();
@@ -271,137 +263,101 @@ impl<T: Reducible + Send> Window<T> {
     }
 
     /// Starts an operation whose reply carries data and waits for it.
-    fn start_and_take(&self, operation: Operation) -> Result<Vec<T>> {
+    fn begin_and_take(&self, operation: Operation) -> Result<Vec<u8>> {
         let op = self.begin(operation, true)?;
         let context = self.comm.context;
-        let bytes = self
-            .comm
+        self.comm
             .process
-            .wait_for(|engine| engine.rma_take(context, op))?;
-        Ok(bytemuck::pod_collect_to_vec(&bytes))
+            .wait_for(|engine| engine.rma_take(context, op))
     }
 
-    /// Writes `data` to `target`'s array from element `offset` (`MPI_Put`). Complete at the
-    /// target when the epoch's end or a flush returns.
+    /// Writes `data` to `blocks` of `target`'s part, in order (`MPI_Put`).
     ///
     /// # Errors
-    /// `Error::RmaRange` past the end of the target's array; `Error::RmaSync` outside an access
-    /// epoch to it; `Error::Rank`; `Error::Revoked`. A failed target is reported by the call
-    /// that completes the operation (`ProcFailed`).
-    pub fn put(&self, data: &[T], target: Rank, offset: usize) -> Result<()> {
-        let blocks = self.blocks(target, offset, data.len())?;
+    /// As [`Window::put`].
+    pub fn put(&self, target: Rank, blocks: Vec<Block>, data: Vec<u8>) -> Result<()> {
+        let access = Access::Put { blocks };
         self.begin(
             Operation {
                 target,
-                access: Access::Put { blocks },
-                data: bytemuck::cast_slice(data).to_vec(),
+                access,
+                data,
             },
             false,
         )
         .map(drop)
     }
 
-    /// Reads `count` elements of `target`'s array from element `offset` (`MPI_Get`); returns
-    /// when they are here.
-    ///
-    /// # Errors
-    /// As [`Window::put`], and `ProcFailed` if the target fails first.
-    pub fn get(&self, target: Rank, offset: usize, count: usize) -> Result<Vec<T>> {
-        let blocks = self.blocks(target, offset, count)?;
-        self.start_and_take(Operation {
-            target,
-            access: Access::Get { blocks },
-            data: Vec::new(),
-        })
-    }
-
-    /// Combines `data` into `target`'s array from element `offset`: `target[i] = data[i] op
-    /// target[i]` (`MPI_Accumulate`). Accumulates on one target are atomic with respect to
-    /// each other, element by element and as a whole.
-    ///
-    /// # Errors
-    /// As [`Window::put`]; `Error::RmaRange` (from the completing call) for an operation not
-    /// defined on `T`.
-    pub fn accumulate(
-        &self,
-        data: &[T],
-        target: Rank,
-        offset: usize,
-        op: impl Into<RmaOp>,
-    ) -> Result<()> {
-        let blocks = self.blocks(target, offset, data.len())?;
-        self.begin(
-            Operation {
-                target,
-                access: Access::Accumulate {
-                    blocks,
-                    code: op.into().code(),
-                    fetch: false,
-                },
-                data: bytemuck::cast_slice(data).to_vec(),
-            },
-            false,
-        )
-        .map(drop)
-    }
-
-    /// [`Window::accumulate`] that also returns the elements from before, atomically
-    /// (`MPI_Get_accumulate`; with [`RmaOp::NoOp`], an atomic read).
-    ///
-    /// # Errors
-    /// As [`Window::get`]; `Error::RmaRange` for an operation not defined on `T`.
-    pub fn get_accumulate(
-        &self,
-        data: &[T],
-        target: Rank,
-        offset: usize,
-        op: impl Into<RmaOp>,
-    ) -> Result<Vec<T>> {
-        let blocks = self.blocks(target, offset, data.len())?;
-        self.start_and_take(Operation {
-            target,
-            access: Access::Accumulate {
-                blocks,
-                code: op.into().code(),
-                fetch: true,
-            },
-            data: bytemuck::cast_slice(data).to_vec(),
-        })
-    }
-
-    /// One element's [`Window::get_accumulate`] (`MPI_Fetch_and_op`).
-    ///
-    /// # Errors
-    /// As [`Window::get_accumulate`].
-    pub fn fetch_and_op(
-        &self,
-        value: T,
-        target: Rank,
-        offset: usize,
-        op: impl Into<RmaOp>,
-    ) -> Result<T> {
-        let old = self.get_accumulate(&[value], target, offset, op)?;
-        old.first().copied().ok_or_else(|| Error::Internal {
-            reason: "a fetch-and-op reply without its element".into(),
-        })
-    }
-
-    /// Where `target`'s element `offset` equals `compare` it becomes `swap`, atomically
-    /// (`MPI_Compare_and_swap`); returns the element from before.
+    /// Reads `blocks` of `target`'s part, in order (`MPI_Get`); returns when they are here.
     ///
     /// # Errors
     /// As [`Window::get`].
-    pub fn compare_and_swap(&self, compare: T, swap: T, target: Rank, offset: usize) -> Result<T> {
-        let blocks = self.blocks(target, offset, 1)?;
-        let mut data = bytemuck::bytes_of(&compare).to_vec();
-        data.extend_from_slice(bytemuck::bytes_of(&swap));
-        let old = self.start_and_take(Operation {
+    pub fn get(&self, target: Rank, blocks: Vec<Block>) -> Result<Vec<u8>> {
+        let access = Access::Get { blocks };
+        let data = Vec::new();
+        self.begin_and_take(Operation {
             target,
-            access: Access::CompareAndSwap { at: blocks[0].at },
+            access,
             data,
-        })?;
-        old.first().copied().ok_or_else(|| Error::Internal {
-            reason: "a compare-and-swap reply without its element".into(),
+        })
+    }
+
+    /// Combines `data` into `blocks` of `target`'s part with the accumulate `code` its
+    /// [`Memory`] understands; with `fetch`, waits for and returns the blocks' contents from
+    /// before (`MPI_Accumulate`, `MPI_Get_accumulate`, `MPI_Fetch_and_op`).
+    ///
+    /// # Errors
+    /// As [`Window::accumulate`] and [`Window::get_accumulate`].
+    pub fn accumulate(
+        &self,
+        target: Rank,
+        blocks: Vec<Block>,
+        code: u64,
+        data: Vec<u8>,
+        fetch: bool,
+    ) -> Result<Option<Vec<u8>>> {
+        let access = Access::Accumulate {
+            blocks,
+            code,
+            fetch,
+        };
+        let operation = Operation {
+            target,
+            access,
+            data,
+        };
+        if fetch {
+            self.begin_and_take(operation).map(Some)
+        } else {
+            self.begin(operation, false).map(|_| None)
+        }
+    }
+
+    /// Where the bytes at `at` of `target`'s part equal `compare` they become `swap`
+    /// (`MPI_Compare_and_swap`); returns the bytes from before.
+    ///
+    /// # Errors
+    /// As [`Window::compare_and_swap`]; `Error::Count` for `compare` and `swap` of different
+    /// lengths.
+    pub fn compare_and_swap(
+        &self,
+        target: Rank,
+        at: u64,
+        compare: &[u8],
+        swap: &[u8],
+    ) -> Result<Vec<u8>> {
+        if compare.len() != swap.len() {
+            return Err(Error::Count {
+                reason: "compare and swap values of different lengths".into(),
+            });
+        }
+        let mut data = compare.to_vec();
+        data.extend_from_slice(swap);
+        let access = Access::CompareAndSwap { at };
+        self.begin_and_take(Operation {
+            target,
+            access,
+            data,
         })
     }
 
@@ -422,14 +378,14 @@ impl<T: Reducible + Send> Window<T> {
     /// `ProcFailed` if the target failed before all of them were applied (those that were
     /// stay applied); `Error::RmaRange` for one it refused; `Revoked`.
     pub fn flush(&self, target: Rank) -> Result<()> {
-        self.len_of(target)?;
+        self.size_of(target)?;
         self.wait_flushed(Some(target))
     }
 
-    /// [`Window::flush`] for every target (`MPI_Win_flush_all`).
+    /// [`RawWindow::flush`] for every target (`MPI_Win_flush_all`).
     ///
     /// # Errors
-    /// As [`Window::flush`], for the first target with an error.
+    /// As [`RawWindow::flush`], for the first target with an error.
     pub fn flush_all(&self) -> Result<()> {
         self.wait_flushed(None)
     }
@@ -478,10 +434,10 @@ impl<T: Reducible + Send> Window<T> {
     /// (`MPI_Win_unlock`).
     ///
     /// # Errors
-    /// As [`Window::flush`] (the lock is released all the same); `Error::RmaSync` without the
+    /// As [`RawWindow::flush`] (the lock is released all the same); `Error::RmaSync` without the
     /// lock.
     pub fn unlock(&self, target: Rank) -> Result<()> {
-        self.len_of(target)?;
+        self.size_of(target)?;
         let flushed = self.wait_flushed(Some(target));
         let process = &self.comm.process;
         let mut out = outgoing();
@@ -496,7 +452,7 @@ impl<T: Reducible + Send> Window<T> {
     /// Takes a shared lock at every rank (`MPI_Win_lock_all`).
     ///
     /// # Errors
-    /// As [`Window::lock`]; on an error the locks taken are released.
+    /// As [`RawWindow::lock`]; on an error the locks taken are released.
     pub fn lock_all(&self) -> Result<()> {
         for target in 0..self.comm.size() {
             if let Err(e) = self.lock(target, false) {
@@ -509,7 +465,7 @@ impl<T: Reducible + Send> Window<T> {
         Ok(())
     }
 
-    /// Releases every lock [`Window::lock_all`] took, completing this rank's operations first
+    /// Releases every lock [`RawWindow::lock_all`] took, completing this rank's operations first
     /// (`MPI_Win_unlock_all`).
     ///
     /// # Errors
@@ -526,7 +482,7 @@ impl<T: Reducible + Send> Window<T> {
     }
 
     /// Exposes this rank's array to the ranks of `group` (`MPI_Win_post`): each may
-    /// [`Window::start`] an epoch to it; [`Window::wait`] ends the exposure.
+    /// [`RawWindow::start`] an epoch to it; [`RawWindow::wait`] ends the exposure.
     ///
     /// # Errors
     /// `Error::RmaSync` if an exposure is open; `Error::Rank` / `Error::Argument` for a bad
@@ -560,7 +516,7 @@ impl<T: Reducible + Send> Window<T> {
     /// (`MPI_Win_complete`).
     ///
     /// # Errors
-    /// As [`Window::flush_all`] (the epoch ends all the same); `Error::RmaSync` without a
+    /// As [`RawWindow::flush_all`] (the epoch ends all the same); `Error::RmaSync` without a
     /// start.
     pub fn complete(&self) -> Result<()> {
         let flushed = self.wait_flushed(None);
@@ -588,11 +544,11 @@ impl<T: Reducible + Send> Window<T> {
             .wait_for(|engine| engine.rma_wait_epoch(context))
     }
 
-    /// [`Window::wait`] without waiting (`MPI_Win_test`): `Ok(false)` while some rank has not
+    /// [`RawWindow::wait`] without waiting (`MPI_Win_test`): `Ok(false)` while some rank has not
     /// completed.
     ///
     /// # Errors
-    /// As [`Window::wait`].
+    /// As [`RawWindow::wait`].
     pub fn test(&self) -> Result<bool> {
         self.comm.process.enter()?;
         self.comm.process.progress();
@@ -630,29 +586,28 @@ impl<T: Reducible + Send> Window<T> {
     }
 
     /// Ends the window at every rank (`MPI_Win_free`): collective; completes this rank's
-    /// operations first; returns this rank's array.
+    /// operations first.
     ///
     /// # Errors
-    /// `Error::RmaSync` while this rank holds a lock or has an epoch open (nothing freed);
-    /// the fence's errors (the window is freed all the same).
-    pub fn free(self) -> Result<Vec<T>> {
+    /// `Error::RmaSync` while this rank holds a lock or has an epoch open (the window is then
+    /// released here only, as when dropped); the fence's errors (the window is freed all the
+    /// same).
+    pub fn free(self) -> Result<()> {
         let context = self.comm.context;
         if self.comm.process.endpoint.lock().rma_busy(context) {
             return Err(Error::RmaSync {
-                reason: "the window is freed while this rank holds a lock".into(),
+                reason: "the window is freed while this rank holds a lock or an epoch".into(),
             });
         }
         let flushed = self.wait_flushed(None);
         let barrier = self.comm.barrier();
-        let _ = self.comm.process.endpoint.lock().window_free(context);
-        let data = std::mem::take(&mut *lock(&self.memory));
-        flushed.and(barrier).map(|()| data)
+        flushed.and(barrier)
     }
 }
 
-impl<T> Drop for Window<T> {
+impl Drop for RawWindow {
     /// Releases the window here (its communicator is freed with it); other ranks' operations
-    /// on this rank's array are refused from then on.
+    /// on this rank's part are refused from then on.
     fn drop(&mut self) {
         let _ = self
             .comm
@@ -660,5 +615,204 @@ impl<T> Drop for Window<T> {
             .endpoint
             .lock()
             .window_free(self.comm.context);
+    }
+}
+
+/// An array of `T` at every rank of a communicator, open to the others' one-sided operations
+/// (`MPI_Win`; semantics §3.6). Made by [`Comm::window_allocate`] or [`Comm::window_create`],
+/// collectively; ended by [`Window::free`], collectively (dropping it releases it here only).
+///
+/// Operations ([`Window::put`], [`Window::get`], [`Window::accumulate`], ...) are allowed in
+/// an access epoch: between fences ([`RawWindow::fence`]), while this rank holds the target's lock
+/// ([`RawWindow::lock`], [`RawWindow::lock_all`]), or between [`RawWindow::start`] and
+/// [`RawWindow::complete`] naming the target. Elsewhere they return `Error::RmaSync`. A put or an
+/// accumulate is complete at its target once the call that ends its epoch (or
+/// [`RawWindow::flush`]) returns; a get, a get-accumulate, a fetch-and-op and a compare-and-swap
+/// return their data when they return. The synchronization calls are [`RawWindow`]'s, reached
+/// through `Deref`.
+pub struct Window<T> {
+    raw: RawWindow,
+    memory: Arc<Mutex<Vec<T>>>,
+}
+
+impl<T> fmt::Debug for Window<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.raw.fmt(f)
+    }
+}
+
+impl<T> std::ops::Deref for Window<T> {
+    type Target = RawWindow;
+
+    fn deref(&self) -> &RawWindow {
+        &self.raw
+    }
+}
+
+impl Comm {
+    /// A window over an array of `len` zeroed elements at this rank (`MPI_Win_allocate`).
+    /// Collective: every rank calls it, each with its own length (zero allowed).
+    ///
+    /// # Errors
+    /// As [`Comm::raw_window`].
+    pub fn window_allocate<T: Reducible + Send>(&self, len: usize) -> Result<Window<T>> {
+        self.window_create(vec![T::zeroed(); len])
+    }
+
+    /// A window over `data` at this rank (`MPI_Win_create`, with the window owning the array:
+    /// [`Window::local`] reads it, [`Window::free`] gives it back). Collective.
+    ///
+    /// # Errors
+    /// As [`Comm::raw_window`].
+    pub fn window_create<T: Reducible + Send>(&self, data: Vec<T>) -> Result<Window<T>> {
+        let memory = Arc::new(Mutex::new(data));
+        let unit = std::mem::size_of::<T>() as u64;
+        let raw = self.raw_window(Box::new(Local(Arc::clone(&memory))), unit)?;
+        Ok(Window { raw, memory })
+    }
+}
+
+impl<T: Reducible + Send> Window<T> {
+    /// The length of `rank`'s array, in elements.
+    ///
+    /// # Errors
+    /// `Error::Rank` outside the window's group.
+    pub fn len_of(&self, rank: Rank) -> Result<usize> {
+        Ok((self.raw.size_of(rank)? / std::mem::size_of::<T>() as u64) as usize)
+    }
+
+    /// A copy of this rank's array.
+    pub fn local(&self) -> Vec<T> {
+        lock(&self.memory).clone()
+    }
+
+    /// Runs `f` on this rank's array, with operations arriving from other ranks held back
+    /// meanwhile. `f` must not call the library (the operations wait for it, and it would wait
+    /// for them).
+    pub fn update_local<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        f(&mut lock(&self.memory))
+    }
+
+    /// The block of `count` elements at element `offset` (of any rank's array).
+    fn block(offset: usize, count: usize) -> Result<Vec<Block>> {
+        let size = std::mem::size_of::<T>() as u64;
+        let range = || Error::RmaRange {
+            reason: format!("elements {offset}.. (count {count}) do not fit a window"),
+        };
+        let at = (offset as u64).checked_mul(size).ok_or_else(range)?;
+        let len = (count as u64).checked_mul(size).ok_or_else(range)?;
+        Ok(vec![Block { at, len }])
+    }
+
+    /// Writes `data` to `target`'s array from element `offset` (`MPI_Put`). Complete at the
+    /// target when the epoch's end or a flush returns.
+    ///
+    /// # Errors
+    /// `Error::RmaRange` past the end of the target's array; `Error::RmaSync` outside an access
+    /// epoch to it; `Error::Rank`; `Error::Revoked`. A failed target is reported by the call
+    /// that completes the operation (`ProcFailed`).
+    pub fn put(&self, data: &[T], target: Rank, offset: usize) -> Result<()> {
+        let blocks = Self::block(offset, data.len())?;
+        self.raw
+            .put(target, blocks, bytemuck::cast_slice(data).to_vec())
+    }
+
+    /// Reads `count` elements of `target`'s array from element `offset` (`MPI_Get`); returns
+    /// when they are here.
+    ///
+    /// # Errors
+    /// As [`Window::put`], and `ProcFailed` if the target fails first.
+    pub fn get(&self, target: Rank, offset: usize, count: usize) -> Result<Vec<T>> {
+        let bytes = self.raw.get(target, Self::block(offset, count)?)?;
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// Combines `data` into `target`'s array from element `offset`: `target[i] = data[i] op
+    /// target[i]` (`MPI_Accumulate`). Accumulates on one target are atomic with respect to
+    /// each other, element by element and as a whole.
+    ///
+    /// # Errors
+    /// As [`Window::put`]; `Error::RmaRange` (from the completing call) for an operation not
+    /// defined on `T`.
+    pub fn accumulate(
+        &self,
+        data: &[T],
+        target: Rank,
+        offset: usize,
+        op: impl Into<RmaOp>,
+    ) -> Result<()> {
+        let blocks = Self::block(offset, data.len())?;
+        let bytes = bytemuck::cast_slice(data).to_vec();
+        self.raw
+            .accumulate(target, blocks, op.into().code(), bytes, false)
+            .map(drop)
+    }
+
+    /// [`Window::accumulate`] that also returns the elements from before, atomically
+    /// (`MPI_Get_accumulate`; with [`RmaOp::NoOp`], an atomic read).
+    ///
+    /// # Errors
+    /// As [`Window::get`]; `Error::RmaRange` for an operation not defined on `T`.
+    pub fn get_accumulate(
+        &self,
+        data: &[T],
+        target: Rank,
+        offset: usize,
+        op: impl Into<RmaOp>,
+    ) -> Result<Vec<T>> {
+        let blocks = Self::block(offset, data.len())?;
+        let bytes = bytemuck::cast_slice(data).to_vec();
+        let old = self
+            .raw
+            .accumulate(target, blocks, op.into().code(), bytes, true)?
+            .unwrap_or_default();
+        Ok(bytemuck::pod_collect_to_vec(&old))
+    }
+
+    /// One element's [`Window::get_accumulate`] (`MPI_Fetch_and_op`).
+    ///
+    /// # Errors
+    /// As [`Window::get_accumulate`].
+    pub fn fetch_and_op(
+        &self,
+        value: T,
+        target: Rank,
+        offset: usize,
+        op: impl Into<RmaOp>,
+    ) -> Result<T> {
+        let old = self.get_accumulate(&[value], target, offset, op)?;
+        old.first().copied().ok_or_else(|| Error::Internal {
+            reason: "a fetch-and-op reply without its element".into(),
+        })
+    }
+
+    /// Where `target`'s element `offset` equals `compare` it becomes `swap`, atomically
+    /// (`MPI_Compare_and_swap`); returns the element from before.
+    ///
+    /// # Errors
+    /// As [`Window::get`].
+    pub fn compare_and_swap(&self, compare: T, swap: T, target: Rank, offset: usize) -> Result<T> {
+        let at = Self::block(offset, 1)?[0].at;
+        let old = self.raw.compare_and_swap(
+            target,
+            at,
+            bytemuck::bytes_of(&compare),
+            bytemuck::bytes_of(&swap),
+        )?;
+        bytemuck::try_pod_read_unaligned(&old).map_err(|_| Error::Internal {
+            reason: "a compare-and-swap reply of the wrong length".into(),
+        })
+    }
+
+    /// Ends the window at every rank (`MPI_Win_free`): collective; completes this rank's
+    /// operations first; returns this rank's array.
+    ///
+    /// # Errors
+    /// As [`RawWindow::free`].
+    pub fn free(self) -> Result<Vec<T>> {
+        let Window { raw, memory } = self;
+        raw.free()?;
+        let data = std::mem::take(&mut *lock(&memory));
+        Ok(data)
     }
 }
