@@ -58,6 +58,12 @@ int MPIX_Comm_failure_ack(MPI_Comm comm);
 int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+/* Windows: MPIX_Win_revoke makes every pending and later operation and synchronization on the
+ * window return MPIX_ERR_REVOKED at every rank (not collective); MPIX_Win_get_failed gives the
+ * group of the window's ranks this rank knows failed (local; it acknowledges nothing). A new
+ * window over MPIX_Comm_shrink's communicator carries on. */
+int MPIX_Win_revoke(MPI_Win win);
+int MPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
 
 /* runthrough's resilience library (the guide's "Recovering the application's data"): in-memory
  * checkpoints of the application's data with copies on other ranks, or parity.
@@ -108,6 +114,8 @@ int PMPIX_Comm_failure_ack(MPI_Comm comm);
 int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int PMPIX_Win_revoke(MPI_Win win);
+int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
 /* The profiling interface: end. */
 
 #ifdef __cplusplus

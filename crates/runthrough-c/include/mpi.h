@@ -151,9 +151,9 @@ typedef int MPI_Errhandler;
 typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Info;
-/* File and window handles: declared for the handle conversions below (and for bindings such as
- * Rust's `mpi` crate that name them); no MPI-IO or one-sided call is provided, so the only
- * handles of these types are MPI_FILE_NULL and MPI_WIN_NULL. */
+/* File handles are declared for the handle conversions below (and for bindings such as Rust's
+ * `mpi` crate that name them): no MPI-IO call is provided, so the only one is MPI_FILE_NULL.
+ * Windows are those of the one-sided calls (MPI_Win_create, ...). */
 typedef int MPI_File;
 typedef int MPI_Win;
 /* A Fortran INTEGER, the type of the handles of MPI's Fortran interface (MPI_Comm_c2f, ...). */
@@ -211,6 +211,15 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_TYPE_NULL_COPY_FN rt_comm_null_copy_fn
 #define MPI_TYPE_DUP_FN rt_comm_dup_fn
 #define MPI_TYPE_NULL_DELETE_FN rt_comm_null_delete_fn
+/* Window attribute callbacks: the same shapes, the same predefined ones. */
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out,
+                                       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
+#define MPI_WIN_NULL_COPY_FN rt_comm_null_copy_fn
+#define MPI_WIN_DUP_FN rt_comm_dup_fn
+#define MPI_WIN_NULL_DELETE_FN rt_comm_null_delete_fn
 
 /* Error classes (the values of runthrough_core::ErrorClass). */
 #define MPI_SUCCESS 0
@@ -237,6 +246,13 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_ERR_REVOKED 77
 #define MPI_ERR_DIMS 11
 #define MPI_ERR_KEYVAL 48
+/* Windows and memory: an unknown window, MPI_Free_mem of other memory, memory that could not be
+ * allocated, a one-sided call out of epoch order, an operation outside the target's window. */
+#define MPI_ERR_WIN 45
+#define MPI_ERR_BASE 46
+#define MPI_ERR_NO_MEM 34
+#define MPI_ERR_RMA_SYNC 50
+#define MPI_ERR_RMA_RANGE 55
 /* A value the external32 representation cannot hold (a C long beyond 32 bits). */
 #define MPI_ERR_CONVERSION 23
 #define MPI_ERR_TOPOLOGY 13
@@ -837,6 +853,91 @@ int MPI_Type_free_keyval(int *type_keyval);
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+/* One-sided communication. A window (MPI_Win_create over the program's memory, MPI_Win_allocate
+ * over memory the library allocates; collective) exposes each rank's bytes to the others' puts,
+ * gets and accumulates, applied by the target's library whether or not the target is inside a
+ * call. Epochs: between fences, while holding the target's lock (MPI_Win_lock, _lock_all), or
+ * between MPI_Win_start and MPI_Win_complete naming the target (after its MPI_Win_post);
+ * elsewhere an operation is MPI_ERR_RMA_SYNC. A put or accumulate is complete at its target when
+ * the call ending its epoch (or a flush) returns; MPI_Get, MPI_Get_accumulate, MPI_Fetch_and_op
+ * and MPI_Compare_and_swap fill their result buffers before they return. Accumulates (predefined
+ * operations, MPI_REPLACE, MPI_NO_OP, on datatypes of one basic type) are atomic with respect to
+ * each other at a target. A range outside the target's window is MPI_ERR_RMA_RANGE, at the call
+ * when the origin can tell, else at the completing call; the target is never changed by it.
+ * Failures: an operation whose target failed completes with MPIX_ERR_PROC_FAILED at the call
+ * that completes it; a lock held by a failed rank is released; MPI_Win_start / MPI_Win_wait
+ * return MPIX_ERR_PROC_FAILED when a rank they wait for failed; MPI_Win_fence follows
+ * MPI_Barrier's rule. Errors go through the error handler of the communicator the window was
+ * made on. Assertions (MPI_MODE_*) are hints and ignored; the memory model is unified
+ * (MPI_Win_sync does nothing). Not provided yet: MPI_Win_allocate_shared, dynamic windows, the
+ * request-based MPI_R* calls, window error handlers of their own. */
+#define MPI_WIN_BASE 8
+#define MPI_WIN_SIZE 9
+#define MPI_WIN_DISP_UNIT 10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL 12
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int MPI_Free_mem(void *base);
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void *result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
 /* MPI_Pack's format is the data without gaps, in the machine's representation (one machine
  * kind per job); a unit too small for the data is MPI_ERR_TRUNCATE. */
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
@@ -1376,6 +1477,55 @@ int PMPI_Type_free_keyval(int *type_keyval);
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int PMPI_Free_mem(void *base);
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win *win);
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                      MPI_Win *win);
+int PMPI_Win_free(MPI_Win *win);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int PMPI_Win_set_name(MPI_Win win, const char *win_name);
+int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                           void *extra_state);
+int PMPI_Win_free_keyval(int *win_keyval);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win);
+int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Win win);
+int PMPI_Win_fence(int assert, MPI_Win win);
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int PMPI_Win_unlock(int rank, MPI_Win win);
+int PMPI_Win_lock_all(int assert, MPI_Win win);
+int PMPI_Win_unlock_all(MPI_Win win);
+int PMPI_Win_flush(int rank, MPI_Win win);
+int PMPI_Win_flush_all(MPI_Win win);
+int PMPI_Win_flush_local(int rank, MPI_Win win);
+int PMPI_Win_flush_local_all(MPI_Win win);
+int PMPI_Win_sync(MPI_Win win);
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_complete(MPI_Win win);
+int PMPI_Win_wait(MPI_Win win);
+int PMPI_Win_test(MPI_Win win, int *flag);
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm);
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,

@@ -34,6 +34,7 @@ pub(crate) const FIRST_KEYVAL: c_int = 64;
 pub(crate) enum Kind {
     Comm,
     Type,
+    Win,
 }
 
 /// An object with attributes: its kind and handle.

@@ -239,6 +239,34 @@ pub const MPI_IO: c_int = 6;
 pub const MPI_APPNUM: c_int = 7;
 /// The key value `MPI_Comm_free_keyval` leaves (user keys start at 64).
 pub const MPI_KEYVAL_INVALID: c_int = -1;
+/// Predefined window attribute keys (`MPI_Win_get_attr`).
+pub const MPI_WIN_BASE: c_int = 8;
+pub const MPI_WIN_SIZE: c_int = 9;
+pub const MPI_WIN_DISP_UNIT: c_int = 10;
+pub const MPI_WIN_CREATE_FLAVOR: c_int = 11;
+pub const MPI_WIN_MODEL: c_int = 12;
+/// Window flavors (`MPI_WIN_CREATE_FLAVOR`) and memory models (`MPI_WIN_MODEL`).
+pub const MPI_WIN_FLAVOR_CREATE: c_int = 1;
+pub const MPI_WIN_FLAVOR_ALLOCATE: c_int = 2;
+pub const MPI_WIN_FLAVOR_DYNAMIC: c_int = 3;
+pub const MPI_WIN_FLAVOR_SHARED: c_int = 4;
+pub const MPI_WIN_SEPARATE: c_int = 1;
+pub const MPI_WIN_UNIFIED: c_int = 2;
+/// Lock types (`MPI_Win_lock`).
+pub const MPI_LOCK_EXCLUSIVE: c_int = 234;
+pub const MPI_LOCK_SHARED: c_int = 235;
+/// Assertions of the synchronization calls (hints; the library ignores them).
+pub const MPI_MODE_NOCHECK: c_int = 1024;
+pub const MPI_MODE_NOSTORE: c_int = 2048;
+pub const MPI_MODE_NOPUT: c_int = 4096;
+pub const MPI_MODE_NOPRECEDE: c_int = 8192;
+pub const MPI_MODE_NOSUCCEED: c_int = 16384;
+/// Error classes of windows and memory.
+pub const MPI_ERR_WIN: c_int = 45;
+pub const MPI_ERR_BASE: c_int = 46;
+pub const MPI_ERR_NO_MEM: c_int = 34;
+pub const MPI_ERR_RMA_SYNC: c_int = ErrorClass::RmaSync as c_int;
+pub const MPI_ERR_RMA_RANGE: c_int = ErrorClass::RmaRange as c_int;
 /// Datatype combiners (`MPI_Type_get_envelope`).
 pub const MPI_COMBINER_NAMED: c_int = 1;
 pub const MPI_COMBINER_DUP: c_int = 2;
@@ -432,6 +460,29 @@ pub const ALL: &[(&str, c_int)] = &[
     ("MPI_IO", MPI_IO),
     ("MPI_APPNUM", MPI_APPNUM),
     ("MPI_KEYVAL_INVALID", MPI_KEYVAL_INVALID),
+    ("MPI_WIN_BASE", MPI_WIN_BASE),
+    ("MPI_WIN_SIZE", MPI_WIN_SIZE),
+    ("MPI_WIN_DISP_UNIT", MPI_WIN_DISP_UNIT),
+    ("MPI_WIN_CREATE_FLAVOR", MPI_WIN_CREATE_FLAVOR),
+    ("MPI_WIN_MODEL", MPI_WIN_MODEL),
+    ("MPI_WIN_FLAVOR_CREATE", MPI_WIN_FLAVOR_CREATE),
+    ("MPI_WIN_FLAVOR_ALLOCATE", MPI_WIN_FLAVOR_ALLOCATE),
+    ("MPI_WIN_FLAVOR_DYNAMIC", MPI_WIN_FLAVOR_DYNAMIC),
+    ("MPI_WIN_FLAVOR_SHARED", MPI_WIN_FLAVOR_SHARED),
+    ("MPI_WIN_SEPARATE", MPI_WIN_SEPARATE),
+    ("MPI_WIN_UNIFIED", MPI_WIN_UNIFIED),
+    ("MPI_LOCK_EXCLUSIVE", MPI_LOCK_EXCLUSIVE),
+    ("MPI_LOCK_SHARED", MPI_LOCK_SHARED),
+    ("MPI_MODE_NOCHECK", MPI_MODE_NOCHECK),
+    ("MPI_MODE_NOSTORE", MPI_MODE_NOSTORE),
+    ("MPI_MODE_NOPUT", MPI_MODE_NOPUT),
+    ("MPI_MODE_NOPRECEDE", MPI_MODE_NOPRECEDE),
+    ("MPI_MODE_NOSUCCEED", MPI_MODE_NOSUCCEED),
+    ("MPI_ERR_WIN", MPI_ERR_WIN),
+    ("MPI_ERR_BASE", MPI_ERR_BASE),
+    ("MPI_ERR_NO_MEM", MPI_ERR_NO_MEM),
+    ("MPI_ERR_RMA_SYNC", MPI_ERR_RMA_SYNC),
+    ("MPI_ERR_RMA_RANGE", MPI_ERR_RMA_RANGE),
     ("MPI_COMBINER_NAMED", MPI_COMBINER_NAMED),
     ("MPI_COMBINER_DUP", MPI_COMBINER_DUP),
     ("MPI_COMBINER_CONTIGUOUS", MPI_COMBINER_CONTIGUOUS),

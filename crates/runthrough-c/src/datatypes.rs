@@ -83,6 +83,24 @@ impl Element {
         })
     }
 
+    /// A basic datatype of this element type.
+    pub(crate) fn datatype(self) -> c_int {
+        match self {
+            Element::I8 => MPI_SIGNED_CHAR,
+            Element::U8 => MPI_UNSIGNED_CHAR,
+            Element::I16 => MPI_SHORT,
+            Element::U16 => MPI_UNSIGNED_SHORT,
+            Element::I32 => MPI_INT,
+            Element::U32 => MPI_UNSIGNED,
+            Element::Long => MPI_LONG,
+            Element::UnsignedLong => MPI_UNSIGNED_LONG,
+            Element::I64 => MPI_LONG_LONG,
+            Element::U64 => MPI_UNSIGNED_LONG_LONG,
+            Element::F32 => MPI_FLOAT,
+            Element::F64 => MPI_DOUBLE,
+        }
+    }
+
     pub(crate) fn size(self) -> usize {
         match self {
             Element::I8 | Element::U8 => 1,

@@ -620,6 +620,17 @@ impl Layout {
         }
     }
 
+    /// The runs of data bytes of `count` elements whose first origin is at offset 0, in
+    /// typemap order, adjacent runs joined (the target bytes of a one-sided operation).
+    pub(crate) fn runs(&self, count: usize) -> Vec<(isize, usize)> {
+        let mut runs: Vec<(isize, usize)> = Vec::new();
+        self.walk_block(0, count, &mut |offset, len| match runs.last_mut() {
+            Some((at, n)) if at.wrapping_add(*n as isize) == offset => *n += len,
+            _ => runs.push((offset, len)),
+        });
+        runs
+    }
+
     /// [`Layout::walk`] over `n` elements one extent apart from `base` (a block of a vector,
     /// an indexed or a struct type): one run when the elements are dense.
     fn walk_block(&self, base: isize, n: usize, f: &mut dyn FnMut(isize, usize)) {

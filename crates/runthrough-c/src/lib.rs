@@ -76,5 +76,6 @@ mod stdio;
 mod topology;
 mod typeinfo;
 mod wide;
+mod windows;
 
 pub use constants::{MPI_Rank_info, MPI_Status};

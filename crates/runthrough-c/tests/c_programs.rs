@@ -507,6 +507,18 @@ fn resilience_parity_from_c() {
     scenario("resilience_parity", 6, &[1, 4]);
 }
 
+/// Semantics §3.6, `tests/c/windows.c`: one-sided communication from C on 4 ranks: fence,
+/// lock and post/start/complete/wait epochs with puts, gets, accumulates (strided datatypes at
+/// either end, MPI_REPLACE, MPI_NO_OP), fetch-and-op and compare-and-swap atomic under
+/// contention, attributes and names, MPI_Alloc_mem; wrong use refused with the target
+/// unchanged; rank 3 dies: a fence and a lock on it return MPIX_ERR_PROC_FAILED,
+/// MPIX_Win_get_failed names it, a revoked window refuses everything, a window over the
+/// shrunk communicator carries on.
+#[test]
+fn windows_from_c() {
+    scenario("windows", 4, &[3]);
+}
+
 /// `tests/c/handle_conversions.c`: MPI_<Kind>_c2f / _f2c for every handle type (MPI_File and
 /// MPI_Win by their null handles), before MPI_Init too; handles that went through an MPI_Fint
 /// work in the calls (Rust's `mpi` crate builds its shim with these).

@@ -41,6 +41,7 @@ const AREAS: &[(&str, &[&str])] = &[
         "Derived datatypes and packing",
         &["derived.rs", "typeinfo.rs", "pack.rs", "external32.rs"],
     ),
+    ("One-sided communication (windows)", &["windows.rs"]),
     ("Handle conversions (C and Fortran)", &["fortran.rs"]),
     (
         "Fault tolerance (run-through stabilization, ULFM)",
