@@ -113,7 +113,15 @@ pub(crate) fn boundary_on(body: impl FnOnce(&mut c_int) -> Result<(), Failure>) 
 /// request rather than an argument.
 fn guarded(body: impl FnOnce(&mut c_int) -> Result<(), Failure>, learned: bool) -> c_int {
     let mut comm = MPI_COMM_WORLD;
-    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut comm))).unwrap_or_else(|panic| {
+    match caught(|| body(&mut comm)) {
+        Ok(()) => MPI_SUCCESS,
+        Err(failure) => report(comm, failure, learned),
+    }
+}
+
+/// Runs `body`, a panic in it turned into `MPI_ERR_INTERN`.
+pub(crate) fn caught(body: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
@@ -123,11 +131,7 @@ fn guarded(body: impl FnOnce(&mut c_int) -> Result<(), Failure>, learned: bool) 
             MPI_ERR_INTERN,
             format!("internal error: {what}"),
         ))
-    });
-    match outcome {
-        Ok(()) => MPI_SUCCESS,
-        Err(failure) => report(comm, failure, learned),
-    }
+    })
 }
 
 /// Reports `failure` through the error handler of `comm` (of `MPI_COMM_WORLD` when `comm` is not
@@ -160,6 +164,18 @@ fn report(comm: c_int, failure: Failure, of_request: bool) -> c_int {
         }
         Phase::Before | Phase::Finalized => (Handler::Return, comm, None),
     };
+    report_to(handler, handle, rank, failure)
+}
+
+/// Reports `failure` through `handler` (a user handler is given `handle`, the object's: a
+/// communicator's or a window's); returns its class. `rank` names this rank in a fatal error's
+/// message.
+pub(crate) fn report_to(
+    handler: Handler,
+    handle: c_int,
+    rank: Option<u32>,
+    failure: Failure,
+) -> c_int {
     match handler {
         Handler::Return => failure.class,
         Handler::Fatal => {
@@ -470,6 +486,19 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mu
         slot.write(handle);
         Ok(())
     })
+}
+
+/// A new reference to error handler `handle` (what `MPI_*_get_errhandler` hands out), kept
+/// with `handler` while the program holds it.
+pub(crate) fn reference_errhandler(
+    runtime: &mut crate::runtime::Runtime,
+    handle: c_int,
+    handler: Handler,
+) {
+    if !predefined_errhandler(handle) {
+        runtime.errhandlers.entry(handle).or_insert(handler);
+        *refs().entry(handle).or_insert(0) += 1;
+    }
 }
 
 /// `MPI_Errhandler_set`: MPI-1's name of `MPI_Comm_set_errhandler` (removed from MPI-3.0, kept

@@ -25,7 +25,9 @@ use crate::attributes::{CopyFn, DeleteFn, Kind};
 use crate::constants::*;
 use crate::datatypes::{op_of, Element};
 use crate::derived::{layout_of, Data, MPI_Aint};
-use crate::errors::{boundary, out, write_string, Failure};
+use crate::errors::{
+    boundary, caught, out, report_to, write_string, Failure, Handler, UserHandler,
+};
 use crate::runtime::{comm_of, lock, with_runtime};
 
 /// One window handle.
@@ -40,6 +42,9 @@ struct Entry {
     /// Memory the library allocated for it (`MPI_Win_allocate`), freed with it.
     allocated: Option<AllocLayout>,
     name: Mutex<String>,
+    /// Its own error handler (`MPI_Win_set_errhandler`); until one is set, the communicator's
+    /// reports its errors.
+    errhandler: Mutex<Option<(c_int, Handler)>>,
 }
 
 struct Windows {
@@ -69,9 +74,22 @@ fn handler_of(win: c_int) -> c_int {
     entry_of(win).map_or(MPI_COMM_WORLD, |entry| entry.comm)
 }
 
-/// Runs `body` on window `win`, errors reported through its communicator's handler.
+/// Runs `body` on window `win`, errors reported through the window's error handler, or its
+/// communicator's while it has none of its own.
 fn on_window(win: c_int, body: impl FnOnce(&Entry) -> Result<(), Failure>) -> c_int {
-    boundary(handler_of(win), || body(&*entry_of(win)?))
+    let own = entry_of(win)
+        .ok()
+        .and_then(|entry| *lock(&entry.errhandler));
+    match own {
+        None => boundary(handler_of(win), || body(&*entry_of(win)?)),
+        Some((_, handler)) => match caught(|| body(&*entry_of(win)?)) {
+            Ok(()) => MPI_SUCCESS,
+            Err(failure) => {
+                let rank = with_runtime(|runtime| Ok(runtime.world_rank)).ok();
+                report_to(handler, win, rank, failure)
+            }
+        },
+    }
 }
 
 /// Zeroed memory of `size` bytes, aligned for any basic type.
@@ -218,6 +236,7 @@ fn create(
             flavor,
             allocated,
             name: Mutex::new(String::new()),
+            errhandler: Mutex::new(None),
         }),
     );
     Ok(handle)
@@ -686,6 +705,164 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     })
 }
 
+/// A request that is complete already, for `win`'s request-based operations (each completes
+/// locally when its call returns: its origin data is copied, or its result written).
+fn completed_request(win: c_int, request: *mut c_int, code: c_int) -> c_int {
+    if code != MPI_SUCCESS {
+        return code;
+    }
+    on_window(win, |entry| {
+        // SAFETY: checked for NULL by `out`; the caller's contract.
+        let slot = unsafe { out(request, "request")? };
+        let status = crate::point_to_point::empty_status();
+        let handle = with_runtime(|runtime| {
+            Ok(runtime.add_request(crate::runtime::Operation::Complete(Ok(status)), entry.comm))
+        })?;
+        slot.write(handle);
+        Ok(())
+    })
+}
+
+/// `MPI_Rput`: `MPI_Put` with a request, complete when the call returns (the origin buffer
+/// is free again; completion at the target still waits for the epoch's end or a flush).
+///
+/// # Safety
+/// As `MPI_Put`; `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let code = unsafe {
+        MPI_Put(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+        )
+    };
+    completed_request(win, request, code)
+}
+
+/// `MPI_Rget`: `MPI_Get` with a request, complete when the call returns (the data is there).
+///
+/// # Safety
+/// As `MPI_Get`; `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let code = unsafe {
+        MPI_Get(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+        )
+    };
+    completed_request(win, request, code)
+}
+
+/// `MPI_Raccumulate`: `MPI_Accumulate` with a request, complete when the call returns.
+///
+/// # Safety
+/// As `MPI_Accumulate`; `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let code = unsafe {
+        MPI_Accumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    };
+    completed_request(win, request, code)
+}
+
+/// `MPI_Rget_accumulate`: `MPI_Get_accumulate` with a request, complete when the call returns
+/// (the result is there).
+///
+/// # Safety
+/// As `MPI_Get_accumulate`; `request` is NULL or points at a writable `MPI_Request`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: c_int,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let code = unsafe {
+        MPI_Get_accumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            result_addr,
+            result_count,
+            result_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    };
+    completed_request(win, request, code)
+}
+
 /// `MPI_Win_fence`: ends the epoch and opens the next at every rank (collective); the
 /// assertions are hints and ignored.
 #[no_mangle]
@@ -1039,6 +1216,84 @@ pub unsafe extern "C" fn MPI_Win_get_attr(
         }
         Ok(())
     })
+}
+
+/// `MPI_Win_create_errhandler`: a handler for windows (called with the window's handle and the
+/// error code; shares the handle space and `MPI_Errhandler_free` of the communicators' ones).
+///
+/// # Safety
+/// `function` is NULL or an `MPI_Win_errhandler_function`; `errhandler` NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_errhandler(
+    function: Option<UserHandler>,
+    errhandler: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded contract: the same shapes as the communicators' handlers.
+    unsafe { crate::errors::MPI_Comm_create_errhandler(function, errhandler) }
+}
+
+/// `MPI_Win_set_errhandler`: the window's errors go through `errhandler` from now on.
+#[no_mangle]
+pub extern "C" fn MPI_Win_set_errhandler(win: c_int, errhandler: c_int) -> c_int {
+    on_window(win, |entry| {
+        let handler = with_runtime(|runtime| {
+            runtime
+                .errhandlers
+                .get(&errhandler)
+                .copied()
+                .ok_or_else(|| {
+                    Failure::new(
+                        MPI_ERR_ARG,
+                        format!("invalid or freed error handler {errhandler}"),
+                    )
+                })
+        })?;
+        *lock(&entry.errhandler) = Some((errhandler, handler));
+        Ok(())
+    })
+}
+
+/// `MPI_Win_get_errhandler`: the window's error handler (its communicator's while it has none
+/// of its own).
+///
+/// # Safety
+/// `errhandler` is NULL or points at a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_errhandler(win: c_int, errhandler: *mut c_int) -> c_int {
+    let own = entry_of(win)
+        .ok()
+        .and_then(|entry| *lock(&entry.errhandler));
+    match own {
+        Some((handle, handler)) => on_window(win, |_| {
+            // SAFETY: checked for NULL by `out`.
+            let slot = unsafe { out(errhandler, "errhandler")? };
+            with_runtime(|runtime| {
+                crate::errors::reference_errhandler(runtime, handle, handler);
+                Ok(())
+            })?;
+            slot.write(handle);
+            Ok(())
+        }),
+        // SAFETY: forwarded contract.
+        None => match entry_of(win) {
+            Ok(entry) => unsafe { crate::errors::MPI_Comm_get_errhandler(entry.comm, errhandler) },
+            Err(failure) => crate::errors::raise(MPI_COMM_WORLD, failure),
+        },
+    }
+}
+
+/// `MPI_Win_call_errhandler`: reports `errorcode` through the window's error handler.
+#[no_mangle]
+pub extern "C" fn MPI_Win_call_errhandler(win: c_int, errorcode: c_int) -> c_int {
+    if let Err(failure) = entry_of(win) {
+        return crate::errors::raise(MPI_COMM_WORLD, failure);
+    }
+    on_window(win, |_| {
+        let mut failure = Failure::new(errorcode, "MPI_Win_call_errhandler");
+        failure.handler_code = Some(errorcode);
+        Err(failure)
+    });
+    MPI_SUCCESS
 }
 
 /// `MPI_Alloc_mem`: `size` bytes of zeroed memory, aligned for any basic type, their address

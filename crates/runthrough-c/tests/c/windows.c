@@ -21,6 +21,14 @@
 
 #define N 4
 
+static int handled = 0;
+static MPI_Win handled_win = MPI_WIN_NULL;
+static void count_errors(MPI_Win *win, int *code, ...) {
+    (void)code;
+    handled += 1;
+    handled_win = *win;
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     ft_init(&argc, &argv, &rank, &size);
@@ -98,6 +106,21 @@ int main(int argc, char **argv) {
     OK(MPI_Accumulate(&mine, 1, MPI_INT, (rank + 1) % N, 3 * N - 1, 1, MPI_INT, MPI_REPLACE, win));
     OK(MPI_Win_fence(0, win));
     CHECK(mem[3 * N - 1] == ((rank + N - 1) % N) * 10, "replaced: %d", mem[3 * N - 1]);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* The request-based forms: complete when they return. */
+    MPI_Request requests[4];
+    int got_r = -1, twice = 2, old_r = -1;
+    OK(MPI_Rput(&mine, 1, MPI_INT, (rank + 1) % N, 2 * N + 1, 1, MPI_INT, win, &requests[0]));
+    OK(MPI_Rget(&got_r, 1, MPI_INT, (rank + 1) % N, 0, 1, MPI_INT, win, &requests[1]));
+    OK(MPI_Raccumulate(&twice, 1, MPI_INT, (rank + 1) % N, 3 * N - 1, 1, MPI_INT, MPI_SUM, win,
+                       &requests[2]));
+    OK(MPI_Rget_accumulate(NULL, 0, MPI_INT, &old_r, 1, MPI_INT, (rank + 1) % N, 0, 1, MPI_INT,
+                           MPI_NO_OP, win, &requests[3]));
+    OK(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE));
+    CHECK(got_r == 0 && old_r == 0, "request-based gets: %d %d", got_r, old_r);
+    OK(MPI_Win_fence(0, win));
+    CHECK(mem[2 * N + 1] == ((rank + N - 1) % N) * 10, "Rput: %d", mem[2 * N + 1]);
+    CHECK(mem[3 * N - 1] == ((rank + N - 1) % N) * 10 + 2, "Raccumulate: %d", mem[3 * N - 1]);
     OK(MPI_Type_free(&every_other));
 
     /* Attributes on windows. */
@@ -110,6 +133,18 @@ int main(int argc, char **argv) {
     OK(MPI_Win_get_attr(win, key, &attr, &flag));
     CHECK(!flag, "deleted");
     OK(MPI_Win_free_keyval(&key));
+    /* A window's own error handler: called with the window's handle. */
+    MPI_Errhandler eh, got_eh;
+    OK(MPI_Win_create_errhandler(count_errors, &eh));
+    OK(MPI_Win_set_errhandler(win, eh));
+    OK(MPI_Win_get_errhandler(win, &got_eh));
+    CHECK(got_eh == eh, "the window's handler");
+    EXPECT(MPI_Put(&one, 1, MPI_INT, 0, 3 * N, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    OK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    CHECK(handled == 2 && handled_win == win, "the handler ran %d times", handled);
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    OK(MPI_Errhandler_free(&eh));
+    OK(MPI_Errhandler_free(&got_eh));
     OK(MPI_Win_free(&win));
     CHECK(win == MPI_WIN_NULL, "MPI_Win_free sets MPI_WIN_NULL");
 
