@@ -166,11 +166,12 @@ impl fmt::Debug for RawWindow {
 
 impl Comm {
     /// A window over `memory` at this rank, `unit` being its displacement unit (kept for the
-    /// binding: [`RawWindow::unit_of`]). Collective.
+    /// binding: [`RawWindow::unit_of`]). Collective, with the same outcome at every rank (the
+    /// ranks agree on it): every survivor gets the window, or every one an error.
     ///
     /// # Errors
-    /// Those of [`Comm::dup`] (the window gets a communicator of its own) and of
-    /// [`Comm::all_gather`]: `ProcFailed` when a member failed, `Revoked`.
+    /// Those of [`Comm::dup`] (the window gets a communicator of its own): `ProcFailed` when a
+    /// member failed during the creation, `Revoked`.
     pub fn raw_window(&self, memory: Box<dyn Memory>, unit: u64) -> Result<RawWindow> {
         let comm = self.dup()?;
         let size = memory.len() as u64;
@@ -180,9 +181,32 @@ impl Comm {
             .lock()
             .window_create(comm.context, memory)?;
         // Every rank registered its memory before it sends its size: once a rank has every
-        // size, every rank's window is there to take its operations.
+        // size, every rank's window is there to take its operations. The exchange can end
+        // well at some ranks and with an error at others (a death during it): the ranks agree
+        // on its outcome, so that every survivor gets the window or every one an error, as
+        // with a communicator's creation.
         let mut both = vec![0u64; 2 * comm.size() as usize];
-        comm.all_gather(&[size, unit], &mut both)?;
+        let exchanged = comm.all_gather(&[size, unit], &mut both);
+        let everywhere = match comm.agree(u32::from(exchanged.is_ok())) {
+            Ok(flag) | Err(Error::AgreeProcFailed { flag }) => flag == 1,
+            Err(e) => return Err(e),
+        };
+        if !everywhere {
+            exchanged?;
+            // Another rank's exchange failed: a member died or the communicator was revoked,
+            // which this rank's detector learns in turn.
+            let context = comm.context;
+            return Err(comm.process.wait_for(|engine| {
+                if engine.is_revoked(context) {
+                    return Some(Error::Revoked);
+                }
+                match engine.unrecognized_failure(context) {
+                    Ok(Some(rank)) => Some(Error::ProcFailed { rank }),
+                    Ok(None) => None,
+                    Err(e) => Some(e),
+                }
+            }));
+        }
         Ok(RawWindow {
             comm,
             sizes: both.iter().step_by(2).copied().collect(),

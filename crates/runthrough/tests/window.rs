@@ -412,3 +412,62 @@ fn a_revoked_window_is_rebuilt_over_the_shrunk_communicator() {
         assert_eq!(values[0].clone().unwrap(), (vec![2 as Rank], vec![3]));
     });
 }
+
+/// Under the deterministic simulator with up to two random kills, a window program that agrees
+/// on each fence epoch's outcome and retries it after `validate_global` never hangs and never
+/// panics, over many seeds: every survivor ends, and failure-free runs count every accumulate. (The simulator's
+/// scheduler interleaves every library call; a hang or a lost wake-up in the window's
+/// protocol shows as a hang here.)
+#[test]
+fn windows_under_the_simulator_with_random_kills_never_hang() {
+    bounded(|| {
+        let program = |world: &Comm| -> Result<u64, Error> {
+            let window = world.window_allocate::<u64>(1)?;
+            let comm = window.comm();
+            for _ in 0..5 {
+                let g = comm.validate_global()?;
+                let target = (0..comm.size())
+                    .find(|&r| g.state_of(r) == Some(runthrough::RankState::OK))
+                    .unwrap_or(0);
+                let epoch = window
+                    .fence()
+                    .and_then(|()| window.accumulate(&[1], target, 0, Op::Sum))
+                    .and_then(|()| window.fence());
+                // A fence can succeed at some ranks and fail at others: agree on the outcome
+                // (a survivor that returned alone would leave the others in validate_global).
+                let all_ok = match comm.agree(u32::from(epoch.is_ok())) {
+                    Ok(flag) => flag == 1,
+                    Err(Error::AgreeProcFailed { .. }) => false,
+                    Err(e) => return Err(e),
+                };
+                if all_ok {
+                    return Ok(window.local()[0]);
+                }
+            }
+            Err(Error::ProcFailed { rank: 0 })
+        };
+        let mut failure_free = 0;
+        for seed in 0..400u64 {
+            let run = runthrough::simulate(4)
+                .seed(seed)
+                .random_kills(2)
+                .run(program);
+            assert!(run.hang.is_none(), "seed {seed}: {:?}", run.hang);
+            assert!(
+                run.violations.is_empty(),
+                "seed {seed}: {:?}",
+                run.violations
+            );
+            if run.fired.is_empty() {
+                failure_free += 1;
+                let counts: Vec<u64> = run
+                    .outcomes
+                    .into_iter()
+                    .map(|o| o.returned().expect("no kill fired").expect("no failure"))
+                    .collect();
+                assert_eq!(counts[0], 4, "seed {seed}: {counts:?}");
+            }
+        }
+        assert!(failure_free > 0, "some seeds fire no kill");
+    });
+}
