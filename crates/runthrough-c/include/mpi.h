@@ -812,6 +812,8 @@ int MPI_Type_struct(int count, const int array_of_blocklengths[],
                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
                     MPI_Datatype *newtype);
 int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -871,7 +873,9 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
  * MPI_Barrier's rule. Errors go through the error handler of the communicator the window was
  * made on until MPI_Win_set_errhandler gives the window one of its own. Assertions
  * (MPI_MODE_*) are hints and ignored; the memory model is unified (MPI_Win_sync does
- * nothing). Not provided yet: MPI_Win_allocate_shared, dynamic windows. */
+ * nothing). A dynamic window (MPI_Win_create_dynamic) reaches the regions each rank attaches,
+ * at their addresses (MPI_Get_address at the target). Not provided yet: MPI_Win_allocate_shared
+ * and MPI_Win_shared_query. */
 #define MPI_WIN_BASE 8
 #define MPI_WIN_SIZE 9
 #define MPI_WIN_DISP_UNIT 10
@@ -896,6 +900,9 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win *win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                      MPI_Win *win);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void *base);
 int MPI_Win_free(MPI_Win *win);
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
 int MPI_Win_set_name(MPI_Win win, const char *win_name);
@@ -1467,6 +1474,8 @@ int PMPI_Type_struct(int count, const int array_of_blocklengths[],
                      const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
                      MPI_Datatype *newtype);
 int PMPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype);
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -1505,6 +1514,9 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
                     MPI_Win *win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win);
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int PMPI_Win_detach(MPI_Win win, const void *base);
 int PMPI_Win_free(MPI_Win *win);
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
 int PMPI_Win_set_name(MPI_Win win, const char *win_name);

@@ -1870,6 +1870,19 @@ unsafe fn write_bounds<T>(
 // The `PMPI_` names of this module's functions.
 profiling_names!("derived.rs");
 
+/// `MPI_Aint_add`: `base + disp`, an address displaced (as the C arithmetic of addresses, with
+/// wrap-around).
+#[no_mangle]
+pub extern "C" fn MPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    base.wrapping_add(disp)
+}
+
+/// `MPI_Aint_diff`: `addr1 - addr2`, the distance between two addresses.
+#[no_mangle]
+pub extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    addr1.wrapping_sub(addr2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,8 @@ struct Entry {
     flavor: c_int,
     /// Memory the library allocated for it (`MPI_Win_allocate`), freed with it.
     allocated: Option<AllocLayout>,
+    /// A dynamic window's attached regions (`MPI_Win_attach`).
+    regions: Option<Regions>,
     name: Mutex<String>,
     /// Its own error handler (`MPI_Win_set_errhandler`); until one is set, the communicator's
     /// reports its errors.
@@ -120,7 +122,13 @@ fn code_of(datatype: c_int, op: c_int) -> u64 {
 struct Memory {
     base: usize,
     len: usize,
+    /// A dynamic window's attached regions (address to length); its displacements are
+    /// addresses, and only bytes of a region may be reached.
+    regions: Option<Regions>,
 }
+
+/// The regions attached to a dynamic window, by address.
+type Regions = Arc<Mutex<BTreeMap<usize, usize>>>;
 
 // SAFETY: the memory is the program's (or the library's, for `MPI_Win_allocate`) from window
 // creation to `MPI_Win_free`, which removes it from the engine first; MPI gives the library the
@@ -137,6 +145,17 @@ impl Memory {
 impl WindowMemory for Memory {
     fn len(&self) -> usize {
         self.len
+    }
+
+    fn covers(&self, at: usize, len: usize) -> bool {
+        let Some(regions) = &self.regions else {
+            return true;
+        };
+        let regions = lock(regions);
+        regions
+            .range(..=at)
+            .next_back()
+            .is_some_and(|(&start, &n)| at.checked_add(len).is_some_and(|end| end <= start + n))
     }
 
     fn read(&self, at: usize, into: &mut [u8]) {
@@ -220,7 +239,19 @@ fn create(
             "a NULL base with a non-zero size",
         ));
     }
-    let memory = Box::new(Memory { base, len: size });
+    let regions = (flavor == MPI_WIN_FLAVOR_DYNAMIC).then(Regions::default);
+    // A dynamic window's displacements are addresses: its memory is the address space, of
+    // which only the attached regions may be reached.
+    let len = if regions.is_some() {
+        isize::MAX as usize
+    } else {
+        size
+    };
+    let memory = Box::new(Memory {
+        base,
+        len,
+        regions: regions.clone(),
+    });
     let raw = comm_of(comm)?.get().raw_window(memory, unit as u64)?;
     let mut windows = lock(&WINDOWS);
     let handle = windows.next;
@@ -235,6 +266,7 @@ fn create(
             unit,
             flavor,
             allocated,
+            regions,
             name: Mutex::new(String::new()),
             errhandler: Mutex::new(None),
         }),
@@ -269,6 +301,85 @@ pub unsafe extern "C" fn MPI_Win_create(
             None,
         )?);
         Ok(())
+    })
+}
+
+/// `MPI_Win_create_dynamic`: a window without memory, to which each rank attaches regions of
+/// its own (`MPI_Win_attach`); displacements are addresses (`MPI_Get_address` at the target),
+/// and an operation on bytes outside the target's attached regions is `MPI_ERR_RMA_RANGE`.
+/// Collective over `comm`.
+///
+/// # Safety
+/// `win` is NULL or points at a writable `MPI_Win`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(
+    _info: c_int,
+    comm: c_int,
+    win: *mut c_int,
+) -> c_int {
+    boundary(comm, || {
+        // SAFETY: checked for NULL by `out`.
+        let slot = unsafe { out(win, "win")? };
+        slot.write(create(0, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, None)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Win_attach`: the `size` bytes at `base` join this rank's part of a dynamic window
+/// (`MPI_ERR_ARG` on another flavor of window or for a region that overlaps one attached).
+///
+/// # Safety
+/// `base` points at `size` bytes readable and writable until they are detached.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_attach(win: c_int, base: *mut c_void, size: MPI_Aint) -> c_int {
+    on_window(win, |entry| {
+        let regions = entry.regions.as_ref().ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_ARG,
+                "MPI_Win_attach on a window that is not dynamic",
+            )
+        })?;
+        let size = usize::try_from(size)
+            .map_err(|_| Failure::new(MPI_ERR_SIZE, format!("negative size {size}")))?;
+        let start = base as usize;
+        if size > 0 && start == 0 {
+            return Err(Failure::null("base"));
+        }
+        let mut regions = lock(regions);
+        let overlaps = regions
+            .range(..start.saturating_add(size.max(1)))
+            .next_back()
+            .is_some_and(|(&at, &n)| at + n > start);
+        if overlaps {
+            return Err(Failure::new(
+                MPI_ERR_ARG,
+                "the region overlaps one attached already",
+            ));
+        }
+        if size > 0 {
+            regions.insert(start, size);
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Win_detach`: the region attached at `base` leaves this rank's part of a dynamic window.
+///
+/// # Safety
+/// None beyond the handle: `base` is only compared.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_detach(win: c_int, base: *const c_void) -> c_int {
+    on_window(win, |entry| {
+        let regions = entry.regions.as_ref().ok_or_else(|| {
+            Failure::new(
+                MPI_ERR_ARG,
+                "MPI_Win_detach on a window that is not dynamic",
+            )
+        })?;
+        lock(regions)
+            .remove(&(base as usize))
+            .map(drop)
+            .ok_or_else(|| Failure::new(MPI_ERR_ARG, "no region is attached at that address"))
     })
 }
 

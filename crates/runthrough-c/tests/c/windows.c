@@ -224,6 +224,34 @@ int main(int argc, char **argv) {
     OK(MPI_Group_free(&others));
     OK(MPI_Group_free(&root));
 
+    /* A dynamic window: rank r attaches an array and sends its address to rank r - 1, which
+     * puts into it; bytes outside the attached region are refused. */
+    long region[4] = {0, 0, 0, 0};
+    OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    OK(MPI_Win_attach(win, region, sizeof region));
+    EXPECT(MPI_Win_attach(win, &region[1], sizeof(long)), MPI_ERR_ARG);
+    MPI_Aint mine_at, theirs_at = 0;
+    OK(MPI_Get_address(region, &mine_at));
+    OK(MPI_Sendrecv(&mine_at, 1, MPI_AINT, (rank + N - 1) % N, 6, &theirs_at, 1, MPI_AINT,
+                    (rank + 1) % N, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &attr, &flag));
+    CHECK(flag && *(int *)attr == MPI_WIN_FLAVOR_DYNAMIC, "a dynamic window's flavor");
+    OK(MPI_Win_fence(0, win));
+    long lr = rank + 1000;
+    OK(MPI_Put(&lr, 1, MPI_LONG, (rank + 1) % N, MPI_Aint_add(theirs_at, 2 * sizeof(long)), 1,
+               MPI_LONG, win));
+    EXPECT(MPI_Put(&lr, 1, MPI_LONG, (rank + 1) % N, MPI_Aint_add(theirs_at, 4 * sizeof(long)),
+                   1, MPI_LONG, win),
+           MPI_SUCCESS);
+    EXPECT(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
+    CHECK(region[2] == ((rank + N - 1) % N) + 1000 && region[3] == 0, "dynamic put: %ld %ld",
+          region[2], region[3]);
+    CHECK(MPI_Aint_diff(MPI_Aint_add(mine_at, 16), mine_at) == 16, "MPI_Aint_diff");
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Win_detach(win, region));
+    EXPECT(MPI_Win_detach(win, region), MPI_ERR_ARG);
+    OK(MPI_Win_free(&win));
+
     /* MPI_Alloc_mem. */
     double *buf = NULL;
     OK(MPI_Alloc_mem(16 * sizeof(double), MPI_INFO_NULL, &buf));

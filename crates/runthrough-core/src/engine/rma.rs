@@ -48,6 +48,13 @@ pub trait Memory: Send + fmt::Debug {
         self.len() == 0
     }
 
+    /// Whether the `len` bytes at `at` (inside `0..len()`) may be reached: a memory with holes
+    /// (a dynamic window's attached regions) says no for bytes in a hole. Every byte, by
+    /// default.
+    fn covers(&self, _at: usize, _len: usize) -> bool {
+        true
+    }
+
     /// Copies `into.len()` bytes at `at` into `into`.
     fn read(&self, at: usize, into: &mut [u8]);
 
@@ -380,7 +387,13 @@ impl Window {
         let mut total: u64 = 0;
         for block in blocks {
             match block.at.checked_add(block.len) {
-                Some(end) if end <= len => total += block.len,
+                Some(end)
+                    if end <= len
+                        && (block.len == 0
+                            || self.memory.covers(block.at as usize, block.len as usize)) =>
+                {
+                    total += block.len
+                }
                 _ => return Status::OutOfRange,
             }
         }
