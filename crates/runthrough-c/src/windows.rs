@@ -151,11 +151,25 @@ impl WindowMemory for Memory {
         let Some(regions) = &self.regions else {
             return true;
         };
+        let Some(end) = at.checked_add(len) else {
+            return false;
+        };
+        // The bytes lie in one region, or in regions attached end to end.
         let regions = lock(regions);
-        regions
-            .range(..=at)
-            .next_back()
-            .is_some_and(|(&start, &n)| at.checked_add(len).is_some_and(|end| end <= start + n))
+        let Some((&start, &n)) = regions.range(..=at).next_back() else {
+            return false;
+        };
+        let mut reached = start + n;
+        if reached <= at {
+            return false;
+        }
+        for (&next, &m) in regions.range(reached..) {
+            if reached >= end || next != reached {
+                break;
+            }
+            reached = next + m;
+        }
+        reached >= end
     }
 
     fn read(&self, at: usize, into: &mut [u8]) {

@@ -250,6 +250,25 @@ int main(int argc, char **argv) {
     OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Win_detach(win, region));
     EXPECT(MPI_Win_detach(win, region), MPI_ERR_ARG);
+    /* Two regions attached end to end take an operation that spans both. */
+    long halves[4] = {0, 0, 0, 0}, pair_out[2] = {rank + 1, rank + 2};
+    OK(MPI_Win_attach(win, halves, 2 * sizeof(long)));
+    OK(MPI_Win_attach(win, &halves[2], 2 * sizeof(long)));
+    OK(MPI_Get_address(halves, &mine_at));
+    OK(MPI_Sendrecv(&mine_at, 1, MPI_AINT, (rank + N - 1) % N, 7, &theirs_at, 1, MPI_AINT,
+                    (rank + 1) % N, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    OK(MPI_Win_fence(0, win));
+    OK(MPI_Put(pair_out, 2, MPI_LONG, (rank + 1) % N, MPI_Aint_add(theirs_at, sizeof(long)), 2,
+               MPI_LONG, win));
+    OK(MPI_Win_fence(0, win));
+    int left_rank = (rank + N - 1) % N;
+    CHECK(halves[0] == 0 && halves[1] == left_rank + 1 && halves[2] == left_rank + 2 &&
+              halves[3] == 0,
+          "a put across two regions: %ld %ld %ld %ld", halves[0], halves[1], halves[2],
+          halves[3]);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Win_detach(win, halves));
+    OK(MPI_Win_detach(win, &halves[2]));
     OK(MPI_Win_free(&win));
 
     /* MPI_Alloc_mem. */
