@@ -8,7 +8,7 @@
 //! application holds per rank, as bytes. A rank may own several slots after a recovery.
 //!
 //! - [`Store::checkpoint`] sends each slot this rank owns to `copies` buddies (the next ranks
-//!   after the owner, cyclically) and takes the copies it holds for others; then every rank
+//!   after the owner, cyclically, or by host: below) and takes the copies it holds for others; then every rank
 //!   agrees ([`Comm::agree`]) on whether all of that arrived. Committed, the checkpoint replaces
 //!   the previous one at every rank at once; not committed (a rank died during it), the previous
 //!   one stands everywhere and the call returns an error at every rank.
@@ -23,6 +23,11 @@
 //!   call returns, so that every slot has its copies on live ranks.
 //! - A slot whose owner and every buddy died is lost: every rank gets [`Error::Lost`] with the
 //!   same slots. With `copies = k`, any `k` failures between two checkpoints lose nothing.
+//!
+//! With **host-aware placement** ([`Store::with_hosts`]), each rank gives a key of its host, and
+//! the copies of a slot go to ranks on other hosts than its owner's and each other's while
+//! there are any, so that losing one whole host (all of its ranks at once) loses no slot; the
+//! protocol is the same, only the choice of buddies differs.
 //!
 //! Instead of whole copies, a store can keep **XOR parity** ([`Redundancy::Xor`],
 //! [`Store::with_redundancy`]): the ranks of the communicator are cut into consecutive groups
@@ -345,6 +350,54 @@ fn group_of(rank: usize, size: usize, group: u32) -> std::ops::Range<usize> {
     start..end
 }
 
+/// The ranks that keep copies of `owner`'s slots in a communicator of `size` ranks: `copies`
+/// of them (fewer when fewer other ranks are left). Without hosts (`hosts` empty), the next
+/// ones after the owner, cyclically. With `hosts[rank]` every rank's host key: along the ring
+/// that takes one rank of each host in turn (hosts in the order of their lowest rank), the next
+/// ranks after the owner whose hosts hold no copy yet, then the next ones whatever their host
+/// ([`Store::with_hosts`]). Every rank computes the same lists from the same keys.
+fn buddies(owner: usize, size: usize, copies: u32, hosts: &[u64]) -> Vec<usize> {
+    let count = (copies as usize).min(size.saturating_sub(1));
+    if hosts.len() != size {
+        return (1..=count).map(|i| (owner + i) % size).collect();
+    }
+    // The hosts in the order of their lowest rank, each with its ranks in order.
+    let mut by_host: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (rank, &key) in hosts.iter().enumerate() {
+        match by_host.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ranks)) => ranks.push(rank),
+            None => by_host.push((key, vec![rank])),
+        }
+    }
+    let deepest = by_host.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+    let ring: Vec<usize> = (0..deepest)
+        .flat_map(|turn| by_host.iter().filter_map(move |(_, ranks)| ranks.get(turn)))
+        .copied()
+        .collect();
+    let start = ring.iter().position(|&r| r == owner).unwrap_or(0);
+    let after: Vec<usize> = (1..size).map(|step| ring[(start + step) % size]).collect();
+    let mut chosen = Vec::with_capacity(count);
+    let mut used = vec![hosts[owner]];
+    for &rank in &after {
+        if chosen.len() == count {
+            break;
+        }
+        if !used.contains(&hosts[rank]) {
+            used.push(hosts[rank]);
+            chosen.push(rank);
+        }
+    }
+    for &rank in &after {
+        if chosen.len() == count {
+            break;
+        }
+        if !chosen.contains(&rank) {
+            chosen.push(rank);
+        }
+    }
+    chosen
+}
+
 /// The byte range of chunk `index` of a block of `len` bytes cut into `parts` chunks.
 fn chunk(index: usize, len: usize, parts: usize) -> std::ops::Range<usize> {
     let size = len.div_ceil(parts.max(1));
@@ -455,6 +508,10 @@ pub struct Store {
     owners: Vec<Rank>,
     /// The last committed checkpoint (version 0: none yet).
     committed: Committed,
+    /// With host-aware placement ([`Store::with_hosts`]): this rank's host key...
+    host: Option<u64>,
+    /// ...and every rank's, in `comm`'s numbering (empty without).
+    hosts: Vec<u64>,
 }
 
 /// What the last committed checkpoint left at this rank.
@@ -465,6 +522,8 @@ struct Committed {
     layout: Vec<u32>,
     /// Each slot's owner then, as an index into `layout`.
     owners: Vec<Rank>,
+    /// The host key of each rank of `layout` (empty without host-aware placement).
+    hosts: Vec<u64>,
     /// The data of the slots this rank owned.
     mine: BTreeMap<u32, Vec<u8>>,
     /// The copies it held for others, or its parity.
@@ -513,35 +572,88 @@ impl Store {
     /// blocks as the group has ranks; the errors of [`Comm::dup`], [`Comm::all_reduce`] and
     /// [`Comm::agree`].
     pub fn with_redundancy(comm: &Comm, redundancy: Redundancy) -> Result<Store, Error> {
-        let store = Store::empty(comm, redundancy, (0..comm.size()).collect())?;
+        Store::create(comm, redundancy, None)
+    }
+
+    /// [`Store::with_redundancy`] with host-aware placement: `host` is a key of the host this
+    /// rank runs on (ranks with equal keys share a host, and a host that goes down takes all
+    /// of its ranks along). Each slot's copies then go to ranks on other hosts than its
+    /// owner's and than each other's while there are any, so that losing any one whole host
+    /// loses no slot when the ranks span two hosts or more. The ranks are laid out in a ring
+    /// that takes one rank of each host in turn (hosts in the order of their lowest rank,
+    /// ranks in rank order), and a slot's buddies are the next ranks after its owner in that
+    /// ring on hosts that hold no copy of it yet, then, if those run out, the next ones
+    /// whatever their host. With every rank on one host, that is [`Store::new`]'s placement.
+    /// The keys are gathered here and again at each recovery (newcomers give theirs to
+    /// [`Store::join_with_hosts`]), so the placement follows the ranks that are left.
+    /// Collective over `comm`, like [`Store::with_redundancy`].
+    ///
+    /// # Errors
+    /// Those of [`Store::with_redundancy`], and [`Error::Usage`] at every rank when some ranks
+    /// gave hosts and others did not, or `redundancy` is parity (host-aware placement is for
+    /// [`Redundancy::Copies`]).
+    pub fn with_hosts(comm: &Comm, redundancy: Redundancy, host: u64) -> Result<Store, Error> {
+        Store::create(comm, redundancy, Some(host))
+    }
+
+    /// [`Store::with_redundancy`] and [`Store::with_hosts`]: the store, once every rank gave
+    /// the same redundancy and placement (one all-reduce, the hosts' all-gather, one
+    /// agreement).
+    fn create(comm: &Comm, redundancy: Redundancy, host: Option<u64>) -> Result<Store, Error> {
+        let mut store = Store::empty(comm, redundancy, (0..comm.size()).collect())?;
+        store.host = host;
+        let problem = redundancy.problem().or_else(|| {
+            (host.is_some() && redundancy.parity().is_some())
+                .then(|| "host-aware placement is for copies, not parity".to_string())
+        });
         // The largest of each word and of its complement: every rank gave the same words iff
         // each largest word is the complement of the largest complement. Then one agreement,
         // so that every rank returns alike.
         let words = redundancy.words();
-        let bad = u64::from(redundancy.problem().is_some());
-        let mut mine = [0u64; 7];
+        let words = [words[0], words[1], words[2], u64::from(host.is_some())];
+        let bad = u64::from(problem.is_some());
+        let mut mine = [0u64; 9];
         for (i, word) in words.iter().enumerate() {
             mine[i] = *word;
-            mine[i + 3] = !word;
+            mine[i + 4] = !word;
         }
-        mine[6] = bad;
-        let mut all = [0u64; 7];
+        mine[8] = bad;
+        let mut all = [0u64; 9];
         let reduced = store.comm.all_reduce(&mine, &mut all, Op::Max);
-        let same = (0..3).all(|i| all[i] == !all[i + 3]);
-        let fine = reduced.is_ok() && same && all[6] == 0;
+        let same = (0..4).all(|i| all[i] == !all[i + 4]);
+        let mut fine = reduced.is_ok() && same && all[8] == 0;
+        // Every rank knows alike whether to gather the hosts: the reduction is the same at
+        // every rank that completed it, and one that did not gives up in the agreement.
+        let gathered = if fine && host.is_some() {
+            store.gather_hosts()
+        } else {
+            Ok(())
+        };
+        fine &= gathered.is_ok();
         if store.comm.agree(u32::from(fine))? == 1 {
             return Ok(store);
         }
-        Err(match reduced {
-            Err(e) => e.into(),
-            Ok(()) if !same => Error::Usage(format!(
-                "the ranks gave different redundancies (this one {redundancy:?})"
-            )),
-            Ok(()) if all[6] != 0 => Error::Usage(redundancy.problem().unwrap_or_else(|| {
+        Err(match (reduced, gathered) {
+            (Err(e), _) | (_, Err(e)) => e.into(),
+            (Ok(()), _) if !same => {
+                Error::Usage(format!(
+                "the ranks gave different redundancies or placements (this one {redundancy:?}, {})",
+                if host.is_some() { "with hosts" } else { "without hosts" }
+            ))
+            }
+            (Ok(()), _) if all[8] != 0 => Error::Usage(problem.unwrap_or_else(|| {
                 "another rank gave a redundancy that cannot be used".to_string()
             })),
-            Ok(()) => Error::NotCommitted,
+            (Ok(()), _) => Error::NotCommitted,
         })
+    }
+
+    /// Every rank's host key, by an all-gather over the store's communicator.
+    fn gather_hosts(&mut self) -> Result<(), CommError> {
+        let mut hosts = vec![0u64; self.comm.size() as usize];
+        let result = self.comm.all_gather(&[self.host.unwrap_or(0)], &mut hosts);
+        self.hosts = if result.is_ok() { hosts } else { Vec::new() };
+        result
     }
 
     /// A store on a duplicate of `comm` with these owners and nothing committed.
@@ -552,6 +664,8 @@ impl Store {
             attempt: 0,
             owners,
             committed: Committed::default(),
+            host: None,
+            hosts: Vec::new(),
         })
     }
 
@@ -586,10 +700,29 @@ impl Store {
         self.redundancy
     }
 
-    /// The ranks that keep copies of `owner`'s slots: the next ones after it, cyclically.
-    fn buddies(owner: usize, size: usize, copies: u32) -> impl Iterator<Item = usize> {
-        let count = (copies as usize).min(size.saturating_sub(1));
-        (1..=count).map(move |i| (owner + i) % size)
+    /// The world ranks that held `slot`'s data at the last committed checkpoint: its owner
+    /// then, followed by the ranks that kept its copies (with parity: the other members of its
+    /// owner's group). Empty before the first checkpoint or for a slot that does not exist.
+    /// After [`Error::Lost`], the ranks that all failed.
+    pub fn holders(&self, slot: u32) -> Vec<u32> {
+        let committed = &self.committed;
+        let Some(&owner) = committed.owners.get(slot as usize) else {
+            return Vec::new();
+        };
+        if committed.version == 0 {
+            return Vec::new();
+        }
+        let (owner, size) = (owner as usize, committed.layout.len());
+        let others: Vec<usize> = match self.redundancy.parity() {
+            None => buddies(owner, size, self.copies(), &committed.hosts),
+            Some((group, _)) => group_of(owner, size, group)
+                .filter(|&m| m != owner)
+                .collect(),
+        };
+        std::iter::once(owner)
+            .chain(others)
+            .map(|r| committed.layout[r])
+            .collect()
     }
 
     /// Checkpoints this rank's slots: `data` holds exactly the slots of [`Store::owned`], each
@@ -631,6 +764,7 @@ impl Store {
                     version: self.committed.version + 1,
                     layout: self.comm.group().world_ranks().to_vec(),
                     owners: self.owners.clone(),
+                    hosts: self.hosts.clone(),
                     mine,
                     held,
                 };
@@ -691,8 +825,10 @@ impl Store {
             .collect();
         let mut ok = mine.is_some();
         let mut sends: Vec<Request<'_>> = Vec::new();
+        let buddies_of = |owner: usize| buddies(owner, size, copies, &self.hosts);
+        let mine_go_to = buddies_of(me);
         for (_, header, data) in &headers {
-            for buddy in Self::buddies(me, size, copies) {
+            for &buddy in &mine_go_to {
                 match send_slot(&self.comm, buddy as Rank, tag, header, *data) {
                     Ok(requests) => sends.extend(requests),
                     Err(_) => ok = false,
@@ -701,7 +837,7 @@ impl Store {
         }
         let mut held = BTreeMap::new();
         for owner in (0..size).filter(|&o| o != me) {
-            if !Self::buddies(owner, size, copies).any(|b| b == me) {
+            if !buddies_of(owner).contains(&me) {
                 continue;
             }
             let slots = self.owners.iter().filter(|&&o| o as usize == owner).count();
@@ -964,7 +1100,7 @@ impl Store {
                 "recover: this rank was not in the last checkpoint (a newcomer calls join)".into(),
             ));
         }
-        let plan = Plan::new(committed, self.redundancy, comm);
+        let plan = Plan::new(committed, self.redundancy, self.host.is_some(), comm);
         let private = comm.dup()?;
         // The plan goes to the newcomers from the lowest survivor (newcomers learn who that
         // is from the all-reduce that every rank joins).
@@ -1084,6 +1220,32 @@ impl Store {
         comm: &Comm,
         redundancy: Redundancy,
     ) -> Result<(Store, Slots), Error> {
+        Store::join_as(comm, redundancy, None)
+    }
+
+    /// [`Store::join_with_redundancy`] for survivors that keep a store of
+    /// [`Store::with_hosts`]: `host` is this newcomer's host key, gathered with the others'
+    /// before the restored slots are checkpointed on `comm`.
+    ///
+    /// # Errors
+    /// Those of [`Store::join_with_redundancy`]; [`Error::Usage`] here (and
+    /// [`Error::NotCommitted`] at the other ranks) when the survivors' store is not host-aware.
+    /// (A newcomer that calls [`Store::join_with_redundancy`] to join a host-aware store gets
+    /// the same.)
+    pub fn join_with_hosts(
+        comm: &Comm,
+        redundancy: Redundancy,
+        host: u64,
+    ) -> Result<(Store, Slots), Error> {
+        Store::join_as(comm, redundancy, Some(host))
+    }
+
+    /// A newcomer's part, with or without a host key.
+    fn join_as(
+        comm: &Comm,
+        redundancy: Redundancy,
+        host: Option<u64>,
+    ) -> Result<(Store, Slots), Error> {
         let mut store = Store::empty(comm, redundancy, Vec::new())?;
         let mut words = Vec::new();
         let header = share_plan(&store.comm, None, &mut words)
@@ -1095,7 +1257,8 @@ impl Store {
         };
         // With another redundancy than the survivors', this rank still takes what they send
         // (as they keep it), then fails the recovery.
-        let mismatch = header.redundancy != redundancy;
+        let mismatch = header.redundancy != redundancy || header.hosted != host.is_some();
+        store.host = host.filter(|_| !mismatch);
         store.committed.version = header.version;
         let me = comm.rank();
         let mut ok = !mismatch;
@@ -1136,8 +1299,18 @@ impl Store {
             let failed = store.finish(Vec::new(), Vec::new(), Vec::new(), false);
             return Err(match failed {
                 Err(Error::NotCommitted) => Error::Usage(format!(
-                    "join: the survivors keep {:?}, not {redundancy:?}",
-                    header.redundancy
+                    "join: the survivors keep {:?} {}, not {redundancy:?} {}",
+                    header.redundancy,
+                    if header.hosted {
+                        "with hosts"
+                    } else {
+                        "without hosts"
+                    },
+                    if host.is_some() {
+                        "with hosts"
+                    } else {
+                        "without hosts"
+                    },
                 )),
                 Err(e) => e,
                 Ok(_) => Error::NotCommitted,
@@ -1163,6 +1336,14 @@ impl Store {
         match agreed? {
             1 => {}
             _ => return Err(Error::NotCommitted),
+        }
+        // With host-aware placement, the new communicator's hosts, agreed before any rank
+        // places a copy by them (every rank holds the plan here, so all gather or none does).
+        if self.host.is_some() {
+            let gathered = self.gather_hosts().is_ok();
+            if self.comm.agree(u32::from(gathered))? != 1 {
+                return Err(Error::NotCommitted);
+            }
         }
         self.owners = owners;
         self.attempt = 0;
@@ -1464,6 +1645,8 @@ struct Rebuild {
 struct Plan {
     version: u64,
     redundancy: Redundancy,
+    /// Whether the store places copies by hosts ([`Store::with_hosts`]).
+    hosted: bool,
     /// The lowest survivor (it tells the newcomers the plan).
     root: Rank,
     /// Each slot's owner in the repaired communicator.
@@ -1477,7 +1660,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(committed: &Committed, redundancy: Redundancy, comm: &Comm) -> Plan {
+    fn new(committed: &Committed, redundancy: Redundancy, hosted: bool, comm: &Comm) -> Plan {
         let group = comm.group();
         let alive = |world: u32| group.rank_of_world(world);
         let layout = &committed.layout;
@@ -1498,9 +1681,9 @@ impl Plan {
         // surviving buddy; with parity, if no more ranks of its group died than its parity
         // covers, the next surviving member of its group.
         let holder = |owner: usize| match (redundancy, redundancy.parity()) {
-            (Redundancy::Copies(copies), _) => {
-                Store::buddies(owner, old_size, copies).find_map(|b| alive(layout[b]))
-            }
+            (Redundancy::Copies(copies), _) => buddies(owner, old_size, copies, &committed.hosts)
+                .into_iter()
+                .find_map(|b| alive(layout[b])),
             (_, None) => None,
             (_, Some((group, parity))) => {
                 let members = group_of(owner, old_size, group);
@@ -1566,6 +1749,7 @@ impl Plan {
         Plan {
             version: committed.version,
             redundancy,
+            hosted,
             root,
             new_owners,
             moves,
@@ -1588,6 +1772,7 @@ impl Plan {
         }
         words.extend(self.lost.iter().map(|&s| u64::from(s)));
         words.extend(self.redundancy.words());
+        words.push(u64::from(self.hosted));
         words.push(self.rebuilds.len() as u64);
         for r in &self.rebuilds {
             words.extend([
@@ -1608,6 +1793,7 @@ struct Header {
     sources: Vec<Rank>,
     lost: Vec<u32>,
     redundancy: Redundancy,
+    hosted: bool,
     rebuilds: Vec<Rebuild>,
 }
 
@@ -1626,7 +1812,7 @@ impl Header {
         let lost = ranks(lost)?;
         let [kind, a, b] = <[Rank; 3]>::try_from(ranks(3)?).ok()?;
         let redundancy = Redundancy::from_words([kind, a, b].map(u64::from))?;
-        let [count] = <[Rank; 1]>::try_from(ranks(1)?).ok()?;
+        let [hosted, count] = <[Rank; 2]>::try_from(ranks(2)?).ok()?;
         let mut rebuilds = Vec::new();
         for _ in 0..count {
             let [dead, taker, contributors] = <[Rank; 3]>::try_from(ranks(3)?).ok()?;
@@ -1645,6 +1831,7 @@ impl Header {
             sources,
             lost,
             redundancy,
+            hosted: hosted == 1,
             rebuilds,
         })
     }

@@ -363,6 +363,171 @@ fn a_death_during_a_recovery_fails_it_everywhere_and_the_next_one_succeeds() {
     }
 }
 
+/// Host-aware placement ([`Store::with_hosts`]): ranks 0-1 on host A, 2-3 on B, 4-5 on C (as
+/// a launcher places them). Each slot's copy goes to another host (the ring 0, 2, 4, 1, 3, 5:
+/// slot 0's buddy is rank 2), so when both ranks of host B die together nothing is lost, where
+/// the plain placement loses slot 2 (its copy was on rank 3). After the recovery the copies are
+/// on other hosts again, over the ranks that are left. With two copies, they go to the two
+/// other hosts.
+#[test]
+fn host_aware_copies_survive_the_loss_of_a_whole_host() {
+    let host_of = |rank: u32| u64::from(rank / 2) + 10;
+    for hosted in [true, false] {
+        let universe = runthrough::local(6)
+            .kill_in_collective(2, "barrier", 1, 0)
+            .kill_in_collective(3, "barrier", 1, 0);
+        let outcomes = universe.run(move |world| {
+            let mut store = if hosted {
+                Store::with_hosts(world, Redundancy::Copies(1), host_of(world.rank()))?
+            } else {
+                Store::new(world, 1)?
+            };
+            checkpoint(&mut store, 1)?;
+            let holders: Vec<Vec<u32>> = (0..6).map(|slot| store.holders(slot)).collect();
+            assert!(world.barrier().is_err(), "ranks 2 and 3 die in it");
+            let (shrunk, restored) = store.recover_by_shrinking(world)?;
+            // After the recovery: the holders over the four ranks left (world ranks 0, 1, 4, 5).
+            let after: Vec<Vec<u32>> = (0..6).map(|slot| store.holders(slot)).collect();
+            Ok::<_, Error>((holders, restored, after, shrunk.size()))
+        });
+        for (rank, outcome) in returned(outcomes).into_iter().enumerate() {
+            let Some(result) = outcome else {
+                assert!(rank == 2 || rank == 3);
+                continue;
+            };
+            if !hosted {
+                assert_eq!(result, Err(Error::Lost { slots: vec![2] }), "rank {rank}");
+                continue;
+            }
+            let (holders, restored, after, size) = result.unwrap();
+            assert_eq!(
+                holders,
+                vec![
+                    vec![0, 2],
+                    vec![1, 3],
+                    vec![2, 4],
+                    vec![3, 5],
+                    vec![4, 1],
+                    vec![5, 0]
+                ],
+                "rank {rank}"
+            );
+            assert_eq!(size, 4);
+            // Slot 2's copy was on rank 4, slot 3's on rank 5: they take them over.
+            let slots: Vec<u32> = match rank {
+                4 => vec![2, 4],
+                5 => vec![3, 5],
+                _ => vec![rank as u32],
+            };
+            let want: Vec<(u32, Vec<u8>)> = slots.iter().map(|&s| (s, data(s, 1))).collect();
+            assert_eq!(restored, want, "rank {rank}");
+            for (slot, holders) in after.iter().enumerate() {
+                let hosts: Vec<u64> = holders.iter().map(|&r| host_of(r)).collect();
+                assert_eq!(holders.len(), 2, "slot {slot}: {holders:?}");
+                assert_ne!(hosts[0], hosts[1], "slot {slot}: {holders:?}");
+            }
+        }
+    }
+    // Two copies: the owner's host and both others; copies share a host only when no other is
+    // left (hosts 7, 7, 7, 9: the ring is 0, 3, 1, 2, and slot 1's copies go to 3, then 2).
+    let outcomes = runthrough::local(4).run(|world| {
+        let host = if world.rank() == 3 { 9 } else { 7 };
+        let mut store = Store::with_hosts(world, Redundancy::Copies(2), host)?;
+        checkpoint(&mut store, 1)?;
+        Ok::<_, Error>((0..4).map(|slot| store.holders(slot)).collect::<Vec<_>>())
+    });
+    for outcome in returned(outcomes) {
+        let holders = outcome.unwrap().unwrap();
+        assert_eq!(
+            holders,
+            vec![vec![0, 3, 1], vec![1, 3, 2], vec![2, 3, 0], vec![3, 1, 2]]
+        );
+    }
+}
+
+/// A replacement joins a host-aware store with its own host key and gets the dead rank's slot;
+/// the next checkpoint places copies by the hosts of the new communicator. Joining it without
+/// hosts is `Usage` at the newcomer and `NotCommitted` at the survivors, and hangs nobody; a
+/// store made with hosts at some ranks only (and the others' `with_redundancy`) is `Usage` at
+/// every rank, as is host-aware placement with parity.
+#[test]
+fn a_replacement_joins_a_host_aware_store_with_its_host() {
+    for newcomer_gives_host in [true, false] {
+        let universe = runthrough::local(4);
+        let faults = universe.fault_handle();
+        let outcomes = universe.run(move |world| {
+            let host = |rank: u32| u64::from(rank % 2);
+            match world.parent() {
+                Some(parents) => {
+                    let comm = parents.join_respawn()?;
+                    let joined = if newcomer_gives_host {
+                        Store::join_with_hosts(&comm, Redundancy::Copies(1), host(comm.rank()))
+                    } else {
+                        Store::join(&comm, 1)
+                    };
+                    let (mut store, restored) = joined?;
+                    checkpoint(&mut store, 2)?;
+                    Ok::<_, Error>((comm.rank(), restored, store.holders(comm.rank())))
+                }
+                None => {
+                    let mut store =
+                        Store::with_hosts(world, Redundancy::Copies(1), host(world.rank()))?;
+                    checkpoint(&mut store, 1)?;
+                    if world.rank() == 1 {
+                        faults.kill(1);
+                    }
+                    let _ = world.barrier();
+                    let comm = world.respawn()?;
+                    let restored = store.recover(&comm)?;
+                    checkpoint(&mut store, 2)?;
+                    Ok((comm.rank(), restored, store.holders(comm.rank())))
+                }
+            }
+        });
+        let outcomes = returned(outcomes);
+        assert_eq!(outcomes.len(), 5, "4 ranks and the replacement");
+        for (index, outcome) in outcomes.into_iter().enumerate() {
+            let Some(result) = outcome else {
+                assert_eq!(index, 1);
+                continue;
+            };
+            if !newcomer_gives_host {
+                let want_usage = index == 4;
+                assert!(
+                    matches!(
+                        (&result, want_usage),
+                        (Err(Error::Usage(_)), true) | (Err(Error::NotCommitted), false)
+                    ),
+                    "rank {index}: {result:?}"
+                );
+                continue;
+            }
+            let (rank, restored, holders) = result.unwrap();
+            assert_eq!(restored, vec![(rank, data(rank, 1))], "rank {rank}");
+            // Hosts 0, 1, 0, 1 (the ring 0, 1, 2, 3): each slot's copy on the next rank, which
+            // is on the other host. (Holders are world ranks: the replacement is world rank 4,
+            // number 1.)
+            let number = |world: u32| if world == 4 { 1 } else { world };
+            let holders: Vec<u32> = holders.into_iter().map(number).collect();
+            assert_eq!(holders, vec![rank, (rank + 1) % 4], "rank {rank}");
+        }
+    }
+    let outcomes = runthrough::local(3).run(|world| {
+        let made = if world.rank() == 1 {
+            Store::with_redundancy(world, Redundancy::Copies(1))
+        } else {
+            Store::with_hosts(world, Redundancy::Copies(1), 5)
+        };
+        let parity = Store::with_hosts(world, Redundancy::Xor { group: 3 }, 5);
+        (made.map(|_| ()), parity.map(|_| ()))
+    });
+    for outcome in returned(outcomes) {
+        let (made, parity) = outcome.unwrap();
+        assert!(matches!(made, Err(Error::Usage(_))), "{made:?}");
+        assert!(matches!(parity, Err(Error::Usage(_))), "{parity:?}");
+    }
+}
+
 /// Wrong use: a checkpoint with another rank's slot is `Usage` at that rank and
 /// `NotCommitted` at the others, and the previous checkpoint stands (the next right one is
 /// version 2); no copies is refused; recovering before any checkpoint is `Usage` everywhere.
