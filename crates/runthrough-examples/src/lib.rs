@@ -2,9 +2,9 @@
 //! Fault-tolerant applications on runthrough that check their own results (examples are tests).
 //!
 //! - [`heat`]: a 2D Jacobi heat solver over a grid of blocks, with the seed's pattern:
-//!   `validate_global` at every iteration boundary, in-memory buddy checkpoints, blocks of dead
-//!   ranks taken over by their buddies, rollback, and a final field equal to the failure-free one
-//!   bit for bit.
+//!   `validate_global` at every iteration boundary, in-memory buddy checkpoints
+//!   (`runthrough::resilience::Store`, copies on other hosts), blocks of dead ranks taken over by
+//!   their buddies, rollback, and a final field equal to the failure-free one bit for bit.
 //! - [`bag_of_tasks`]: a master and workers; the master receives results on `Source::Any`,
 //!   learns of dead workers through `ProcFailedPending`, acknowledges them with
 //!   `validate_local`, re-issues their tasks, and gets exactly the failure-free results.

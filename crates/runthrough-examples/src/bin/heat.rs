@@ -27,7 +27,8 @@ use runthrough_examples::kills::{launched_as_a_rank, Death};
 
 #[derive(Parser, Debug)]
 #[command(
-    about = "A 2D Jacobi heat solver that survives rank failures (buddy checkpoints, rollback)",
+    about = "A 2D Jacobi heat solver that survives rank failures (buddy checkpoints in a \
+runthrough::resilience::Store, rollback)",
     after_help = "Runs its ranks as threads of this process, unless it was started as one rank of \
 a multi-process job: under rtrun (RT_RANK is set) or a PMI launcher (PMI_FD), each process runs \
 one rank through runthrough::init(), e.g. `rtrun -n 8 --tag-output heat --kill 3@25`. Then the \
@@ -51,7 +52,8 @@ struct Args {
     /// A checkpoint every K iterations.
     #[arg(long, default_value_t = 10)]
     checkpoint: u64,
-    /// Copies of each block besides its owner's (2 survives a dead buddy pair).
+    /// Copies of each block besides its owner's, on other hosts where there are any (at least
+    /// 1; 2 survives a dead buddy pair).
     #[arg(long, default_value_t = 1)]
     buddies: usize,
     /// Failures to inject, comma-separated, in rtrun's fault grammar (the guide's "Fault
@@ -160,7 +162,7 @@ fn print_recoveries(recoveries: &[RecoveryRecord]) {
             .collect();
         let what = match &r.respawned {
             Some((replaced, took)) => {
-                format!("ranks {replaced:?} replaced by new ranks, restored in {took:.2?}")
+                format!("ranks {replaced:?} replaced by new ranks in {took:.2?}")
             }
             None => moves.join(", "),
         };
@@ -201,7 +203,7 @@ fn run_in_process(config: Config) -> ExitCode {
         Ok(report) => {
             print_recoveries(&report.recoveries);
             println!(
-                "survivors {:?}, killed {:?}; {} passes (validate_global calls) in {:.2?}",
+                "survivors {:?}, killed {:?}; {} passes (steps, checkpoints, output) in {:.2?}",
                 report.survivors, report.killed, report.passes, report.elapsed
             );
             let equal = report.matches_reference();
@@ -239,7 +241,7 @@ fn finish_rank(universe: runthrough::Universe, run: heat::RankRun, config: &Conf
         let ok: Vec<Rank> = run.final_g.ranks(RankState::OK).map(|i| i.rank).collect();
         let failed: Vec<Rank> = run.final_g.ranks(RankState::NULL).map(|i| i.rank).collect();
         println!(
-            "survivors {ok:?}, failed {failed:?}; {} passes (validate_global calls) in {:.2?}",
+            "survivors {ok:?}, failed {failed:?}; {} passes (steps, checkpoints, output) in {:.2?}",
             run.passes, run.elapsed
         );
         print_checksum(run.checksum, reference_checksum, equal);

@@ -1,39 +1,44 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! A fault-tolerant 2D Jacobi heat solver, with the seed's pattern.
+//! A fault-tolerant 2D Jacobi heat solver, with the seed's pattern, its data kept safe by the
+//! resilience library ([`runthrough::resilience::Store`]).
 //!
 //! The `n x n` interior is cut once into one block per initial rank ([`Decomposition`]); ranks
-//! own blocks ([`Placement`]) and exchange halos between owners (a rank that owns two
-//! neighbouring blocks copies the halo itself). Each pass of the main loop is either one Jacobi
-//! iteration or a checkpoint, and ends with `validate_global`:
+//! own blocks and exchange halos between owners (a rank that owns two neighbouring blocks
+//! copies the halo itself). Each pass of the main loop is either one Jacobi iteration, a
+//! checkpoint or the output, and ends with `validate_global`:
 //!
-//! - **No new failure in G**: the pass counts. A step advances the iteration; a checkpoint is
-//!   committed. Every `checkpoint_every` iterations a checkpoint pass sends each block's cells to
-//!   its `buddies` holders (the next OK ranks after the owner, on other hosts than the owner's
-//!   where there are any, see [`Placement`]); each rank keeps its own blocks' copies and its
-//!   buddies'. Because `validate_global` is a uniform agreement, every survivor commits the
-//!   same checkpoint or none does.
-//! - **New failures in G** (`RankState::NULL | RankState::NEW`): every survivor moves the dead
-//!   ranks' blocks to the first surviving holder of their committed copy, rolls every block back
-//!   to the committed iteration and, before going on, checkpoints again so that every block has
-//!   its copies on live ranks (the recovery is done when that checkpoint commits). A failure
-//!   during that recovery starts another one from the same committed checkpoint. A block whose
-//!   every copy was on a failed rank (a buddy pair died together) is lost: every survivor reports
-//!   [`HeatError::Unrecoverable`] at the same pass. With `buddies = 2` a block survives the loss
-//!   of any two ranks.
-//!
+//! - **No new failure in G**: the pass counts. A step advances the iteration; a checkpoint
+//!   stands. Every `checkpoint_every` iterations a checkpoint pass hands each rank's blocks
+//!   (with the iteration they are at) to the store, which keeps `buddies` copies of them on
+//!   other ranks, on other hosts than the owner's where there are any
+//!   ([`Store::with_hosts`](runthrough::resilience::Store::with_hosts), each rank giving its
+//!   [`host_key`]), and commits them with one agreement: every survivor has the same
+//!   checkpoint or none has.
+//! - **New failures in G** (`RankState::NULL | RankState::NEW`): every survivor shrinks the
+//!   world to the live ranks and has the store restore the last committed checkpoint over
+//!   them ([`Store::recover`](runthrough::resilience::Store::recover)): the dead ranks' blocks
+//!   go to the first surviving holders of their copies, every block comes back as it was at
+//!   that checkpoint, and the store checkpoints them again on the live ranks before it
+//!   returns (redundancy back). The iteration rolls back to the checkpoint's, and a
+//!   `validate_global` says whether the recovery stands: a failure during it starts another
+//!   one from the same committed checkpoint. A block whose every copy was on a failed rank (a
+//!   buddy pair died together) is lost: the store says so at every survivor, and every
+//!   survivor reports [`HeatError::Unrecoverable`]. With `buddies = 2` a block survives the
+//!   loss of any two ranks.
+//! - **Respawn** ([`Config::respawn`]): instead of the shrink, `Comm::respawn` starts a new
+//!   rank for each dead one, which joins the store
+//!   ([`Store::join_with_hosts`](runthrough::resilience::Store::join_with_hosts)) and gets its
+//!   predecessor's block; every block stays on the rank of its number.
 //! - **The output pass**, after the last iteration: every owner sends its blocks to every
 //!   survivor, so that each holds the whole field; it counts only if its `validate_global` finds
 //!   no new failure (otherwise: recovery, and the iterations since the checkpoint are redone).
 //!   A field kept by one writer would be lost with it if it died after the last agreement.
 //!
-//! - **Hosts**: the first pass that counts also tells every rank where the others run: each
-//!   rank contributes its [`host_key`] to an all-gather in its first step pass (redone with the
-//!   step while a failure interrupts it), so that no two copies of a block share a host while
-//!   another host is left, and losing a whole host loses no block (`Config::hosts` gives the
-//!   map instead, e.g. a made-up one for in-process ranks, which all share one host).
-//!
-//! Iteration 0 needs no copies: anyone can regenerate it, so a failure in the first checkpoint
-//! interval moves blocks to the next OK rank and restarts from the initial field.
+//! Iteration 0 needs no copies: anyone can regenerate it, so the store is made in the first
+//! checkpoint pass, and a failure before the first checkpoint moves the dead ranks' blocks to
+//! the next OK ranks and restarts from the initial field. A store's data is cut into slots,
+//! one per rank of the communicator it is made on; here a slot holds the blocks that rank owns
+//! then, and a rank that takes over a dead rank's slot takes over all of its blocks.
 //!
 //! Within a pass, every rank sends all it has to send before it receives (sends are eager), and
 //! goes on receiving after an error, so no live rank ever waits for a message that a live peer
@@ -60,7 +65,6 @@
 
 mod grid;
 mod hosts;
-mod placement;
 mod respawn;
 
 use std::collections::BTreeMap;
@@ -69,23 +73,44 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use runthrough::fault::InjectedBy;
+use runthrough::resilience::{Error as StoreError, Redundancy, Slots, Store};
 use runthrough::{Comm, Error, FailureView, Fault, FaultPlan, Op, Rank, RankOutcome, RankState};
 
 pub use grid::{initial_field, reference, stencil, Block, Decomposition, Side};
 pub use hosts::{host_key, key_of};
-pub use placement::{Committed, LostBlock, Move, Placement};
 
 use crate::checksum::{bitwise_equal, fnv1a_f64};
 use crate::held::Held;
 use crate::kills::Death;
 
+/// A block whose every checkpoint copy was on a failed rank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostBlock {
+    /// The block.
+    pub block: usize,
+    /// The ranks that held its copies, all failed (its owner first).
+    pub holders: Vec<Rank>,
+}
+
+/// A block that changed hands in a recovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The block.
+    pub block: usize,
+    /// Its failed owner.
+    pub from: Rank,
+    /// The survivor that takes it over.
+    pub to: Rank,
+}
+
 /// Where an injected failure strikes a rank: a trigger of the one fault grammar
 /// ([`runthrough::fault`]). heat injects the application's points itself:
 /// [`KillPoint::Iteration`] (`3@20`: when the rank starts computing that iteration, the first
-/// time it gets there) and [`KillPoint::Recovery`] (`5@r1`, 1 = the first: in the checkpoint
-/// pass that restores the copies after the rollback, just after the rank's first message of
-/// that pass; a recovery to the initial field needs no such pass, so there this point is never
-/// reached). The runtime's points (`2@v7.1`, i.e. `2@validate_global:7:1`, `1@call:K`, a
+/// time it gets there) and [`KillPoint::Recovery`] (`5@r1`, 1 = the first: in that recovery's
+/// restore, once the survivors have repaired the communicator (shrunk it, or respawned the dead
+/// ranks) and before the store gives the blocks back, so that the restore fails at every
+/// survivor and another recovery follows; a recovery to the initial field restores nothing, so
+/// there this point is never reached). The runtime's points (`2@v7.1`, i.e. `2@validate_global:7:1`, `1@call:K`, a
 /// collective, a time) are planned on the in-process universe; under a launcher they come from
 /// the launcher (`rtrun --kill`).
 pub use runthrough::Trigger as KillPoint;
@@ -101,7 +126,8 @@ pub struct Config {
     pub iterations: u64,
     /// A checkpoint every this many iterations.
     pub checkpoint_every: u64,
-    /// Copies of each block besides its owner's (1: one buddy; 2 survives any two failures).
+    /// Copies of each block besides its owner's (1: one buddy; 2 survives any two failures):
+    /// the store's `Redundancy::Copies`, at least 1.
     pub buddies: usize,
     /// Injected failures.
     pub kills: Vec<(Rank, KillPoint)>,
@@ -110,13 +136,13 @@ pub struct Config {
     /// Print progress and events while running.
     pub verbose: bool,
     /// Where each rank runs, `hosts[rank]` a key of its host (equal keys: one host; see
-    /// [`key_of`]). `None`: every rank names its own host ([`host_key`]) and the ranks exchange
-    /// the names in their first pass.
+    /// [`key_of`]). `None`: every rank names its own host ([`host_key`]). Each rank gives its
+    /// key to the store, which puts the copies of a block on other hosts than its owner's.
     pub hosts: Option<Vec<u64>>,
     /// Non-shrinking recovery (`--recovery respawn`): after a death, the survivors start a
-    /// new rank for each dead one (`Comm::respawn`), restore its block and its checkpoint
-    /// copies onto it from the buddies' copies, and go on with the original number of ranks,
-    /// each block on its own rank: in-process, or under rtrun (which starts the new
+    /// new rank for each dead one (`Comm::respawn`), which joins the store and gets its
+    /// predecessor's block from the buddies' copies, and go on with the original number of
+    /// ranks, each block on its own rank: in-process, or under rtrun (which starts the new
     /// processes). Without it, the dead ranks' blocks move to their buddies (run-through
     /// recovery, the default).
     pub respawn: bool,
@@ -162,7 +188,8 @@ pub struct RecoveryRecord {
     pub new_in_g: Vec<Rank>,
     /// |G| after it.
     pub failed_in_all: usize,
-    /// Blocks that changed owner.
+    /// Blocks that changed owner (empty when this recovery was interrupted by another
+    /// failure: the next one says where they went).
     pub moves: Vec<Move>,
     /// The committed iteration everyone rolled back to.
     pub rolled_back_to: u64,
@@ -171,13 +198,13 @@ pub struct RecoveryRecord {
     /// From the (first) injected kill among `new_in_g` to the `validate_global` that reported it,
     /// when the kill time is known (kills at an iteration or in a recovery).
     pub kill_to_agreement: Option<Duration>,
-    /// From that `validate_global` to the recovery checkpoint's commit (`None` when another
-    /// failure interrupted this recovery).
+    /// From that `validate_global` to the end of the recovery: the blocks restored, their
+    /// copies on live ranks again and a `validate_global` that found no new failure (`None`
+    /// when another failure interrupted this recovery).
     pub agreement_to_recovered: Option<Duration>,
     /// With [`Config::respawn`]: the ranks that new ranks replaced (their numbers), and the
-    /// time from that `validate_global` to the replacements running with their state restored
-    /// (their blocks and copies received, a `validate_global` over the full communicator
-    /// passed).
+    /// time from that `validate_global` to the new ranks started (the respawn's communicator
+    /// made; `agreement_to_recovered` says when their blocks were restored).
     pub respawned: Option<(Vec<Rank>, Duration)>,
 }
 
@@ -199,7 +226,8 @@ pub struct Report {
     pub survivors: Vec<Rank>,
     /// The ranks killed by injection.
     pub killed: Vec<Rank>,
-    /// How many `validate_global` calls each survivor made (passes).
+    /// The passes each survivor made (steps, checkpoints and the output, each ended by a
+    /// `validate_global`; recoveries not counted).
     pub passes: u64,
     /// Wall time of the distributed run.
     pub elapsed: Duration,
@@ -291,9 +319,7 @@ pub fn run(config: &Config) -> Result<Report, HeatError> {
     };
     let outcomes = universe.run(|world| match world.parent() {
         Some(parents) => Solver::replacement(&parents, &shared),
-        None => Solver::new(Held::Borrowed(world), &shared)
-            .run(false)
-            .map(Some),
+        None => Solver::new(Held::Borrowed(world), &shared).run().map(Some),
     });
     let elapsed = shared.started.elapsed();
 
@@ -372,6 +398,11 @@ fn check(config: &Config) -> Result<Decomposition, HeatError> {
             hosts.len(),
             config.ranks
         )));
+    }
+    if config.buddies == 0 {
+        return Err(HeatError::Config(
+            "--buddies 0: the store keeps at least one copy of each block".into(),
+        ));
     }
     if config.buddies >= config.ranks as usize && config.ranks > 1 {
         return Err(HeatError::Config(format!(
@@ -456,7 +487,7 @@ pub fn run_rank(world: &Comm, config: &Config, death: Death) -> Result<Option<Ra
             Some(result) => result,
             None => return Ok(None),
         },
-        None => Solver::new(Held::Borrowed(world), &shared).run(false)?,
+        None => Solver::new(Held::Borrowed(world), &shared).run()?,
     };
     Ok(Some(RankRun {
         checksum: fnv1a_f64(&result.field),
@@ -512,36 +543,25 @@ struct Shared<'a> {
     tags: Tags,
 }
 
-/// Message tags: the pass number and what the message is (a halo for one side of one block,
-/// one block's checkpoint copy, or its final cells), so that nothing from an abandoned pass matches later.
+/// Message tags: the pass number and the halo (one side of one block), so that nothing from an
+/// abandoned pass matches later. (The store's messages travel on a communicator of its own.)
 struct Tags {
-    blocks: u64,
     codes: u64,
     period: u64,
 }
 
 impl Tags {
     fn new(blocks: usize) -> Self {
-        let codes = 5 * blocks as u64;
+        let codes = 4 * blocks as u64;
         Tags {
-            blocks: blocks as u64,
             codes,
             period: ((runthrough::TAG_UB as u64 + 1) / codes).max(1),
         }
     }
 
-    fn tag(&self, pass: u64, code: u64) -> i32 {
-        ((pass % self.period) * self.codes + code) as i32
-    }
-
     /// The halo that fills the ghosts on `side` of `block`.
     fn halo(&self, pass: u64, block: usize, side: Side) -> i32 {
-        self.tag(pass, (block * 4 + side.index()) as u64)
-    }
-
-    /// A checkpoint copy of `block`.
-    fn checkpoint(&self, pass: u64, block: usize) -> i32 {
-        self.tag(pass, self.blocks * 4 + block as u64)
+        ((pass % self.period) * self.codes + (block * 4 + side.index()) as u64) as i32
     }
 }
 
@@ -559,19 +579,12 @@ struct RankResult {
 
 /// What a pass did, before `validate_global` says whether it counts.
 enum Pass {
-    /// One Jacobi iteration of every owned block, and every rank's host key while the hosts are
-    /// not known yet.
-    Step(Option<Vec<u64>>),
-    /// Copies sent to and received from buddies.
-    Checkpoint(PendingCheckpoint),
+    /// One Jacobi iteration of every owned block.
+    Step,
+    /// The store's checkpoint: its version, or why it was not committed.
+    Checkpoint(Result<u64, StoreError>),
     /// The whole final field, assembled here.
     Output(Vec<f64>),
-}
-
-/// A checkpoint pass's result before `validate_global` says whether it counts.
-struct PendingCheckpoint {
-    holders: Vec<Vec<Rank>>,
-    copies: BTreeMap<usize, Vec<f64>>,
 }
 
 /// One rank's solver.
@@ -584,60 +597,88 @@ struct Solver<'a> {
     replacement: bool,
     shared: &'a Shared<'a>,
     me: Rank,
-    /// The last G: placement and checkpoint holders are computed over its OK ranks.
+    /// The last G: who is alive, for the pre-checkpoint recovery and the progress lines.
     g: FailureView,
-    placement: Placement,
-    /// Whether `placement` knows every rank's host (from the configuration, or from a pass that
-    /// counted).
-    hosts_known: bool,
-    committed: Committed,
+    /// The owner of each block.
+    owners: Vec<Rank>,
+    /// This rank's host key, given to the store.
+    host: u64,
+    /// The store of the checkpoints, made in the first checkpoint pass.
+    store: Option<Store>,
+    /// The blocks each slot of the store holds (slot `i`: what rank `i` of the communicator
+    /// the store was made on owned then).
+    slot_blocks: Vec<Vec<usize>>,
+    /// The iteration of the last committed checkpoint (`None`: none yet, the initial field).
+    committed: Option<u64>,
+    /// Every world rank seen in `world`, with its number there (for the store's holders).
+    numbers: BTreeMap<u32, Rank>,
     /// The blocks this rank owns, at `iteration`.
     blocks: BTreeMap<usize, Block>,
-    /// Committed checkpoint copies this rank holds (its own blocks' and its buddies').
-    store: BTreeMap<usize, Vec<f64>>,
     iteration: u64,
     pass: u64,
     recoveries: Vec<RecoveryRecord>,
-    /// The `validate_global` return of the recovery in progress (not yet re-checkpointed).
+    /// The `validate_global` return of the recovery in progress.
     recovering_since: Option<Instant>,
-    /// Whether this rank already sent a message in the current pass (for `KillPoint::Recovery`).
-    sent_in_pass: bool,
-    /// The first error of the current pass, and when it was seen.
+    /// The first error of the current pass.
     pass_error: Option<Error>,
     /// Whether the planted bug `Config::planted_skip_validate` has struck.
     skipped_validate: bool,
 }
 
+/// A recovery attempt that a failure interrupted (a `validate_global` then says who died).
+type Attempt = Result<(), StoreError>;
+
 impl<'a> Solver<'a> {
     fn new(world: Held<'a>, shared: &'a Shared<'a>) -> Self {
         let (me, size) = (world.rank(), world.size());
-        let mut placement = Placement::one_per_rank(size);
-        if let Some(hosts) = &shared.config.hosts {
-            placement.set_hosts(hosts);
-        }
-        Solver {
+        let host = shared
+            .config
+            .hosts
+            .as_ref()
+            .map_or_else(host_key, |hosts| hosts[me as usize]);
+        let mut solver = Solver {
             world,
             replacement: false,
             shared,
             me,
             g: FailureView::empty(size),
-            placement,
-            hosts_known: shared.config.hosts.is_some(),
-            committed: Committed::Initial,
+            owners: (0..size).collect(),
+            host,
+            store: None,
+            slot_blocks: Vec::new(),
+            committed: None,
+            numbers: BTreeMap::new(),
             blocks: [(me as usize, shared.decomposition.initial_block(me as usize))].into(),
-            store: BTreeMap::new(),
             iteration: 0,
             pass: 0,
             recoveries: Vec::new(),
             recovering_since: None,
-            sent_in_pass: false,
             pass_error: None,
             skipped_validate: false,
-        }
+        };
+        solver.learn_numbers();
+        solver
     }
 
     fn config(&self) -> &Config {
         self.shared.config
+    }
+
+    /// Remembers the number of every rank of `world` by its world rank.
+    fn learn_numbers(&mut self) {
+        let group = self.world.group();
+        for (number, &world_rank) in group.world_ranks().iter().enumerate() {
+            self.numbers.insert(world_rank, number as Rank);
+        }
+    }
+
+    /// The numbers in `world` of the ranks of `comm` (a communicator of some of them).
+    fn numbers_of(&self, comm: &Comm) -> Vec<Rank> {
+        comm.group()
+            .world_ranks()
+            .iter()
+            .map(|w| self.numbers.get(w).copied().unwrap_or(Rank::MAX))
+            .collect()
     }
 
     /// The planted bug `Config::planted_skip_validate`: true once, for the lowest survivor's
@@ -668,21 +709,27 @@ impl<'a> Solver<'a> {
         }
     }
 
+    /// The blocks `rank` owns, in increasing order.
+    fn blocks_of(&self, rank: Rank) -> Vec<usize> {
+        (0..self.owners.len())
+            .filter(|&b| self.owners[b] == rank)
+            .collect()
+    }
+
     /// The main loop: passes (a step, a checkpoint, or the final output), each ended by
     /// `validate_global`.
-    fn run(mut self, mut checkpoint_due: bool) -> Result<RankResult, HeatError> {
+    fn run(mut self) -> Result<RankResult, HeatError> {
         let iterations = self.config().iterations;
+        let mut checkpoint_due = false;
         loop {
             self.pass += 1;
-            self.sent_in_pass = false;
             self.pass_error = None;
             let pass = if checkpoint_due {
-                Pass::Checkpoint(self.checkpoint_exchange())
+                Pass::Checkpoint(self.checkpoint())
             } else if self.iteration < iterations {
                 self.kill_if_planned(KillPoint::Iteration(self.iteration));
-                let hosts = (!self.hosts_known).then(|| self.exchange_hosts());
                 self.step();
-                Pass::Step(hosts)
+                Pass::Step
             } else {
                 Pass::Output(self.output_exchange())
             };
@@ -692,18 +739,10 @@ impl<'a> Solver<'a> {
             } else {
                 self.world.validate_global().map_err(|e| self.runtime(e))?
             };
-            let agreed_at = Instant::now();
             if after.new_failures() {
-                if self.config().respawn {
-                    self.respawn(&after, agreed_at)?; // leaves `g` the new communicator's
-                } else {
-                    self.recover(&after, agreed_at)?;
-                    self.g = after;
-                }
-                checkpoint_due = self.committed != Committed::Initial;
-                if !checkpoint_due {
-                    self.recovered(agreed_at);
-                }
+                // The store checkpoints the restored blocks before its recovery returns.
+                self.recover(after, Instant::now())?;
+                checkpoint_due = false;
                 continue;
             }
             if let Some(error) = self.pass_error.take() {
@@ -713,14 +752,18 @@ impl<'a> Solver<'a> {
                 )));
             }
             match pass {
-                Pass::Checkpoint(pending) => {
-                    self.commit(pending, &after);
+                Pass::Checkpoint(Ok(_)) => {
+                    self.commit(&after);
                     checkpoint_due = false;
                 }
-                Pass::Step(hosts) => {
-                    if let Some(hosts) = hosts {
-                        self.learn_hosts(&hosts, &after);
-                    }
+                Pass::Checkpoint(Err(error)) => {
+                    return Err(HeatError::Inconsistent(format!(
+                        "rank {}: the checkpoint of iteration {} failed (`{error}`) in a pass \
+                         that validate_global found failure-free",
+                        self.me, self.iteration
+                    )));
+                }
+                Pass::Step => {
                     self.iteration += 1;
                     self.progress(&after);
                     let every = self.config().checkpoint_every;
@@ -741,31 +784,342 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// Every rank's host key, by an all-gather over the ranks OK in G (the slots of the others
-    /// stay 0, at every rank alike). A failure is noted: the pass will not count.
-    fn exchange_hosts(&mut self) -> Vec<u64> {
-        let mut hosts = vec![0u64; self.world.size() as usize];
-        if let Err(e) = self.world.all_gather(&[host_key()], &mut hosts) {
-            self.note(format_args!("host exchange"), e);
+    /// A checkpoint pass: this rank's blocks to the store (made here the first time, over the
+    /// live ranks), which commits them at every rank or at none.
+    fn checkpoint(&mut self) -> Result<u64, StoreError> {
+        if self.store.is_none() {
+            self.make_store()?;
         }
-        hosts
+        let store = self.store.as_mut().expect("made above");
+        let data: Vec<(u32, Vec<u8>)> = store
+            .owned()
+            .into_iter()
+            .map(|slot| {
+                (
+                    slot,
+                    encode(
+                        self.iteration,
+                        &self.slot_blocks[slot as usize],
+                        &self.blocks,
+                    ),
+                )
+            })
+            .collect();
+        let parts: Vec<(u32, &[u8])> = data.iter().map(|(s, d)| (*s, d.as_slice())).collect();
+        store.checkpoint(&parts)
     }
 
-    /// The pass that exchanged the host keys counted: every survivor has the same map.
-    fn learn_hosts(&mut self, hosts: &[u64], after: &FailureView) {
-        self.placement.set_hosts(hosts);
-        self.hosts_known = true;
+    /// The store, over the live ranks (the world itself while none has failed, else its
+    /// shrink): one slot per rank, holding the blocks that rank owns now.
+    fn make_store(&mut self) -> Result<(), StoreError> {
+        let redundancy = Redundancy::Copies(self.config().buddies as u32);
+        let shrunk;
+        let comm: &Comm = if self.g.num_failed() == 0 {
+            &self.world
+        } else {
+            shrunk = self.world.shrink()?;
+            &shrunk
+        };
+        let store = Store::with_hosts(comm, redundancy, self.host)?;
+        self.slot_blocks = self
+            .numbers_of(comm)
+            .into_iter()
+            .map(|rank| self.blocks_of(rank))
+            .collect();
+        self.store = Some(store);
+        Ok(())
+    }
+
+    /// Every survivor has the same checkpoint (the store's agreement is uniform).
+    fn commit(&mut self, after: &FailureView) {
+        self.committed = Some(self.iteration);
         if self.is_leader(after) {
-            let count = self.placement.host_count();
+            let copies = 1 + self.config().buddies.min(after.count(RankState::OK) - 1);
             self.say(format_args!(
-                "{} ranks on {count} host{}: {}",
-                self.world.size(),
-                if count == 1 { "" } else { "s" },
-                if count == 1 {
-                    "each block's buddy copies on the next ranks"
-                } else {
-                    "each block's buddy copies on other hosts than its owner's"
+                "checkpoint of iteration {} committed: each block on {copies} rank{}",
+                self.iteration,
+                if copies == 1 { " (no buddy left)" } else { "s" }
+            ));
+        }
+    }
+
+    /// New failures in G: recovery attempts (shrink or respawn, then the store's restore, then
+    /// a `validate_global`) until one meets no new failure.
+    fn recover(&mut self, mut after: FailureView, mut agreed_at: Instant) -> Result<(), HeatError> {
+        loop {
+            self.record(&after, agreed_at);
+            let attempt = if self.config().respawn {
+                self.respawn_round(agreed_at)?
+            } else {
+                self.shrink_round(&after)?
+            };
+            match self.settle(attempt)? {
+                Some(view) => {
+                    after = view;
+                    agreed_at = Instant::now();
                 }
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The `validate_global` that ends a recovery attempt: the view if it found new failures
+    /// (another attempt follows), `None` when the recovery is done.
+    fn settle(&mut self, attempt: Attempt) -> Result<Option<FailureView>, HeatError> {
+        let view = self.world.validate_global().map_err(|e| self.runtime(e))?;
+        if view.new_failures() {
+            return Ok(Some(view));
+        }
+        if let Err(error) = attempt {
+            return Err(HeatError::Inconsistent(format!(
+                "rank {}: the restore failed (`{error}`), but validate_global found no new failure",
+                self.me
+            )));
+        }
+        self.g = view;
+        if let Some(since) = self.recovering_since.take() {
+            self.recovered(since);
+        }
+        Ok(None)
+    }
+
+    /// Notes a failure that `validate_global` reported: a new recovery record.
+    fn record(&mut self, after: &FailureView, agreed_at: Instant) {
+        let new_in_g: Vec<Rank> = after
+            .ranks(RankState::NULL | RankState::NEW)
+            .map(|info| info.rank)
+            .collect();
+        if self.is_leader(after) {
+            self.say(format_args!(
+                "iteration {}: validate_global: ranks {new_in_g:?} are NULL|NEW in G ({} failed in all, {} OK)",
+                self.iteration,
+                after.num_failed(),
+                after.count(RankState::OK)
+            ));
+        }
+        let kill_to_agreement = {
+            let kills = self.shared.kill_times.lock().expect("kill log");
+            kills
+                .iter()
+                .filter(|(rank, _)| new_in_g.contains(rank))
+                .map(|(_, at)| *at)
+                .min()
+                .map(|at| agreed_at.saturating_duration_since(at))
+        };
+        self.recoveries.push(RecoveryRecord {
+            number: self.recoveries.len() as u32 + 1,
+            at_iteration: self.iteration,
+            new_in_g,
+            failed_in_all: after.num_failed(),
+            moves: Vec::new(),
+            rolled_back_to: self.committed.unwrap_or(0),
+            during_recovery: self.recovering_since.is_some(),
+            kill_to_agreement,
+            agreement_to_recovered: None,
+            respawned: None,
+        });
+        self.recovering_since = Some(agreed_at);
+    }
+
+    /// A run-through recovery attempt: before any checkpoint, the dead ranks' blocks to the
+    /// next OK ranks and every block back to the initial field; after, the store's restore
+    /// over the shrunk world.
+    fn shrink_round(&mut self, after: &FailureView) -> Result<Attempt, HeatError> {
+        if self.committed.is_none() {
+            // A store made in a checkpoint pass that did not commit holds nothing.
+            self.store = None;
+            let size = self.world.size();
+            let mut owners = self.owners.clone();
+            for owner in &mut owners {
+                if after.is_failed(*owner) {
+                    *owner = (1..size)
+                        .map(|step| (*owner + step) % size)
+                        .find(|&r| !after.is_failed(r))
+                        .expect("this rank is alive");
+                }
+            }
+            self.regenerate(owners);
+            return Ok(Ok(()));
+        }
+        let shrunk = self.world.shrink().map_err(|e| self.runtime(e))?;
+        self.kill_in_recovery();
+        let restored = self.store.as_mut().expect("committed").recover(&shrunk);
+        let numbers = self.numbers_of(&shrunk);
+        self.restored(numbers, restored)
+    }
+
+    /// Everyone's blocks back to the initial field, with these owners.
+    fn regenerate(&mut self, owners: Vec<Rank>) {
+        self.note_moves(&owners);
+        self.owners = owners;
+        let decomposition = self.shared.decomposition;
+        self.blocks = self
+            .blocks_of(self.me)
+            .into_iter()
+            .map(|block| (block, decomposition.initial_block(block)))
+            .collect();
+        self.roll_back(0);
+    }
+
+    /// What the store's restore gave this rank, over a communicator whose ranks have these
+    /// `numbers` in `world` (the shrunk world, or the respawn's communicator): its blocks,
+    /// everyone's owners, the iteration.
+    fn restored(
+        &mut self,
+        numbers: Vec<Rank>,
+        restored: Result<Slots, StoreError>,
+    ) -> Result<Attempt, HeatError> {
+        let slots = match restored {
+            Ok(slots) => slots,
+            Err(StoreError::Lost { slots }) => return Err(self.unrecoverable(&slots)),
+            Err(StoreError::Usage(reason)) => {
+                return Err(HeatError::Inconsistent(format!(
+                    "rank {}: the store refused the restore: {reason}",
+                    self.me
+                )))
+            }
+            Err(error) => return Ok(Err(error)),
+        };
+        let store = self.store.as_ref().expect("restored");
+        let mut owners = self.owners.clone();
+        for (slot, &owner) in store.owners().iter().enumerate() {
+            for &block in &self.slot_blocks[slot] {
+                owners[block] = numbers[owner as usize];
+            }
+        }
+        let decomposition = self.shared.decomposition;
+        let mut blocks = BTreeMap::new();
+        let mut at = None;
+        for (slot, bytes) in &slots {
+            let Some((iteration, cells)) =
+                decode(bytes, &self.slot_blocks[*slot as usize], decomposition)
+            else {
+                return Err(HeatError::Inconsistent(format!(
+                    "rank {}: slot {slot} came back malformed",
+                    self.me
+                )));
+            };
+            at = Some(iteration);
+            for (block, cells) in cells {
+                blocks.insert(block, decomposition.block_from_cells(block, cells));
+            }
+        }
+        let iteration = at.or(self.committed).unwrap_or(0);
+        self.note_moves(&owners);
+        self.owners = owners;
+        self.blocks = blocks;
+        self.committed = Some(iteration);
+        self.roll_back(iteration);
+        Ok(Ok(()))
+    }
+
+    /// Every survivor reports the same lost slot (a new rank whose join found it lost does not
+    /// know its holders: it names none).
+    fn unrecoverable(&self, slots: &[u32]) -> HeatError {
+        let slot = slots.first().copied().unwrap_or(0);
+        let block = self
+            .slot_blocks
+            .get(slot as usize)
+            .and_then(|b| b.first().copied())
+            .unwrap_or(slot as usize);
+        let holders: Vec<Rank> = self
+            .store
+            .iter()
+            .flat_map(|store| store.holders(slot))
+            .map(|w| self.numbers.get(&w).copied().unwrap_or(w))
+            .collect();
+        let checkpoint = self.committed.unwrap_or(0);
+        if self.is_leader(&self.g) {
+            self.say(format_args!(
+                "UNRECOVERABLE: block {block} of checkpoint {checkpoint} had its copies on ranks {holders:?}, all failed"
+            ));
+        }
+        HeatError::Unrecoverable {
+            lost: LostBlock { block, holders },
+            at_iteration: self.iteration,
+            checkpoint,
+        }
+    }
+
+    /// Records which blocks change owner from `self.owners` to `owners`, in the recovery in
+    /// progress, and says so.
+    fn note_moves(&mut self, owners: &[Rank]) {
+        let moves: Vec<Move> = (0..owners.len())
+            .filter(|&b| owners[b] != self.owners[b])
+            .map(|block| Move {
+                block,
+                from: self.owners[block],
+                to: owners[block],
+            })
+            .collect();
+        let leader = self.is_leader(&self.g_after_failures()) && !self.config().respawn;
+        let Some(record) = self.recoveries.last_mut() else {
+            return;
+        };
+        record.moves = moves;
+        let record = record.clone();
+        if leader {
+            let moves: Vec<String> = record
+                .moves
+                .iter()
+                .map(|m| format!("block {}: rank {} -> {}", m.block, m.from, m.to))
+                .collect();
+            let checkpoint = self.committed.unwrap_or(0);
+            self.say(format_args!(
+                "recovery #{}{}: {}; rolling back from iteration {} to {} ({})",
+                record.number,
+                if record.during_recovery {
+                    " (a failure during recovery)"
+                } else {
+                    ""
+                },
+                if moves.is_empty() {
+                    "no block changed owner".to_string()
+                } else {
+                    moves.join(", ")
+                },
+                self.iteration,
+                checkpoint,
+                if self.committed.is_none() {
+                    "the initial field, regenerated"
+                } else {
+                    "the committed checkpoint"
+                }
+            ));
+        }
+    }
+
+    /// The live ranks as this rank knows them now (its communicator's view).
+    fn g_after_failures(&self) -> FailureView {
+        self.world.global_view().unwrap_or_else(|_| self.g.clone())
+    }
+
+    /// The iteration goes back to `to` (but for the planted bug).
+    fn roll_back(&mut self, to: u64) {
+        if !self.config().planted_skip_rollback {
+            self.iteration = to;
+        }
+    }
+
+    /// The recovery in progress is complete: the blocks restored, redundancy back.
+    fn recovered(&mut self, since: Instant) {
+        let elapsed = since.elapsed();
+        let leader = self.is_leader(&self.g);
+        let alive = self.g.count(RankState::OK);
+        let Some(record) = self.recoveries.last_mut() else {
+            return;
+        };
+        record.agreement_to_recovered = Some(elapsed);
+        if leader {
+            let record = record.clone();
+            self.say(format_args!(
+                "recovery #{} done: back at iteration {} on {alive} ranks; kill -> agreed {}, agreed -> recovered {:.2?}",
+                record.number,
+                self.iteration,
+                record
+                    .kill_to_agreement
+                    .map_or("(unknown)".to_string(), |d| format!("{d:.2?}")),
+                elapsed
             ));
         }
     }
@@ -820,7 +1174,7 @@ impl<'a> Solver<'a> {
                     );
                     break;
                 }
-                if !have[block] && self.placement.owner(block) == rank as Rank {
+                if !have[block] && self.owners[block] == rank as Rank {
                     decomposition.paste(block, &chunk[at + 1..end], &mut field);
                     have[block] = true;
                 }
@@ -828,7 +1182,7 @@ impl<'a> Solver<'a> {
             }
         }
         if let Some(block) = have.iter().position(|&h| !h) {
-            let owner = self.placement.owner(block);
+            let owner = self.owners[block];
             self.note(
                 format_args!("final block {block} from rank {owner}"),
                 Error::Internal {
@@ -862,14 +1216,7 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// Called after each send of a pass: a `KillPoint::Recovery` strikes after the first one.
-    fn after_send(&mut self) {
-        if !self.sent_in_pass {
-            self.sent_in_pass = true;
-            self.kill_in_recovery();
-        }
-    }
-
+    /// A `KillPoint::Recovery` strikes here, in the restore of the recovery in progress.
     fn kill_in_recovery(&self) {
         if self.recovering_since.is_some() {
             self.kill_if_planned(KillPoint::Recovery(self.recoveries.len() as u64));
@@ -902,7 +1249,7 @@ impl<'a> Solver<'a> {
                     continue;
                 };
                 let edge = state.edge(side);
-                let owner = self.placement.owner(neighbor);
+                let owner = self.owners[neighbor];
                 if owner == self.me {
                     internal.push((neighbor, side.opposite(), edge));
                 } else {
@@ -915,10 +1262,6 @@ impl<'a> Solver<'a> {
             if let Err(e) = self.world.send(&edge, owner, tag) {
                 self.note(format_args!("halo to rank {owner} (block {neighbor})"), e);
             }
-            self.after_send();
-        }
-        if !self.sent_in_pass {
-            self.kill_in_recovery();
         }
         for (neighbor, side, edge) in internal {
             self.blocks
@@ -932,7 +1275,7 @@ impl<'a> Solver<'a> {
                 let Some(neighbor) = decomposition.neighbor(block, side) else {
                     continue;
                 };
-                let owner = self.placement.owner(neighbor);
+                let owner = self.owners[neighbor];
                 if owner == self.me {
                     continue;
                 }
@@ -962,213 +1305,15 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// A checkpoint pass: every owned block's cells to its buddies over the ranks OK in G, and
-    /// the buddies' cells from their owners. Counts only if `validate_global` then finds no new
-    /// failure.
-    fn checkpoint_exchange(&mut self) -> PendingCheckpoint {
-        let holders = self
-            .placement
-            .checkpoint_holders(&self.g, self.config().buddies);
-        let mut copies = BTreeMap::new();
-        let mut outgoing = Vec::new();
-        for (&block, state) in &self.blocks {
-            copies.insert(block, state.cells().to_vec());
-            for &buddy in &holders[block][1..] {
-                outgoing.push((block, buddy));
-            }
-        }
-        for (block, buddy) in outgoing {
-            let tag = self.shared.tags.checkpoint(self.pass, block);
-            if let Err(e) = self.world.send(self.blocks[&block].cells(), buddy, tag) {
-                self.note(
-                    format_args!("checkpoint copy to rank {buddy} (block {block})"),
-                    e,
-                );
-            }
-            self.after_send();
-        }
-        if !self.sent_in_pass {
-            self.kill_in_recovery();
-        }
-        for (block, block_holders) in holders.iter().enumerate() {
-            if !block_holders[1..].contains(&self.me) {
-                continue;
-            }
-            let owner = self.placement.owner(block);
-            let tag = self.shared.tags.checkpoint(self.pass, block);
-            let expected = self.shared.decomposition.cells_len(block);
-            match self.world.recv_vec::<f64>(owner, tag) {
-                Ok((cells, status)) if status.source.is_some() && cells.len() == expected => {
-                    copies.insert(block, cells);
-                }
-                Ok((_, status)) => self.note(
-                    format_args!("checkpoint copy from rank {owner} (block {block})"),
-                    Error::Internal {
-                        reason: format!("unexpected copy {status:?}"),
-                    },
-                ),
-                Err(e) => self.note(
-                    format_args!("checkpoint copy from rank {owner} (block {block})"),
-                    e,
-                ),
-            }
-        }
-        PendingCheckpoint { holders, copies }
-    }
-
-    /// Every survivor commits the same checkpoint (the pass's `validate_global` was uniform).
-    fn commit(&mut self, pending: PendingCheckpoint, after: &FailureView) {
-        let copies = pending.holders.first().map_or(0, Vec::len);
-        self.store = pending.copies;
-        self.committed = Committed::Stored {
-            iteration: self.iteration,
-            holders: pending.holders,
-        };
-        if self.is_leader(after) {
-            self.say(format_args!(
-                "checkpoint of iteration {} committed: each block on {copies} rank{}",
-                self.iteration,
-                if copies == 1 { " (no buddy left)" } else { "s" }
-            ));
-        }
-        if let Some(since) = self.recovering_since {
-            self.recovered(since);
-        }
-    }
-
-    /// The recovery in progress is complete: redundancy is back.
-    fn recovered(&mut self, since: Instant) {
-        self.recovering_since = None;
-        let elapsed = since.elapsed();
-        let leader = self.is_leader(&self.world.global_view().unwrap_or_else(|_| self.g.clone()));
-        let Some(record) = self.recoveries.last_mut() else {
-            return;
-        };
-        record.agreement_to_recovered = Some(elapsed);
-        if leader {
-            let record = record.clone();
-            self.say(format_args!(
-                "recovery #{} done: back at iteration {} on {} ranks; kill -> agreed {}, agreed -> recovered {:.2?}",
-                record.number,
-                record.rolled_back_to,
-                self.placement.load().len(),
-                record
-                    .kill_to_agreement
-                    .map_or("(unknown)".to_string(), |d| format!("{d:.2?}")),
-                elapsed
-            ));
-        }
-    }
-
-    /// New failures in G: move the dead ranks' blocks to surviving holders and roll back.
-    fn recover(&mut self, after: &FailureView, agreed_at: Instant) -> Result<(), HeatError> {
-        let new_in_g: Vec<Rank> = after
-            .ranks(RankState::NULL | RankState::NEW)
-            .map(|info| info.rank)
-            .collect();
-        let leader = self.is_leader(after);
-        if leader {
-            self.say(format_args!(
-                "iteration {}: validate_global: ranks {new_in_g:?} are NULL|NEW in G ({} failed in all, {} OK)",
-                self.iteration,
-                after.num_failed(),
-                after.count(RankState::OK)
-            ));
-        }
-        let checkpoint = self.committed.iteration();
-        let moves = self
-            .placement
-            .recover(after, &self.committed)
-            .map_err(|lost| {
-                if leader {
-                    self.say(format_args!(
-                        "UNRECOVERABLE: block {} of checkpoint {checkpoint} had its copies on ranks {:?}, all failed",
-                        lost.block, lost.holders
-                    ));
-                }
-                HeatError::Unrecoverable {
-                    lost,
-                    at_iteration: self.iteration,
-                    checkpoint,
-                }
-            })?;
-        let decomposition = self.shared.decomposition;
-        let mut blocks = BTreeMap::new();
-        for block in self.placement.blocks_of(self.me) {
-            let state = match &self.committed {
-                Committed::Initial => decomposition.initial_block(block),
-                Committed::Stored { .. } => {
-                    let cells = self.store.get(&block).cloned().ok_or_else(|| {
-                        HeatError::Inconsistent(format!(
-                            "rank {} owns block {block} but holds no copy of it",
-                            self.me
-                        ))
-                    })?;
-                    decomposition.block_from_cells(block, cells)
-                }
-            };
-            blocks.insert(block, state);
-        }
-        self.blocks = blocks;
-        let kill_to_agreement = {
-            let kills = self.shared.kill_times.lock().expect("kill log");
-            kills
-                .iter()
-                .filter(|(rank, _)| new_in_g.contains(rank))
-                .map(|(_, at)| *at)
-                .min()
-                .map(|at| agreed_at.saturating_duration_since(at))
-        };
-        let record = RecoveryRecord {
-            number: self.recoveries.len() as u32 + 1,
-            at_iteration: self.iteration,
-            new_in_g,
-            failed_in_all: after.num_failed(),
-            moves,
-            rolled_back_to: checkpoint,
-            during_recovery: self.recovering_since.is_some(),
-            kill_to_agreement,
-            agreement_to_recovered: None,
-            respawned: None,
-        };
-        if leader {
-            let moves: Vec<String> = record
-                .moves
-                .iter()
-                .map(|m| format!("block {}: rank {} -> {}", m.block, m.from, m.to))
-                .collect();
-            self.say(format_args!(
-                "recovery #{}{}: {}; rolling back from iteration {} to {} ({})",
-                record.number,
-                if record.during_recovery {
-                    " (a failure during recovery)"
-                } else {
-                    ""
-                },
-                moves.join(", "),
-                self.iteration,
-                checkpoint,
-                if checkpoint == 0 {
-                    "the initial field, regenerated"
-                } else {
-                    "the committed checkpoint"
-                }
-            ));
-        }
-        self.recoveries.push(record);
-        self.recovering_since = Some(agreed_at);
-        if !self.config().planted_skip_rollback {
-            self.iteration = checkpoint;
-        }
-        Ok(())
-    }
-
     fn progress(&self, after: &FailureView) {
         let every = self.config().progress_every;
         if every == 0 || !self.iteration.is_multiple_of(every) || !self.is_leader(after) {
             return;
         }
-        let load = self.placement.load();
+        let mut load: BTreeMap<Rank, usize> = BTreeMap::new();
+        for &owner in &self.owners {
+            *load.entry(owner).or_insert(0) += 1;
+        }
         self.say(format_args!(
             "iteration {:>5}/{}: {} ranks alive, at most {} block(s) per rank",
             self.iteration,
@@ -1177,4 +1322,41 @@ impl<'a> Solver<'a> {
             load.values().max().copied().unwrap_or(0)
         ));
     }
+}
+
+/// A slot's bytes: the iteration, then the cells of its blocks, in order.
+fn encode(iteration: u64, blocks: &[usize], state: &BTreeMap<usize, Block>) -> Vec<u8> {
+    let cells: usize = blocks.iter().map(|b| state[b].cells().len()).sum();
+    let mut bytes = Vec::with_capacity(8 + 8 * cells);
+    bytes.extend_from_slice(&iteration.to_le_bytes());
+    for block in blocks {
+        for value in state[block].cells() {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Blocks and their cells.
+type BlockCells = Vec<(usize, Vec<f64>)>;
+
+/// The iteration and the blocks' cells of a slot's bytes ([`encode`]), if they fit.
+fn decode(
+    bytes: &[u8],
+    blocks: &[usize],
+    decomposition: &Decomposition,
+) -> Option<(u64, BlockCells)> {
+    let (iteration, mut rest) = bytes.split_at_checked(8)?;
+    let iteration = u64::from_le_bytes(iteration.try_into().ok()?);
+    let mut out = Vec::with_capacity(blocks.len());
+    for &block in blocks {
+        let (cells, tail) = rest.split_at_checked(8 * decomposition.cells_len(block))?;
+        let cells = cells
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        out.push((block, cells));
+        rest = tail;
+    }
+    rest.is_empty().then_some((iteration, out))
 }
