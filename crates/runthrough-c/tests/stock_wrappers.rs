@@ -19,6 +19,8 @@ const RUNTHROUGH_ONLY: &[&str] = &[
     "MPI_Comm_get_num_state",
     "MPI_Rank_info",
     "MPI_RANK_STATE",
+    "MPIX_Win_revoke",
+    "MPIX_Win_get_failed",
 ];
 
 /// Programs a stock MPI cannot build, and why.

@@ -16,7 +16,6 @@
  *   a window made over MPIX_Comm_shrink's communicator carries on. */
 #include "ft_common.h"
 
-#include <mpi-ext.h>
 #include <string.h>
 
 #define N 4
