@@ -137,6 +137,30 @@ pub(crate) fn packed_op(datatype: c_int, op: c_int) -> Option<runthrough::Packed
     }))
 }
 
+/// `inout = input op inout` on packed pairs of pair type `datatype` for `MPI_MINLOC` /
+/// `MPI_MAXLOC` (a one-sided accumulate at its target); false, nothing changed, for another
+/// type or operation, or lengths that are not whole pairs.
+pub(crate) fn combine_pairs(datatype: c_int, op: c_int, input: &[u8], inout: &mut [u8]) -> bool {
+    let (Some(value), Some(layout)) = (Value::of(datatype), pair_layout(datatype)) else {
+        return false;
+    };
+    let size = layout.size;
+    let max = match op {
+        MPI_MAXLOC => true,
+        MPI_MINLOC => false,
+        _ => return false,
+    };
+    if size == 0 || input.len() != inout.len() || !input.len().is_multiple_of(size) {
+        return false;
+    }
+    for (out, candidate) in inout.chunks_exact_mut(size).zip(input.chunks_exact(size)) {
+        if wins(value, max, candidate, out) {
+            out.copy_from_slice(candidate);
+        }
+    }
+    true
+}
+
 /// A reduction (`MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`) of `count` elements of
 /// `datatype` (one of [`by_packed_op`]'s) with predefined operation `op`: a pair type with
 /// `MPI_MINLOC` / `MPI_MAXLOC`, `long double` or a complex type with what MPI defines on

@@ -185,13 +185,23 @@ impl WindowMemory for Memory {
 
     fn check_accumulate(&self, _at: usize, code: u64, len: usize) -> Result<(), String> {
         let (datatype, op) = ((code >> 32) as u32 as c_int, code as u32 as c_int);
-        let element = Element::of(datatype).map_err(|f| f.message)?;
-        if !len.is_multiple_of(element.size()) {
-            return Err("not a whole number of the accumulate's basic elements".into());
+        let size = element_size(datatype).map_err(|f| f.message)?;
+        if size == 0 || !len.is_multiple_of(size) {
+            return Err("not a whole number of the accumulate's elements".into());
         }
         if op == MPI_REPLACE || op == MPI_NO_OP {
             return Ok(());
         }
+        if crate::pairs::is_pair(datatype) {
+            return match op {
+                MPI_MINLOC | MPI_MAXLOC => Ok(()),
+                _ => Err("a pair type accumulates with MPI_MINLOC or MPI_MAXLOC only".into()),
+            };
+        }
+        if let Some(wide) = crate::wide::Wide::of(datatype) {
+            return wide.packed_op(op).map(drop).map_err(|f| f.message);
+        }
+        let element = Element::of(datatype).map_err(|f| f.message)?;
         let op = op_of(op).map_err(|f| f.message)?;
         if matches!(
             op,
@@ -208,6 +218,17 @@ impl WindowMemory for Memory {
         match op {
             MPI_NO_OP => {}
             MPI_REPLACE => self.write(at, bytes),
+            _ if crate::pairs::is_pair(datatype) || crate::wide::Wide::of(datatype).is_some() => {
+                let mut target = vec![0u8; bytes.len()];
+                self.read(at, &mut target);
+                let combined = match crate::wide::Wide::of(datatype) {
+                    Some(wide) => wide.combine(op, bytes, &mut target).is_ok(),
+                    None => crate::pairs::combine_pairs(datatype, op, bytes, &mut target),
+                };
+                if combined {
+                    self.write(at, &target);
+                }
+            }
             _ => {
                 let Ok(element) = Element::of(datatype) else {
                     return;
@@ -228,6 +249,18 @@ impl WindowMemory for Memory {
             }
         }
     }
+}
+
+/// The size of one element an accumulate combines: a basic type's, a pair type's (value and
+/// index), a `long double`'s or a complex type's.
+fn element_size(datatype: c_int) -> Result<usize, Failure> {
+    if let Some(wide) = crate::wide::Wide::of(datatype) {
+        return Ok(wide.size());
+    }
+    if let Some(layout) = crate::derived::pair_layout(datatype) {
+        return Ok(layout.size);
+    }
+    Ok(Element::of(datatype)?.size())
 }
 
 /// Makes a window over `base..base + size` at this rank; returns its handle.
@@ -553,7 +586,10 @@ fn same_length(data: &[u8], blocks: &[RmaBlock]) -> Result<(), Failure> {
 /// The basic datatype whose elements an accumulate combines (of a derived type: its one basic
 /// type).
 fn basic_of(datatype: c_int) -> Result<c_int, Failure> {
-    if Element::of(datatype).is_ok() {
+    if Element::of(datatype).is_ok()
+        || crate::pairs::is_pair(datatype)
+        || crate::wide::Wide::of(datatype).is_some()
+    {
         return Ok(datatype);
     }
     let element = layout_of(datatype, true)?.element.ok_or_else(|| {
@@ -647,7 +683,9 @@ fn accumulate(
     op: c_int,
     fetch: bool,
 ) -> Result<Option<Vec<u8>>, Failure> {
-    if op != MPI_REPLACE && op != MPI_NO_OP {
+    let special =
+        crate::pairs::is_pair(target_datatype) || crate::wide::Wide::of(target_datatype).is_some();
+    if op != MPI_REPLACE && op != MPI_NO_OP && !special {
         op_of(op)?;
     }
     let (rank, blocks) = target_blocks(

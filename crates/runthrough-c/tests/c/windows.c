@@ -270,6 +270,23 @@ int main(int argc, char **argv) {
     OK(MPI_Win_detach(win, &halves[2]));
     OK(MPI_Win_free(&win));
 
+    /* Pair types accumulate with MPI_MINLOC / MPI_MAXLOC (another operation is refused by the
+     * target and reported at the fence, the target unchanged). */
+    int pairs[2] = {1000, -1}, mine_pair[2] = {(rank * 7) % 5, rank};
+    MPI_Win pw;
+    OK(MPI_Win_create(pairs, sizeof pairs, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &pw));
+    OK(MPI_Win_fence(0, pw));
+    OK(MPI_Accumulate(mine_pair, 1, MPI_2INT, 0, 0, 1, MPI_2INT, MPI_MINLOC, pw));
+    if (rank == 1) {
+        OK(MPI_Accumulate(mine_pair, 1, MPI_2INT, 0, 0, 1, MPI_2INT, MPI_SUM, pw));
+        EXPECT(MPI_Win_fence(0, pw), MPI_ERR_RMA_RANGE);
+    } else {
+        OK(MPI_Win_fence(0, pw));
+    }
+    if (rank == 0)
+        CHECK(pairs[0] == 0 && pairs[1] == 0, "MPI_MINLOC: %d at %d", pairs[0], pairs[1]);
+    OK(MPI_Win_free(&pw));
+
     /* MPI_Alloc_mem. */
     double *buf = NULL;
     OK(MPI_Alloc_mem(16 * sizeof(double), MPI_INFO_NULL, &buf));
