@@ -700,6 +700,18 @@ impl Store {
         self.redundancy
     }
 
+    /// How many hosts the ranks of the store's communicator run on, by the keys they gave
+    /// ([`Store::with_hosts`]); `None` without host-aware placement.
+    pub fn host_count(&self) -> Option<usize> {
+        if self.hosts.is_empty() {
+            return None;
+        }
+        let mut keys = self.hosts.clone();
+        keys.sort_unstable();
+        keys.dedup();
+        Some(keys.len())
+    }
+
     /// The world ranks that held `slot`'s data at the last committed checkpoint: its owner
     /// then, followed by the ranks that kept its copies (with parity: the other members of its
     /// owner's group). Empty before the first checkpoint or for a slot that does not exist.

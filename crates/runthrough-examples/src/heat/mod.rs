@@ -821,6 +821,20 @@ impl<'a> Solver<'a> {
             &shrunk
         };
         let store = Store::with_hosts(comm, redundancy, self.host)?;
+        if let Some(count) = store.host_count() {
+            if self.is_leader(&self.g) {
+                self.say(format_args!(
+                    "{} ranks on {count} host{}: {}",
+                    comm.size(),
+                    if count == 1 { "" } else { "s" },
+                    if count == 1 {
+                        "each block's buddy copies on the next ranks"
+                    } else {
+                        "each block's buddy copies on other hosts than its owner's"
+                    }
+                ));
+            }
+        }
         self.slot_blocks = self
             .numbers_of(comm)
             .into_iter()
