@@ -471,3 +471,28 @@ fn windows_under_the_simulator_with_random_kills_never_hang() {
         assert!(failure_free > 0, "some seeds fire no kill");
     });
 }
+
+/// A rank that released its window (dropped it, not freed collectively) answers the operations
+/// and lock requests that still reach it with an error: the origin gets `RmaSync`, never a hang.
+#[test]
+fn a_window_released_at_its_target_refuses_operations_and_locks() {
+    bounded(|| {
+        let results = runthrough::local(2).run(|world| {
+            let window = world.window_allocate::<u32>(1)?;
+            window.fence()?;
+            if world.rank() == 1 {
+                drop(window);
+                world.send(&[0u8], 0, 1)?;
+                world.recv(&mut [0u8], 0u32, 2)?;
+                return Ok(());
+            }
+            world.recv(&mut [0u8], 1u32, 1)?;
+            window.put(&[5], 1, 0)?;
+            assert!(matches!(window.flush(1), Err(Error::RmaSync { .. })));
+            assert!(matches!(window.lock(1, true), Err(Error::RmaSync { .. })));
+            world.send(&[0u8], 1, 2)?;
+            Ok::<_, Error>(())
+        });
+        outcomes(results, &[]);
+    });
+}
